@@ -1,0 +1,269 @@
+"""The brief: everything a user states about a serving design, and nothing derived.
+
+Every field carries its unit in its name or description and a validated range; the description is
+the help text the app shows beside the widget, so it is written once, here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Brief",
+    "ComputePeak",
+    "Cost",
+    "CustomModel",
+    "Deployment",
+    "Efficiency",
+    "Hardware",
+    "KvPrecision",
+    "Latency",
+    "ModelChoice",
+    "Precision",
+    "Slo",
+    "Workload",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class Precision(StrEnum):
+    """Storage precision of the weights."""
+
+    bf16 = "bf16"
+    fp8 = "fp8"
+    int8 = "int8"
+    int4 = "int4"
+
+    @property
+    def bytes_per_value(self) -> float:
+        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}[self.value]
+
+
+class KvPrecision(StrEnum):
+    """Storage precision of the KV cache."""
+
+    bf16 = "bf16"
+    fp8 = "fp8"
+
+    @property
+    def bytes_per_value(self) -> float:
+        return {"bf16": 2.0, "fp8": 1.0}[self.value]
+
+
+class ComputePeak(StrEnum):
+    """Which of the GPU's dense peaks the compute fraction applies to."""
+
+    auto = "auto"  # the tensor-core precision the weights run at (int4 runs its math in bf16)
+    bf16 = "bf16"
+    fp8 = "fp8"
+    int8 = "int8"
+
+
+class CustomModel(_Frozen):
+    """A model described by its architecture numbers instead of a catalog key."""
+
+    layers: int = Field(ge=1, le=1000, description="Transformer layers.")
+    hidden_size: int = Field(ge=64, le=131_072, description="Model (residual) width.")
+    attention_heads: int = Field(ge=1, le=1024, description="Query heads per layer.")
+    kv_heads: int = Field(ge=1, le=1024, description="Key/value heads per layer (GQA groups).")
+    head_dim: int = Field(ge=16, le=1024, description="Width of one attention head.")
+    params: float = Field(gt=1e7, le=1e13, description="Total parameters (count, e.g. 70.6e9).")
+    active_params: float | None = Field(
+        default=None,
+        gt=1e7,
+        le=1e13,
+        description="Parameters used per token, for a mixture of experts (count). Empty for dense.",
+    )
+    experts: int = Field(default=1, ge=1, le=1024, description="Routed experts per MoE layer (1 = dense).")
+    experts_per_token: int = Field(default=1, ge=1, le=64, description="Experts each token is routed to.")
+    max_context_tokens: int = Field(default=131_072, ge=512, le=10_000_000, description="Longest context the model supports (tokens).")
+
+    @model_validator(mode="after")
+    def _moe_consistent(self) -> CustomModel:
+        if self.kv_heads > self.attention_heads:
+            raise ValueError("kv_heads: cannot exceed attention_heads")
+        if self.experts_per_token > self.experts:
+            raise ValueError("experts_per_token: cannot exceed experts")
+        if self.active_params is not None and self.active_params > self.params:
+            raise ValueError("active_params: cannot exceed params")
+        return self
+
+
+class ModelChoice(_Frozen):
+    name: str = Field(
+        default="llama-3-70b",
+        min_length=1,
+        max_length=80,
+        description="Catalog key of the model (see `python -m planner catalog`), or 'custom' with the architecture below.",
+    )
+    custom: CustomModel | None = Field(default=None, description="Architecture numbers when name is 'custom'.")
+    display_name: str | None = Field(default=None, max_length=120, description="Name to show for a custom model.")
+
+    @model_validator(mode="after")
+    def _custom_needs_numbers(self) -> ModelChoice:
+        if self.name == "custom" and self.custom is None:
+            raise ValueError("custom: name is 'custom' but no architecture numbers are given")
+        return self
+
+
+class Hardware(_Frozen):
+    gpu: str = Field(default="h100-sxm", min_length=1, max_length=40, description="Catalog key of the GPU.")
+    gpus_per_node: int = Field(default=8, ge=1, le=72, description="GPUs used per node (one NVLink/NVSwitch domain).")
+    nodes: int = Field(default=8, ge=1, le=4096, description="Nodes in the fleet.")
+
+
+class Deployment(_Frozen):
+    tp: int = Field(default=8, ge=1, le=72, description="Tensor-parallel degree: GPUs per replica, inside one node.")
+    weights: Precision = Field(default=Precision.fp8, description="Weight precision: bf16, fp8, int8 or int4.")
+    kv_cache: KvPrecision = Field(default=KvPrecision.fp8, description="KV-cache precision: bf16 or fp8.")
+    reserve_gb_per_gpu: float = Field(
+        default=5.0,
+        ge=0,
+        le=200,
+        description="Memory per GPU kept out of the KV pool: activations, CUDA graphs, communication buffers (GB).",
+    )
+    gpu_memory_utilization: float = Field(
+        default=1.0,
+        gt=0.3,
+        le=1.0,
+        description="Fraction of each GPU's memory the engine may take for weights, reserve and KV (0-1).",
+    )
+    max_model_len: int = Field(
+        default=8192, ge=256, le=10_000_000, description="Longest sequence a replica accepts: input + output (tokens)."
+    )
+    max_num_seqs: int = Field(default=160, ge=1, le=16_384, description="Most sequences a replica runs at once (engine limit).")
+    max_num_batched_tokens: int = Field(
+        default=2048, ge=16, le=1_048_576, description="Most tokens one engine step processes: the prefill chunk budget (tokens)."
+    )
+    prefix_caching: bool = Field(
+        default=True, description="Reuse the KV of prompt prefixes already computed (vLLM --enable-prefix-caching)."
+    )
+    chunked_prefill: bool = Field(default=True, description="Split long prefills into chunks interleaved with decode steps.")
+    long_context_nodes: int = Field(
+        default=0,
+        ge=0,
+        le=4096,
+        description="Nodes reserved for long-context requests; the general pool gets the nodes the other pools leave.",
+    )
+    spare_nodes: int = Field(
+        default=0, ge=0, le=4096, description="Spare/canary nodes held for N+1 and rollouts (they serve until a node fails)."
+    )
+
+
+class Workload(_Frozen):
+    users: int | None = Field(
+        default=None, ge=1, le=1_000_000_000, description="Concurrent active conversations at peak (empty when a request rate is given)."
+    )
+    duty_cycle: float = Field(default=0.08, gt=0, le=1, description="Fraction of the time a user's reply is being generated (0-1).")
+    generation_s_per_turn: float = Field(
+        default=14.4, gt=0, le=3600, description="Seconds one reply streams for: output length / streaming speed (s)."
+    )
+    request_rate: float | None = Field(
+        default=None, gt=0, le=1e7, description="Peak requests per second; when set it replaces users x duty cycle (req/s)."
+    )
+    input_tokens_mean: float = Field(default=1200, ge=1, le=10_000_000, description="Mean prompt length including history (tokens).")
+    input_tokens_p95: float = Field(default=6000, ge=1, le=10_000_000, description="95th-percentile prompt length (tokens).")
+    output_tokens_mean: float = Field(default=350, ge=1, le=1_000_000, description="Mean reply length (tokens).")
+    output_tokens_p95: float = Field(default=1200, ge=1, le=1_000_000, description="95th-percentile reply length (tokens).")
+    prefix_hit_rate: float = Field(
+        default=0.78, ge=0, le=1, description="Fraction of prompt tokens whose KV the prefix cache already holds (0-1)."
+    )
+    kv_context_tokens: float | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description="Average context per sequence for KV sizing and decode reads (tokens). Empty: input + output held, input + output/2 read.",
+    )
+    long_context_threshold_tokens: int = Field(
+        default=16_000, ge=256, le=10_000_000, description="Prompts longer than this go to the long-context pool (tokens)."
+    )
+    long_context_share: float = Field(default=0.05, ge=0, le=1, description="Fraction of requests above the long-context threshold (0-1).")
+
+    @model_validator(mode="after")
+    def _traffic_given_once(self) -> Workload:
+        if self.users is None and self.request_rate is None:
+            raise ValueError("users: give either users (with duty cycle) or request_rate")
+        if self.input_tokens_p95 < self.input_tokens_mean:
+            raise ValueError("input_tokens_p95: must be at least input_tokens_mean")
+        if self.output_tokens_p95 < self.output_tokens_mean:
+            raise ValueError("output_tokens_p95: must be at least output_tokens_mean")
+        return self
+
+    @property
+    def rate_given(self) -> bool:
+        return self.request_rate is not None
+
+
+class Slo(_Frozen):
+    ttft_p95_ms: float = Field(default=500, gt=0, le=600_000, description="p95 time to first token target (ms).")
+    ttft_input_cap_tokens: int = Field(
+        default=4000, ge=1, le=10_000_000, description="The TTFT target applies to prompts up to this length (tokens)."
+    )
+    itl_p95_ms: float = Field(default=40, gt=0, le=60_000, description="p95 inter-token latency (TPOT) target (ms).")
+    availability: float = Field(default=0.999, ge=0.5, lt=1, description="Availability target (0-1), e.g. 0.999.")
+
+
+class Efficiency(_Frozen):
+    compute_fraction: float = Field(
+        default=0.5, gt=0, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+    )
+    compute_peak: ComputePeak = Field(
+        default=ComputePeak.auto,
+        description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
+    )
+    bandwidth_fraction: float = Field(default=0.7, gt=0, le=1, description="Achieved fraction of HBM bandwidth in decode (0-1).")
+    tp_comm_overhead: float = Field(
+        default=0.2, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
+    )
+    real_kernel_factor: float = Field(
+        default=1.0, ge=1, le=10, description="Multiplier from the ideal decode step to what kernels really take (1 = ideal)."
+    )
+    step_overhead_ms: float = Field(
+        default=0.0, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
+    )
+
+
+class Latency(_Frozen):
+    network_ms: float = Field(default=25, ge=0, le=10_000, description="Client-to-gateway round trip (ms).")
+    gateway_ms: float = Field(default=12, ge=0, le=10_000, description="Gateway: auth, rate limit, routing (ms).")
+    tokenization_ms: float = Field(default=4, ge=0, le=10_000, description="Tokenizing the prompt (ms).")
+    first_sample_ms: float = Field(default=2, ge=0, le=10_000, description="Sampling the first token (ms).")
+    first_write_ms: float = Field(default=6, ge=0, le=10_000, description="First streamed (SSE) write back to the client (ms).")
+    scheduler_ms: float = Field(
+        default=3, ge=0, le=10_000, description="Scheduler and sampling overhead added to each decode step as seen by a client (ms)."
+    )
+
+
+class Cost(_Frozen):
+    usd_per_gpu_hour: float = Field(default=2.5, gt=0, le=1000, description="Price of one GPU for one hour ($).")
+    average_duty: float = Field(default=0.51, gt=0, le=1, description="Average traffic over a day as a fraction of peak (0-1).")
+
+
+class Brief(_Frozen):
+    """A serving problem as stated: model, hardware, deployment, traffic, SLO, assumptions, cost."""
+
+    title: str = Field(default="Untitled design", max_length=200, description="Name of this design.")
+    description: str = Field(default="", max_length=2000, description="One line saying what the design is.")
+    assumptions: tuple[Annotated[str, Field(max_length=1000)], ...] = Field(
+        default=(), max_length=50, description="Assumptions the figures rest on, one per line."
+    )
+    model: ModelChoice = Field(default_factory=ModelChoice)
+    hardware: Hardware = Field(default_factory=Hardware)
+    deployment: Deployment = Field(default_factory=Deployment)
+    workload: Workload = Field(default_factory=lambda: Workload(users=10_000))
+    slo: Slo = Field(default_factory=Slo)
+    efficiency: Efficiency = Field(default_factory=Efficiency)
+    latency: Latency = Field(default_factory=Latency)
+    cost: Cost = Field(default_factory=Cost)
+
+    def with_changes(self, changes: dict[str, Any]) -> Brief:
+        """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4})."""
+        from planner.loader import apply_overrides
+
+        return apply_overrides(self, changes)

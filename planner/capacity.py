@@ -1,0 +1,362 @@
+"""Step 1 of the method: arithmetic before architecture.
+
+Demand -> memory per GPU -> KV capacity -> decode step and throughput -> prefill throughput -> the
+share of GPU time each takes -> utilization -> the binding resource. Each section keeps, beside its
+numbers, the arithmetic that produced them (formula with the numbers put in).
+
+Two ways to load the decode batch, named in `utilization_basis`:
+- users x duty cycle: the seed's method. Sequences stream at the users' pace for the generation time
+  of a turn, so the decode batch per replica is generating sequences / replicas, and utilization is
+  the share of GPU time prefill and decode need at that batch.
+- a request rate: sequences run at the engine's pace, so a busy replica always has a decode step to
+  run; utilization is then the load over the capacity at the ITL target (the operating point's
+  capacity rate), split into prefill time and decode time at the capacity batch.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.fmt import num, pct
+from planner.operating_point import (
+    context_tokens,
+    effective_hit_rate,
+    load_model,
+    solve_capacity_rate,
+    tpot_at_rate_s,
+)
+from planner.replica import GB, ReplicaShape
+
+__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory"]
+
+KIB = 1024
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Binding(StrEnum):
+    memory = "memory"
+    bandwidth = "bandwidth"
+    compute = "compute"
+
+
+class Demand(_Section):
+    request_rate_per_s: float
+    turn_period_s: float | None
+    generating_sequences: float
+    input_tokens_per_s: float
+    output_tokens_per_s: float
+    prefill_tokens_per_s_after_cache: float
+    arithmetic: dict[str, str]
+
+
+class Memory(_Section):
+    gpu_memory_gb: float
+    usable_gb_per_gpu: float
+    weights_gb_per_gpu: float
+    reserve_gb_per_gpu: float
+    kv_gb_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_bytes_per_token_per_replica: float
+    kv_context_tokens: float
+    kv_capacity_tokens_per_replica: float
+    max_sequences_per_replica: float
+    max_sequences_per_node: float
+    max_sequences_fleet: float
+    arithmetic: dict[str, str]
+
+
+class Capacity(_Section):
+    utilization_basis: str
+    replicas: int
+    replicas_per_node: int
+    batch_per_replica: float
+    decode_step_bytes_gb_per_gpu: float
+    decode_step_weights_gb_per_gpu: float
+    decode_step_kv_gb_per_gpu: float
+    decode_step_ideal_ms: float
+    decode_step_ms: float
+    decode_tokens_per_s_per_replica: float
+    decode_tokens_per_s: float
+    prefill_tokens_per_s_per_replica: float
+    prefill_tokens_per_s: float
+    prefill_fraction: float
+    prefill_fraction_no_prefix_cache: float
+    decode_fraction: float
+    utilization: float
+    utilization_no_prefix_cache: float
+    kv_fraction: float
+    headroom_factor: float
+    binding_constraint: Binding
+    binding_reason: str
+    binding_constraint_no_prefix_cache: Binding
+    step_bytes_at_max_num_seqs_gb: float
+    step_at_max_num_seqs_ideal_ms: float
+    step_at_max_num_seqs_ms: float
+    unchunked_prefill_p95_ms: float
+    arithmetic: dict[str, str]
+
+
+# --- demand ----------------------------------------------------------------------------------------
+
+
+def _generating_at_engine_pace(brief: Brief, shape: ReplicaShape, rate: float) -> float:
+    """Rate-given briefs: Little's law on the decode phase at the real TPOT of an average replica."""
+    load = load_model(brief, shape)
+    per_replica = rate / shape.replicas
+
+    def step(n: float) -> float:
+        return shape.decode_step_real_s(n, load.context_read_tokens)
+
+    tpot = tpot_at_rate_s(per_replica, load, step)
+    return rate * (brief.workload.output_tokens_mean - 1) * tpot if math.isfinite(tpot) else math.inf
+
+
+def demand(brief: Brief, shape: ReplicaShape) -> Demand:
+    w = brief.workload
+    hit = effective_hit_rate(brief)
+    if w.request_rate is not None:
+        rate, period = w.request_rate, None
+        generating = _generating_at_engine_pace(brief, shape, rate)
+        rate_text = f"given: {num(rate, 'req/s')}"
+        gen_text = f"{num(rate, 'req/s')} x ({num(w.output_tokens_mean)} - 1) tokens x TPOT at this load = {num(generating)} (Little's law)"
+    else:
+        assert w.users is not None
+        period = w.generation_s_per_turn / w.duty_cycle
+        rate = w.users / period
+        generating = w.users * w.duty_cycle
+        rate_text = (
+            f"{num(w.users, 'users')} / ({num(w.generation_s_per_turn, 's')} generating / {num(w.duty_cycle)} duty)"
+            f" = {num(w.users)} / {num(period, 's')} per turn = {num(rate, 'req/s')}"
+        )
+        gen_text = f"{num(w.users, 'users')} x {num(w.duty_cycle)} duty = {num(generating)} sequences"
+    inputs, outputs = rate * w.input_tokens_mean, rate * w.output_tokens_mean
+    after_cache = inputs * (1 - hit)
+    return Demand(
+        request_rate_per_s=rate,
+        turn_period_s=period,
+        generating_sequences=generating,
+        input_tokens_per_s=inputs,
+        output_tokens_per_s=outputs,
+        prefill_tokens_per_s_after_cache=after_cache,
+        arithmetic={
+            "request_rate_per_s": rate_text,
+            "generating_sequences": gen_text,
+            "input_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.input_tokens_mean, 'tokens')} = {num(inputs, 'tok/s')}",
+            "output_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.output_tokens_mean, 'tokens')} = {num(outputs, 'tok/s')}",
+            "prefill_tokens_per_s_after_cache": f"{num(inputs, 'tok/s')} x (1 - {pct(hit)} prefix hits) = {num(after_cache, 'tok/s')}",
+        },
+    )
+
+
+# --- memory ----------------------------------------------------------------------------------------
+
+
+def memory(brief: Brief, shape: ReplicaShape) -> Memory:
+    m, dep = shape.model, brief.deployment
+    _, held = context_tokens(brief)
+    per_replica = shape.kv_capacity_tokens / held
+    kv_token = shape.kv_bytes_per_token_per_gpu
+    return Memory(
+        gpu_memory_gb=shape.gpu.memory_gb,
+        usable_gb_per_gpu=shape.usable_gb_per_gpu,
+        weights_gb_per_gpu=shape.weights_gb_per_gpu,
+        reserve_gb_per_gpu=shape.reserve_gb_per_gpu,
+        kv_gb_per_gpu=shape.kv_gb_per_gpu,
+        kv_bytes_per_token_per_gpu=kv_token,
+        kv_bytes_per_token_per_replica=shape.kv_bytes_per_token,
+        kv_context_tokens=held,
+        kv_capacity_tokens_per_replica=shape.kv_capacity_tokens,
+        max_sequences_per_replica=per_replica,
+        max_sequences_per_node=per_replica * shape.replicas_per_node,
+        max_sequences_fleet=per_replica * shape.replicas,
+        arithmetic={
+            "weights_gb_per_gpu": (
+                f"{num(m.params / 1e9)}e9 params x {num(dep.weights.bytes_per_value)} B ({dep.weights.value})"
+                f" / TP {shape.tp} = {num(shape.weights_gb_per_gpu, 'GB')}"
+            ),
+            "kv_gb_per_gpu": (
+                f"{num(shape.gpu.memory_gb, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(shape.weights_gb_per_gpu, 'GB')} weights"
+                f" - {num(shape.reserve_gb_per_gpu, 'GB')} reserve = {num(shape.kv_gb_per_gpu, 'GB')}"
+            ),
+            "kv_bytes_per_token_per_gpu": (
+                f"2 (K,V) x {m.layers} layers x {num(shape.kv_heads_per_gpu)} KV heads per GPU ({m.kv_heads} / TP {shape.tp})"
+                f" x {m.head_dim} head dim x {num(dep.kv_cache.bytes_per_value)} B ({dep.kv_cache.value})"
+                f" = {num(kv_token, 'B')} ({num(kv_token / KIB, 'KiB')})"
+            ),
+            "max_sequences_per_replica": (
+                f"{num(shape.kv_gb_per_gpu, 'GB')} / ({num(kv_token / KIB, 'KiB')} x {num(held, 'tokens')})"
+                f" = {num(per_replica)} sequences per replica; x {shape.replicas} replicas = {num(per_replica * shape.replicas)}"
+            ),
+        },
+    )
+
+
+# --- capacity --------------------------------------------------------------------------------------
+
+
+def _binding(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> tuple[Binding, str]:
+    pressures = {Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction}
+    binding = max(pressures, key=lambda b: pressures[b])
+    what = {
+        Binding.memory: "KV cache: sequences needed / sequences that fit",
+        Binding.compute: "prefill: tensor-core time",
+        Binding.bandwidth: "decode: HBM bandwidth time",
+    }
+    others = ", ".join(f"{b.value} {pct(v)}" for b, v in pressures.items() if b is not binding)
+    reason = f"{binding.value} binds: {what[binding]} takes {pct(pressures[binding])} ({others})"
+    return binding, reason
+
+
+def _rate_basis_fractions(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float]:
+    """(prefill fraction, utilization) for a rate-given brief: load over capacity at the ITL target."""
+    load = load_model(brief, shape, hit_rate=hit)
+
+    def step(n: float) -> float:
+        return shape.decode_step_real_s(n, load.context_read_tokens)
+
+    per_replica = rate / shape.replicas
+    cap = solve_capacity_rate(brief.slo.itl_p95_ms / 1e3, load, step)
+    utilization = per_replica / cap if cap > 0 else math.inf
+    return per_replica * load.prefill_s_per_request, utilization
+
+
+def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Capacity:
+    w, dep = brief.workload, brief.deployment
+    hit = effective_hit_rate(brief)
+    read, _ = context_tokens(brief)
+    batch = dem.generating_sequences / shape.replicas
+    step_ideal = shape.decode_step_ideal_s(batch, read) if math.isfinite(batch) else math.inf
+    step_real = shape.real_from_ideal_s(step_ideal)
+    decode_per_replica = batch / step_real if math.isfinite(step_real) else 0.0
+    prefill_per_replica = shape.prefill_tokens_per_s
+    prefill_fleet = prefill_per_replica * shape.replicas
+    prefill_fraction_nc = dem.input_tokens_per_s / prefill_fleet
+    prefill_fraction = dem.prefill_tokens_per_s_after_cache / prefill_fleet
+    if w.request_rate is None:
+        basis = "users x duty cycle: decode batch = generating sequences / replicas; utilization = prefill time + decode time"
+        decode_fleet = decode_per_replica * shape.replicas
+        decode_fraction = dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+        utilization = prefill_fraction + decode_fraction
+        utilization_nc = prefill_fraction_nc + decode_fraction
+    else:
+        basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
+        prefill_fraction, utilization = _rate_basis_fractions(brief, shape, dem.request_rate_per_s, hit)
+        prefill_fraction_nc, utilization_nc = _rate_basis_fractions(brief, shape, dem.request_rate_per_s, 0.0)
+        decode_fraction = utilization - prefill_fraction
+        decode_fleet = dem.output_tokens_per_s / decode_fraction if decode_fraction > 0 else math.inf
+    kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
+    binding, reason = _binding(kv_fraction, prefill_fraction, decode_fraction)
+    binding_nc, _ = _binding(kv_fraction, prefill_fraction_nc, decode_fraction)
+    weights_read = shape.model.params_read_per_step(batch) * shape.weight_bytes_per_value / shape.tp / GB
+    kv_read = batch * read * shape.kv_bytes_per_token_per_gpu / GB
+    seqs = dep.max_num_seqs
+    step_max_ideal = shape.decode_step_ideal_s(seqs, read)
+    unchunked = w.input_tokens_p95 / prefill_per_replica
+    return Capacity(
+        utilization_basis=basis,
+        replicas=shape.replicas,
+        replicas_per_node=shape.replicas_per_node,
+        batch_per_replica=batch,
+        decode_step_bytes_gb_per_gpu=weights_read + kv_read,
+        decode_step_weights_gb_per_gpu=weights_read,
+        decode_step_kv_gb_per_gpu=kv_read,
+        decode_step_ideal_ms=step_ideal * 1e3,
+        decode_step_ms=step_real * 1e3,
+        decode_tokens_per_s_per_replica=decode_fleet / shape.replicas,
+        decode_tokens_per_s=decode_fleet,
+        prefill_tokens_per_s_per_replica=prefill_per_replica,
+        prefill_tokens_per_s=prefill_fleet,
+        prefill_fraction=prefill_fraction,
+        prefill_fraction_no_prefix_cache=prefill_fraction_nc,
+        decode_fraction=decode_fraction,
+        utilization=utilization,
+        utilization_no_prefix_cache=utilization_nc,
+        kv_fraction=kv_fraction,
+        headroom_factor=1 / utilization if utilization > 0 else math.inf,
+        binding_constraint=binding,
+        binding_reason=reason,
+        binding_constraint_no_prefix_cache=binding_nc,
+        step_bytes_at_max_num_seqs_gb=shape.step_bytes(seqs, read) / shape.tp / GB,
+        step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
+        step_at_max_num_seqs_ms=shape.real_from_ideal_s(step_max_ideal) * 1e3,
+        unchunked_prefill_p95_ms=unchunked * 1e3,
+        arithmetic=_capacity_arithmetic(
+            brief,
+            shape,
+            dem,
+            batch,
+            read,
+            weights_read,
+            kv_read,
+            step_ideal,
+            step_real,
+            decode_fleet,
+            prefill_fleet,
+            prefill_fraction,
+            prefill_fraction_nc,
+            decode_fraction,
+            utilization,
+            utilization_nc,
+            reason,
+        ),
+    )
+
+
+def _capacity_arithmetic(
+    brief: Brief,
+    shape: ReplicaShape,
+    dem: Demand,
+    batch: float,
+    read: float,
+    weights_read: float,
+    kv_read: float,
+    step_ideal: float,
+    step_real: float,
+    decode_fleet: float,
+    prefill_fleet: float,
+    prefill_fraction: float,
+    prefill_fraction_nc: float,
+    decode_fraction: float,
+    utilization: float,
+    utilization_nc: float,
+    reason: str,
+) -> dict[str, str]:
+    eff = brief.efficiency
+    peak = shape.peak_tflops_per_gpu
+    real_parts = [f"x {num(shape.tp_factor)} TP all-reduce"] if shape.tp_factor != 1 else []
+    real_parts.append(f"/ {num(eff.bandwidth_fraction)} bandwidth efficiency")
+    if eff.real_kernel_factor != 1:
+        real_parts.append(f"x {num(eff.real_kernel_factor)} real kernels")
+    if eff.step_overhead_ms:
+        real_parts.append(f"+ {num(eff.step_overhead_ms, 'ms')} per step")
+    return {
+        "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.replicas} replicas = {num(batch)} sequences",
+        "decode_step_bytes_gb_per_gpu": (
+            f"{num(weights_read, 'GB')} weights + {num(batch)} x {num(read, 'tokens')} x"
+            f" {num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} KV = {num(weights_read + kv_read, 'GB')} per GPU"
+        ),
+        "decode_step_ideal_ms": f"{num(weights_read + kv_read, 'GB')} / {num(shape.gpu.hbm_tb_per_s * 1e3, 'GB/s')} = {num(step_ideal * 1e3, 'ms')}",
+        "decode_step_ms": f"{num(step_ideal * 1e3, 'ms')} {' '.join(real_parts)} = {num(step_real * 1e3, 'ms')}",
+        "decode_tokens_per_s": (
+            f"{num(batch)} / {num(step_real * 1e3, 'ms')} = {num(decode_fleet / shape.replicas, 'tok/s')} per replica"
+            f" x {shape.replicas} = {num(decode_fleet, 'tok/s')}"
+        ),
+        "prefill_tokens_per_s": (
+            f"{shape.tp} GPUs x {num(peak, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
+            f" / (2 x {num(shape.model.active_params / 1e9)}e9 FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
+            f" per replica x {shape.replicas} = {num(prefill_fleet, 'tok/s')}"
+        ),
+        "prefill_fraction": f"{num(dem.prefill_tokens_per_s_after_cache, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_fraction)}",
+        "prefill_fraction_no_prefix_cache": f"{num(dem.input_tokens_per_s, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_fraction_nc)}",
+        "decode_fraction": f"{num(dem.output_tokens_per_s, 'tok/s')} / {num(decode_fleet, 'tok/s')} = {pct(decode_fraction)}",
+        "utilization": f"prefill {pct(prefill_fraction)} + decode {pct(decode_fraction)} = {pct(utilization)}",
+        "utilization_no_prefix_cache": f"prefill {pct(prefill_fraction_nc)} + decode {pct(decode_fraction)} = {pct(utilization_nc)}",
+        "binding_constraint": reason,
+    }

@@ -1,0 +1,177 @@
+"""Command line: python -m planner <command> [BRIEF] [options]  (see ../shared/spec/contract.md).
+
+Exit 0 for a computed design (its verdict says whether it works), 2 for input the planner cannot
+accept (one line on stderr naming the field or file), 1 only for a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from planner.brief import Brief
+from planner.catalog import GPUS, MODELS
+from planner.design import Design, plan
+from planner.errors import BriefError
+from planner.fmt import num, pct
+from planner.loader import apply_overrides, load_brief, parse_override, preset_names
+from planner.verdict import InfeasibleDesign
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def jsonable(value: Any) -> Any:
+    """JSON-safe copy: infinities and NaN become null (the verdict says why)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def design_json(design: Design) -> dict[str, Any]:
+    data = design.model_dump(mode="json", exclude={"shape"})
+    data["model"] = {"key": design.shape.model.key, "name": design.model_name}
+    data["gpu"] = {"key": design.shape.gpu.key, "name": design.gpu_name}
+    return jsonable(data)  # type: ignore[no-any-return]
+
+
+def _emit(payload: dict[str, Any]) -> None:
+    print(json.dumps(payload, indent=2, allow_nan=False))
+
+
+def brief_from_args(args: argparse.Namespace) -> Brief:
+    brief = load_brief(args.brief)
+    changes = dict(parse_override(s) for s in args.set or ())
+    return apply_overrides(brief, changes) if changes else brief
+
+
+def _plan_text(d: Design) -> str:
+    dem, mem, cap, op = d.demand, d.memory, d.capacity, d.operating_point
+    lines = [
+        d.brief.title,
+        f"  model {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {cap.replicas} replicas",
+        f"  request rate      {num(dem.request_rate_per_s, 'req/s')}   ({dem.arithmetic['request_rate_per_s']})",
+        f"  generating        {num(dem.generating_sequences)} sequences",
+        f"  weights per GPU   {num(mem.weights_gb_per_gpu, 'GB')}; KV per GPU {num(mem.kv_gb_per_gpu, 'GB')}",
+        f"  KV per token/GPU  {num(mem.kv_bytes_per_token_per_gpu, 'B')}; {num(mem.max_sequences_per_replica)} sequences per replica",
+        f"  decode step       {num(cap.decode_step_ideal_ms, 'ms')} ideal, {num(cap.decode_step_ms, 'ms')} real at batch {num(cap.batch_per_replica)}",
+        f"  utilization       {pct(cap.utilization)} (no prefix cache {pct(cap.utilization_no_prefix_cache)})",
+        f"  binding           {cap.binding_reason}",
+        f"  operating point   {num(op.in_flight)} in flight, TPOT {num(op.tpot_ms, 'ms')}, capacity {num(op.capacity_rate_per_s, 'req/s')} per replica",
+        f"  verdict           {'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'} the SLO",
+    ]
+    lines += [f"    - {p.line()}" for p in d.verdict.problems]
+    return "\n".join(lines)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    brief = brief_from_args(args)
+    try:
+        design = plan(brief)
+    except InfeasibleDesign as exc:
+        if args.json:
+            _emit({"verdict": jsonable(exc.verdict.model_dump(mode="json"))})
+        raise
+    if args.json:
+        _emit(design_json(design))
+    else:
+        print(_plan_text(design))
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    rows = []
+    for name in preset_names():
+        brief = load_brief(name)
+        rows.append({"name": name, "title": brief.title, "description": brief.description})
+    if args.json:
+        _emit({"presets": rows})
+    else:
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            print(f"{r['name']:<{width}}  {r['description']}")
+    return 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    if args.json:
+        _emit({"gpus": [g.model_dump() for g in GPUS.values()], "models": [m.model_dump() for m in MODELS.values()]})
+        return 0
+    for g in GPUS.values():
+        print(f"gpu   {g.key:<16} {g.memory_gb:>5.0f} GB  {g.hbm_tb_per_s:.2f} TB/s  {g.dense_tflops}")
+    for m in MODELS.values():
+        print(f"model {m.key:<16} {m.params / 1e9:>6.1f}B ({m.active_params / 1e9:.1f}B active)  {m.layers} layers, {m.kv_heads} KV heads")
+    return 0
+
+
+def _add_brief_args(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    p.add_argument("brief", nargs="?" if optional else None, metavar="BRIEF", help="preset name or brief file (TOML/JSON)")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override one field, e.g. workload.duty_cycle=0.16")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+Command = Callable[[argparse.Namespace], int]
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = []
+
+
+def register(adder: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]) -> None:
+    """Let other modules (simulator, export) add their subcommands."""
+    _EXTRA_COMMANDS.append(adder)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = _Parser(prog="python -m planner", description="Inference serving design explorer: the planner.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plan", help="the whole analytical design")
+    _add_brief_args(p)
+    p.set_defaults(func=cmd_plan)
+    p = sub.add_parser("presets", help="list the presets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+    p = sub.add_parser("catalog", help="list the GPUs and models")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_catalog)
+    for adder in _EXTRA_COMMANDS:
+        adder(sub)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _load_plugins()
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except BriefError as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def _load_plugins() -> None:
+    """Import the modules that register subcommands (they exist as their issues land)."""
+    import importlib
+
+    for name in ("planner.sim_cli", "planner.export_cli"):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
