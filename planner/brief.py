@@ -104,6 +104,11 @@ class ModelChoice(_Frozen):
     )
     custom: CustomModel | None = Field(default=None, description="Architecture numbers when name is 'custom'.")
     display_name: str | None = Field(default=None, max_length=120, description="Name to show for a custom model.")
+    hf_config: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Path to a local Hugging Face config.json; the loader reads it into the custom architecture (nothing is downloaded).",
+    )
 
     @model_validator(mode="after")
     def _custom_needs_numbers(self) -> ModelChoice:

@@ -16,6 +16,7 @@ import tomli_w
 from pydantic import ValidationError
 
 from planner.brief import Brief
+from planner.catalog import model_from_hf_config
 from planner.errors import BriefError
 
 __all__ = [
@@ -61,9 +62,24 @@ def validation_message(exc: ValidationError) -> BriefError:
     return BriefError(field, reason)
 
 
-def brief_from_data(data: Any, source: str = "brief") -> Brief:
+def _resolve_hf_config(data: dict[str, Any], base_dir: Path) -> None:
+    """Replace model.hf_config (a local config.json) by the architecture numbers it holds."""
+    model = data.get("model")
+    if not isinstance(model, dict) or not model.get("hf_config"):
+        return
+    ref = model["hf_config"]
+    if not isinstance(ref, str):
+        raise BriefError("model.hf_config", "must be a path to a config.json")
+    path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
+    custom = model_from_hf_config(path)
+    model.update(name="custom", custom=custom.model_dump(), hf_config=None)
+    model.setdefault("display_name", path.parent.name or "custom model")
+
+
+def brief_from_data(data: Any, source: str = "brief", base_dir: Path | None = None) -> Brief:
     if not isinstance(data, dict):
         raise BriefError(source, "a brief must be a table of sections (model, hardware, workload, ...)")
+    _resolve_hf_config(data, base_dir or Path.cwd())
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:
@@ -74,7 +90,7 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number a brief accepts")
 
 
-def brief_from_text(text: str, fmt: str, source: str = "brief") -> Brief:
+def brief_from_text(text: str, fmt: str, source: str = "brief", base_dir: Path | None = None) -> Brief:
     """Parse TOML or JSON text ('toml' or 'json') into a validated brief."""
     if len(text.encode("utf-8", errors="replace")) > MAX_BRIEF_BYTES:
         raise BriefError(source, f"file is larger than {MAX_BRIEF_BYTES // 1000} kB; a brief is a few kB")
@@ -85,7 +101,7 @@ def brief_from_text(text: str, fmt: str, source: str = "brief") -> Brief:
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         raise BriefError(source, f"malformed {fmt.upper()}: {str(exc).splitlines()[0]}") from None
     _reject_non_finite(data, "")
-    return brief_from_data(data, source)
+    return brief_from_data(data, source, base_dir)
 
 
 def _reject_non_finite(data: Any, path: str) -> None:
@@ -112,7 +128,7 @@ def _read_file(path: Path) -> Brief:
     except UnicodeDecodeError:
         raise BriefError(str(path), "file is not UTF-8 text (binary?)") from None
     fmt = "json" if path.suffix.lower() == ".json" else "toml"
-    return brief_from_text(text, fmt, str(path))
+    return brief_from_text(text, fmt, str(path), path.parent)
 
 
 def load_brief(ref: str) -> Brief:
@@ -163,6 +179,7 @@ def apply_overrides(brief: Brief, changes: dict[str, Any]) -> Brief:
         if not isinstance(node, dict) or parts[-1] not in _known_keys(parts[:-1]):
             raise BriefError(path, "unknown field")
         node[parts[-1]] = value
+    _resolve_hf_config(data, Path.cwd())
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:
