@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -214,8 +215,42 @@ def _binding(kv_fraction: float, prefill_fraction: float, decode_fraction: float
     return binding, reason
 
 
-def _rate_basis_fractions(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float]:
-    """(prefill fraction, utilization) for a rate-given brief: load over capacity at the ITL target."""
+class _Shares(NamedTuple):
+    """Shares of GPU time at the load, with and without the prefix cache, and how they were found."""
+
+    prefill: float
+    prefill_no_cache: float
+    decode: float
+    decode_tokens_per_s: float  # fleet
+    utilization: float
+    utilization_no_cache: float
+    arithmetic: dict[str, str]
+
+
+def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: float) -> _Shares:
+    """Users x duty: decode runs at the batch the load implies; shares of time add up."""
+    prefill = dem.prefill_tokens_per_s_after_cache / prefill_fleet
+    prefill_nc = dem.input_tokens_per_s / prefill_fleet
+    decode = dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+    return _Shares(
+        prefill=prefill,
+        prefill_no_cache=prefill_nc,
+        decode=decode,
+        decode_tokens_per_s=decode_fleet,
+        utilization=prefill + decode,
+        utilization_no_cache=prefill_nc + decode,
+        arithmetic={
+            "prefill_fraction": f"{num(dem.prefill_tokens_per_s_after_cache, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill)}",
+            "prefill_fraction_no_prefix_cache": f"{num(dem.input_tokens_per_s, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_nc)}",
+            "decode_fraction": f"{num(dem.output_tokens_per_s, 'tok/s')} / {num(decode_fleet, 'tok/s')} = {pct(decode)}",
+            "utilization": f"prefill {pct(prefill)} + decode {pct(decode)} = {pct(prefill + decode)}",
+            "utilization_no_prefix_cache": f"prefill {pct(prefill_nc)} + decode {pct(decode)} = {pct(prefill_nc + decode)}",
+        },
+    )
+
+
+def _load_over_capacity(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float, float]:
+    """(prefill share, utilization, capacity rate per replica) at the engine's pace."""
     load = load_model(brief, shape, hit_rate=hit)
 
     def step(n: float) -> float:
@@ -224,41 +259,60 @@ def _rate_basis_fractions(brief: Brief, shape: ReplicaShape, rate: float, hit: f
     per_replica = rate / shape.replicas
     cap = solve_capacity_rate(brief.slo.itl_p95_ms / 1e3, load, step)
     utilization = per_replica / cap if cap > 0 else math.inf
-    return per_replica * load.prefill_s_per_request, utilization
+    return per_replica * load.prefill_s_per_request, utilization, cap
+
+
+def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: float) -> _Shares:
+    """Request rate: utilization = load / capacity at the ITL target; decode takes what prefill leaves of it."""
+    per_replica = dem.request_rate_per_s / shape.replicas
+    prefill, utilization, cap = _load_over_capacity(brief, shape, dem.request_rate_per_s, hit)
+    prefill_nc, utilization_nc, cap_nc = _load_over_capacity(brief, shape, dem.request_rate_per_s, 0.0)
+    decode = utilization - prefill
+    decode_fleet = dem.output_tokens_per_s / decode if decode > 0 else math.inf
+    return _Shares(
+        prefill=prefill,
+        prefill_no_cache=prefill_nc,
+        decode=decode,
+        decode_tokens_per_s=decode_fleet,
+        utilization=utilization,
+        utilization_no_cache=utilization_nc,
+        arithmetic={
+            "prefill_fraction": f"{num(per_replica, 'req/s')} per replica x prefill time per request = {pct(prefill)}",
+            "prefill_fraction_no_prefix_cache": f"{num(per_replica, 'req/s')} per replica x full-prompt prefill time = {pct(prefill_nc)}",
+            "decode_fraction": f"utilization {pct(utilization)} - prefill {pct(prefill)} = {pct(decode)}",
+            "decode_tokens_per_s": f"{num(dem.output_tokens_per_s, 'tok/s')} / {pct(decode)} of decode time = {num(decode_fleet, 'tok/s')} at capacity",
+            "utilization": (
+                f"{num(per_replica, 'req/s')} per replica / {num(cap, 'req/s')} capacity at the {num(brief.slo.itl_p95_ms, 'ms')} ITL target"
+                f" = {pct(utilization)}"
+            ),
+            "utilization_no_prefix_cache": f"{num(per_replica, 'req/s')} / {num(cap_nc, 'req/s')} without prefix hits = {pct(utilization_nc)}",
+        },
+    )
 
 
 def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Capacity:
     w, dep = brief.workload, brief.deployment
-    hit = effective_hit_rate(brief)
     read, _ = context_tokens(brief)
     batch = dem.generating_sequences / shape.replicas
     step_ideal = shape.decode_step_ideal_s(batch, read) if math.isfinite(batch) else math.inf
     step_real = shape.real_from_ideal_s(step_ideal)
-    decode_per_replica = batch / step_real if math.isfinite(step_real) else 0.0
-    prefill_per_replica = shape.prefill_tokens_per_s
-    prefill_fleet = prefill_per_replica * shape.replicas
-    prefill_fraction_nc = dem.input_tokens_per_s / prefill_fleet
-    prefill_fraction = dem.prefill_tokens_per_s_after_cache / prefill_fleet
+    prefill_fleet = shape.prefill_tokens_per_s * shape.replicas
     if w.request_rate is None:
         basis = "users x duty cycle: decode batch = generating sequences / replicas; utilization = prefill time + decode time"
-        decode_fleet = decode_per_replica * shape.replicas
-        decode_fraction = dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
-        utilization = prefill_fraction + decode_fraction
-        utilization_nc = prefill_fraction_nc + decode_fraction
+        decode_fleet = batch / step_real * shape.replicas if math.isfinite(step_real) else 0.0
+        shares = _shares_at_streaming_pace(dem, prefill_fleet, decode_fleet)
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
-        prefill_fraction, utilization = _rate_basis_fractions(brief, shape, dem.request_rate_per_s, hit)
-        prefill_fraction_nc, utilization_nc = _rate_basis_fractions(brief, shape, dem.request_rate_per_s, 0.0)
-        decode_fraction = utilization - prefill_fraction
-        decode_fleet = dem.output_tokens_per_s / decode_fraction if decode_fraction > 0 else math.inf
+        shares = _shares_at_engine_pace(brief, shape, dem, effective_hit_rate(brief))
     kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
-    binding, reason = _binding(kv_fraction, prefill_fraction, decode_fraction)
-    binding_nc, _ = _binding(kv_fraction, prefill_fraction_nc, decode_fraction)
+    binding, reason = _binding(kv_fraction, shares.prefill, shares.decode)
+    binding_nc, _ = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)
     weights_read = shape.model.params_read_per_step(batch) * shape.weight_bytes_per_value / shape.tp / GB
     kv_read = batch * read * shape.kv_bytes_per_token_per_gpu / GB
-    seqs = dep.max_num_seqs
-    step_max_ideal = shape.decode_step_ideal_s(seqs, read)
-    unchunked = w.input_tokens_p95 / prefill_per_replica
+    step_max_ideal = shape.decode_step_ideal_s(dep.max_num_seqs, read)
+    arithmetic = _step_arithmetic(brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
+    arithmetic.update(shares.arithmetic)
+    arithmetic["binding_constraint"] = reason
     return Capacity(
         utilization_basis=basis,
         replicas=shape.replicas,
@@ -269,94 +323,63 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         decode_step_kv_gb_per_gpu=kv_read,
         decode_step_ideal_ms=step_ideal * 1e3,
         decode_step_ms=step_real * 1e3,
-        decode_tokens_per_s_per_replica=decode_fleet / shape.replicas,
-        decode_tokens_per_s=decode_fleet,
-        prefill_tokens_per_s_per_replica=prefill_per_replica,
+        decode_tokens_per_s_per_replica=shares.decode_tokens_per_s / shape.replicas,
+        decode_tokens_per_s=shares.decode_tokens_per_s,
+        prefill_tokens_per_s_per_replica=shape.prefill_tokens_per_s,
         prefill_tokens_per_s=prefill_fleet,
-        prefill_fraction=prefill_fraction,
-        prefill_fraction_no_prefix_cache=prefill_fraction_nc,
-        decode_fraction=decode_fraction,
-        utilization=utilization,
-        utilization_no_prefix_cache=utilization_nc,
+        prefill_fraction=shares.prefill,
+        prefill_fraction_no_prefix_cache=shares.prefill_no_cache,
+        decode_fraction=shares.decode,
+        utilization=shares.utilization,
+        utilization_no_prefix_cache=shares.utilization_no_cache,
         kv_fraction=kv_fraction,
-        headroom_factor=1 / utilization if utilization > 0 else math.inf,
+        headroom_factor=1 / shares.utilization if shares.utilization > 0 else math.inf,
         binding_constraint=binding,
         binding_reason=reason,
         binding_constraint_no_prefix_cache=binding_nc,
-        step_bytes_at_max_num_seqs_gb=shape.step_bytes(seqs, read) / shape.tp / GB,
+        step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.tp / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
         step_at_max_num_seqs_ms=shape.real_from_ideal_s(step_max_ideal) * 1e3,
-        unchunked_prefill_p95_ms=unchunked * 1e3,
-        arithmetic=_capacity_arithmetic(
-            brief,
-            shape,
-            dem,
-            batch,
-            read,
-            weights_read,
-            kv_read,
-            step_ideal,
-            step_real,
-            decode_fleet,
-            prefill_fleet,
-            prefill_fraction,
-            prefill_fraction_nc,
-            decode_fraction,
-            utilization,
-            utilization_nc,
-            reason,
-        ),
+        unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
+        arithmetic=arithmetic,
     )
 
 
-def _capacity_arithmetic(
+def _step_arithmetic(
     brief: Brief,
     shape: ReplicaShape,
     dem: Demand,
     batch: float,
     read: float,
-    weights_read: float,
-    kv_read: float,
+    step_gb: float,
     step_ideal: float,
     step_real: float,
-    decode_fleet: float,
     prefill_fleet: float,
-    prefill_fraction: float,
-    prefill_fraction_nc: float,
-    decode_fraction: float,
-    utilization: float,
-    utilization_nc: float,
-    reason: str,
 ) -> dict[str, str]:
     eff = brief.efficiency
-    peak = shape.peak_tflops_per_gpu
+    weights_gb = step_gb - batch * read * shape.kv_bytes_per_token_per_gpu / GB
     real_parts = [f"x {num(shape.tp_factor)} TP all-reduce"] if shape.tp_factor != 1 else []
     real_parts.append(f"/ {num(eff.bandwidth_fraction)} bandwidth efficiency")
     if eff.real_kernel_factor != 1:
         real_parts.append(f"x {num(eff.real_kernel_factor)} real kernels")
     if eff.step_overhead_ms:
         real_parts.append(f"+ {num(eff.step_overhead_ms, 'ms')} per step")
+    decode_replica = batch / step_real if step_real > 0 else 0.0
     return {
         "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.replicas} replicas = {num(batch)} sequences",
         "decode_step_bytes_gb_per_gpu": (
-            f"{num(weights_read, 'GB')} weights + {num(batch)} x {num(read, 'tokens')} x"
-            f" {num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} KV = {num(weights_read + kv_read, 'GB')} per GPU"
+            f"{num(weights_gb, 'GB')} weights + {num(batch)} x {num(read, 'tokens')} x"
+            f" {num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} KV = {num(step_gb, 'GB')} per GPU"
         ),
-        "decode_step_ideal_ms": f"{num(weights_read + kv_read, 'GB')} / {num(shape.gpu.hbm_tb_per_s * 1e3, 'GB/s')} = {num(step_ideal * 1e3, 'ms')}",
+        "decode_step_ideal_ms": f"{num(step_gb, 'GB')} / {num(shape.gpu.hbm_tb_per_s * 1e3, 'GB/s')} = {num(step_ideal * 1e3, 'ms')}",
         "decode_step_ms": f"{num(step_ideal * 1e3, 'ms')} {' '.join(real_parts)} = {num(step_real * 1e3, 'ms')}",
         "decode_tokens_per_s": (
-            f"{num(batch)} / {num(step_real * 1e3, 'ms')} = {num(decode_fleet / shape.replicas, 'tok/s')} per replica"
-            f" x {shape.replicas} = {num(decode_fleet, 'tok/s')}"
+            f"{num(batch)} / {num(step_real * 1e3, 'ms')} = {num(decode_replica, 'tok/s')} per replica"
+            f" x {shape.replicas} = {num(decode_replica * shape.replicas, 'tok/s')}"
         ),
         "prefill_tokens_per_s": (
-            f"{shape.tp} GPUs x {num(peak, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
+            f"{shape.tp} GPUs x {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
             f" / (2 x {num(shape.model.active_params / 1e9)}e9 FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
             f" per replica x {shape.replicas} = {num(prefill_fleet, 'tok/s')}"
         ),
-        "prefill_fraction": f"{num(dem.prefill_tokens_per_s_after_cache, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_fraction)}",
-        "prefill_fraction_no_prefix_cache": f"{num(dem.input_tokens_per_s, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_fraction_nc)}",
-        "decode_fraction": f"{num(dem.output_tokens_per_s, 'tok/s')} / {num(decode_fleet, 'tok/s')} = {pct(decode_fraction)}",
-        "utilization": f"prefill {pct(prefill_fraction)} + decode {pct(decode_fraction)} = {pct(utilization)}",
-        "utilization_no_prefix_cache": f"prefill {pct(prefill_fraction_nc)} + decode {pct(decode_fraction)} = {pct(utilization_nc)}",
-        "binding_constraint": reason,
     }

@@ -16,7 +16,7 @@ def num(value: float, unit: str = "") -> str:
     elif abs(value) >= 100:
         text = f"{value:,.0f}"
     elif abs(value) >= 10:
-        text = f"{value:.1f}"
+        text = f"{value:.1f}".removesuffix(".0")
     elif abs(value) >= 1:
         text = f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else f"{value:.0f}"
     else:
