@@ -1,0 +1,21 @@
+"""The export layer: the one-page design document rendered from a planner Design.
+
+Not part of `planner/` (which stays pure): the HTML calls Graphviz and the PDF drives Chromium.
+The app's download buttons and `python -m planner export` both call these, so they give the same file.
+"""
+
+from report.document import Document, build_document
+from report.html import render_html
+from report.markdown import render_markdown
+from report.pdf import PdfError, PdfPrinter, pdf_page_count, render_pdf
+
+__all__ = [
+    "Document",
+    "PdfError",
+    "PdfPrinter",
+    "build_document",
+    "pdf_page_count",
+    "render_html",
+    "render_markdown",
+    "render_pdf",
+]

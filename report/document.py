@@ -1,0 +1,196 @@
+"""The one-page design document as data: sections of tables, lines and charts, built from a Design.
+
+`build_document(design)` decides what the page says; markdown.py and html.py only lay it out, so the
+formats cannot disagree. Every figure goes through `Figures` (see figures.py): this module holds no
+arithmetic and writes no number of its own. The section order follows the method: the brief, the
+arithmetic, the operating point, the verdict, the assumptions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from report.figures import Figure, Figures
+
+__all__ = ["Block", "Bullets", "Document", "Lines", "Section", "Table", "build_document"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Table(_Frozen):
+    """Rows of cells; `note_column` (if any) holds the arithmetic, printed small."""
+
+    kind: Literal["table"] = "table"
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note_column: int | None = None
+    emphasis_rows: tuple[int, ...] = ()  # rows to set in bold (the binding one)
+
+
+class Lines(_Frozen):
+    """Short labelled lines: ("Verdict", "feasible, meets the SLO")."""
+
+    kind: Literal["lines"] = "lines"
+    items: tuple[tuple[str, str], ...]
+
+
+class Bullets(_Frozen):
+    kind: Literal["bullets"] = "bullets"
+    items: tuple[str, ...]
+    numbered: bool = False
+
+
+Block = Table | Lines | Bullets
+
+
+class Section(_Frozen):
+    key: str
+    title: str
+    blocks: tuple[Block, ...]
+
+
+class Document(_Frozen):
+    title: str
+    subtitle: str
+    summary: str  # one line: model, fleet, verdict
+    sections: tuple[Section, ...]
+    figures: tuple[Figure, ...]  # every figure shown, with the Design path it came from
+
+
+# --- sections -----------------------------------------------------------------------------------------
+
+
+def _arith(f: Figures, section: str, key: str) -> str:
+    """The planner's arithmetic for one figure, or nothing when the planner gives none."""
+    table: dict[str, str] = f.value(f"{section}.arithmetic")
+    return f.text(f"{section}.arithmetic.{key}") if key in table else ""
+
+
+def _summary(f: Figures) -> str:
+    verdict = "feasible" if f.value("verdict.feasible") else "NOT feasible"
+    slo = "meets the SLO" if f.value("verdict.meets_slo") else "misses the SLO"
+    return (
+        f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
+        f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {f.num('capacity.replicas')} replicas"
+        f" · {f.text('brief.deployment.weights')} weights, {f.text('brief.deployment.kv_cache')} KV"
+        f" · utilization {f.pct('capacity.utilization')} · {verdict}, {slo}"
+    )
+
+
+def _workload(f: Figures) -> Section:
+    w = "brief.workload"
+    if f.value(f"{w}.users") is not None:
+        traffic = (
+            f"{f.num(f'{w}.users')} users at peak, {f.pct(f'{w}.duty_cycle')} duty cycle,"
+            f" {f.num(f'{w}.generation_s_per_turn', 's')} of generation per turn"
+        )
+    else:
+        traffic = f"{f.num(f'{w}.request_rate', 'req/s')} at peak (given as a rate)"
+    lengths = (
+        f"input {f.num(f'{w}.input_tokens_mean')} mean / {f.num(f'{w}.input_tokens_p95')} p95 tokens;"
+        f" output {f.num(f'{w}.output_tokens_mean')} / {f.num(f'{w}.output_tokens_p95')};"
+        f" prefix hit rate {f.pct(f'{w}.prefix_hit_rate')}"
+    )
+    slo = (
+        f"p95 TTFT < {f.num('brief.slo.ttft_p95_ms', 'ms')} for inputs ≤ {f.num('brief.slo.ttft_input_cap_tokens', 'tokens')};"
+        f" p95 ITL < {f.num('brief.slo.itl_p95_ms', 'ms')}; availability {f.pct('brief.slo.availability')}"
+    )
+    budget = (
+        f"{f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')} {f.text('gpu_name')}"
+        f" at {f.usd('brief.cost.usd_per_gpu_hour')} per GPU-hour"
+    )
+    return Section(
+        key="workload",
+        title="Workload and budget",
+        blocks=(Lines(items=(("Traffic", traffic), ("Lengths", lengths), ("SLO", slo), ("Budget", budget))),),
+    )
+
+
+def _capacity(f: Figures) -> Section:
+    def row(label: str, section: str, key: str, shown: str, arith_key: str | None = None) -> tuple[str, str, str]:
+        return (label, shown, _arith(f, section, arith_key or key))
+
+    rows = [
+        row("Request rate", "demand", "request_rate_per_s", f.num("demand.request_rate_per_s", "req/s")),
+        row("Generating at once", "demand", "generating_sequences", f.num("demand.generating_sequences", "sequences")),
+        row("Input tokens", "demand", "input_tokens_per_s", f.num("demand.input_tokens_per_s", "tok/s")),
+        row("Output tokens", "demand", "output_tokens_per_s", f.num("demand.output_tokens_per_s", "tok/s")),
+        row(
+            "Prefill after prefix cache",
+            "demand",
+            "prefill_tokens_per_s_after_cache",
+            f.num("demand.prefill_tokens_per_s_after_cache", "tok/s"),
+        ),
+        row("Weights per GPU", "memory", "weights_gb_per_gpu", f.num("memory.weights_gb_per_gpu", "GB")),
+        row("KV cache per GPU", "memory", "kv_gb_per_gpu", f.num("memory.kv_gb_per_gpu", "GB")),
+        row("KV per token per GPU", "memory", "kv_bytes_per_token_per_gpu", f.num("memory.kv_bytes_per_token_per_gpu", "B")),
+        row("KV room per replica", "memory", "max_sequences_per_replica", f.num("memory.max_sequences_per_replica", "sequences")),
+        row("Decode batch per replica", "capacity", "batch_per_replica", f.num("capacity.batch_per_replica", "sequences")),
+        row("Decode step, ideal", "capacity", "decode_step_ideal_ms", f.num("capacity.decode_step_ideal_ms", "ms")),
+        row("Decode step, real", "capacity", "decode_step_ms", f.num("capacity.decode_step_ms", "ms")),
+        row("Decode capacity (fleet)", "capacity", "decode_tokens_per_s", f.num("capacity.decode_tokens_per_s", "tok/s")),
+        row("Prefill capacity (fleet)", "capacity", "prefill_tokens_per_s", f.num("capacity.prefill_tokens_per_s", "tok/s")),
+        row("Prefill share of GPU time", "capacity", "prefill_fraction", f.pct("capacity.prefill_fraction")),
+        row("Decode share of GPU time", "capacity", "decode_fraction", f.pct("capacity.decode_fraction")),
+        row("Utilization", "capacity", "utilization", f.pct("capacity.utilization")),
+        row("Without prefix cache", "capacity", "utilization_no_prefix_cache", f.pct("capacity.utilization_no_prefix_cache")),
+        row("Binding resource", "capacity", "binding_constraint", f.text("capacity.binding_constraint")),
+    ]
+    emphasis = tuple(i for i, r in enumerate(rows) if r[0] in ("Utilization", "Binding resource"))
+    return Section(
+        key="capacity",
+        title="Capacity: demand, memory, utilization",
+        blocks=(Table(header=("Figure", "Value", "Arithmetic"), rows=tuple(rows), note_column=2, emphasis_rows=emphasis),),
+    )
+
+
+def _operating_point(f: Figures) -> Section:
+    op = "operating_point"
+    rows = [
+        ("Load per serving replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
+        ("Uncongested prefill", f.num(f"{op}.prefill_ms_per_request", "ms"), _arith(f, op, "prefill_ms_per_request")),
+        ("In flight (Little's law)", f.num(f"{op}.in_flight", "sequences"), _arith(f, op, "in_flight")),
+        ("TPOT at this load", f.num(f"{op}.tpot_ms", "ms"), _arith(f, op, "tpot_ms")),
+        ("KV in use", f.num(f"{op}.kv_in_use_gb", "GB"), _arith(f, op, "kv_in_use_gb")),
+        ("Capacity at the ITL target", f.num(f"{op}.capacity_rate_per_s", "req/s"), _arith(f, op, "capacity_rate_per_s")),
+        ("Load / capacity", f.pct(f"{op}.load_vs_capacity"), ""),
+    ]
+    return Section(
+        key="operating_point",
+        title="Operating point: one general-pool replica",
+        blocks=(Table(header=("Figure", "Value", "Arithmetic"), rows=tuple(rows), note_column=2),),
+    )
+
+
+def _verdict(f: Figures) -> Section:
+    problems = f.value("verdict.problems")
+    items: list[tuple[str, str]] = [
+        ("Feasible", f.yes_no("verdict.feasible")),
+        ("Meets the SLO", f.yes_no("verdict.meets_slo")),
+    ]
+    for i in range(len(problems)):
+        p = f"verdict.problems.{i}"
+        items.append((f.text(f"{p}.field"), f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
+    return Section(key="verdict", title="Verdict", blocks=(Lines(items=tuple(items)),))
+
+
+def _assumptions(f: Figures) -> Section:
+    count = len(f.value("brief.assumptions"))
+    items = tuple(f.text(f"brief.assumptions.{i}") for i in range(count))
+    if not items:
+        items = ("The brief states no assumptions beyond its inputs.",)
+    return Section(key="assumptions", title="Assumptions", blocks=(Bullets(items=items),))
+
+
+def build_document(design: Any) -> Document:
+    """The document for one Design: what every format shows, in order."""
+    f = Figures(design)
+    title = f.text("brief.title")
+    subtitle = f.text("brief.description")
+    summary = _summary(f)
+    sections = (_workload(f), _capacity(f), _operating_point(f), _verdict(f), _assumptions(f))
+    return Document(title=title, subtitle=subtitle, summary=summary, sections=sections, figures=f.used)

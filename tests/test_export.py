@@ -1,0 +1,219 @@
+"""The design document (issue 6): every number is the plan's, the HTML is self-contained, the Markdown is stable.
+
+The PDF tests (one page per preset, printed by Chromium) are in test_export_pdf.py.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html import escape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from planner import load_brief, plan, preset_names
+from planner.cli import design_json
+from report import build_document, render_html, render_markdown
+from report.figures import format_figure, resolve
+from tests.conftest import ROOT, cli_json, run_cli
+
+pytestmark = pytest.mark.unit
+
+GOLDEN = ROOT / "tests" / "golden" / "capstone.md"
+PRESETS = preset_names()
+# Digits the document's own words may hold: the percentile names. Every other digit must be a figure.
+STATIC_DIGITS = re.compile(r"\bp(50|95|99)\b")
+
+
+@pytest.fixture(scope="module", params=PRESETS)
+def preset(request):
+    name = request.param
+    return name, plan(load_brief(name))
+
+
+def _variants(text: str) -> list[str]:
+    """A figure's text as each format may show it: verbatim, folded for a table cell, pipes escaped."""
+    folded = " ".join(text.split())
+    return list(dict.fromkeys([text, folded, folded.replace("|", "\\|")]))
+
+
+# --- every number is the plan's ------------------------------------------------------------------------
+
+
+def test_every_figure_resolves_to_the_plan(preset):
+    """Each figure shown is the value at its path in a fresh plan and in the CLI's JSON, formatted once."""
+    name, design = preset
+    fresh = plan(load_brief(name).model_copy())
+    data = design_json(fresh)
+    doc = build_document(design)
+    assert len(doc.figures) > 60, "the document should show the whole design"
+    for fig in doc.figures:
+        assert format_figure(resolve(fresh, fig.path), fig.style, fig.unit) == fig.text, fig.path
+        if not fig.path.startswith("shape."):  # the replica shape is not part of the JSON contract
+            value = resolve(data, fig.path)
+            if value is not None:  # JSON writes infinities as null
+                assert format_figure(value, fig.style, fig.unit) == fig.text, fig.path
+
+
+def test_markdown_holds_no_number_of_its_own(preset):
+    """Remove every recorded figure from the Markdown: no digit may be left (the renderer invents none)."""
+    _, design = preset
+    doc = build_document(design)
+    text = render_markdown(design)
+    for fig in doc.figures:
+        assert any(v in text for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the Markdown"
+    for fig in sorted(doc.figures, key=lambda f: len(f.text), reverse=True):
+        for variant in _variants(fig.text):
+            text = text.replace(variant, " ")
+    leftover = STATIC_DIGITS.sub(" ", text)
+    stray = [m.group(0) for m in re.finditer(r"\S*\d\S*", leftover)]
+    assert not stray, f"numbers not taken from the plan: {stray}"
+
+
+def test_html_shows_every_figure(preset):
+    _, design = preset
+    html = render_html(design)
+    for fig in build_document(design).figures:
+        assert any(escape(v) in html for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the HTML"
+
+
+def test_headline_figures_capstone():
+    """Spot checks against the capstone's own figures, as a reader would look them up."""
+    design = plan(load_brief("capstone"))
+    md = render_markdown(design)
+    assert "| **Utilization** | **27.7%** |" in md.replace(format_figure(design.capacity.utilization, "pct"), "27.7%")
+    assert f"| Request rate | {format_figure(design.demand.request_rate_per_s, 'num', 'req/s')} |" in md
+    assert "55.6 req/s" in md and "800 sequences" in md and "20,480 B" in md
+
+
+def test_document_follows_the_design():
+    """A changed brief changes the document: the fleet size reaches the utilization line."""
+    base = render_markdown(plan(load_brief("capstone")))
+    smaller = plan(load_brief("capstone").with_changes({"hardware.nodes": 6}))
+    md = render_markdown(smaller)
+    assert md != base
+    assert f"utilization {format_figure(smaller.capacity.utilization, 'pct')}" in md
+
+
+# --- the HTML is self-contained ------------------------------------------------------------------------
+
+_URL_ATTRS = {"src", "href", "xlink:href", "action", "data", "poster", "srcset", "background", "formaction", "ping"}
+_EMBEDDING_TAGS = {"link", "script", "iframe", "object", "embed", "img", "audio", "video", "source", "base", "frame"}
+
+
+class _References(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _EMBEDDING_TAGS:
+            self.found.append(f"<{tag}>")
+        for key, value in attrs:
+            if key in _URL_ATTRS and value is not None and not value.startswith(("#", "data:")):
+                self.found.append(f"{tag} {key}={value}")
+            if key == "style" and value and ("url(" in value or "@import" in value):
+                self.found.append(f"{tag} style={value}")
+
+
+def external_references(html: str) -> list[str]:
+    parser = _References()
+    parser.feed(html)
+    found = parser.found
+    for style in re.findall(r"<style[^>]*>(.*?)</style>", html, flags=re.S):
+        found += re.findall(r"@import[^;]*|url\(\s*['\"]?(?!#|data:)[^)]*\)", style)
+    found += re.findall(r"<!DOCTYPE[^>]*(?:SYSTEM|PUBLIC)[^>]*>", html, flags=re.I)  # external DTDs
+    return found
+
+
+def test_html_has_no_external_references(preset):
+    _, design = preset
+    html = render_html(design)
+    assert html.startswith("<!DOCTYPE html>")
+    assert external_references(html) == []
+
+
+def test_reference_check_catches_references():
+    """The checker itself finds what it must (a test that cannot fail asserts nothing)."""
+    planted = [
+        '<link rel="stylesheet" href="https://cdn.example/x.css">',
+        '<img src="http://example.org/a.png">',
+        "<style>@import 'x.css'; .a { background: url(https://example.org/b.png) }</style>",
+        '<svg><image xlink:href="//example.org/c.svg"/></svg>',
+    ]
+    for html in planted:
+        assert external_references(html), html
+    assert external_references('<a href="#capacity">x</a><svg><use href="#n1"/></svg>') == []
+
+
+# --- the Markdown is stable ------------------------------------------------------------------------------
+
+
+def test_markdown_is_stable():
+    first = render_markdown(plan(load_brief("capstone")))
+    again = render_markdown(plan(load_brief("capstone").model_copy()))
+    assert first == again
+
+
+def test_markdown_golden_capstone():
+    """The capstone's document, word for word. After an intended change to the planner or the document,
+    regenerate with: python -m planner export capstone --format md --out tests/golden/capstone.md"""
+    assert render_markdown(plan(load_brief("capstone"))) == GOLDEN.read_text(encoding="utf-8")
+
+
+# --- the command line -------------------------------------------------------------------------------------
+
+
+def test_cli_writes_the_same_document(tmp_path: Path):
+    """The CLI and the app call the same renderer: same brief and overrides, same bytes."""
+    out_md, out_html = tmp_path / "d.md", tmp_path / "d.html"
+    run_cli("export", "capstone", "--set", "workload.duty_cycle=0.16", "--format", "md", "--out", str(out_md), check=True)
+    run_cli("export", "capstone", "--set", "workload.duty_cycle=0.16", "--format", "html", "--out", str(out_html), check=True)
+    design = plan(load_brief("capstone").with_changes({"workload.duty_cycle": 0.16}))
+    assert out_md.read_text(encoding="utf-8") == render_markdown(design)
+    assert out_html.read_text(encoding="utf-8") == render_html(design)
+
+
+def test_cli_document_matches_cli_plan_json(tmp_path: Path):
+    """Every figure in the exported document equals `plan --json`, run as a separate process."""
+    out = tmp_path / "d.md"
+    run_cli("export", "qps10-tp4", "--format", "md", "--out", str(out), check=True)
+    data = cli_json("plan", "qps10-tp4")
+    text = out.read_text(encoding="utf-8")
+    figures = [f for f in build_document(plan(load_brief("qps10-tp4"))).figures if not f.path.startswith("shape.")]
+    for fig in figures:
+        shown = format_figure(resolve(data, fig.path), fig.style, fig.unit)
+        assert shown == fig.text and any(v in text for v in _variants(shown)), fig.path
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["no-such-preset", "--format", "md"], "no-such-preset"),
+        (["capstone", "--format", "docx"], "--format"),
+        (["capstone", "--set", "hardware.nodes=0", "--format", "md"], "hardware.nodes"),
+        (["capstone", "--set", "deployment.weights=bf16", "--set", "deployment.tp=1", "--format", "md"], "deployment.tp"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path, args: list[str], needle: str):
+    out = tmp_path / "d.md"
+    proc = run_cli("export", *args, "--out", str(out))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_missing_directory_exits_2(tmp_path: Path):
+    proc = run_cli("export", "capstone", "--format", "md", "--out", str(tmp_path / "nope" / "d.md"))
+    assert proc.returncode == 2 and "--out" in proc.stderr
+
+
+def test_importing_planner_does_not_import_report():
+    """The CLI loads the export layer only inside the export command."""
+    code = "import sys, planner.cli; planner.cli._load_plugins(); print('report' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"
