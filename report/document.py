@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from report.figures import Figure, Figures
 
-__all__ = ["Block", "Bullets", "Document", "Lines", "Section", "Table", "build_document"]
+__all__ = ["Block", "Bullets", "Diagram", "Document", "Lines", "Section", "Table", "Waterfall", "build_document"]
 
 
 class _Frozen(BaseModel):
@@ -44,7 +44,23 @@ class Bullets(_Frozen):
     numbered: bool = False
 
 
-Block = Table | Lines | Bullets
+class Waterfall(_Frozen):
+    """A latency budget: components end to end, then marks (p50, p95, target) drawn across them."""
+
+    kind: Literal["waterfall"] = "waterfall"
+    title: str
+    steps: tuple[tuple[str, str, float], ...]  # (component, shown ms, ms): the ms only places the bar
+    marks: tuple[tuple[str, str, float], ...]  # (name, shown ms, ms)
+
+
+class Diagram(_Frozen):
+    """The architecture as Graphviz DOT source (rendered to SVG by the HTML, kept as source in Markdown)."""
+
+    kind: Literal["diagram"] = "diagram"
+    dot: str
+
+
+Block = Table | Lines | Bullets | Waterfall | Diagram
 
 
 class Section(_Frozen):
@@ -178,6 +194,29 @@ def _verdict(f: Figures) -> Section:
     return Section(key="verdict", title="Verdict", blocks=(Lines(items=tuple(items)),))
 
 
+def _validation(f: Figures) -> Section:
+    op = "operating_point"
+    replica = (
+        f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
+        f" expect TPOT near {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
+        f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
+    )
+    ramp = (
+        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: TPOT should reach the"
+        f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
+    )
+    fleet = (
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} across {f.num('pools.serving_replicas')} serving replicas"
+        f" through the router; p95 TTFT under {f.num('brief.slo.ttft_p95_ms', 'ms')} and p95 ITL under"
+        f" {f.num('brief.slo.itl_p95_ms', 'ms')} confirm the design."
+    )
+    return Section(
+        key="validation",
+        title="Validation: the load test that would confirm it",
+        blocks=(Bullets(items=(replica, ramp, fleet), numbered=True),),
+    )
+
+
 def _assumptions(f: Figures) -> Section:
     count = len(f.value("brief.assumptions"))
     items = tuple(f.text(f"brief.assumptions.{i}") for i in range(count))
@@ -192,5 +231,5 @@ def build_document(design: Any) -> Document:
     title = f.text("brief.title")
     subtitle = f.text("brief.description")
     summary = _summary(f)
-    sections = (_workload(f), _capacity(f), _operating_point(f), _verdict(f), _assumptions(f))
+    sections = (_workload(f), _capacity(f), _operating_point(f), _verdict(f), _validation(f), _assumptions(f))
     return Document(title=title, subtitle=subtitle, summary=summary, sections=sections, figures=f.used)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from report.document import Block, Bullets, Document, Lines, Table, build_document
+from report.charts import waterfall_svg
+from report.diagram import svg_from_dot
+from report.document import Block, Bullets, Diagram, Document, Lines, Table, Waterfall, build_document
 
 __all__ = ["PAGE_CSS", "html_from_document", "render_html"]
 
@@ -35,6 +37,9 @@ tr.emph td { font-weight: bold; }
 p.line { margin: 0 0 1px; break-inside: avoid; }
 p.line b { color: var(--ink); }
 ul, ol { margin: 0; padding-left: 14px; }
+figure { margin: 0 0 4px; break-inside: avoid; }
+figcaption { font-size: 0.9em; color: var(--muted); }
+svg.waterfall, svg.diagram { display: block; width: 100%; height: auto; }
 li { break-inside: avoid; }
 .no { color: var(--bad); font-weight: bold; }
 .yes { color: var(--good); font-weight: bold; }
@@ -77,6 +82,10 @@ def _block(block: Block) -> str:
     if isinstance(block, Bullets):
         tag = "ol" if block.numbered else "ul"
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"
+    if isinstance(block, Waterfall):
+        return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks)}</figure>"
+    if isinstance(block, Diagram):
+        return f"<figure>{svg_from_dot(block.dot)}</figure>"
     raise TypeError(f"unknown block {type(block).__name__}")
 
 

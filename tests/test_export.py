@@ -5,10 +5,11 @@ The PDF tests (one page per preset, printed by Chromium) are in test_export_pdf.
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
-from html import escape
+from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -24,8 +25,9 @@ pytestmark = pytest.mark.unit
 
 GOLDEN = ROOT / "tests" / "golden" / "capstone.md"
 PRESETS = preset_names()
-# Digits the document's own words may hold: the percentile names. Every other digit must be a figure.
-STATIC_DIGITS = re.compile(r"\bp(50|95|99)\b")
+# Digits the document's own words may hold: the percentile names and the numbered-list markers.
+# Every other digit must be a figure.
+STATIC_DIGITS = re.compile(r"\bp(50|95|99)\b|^\d+\. ", flags=re.M)
 
 
 @pytest.fixture(scope="module", params=PRESETS)
@@ -217,3 +219,42 @@ def test_importing_planner_does_not_import_report():
     code = "import sys, planner.cli; planner.cli._load_plugins(); print('report' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- the parts: Graphviz diagram and waterfall charts ------------------------------------------------------
+
+
+def test_dot_becomes_inline_svg():
+    from report.diagram import svg_from_dot
+
+    svg = svg_from_dot('digraph { gateway -> router [label="prefix-aware"] }')
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert "gateway" in svg and "prefix-aware" in unescape(svg)
+    assert "<!DOCTYPE" not in svg and "<?xml" not in svg and "<!--" not in svg
+    root = svg[: svg.index(">")]
+    assert "viewBox" in root and "width=" not in root and "height=" not in root
+    assert external_references(svg) == []
+
+
+def test_bad_dot_is_a_clear_error():
+    from report.diagram import DiagramError, svg_from_dot
+
+    with pytest.raises(DiagramError, match="dot failed"):
+        svg_from_dot("digraph { -> }")
+
+
+def test_waterfall_bars_follow_each_other():
+    from report.charts import waterfall_svg
+
+    steps = (("network", "25 ms", 25.0), ("queue", "90 ms", 90.0), ("prefill", "55 ms", 55.0))
+    marks = (("p50", "170 ms", 170.0), ("target", "500 ms", 500.0))
+    svg = waterfall_svg("TTFT", steps, marks)
+    bars = [(float(x), float(w)) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', svg)]
+    assert len(bars) == len(steps)
+    for (x0, w0), (x1, _) in itertools.pairwise(bars):
+        assert x1 == pytest.approx(x0 + w0, abs=0.02)
+    widths = [w for _, w in bars]
+    assert widths[1] / widths[0] == pytest.approx(90 / 25, rel=0.01)
+    assert svg.count("<line") == len(marks)
+    for text in ("network", "90 ms", "p50", "170 ms", "target", "500 ms"):
+        assert f">{text}<" in svg
