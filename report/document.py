@@ -198,7 +198,7 @@ def _validation(f: Figures) -> Section:
     op = "operating_point"
     replica = (
         f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
-        f" expect TPOT near {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
+        f" the plan predicts TPOT {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
         f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
     )
     ramp = (
