@@ -1,10 +1,13 @@
-"""Entry point: `streamlit run app.py`. It only declares the navigation; pages render the planner's Design."""
+"""Entry point: `streamlit run app.py`. It declares the navigation; each page renders the planner's Design.
+
+The shared sidebar is rendered by every page (ui.sidebar.page_setup), not here: with a top-level pages/
+folder Streamlit can run a page file on its own, without this script.
+"""
 
 import streamlit as st
 
-from planner import load_brief, plan
+from ui.pages import PAGES
 
 st.set_page_config(page_title="Inference serving design explorer", layout="wide")
-design = plan(load_brief("capstone"))
-st.title("Inference serving design explorer")
-st.metric("Capstone utilization", f"{design.capacity.utilization:.1%}")
+navigation = [st.Page(path, title=title, url_path=url, default=i == 0) for i, (path, title, url) in enumerate(PAGES)]
+st.navigation(navigation).run()

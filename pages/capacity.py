@@ -1,0 +1,96 @@
+"""Capacity: demand, memory per GPU, KV capacity, the decode step, utilization, the binding resource, the operating point."""
+
+import streamlit as st
+
+from planner.breakdowns import decode_step_stack, memory_stack, utilization_stacks
+from planner.fmt import num, pct
+from planner.sweeps import utilization_vs_traffic
+from ui.charts import stacked_bars, utilization_vs_traffic_chart
+from ui.show import Fig, figure_row, md
+from ui.sidebar import page_setup
+
+design = page_setup("Capacity")
+if design is None:
+    st.stop()
+d, m, c, op = design.demand, design.memory, design.capacity, design.operating_point
+
+st.header("Demand at peak")
+figure_row(
+    [
+        Fig("Request rate", num(d.request_rate_per_s, "req/s"), d.arithmetic["request_rate_per_s"]),
+        Fig("Generating at once", num(d.generating_sequences, "seqs"), d.arithmetic["generating_sequences"]),
+        Fig("Input tokens", num(d.input_tokens_per_s, "tok/s"), d.arithmetic["input_tokens_per_s"]),
+        Fig("Output tokens", num(d.output_tokens_per_s, "tok/s"), d.arithmetic["output_tokens_per_s"]),
+        Fig(
+            "Prefill after prefix hits", num(d.prefill_tokens_per_s_after_cache, "tok/s"), d.arithmetic["prefill_tokens_per_s_after_cache"]
+        ),
+    ]
+)
+
+st.header("Memory per GPU")
+st.plotly_chart(stacked_bars([memory_stack(m)], f"{design.gpu_name}: {num(m.gpu_memory_gb, 'GB')} per GPU"), key="chart.memory")
+figure_row(
+    [
+        Fig("Weights per GPU", num(m.weights_gb_per_gpu, "GB"), m.arithmetic["weights_gb_per_gpu"]),
+        Fig("KV cache per GPU", num(m.kv_gb_per_gpu, "GB"), m.arithmetic["kv_gb_per_gpu"]),
+        Fig("KV per token per GPU", num(m.kv_bytes_per_token_per_gpu, "B"), m.arithmetic["kv_bytes_per_token_per_gpu"]),
+        Fig("Sequences per replica", num(m.max_sequences_per_replica), m.arithmetic["max_sequences_per_replica"]),
+        Fig("Sequences, whole fleet", num(m.max_sequences_fleet), m.arithmetic["max_sequences_per_replica"]),
+    ]
+)
+st.caption(
+    f"KV sized for {num(m.kv_context_tokens, 'tokens')} of context per sequence; {num(m.max_sequences_per_node)} sequences per node."
+)
+
+st.header("Decode and prefill")
+st.plotly_chart(stacked_bars([decode_step_stack(c)], "Bytes one decode step reads per GPU", height=180), key="chart.step")
+figure_row(
+    [
+        Fig("Decode batch per replica", num(c.batch_per_replica, "seqs"), c.arithmetic["batch_per_replica"]),
+        Fig("Step bytes per GPU", num(c.decode_step_bytes_gb_per_gpu, "GB"), c.arithmetic["decode_step_bytes_gb_per_gpu"]),
+        Fig("Decode step (ideal)", num(c.decode_step_ideal_ms, "ms"), c.arithmetic["decode_step_ideal_ms"]),
+        Fig("Decode step (real)", num(c.decode_step_ms, "ms"), c.arithmetic["decode_step_ms"]),
+        Fig("Decode capacity", num(c.decode_tokens_per_s, "tok/s"), c.arithmetic["decode_tokens_per_s"]),
+        Fig("Prefill capacity", num(c.prefill_tokens_per_s, "tok/s"), c.arithmetic["prefill_tokens_per_s"]),
+    ]
+)
+st.caption(
+    f"At max-num-seqs {design.brief.deployment.max_num_seqs}: {num(c.step_bytes_at_max_num_seqs_gb, 'GB')} per GPU per step,"
+    f" {num(c.step_at_max_num_seqs_ideal_ms, 'ms')} ideal, {num(c.step_at_max_num_seqs_ms, 'ms')} real."
+    f" An unchunked p95 prompt takes {num(c.unchunked_prefill_p95_ms, 'ms')} of one replica."
+)
+
+st.header("Utilization and the binding resource")
+st.plotly_chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
+figure_row(
+    [
+        Fig("Utilization", pct(c.utilization), c.arithmetic["utilization"]),
+        Fig("Without prefix caching", pct(c.utilization_no_prefix_cache), c.arithmetic["utilization_no_prefix_cache"]),
+        Fig("Prefill share", pct(c.prefill_fraction), c.arithmetic["prefill_fraction"]),
+        Fig("Decode share", pct(c.decode_fraction), c.arithmetic["decode_fraction"]),
+        Fig("Binding resource", c.binding_constraint.value, c.arithmetic["binding_constraint"]),
+    ]
+)
+st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
+st.caption(f"Basis: {c.utilization_basis}.")
+st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
+
+st.header("The operating point (Little's law)")
+st.caption(
+    f"One replica of the general pool, {op.serving_replicas} serving replicas (spares excluded),"
+    " solved together with the step time its batch implies."
+)
+figure_row(
+    [
+        Fig("Rate per replica", num(op.rate_per_replica_per_s, "req/s"), op.arithmetic["rate_per_replica_per_s"]),
+        Fig("In flight", num(op.in_flight, "seqs"), op.arithmetic["in_flight"]),
+        Fig("TPOT", num(op.tpot_ms, "ms"), op.arithmetic["tpot_ms"]),
+        Fig("KV in use", num(op.kv_in_use_gb, "GB"), op.arithmetic["kv_in_use_gb"]),
+        Fig("Capacity at the ITL target", num(op.capacity_rate_per_s, "req/s"), op.arithmetic["capacity_rate_per_s"]),
+    ]
+)
+st.caption(
+    f"Ideal step (bytes / peak bandwidth): {num(op.in_flight_ideal)} in flight, TPOT {num(op.tpot_ideal_ms, 'ms')},"
+    f" capacity {num(op.capacity_rate_ideal_per_s, 'req/s')}. Load / capacity: {pct(op.load_vs_capacity)}."
+    f" Memory in use: {op.arithmetic['memory_used_gb']}."
+)

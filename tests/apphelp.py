@@ -1,0 +1,48 @@
+"""Helpers for the AppTest suites: start the app on a preset, visit pages, read figures as numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT_S = 30
+
+
+def new_app(params: dict[str, str] | None = None) -> AppTest:
+    """The app after its first run, with the given URL query parameters."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def visit(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+_NUMBER = re.compile(r"-?[\d,]*\.?\d+(?:e[+-]?\d+)?")
+
+
+def number(text: str) -> float:
+    """'55.6 req/s' -> 55.6, '27.7%' -> 27.7, 'x3.61' -> 3.61, '20,480 B' -> 20480."""
+    match = _NUMBER.search(text)
+    assert match, f"no number in {text!r}"
+    return float(match.group().replace(",", ""))
+
+
+def figure(at: AppTest, label: str) -> float:
+    values = metrics(at)
+    assert label in values, f"{label!r} not among {sorted(values)}"
+    return number(values[label])

@@ -1,0 +1,161 @@
+"""Each sidebar control moves the figures in the direction the physics says, and state survives page switches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from apphelp import figure, new_app, visit
+from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.app
+
+CAPACITY = "pages/capacity.py"
+
+
+def _capacity(preset: str = "capstone") -> AppTest:
+    return visit(new_app({"preset": preset}), CAPACITY)
+
+
+def _moves(
+    change: Callable[[AppTest], object], up: tuple[str, ...], down: tuple[str, ...], preset: str = "capstone"
+) -> dict[str, tuple[float, float]]:
+    at = _capacity(preset)
+    before = {label: figure(at, label) for label in (*up, *down)}
+    change(at)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = {label: figure(at, label) for label in (*up, *down)}
+    for label in up:
+        assert after[label] > before[label], f"{label} should rise: {before[label]} -> {after[label]}"
+    for label in down:
+        assert after[label] < before[label], f"{label} should fall: {before[label]} -> {after[label]}"
+    return {label: (before[label], after[label]) for label in before}
+
+
+def test_duty_cycle_raises_demand_and_utilization() -> None:
+    moved = _moves(
+        lambda at: at.slider(key="sb.workload.duty_cycle").set_value(0.16),
+        up=("Request rate", "Utilization", "Decode batch per replica"),
+        down=(),
+    )
+    assert moved["Request rate"][1] == pytest.approx(2 * moved["Request rate"][0], rel=0.01)  # rate = users x duty / generation time
+
+
+def test_prefix_hit_rate_lowers_prefill_and_utilization() -> None:
+    moved = _moves(
+        lambda at: at.slider(key="sb.workload.prefix_hit_rate").set_value(0.9),
+        up=(),
+        down=("Prefill after prefix hits", "Utilization", "Prefill share"),
+    )
+    assert moved["Prefill after prefix hits"][1] == pytest.approx(66_667 * 0.1, rel=0.01)
+
+
+def test_users_raise_demand() -> None:
+    _moves(lambda at: at.number_input(key="sb.workload.users").set_value(20_000), up=("Request rate", "Utilization", "In flight"), down=())
+
+
+def test_request_rate_raises_load_on_a_rate_brief() -> None:
+    _moves(
+        lambda at: at.number_input(key="sb.workload.request_rate").set_value(14.0),
+        up=("Utilization", "TPOT", "In flight", "KV in use"),
+        down=(),
+        preset="qps10-tp4",
+    )
+
+
+def test_more_nodes_lower_utilization_and_batch() -> None:
+    _moves(
+        lambda at: at.number_input(key="sb.hardware.nodes").set_value(12),
+        up=("Sequences, whole fleet",),
+        down=("Utilization", "Decode batch per replica"),
+    )
+
+
+def test_bf16_weights_double_weights_and_raise_utilization() -> None:
+    moved = _moves(
+        lambda at: at.selectbox(key="sb.deployment.weights").set_value("bf16"),
+        up=("Weights per GPU", "Utilization", "Decode step (real)"),
+        down=("KV cache per GPU",),
+    )
+    assert moved["Weights per GPU"][1] == pytest.approx(2 * moved["Weights per GPU"][0], rel=0.01)
+
+
+def test_bf16_kv_doubles_kv_per_token_and_halves_sequences() -> None:
+    moved = _moves(
+        lambda at: at.selectbox(key="sb.deployment.kv_cache").set_value("bf16"),
+        up=("KV per token per GPU", "Decode step (real)"),
+        down=("Sequences per replica",),
+    )
+    assert moved["KV per token per GPU"][1] == pytest.approx(2 * moved["KV per token per GPU"][0], rel=0.01)
+
+
+def test_smaller_model_lowers_weights_and_utilization() -> None:
+    _moves(
+        lambda at: at.selectbox(key="sb.model.name").set_value("llama-3.1-8b"),
+        up=("Sequences per replica",),
+        down=("Weights per GPU", "Utilization", "Decode step (real)"),
+    )
+
+
+def test_faster_gpu_lowers_the_decode_step() -> None:
+    _moves(
+        lambda at: at.selectbox(key="sb.hardware.gpu").set_value("h200"),
+        up=("KV cache per GPU", "Sequences per replica"),
+        down=("Decode step (real)", "Utilization"),
+    )
+
+
+def test_controls_survive_a_page_switch() -> None:
+    at = _capacity()
+    at.slider(key="sb.workload.duty_cycle").set_value(0.12).run()
+    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    rate = figure(at, "Request rate")
+    visit(at, "pages/brief.py")
+    assert at.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
+    assert at.number_input(key="f.hardware.nodes").value == 6
+    visit(at, CAPACITY)
+    assert at.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
+    assert figure(at, "Request rate") == rate
+
+
+def test_form_and_sidebar_show_the_same_brief() -> None:
+    at = visit(new_app(), "pages/brief.py")
+    at.number_input(key="f.hardware.nodes").set_value(5).run()
+    assert at.number_input(key="sb.hardware.nodes").value == 5
+    at.number_input(key="sb.hardware.nodes").set_value(7).run()
+    assert at.number_input(key="f.hardware.nodes").value == 7
+
+
+def test_rejected_value_is_reported_beside_the_field_and_the_rest_kept() -> None:
+    at = visit(new_app(), "pages/brief.py")
+    at.number_input(key="f.hardware.nodes").set_value(6).run()
+    at.number_input(key="f.workload.input_tokens_p95").set_value(100.0).run()
+    assert any("workload.input_tokens_p95" in e.value and "at least input_tokens_mean" in e.value for e in at.error)
+    assert at.number_input(key="f.workload.input_tokens_p95").value == 6000  # the brief keeps its valid value
+    assert at.number_input(key="f.hardware.nodes").value == 6  # and the other changes
+    assert at.query_params.get("hardware.nodes") == ["6"] or at.query_params.get("hardware.nodes") == "6"
+
+
+def test_custom_model_starts_from_the_catalog_numbers() -> None:
+    at = visit(new_app(), "pages/brief.py")
+    at.selectbox(key="f.model.name").set_value("custom").run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="f.model.custom.layers").value == 80
+    at.number_input(key="f.model.custom.layers").set_value(40).run()
+    assert figure(at, "Utilization at peak") > 0
+
+
+def test_infeasible_design_is_a_verdict_not_a_traceback() -> None:
+    at = new_app({"preset": "capstone", "model.name": "llama-3.1-405b", "deployment.weights": "bf16"})
+    assert not at.exception
+    assert any("cannot be computed" in e.value for e in at.error)
+    assert any("deployment.tp" in m.value for m in at.markdown)
+
+
+def test_back_to_the_preset_clears_the_changes() -> None:
+    at = _capacity()
+    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    at.sidebar.button[0].click().run()
+    assert at.number_input(key="sb.hardware.nodes").value == 8
+    assert dict(at.query_params) in ({"preset": ["capstone"]}, {"preset": "capstone"})

@@ -1,0 +1,37 @@
+"""Every page renders every preset: no exception, the page's key figures shown, the sidebar present."""
+
+from __future__ import annotations
+
+import pytest
+from apphelp import metrics, new_app, visit
+
+from planner import preset_names
+from ui.pages import PAGES
+
+pytestmark = pytest.mark.app
+
+# The figures each page must show for any computable design (metric labels).
+KEY_FIGURES = {
+    "Brief": ("Utilization at peak", "Binding resource", "TPOT at the operating point"),
+    "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
+}
+
+
+@pytest.mark.parametrize("preset", preset_names())
+@pytest.mark.parametrize("page", [p for p, _, _ in PAGES], ids=[t for _, t, _ in PAGES])
+def test_page_renders_preset(page: str, preset: str) -> None:
+    at = new_app({"preset": preset})
+    visit(at, page)
+    title = next(t for p, t, _ in PAGES if p == page)
+    assert at.title[0].value == title
+    assert at.sidebar.selectbox(key="nav.preset").value == preset
+    shown = metrics(at)
+    for label in KEY_FIGURES.get(title, ()):
+        assert label in shown, f"{title} with {preset}: {label!r} missing"
+        assert shown[label] not in ("", "nan"), (label, shown[label])
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_every_page_has_key_figures_listed() -> None:
+    missing = [t for _, t, _ in PAGES if t not in KEY_FIGURES]
+    assert not missing, f"add the key figures of {missing} to KEY_FIGURES"

@@ -1,0 +1,1 @@
+"""The Streamlit app's shared parts: state, sidebar, rendering helpers, charts. Pages import from here."""

@@ -1,0 +1,70 @@
+"""Small rendering helpers the pages share: figures with their arithmetic, verdicts, problems.
+
+Nothing here computes a number: values and arithmetic come from the Design. Text from the design or the
+brief goes through `md()` (Markdown escaped; no HTML is ever allowed), so a title cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from planner import Design, Problem
+
+__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "verdict_banner"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+
+
+def md(text: str) -> str:
+    """Escape Markdown (and the $ that Streamlit reads as LaTeX) so text shows as written."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+@dataclass(frozen=True)
+class Fig:
+    """One figure on a page: its label, its formatted value, and the arithmetic that produced it."""
+
+    label: str
+    value: str
+    arithmetic: str = ""
+    help: str | None = None
+
+
+def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithmetic") -> None:
+    """A row of metrics, then one expander listing each figure's arithmetic."""
+    for column, fig in zip(st.columns(len(figs)), figs, strict=True):
+        with column:
+            st.metric(fig.label, fig.value, help=fig.help)
+    arithmetic_expander(((f.label, f.arithmetic) for f in figs if f.arithmetic), title=arithmetic_title)
+
+
+def arithmetic_expander(pairs: Iterable[tuple[str, str]], *, title: str = "Show the arithmetic") -> None:
+    lines = [f"- **{md(label)}**: {md(text)}" for label, text in pairs]
+    if lines:
+        with st.expander(title):
+            st.markdown("\n".join(lines))
+
+
+def arithmetic_of(section: Mapping[str, str], *keys: str) -> str:
+    return "; ".join(section[k] for k in keys if k in section)
+
+
+def show_problems(problems: Sequence[Problem]) -> None:
+    for p in problems:
+        st.markdown(f"- `{p.field}`: {md(p.problem)}. **Change:** {md(p.change)}")
+
+
+def verdict_banner(design: Design) -> None:
+    v = design.verdict
+    if v.feasible and v.meets_slo:
+        st.success("Feasible and meets the SLO.")
+    elif v.feasible:
+        st.warning("Feasible, but the SLO is not met.")
+    else:
+        st.error("Not feasible as briefed.")
+    if v.problems:
+        show_problems(v.problems)

@@ -1,0 +1,179 @@
+"""The sidebar every page renders first: preset picker, live controls, the design-document download.
+
+Every page calls `page_setup()` before anything else: a top-level `pages/` folder can make Streamlit
+run a page file alone (without app.py), so the shared sidebar cannot live in app.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from planner import GPUS, MODELS, Brief, Design, InfeasibleDesign, plan, preset_names
+from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
+from ui import state
+from ui.document import document_download
+from ui.show import md, show_problems
+
+__all__ = ["page_setup"]
+
+_FRACTION_STEP = 0.01
+
+
+def _help(model: Any, name: str) -> str:
+    return str(model.model_fields[name].description or "")
+
+
+def _seed(key: str, brief: Brief, path: str) -> None:
+    if key not in st.session_state:
+        st.session_state[key] = state.brief_value(brief, path)
+
+
+def _on_change(path: str, key: str) -> None:
+    state.set_field(path, st.session_state[key])
+
+
+def control(widget: Callable[..., Any], label: str, path: str, brief: Brief, *, key_prefix: str = "sb.", **kwargs: Any) -> None:
+    """A widget bound to one brief path: seeded from the brief, its changes written back as an override."""
+    key = f"{key_prefix}{path}"
+    _seed(key, brief, path)
+    widget(label, key=key, on_change=_on_change, args=(path, key), **kwargs)
+    error = state.field_errors().get(path)
+    if error:
+        st.error(error)
+
+
+def _on_preset() -> None:
+    state.select_preset(st.session_state["nav.preset"])
+
+
+def _preset_picker() -> None:
+    names = preset_names()
+    st.session_state["nav.preset"] = state.current_preset()
+    st.selectbox(
+        "Preset",
+        names,
+        key="nav.preset",
+        on_change=_on_preset,
+        format_func=lambda n: f"{n}: {state.preset_brief(n).title}",
+        help="A worked design to start from; the controls below change it, and the URL records the changes.",
+    )
+
+
+def _traffic_control(brief: Brief) -> None:
+    if brief.workload.rate_given:
+        control(
+            st.number_input,
+            "Request rate (req/s)",
+            "workload.request_rate",
+            brief,
+            min_value=0.001,
+            step=1.0,
+            format="%.2f",
+            help=_help(Workload, "request_rate"),
+        )
+    else:
+        control(st.number_input, "Users at peak", "workload.users", brief, min_value=1, step=500, help=_help(Workload, "users"))
+
+
+def _model_options(brief: Brief) -> list[str]:
+    options = list(MODELS)
+    if brief.model.name not in options:
+        options.append(brief.model.name)
+    return options
+
+
+def _controls(brief: Brief) -> None:
+    rate_given = brief.workload.rate_given
+    control(
+        st.slider,
+        "Duty cycle",
+        "workload.duty_cycle",
+        brief,
+        min_value=_FRACTION_STEP,
+        max_value=1.0,
+        step=_FRACTION_STEP,
+        disabled=rate_given,
+        help=_help(Workload, "duty_cycle") + (" This brief gives a request rate, so the duty cycle does not enter." if rate_given else ""),
+    )
+    control(
+        st.slider,
+        "Prefix hit rate",
+        "workload.prefix_hit_rate",
+        brief,
+        min_value=0.0,
+        max_value=1.0,
+        step=_FRACTION_STEP,
+        help=_help(Workload, "prefix_hit_rate"),
+    )
+    _traffic_control(brief)
+    control(st.number_input, "Nodes", "hardware.nodes", brief, min_value=1, step=1, help=_help(Hardware, "nodes"))
+    left, right = st.columns(2)
+    with left:
+        control(
+            st.selectbox, "Weights", "deployment.weights", brief, options=[p.value for p in Precision], help=_help(Deployment, "weights")
+        )
+    with right:
+        control(
+            st.selectbox,
+            "KV cache",
+            "deployment.kv_cache",
+            brief,
+            options=[p.value for p in KvPrecision],
+            help=_help(Deployment, "kv_cache"),
+        )
+    control(
+        st.selectbox,
+        "Model",
+        "model.name",
+        brief,
+        options=_model_options(brief),
+        format_func=lambda k: MODELS[k].name if k in MODELS else k,
+        help="The model (catalog entry) every replica serves.",
+    )
+    control(
+        st.selectbox,
+        "GPU",
+        "hardware.gpu",
+        brief,
+        options=list(GPUS),
+        format_func=lambda k: GPUS[k].name if k in GPUS else k,
+        help=_help(Hardware, "gpu"),
+    )
+
+
+def _link_caption() -> None:
+    changed = state.current_overrides()
+    if changed:
+        st.caption(f"{len(changed)} change(s) from the preset; the page URL carries them, so a copied link reopens this design.")
+        st.button("Back to the preset", on_click=state.select_preset, args=(state.current_preset(),))
+
+
+def page_setup(title: str) -> Design | None:
+    """Render the sidebar and the page header; the current design, or None after showing why there is none."""
+    state.init_state()
+    state.enter_page(title)
+    brief = state.current_brief()
+    with st.sidebar:
+        _preset_picker()
+        _controls(brief)
+        _link_caption()
+    state.sync_url()
+    st.title(title)
+    st.caption(md(brief.title))
+    for message in state.link_errors().values():
+        st.warning(message)
+    notice = state.pop_notice()
+    if notice:
+        st.success(notice)
+    try:
+        design = plan(brief)
+    except InfeasibleDesign as exc:
+        st.error("This design cannot be computed: it does not fit the hardware. Change the fields named below.")
+        show_problems(exc.verdict.problems)
+        return None
+    with st.sidebar:
+        document_download(design)
+    return design

@@ -1,0 +1,257 @@
+"""The app's state: a preset plus dotted-path overrides, kept in session state and mirrored in the URL.
+
+The current brief is always `apply_overrides(load_brief(preset), overrides)`. Widgets are views on brief
+paths: their keys are seeded from the current brief when absent, and their callbacks write the
+overrides, so a page that does not render a widget loses nothing. The URL carries `preset` and one
+query parameter per override (`?preset=capstone&workload.duty_cycle=0.16`), so a copied link reopens
+the same design.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import streamlit as st
+
+from planner import Brief, BriefError, apply_overrides, load_brief, preset_names
+from planner.loader import parse_override
+
+__all__ = [
+    "WIDGET_PREFIXES",
+    "brief_value",
+    "current_brief",
+    "diff_overrides",
+    "enter_page",
+    "field_errors",
+    "flatten",
+    "from_query_params",
+    "init_state",
+    "link_errors",
+    "load_brief_as_current",
+    "preset_brief",
+    "reset_widgets",
+    "select_preset",
+    "set_field",
+    "set_fields",
+    "to_query_params",
+]
+
+DEFAULT_PRESET = "capstone"
+PRESET_KEY = "state.preset"
+OVERRIDES_KEY = "state.overrides"
+ERRORS_KEY = "state.errors"
+LINK_ERRORS_KEY = "state.link_errors"
+NOTICE_KEY = "state.notice"
+INIT_KEY = "state.initialised"
+PAGE_KEY = "state.page"
+WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
+
+
+@lru_cache(maxsize=64)
+def preset_brief(name: str) -> Brief:
+    return load_brief(name)
+
+
+def _overrides_key(overrides: Mapping[str, Any]) -> str:
+    return json.dumps(overrides, sort_keys=True)
+
+
+@lru_cache(maxsize=512)
+def _brief_for(preset: str, overrides_json: str) -> Brief:
+    return apply_overrides(preset_brief(preset), json.loads(overrides_json))
+
+
+def brief_for(preset: str, overrides: Mapping[str, Any]) -> Brief:
+    """The preset with the overrides applied (validated; cached by their JSON)."""
+    return _brief_for(preset, _overrides_key(overrides))
+
+
+def brief_value(brief: Brief, path: str) -> Any:
+    """The JSON value at a dotted path of a brief (None where an optional section is empty)."""
+    node: Any = brief.model_dump(mode="json")
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{'workload': {'users': 1}} -> {'workload.users': 1}; lists and None stay leaves."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{path}."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def diff_overrides(base: Brief, other: Brief) -> dict[str, Any]:
+    """Overrides that turn `base` into `other` (a section that empties becomes one None override)."""
+    before, after = flatten(base.model_dump(mode="json")), flatten(other.model_dump(mode="json"))
+    changes: dict[str, Any] = {}
+    for path, value in after.items():
+        if before.get(path, ...) != value:
+            changes[path] = value
+    for path in before:
+        section = next((p for p in _parents(path) if p in after), None)
+        if path not in after and section is not None:
+            changes[section] = None
+    return changes
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+# --- the URL ---------------------------------------------------------------------------------------
+
+
+def _raw(value: Any) -> str:
+    """A value as the URL carries it: strings bare where they read back as themselves, else JSON."""
+    if isinstance(value, str):
+        try:
+            reads_back = json.loads(value) == value
+        except json.JSONDecodeError:
+            reads_back = True
+        if reads_back and value.strip() == value and value.lower() not in ("none", "null", ""):
+            return value
+    return json.dumps(value)
+
+
+def to_query_params(preset: str, overrides: Mapping[str, Any]) -> dict[str, str]:
+    return {"preset": preset, **{path: _raw(value) for path, value in sorted(overrides.items())}}
+
+
+def from_query_params(params: Mapping[str, str]) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """(preset, overrides, errors) from a URL; a bad parameter is reported and left out, the rest kept."""
+    errors: dict[str, str] = {}
+    preset = params.get("preset", DEFAULT_PRESET)
+    if preset not in preset_names():
+        errors["preset"] = f"preset: unknown preset '{preset}' in the link; showing {DEFAULT_PRESET}"
+        preset = DEFAULT_PRESET
+    overrides: dict[str, Any] = {}
+    for key, raw in params.items():
+        if key == "preset":
+            continue
+        try:
+            path, value = parse_override(f"{key}={raw}")
+            brief_for(preset, {**overrides, path: value})
+        except BriefError as exc:
+            errors[key] = f"{exc} (from the link; left out)"
+            continue
+        overrides[path] = value
+    return preset, overrides, errors
+
+
+# --- session state ---------------------------------------------------------------------------------
+
+
+def init_state() -> None:
+    """On a session's first run, read the design from the URL."""
+    ss = st.session_state
+    if INIT_KEY in ss:
+        return
+    preset, overrides, link_errors = from_query_params(st.query_params.to_dict())
+    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
+    ss[INIT_KEY] = True
+
+
+def current_preset() -> str:
+    return str(st.session_state[PRESET_KEY])
+
+
+def current_overrides() -> dict[str, Any]:
+    return dict(st.session_state[OVERRIDES_KEY])
+
+
+def current_brief() -> Brief:
+    return brief_for(current_preset(), current_overrides())
+
+
+def field_errors() -> dict[str, str]:
+    """Values a user entered that the planner rejected, by brief path (shown beside the field)."""
+    return dict(st.session_state[ERRORS_KEY])
+
+
+def link_errors() -> dict[str, str]:
+    """URL parameters that could not be applied (shown at the top of the page until the preset changes)."""
+    return dict(st.session_state[LINK_ERRORS_KEY])
+
+
+def sync_url() -> None:
+    """Write the design into the URL (only when it changed, so the browser history stays clean)."""
+    wanted = to_query_params(current_preset(), current_overrides())
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def reset_widgets() -> None:
+    """Forget every view widget's value so each is re-seeded from the current brief."""
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(WIDGET_PREFIXES)]:
+        del st.session_state[key]
+
+
+def set_field(path: str, value: Any) -> None:
+    """Change one brief field; a value the planner rejects is reported beside the field and not kept."""
+    set_fields({path: value}, report_at=path)
+
+
+def set_fields(changes: Mapping[str, Any], *, report_at: str) -> None:
+    """Change brief fields together; if the planner rejects the result, report it at `report_at` and keep the brief."""
+    ss = st.session_state
+    preset = current_preset()
+    overrides = current_overrides()
+    base = preset_brief(preset)
+    for path, value in changes.items():
+        if value == brief_value(base, path):
+            overrides.pop(path, None)
+        else:
+            overrides[path] = value
+    errors = field_errors()
+    errors.pop(report_at, None)
+    try:
+        brief_for(preset, overrides)
+    except BriefError as exc:
+        shown = changes.get(report_at, changes)
+        errors[report_at] = f"{shown!r} not accepted: {exc}"
+    else:
+        ss[OVERRIDES_KEY] = overrides
+    ss[ERRORS_KEY] = errors
+    reset_widgets()
+
+
+def select_preset(name: str) -> None:
+    ss = st.session_state
+    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = name, {}, {}, {}
+    reset_widgets()
+
+
+def load_brief_as_current(brief: Brief) -> None:
+    """Make a brief (an uploaded file, a variation) current: the preset stays, the differences become overrides."""
+    ss = st.session_state
+    ss[OVERRIDES_KEY] = diff_overrides(preset_brief(current_preset()), brief)
+    ss[ERRORS_KEY] = {}
+    reset_widgets()
+
+
+def enter_page(name: str) -> None:
+    """On a page switch, re-seed the view widgets: a widget of another page keeps no value here."""
+    if st.session_state.get(PAGE_KEY) != name:
+        reset_widgets()
+        st.session_state[PAGE_KEY] = name
+
+
+def set_notice(text: str) -> None:
+    st.session_state[NOTICE_KEY] = text
+
+
+def pop_notice() -> str | None:
+    value = st.session_state.pop(NOTICE_KEY, None)
+    return None if value is None else str(value)
