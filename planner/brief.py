@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 __all__ = [
     "Brief",
@@ -30,6 +30,14 @@ __all__ = [
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_other_types(cls, value: Any, info: ValidationInfo) -> Any:
+        """Pydantic's lax mode reads true as 1; in a brief `nodes = true` is a typo, not one node."""
+        if isinstance(value, bool) and info.field_name is not None and cls.model_fields[info.field_name].annotation is not bool:
+            raise ValueError("true/false is not a value this field takes (it is not a yes/no switch)")
+        return value
 
 
 class Precision(StrEnum):

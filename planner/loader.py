@@ -97,7 +97,8 @@ def brief_from_text(text: str, fmt: str, source: str = "brief", base_dir: Path |
     if "\x00" in text:
         raise BriefError(source, "file is binary, not a TOML or JSON brief")
     try:
-        data = json.loads(text, parse_constant=_reject_constant) if fmt == "json" else tomllib.loads(text)
+        # NaN and Infinity parse to floats here so that _reject_non_finite names the field that holds them.
+        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         raise BriefError(source, f"malformed {fmt.upper()}: {str(exc).splitlines()[0]}") from None
     _reject_non_finite(data, "")
@@ -133,6 +134,8 @@ def _read_file(path: Path) -> Brief:
 
 def load_brief(ref: str) -> Brief:
     """A preset name (file stem under presets/) or a path to a TOML or JSON brief."""
+    if not ref.strip():
+        raise BriefError("BRIEF", "empty: give a preset name or a brief file")
     path = Path(ref)
     if path.suffix.lower() in (".toml", ".json") or path.exists() or "/" in ref:
         if path.is_dir():

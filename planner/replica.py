@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ComputePeak, Precision
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
-from planner.errors import BriefError
+from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of"]
 
@@ -117,19 +117,31 @@ def _compute_precision(brief: Brief) -> str:
     return "bf16" if weights in (Precision.bf16, Precision.int4) else weights.value  # W4A16 math is bf16
 
 
+def _tp_choices(gpus_per_node: int, kv_heads: int) -> str:
+    fits = [tp for tp in range(1, gpus_per_node + 1) if gpus_per_node % tp == 0 and kv_heads % tp == 0]
+    return ", ".join(str(tp) for tp in fits)
+
+
+def _check_tp(tp: int, gpus_per_node: int, kv_heads: int) -> None:
+    """A replica is TP GPUs of one node that split the KV heads evenly; anything else is a verdict, not a number."""
+    if tp > gpus_per_node:
+        problem = f"TP={tp} is larger than a node ({gpus_per_node} GPUs); TP must stay inside one NVLink domain"
+    elif gpus_per_node % tp:
+        problem = f"TP={tp} does not divide the {gpus_per_node} GPUs of a node"
+    elif kv_heads % tp:
+        problem = f"TP={tp} does not divide the model's {kv_heads} KV heads"
+    else:
+        return
+    change = f"set deployment.tp to one of {_tp_choices(gpus_per_node, kv_heads)}, or change hardware.gpus_per_node"
+    raise InfeasibleDesign((Problem(field="deployment.tp", problem=problem, change=change),))
+
+
 def shape_of(brief: Brief) -> ReplicaShape:
-    """The replica the brief describes; raises BriefError when no replica can be formed."""
+    """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed."""
     hw, dep = brief.hardware, brief.deployment
     model = model_spec(brief.model)
     gpu = gpu_spec(hw.gpu)
-    if dep.tp > hw.gpus_per_node:
-        raise BriefError(
-            "deployment.tp", f"TP={dep.tp} is larger than a node ({hw.gpus_per_node} GPUs); TP must stay inside one NVLink domain"
-        )
-    if hw.gpus_per_node % dep.tp:
-        raise BriefError("deployment.tp", f"TP={dep.tp} does not divide the {hw.gpus_per_node} GPUs of a node")
-    if model.kv_heads % dep.tp:
-        raise BriefError("deployment.tp", f"TP={dep.tp} does not divide the model's {model.kv_heads} KV heads")
+    _check_tp(dep.tp, hw.gpus_per_node, model.kv_heads)
     precision = _compute_precision(brief)
     eff = brief.efficiency
     replicas_per_node = hw.gpus_per_node // dep.tp

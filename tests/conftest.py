@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,3 +29,21 @@ def cli_json(*args: str) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+# --- hypothesis profile and the robustness case counts ---------------------------------------------
+# "ci" (the default): a fixed number of examples, derandomized (the same cases every run), no
+# deadline (a plan takes tens of ms and CI machines vary), no example database written to disk.
+# HYPOTHESIS_PROFILE=explore runs ten times as many random cases locally.
+settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", max_examples=250, deadline=None, derandomize=False, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from casecount import COUNTS
+
+    if COUNTS:
+        terminalreporter.write_sep("-", "property and fuzz case counts")
+        for kind, n in sorted(COUNTS.items()):
+            terminalreporter.write_line(f"{kind}: {n}")
