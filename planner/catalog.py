@@ -292,6 +292,11 @@ def _estimate_params(cfg: dict[str, object], layers: int, hidden: int, kv_heads:
 def model_from_hf_config(path: Path | str) -> CustomModel:
     """Read a local Hugging Face config.json (nothing is downloaded) into a custom model."""
     path = Path(path)
+    # a config.json is a few kB: refuse missing paths, devices, FIFOs and huge files before reading them
+    if not path.is_file():
+        raise BriefError(str(path), "no such config.json (not a regular file)")
+    if path.stat().st_size > 1_000_000:
+        raise BriefError(str(path), f"config.json is {path.stat().st_size:,} bytes; at most 1,000,000")
     try:
         cfg = json.loads(path.read_text(encoding="utf-8"))
         layers = int(cfg["num_hidden_layers"])

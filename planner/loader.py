@@ -70,8 +70,13 @@ def _resolve_hf_config(data: dict[str, Any], base_dir: Path) -> None:
     ref = model["hf_config"]
     if not isinstance(ref, str):
         raise BriefError("model.hf_config", "must be a path to a config.json")
+    if len(ref) > 1000:
+        raise BriefError("model.hf_config", f"path is {len(ref):,} characters; at most 1,000")
     path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
-    custom = model_from_hf_config(path)
+    try:
+        custom = model_from_hf_config(path)
+    except BriefError as exc:  # name the field the user set, with the file in the reason
+        raise BriefError("model.hf_config", f"{exc.field}: {exc.reason}") from None
     model.update(name="custom", custom=custom.model_dump(), hf_config=None)
     model.setdefault("display_name", path.parent.name or "custom model")
 
