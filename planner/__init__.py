@@ -1,34 +1,48 @@
 """The planner: brief in, design out. Pure: no Streamlit, no IO outside the loaders."""
 
+from planner.architecture import Architecture, Decision, Pool
 from planner.brief import Brief
 from planner.capacity import Binding, Capacity, Demand, Memory
 from planner.catalog import GPUS, MODELS, GpuSpec, ModelSpec, model_from_hf_config
-from planner.design import Design, Pools, plan
+from planner.config import Dependency, EngineConfig, Flag
+from planner.design import CoreDesign, Design, Pools, core_design, plan
 from planner.errors import BriefError
 from planner.loader import apply_overrides, brief_to_json, brief_to_toml, load_brief, preset_names
 from planner.operating_point import OperatingPoint
+from planner.slo import SloBudget, TradeoffPoint, WaterfallStep
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = [
     "GPUS",
     "MODELS",
+    "Architecture",
     "Binding",
     "Brief",
     "BriefError",
     "Capacity",
+    "CoreDesign",
+    "Decision",
     "Demand",
+    "Dependency",
     "Design",
+    "EngineConfig",
+    "Flag",
     "GpuSpec",
     "InfeasibleDesign",
     "Memory",
     "ModelSpec",
     "OperatingPoint",
+    "Pool",
     "Pools",
     "Problem",
+    "SloBudget",
+    "TradeoffPoint",
     "Verdict",
+    "WaterfallStep",
     "apply_overrides",
     "brief_to_json",
     "brief_to_toml",
+    "core_design",
     "load_brief",
     "model_from_hf_config",
     "plan",

@@ -9,14 +9,17 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from planner.architecture import Architecture, architecture, long_context_utilization
 from planner.brief import Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
+from planner.config import EngineConfig, engine_config
 from planner.fmt import num, pct
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
 from planner.replica import ReplicaShape, shape_of
+from planner.slo import SloBudget, slo_budget
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
-__all__ = ["Design", "Pools", "plan"]
+__all__ = ["CoreDesign", "Design", "Pools", "core_design", "plan"]
 
 
 class Pools(BaseModel):
@@ -28,6 +31,23 @@ class Pools(BaseModel):
     long_context_nodes: int
     spare_nodes: int
     serving_replicas: int  # every replica but the spares': what carries load if a spare is used up
+
+
+class CoreDesign(BaseModel):
+    """Steps 1-3 and the SLO budget: what a failure scenario or a variation option re-plans (no recursion)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    brief: Brief
+    shape: ReplicaShape
+    pools: Pools
+    demand: Demand
+    memory: Memory
+    capacity: Capacity
+    operating_point: OperatingPoint
+    slo: SloBudget
+    load_batch_basis: str  # where the running batch of the SLO budget comes from
+    verdict: Verdict
 
 
 class Design(BaseModel):
@@ -44,6 +64,9 @@ class Design(BaseModel):
     memory: Memory
     capacity: Capacity
     operating_point: OperatingPoint
+    slo: SloBudget
+    architecture: Architecture
+    config: EngineConfig
     verdict: Verdict
 
 
@@ -136,13 +159,57 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
     return problems
 
 
-def plan(brief: Brief) -> Design:
-    """The whole design for a brief; raises InfeasibleDesign when it cannot be computed at all."""
-    return _plan_cached(brief)
+def _slo_problems(brief: Brief, slo: SloBudget, pools: Pools) -> list[Problem]:
+    p = slo.point
+    problems = []
+    if not slo.ttft_ok:
+        if p.admission_wait_ms > p.priority_wait_ms:
+            field, change = (
+                "deployment.max_num_seqs",
+                f"raise max-num-seqs above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
+            )
+        elif not p.prefill_stage_ms < slo.ttft_target_ms:
+            field, change = (
+                "deployment.max_num_batched_tokens",
+                "raise max-num-batched-tokens so a capped prompt needs fewer chunks, or raise the prefix hit rate",
+            )
+        else:
+            field, change = "hardware.nodes", f"add nodes (the queue runs at {pct(p.rho)} busy), raise the prefix hit rate, or quantize"
+        problems.append(
+            Problem(
+                field=field,
+                problem=f"p95 TTFT is {num(slo.ttft_p95_ms, 'ms')}, over the {num(slo.ttft_target_ms, 'ms')} target (slo.ttft_p95_ms)",
+                change=change,
+            )
+        )
+    if not slo.itl_ok:
+        field = "deployment.max_num_seqs" if p.running_batch_p95 >= brief.deployment.max_num_seqs * 0.99 else "hardware.nodes"
+        problems.append(
+            Problem(
+                field=field,
+                problem=f"p95 ITL is {num(slo.itl_p95_ms, 'ms')}, over the {num(slo.itl_target_ms, 'ms')} target (slo.itl_p95_ms)",
+                change=f"lower max-num-seqs to cut the batch ({num(p.running_batch_p95)} at p95) or add nodes to spread {num(p.rate_per_replica_per_s, 'req/s')} per replica",
+            )
+        )
+    return problems
 
 
-@lru_cache(maxsize=256)
-def _plan_cached(brief: Brief) -> Design:
+def _load_batch(brief: Brief, dem: Demand, op: OperatingPoint, replicas: int) -> tuple[float, str]:
+    """Sequences one replica runs: users x duty spread over the replicas, or Little's law at the engine's pace."""
+    if brief.workload.request_rate is None:
+        batch = dem.generating_sequences / max(replicas, 1)
+        return batch, f"{num(dem.generating_sequences)} generating / {replicas} replicas"
+    batch = op.in_flight * op.serving_replicas / max(replicas, 1)
+    return batch, f"{num(op.in_flight)} in flight x {op.serving_replicas} / {replicas} replicas (Little's law)"
+
+
+def core_design(brief: Brief) -> CoreDesign:
+    """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all."""
+    return _core_cached(brief)
+
+
+@lru_cache(maxsize=512)
+def _core_cached(brief: Brief) -> CoreDesign:
     shape = shape_of(brief)
     fatal = _fatal_problems(brief, shape)
     if fatal:
@@ -152,9 +219,53 @@ def _plan_cached(brief: Brief) -> Design:
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
     op = operating_point(brief, shape, dem.request_rate_per_s, pools.serving_replicas)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op)
+    serving = pools.serving_replicas
+    load_batch, basis = _load_batch(brief, dem, op, serving)
+    slo = slo_budget(brief, shape, dem.request_rate_per_s / max(serving, 1), load_batch, basis)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, slo, pools)
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable
-    meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms
+    meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
+    return CoreDesign(
+        brief=brief,
+        shape=shape,
+        pools=pools,
+        demand=dem,
+        memory=mem,
+        capacity=cap,
+        operating_point=op,
+        slo=slo,
+        load_batch_basis=basis,
+        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, problems=tuple(problems)),
+    )
+
+
+def plan(brief: Brief) -> Design:
+    """The whole design for a brief; raises InfeasibleDesign when it cannot be computed at all."""
+    return _plan_cached(brief)
+
+
+@lru_cache(maxsize=256)
+def _plan_cached(brief: Brief) -> Design:
+    core = core_design(brief)
+    shape, pools, dem, cap = core.shape, core.pools, core.demand, core.capacity
+    general_replicas = pools.general_nodes * shape.replicas_per_node
+    general_batch, general_basis = _load_batch(brief, dem, core.operating_point, general_replicas)
+    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
+    arch = architecture(
+        brief,
+        general_nodes=pools.general_nodes,
+        long_context_nodes=pools.long_context_nodes,
+        spare_nodes=pools.spare_nodes,
+        replicas_per_node=shape.replicas_per_node,
+        tp=shape.tp,
+        weights_gb_per_gpu=shape.weights_gb_per_gpu,
+        general_utilization=core.slo.point.rho,
+        long_context_utilization=long_util,
+        unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
+        fleet_utilization=cap.utilization,
+        fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
+    )
+    config = engine_config(brief, shape, core.slo, general_batch, general_replicas, general_basis, None, None)
     return Design(
         brief=brief,
         model_name=shape.model.name,
@@ -162,8 +273,11 @@ def _plan_cached(brief: Brief) -> Design:
         shape=shape,
         pools=pools,
         demand=dem,
-        memory=mem,
+        memory=core.memory,
         capacity=cap,
-        operating_point=op,
-        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, problems=tuple(problems)),
+        operating_point=core.operating_point,
+        slo=core.slo,
+        architecture=arch,
+        config=config,
+        verdict=core.verdict,
     )

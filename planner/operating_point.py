@@ -95,14 +95,27 @@ def tpot_at_rate_s(rate: float, load: LoadModel, step: StepFn) -> float:
 
 
 def solve_capacity_rate(target_tpot_s: float, load: LoadModel, step: StepFn) -> float:
-    """Highest rate whose TPOT stays at or under the target; 0 when even one sequence misses it."""
+    """Highest rate whose TPOT stays at or under the target; 0 when even one sequence misses it.
+
+    At the capacity rate r the TPOT is the target T, so Little's law gives the in-flight count directly,
+    N = r x (TTFT + (out - 1) x T), and TPOT(r) <= T exactly when step(N) / (1 - prefill share) <= T:
+    one bisection on r instead of a fixed point inside every probe.
+    """
     if step(1.0) > target_tpot_s:
         return 0.0
+
+    def within_target(rate: float) -> bool:
+        share = rate * load.prefill_s_per_request
+        if share >= 1:
+            return False
+        n = rate * (load.prefill_s_per_request + (load.output_tokens - 1) * target_tpot_s)
+        return _tpot_s(step, n, share) <= target_tpot_s
+
     low = 0.0
     high = 1 / load.prefill_s_per_request if load.prefill_s_per_request > 0 else 1e7
     for _ in range(_BISECTIONS):
         mid = (low + high) / 2
-        low, high = (mid, high) if tpot_at_rate_s(mid, load, step) <= target_tpot_s else (low, mid)
+        low, high = (mid, high) if within_target(mid) else (low, mid)
     return low
 
 

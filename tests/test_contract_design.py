@@ -1,0 +1,48 @@
+"""`plan --json` carries the design keys of ../shared/spec/contract.md beyond step 1-3 (SLO, config, architecture)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import cli_json, run_cli
+
+pytestmark = pytest.mark.unit
+
+SLO_KEYS = ("ttft_p50_ms", "ttft_p95_ms", "itl_p50_ms", "itl_p95_ms", "ttft_ok", "itl_ok", "ttft_waterfall", "itl_waterfall")
+
+
+@pytest.fixture(scope="module")
+def capstone_json():
+    return cli_json("plan", "capstone")
+
+
+def test_slo_keys(capstone_json):
+    slo = capstone_json["slo"]
+    for key in SLO_KEYS:
+        assert key in slo, key
+    for step in slo["ttft_waterfall"] + slo["itl_waterfall"]:
+        assert set(step) == {"component", "ms"}
+    assert isinstance(slo["ttft_ok"], bool)
+    assert slo["queue_model"] and slo["percentile_method"]
+
+
+def test_config_and_architecture_keys(capstone_json):
+    assert capstone_json["config"]["command"].startswith("vllm serve")
+    for flag in capstone_json["config"]["flags"]:
+        assert {"flag", "value", "why"} <= set(flag)
+    for pool in capstone_json["architecture"]["pools"]:
+        assert {"name", "nodes", "role"} <= set(pool)
+    assert capstone_json["architecture"]["dot"].startswith("digraph")
+
+
+def test_infinite_latencies_serialize_as_null():
+    data = cli_json("plan", "capstone", "--set", "deployment.max_num_seqs=100")
+    assert data["slo"]["ttft_p95_ms"] is None
+    assert data["verdict"]["meets_slo"] is False
+    assert any(p["field"] == "deployment.max_num_seqs" for p in data["verdict"]["problems"])
+
+
+def test_plan_json_is_strict_json():
+    proc = run_cli("plan", "capstone", "--set", "deployment.max_num_seqs=100", "--json")
+    assert proc.returncode == 0
+    assert "Infinity" not in proc.stdout and "NaN" not in proc.stdout

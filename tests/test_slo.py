@@ -1,0 +1,163 @@
+"""The SLO budget (step 5): golden figures from the capstone's budget and the model's own invariants.
+
+The worked design (capstone-64xH100-design.txt, step 4) computes its queue wait and ITL interference at
+its headline load, 51% utilization, which counts no prefix-cache hits; only the measured request's own
+prompt is cached (880 new tokens). Our `cold_load_point` reproduces that basis; the headline
+`design.slo` uses the brief's 78% hit rate for the load too. Tolerance 20% (reference-figures.md: the
+queue and p95 models are the project's own).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from planner import load_brief, plan
+from planner.slo import _erlang_c_wait_s, length_cv2
+
+pytestmark = pytest.mark.unit
+
+SLO_TOL = 0.20
+
+
+@pytest.fixture(scope="module")
+def capstone():
+    return plan(load_brief("capstone"))
+
+
+def _steps(waterfall):
+    return {s.component: s.ms for s in waterfall}
+
+
+def test_capstone_fixed_parts_of_the_ttft_waterfall(capstone):
+    steps = _steps(capstone.slo.ttft_waterfall)
+    assert steps["network round trip"] == 25
+    assert steps["gateway: auth, rate limit, route"] == 12
+    assert steps["tokenization"] == 4
+    assert steps["first sample"] == 2
+    assert steps["first streamed write"] == 6
+
+
+def test_capstone_waterfalls_sum_to_their_totals(capstone):
+    slo = capstone.slo
+    assert sum(s.ms for s in slo.ttft_waterfall) == pytest.approx(slo.ttft_mean_ms, rel=1e-9)
+    assert sum(s.ms for s in slo.itl_waterfall) == pytest.approx(slo.itl_p50_ms, rel=1e-9)
+    assert slo.ttft_p50_ms <= slo.ttft_p95_ms
+    assert slo.itl_p50_ms <= slo.itl_p95_ms
+
+
+def test_capstone_worked_budget_basis_reproduces_the_seed(capstone):
+    cold = capstone.slo.cold_load_point
+    # seed: 25 + 12 + 4 + queue ~90 + prefill ~55 + 2 + 6 = ~194 ms mean (20%)
+    assert cold.ttft_mean_ms == pytest.approx(194, rel=SLO_TOL)
+    # seed: ITL p50 ~19 ms, p95 ~28 ms (20%)
+    assert cold.itl_p50_ms == pytest.approx(19, rel=SLO_TOL)
+    assert cold.itl_p95_ms == pytest.approx(28, rel=SLO_TOL)
+    # seed: 880 new tokens after 78% hits on a 4,000-token prompt, 31 ms of pure prefill compute
+    assert cold.cap_uncached_tokens == pytest.approx(880, rel=0.001)
+    assert cold.cap_uncached_tokens / capstone.capacity.prefill_tokens_per_s_per_replica * 1e3 == pytest.approx(31, rel=0.05)
+    # seed: "queue wait (at 51% utilization)": our load at that basis is the same no-cache load
+    assert cold.rho_prefill == pytest.approx(capstone.capacity.prefill_fraction_no_prefix_cache * 8 / 7, rel=0.02)
+    # Known difference, stated: the seed's p95 (~340 ms) adds variance informally; our M/G/1 tail with the
+    # brief's prompt spread (p95/mean = 5, CV² 4.5) puts the cold-load p95 higher, between 1.5x and 3x the mean.
+    assert 1.5 * cold.ttft_mean_ms < cold.ttft_p95_ms < 3 * cold.ttft_mean_ms
+
+
+def test_capstone_headline_meets_the_slo_as_the_seed_concludes(capstone):
+    slo = capstone.slo
+    assert slo.ttft_ok and slo.itl_ok
+    assert slo.ttft_p95_ms < 340  # the configured hit rate only shortens the worked budget
+    assert slo.itl_p95_ms < 28
+    # running batch: 800 generating over the 7 serving nodes (the spare held back)
+    assert slo.point.running_batch == pytest.approx(800 / 7, rel=1e-6)
+    assert slo.point.decode_step_ms == pytest.approx(capstone.shape.decode_step_real_s(800 / 7, 4000) * 1e3, rel=1e-9)
+    # the ITL waterfall's decode step is that step; interference is the prefill share's stretch
+    p = slo.point
+    assert p.itl_interference_ms == pytest.approx((p.decode_step_ms + 3) * p.rho_prefill / (1 - p.rho_prefill), rel=1e-9)
+    assert slo.queue_model and "M/G/1" in slo.queue_model
+    assert "p95" in slo.percentile_method
+
+
+def test_queue_formula_is_the_priority_m_g_1_wait(capstone):
+    p = capstone.slo.point
+    r, s = p.rate_per_replica_per_s, p.prefill_service_ms / 1e3
+    residual = r * s * s * (1 + p.service_cv2) / 2 + p.rho_decode * p.decode_step_ms / 1e3 / 2
+    expected = residual / ((1 - p.rho_decode) * (1 - p.rho)) * 1e3
+    assert p.priority_wait_ms == pytest.approx(expected, rel=1e-9)
+
+
+def test_length_variability_fits_known_distributions():
+    assert length_cv2(1000, 1000) == 0  # fixed lengths
+    assert length_cv2(1000, 1000 * math.log(20)) == pytest.approx(1.0, rel=0.01)  # exponential: p95 = mean x ln 20
+    assert length_cv2(1200, 6000) > length_cv2(1200, 3000)
+
+
+def test_erlang_c_reduces_to_m_m_1():
+    # one slot, offered load 0.5, hold 1 s: the M/M/1 wait is rho / (1 - rho) x hold = 1 s
+    assert _erlang_c_wait_s(0.5, 1, 1.0) == pytest.approx(1.0, rel=1e-9)
+    assert _erlang_c_wait_s(2.0, 2, 1.0) == math.inf
+
+
+def test_more_nodes_never_lengthen_the_latencies():
+    base = load_brief("capstone")
+    previous = None
+    for nodes in (4, 5, 6, 8, 12):
+        slo = plan(base.with_changes({"hardware.nodes": nodes})).slo
+        if previous is not None:
+            assert slo.ttft_p95_ms <= previous.ttft_p95_ms + 1e-9
+            assert slo.itl_p95_ms <= previous.itl_p95_ms + 1e-9
+        previous = slo
+
+
+def test_prefix_hit_rate_shortens_ttft_and_itl():
+    base = load_brief("capstone")
+    low = plan(base.with_changes({"workload.prefix_hit_rate": 0.2})).slo
+    high = plan(base.with_changes({"workload.prefix_hit_rate": 0.9})).slo
+    assert high.ttft_p95_ms < low.ttft_p95_ms
+    assert high.itl_p95_ms < low.itl_p95_ms
+
+
+def test_duty_cycle_moves_the_waterfalls():
+    base = load_brief("capstone")
+    busy = plan(base.with_changes({"workload.duty_cycle": 0.12})).slo
+    calm = plan(base.with_changes({"workload.duty_cycle": 0.04})).slo
+    assert busy.ttft_mean_ms > calm.ttft_mean_ms
+    assert busy.itl_p50_ms > calm.itl_p50_ms
+
+
+def test_tradeoff_curves_move_the_right_way(capstone):
+    tokens = capstone.slo.tradeoff_batched_tokens
+    assert [p.x for p in tokens] == sorted(p.x for p in tokens)
+    assert 2048 in [p.x for p in tokens]
+    for a, b in itertools.pairwise(tokens):
+        assert b.ttft_p95_ms <= a.ttft_p95_ms + 1e-9  # bigger chunks: fewer steps per prompt
+        assert b.longest_step_ms >= a.longest_step_ms - 1e-9  # ... but longer single steps
+    seqs = capstone.slo.tradeoff_max_num_seqs
+    assert 160 in [p.x for p in seqs]
+    for a, b in itertools.pairwise(seqs):
+        assert b.itl_p95_ms >= a.itl_p95_ms - 1e-9  # a bigger batch cap: slower steps at the p95 batch
+        assert b.ttft_p95_ms <= a.ttft_p95_ms + 1e-9  # ... but less waiting for a slot
+    below_load = [p for p in seqs if p.x < 800 / 7]
+    assert below_load and all(math.isinf(p.ttft_p95_ms) for p in below_load)
+
+
+def test_max_num_seqs_below_the_load_is_an_slo_problem_naming_the_field():
+    d = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 100}))
+    assert not d.slo.ttft_ok
+    assert not d.verdict.meets_slo
+    assert any(p.field == "deployment.max_num_seqs" and "slo.ttft_p95_ms" in p.problem for p in d.verdict.problems)
+
+
+def test_itl_target_missed_is_a_problem():
+    d = plan(load_brief("capstone").with_changes({"slo.itl_p95_ms": 10}))
+    assert not d.slo.itl_ok
+    assert any("slo.itl_p95_ms" in p.problem for p in d.verdict.problems)
+
+
+def test_rate_given_brief_has_a_budget():
+    d = plan(load_brief("qps10-tp4"))
+    p = d.slo.point
+    assert p.running_batch == pytest.approx(d.operating_point.in_flight, rel=1e-6)
+    assert math.isfinite(d.slo.ttft_p95_ms) and math.isfinite(d.slo.itl_p95_ms)
