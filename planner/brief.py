@@ -220,6 +220,18 @@ class Slo(_Frozen):
     )
     itl_p95_ms: float = Field(default=40, gt=0, le=60_000, description="p95 inter-token latency (TPOT) target (ms).")
     availability: float = Field(default=0.999, ge=0.5, lt=1, description="Availability target (0-1), e.g. 0.999.")
+    attainment_target: float = Field(
+        default=0.95,
+        ge=0.5,
+        le=1,
+        description="Fraction of requests that must meet both the TTFT and the ITL target in the simulated max-rate search (0.95 reads the targets as p95, 0.99 as p99).",
+    )
+    headroom: float = Field(
+        default=0.3,
+        ge=0,
+        le=10,
+        description="Capacity kept above the peak when sizing replicas from the simulated max rate, for bursts and failures (0.3 = 30%).",
+    )
 
 
 class Efficiency(_Frozen):

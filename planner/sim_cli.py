@@ -1,0 +1,144 @@
+"""`simulate` and `max-rate` on the command line (see ../shared/spec/contract.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from pydantic import ValidationError
+
+from planner.brief import Brief
+from planner.cli import brief_from_args, jsonable, register
+from planner.errors import BriefError
+from planner.fmt import num, pct
+from planner.loader import apply_overrides, parse_override
+from planner.simulator import MaxRateResult, SimResult, SimSettings, max_rate, simulate
+
+__all__ = ["add_commands"]
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a rate: give req/s or inf") from None
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a rate: it must be above 0 (or inf)")
+    return value
+
+
+def _brief(args: argparse.Namespace) -> Brief:
+    if args.brief is not None:
+        return brief_from_args(args)
+    changes = dict(parse_override(s) for s in args.set or ())
+    return apply_overrides(Brief(), changes) if changes else Brief()
+
+
+def _settings(args: argparse.Namespace) -> SimSettings:
+    try:
+        return SimSettings(
+            requests=args.requests,
+            rate_per_s=args.rate,
+            concurrency=args.concurrency,
+            input_tokens=args.input,
+            output_tokens=args.output,
+            seed=args.seed,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = {"rate_per_s": "rate", "input_tokens": "input", "output_tokens": "output"}.get(str(first["loc"][0]), str(first["loc"][0]))
+        raise BriefError(f"--{flag}", str(first["msg"])) from None
+
+
+def _emit(payload: dict[str, Any]) -> None:
+    print(json.dumps(jsonable(payload), indent=2, allow_nan=False))
+
+
+def _infeasible(args: argparse.Namespace, exc: BriefError) -> None:
+    """--json still prints a verdict when the brief parsed but no replica can be simulated."""
+    if args.json:
+        problem = {"field": exc.field, "problem": exc.reason, "change": "see the problem"}
+        problems = [p.model_dump() for p in getattr(exc, "problems", ())] or [problem]
+        _emit({"verdict": {"feasible": False, "meets_slo": False, "problems": problems}})
+
+
+def _sim_text(r: SimResult) -> str:
+    return "\n".join(
+        [
+            f"simulated {r.requests} requests ({r.arithmetic['load']}) in {num(r.wall_ms, 'ms')}",
+            f"  duration          {num(r.duration_s, 's')}; {num(r.requests_per_s, 'req/s')}, {num(r.output_tokens_per_s, 'output tok/s')}",
+            f"  TTFT              p50 {num(r.ttft_ms.p50, 'ms')}, p95 {num(r.ttft_ms.p95, 'ms')}, p99 {num(r.ttft_ms.p99, 'ms')}",
+            f"  TPOT              p50 {num(r.tpot_ms.p50, 'ms')}, p95 {num(r.tpot_ms.p95, 'ms')}, p99 {num(r.tpot_ms.p99, 'ms')}",
+            f"  SLO attainment    {pct(r.slo_attainment)} (TTFT <= {num(r.ttft_target_ms, 'ms')} and TPOT <= {num(r.itl_target_ms, 'ms')})",
+            f"  steps             {r.arithmetic['steps']}",
+        ]
+    )
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    brief = _brief(args)
+    settings = _settings(args)
+    try:
+        result = simulate(brief, settings)
+    except BriefError as exc:
+        _infeasible(args, exc)
+        raise
+    if args.json:
+        _emit(result.model_dump(mode="python"))
+    else:
+        print(_sim_text(result))
+    return 0
+
+
+def _max_rate_text(r: MaxRateResult) -> str:
+    lines = [f"max rate          {r.arithmetic['max_rate_per_s']}"]
+    lines += [
+        f"  {key:<16} {r.arithmetic[key]}"
+        for key in ("replicas_needed", "replicas_with_headroom", "gpus", "usd_per_hour", "usd_per_million_output_tokens")
+        if key in r.arithmetic
+    ]
+    lines.append(f"  searched in {num(r.wall_ms, 'ms')}")
+    return "\n".join(lines)
+
+
+def cmd_max_rate(args: argparse.Namespace) -> int:
+    brief = brief_from_args(args)
+    if args.requests < 10:
+        raise BriefError("--requests", "must be at least 10 for a max-rate search")
+    try:
+        result = max_rate(brief, requests=args.requests, seed=args.seed)
+    except BriefError as exc:
+        _infeasible(args, exc)
+        raise
+    if args.json:
+        _emit(result.model_dump(mode="python"))
+    else:
+        print(_max_rate_text(result))
+    return 0
+
+
+def _common(p: argparse.ArgumentParser, brief_optional: bool) -> None:
+    p.add_argument("brief", nargs="?" if brief_optional else None, metavar="BRIEF", help="preset name or brief file (TOML/JSON)")
+    p.add_argument("--set", action="append", metavar="PATH=VALUE", help="override one field, e.g. deployment.tp=4")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--seed", type=int, default=0, help="seed of the request generator (default 0)")
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("simulate", help="step-level simulation of one replica")
+    _common(p, brief_optional=True)
+    p.add_argument("--rate", type=_rate, metavar="R|inf", help="Poisson arrivals per second, or inf for all at t = 0")
+    p.add_argument("--concurrency", type=int, metavar="N", help="N closed-loop clients instead of a rate")
+    p.add_argument("--requests", type=int, default=1000, metavar="N", help="requests to simulate (default 1000)")
+    p.add_argument("--input", type=int, metavar="N", help="fixed prompt length (tokens)")
+    p.add_argument("--output", type=int, metavar="N", help="fixed reply length (tokens)")
+    p.set_defaults(func=cmd_simulate)
+    p = sub.add_parser("max-rate", help="highest rate one replica sustains under the SLO, and the fleet it implies")
+    _common(p, brief_optional=False)
+    p.add_argument("--requests", type=int, default=1500, metavar="N", help="requests per simulated run (default 1500)")
+    p.set_defaults(func=cmd_max_rate)
+
+
+register(add_commands)

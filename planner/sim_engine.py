@@ -1,0 +1,383 @@
+"""The engine loop of one replica, step by step, as a vLLM-style continuous-batching scheduler runs it.
+
+Each step:
+1. Running requests first, in admission order: a decoding one gets 1 token, one still prefilling gets
+   the rest of its prompt up to the remaining token budget (chunked prefill). When the KV cache cannot
+   hold the new tokens, the most recently admitted running request is preempted (its KV is dropped and
+   recomputed later, vLLM's recompute preemption) and goes back to the front of the queue.
+2. Then waiting requests, first come first served, while the token budget (max-num-batched-tokens),
+   the sequence limit (max-num-seqs) and the KV cache allow. The prefix cache covers a request's
+   cached prompt tokens at admission: they hold KV but cost no compute.
+3. The step takes max(compute of its tokens, bytes read / achieved bandwidth) + a fixed overhead
+   + a cost per scheduled sequence. A request whose KV catches up with its tokens samples one token
+   at the end of the step: the first one sets its TTFT, the last one ends it.
+
+The loop is written in the subset of Python that numba compiles (`cache=True`, so later processes
+load the machine code instead of compiling it again); `run_engine` calls the compiled version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["EngineOutput", "StepCosts", "engine_loop", "run_engine", "warm_up"]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+class StepCosts(BaseModel):
+    """What one engine step costs, from the replica's physics (see simulator.step_costs)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    compute_s_per_token: float  # FLOPs per token / achieved FLOP/s
+    weights_s: float  # reading the weights every token uses (dense: all of them), at achieved bandwidth
+    experts_s: float  # reading every routed expert once (0 for a dense model)
+    expert_miss: float  # chance one token leaves a given expert untouched: 1 - top-k / experts
+    kv_s_per_token: float  # reading one token's KV (all layers) at the attention's achieved bandwidth
+    per_sequence_s: float  # cost per sequence in the step: sampling, bookkeeping, per-sequence kernels
+    overhead_s: float  # fixed cost per step: scheduling, launch, TP synchronization
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    kv_capacity_tokens: int
+    chunked_prefill: bool
+
+
+class EngineOutput(BaseModel):
+    """Raw per-request times from one run (s; NaN for a request that never got that far)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    arrival_s: F64
+    scheduled_s: F64  # first admission
+    first_token_s: F64
+    finish_s: F64
+    itl_gap_s: F64  # distinct inter-token gaps ...
+    itl_count: I64  # ... and how many tokens saw each one
+    steps: int
+    preemptions: int
+    busy_s: float
+
+
+_WAITING, _PREFILL, _DECODE, _DONE = 0, 1, 2, 3
+
+
+def engine_loop(  # one function, so numba compiles the whole loop
+    arrival: F64,
+    prompt: I64,
+    output: I64,
+    cached: I64,
+    clients: int,
+    compute_s_per_token: float,
+    weights_s: float,
+    experts_s: float,
+    expert_miss: float,
+    kv_s_per_token: float,
+    per_sequence_s: float,
+    overhead_s: float,
+    max_batched: int,
+    max_seqs: int,
+    kv_capacity: int,
+    chunked: bool,
+) -> tuple[F64, F64, F64, F64, F64, I64, int, int, float]:
+    """Simulate until every request ends; per-request times and the ITL gaps.
+
+    Decoding requests advance in lockstep (one token each per step), so they are kept as a count and
+    a context sum, and each is filed under the step it will finish in: a step costs O(1) for its
+    decodes plus O(1) per prefilling request, instead of a pass over every running sequence.
+    """
+    n = arrival.shape[0]
+    arrival = arrival.copy()
+    max_seqs = min(max_seqs, max_batched)  # every running decode needs one token of the step's budget
+    scheduled = np.full(n, np.nan)
+    first_tok = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    state = np.zeros(n, dtype=np.int64)
+    generated = np.zeros(n, dtype=np.int64)  # output tokens sampled so far (decoders: at entry)
+    computed = np.zeros(n, dtype=np.int64)  # tokens whose KV exists (decoders: at entry)
+    entry = np.zeros(n, dtype=np.int64)  # decoders: the step that sampled the token they entered with
+    last_tok = np.zeros(n, dtype=np.float64)
+    # decoders filed by finishing step: doubly linked lists in a ring of buckets
+    ring = int(output.max()) + 2 if n > 0 else 2
+    head = np.full(ring, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    bucket = np.zeros(n, dtype=np.int64)
+    # running requests in admission order (finished ones are skipped when popping a victim)
+    stack = np.empty(n + 1, dtype=np.int64)
+    top = 0
+    prefilling = np.empty(n + 1, dtype=np.int64)  # requests still prefilling, in admission order
+    chunk = np.empty(n + 1, dtype=np.int64)
+    n_pre = 0
+    queue = np.empty(n + 1, dtype=np.int64)  # ring buffer: preempted requests go to its front
+    q_head = 0
+    q_len = 0
+    cap = 1024
+    gaps = np.empty(cap, dtype=np.float64)
+    counts = np.empty(cap, dtype=np.int64)
+    n_gaps = 0
+    known = clients if clients > 0 else n  # closed loop: a client sends its next request when one ends
+    next_arrival = 0
+    n_dec = 0
+    dec_context = 0  # KV tokens the decoders hold at the start of the step
+    kv_used = 0
+    t = 0.0
+    steps = 0
+    preemptions = 0
+    busy = 0.0
+    done = 0
+    while done < n:
+        while next_arrival < known and arrival[next_arrival] <= t:
+            queue[(q_head + q_len) % (n + 1)] = next_arrival
+            q_len += 1
+            next_arrival += 1
+        if n_dec + n_pre == 0 and q_len == 0:
+            if next_arrival < known:
+                t = arrival[next_arrival]
+                continue
+            break
+        step = steps + 1
+        # --- 1. decodes: one token each; preempt the newest running request while the KV is short ---
+        preempted = False
+        while n_dec > 0 and kv_used + n_dec > kv_capacity:
+            while state[stack[top - 1]] == _DONE:
+                top -= 1
+            victim = stack[top - 1]
+            top -= 1
+            if state[victim] == _DECODE:
+                held = computed[victim] + (step - 1 - entry[victim])
+                generated[victim] += step - 1 - entry[victim]
+                last_tok[victim] = t
+                n_dec -= 1
+                dec_context -= held
+                b = bucket[victim]
+                if prv[victim] >= 0:
+                    nxt[prv[victim]] = nxt[victim]
+                else:
+                    head[b] = nxt[victim]
+                if nxt[victim] >= 0:
+                    prv[nxt[victim]] = prv[victim]
+            else:
+                held = computed[victim]
+                k = 0
+                for j in range(n_pre):
+                    if prefilling[j] != victim:
+                        prefilling[k] = prefilling[j]
+                        k += 1
+                n_pre = k
+            kv_used -= held
+            computed[victim] = 0
+            state[victim] = _WAITING
+            q_head = (q_head - 1) % (n + 1)
+            queue[q_head] = victim
+            q_len += 1
+            preemptions += 1
+            preempted = True
+        budget = max_batched - n_dec
+        tokens = n_dec
+        context = dec_context + n_dec
+        kv_used += n_dec
+        # --- 2. running prefills, oldest first, within the budget and the free KV ---------------------
+        for j in range(n_pre):
+            r = prefilling[j]
+            take = min(prompt[r] + generated[r] - computed[r], budget, kv_capacity - kv_used)
+            take = max(take, 0)
+            chunk[j] = take
+            if take > 0:
+                kv_used += take
+                budget -= take
+                tokens += take
+                context += computed[r] + take
+        # --- 3. waiting requests, first come first served -----------------------------------------
+        while not preempted and q_len > 0 and n_dec + n_pre < max_seqs and budget > 0:
+            r = queue[q_head]
+            hit = cached[r]
+            want = prompt[r] + generated[r] - hit
+            take = min(want, budget)
+            if not chunked and take < want and n_dec + n_pre > 0:
+                break  # without chunking a prompt runs whole, alone if it must
+            if kv_used + hit + take > kv_capacity:
+                break
+            q_head = (q_head + 1) % (n + 1)
+            q_len -= 1
+            if np.isnan(scheduled[r]):
+                scheduled[r] = t
+            computed[r] = hit
+            state[r] = _PREFILL
+            kv_used += hit + take
+            stack[top] = r
+            top += 1
+            if top == stack.shape[0]:  # drop finished requests from the stack
+                k = 0
+                for j in range(top):
+                    if state[stack[j]] != _DONE:
+                        stack[k] = stack[j]
+                        k += 1
+                top = k
+            prefilling[n_pre] = r
+            chunk[n_pre] = take
+            n_pre += 1
+            budget -= take
+            tokens += take
+            context += hit + take
+        if tokens == 0:
+            if n_pre > 0:  # prefills stuck without KV and nothing decoding: free the newest
+                r = prefilling[n_pre - 1]
+                n_pre -= 1
+                while stack[top - 1] != r:
+                    top -= 1
+                top -= 1
+                kv_used -= computed[r]
+                computed[r] = 0
+                state[r] = _WAITING
+                q_head = (q_head - 1) % (n + 1)
+                queue[q_head] = r
+                q_len += 1
+                preemptions += 1
+            elif q_len > 0:  # the head of the queue can never fit: drop it so the run ends
+                q_head = (q_head + 1) % (n + 1)
+                q_len -= 1
+                done += 1
+                if clients > 0 and known < n:
+                    arrival[known] = t
+                    known += 1
+            continue
+        # --- 4. the step's time ---------------------------------------------------------------
+        weights = weights_s + experts_s * (1.0 - expert_miss**tokens) if experts_s > 0 else weights_s
+        memory = weights + context * kv_s_per_token
+        compute = tokens * compute_s_per_token
+        dt = max(compute, memory) + overhead_s + (n_dec + n_pre) * per_sequence_s
+        t += dt
+        busy += dt
+        steps = step
+        # --- 5. decoders sample a token; those filed under this step end ---------------------------
+        if n_dec > 0:
+            if n_gaps == cap:
+                cap *= 2
+                gaps = np.concatenate((gaps, np.empty(cap - n_gaps)))
+                counts = np.concatenate((counts, np.empty(cap - n_gaps, dtype=np.int64)))
+            gaps[n_gaps] = dt
+            counts[n_gaps] = n_dec
+            n_gaps += 1
+            dec_context += n_dec
+        b = step % ring
+        r = head[b]
+        while r >= 0:
+            held = computed[r] + (step - entry[r])
+            finish[r] = t
+            state[r] = _DONE
+            kv_used -= held
+            dec_context -= held
+            n_dec -= 1
+            done += 1
+            if clients > 0 and known < n:
+                arrival[known] = t
+                known += 1
+            r = nxt[r]
+        head[b] = -1
+        # --- 6. prefills that caught up sample a token: the first, or the next after a preemption --
+        k = 0
+        for j in range(n_pre):
+            r = prefilling[j]
+            computed[r] += chunk[j]
+            if computed[r] < prompt[r] + generated[r]:
+                prefilling[k] = r
+                k += 1
+                continue
+            generated[r] += 1
+            if generated[r] == 1:
+                first_tok[r] = t
+            else:
+                if n_gaps == cap:
+                    cap *= 2
+                    gaps = np.concatenate((gaps, np.empty(cap - n_gaps)))
+                    counts = np.concatenate((counts, np.empty(cap - n_gaps, dtype=np.int64)))
+                gaps[n_gaps] = t - last_tok[r]
+                counts[n_gaps] = 1
+                n_gaps += 1
+            last_tok[r] = t
+            if generated[r] >= output[r]:
+                finish[r] = t
+                state[r] = _DONE
+                kv_used -= computed[r]
+                done += 1
+                if clients > 0 and known < n:
+                    arrival[known] = t
+                    known += 1
+                continue
+            state[r] = _DECODE
+            entry[r] = step
+            n_dec += 1
+            dec_context += computed[r]
+            b = (step + output[r] - generated[r]) % ring
+            bucket[r] = b
+            prv[r] = -1
+            nxt[r] = head[b]
+            if head[b] >= 0:
+                prv[head[b]] = r
+            head[b] = r
+        n_pre = k
+    return arrival, scheduled, first_tok, finish, gaps[:n_gaps], counts[:n_gaps], steps, preemptions, busy
+
+
+_compiled: Callable[..., Any] | None = None
+
+
+def _kernel() -> Callable[..., Any]:
+    global _compiled
+    if _compiled is None:
+        _compiled = cast(Callable[..., Any], numba.njit(cache=True, nogil=True)(engine_loop))
+    return _compiled
+
+
+def warm_up() -> None:
+    """Load (or, the first time on a machine, compile) the kernel, so timed runs measure simulation only."""
+    global _warm
+    if not _warm:
+        one = np.ones(1, dtype=np.int64)
+        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, 1e-6, 1e-3, 0.0, 1.0, 1e-9, 0.0, 0.0, 16, 1, 64, True)
+        _warm = True
+
+
+_warm = False
+
+
+def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
+    """Run the compiled loop over one set of requests."""
+    res = _kernel()(
+        np.ascontiguousarray(arrival, dtype=np.float64),
+        np.ascontiguousarray(prompt, dtype=np.int64),
+        np.ascontiguousarray(output, dtype=np.int64),
+        np.ascontiguousarray(cached, dtype=np.int64),
+        int(clients),
+        costs.compute_s_per_token,
+        costs.weights_s,
+        costs.experts_s,
+        costs.expert_miss,
+        costs.kv_s_per_token,
+        costs.per_sequence_s,
+        costs.overhead_s,
+        costs.max_num_batched_tokens,
+        costs.max_num_seqs,
+        costs.kv_capacity_tokens,
+        costs.chunked_prefill,
+    )
+    arrival_s, scheduled, first_tok, finish, gaps, counts, steps, preemptions, busy = res
+    return EngineOutput(
+        arrival_s=arrival_s,
+        scheduled_s=scheduled,
+        first_token_s=first_tok,
+        finish_s=finish,
+        itl_gap_s=gaps,
+        itl_count=counts,
+        steps=int(steps),
+        preemptions=int(preemptions),
+        busy_s=float(busy),
+    )

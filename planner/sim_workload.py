@@ -1,0 +1,92 @@
+"""The simulator's requests: when they arrive, how long their prompts and replies are, what the cache covers.
+
+Arrivals are Poisson at a rate, all at time 0 (`rate = inf`, a max-throughput run), or closed-loop
+clients that send their next request the moment the previous reply ends. Lengths are fixed, or drawn
+from a lognormal fitted to the brief's mean and p95, then clipped so prompt + reply fit max-model-len.
+Everything comes from one seeded generator, so a seed gives the same requests every time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Requests", "lognormal_sigma", "make_requests", "sample_lengths"]
+
+Z95 = 1.6448536269514722  # standard normal 95th percentile
+
+
+@dataclass(frozen=True)
+class Requests:
+    """Per-request arrays, indexed by request in arrival order.
+
+    arrival_s: arrival time (s); closed-loop runs fill it as clients send, so it starts as 0 for the
+    first `clients` requests. prompt_tokens, output_tokens: lengths (tokens). cached_tokens: prompt
+    tokens whose KV the prefix cache already holds (no prefill compute, at least one token left to compute).
+    clients: closed-loop client count, 0 for open-loop arrivals.
+    """
+
+    arrival_s: npt.NDArray[np.float64]
+    prompt_tokens: npt.NDArray[np.int64]
+    output_tokens: npt.NDArray[np.int64]
+    cached_tokens: npt.NDArray[np.int64]
+    clients: int
+
+    @property
+    def count(self) -> int:
+        return int(self.arrival_s.shape[0])
+
+
+def lognormal_sigma(mean: float, p95: float) -> float:
+    """Shape of the lognormal with this mean and p95: solves ln(p95/mean) = Z95 s - s^2/2 (smaller root).
+
+    A lognormal cannot have p95 above exp(Z95^2/2) = 3.87 x its mean; beyond that the widest one
+    (s = Z95) is used, which keeps the mean and puts p95 at 3.87 x mean.
+    """
+    if p95 <= mean:
+        return 0.0
+    ratio = math.log(p95 / mean)
+    disc = Z95 * Z95 - 2 * ratio
+    return Z95 - math.sqrt(disc) if disc > 0 else Z95
+
+
+def sample_lengths(rng: np.random.Generator, count: int, mean: float, p95: float) -> npt.NDArray[np.int64]:
+    """Lengths with the given mean and p95 (lognormal); fixed at the mean when p95 equals it."""
+    sigma = lognormal_sigma(mean, p95)
+    if sigma == 0.0:
+        return np.full(count, max(round(mean), 1), dtype=np.int64)
+    mu = math.log(mean) - sigma * sigma / 2  # the lognormal's mean is exp(mu + s^2/2)
+    draws = rng.lognormal(mu, sigma, count)
+    return np.maximum(np.rint(draws), 1).astype(np.int64)
+
+
+def _arrivals(rng: np.random.Generator, count: int, rate_per_s: float, clients: int) -> npt.NDArray[np.float64]:
+    if clients > 0 or math.isinf(rate_per_s):
+        return np.zeros(count, dtype=np.float64)
+    gaps = rng.exponential(1.0, count)  # unit-rate gaps scaled by the rate: the same seed, any rate
+    return np.cumsum(gaps) / rate_per_s
+
+
+def make_requests(
+    *,
+    count: int,
+    rate_per_s: float,
+    clients: int,
+    prompt_mean: float,
+    prompt_p95: float,
+    output_mean: float,
+    output_p95: float,
+    max_model_len: int,
+    prefix_hit_rate: float,
+    seed: int,
+) -> Requests:
+    """`count` requests from one seeded generator: arrivals first, then prompt and reply lengths."""
+    rng = np.random.default_rng(seed)
+    arrival = _arrivals(rng, count, rate_per_s, clients)
+    prompt = np.minimum(sample_lengths(rng, count, prompt_mean, prompt_p95), max_model_len - 1)
+    output = np.minimum(sample_lengths(rng, count, output_mean, output_p95), max_model_len - prompt)
+    cached = np.minimum(np.floor(prompt * prefix_hit_rate), prompt - 1).astype(np.int64)
+    return Requests(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output, cached_tokens=cached, clients=clients)

@@ -1,0 +1,427 @@
+"""Step 9 of the method: a step-level simulation of one replica checks the closed form.
+
+    brief ──step_costs()──▶ StepCosts ─┐
+    brief ──make_requests()──▶ Requests ┴─run_engine()─▶ EngineOutput ──summarize()──▶ SimResult
+
+The step costs come from the same replica physics as the analytic design (planner.replica), so a
+pure decode step here takes exactly `ReplicaShape.decode_step_real_s`. `max_rate` bisects on the
+arrival rate for the highest one whose SLO attainment reaches the target, and sizes the fleet.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.brief import Brief
+from planner.errors import BriefError
+from planner.fmt import num, pct
+from planner.operating_point import effective_hit_rate
+from planner.replica import ReplicaShape
+from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
+from planner.sim_workload import Requests, make_requests
+
+__all__ = [
+    "MaxRateResult",
+    "Percentiles",
+    "Probe",
+    "SimResult",
+    "SimSettings",
+    "default_rate_per_s",
+    "max_rate",
+    "simulate",
+    "step_costs",
+]
+
+ProgressFn = Callable[[float, str], None]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SimSettings(_Frozen):
+    """How to load the replica; lengths default to the brief's distributions."""
+
+    requests: int = Field(default=1000, ge=1, le=2_000_000, description="Requests to simulate.")
+    rate_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Poisson arrival rate (req/s); inf submits every request at time 0; empty: the brief's peak per serving replica.",
+    )
+    concurrency: int | None = Field(default=None, ge=1, le=100_000, description="Closed-loop clients (replaces the rate when set).")
+    input_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="Fixed prompt length (tokens); empty: sampled.")
+    output_tokens: int | None = Field(default=None, ge=1, le=1_000_000, description="Fixed reply length (tokens); empty: sampled.")
+    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of the request generator.")
+
+
+class Percentiles(_Frozen):
+    mean: float
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+
+
+class SimResult(_Frozen):
+    """One simulated run of one replica. Times in ms unless the name says otherwise."""
+
+    requests: int
+    completed: int
+    rate_per_s: float | None  # None for closed-loop runs
+    concurrency: int | None
+    seed: int
+    duration_s: float  # first arrival to last token
+    output_tokens_per_s: float
+    requests_per_s: float
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles  # per request: (last token - first token) / (output - 1)
+    itl_ms: Percentiles  # over every inter-token gap of every request
+    queue_ms: Percentiles  # arrival to first admission
+    slo_attainment: float  # fraction of requests meeting both the TTFT and the ITL targets
+    ttft_target_ms: float
+    itl_target_ms: float
+    steps: int
+    mean_step_ms: float
+    preemptions: int
+    wall_ms: float  # time spent simulating, without start-up
+    arithmetic: dict[str, str]
+
+
+class Probe(_Frozen):
+    rate_per_s: float
+    slo_attainment: float
+    ok: bool
+
+
+class MaxRateResult(_Frozen):
+    """The highest rate one replica sustains under the SLO, and the fleet that carries the peak with it."""
+
+    max_rate_per_s: float
+    peak_rate_per_s: float
+    attainment_target: float
+    headroom: float
+    replicas_needed: int | None  # None when no rate meets the SLO
+    replicas_with_headroom: int | None
+    gpus: int | None
+    usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None
+    requests_per_probe: int
+    max_rate_per_seed: tuple[float, ...]  # one bisection per request draw; the result is their median
+    probes: tuple[Probe, ...]
+    wall_ms: float
+    arithmetic: dict[str, str]
+
+
+# --- physics -----------------------------------------------------------------------------------------
+
+
+def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
+    """The replica's step-time constants: the same bytes, FLOPs and factors as replica.decode_step_real_s."""
+    m, dep = shape.model, brief.deployment
+    s_per_byte = shape.tp_factor * shape.real_kernel_factor / (shape.hbm_bytes_per_s * shape.bandwidth_fraction)
+    bpv = shape.weight_bytes_per_value
+    dense_params = m.shared_params if m.is_moe else m.params
+    kv_capacity = int(shape.kv_capacity_tokens)
+    if kv_capacity < 2:
+        raise BriefError("deployment.tp", f"the replica holds no KV: {num(shape.kv_gb_per_gpu, 'GB')} per GPU left after the weights")
+    return StepCosts(
+        compute_s_per_token=shape.flops_per_token / shape.flops_per_s,
+        weights_s=dense_params * bpv * s_per_byte,
+        experts_s=m.experts * m.expert_params * bpv * s_per_byte if m.is_moe else 0.0,
+        expert_miss=1 - m.experts_per_token / m.experts if m.is_moe else 1.0,
+        kv_s_per_token=shape.kv_bytes_per_token * s_per_byte,
+        per_sequence_s=0.0,
+        overhead_s=shape.step_overhead_s,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        max_num_seqs=dep.max_num_seqs,
+        kv_capacity_tokens=kv_capacity,
+        chunked_prefill=dep.chunked_prefill,
+    )
+
+
+def default_rate_per_s(brief: Brief, shape: ReplicaShape) -> float:
+    """The brief's peak rate per serving replica (spares excluded), as the operating point takes it."""
+    from planner.capacity import demand  # the demand arithmetic, without planning the whole design
+
+    serving = max((brief.hardware.nodes - min(brief.deployment.spare_nodes, brief.hardware.nodes - 1)) * shape.replicas_per_node, 1)
+    return demand(brief, shape).request_rate_per_s / serving
+
+
+def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: int) -> Requests:
+    w = brief.workload
+    return make_requests(
+        count=settings.requests,
+        rate_per_s=rate,
+        clients=settings.concurrency or 0,
+        prompt_mean=settings.input_tokens or w.input_tokens_mean,
+        prompt_p95=settings.input_tokens or w.input_tokens_p95,
+        output_mean=settings.output_tokens or w.output_tokens_mean,
+        output_p95=settings.output_tokens or w.output_tokens_p95,
+        max_model_len=max_model_len,
+        prefix_hit_rate=effective_hit_rate(brief),
+        seed=settings.seed,
+    )
+
+
+# --- metrics -----------------------------------------------------------------------------------------
+
+
+def _percentiles(values_ms: npt.NDArray[np.float64]) -> Percentiles:
+    finite = values_ms[np.isfinite(values_ms)]
+    if finite.size == 0:
+        return Percentiles(mean=math.inf, p50=math.inf, p90=math.inf, p95=math.inf, p99=math.inf)
+    p50, p90, p95, p99 = np.percentile(finite, [50, 90, 95, 99])
+    return Percentiles(mean=float(finite.mean()), p50=float(p50), p90=float(p90), p95=float(p95), p99=float(p99))
+
+
+def _weighted_percentiles(values_ms: npt.NDArray[np.float64], weights: npt.NDArray[np.int64]) -> Percentiles:
+    """Percentiles of values each repeated `weight` times (the ITL gaps the engine groups by step)."""
+    if values_ms.size == 0 or int(weights.sum()) == 0:
+        return Percentiles(mean=0.0, p50=0.0, p90=0.0, p95=0.0, p99=0.0)
+    order = np.argsort(values_ms, kind="stable")
+    v, cum = values_ms[order], np.cumsum(weights[order])
+    total = cum[-1]
+
+    def at(q: float) -> float:
+        return float(v[np.searchsorted(cum, q * total, side="left")])
+
+    mean = float((values_ms * weights).sum() / total)
+    return Percentiles(mean=mean, p50=at(0.5), p90=at(0.9), p95=at(0.95), p99=at(0.99))
+
+
+def _per_request_ms(out: EngineOutput, reqs: Requests) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    ttft = (out.first_token_s - out.arrival_s) * 1e3
+    extra = reqs.output_tokens - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(extra > 0, (out.finish_s - out.first_token_s) / np.maximum(extra, 1) * 1e3, 0.0)
+    tpot = np.where(np.isnan(out.finish_s), np.inf, tpot)
+    queue = (out.scheduled_s - out.arrival_s) * 1e3
+    return ttft, tpot, queue
+
+
+def attainment(brief: Brief, reqs: Requests, ttft_ms: npt.NDArray[np.float64], tpot_ms: npt.NDArray[np.float64]) -> float:
+    """Fraction of requests meeting both targets; the TTFT target covers prompts up to its cap only."""
+    slo = brief.slo
+    ttft_ok = (ttft_ms <= slo.ttft_p95_ms) | (reqs.prompt_tokens > slo.ttft_input_cap_tokens)
+    ok = ttft_ok & (tpot_ms <= slo.itl_p95_ms) & np.isfinite(ttft_ms)
+    return float(ok.mean())
+
+
+def _summarize(brief: Brief, settings: SimSettings, rate: float, reqs: Requests, out: EngineOutput, wall_s: float) -> SimResult:
+    ttft, tpot, queue = _per_request_ms(out, reqs)
+    completed = int(np.isfinite(out.finish_s).sum())
+    start = float(np.min(out.arrival_s))
+    end = float(np.nanmax(out.finish_s)) if completed else start
+    duration = max(end - start, 1e-12)
+    tokens = int(reqs.output_tokens[np.isfinite(out.finish_s)].sum())
+    closed = settings.concurrency is not None
+    load = (
+        f"{settings.concurrency} closed-loop clients"
+        if closed
+        else ("all at t = 0" if math.isinf(rate) else f"Poisson {num(rate, 'req/s')}")
+    )
+    mean_step_ms = out.busy_s / max(out.steps, 1) * 1e3
+    return SimResult(
+        requests=reqs.count,
+        completed=completed,
+        rate_per_s=None if closed else rate,
+        concurrency=settings.concurrency,
+        seed=settings.seed,
+        duration_s=duration,
+        output_tokens_per_s=tokens / duration,
+        requests_per_s=completed / duration,
+        ttft_ms=_percentiles(ttft),
+        tpot_ms=_percentiles(tpot[reqs.output_tokens > 1]),
+        itl_ms=_weighted_percentiles(out.itl_gap_s * 1e3, out.itl_count),
+        queue_ms=_percentiles(queue),
+        slo_attainment=attainment(brief, reqs, ttft, tpot),
+        ttft_target_ms=brief.slo.ttft_p95_ms,
+        itl_target_ms=brief.slo.itl_p95_ms,
+        steps=out.steps,
+        mean_step_ms=mean_step_ms,
+        preemptions=out.preemptions,
+        wall_ms=wall_s * 1e3,
+        arithmetic={
+            "load": f"{reqs.count} requests, {load}, seed {settings.seed}",
+            "output_tokens_per_s": f"{tokens:,} output tokens / {num(duration, 's')} = {num(tokens / duration, 'tok/s')}",
+            "requests_per_s": f"{completed:,} completed / {num(duration, 's')} = {num(completed / duration, 'req/s')}",
+            "steps": f"{out.steps:,} engine steps, {num(mean_step_ms, 'ms')} each on average, {out.preemptions} preemptions",
+        },
+    )
+
+
+# --- runs --------------------------------------------------------------------------------------------
+
+
+def _replica(brief: Brief) -> ReplicaShape:
+    """The brief's replica; raises InfeasibleDesign (a BriefError with the plan's verdict) when it cannot run."""
+    from planner.design import plan
+
+    return plan(brief).shape
+
+
+def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
+    """Simulate one replica of the brief under the settings' load."""
+    settings = settings or SimSettings()
+    shape = _replica(brief)
+    costs = step_costs(brief, shape)
+    rate = settings.rate_per_s if settings.rate_per_s is not None else default_rate_per_s(brief, shape)
+    max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
+    reqs = _requests(brief, settings, rate, max_len)
+    warm_up()
+    start = time.perf_counter()
+    out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, reqs.clients, costs)
+    wall = time.perf_counter() - start
+    return _summarize(brief, settings, rate, reqs, out, wall)
+
+
+def _attainment_at(brief: Brief, costs: StepCosts, unit: Requests, rate: float) -> float:
+    """SLO attainment at a rate, reusing one draw of unit-rate arrivals (common random numbers)."""
+    reqs = Requests(
+        arrival_s=unit.arrival_s / rate,
+        prompt_tokens=unit.prompt_tokens,
+        output_tokens=unit.output_tokens,
+        cached_tokens=unit.cached_tokens,
+        clients=0,
+    )
+    out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
+    ttft, tpot, _ = _per_request_ms(out, reqs)
+    return attainment(brief, reqs, ttft, tpot)
+
+
+def _compute_bound_rate(shape: ReplicaShape, unit: Requests) -> float:
+    """No replica finishes requests faster than its FLOPs allow: uncached prompt + output tokens per request."""
+    tokens = float(np.mean(unit.prompt_tokens - unit.cached_tokens + unit.output_tokens))
+    return shape.prefill_tokens_per_s / tokens
+
+
+def _bisect(high: float, bisections: int, probe: Callable[[float], bool]) -> float:
+    """Highest rate in (0, high] whose run meets the attainment target, to high / 2^bisections."""
+    if probe(high):  # a short run can hide an overload that a long one would show: report the bound
+        return high
+    low = 0.0
+    for _ in range(bisections):
+        mid = (low + high) / 2
+        low, high = (mid, high) if probe(mid) else (low, mid)
+    return low
+
+
+def max_rate(
+    brief: Brief,
+    progress: ProgressFn | None = None,
+    *,
+    requests: int = 1500,
+    seed: int = 0,
+    seeds: int = 9,
+    bisections: int = 12,
+) -> MaxRateResult:
+    """The highest Poisson rate one replica sustains under the SLO, and the fleet it implies.
+
+    For each of `seeds` request draws, bisect for the highest rate at which a run of `requests`
+    requests has slo.attainment_target of them meeting both targets; report the median over draws.
+    One draw's answer swings by a few percent with the draw (a run near saturation either hits a
+    congestion episode or not), the median of several does not.
+    """
+    warm_up()
+    start = time.perf_counter()
+    shape = _replica(brief)
+    costs = step_costs(brief, shape)
+    target = brief.slo.attainment_target
+    max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
+    probes: list[Probe] = []
+    total = seeds * (bisections + 1)
+    found: list[float] = []
+    for k in range(seeds):
+        unit = _requests(brief, SimSettings(requests=requests, seed=seed + k), 1.0, max_len)
+
+        def probe(rate: float, unit: Requests = unit) -> bool:
+            got = _attainment_at(brief, costs, unit, rate)
+            probes.append(Probe(rate_per_s=rate, slo_attainment=got, ok=got >= target))
+            if progress is not None:
+                progress(min(len(probes) / total, 1.0), f"{num(rate, 'req/s')}: {pct(got)} of requests meet the SLO")
+            return got >= target
+
+        found.append(_bisect(_compute_bound_rate(shape, unit) * 1.05, bisections, probe))
+    if progress is not None:
+        progress(1.0, "done")
+    rate = float(np.median(found))
+    return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start)
+
+
+def _fleet(
+    brief: Brief,
+    shape: ReplicaShape,
+    rate: float,
+    target: float,
+    requests: int,
+    per_seed: tuple[float, ...],
+    probes: tuple[Probe, ...],
+    wall_s: float,
+) -> MaxRateResult:
+    from planner.capacity import demand
+
+    peak = demand(brief, shape).request_rate_per_s
+    headroom = brief.slo.headroom
+    arithmetic = {
+        "max_rate_per_s": (
+            f"median over {len(per_seed)} request draws of the highest rate at which {pct(target)} of {requests} Poisson requests"
+            f" meet TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and TPOT <= {num(brief.slo.itl_p95_ms, 'ms')}"
+            f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
+        )
+    }
+    if rate <= 0:
+        arithmetic["replicas_needed"] = "no rate meets the SLO on this replica: change the replica (TP, precision, GPU) or the targets"
+        return MaxRateResult(
+            max_rate_per_s=0.0,
+            peak_rate_per_s=peak,
+            attainment_target=target,
+            headroom=headroom,
+            replicas_needed=None,
+            replicas_with_headroom=None,
+            gpus=None,
+            usd_per_hour=None,
+            usd_per_million_output_tokens=None,
+            requests_per_probe=requests,
+            max_rate_per_seed=per_seed,
+            probes=probes,
+            wall_ms=wall_s * 1e3,
+            arithmetic=arithmetic,
+        )
+    needed = math.ceil(peak / rate)
+    with_headroom = math.ceil(peak / rate * (1 + headroom))
+    gpus = with_headroom * shape.tp
+    usd_hour = gpus * brief.cost.usd_per_gpu_hour
+    tokens_per_hour = peak * brief.workload.output_tokens_mean * 3600
+    usd_per_m = usd_hour / tokens_per_hour * 1e6
+    arithmetic |= {
+        "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
+        "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
+        "gpus": f"{with_headroom} replicas x TP {shape.tp} = {gpus} GPUs",
+        "usd_per_hour": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)} = ${num(usd_hour)} per hour",
+        "usd_per_million_output_tokens": (
+            f"${num(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
+            f" = ${usd_per_m:.2f} per M output tokens at peak"
+        ),
+    }
+    return MaxRateResult(
+        max_rate_per_s=rate,
+        peak_rate_per_s=peak,
+        attainment_target=target,
+        headroom=headroom,
+        replicas_needed=needed,
+        replicas_with_headroom=with_headroom,
+        gpus=gpus,
+        usd_per_hour=usd_hour,
+        usd_per_million_output_tokens=usd_per_m,
+        requests_per_probe=requests,
+        max_rate_per_seed=per_seed,
+        probes=probes,
+        wall_ms=wall_s * 1e3,
+        arithmetic=arithmetic,
+    )

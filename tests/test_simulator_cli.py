@@ -1,0 +1,89 @@
+"""`simulate` and `max-rate` as ../shared/spec/contract.md states them: keys, flags, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import cli_json, run_cli
+
+pytestmark = pytest.mark.unit
+
+SIM_KEYS = {"requests", "duration_s", "output_tokens_per_s", "requests_per_s", "ttft_ms", "tpot_ms", "slo_attainment", "wall_ms"}
+PCT_KEYS = {"mean", "p50", "p90", "p95", "p99"}
+
+
+def test_simulate_contract_keys():
+    out = cli_json("simulate", "qps200-chat", "--rate", "2", "--requests", "50", "--seed", "3")
+    assert out.keys() >= SIM_KEYS
+    assert out["ttft_ms"].keys() >= PCT_KEYS
+    assert out["tpot_ms"].keys() >= PCT_KEYS
+    assert out["requests"] == 50
+    assert 0 <= out["slo_attainment"] <= 1
+    assert out["wall_ms"] >= 0
+
+
+def test_simulate_without_brief_describes_a_benchmark_setup():
+    out = cli_json(
+        "simulate",
+        "--set",
+        "model.name=llama-3.1-8b",
+        "--set",
+        "hardware.gpu=h100-sxm",
+        "--set",
+        "deployment.tp=1",
+        "--rate",
+        "inf",
+        "--requests",
+        "300",
+        "--input",
+        "128",
+        "--output",
+        "128",
+    )
+    assert out["requests"] == 300
+    assert out["rate_per_s"] is None  # inf is not JSON: null, with every request at t = 0
+    assert out["output_tokens_per_s"] > 0
+
+
+def test_simulate_concurrency():
+    out = cli_json("simulate", "qps200-chat", "--concurrency", "3", "--requests", "12", "--input", "100", "--output", "20")
+    assert out["concurrency"] == 3
+    assert out["requests"] == 12
+
+
+def test_max_rate_contract_keys():
+    out = cli_json("max-rate", "qps200-chat")
+    for key in ("max_rate_per_s", "replicas_needed", "replicas_with_headroom", "gpus", "usd_per_million_output_tokens"):
+        assert key in out
+    assert out["gpus"] == 128
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("simulate", "--rate", "-3"), "--rate"),
+        (("simulate", "--rate", "fast"), "--rate"),
+        (("simulate", "--requests", "0"), "--requests"),
+        (("simulate", "--input", "0"), "--input"),
+        (("simulate", "no-such-preset"), "no-such-preset"),
+        (("simulate", "--set", "deployment.tp=3"), "deployment.tp"),
+        (("simulate", "--set", "model.name=gpt-9"), "model.name"),
+        (("max-rate", "qps200-chat", "--set", "slo.attainment_target=2"), "slo.attainment_target"),
+        (("max-rate",), "BRIEF"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, names):
+    proc = run_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert names in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_weights_that_do_not_fit_print_a_verdict():
+    proc = run_cli("simulate", "--set", "model.name=llama-3.1-405b", "--set", "deployment.tp=1", "--json")
+    assert proc.returncode == 2
+    verdict = json.loads(proc.stdout)["verdict"]
+    assert verdict["feasible"] is False
+    assert verdict["problems"]
