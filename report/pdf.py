@@ -112,8 +112,9 @@ class PdfPrinter:
 
     @staticmethod
     def _height_at(page: Any, scale: float) -> float:
-        page.set_viewport_size({"width": int(PRINTABLE_WIDTH_PX / scale), "height": 800})
-        height: float = page.evaluate("document.documentElement.scrollHeight")
+        page.set_viewport_size({"width": int(PRINTABLE_WIDTH_PX / scale), "height": 400})
+        # the content's own height (the document's scrollHeight is never less than the viewport)
+        height: float = page.evaluate("document.body.getBoundingClientRect().height")
         return height * scale
 
     def _fitting_scale(self, page: Any) -> float:
