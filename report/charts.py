@@ -11,9 +11,9 @@ from html import escape
 
 __all__ = ["waterfall_svg"]
 
-_WIDTH = 360
-_LABEL_W = 128  # component names
-_VALUE_W = 44  # the step's ms, right of its bar
+_BAR_AREA_W = 190
+_VALUE_W = 46  # the step's ms, right of its bar
+_CHAR_W = 4.9  # average advance of the 8-unit sans font, to size the label column to the longest name
 _ROW_H = 12
 _TOP = 4
 _MARK_COLORS = {"target": "#b42318", "p95": "#1b1f24", "p50": "#0b5cad"}
@@ -22,8 +22,7 @@ _MARK_COLORS = {"target": "#b42318", "p95": "#1b1f24", "p50": "#0b5cad"}
 def _scale(steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...]) -> float:
     total = sum(max(ms, 0.0) for _, _, ms in steps)
     longest = max([total, *(ms for _, _, ms in marks)], default=0.0)
-    bar_area = _WIDTH - _LABEL_W - _VALUE_W
-    return bar_area / longest if longest > 0 else 0.0
+    return _BAR_AREA_W / longest if longest > 0 else 0.0
 
 
 def waterfall_svg(
@@ -33,30 +32,32 @@ def waterfall_svg(
 ) -> str:
     """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target)."""
     px_per_ms = _scale(steps, marks)
+    label_w = 8 + _CHAR_W * max((len(label) for label, _, _ in steps + marks), default=0)
+    width = round(label_w + _BAR_AREA_W + _VALUE_W)
     rows_h = _ROW_H * len(steps)
     height = _TOP + rows_h + 6 + _ROW_H * len(marks)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" viewBox="0 0 {_WIDTH} {height}" role="img"'
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" viewBox="0 0 {width} {height}" role="img"'
         f' aria-label="{escape(title)}" font-family="DejaVu Sans, Arial, sans-serif" font-size="8">'
     ]
     start = 0.0
     for i, (component, shown, ms) in enumerate(steps):
         y = _TOP + i * _ROW_H
-        x = _LABEL_W + start * px_per_ms
-        width = max(ms, 0.0) * px_per_ms
-        parts.append(f'<text x="{_LABEL_W - 4}" y="{y + 8.5}" text-anchor="end" fill="#1b1f24">{escape(component)}</text>')
-        parts.append(f'<rect x="{x:.2f}" y="{y + 1.5}" width="{max(width, 0.8):.2f}" height="{_ROW_H - 3}" fill="#6ea8dc"/>')
-        parts.append(f'<text x="{x + width + 3:.2f}" y="{y + 8.5}" fill="#59636e">{escape(shown)}</text>')
+        x = label_w + start * px_per_ms
+        bar = max(ms, 0.0) * px_per_ms
+        parts.append(f'<text x="{label_w - 4:.1f}" y="{y + 8.5}" text-anchor="end" fill="#1b1f24">{escape(component)}</text>')
+        parts.append(f'<rect x="{x:.2f}" y="{y + 1.5}" width="{max(bar, 0.8):.2f}" height="{_ROW_H - 3}" fill="#6ea8dc"/>')
+        parts.append(f'<text x="{x + bar + 3:.2f}" y="{y + 8.5}" fill="#59636e">{escape(shown)}</text>')
         start += max(ms, 0.0)
     bottom = _TOP + rows_h
     for j, (name, shown, ms) in enumerate(marks):
-        x = _LABEL_W + ms * px_per_ms
+        x = label_w + ms * px_per_ms
         color = _MARK_COLORS.get(name, "#1b1f24")
         dash = ' stroke-dasharray="3 2"' if name == "target" else ""
         label_y = bottom + 6 + (j + 1) * _ROW_H - 3.5
         parts.append(f'<line x1="{x:.2f}" y1="{_TOP}" x2="{x:.2f}" y2="{label_y - 7:.2f}" stroke="{color}" stroke-width="1.2"{dash}/>')
         parts.append(
-            f'<text x="{_LABEL_W - 4}" y="{label_y:.2f}" text-anchor="end" fill="{color}" font-weight="bold">{escape(name)}</text>'
+            f'<text x="{label_w - 4:.1f}" y="{label_y:.2f}" text-anchor="end" fill="{color}" font-weight="bold">{escape(name)}</text>'
         )
         parts.append(f'<text x="{x + 3:.2f}" y="{label_y:.2f}" fill="{color}">{escape(shown)}</text>')
     parts.append("</svg>")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from report.figures import Figure, Figures
 
-__all__ = ["Block", "Bullets", "Diagram", "Document", "Lines", "Section", "Table", "Waterfall", "build_document"]
+__all__ = ["Block", "Bullets", "Code", "Diagram", "Document", "Lines", "Section", "Table", "Waterfall", "build_document"]
 
 
 class _Frozen(BaseModel):
@@ -60,7 +60,15 @@ class Diagram(_Frozen):
     dot: str
 
 
-Block = Table | Lines | Bullets | Waterfall | Diagram
+class Code(_Frozen):
+    """A command line, shown verbatim."""
+
+    kind: Literal["code"] = "code"
+    text: str
+    language: str = "sh"
+
+
+Block = Table | Lines | Bullets | Waterfall | Diagram | Code
 
 
 class Section(_Frozen):
@@ -194,6 +202,92 @@ def _verdict(f: Figures) -> Section:
     return Section(key="verdict", title="Verdict", blocks=(Lines(items=tuple(items)),))
 
 
+def _architecture(f: Figures) -> Section:
+    a = "architecture"
+    pools = tuple(
+        (
+            f.text(f"{a}.pools.{i}.name"),
+            f.num(f"{a}.pools.{i}.nodes"),
+            f.num(f"{a}.pools.{i}.replicas"),
+            f.pct(f"{a}.pools.{i}.utilization"),
+            f.text(f"{a}.pools.{i}.role"),
+        )
+        for i in range(len(f.value(f"{a}.pools")))
+    )
+    decisions = tuple(
+        (f.text(f"{a}.{group}.{i}.decision"), f.text(f"{a}.{group}.{i}.why"))
+        for group in ("decisions", "routing")
+        for i in range(len(f.value(f"{a}.{group}")))
+    )
+    return Section(
+        key="architecture",
+        title="Architecture",
+        blocks=(
+            Diagram(dot=f.dot(f"{a}.dot")),
+            Table(header=("Pool", "Nodes", "Replicas", "Busy", "Role"), rows=pools, note_column=4),
+            Table(header=("Decision", "Why"), rows=decisions, note_column=1),
+        ),
+    )
+
+
+def _engine_config(f: Figures) -> Section:
+    c = "config"
+    flags = tuple(
+        (f.text(f"{c}.flags.{i}.flag"), f.text(f"{c}.flags.{i}.value"), f.text(f"{c}.flags.{i}.why"))
+        for i in range(len(f.value(f"{c}.flags")))
+    )
+    return Section(
+        key="config",
+        title="Engine configuration (general pool)",
+        blocks=(Code(text=f.text(f"{c}.command")), Table(header=("Flag", "Value", "Why"), rows=flags, note_column=2)),
+    )
+
+
+def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
+    s = "slo"
+    steps = tuple(
+        (
+            f.text(f"{s}.{name}_waterfall.{i}.component"),
+            f.num(f"{s}.{name}_waterfall.{i}.ms", "ms"),
+            float(f.value(f"{s}.{name}_waterfall.{i}.ms")),
+        )
+        for i in range(len(f.value(f"{s}.{name}_waterfall")))
+    )
+    marks = tuple(
+        (mark, f.num(f"{s}.{name}_{key}_ms", "ms"), float(f.value(f"{s}.{name}_{key}_ms")))
+        for mark, key in (("p50", "p50"), ("p95", "p95"), ("target", "target"))
+    )
+    return Waterfall(title=title, steps=steps, marks=marks)
+
+
+def _slo(f: Figures) -> Section:
+    s = "slo"
+
+    def verdict(name: str) -> str:
+        met = "meets" if f.value(f"{s}.{name}_ok") else "MISSES"
+        return (
+            f"p50 {f.num(f'{s}.{name}_p50_ms', 'ms')}, p95 {f.num(f'{s}.{name}_p95_ms', 'ms')}"
+            f" against {f.num(f'{s}.{name}_target_ms', 'ms')}: {met} the target"
+        )
+
+    return Section(
+        key="slo",
+        title="SLO budget",
+        blocks=(
+            Lines(items=(("TTFT", verdict("ttft")), ("ITL", verdict("itl")))),
+            _waterfall(f, "ttft", "Time to first token, mean path"),
+            _waterfall(f, "itl", "Inter-token latency"),
+            Lines(items=(("Queue", f.text(f"{s}.queue_model")), ("Percentiles", f.text(f"{s}.percentile_method")))),
+        ),
+    )
+
+
+def _dependencies(f: Figures) -> Section:
+    c = "config.dependencies"
+    items = tuple((f.text(f"{c}.{i}.what"), f"breaks if {f.text(f'{c}.{i}.breaks_if')}") for i in range(len(f.value(c))))
+    return Section(key="dependencies", title="Critical dependencies", blocks=(Lines(items=items),))
+
+
 def _validation(f: Figures) -> Section:
     op = "operating_point"
     replica = (
@@ -231,5 +325,16 @@ def build_document(design: Any) -> Document:
     title = f.text("brief.title")
     subtitle = f.text("brief.description")
     summary = _summary(f)
-    sections = (_workload(f), _capacity(f), _operating_point(f), _verdict(f), _validation(f), _assumptions(f))
+    sections = (
+        _workload(f),
+        _verdict(f),
+        _architecture(f),
+        _engine_config(f),
+        _capacity(f),
+        _operating_point(f),
+        _slo(f),
+        _dependencies(f),
+        _validation(f),
+        _assumptions(f),
+    )
     return Document(title=title, subtitle=subtitle, summary=summary, sections=sections, figures=f.used)

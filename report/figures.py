@@ -18,7 +18,7 @@ from planner.fmt import num, pct
 
 __all__ = ["Figure", "Figures", "Style", "format_figure", "resolve"]
 
-Style = Literal["num", "pct", "usd", "text", "yes_no"]
+Style = Literal["num", "pct", "usd", "text", "dot", "yes_no"]  # dot: Graphviz source, drawn as SVG in HTML
 
 
 class Figure(BaseModel):
@@ -47,7 +47,7 @@ def resolve(root: Any, path: str) -> Any:
 
 def format_figure(value: Any, style: Style, unit: str = "") -> str:
     """The one formatting function: the planner's num/pct, dollars, verbatim text, or yes/no."""
-    if style == "text":
+    if style in ("text", "dot"):
         return str(value.value if isinstance(value, Enum) else value)
     if style == "yes_no":
         return "yes" if value else "no"
@@ -85,6 +85,9 @@ class Figures:
 
     def text(self, path: str) -> str:
         return self._get(path, "text")
+
+    def dot(self, path: str) -> str:
+        return self._get(path, "dot")
 
     def yes_no(self, path: str) -> str:
         return self._get(path, "yes_no")

@@ -11,7 +11,7 @@ from typing import Any
 
 from report.charts import waterfall_svg
 from report.diagram import svg_from_dot
-from report.document import Block, Bullets, Diagram, Document, Lines, Table, Waterfall, build_document
+from report.document import Block, Bullets, Code, Diagram, Document, Lines, Table, Waterfall, build_document
 
 __all__ = ["PAGE_CSS", "html_from_document", "render_html"]
 
@@ -37,9 +37,12 @@ tr.emph td { font-weight: bold; }
 p.line { margin: 0 0 1px; break-inside: avoid; }
 p.line b { color: var(--ink); }
 ul, ol { margin: 0; padding-left: 14px; }
+pre.code { font-size: 0.85em; background: #f6f8fa; padding: 3px 4px; margin: 0 0 3px; white-space: pre-wrap; break-inside: avoid; }
 figure { margin: 0 0 4px; break-inside: avoid; }
 figcaption { font-size: 0.9em; color: var(--muted); }
-svg.waterfall, svg.diagram { display: block; width: 100%; height: auto; }
+svg.waterfall { display: block; width: 100%; max-width: 420px; height: auto; }
+figure.band { margin: 0 0 6px; text-align: center; }
+figure.band svg { display: inline-block; width: 100%; height: auto; max-height: 300px; }
 li { break-inside: avoid; }
 .no { color: var(--bad); font-weight: bold; }
 .yes { color: var(--good); font-weight: bold; }
@@ -52,6 +55,7 @@ li { break-inside: avoid; }
   section h2 { font-size: 8pt; }
   .flow { column-count: 3; column-gap: 10px; }
   section { margin-bottom: 4px; }
+  figure.band svg { max-height: 40mm; }
 }
 """
 
@@ -84,8 +88,10 @@ def _block(block: Block) -> str:
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"
     if isinstance(block, Waterfall):
         return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks)}</figure>"
-    if isinstance(block, Diagram):
-        return f"<figure>{svg_from_dot(block.dot)}</figure>"
+    if isinstance(block, Code):
+        return f'<pre class="code">{escape(block.text)}</pre>'
+    if isinstance(block, Diagram):  # drawn in the band above the columns (see html_from_document)
+        return ""
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
@@ -94,12 +100,15 @@ def html_from_document(doc: Document) -> str:
         f'<section id="{escape(s.key)}"><h2>{escape(s.title)}</h2>{"".join(_block(b) for b in s.blocks)}</section>' for s in doc.sections
     )
     subtitle = f'<p class="subtitle">{escape(doc.subtitle)}</p>' if doc.subtitle else ""
+    # A wide diagram read in one third of the page would be unreadable: it gets the full width.
+    diagrams = [b for s in doc.sections for b in s.blocks if isinstance(b, Diagram)]
+    band = "".join(f'<figure class="band">{svg_from_dot(d.dot)}</figure>' for d in diagrams)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(doc.title)}</title><style>{PAGE_CSS}</style></head>\n"
         f"<body><main><header><h1>{escape(doc.title)}</h1>{subtitle}"
-        f'<p class="summary">{escape(doc.summary)}</p></header>\n'
+        f'<p class="summary">{escape(doc.summary)}</p></header>\n{band}'
         f'<div class="flow">{sections}</div></main></body></html>\n'
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from report.document import Block, Bullets, Diagram, Document, Lines, Table, Waterfall, build_document
+from report.document import Block, Bullets, Code, Diagram, Document, Lines, Table, Waterfall, build_document
 
 __all__ = ["markdown_from_document", "render_markdown"]
 
@@ -35,6 +35,8 @@ def _block(block: Block) -> list[str]:
         rows = [(component, shown) for component, shown, _ in block.steps]
         marks = [(f"**{name}**", f"**{shown}**") for name, shown, _ in block.marks]
         return [f"| {block.title} | ms |", "|---|---|", *(f"| {_cell(a)} | {_cell(b)} |" for a, b in rows + marks)]
+    if isinstance(block, Code):
+        return [f"```{block.language}", *block.text.splitlines(), "```"]
     if isinstance(block, Diagram):
         return ["```dot", *block.dot.strip().splitlines(), "```"]
     raise TypeError(f"unknown block {type(block).__name__}")
