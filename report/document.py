@@ -36,6 +36,7 @@ class Lines(_Frozen):
 
     kind: Literal["lines"] = "lines"
     items: tuple[tuple[str, str], ...]
+    detail: bool = False  # model notes: in the Markdown and on screen, left out of the one-page print
 
 
 class Bullets(_Frozen):
@@ -277,7 +278,7 @@ def _slo(f: Figures) -> Section:
             Lines(items=(("TTFT", verdict("ttft")), ("ITL", verdict("itl")))),
             _waterfall(f, "ttft", "Time to first token, mean path"),
             _waterfall(f, "itl", "Inter-token latency"),
-            Lines(items=(("Queue", f.text(f"{s}.queue_model")), ("Percentiles", f.text(f"{s}.percentile_method")))),
+            Lines(items=(("Queue", f.text(f"{s}.queue_model")), ("Percentiles", f.text(f"{s}.percentile_method"))), detail=True),
         ),
     )
 

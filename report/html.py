@@ -46,6 +46,7 @@ figure.band svg { display: inline-block; width: 100%; height: auto; max-height: 
 li { break-inside: avoid; }
 .no { color: var(--bad); font-weight: bold; }
 .yes { color: var(--good); font-weight: bold; }
+footer { display: none; color: var(--muted); font-size: 0.85em; border-top: 1px solid var(--rule); margin-top: 3px; }
 @media (max-width: 900px) { .flow { column-count: 1; } }
 @page { size: A4 landscape; margin: 6mm; }
 @media print {
@@ -55,9 +56,17 @@ li { break-inside: avoid; }
   section h2 { font-size: 8pt; }
   .flow { column-count: 3; column-gap: 10px; }
   section { margin-bottom: 4px; }
-  figure.band svg { max-height: 40mm; }
+  figure.band svg { max-height: 58mm; }
+  .detail { display: none; }
+  footer { display: block; }
 }
 """
+
+
+_PRINT_NOTE = (
+    "<footer>One-page print: the model notes (queue model, percentile method, failure scaling basis)"
+    " are in the HTML and Markdown versions of this document.</footer>"
+)
 
 
 def _yes_no(text: str) -> str:
@@ -82,7 +91,8 @@ def _block(block: Block) -> str:
     if isinstance(block, Table):
         return _table(block)
     if isinstance(block, Lines):
-        return "".join(f'<p class="line"><b>{escape(label)}:</b> {_yes_no(text)}</p>' for label, text in block.items)
+        css = "line detail" if block.detail else "line"
+        return "".join(f'<p class="{css}"><b>{escape(label)}:</b> {_yes_no(text)}</p>' for label, text in block.items)
     if isinstance(block, Bullets):
         tag = "ol" if block.numbered else "ul"
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"
@@ -109,7 +119,7 @@ def html_from_document(doc: Document) -> str:
         f"<title>{escape(doc.title)}</title><style>{PAGE_CSS}</style></head>\n"
         f"<body><main><header><h1>{escape(doc.title)}</h1>{subtitle}"
         f'<p class="summary">{escape(doc.summary)}</p></header>\n{band}'
-        f'<div class="flow">{sections}</div></main></body></html>\n'
+        f'<div class="flow">{sections}</div>{_PRINT_NOTE}</main></body></html>\n'
     )
 
 
