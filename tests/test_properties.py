@@ -1,0 +1,333 @@
+"""Property tests: over generated valid briefs, plan() computes or gives a verdict, and physics holds.
+
+Each test states one invariant of the method (more nodes never raise utilization, FP8 weights take
+half the bytes of BF16, ...). Briefs are drawn around the capstone and the 10-QPS design: every
+catalog model and GPU, every TP that divides a node, every precision, users or a request rate,
+lengths, prefix hit rate, efficiency factors. The hypothesis profile (tests/conftest.py) fixes the
+number of examples and derandomizes them, so CI runs the same cases every time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from casecount import count
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner import GPUS, MODELS, Brief, BriefError, Design, InfeasibleDesign, load_brief, plan
+from planner.cli import design_json
+from planner.replica import shape_of
+
+pytestmark = pytest.mark.unit
+
+REL = 1e-9  # float noise allowed in a monotonicity comparison (relative)
+BASES = {name: load_brief(name).model_dump(mode="json") for name in ("capstone", "qps10-tp4")}
+
+
+# --- generated briefs ---------------------------------------------------------------------------
+
+
+def _fractions(low: float, high: float) -> st.SearchStrategy[float]:
+    return st.floats(low, high, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def brief_data(draw: st.DrawFn, rate_given: bool | None = None, any_tp: bool = False) -> dict[str, Any]:
+    """A valid brief as data (JSON form), so a test can change one field and validate both.
+
+    TP divides the node and the model's KV heads unless any_tp (then the plan may give a TP verdict).
+    """
+    data = json.loads(json.dumps(BASES[draw(st.sampled_from(sorted(BASES)))]))
+    gpus_per_node = draw(st.sampled_from([4, 8]))
+    model = draw(st.sampled_from(sorted(MODELS)))
+    data["model"] = {"name": model}
+    data["hardware"] = {"gpu": draw(st.sampled_from(sorted(GPUS))), "gpus_per_node": gpus_per_node, "nodes": draw(st.integers(1, 48))}
+    dep = data["deployment"]
+    tps = [tp for tp in (1, 2, 3, 4, 8, 16) if any_tp or (gpus_per_node % tp == 0 and MODELS[model].kv_heads % tp == 0)]
+    dep["tp"] = draw(st.sampled_from(tps))
+    dep["weights"] = draw(st.sampled_from(["bf16", "fp8", "int8", "int4"]))
+    dep["kv_cache"] = draw(st.sampled_from(["bf16", "fp8"]))
+    dep["reserve_gb_per_gpu"] = draw(_fractions(0, 10))
+    dep["gpu_memory_utilization"] = draw(_fractions(0.5, 1))
+    dep["prefix_caching"] = draw(st.booleans())
+    dep["spare_nodes"] = draw(st.integers(0, 2))
+    dep["long_context_nodes"] = draw(st.integers(0, 2))
+    w = data["workload"]
+    if rate_given is None:
+        rate_given = draw(st.booleans())
+    if rate_given:
+        w["users"], w["request_rate"] = None, draw(_fractions(0.1, 300))
+    else:
+        w["users"], w["request_rate"] = draw(st.integers(1, 40_000)), None
+        w["duty_cycle"] = draw(_fractions(0.01, 1))
+        w["generation_s_per_turn"] = draw(_fractions(1, 60))
+    w["input_tokens_mean"] = draw(_fractions(50, 6000))
+    w["input_tokens_p95"] = w["input_tokens_mean"] * draw(_fractions(1, 5))
+    w["output_tokens_mean"] = draw(_fractions(10, 1500))
+    w["output_tokens_p95"] = w["output_tokens_mean"] * draw(_fractions(1, 4))
+    w["prefix_hit_rate"] = draw(_fractions(0, 1))
+    w["kv_context_tokens"] = draw(st.none() | _fractions(256, 12_000))
+    data["slo"]["itl_p95_ms"] = draw(_fractions(10, 150))
+    data["slo"]["ttft_p95_ms"] = draw(_fractions(100, 5000))
+    eff = data["efficiency"]
+    eff["compute_fraction"] = draw(_fractions(0.2, 0.9))
+    eff["bandwidth_fraction"] = draw(_fractions(0.3, 1))
+    eff["tp_comm_overhead"] = draw(_fractions(0, 0.5))
+    eff["real_kernel_factor"] = draw(_fractions(1, 3))
+    eff["step_overhead_ms"] = draw(_fractions(0, 5))
+    return data
+
+
+def _brief(data: dict[str, Any]) -> Brief:
+    return Brief.model_validate(data)
+
+
+def _with(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    out = json.loads(json.dumps(data))
+    section, key = path.split(".")
+    out[section][key] = value
+    return out
+
+
+def _plan_or_none(brief: Brief) -> Design | None:
+    """The design, or None for a verdict that it cannot be computed (the only exception plan may raise)."""
+    try:
+        return plan(brief)
+    except InfeasibleDesign as exc:
+        assert exc.problems and all(p.field and p.change for p in exc.problems)
+        return None
+
+
+def _not_above(after: float, before: float) -> bool:
+    return after <= before * (1 + REL) + 1e-12 or (math.isinf(after) and math.isinf(before))
+
+
+def _pair(data: dict[str, Any], path: str, low: Any, high: Any, kind: str) -> tuple[Design, Design] | None:
+    """Plans of the brief with path=low and path=high; None (counted as skipped) when either is a verdict."""
+    count(f"property: {kind} (examples)")
+    lo, hi = _plan_or_none(_brief(_with(data, path, low))), _plan_or_none(_brief(_with(data, path, high)))
+    if lo is None or hi is None:
+        count(f"property: {kind} (skipped: not computable)")
+        return None
+    return lo, hi
+
+
+# --- plan never raises anything but a verdict, and every computed design is self-consistent -----
+
+
+@settings(max_examples=40)
+@given(data=brief_data(any_tp=True))
+def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, Any]) -> None:
+    count("property: plan computes or gives a verdict (examples)")
+    design = _plan_or_none(_brief(data))
+    if design is None:
+        count("property: plan computes or gives a verdict (verdicts)")
+        return
+    cap, op, mem, dem = design.capacity, design.operating_point, design.memory, design.demand
+    # the JSON the CLI prints is strict JSON (no NaN or Infinity)
+    json.dumps(design_json(design), allow_nan=False)
+    # 1. utilization is the sum of its prefill and decode shares
+    assert cap.utilization == pytest.approx(cap.prefill_fraction + cap.decode_fraction, rel=1e-9, abs=1e-12)
+    # 2. switching the prefix cache off never lowers utilization
+    assert cap.utilization_no_prefix_cache >= cap.utilization * (1 - REL)
+    # 3. real kernels are never faster than the ideal bytes / peak-bandwidth step
+    assert cap.decode_step_ms >= cap.decode_step_ideal_ms * (1 - REL)
+    if op.stable:
+        assert op.tpot_ms >= op.tpot_ideal_ms * (1 - REL)
+    assert op.capacity_rate_per_s <= op.capacity_rate_ideal_per_s * (1 + REL) + 1e-9
+    # 4. Little's law at the operating point: in flight = rate x (prefill + (output - 1) x TPOT)
+    if op.stable:
+        time_in_system_s = op.prefill_ms_per_request / 1e3 + (design.brief.workload.output_tokens_mean - 1) * op.tpot_ms / 1e3
+        assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * time_in_system_s, rel=1e-6, abs=1e-6)
+    # 5. demand is rate x tokens; memory adds up to the usable memory
+    w = design.brief.workload
+    assert dem.input_tokens_per_s == pytest.approx(dem.request_rate_per_s * w.input_tokens_mean)
+    assert dem.output_tokens_per_s == pytest.approx(dem.request_rate_per_s * w.output_tokens_mean)
+    assert mem.weights_gb_per_gpu + mem.reserve_gb_per_gpu + mem.kv_gb_per_gpu == pytest.approx(mem.usable_gb_per_gpu)
+    assert mem.max_sequences_per_replica >= 1  # else plan gives the "no room for one sequence" verdict
+    # 6. the verdict agrees with the figures
+    if design.verdict.feasible:
+        assert cap.utilization <= 1 + REL and cap.kv_fraction <= 1 + REL and op.stable
+    else:
+        assert design.verdict.problems, "an infeasible design says what to change"
+    assert not design.verdict.meets_slo or design.verdict.feasible
+
+
+@settings(max_examples=15)
+@given(data=brief_data(), extreme=st.sampled_from(["users", "rate", "tokens", "nodes", "tiny"]))
+def test_extreme_but_valid_briefs_compute_or_give_a_verdict(data: dict[str, Any], extreme: str) -> None:
+    """The edges of every range: a billion users, 10 M req/s, 10 M-token prompts, 4,096 nodes, one user."""
+    count("property: extreme briefs (examples)")
+    w = data["workload"]
+    if extreme == "users":
+        w.update(users=1_000_000_000, request_rate=None, duty_cycle=1.0, generation_s_per_turn=0.001)
+    elif extreme == "rate":
+        w.update(request_rate=1e7)
+    elif extreme == "tokens":
+        w.update(input_tokens_mean=1e7, input_tokens_p95=1e7, output_tokens_mean=1e6, output_tokens_p95=1e6, kv_context_tokens=1e7)
+    elif extreme == "nodes":
+        data["hardware"]["nodes"] = 4096
+    else:
+        w.update(
+            users=1, request_rate=None, duty_cycle=1e-6, input_tokens_mean=1, input_tokens_p95=1, output_tokens_mean=1, output_tokens_p95=1
+        )
+    try:
+        design = _plan_or_none(_brief(data))
+    except BriefError as exc:  # a verdict that is not an InfeasibleDesign would still be acceptable input handling
+        pytest.fail(f"plan raised a bare BriefError for a valid brief: {exc}")
+    if design is not None:
+        json.dumps(design_json(design), allow_nan=False)
+
+
+# --- monotonic in one input ------------------------------------------------------------------------
+
+
+@settings(max_examples=20)
+@given(data=brief_data(), nodes=st.integers(1, 47), more=st.integers(1, 16))
+def test_more_nodes_never_raise_utilization(data: dict[str, Any], nodes: int, more: int) -> None:
+    pair = _pair(data, "hardware.nodes", nodes, nodes + more, "more nodes")
+    if pair is None:
+        return
+    few, many = pair
+    assert _not_above(many.capacity.utilization, few.capacity.utilization)
+    assert _not_above(many.capacity.utilization_no_prefix_cache, few.capacity.utilization_no_prefix_cache)
+    assert _not_above(many.capacity.prefill_fraction, few.capacity.prefill_fraction)
+    # and the fleet never loses throughput
+    assert many.capacity.prefill_tokens_per_s >= few.capacity.prefill_tokens_per_s
+
+
+@settings(max_examples=20)
+@given(data=brief_data(), hits=st.lists(_fractions(0, 1), min_size=2, max_size=2))
+def test_higher_prefix_hit_rate_never_raises_prefill_share_or_utilization(data: dict[str, Any], hits: list[float]) -> None:
+    low, high = sorted(hits)
+    data["deployment"]["prefix_caching"] = True
+    pair = _pair(data, "workload.prefix_hit_rate", low, high, "higher prefix hit rate")
+    if pair is None:
+        return
+    cold, warm = pair
+    assert _not_above(warm.capacity.prefill_fraction, cold.capacity.prefill_fraction)
+    assert _not_above(warm.capacity.utilization, cold.capacity.utilization)
+    assert _not_above(warm.operating_point.prefill_ms_per_request, cold.operating_point.prefill_ms_per_request)
+    if warm.operating_point.stable and cold.operating_point.stable:
+        assert _not_above(warm.operating_point.tpot_ms, cold.operating_point.tpot_ms)
+
+
+@given(data=brief_data(rate_given=False), duties=st.lists(_fractions(0.01, 1), min_size=2, max_size=2))
+def test_higher_duty_cycle_never_lowers_utilization(data: dict[str, Any], duties: list[float]) -> None:
+    low, high = sorted(duties)
+    pair = _pair(data, "workload.duty_cycle", low, high, "higher duty cycle")
+    if pair is None:
+        return
+    calm, busy = pair
+    assert _not_above(calm.capacity.utilization, busy.capacity.utilization)
+    assert _not_above(calm.demand.request_rate_per_s, busy.demand.request_rate_per_s)
+    assert _not_above(calm.capacity.kv_fraction, busy.capacity.kv_fraction)
+
+
+@settings(max_examples=12)
+@given(data=brief_data(rate_given=True), rates=st.lists(_fractions(0.1, 300), min_size=2, max_size=2))
+def test_higher_request_rate_never_lowers_utilization_or_tpot(data: dict[str, Any], rates: list[float]) -> None:
+    low, high = sorted(rates)
+    pair = _pair(data, "workload.request_rate", low, high, "higher request rate")
+    if pair is None:
+        return
+    calm, busy = pair
+    assert _not_above(calm.capacity.utilization, busy.capacity.utilization)
+    if busy.operating_point.stable:
+        assert calm.operating_point.stable
+        assert _not_above(calm.operating_point.tpot_ms, busy.operating_point.tpot_ms)
+        assert _not_above(calm.operating_point.in_flight, busy.operating_point.in_flight)
+
+
+@settings(max_examples=20)
+@given(data=brief_data(), factor=_fractions(1, 4))
+def test_longer_prompts_never_lower_the_prefill_share(data: dict[str, Any], factor: float) -> None:
+    w = data["workload"]
+    longer = json.loads(json.dumps(data))
+    longer["workload"]["input_tokens_mean"] = w["input_tokens_mean"] * factor
+    longer["workload"]["input_tokens_p95"] = w["input_tokens_p95"] * factor
+    count("property: longer prompts (examples)")
+    short, long_ = _plan_or_none(_brief(data)), _plan_or_none(_brief(longer))
+    if short is None or long_ is None:
+        count("property: longer prompts (skipped: not computable)")
+        return
+    assert _not_above(short.capacity.prefill_fraction, long_.capacity.prefill_fraction)
+    assert _not_above(short.operating_point.prefill_ms_per_request, long_.operating_point.prefill_ms_per_request)
+
+
+# --- memory and step physics (on the replica shape: no plan needed, so many more examples) --------
+
+
+@settings(max_examples=100)
+@given(data=brief_data())
+def test_fp8_weights_take_half_the_memory_of_bf16(data: dict[str, Any]) -> None:
+    count("property: fp8 weights are half of bf16 (examples)")
+    bf16 = shape_of(_brief(_with(data, "deployment.weights", "bf16")))
+    fp8 = shape_of(_brief(_with(data, "deployment.weights", "fp8")))
+    int4 = shape_of(_brief(_with(data, "deployment.weights", "int4")))
+    assert fp8.weights_gb_per_gpu == pytest.approx(bf16.weights_gb_per_gpu / 2, rel=1e-12)
+    assert int4.weights_gb_per_gpu == pytest.approx(bf16.weights_gb_per_gpu / 4, rel=1e-12)
+    assert fp8.kv_gb_per_gpu >= bf16.kv_gb_per_gpu  # what the weights free goes to the KV pool
+
+
+@settings(max_examples=100)
+@given(data=brief_data())
+def test_fp8_kv_holds_twice_the_tokens_per_byte(data: dict[str, Any]) -> None:
+    count("property: fp8 KV is half of bf16 per token (examples)")
+    bf16 = shape_of(_brief(_with(data, "deployment.kv_cache", "bf16")))
+    fp8 = shape_of(_brief(_with(data, "deployment.kv_cache", "fp8")))
+    assert fp8.kv_bytes_per_token_per_gpu == pytest.approx(bf16.kv_bytes_per_token_per_gpu / 2, rel=1e-12)
+    assert fp8.kv_capacity_tokens == pytest.approx(2 * bf16.kv_capacity_tokens, rel=1e-12)
+
+
+@settings(max_examples=100)
+@given(data=brief_data(), speedup=_fractions(1, 4), batch=_fractions(1, 512), context=_fractions(1, 20_000))
+def test_faster_gpu_never_lengthens_the_decode_step(data: dict[str, Any], speedup: float, batch: float, context: float) -> None:
+    """The same GPU with more HBM bandwidth (same memory): the decode step at any batch is never longer."""
+    count("property: faster GPU never lengthens the decode step (examples)")
+    shape = shape_of(_brief(data))
+    faster = shape.model_copy(update={"gpu": shape.gpu.model_copy(update={"hbm_tb_per_s": shape.gpu.hbm_tb_per_s * speedup})})
+    assert faster.decode_step_real_s(batch, context) <= shape.decode_step_real_s(batch, context) * (1 + REL)
+    assert faster.decode_step_ideal_s(batch, context) == pytest.approx(shape.decode_step_ideal_s(batch, context) / speedup)
+
+
+@settings(max_examples=100)
+@given(data=brief_data(), batches=st.lists(_fractions(1, 1024), min_size=2, max_size=2), context=_fractions(1, 20_000))
+def test_a_bigger_batch_never_shortens_the_step_nor_lowers_throughput(data: dict[str, Any], batches: list[float], context: float) -> None:
+    count("property: bigger batch: longer step, more tokens/s (examples)")
+    shape = shape_of(_brief(data))
+    small, big = sorted(batches)
+    assert shape.decode_step_real_s(small, context) <= shape.decode_step_real_s(big, context) * (1 + REL)
+    assert small / shape.decode_step_real_s(small, context) <= big / shape.decode_step_real_s(big, context) * (1 + REL)
+
+
+@settings(max_examples=100)
+@given(data=brief_data())
+def test_higher_tp_spreads_the_weights(data: dict[str, Any]) -> None:
+    """Doubling TP halves the weights and the KV bytes per token each GPU holds."""
+    count("property: higher TP spreads the weights (examples)")
+    data["hardware"]["gpus_per_node"] = 8
+    tp = min(data["deployment"]["tp"], 2)
+    try:
+        narrow = shape_of(_brief(_with(data, "deployment.tp", tp)))
+        wide = shape_of(_brief(_with(data, "deployment.tp", 2 * tp)))
+    except InfeasibleDesign:  # TP does not divide this model's KV heads
+        count("property: higher TP spreads the weights (skipped: TP does not divide the KV heads)")
+        return
+    assert wide.weights_gb_per_gpu == pytest.approx(narrow.weights_gb_per_gpu / 2)
+    assert wide.kv_bytes_per_token_per_gpu == pytest.approx(narrow.kv_bytes_per_token_per_gpu / 2)
+    assert wide.kv_gb_per_gpu >= narrow.kv_gb_per_gpu
+
+
+@settings(max_examples=100)
+@given(data=brief_data(), fractions=st.lists(_fractions(0.3, 1), min_size=2, max_size=2))
+def test_better_bandwidth_efficiency_never_lengthens_the_step(data: dict[str, Any], fractions: list[float]) -> None:
+    count("property: better bandwidth efficiency never lengthens the step (examples)")
+    low, high = sorted(fractions)
+    slow = shape_of(_brief(_with(data, "efficiency.bandwidth_fraction", low)))
+    fast = shape_of(_brief(_with(data, "efficiency.bandwidth_fraction", high)))
+    assert fast.decode_step_real_s(64, 4000) <= slow.decode_step_real_s(64, 4000) * (1 + REL)
