@@ -1,0 +1,114 @@
+"""Impossible designs are verdicts, not exceptions: each names the field and what to change.
+
+Contract (../shared/spec/contract.md): a design that computes but does not work (utilization over
+100%) exits 0 with `verdict.feasible` false; a design that cannot be computed at all (weights do not
+fit, no room for one sequence's KV, TP larger than a node or not dividing the KV heads) exits 2 with
+one line on stderr, and with --json still prints {"verdict": {"feasible": false, "problems": [...]}}.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from planner import InfeasibleDesign, load_brief, plan
+from planner.cli import main
+
+pytestmark = pytest.mark.unit
+
+UNCOMPUTABLE = {
+    "weights do not fit": (
+        ["--set", "model.name=llama-3.1-405b", "--set", "deployment.weights=bf16"],
+        "deployment.tp",
+        "weights do not fit",
+    ),
+    "no room for one sequence": (["--set", "workload.kv_context_tokens=5000000"], "deployment.reserve_gb_per_gpu", "one sequence"),
+    "TP larger than a node": (["--set", "deployment.tp=16"], "deployment.tp", "larger than a node"),
+    "TP does not divide the node": (["--set", "deployment.tp=3"], "deployment.tp", "does not divide the 8 GPUs"),
+    "TP does not divide the KV heads": (
+        ["--set", "model.name=qwen3-30b-a3b", "--set", "deployment.tp=8"],
+        "deployment.tp",
+        "does not divide the model's 4 KV heads",
+    ),
+}
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _assert_problem(problem: dict[str, Any], field: str, words: str) -> None:
+    assert problem["field"] == field
+    assert words in problem["problem"]
+    assert problem["change"], "a problem says what to change"
+
+
+@pytest.mark.parametrize("case", sorted(UNCOMPUTABLE))
+def test_uncomputable_design_exits_2_and_prints_its_verdict(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    sets, field, words = UNCOMPUTABLE[case]
+    code, out, err = _run(["plan", "capstone", "--json", *sets], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith(f"error: {field}: ") and words in err
+    payload = json.loads(out)
+    assert set(payload) == {"verdict"}
+    assert payload["verdict"]["feasible"] is False and payload["verdict"]["meets_slo"] is False
+    _assert_problem(payload["verdict"]["problems"][0], field, words)
+
+
+@pytest.mark.parametrize("case", sorted(UNCOMPUTABLE))
+def test_uncomputable_design_is_an_infeasible_design_from_plan(case: str) -> None:
+    sets, field, words = UNCOMPUTABLE[case]
+    changes = dict(s.split("=", 1) for s in sets[1::2])
+    brief = load_brief("capstone").with_changes({k: int(v) if v.isdigit() else v for k, v in changes.items()})
+    with pytest.raises(InfeasibleDesign) as info:
+        plan(brief)
+    verdict = info.value.verdict
+    assert not verdict.feasible and verdict.problems[0].field == field and words in verdict.problems[0].problem
+
+
+def test_utilization_over_100_percent_is_exit_0_with_a_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["plan", "capstone", "--json", "--set", "workload.users=60000"], capsys)
+    assert code == 0 and err == ""
+    design = json.loads(out)
+    assert design["capacity"]["utilization"] > 1
+    assert design["verdict"]["feasible"] is False and design["verdict"]["meets_slo"] is False
+    problem = next(p for p in design["verdict"]["problems"] if p["field"] == "hardware.nodes")
+    assert "exceeds 100%" in problem["problem"] and "add nodes" in problem["change"]
+
+
+def test_an_overloaded_replica_is_a_verdict_with_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """So much traffic that the queue grows without bound: TPOT is infinite, the JSON says null, not Infinity."""
+    code, out, _ = _run(["plan", "qps10-tp4", "--json", "--set", "workload.request_rate=100000"], capsys)
+    assert code == 0
+    design = json.loads(out)  # json.loads accepts Infinity; the CLI must not print it
+    assert "Infinity" not in out and "NaN" not in out
+    assert design["operating_point"]["tpot_ms"] is None
+    assert design["verdict"]["feasible"] is False
+    assert {"hardware.nodes", "slo.itl_p95_ms"} <= {p["field"] for p in design["verdict"]["problems"]}
+
+
+def test_uncomputable_design_exits_2_through_a_real_process() -> None:
+    proc = run_cli("plan", "capstone", "--json", "--set", "deployment.tp=16")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["verdict"]["problems"][0]["field"] == "deployment.tp"
+
+
+def test_the_document_shows_the_verdict_of_an_overloaded_design(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "design.md"
+    code, _, _ = _run(["export", "capstone", "--set", "workload.users=60000", "--format", "md", "--out", str(out)], capsys)
+    assert code == 0
+    text = out.read_text()
+    assert "NOT feasible" in text and "hardware.nodes" in text and "add nodes" in text
+
+
+def test_the_document_is_refused_for_an_uncomputable_design(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "design.md"
+    code, _, err = _run(["export", "capstone", "--set", "deployment.tp=16", "--format", "md", "--out", str(out)], capsys)
+    assert code == 2 and err.startswith("error: deployment.tp: ") and not out.exists()
