@@ -87,6 +87,12 @@ def _max_model_len(brief: Brief, shape: ReplicaShape) -> tuple[int, str]:
 
 
 def _max_num_seqs(brief: Brief, shape: ReplicaShape, load_batch: float, general_replicas: int, basis: str) -> tuple[int, str]:
+    if not math.isfinite(load_batch):  # overloaded: the queue grows without bound, so no batch follows from the load
+        value = brief.deployment.max_num_seqs
+        return (
+            value,
+            f"{basis}: the replica is overloaded, so no batch size follows from the load; the brief's {value} stays until replicas are added",
+        )
     value = max(_round_up(load_batch * (1 + HEADROOM), SEQS_STEP), SEQS_STEP)
     read = brief.workload.kv_context_tokens or (brief.workload.input_tokens_mean + brief.workload.output_tokens_mean / 2)
     step_ms = shape.decode_step_real_s(value, read) * 1e3

@@ -283,7 +283,9 @@ def _batched_token_values(current: int, batch: float) -> list[int]:
 
 
 def _max_num_seqs_values(current: int, load_batch: float) -> list[int]:
-    values = {current, max(math.ceil(load_batch * 1.05), 1)}
+    values = {current}
+    if math.isfinite(load_batch):  # an overloaded replica (infinite batch) has no batch to size for
+        values.add(max(math.ceil(load_batch * 1.05), 1))
     values |= {max(round(current * f), 1) for f in (0.5, 0.75, 0.875, 1.25, 1.5, 2.0, 3.0)}
     return sorted(values)
 
