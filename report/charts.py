@@ -7,6 +7,7 @@ millisecond values only place the bars.
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 __all__ = ["waterfall_svg"]
@@ -19,9 +20,14 @@ _TOP = 4
 _MARK_COLORS = {"target": "#b42318", "p95": "#1b1f24", "p50": "#0b5cad"}
 
 
+def _finite(ms: float) -> float:
+    """A length to draw: negatives as nothing; an infinite wait (an unstable queue) is handled by the caller."""
+    return ms if math.isfinite(ms) and ms > 0 else 0.0
+
+
 def _scale(steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...]) -> float:
-    total = sum(max(ms, 0.0) for _, _, ms in steps)
-    longest = max([total, *(ms for _, _, ms in marks)], default=0.0)
+    total = sum(_finite(ms) for _, _, ms in steps)
+    longest = max([total, *(_finite(ms) for _, _, ms in marks)], default=0.0)
     return _BAR_AREA_W / longest if longest > 0 else 0.0
 
 
@@ -30,7 +36,10 @@ def waterfall_svg(
     steps: tuple[tuple[str, str, float], ...],
     marks: tuple[tuple[str, str, float], ...],
 ) -> str:
-    """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target)."""
+    """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target).
+
+    An infinite step or mark (a queue that never drains) is drawn to the right edge, labelled with its text.
+    """
     px_per_ms = _scale(steps, marks)
     label_w = 8 + _CHAR_W * max((len(label) for label, _, _ in steps + marks), default=0)
     width = round(label_w + _BAR_AREA_W + _VALUE_W)
@@ -40,18 +49,19 @@ def waterfall_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" viewBox="0 0 {width} {height}" role="img"'
         f' aria-label="{escape(title)}" font-family="DejaVu Sans, Arial, sans-serif" font-size="8">'
     ]
+    edge = label_w + _BAR_AREA_W  # infinite values run to here
     start = 0.0
     for i, (component, shown, ms) in enumerate(steps):
         y = _TOP + i * _ROW_H
-        x = label_w + start * px_per_ms
-        bar = max(ms, 0.0) * px_per_ms
+        x = min(label_w + start * px_per_ms, edge)
+        bar = edge - x if ms == math.inf else _finite(ms) * px_per_ms
         parts.append(f'<text x="{label_w - 4:.1f}" y="{y + 8.5}" text-anchor="end" fill="#1b1f24">{escape(component)}</text>')
         parts.append(f'<rect x="{x:.2f}" y="{y + 1.5}" width="{max(bar, 0.8):.2f}" height="{_ROW_H - 3}" fill="#6ea8dc"/>')
         parts.append(f'<text x="{x + bar + 3:.2f}" y="{y + 8.5}" fill="#59636e">{escape(shown)}</text>')
-        start += max(ms, 0.0)
+        start += _finite(ms)
     bottom = _TOP + rows_h
     for j, (name, shown, ms) in enumerate(marks):
-        x = label_w + ms * px_per_ms
+        x = edge if ms == math.inf else label_w + _finite(ms) * px_per_ms
         color = _MARK_COLORS.get(name, "#1b1f24")
         dash = ' stroke-dasharray="3 2"' if name == "target" else ""
         label_y = bottom + 6 + (j + 1) * _ROW_H - 3.5

@@ -265,3 +265,16 @@ def test_waterfall_bars_follow_each_other():
     assert svg.count("<line") == len(marks)
     for text in ("network", "90 ms", "p50", "170 ms", "target", "500 ms"):
         assert f">{text}<" in svg
+
+
+def test_waterfall_with_an_unstable_queue_stays_on_the_chart():
+    """An overloaded design has an infinite queue wait and p95: drawn to the edge, never NaN or off the chart."""
+    from report.charts import waterfall_svg
+
+    inf = float("inf")
+    svg = waterfall_svg("TTFT", (("network", "25 ms", 25.0), ("queue", "∞ ms", inf)), (("p95", "∞ ms", inf), ("target", "500 ms", 500.0)))
+    width = float(re.search(r'viewBox="0 0 ([\d.]+)', svg).group(1))
+    numbers = [float(v) for v in re.findall(r'(?:x|x1|x2|width)="([-\d.a-z]+)"', svg)]
+    assert all(0 <= v <= width for v in numbers), numbers
+    assert "nan" not in svg and "inf" not in svg
+    assert svg.count(">∞ ms<") == 2
