@@ -252,6 +252,18 @@ class Efficiency(_Frozen):
     step_overhead_ms: float = Field(
         default=0.0, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
     )
+    attention_bandwidth_fraction: float = Field(
+        default=0.7,
+        gt=0,
+        le=1,
+        description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach less than the weight reads.",
+    )
+    allreduce_latency_us: float = Field(
+        default=0.0,
+        ge=0,
+        le=10_000,
+        description="Latency of one tensor-parallel all-reduce when TP > 1; a step runs two per layer (us).",
+    )
 
 
 class Latency(_Frozen):

@@ -295,7 +295,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     read, _ = context_tokens(brief)
     batch = dem.generating_sequences / shape.replicas
     step_ideal = shape.decode_step_ideal_s(batch, read) if math.isfinite(batch) else math.inf
-    step_real = shape.real_from_ideal_s(step_ideal)
+    step_real = shape.decode_step_real_s(batch, read) if math.isfinite(batch) else math.inf
     prefill_fleet = shape.prefill_tokens_per_s * shape.replicas
     if w.request_rate is None:
         basis = "users x duty cycle: decode batch = generating sequences / replicas; utilization = prefill time + decode time"
@@ -339,7 +339,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         binding_constraint_no_prefix_cache=binding_nc,
         step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.tp / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
-        step_at_max_num_seqs_ms=shape.real_from_ideal_s(step_max_ideal) * 1e3,
+        step_at_max_num_seqs_ms=shape.decode_step_real_s(dep.max_num_seqs, read) * 1e3,
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
         arithmetic=arithmetic,
     )
@@ -360,10 +360,12 @@ def _step_arithmetic(
     weights_gb = step_gb - batch * read * shape.kv_bytes_per_token_per_gpu / GB
     real_parts = [f"x {num(shape.tp_factor)} TP all-reduce"] if shape.tp_factor != 1 else []
     real_parts.append(f"/ {num(eff.bandwidth_fraction)} bandwidth efficiency")
+    if eff.attention_bandwidth_fraction != eff.bandwidth_fraction:
+        real_parts.append(f"(KV reads / {num(eff.attention_bandwidth_fraction)})")
     if eff.real_kernel_factor != 1:
         real_parts.append(f"x {num(eff.real_kernel_factor)} real kernels")
-    if eff.step_overhead_ms:
-        real_parts.append(f"+ {num(eff.step_overhead_ms, 'ms')} per step")
+    if shape.step_overhead_s:
+        real_parts.append(f"+ {num(shape.step_overhead_s * 1e3, 'ms')} per step")
     decode_replica = batch / step_real if step_real > 0 else 0.0
     return {
         "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.replicas} replicas = {num(batch)} sequences",

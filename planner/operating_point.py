@@ -6,7 +6,7 @@
 
 The step is evaluated at the running batch N, not at the SLO value: using the 40 ms target as the
 step time is the classic mistake this module exists to avoid. Ideal uses the bytes / peak bandwidth
-step; real applies the brief's efficiency factors (replica.real_from_ideal_s).
+step; real applies the brief's efficiency factors (replica.decode_step_real_s).
 """
 
 from __future__ import annotations

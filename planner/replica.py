@@ -33,10 +33,11 @@ class ReplicaShape(BaseModel):
     compute_precision: str
     peak_tflops_per_gpu: float
     compute_fraction: float
-    bandwidth_fraction: float
+    bandwidth_fraction: float  # weight reads
+    attention_bandwidth_fraction: float  # KV reads by decode attention
     tp_factor: float  # 1 + all-reduce overhead when TP > 1
     real_kernel_factor: float
-    step_overhead_s: float
+    step_overhead_s: float  # fixed per step, including the TP all-reduce latencies
     usable_gb_per_gpu: float  # memory x gpu_memory_utilization
     reserve_gb_per_gpu: float
 
@@ -101,12 +102,11 @@ class ReplicaShape(BaseModel):
         """Bytes read / peak bandwidth: the step at 100% of HBM bandwidth, no overheads."""
         return self.step_bytes(batch, context_tokens) / self.hbm_bytes_per_s
 
-    def real_from_ideal_s(self, ideal_s: float) -> float:
-        """Ideal step -> real: TP all-reduce, achieved bandwidth, kernel factor, fixed per-step time."""
-        return ideal_s * self.tp_factor / self.bandwidth_fraction * self.real_kernel_factor + self.step_overhead_s
-
     def decode_step_real_s(self, batch: float, context_tokens: float) -> float:
-        return self.real_from_ideal_s(self.decode_step_ideal_s(batch, context_tokens))
+        """The real step: weights at the achieved bandwidth, KV at attention's, x TP all-reduce and kernel factors, + fixed time."""
+        weights = self.model.params_read_per_step(batch) * self.weight_bytes_per_value / self.bandwidth_fraction
+        kv = batch * context_tokens * self.kv_bytes_per_token / self.attention_bandwidth_fraction
+        return (weights + kv) / self.hbm_bytes_per_s * self.tp_factor * self.real_kernel_factor + self.step_overhead_s
 
 
 def _compute_precision(brief: Brief) -> str:
@@ -157,9 +157,10 @@ def shape_of(brief: Brief) -> ReplicaShape:
         peak_tflops_per_gpu=gpu.peak_tflops(precision),
         compute_fraction=eff.compute_fraction,
         bandwidth_fraction=eff.bandwidth_fraction,
+        attention_bandwidth_fraction=eff.attention_bandwidth_fraction,
         tp_factor=1 + eff.tp_comm_overhead if dep.tp > 1 else 1.0,
         real_kernel_factor=eff.real_kernel_factor,
-        step_overhead_s=eff.step_overhead_ms / 1e3,
+        step_overhead_s=(eff.step_overhead_ms + (2 * model.layers * eff.allreduce_latency_us / 1e3 if dep.tp > 1 else 0.0)) / 1e3,
         usable_gb_per_gpu=gpu.memory_gb * dep.gpu_memory_utilization,
         reserve_gb_per_gpu=dep.reserve_gb_per_gpu,
     )

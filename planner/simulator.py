@@ -125,6 +125,7 @@ def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
     """The replica's step-time constants: the same bytes, FLOPs and factors as replica.decode_step_real_s."""
     m, dep = shape.model, brief.deployment
     s_per_byte = shape.tp_factor * shape.real_kernel_factor / (shape.hbm_bytes_per_s * shape.bandwidth_fraction)
+    s_per_kv_byte = shape.tp_factor * shape.real_kernel_factor / (shape.hbm_bytes_per_s * shape.attention_bandwidth_fraction)
     bpv = shape.weight_bytes_per_value
     dense_params = m.shared_params if m.is_moe else m.params
     kv_capacity = int(shape.kv_capacity_tokens)
@@ -135,7 +136,7 @@ def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
         weights_s=dense_params * bpv * s_per_byte,
         experts_s=m.experts * m.expert_params * bpv * s_per_byte if m.is_moe else 0.0,
         expert_miss=1 - m.experts_per_token / m.experts if m.is_moe else 1.0,
-        kv_s_per_token=shape.kv_bytes_per_token * s_per_byte,
+        kv_s_per_token=shape.kv_bytes_per_token * s_per_kv_byte,
         per_sequence_s=0.0,
         overhead_s=shape.step_overhead_s,
         max_num_batched_tokens=dep.max_num_batched_tokens,
