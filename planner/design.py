@@ -19,7 +19,7 @@ from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
-__all__ = ["CoreDesign", "Design", "Pools", "core_design", "plan"]
+__all__ = ["CoreDesign", "Design", "Pools", "core_design", "feasible_replica", "plan"]
 
 
 class Pools(BaseModel):
@@ -201,6 +201,15 @@ def _load_batch(brief: Brief, dem: Demand, op: OperatingPoint, replicas: int) ->
         return batch, f"{num(dem.generating_sequences)} generating / {replicas} replicas"
     batch = op.in_flight * op.serving_replicas / max(replicas, 1)
     return batch, f"{num(op.in_flight)} in flight x {op.serving_replicas} / {replicas} replicas (Little's law)"
+
+
+def feasible_replica(brief: Brief) -> ReplicaShape:
+    """The brief's replica; raises InfeasibleDesign when the design cannot be computed at all (the simulator's check)."""
+    shape = shape_of(brief)
+    fatal = _fatal_problems(brief, shape)
+    if fatal:
+        raise InfeasibleDesign(fatal)
+    return shape
 
 
 def core_design(brief: Brief) -> CoreDesign:

@@ -262,9 +262,9 @@ def _summarize(brief: Brief, settings: SimSettings, rate: float, reqs: Requests,
 
 def _replica(brief: Brief) -> ReplicaShape:
     """The brief's replica; raises InfeasibleDesign (a BriefError with the plan's verdict) when it cannot run."""
-    from planner.design import plan
+    from planner.design import feasible_replica
 
-    return plan(brief).shape
+    return feasible_replica(brief)
 
 
 def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:

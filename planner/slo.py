@@ -5,11 +5,15 @@ The latency model of one serving replica of the general pool (spares excluded, a
 - Running batch B: the sequences generating on the replica (users basis: generating / serving replicas;
   request-rate basis: the operating point's in-flight count), capped by max-num-seqs. Sequences over
   the cap wait for a slot: Erlang C with max-num-seqs slots, each held for a reply's generation time.
-- Decode steps come first in every engine step (vLLM's chunked-prefill policy), so prefill is the
-  low-priority class of a two-class M/G/1 priority queue: the wait before a prompt's prefill starts is
-  W = R / ((1 - rho_decode) (1 - rho_decode - rho_prefill)), R = r E[S^2] / 2 + rho_decode x step / 2,
-  S = uncached prompt tokens / prefill throughput, with its variability taken from the brief's prompt
-  lengths (a gamma distribution with the brief's mean and p95).
+- Decode tokens come first in every engine step and a prompt's chunk rides in the same step
+  (vLLM's chunked-prefill policy), so decode work does not hold prompts back: prompts queue for the
+  prefill slot of the engine steps, FCFS (M/G/1). A prompt holds it for S = its chunks' engine steps
+  (decode step + scheduler each) + uncached tokens / prefill throughput, with the token part's
+  variability from the brief's prompt lengths (a gamma distribution with the brief's mean and p95):
+  W = r E[S^2] / (2 (1 - rho)), rho = r E[S], plus half a step for the step in progress when the
+  slot is free. (Checked against the step-level simulator: docs/crosscheck.md. Treating decode as a
+  higher-priority class that holds prompts back counts the decode's memory time twice: in a mixed
+  step it hides under the chunk's compute.)
 - A prompt's prefill runs in chunks of (max-num-batched-tokens - B) tokens, one chunk per engine step,
   each step also running the batch's decode: n chunks x (decode step + scheduler) + tokens / prefill rate.
 - TPOT of a reply = (decode step + scheduler) / (1 - prefill share of GPU time during its lifetime).
@@ -166,8 +170,8 @@ def _erlang_c_wait_s(offered: float, slots: int, hold_s: float) -> float:
     return waiting * hold_s / (slots - offered)
 
 
-def _wait_quantile_s(mean_s: float, busy: float, p: float) -> float:
-    """Quantile of a wait with an atom at zero (1 - busy) and an exponential tail of the given mean."""
+def _wait_quantile_s(mean_s: float, busy: float, p: float, tail_shape: float = 1.0) -> float:
+    """Quantile of a wait with an atom at zero (1 - busy) and a gamma tail of the given mean and shape (1: exponential)."""
     if mean_s <= 0 or busy <= 0:
         return 0.0
     if not math.isfinite(mean_s):
@@ -175,7 +179,42 @@ def _wait_quantile_s(mean_s: float, busy: float, p: float) -> float:
     busy = min(busy, 1.0)
     if p <= 1 - busy:
         return 0.0
-    return mean_s / busy * math.log(busy / (1 - p))
+    tail_mean = mean_s / busy
+    q = (p - (1 - busy)) / busy  # the quantile within the waits that are not zero
+    if tail_shape == 1.0:
+        return tail_mean * -math.log(1 - q)
+    scale = tail_mean / tail_shape
+    low, high = 0.0, tail_mean
+    while _gamma_cdf(tail_shape, high / scale) < q:
+        high *= 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _gamma_cdf(tail_shape, mid / scale) < q else (low, mid)
+    return high
+
+
+def _mg1_tail_shape(rate: float, rho: float, wait_s: float, steps_s: float, service_s: float, cv2: float) -> float:
+    """Gamma shape of the M/G/1 wait given it is not zero, from its first two moments (Takacs).
+
+    E[W^2] = 2 E[W]^2 + r E[S^3] / (3 (1 - rho)); S = the chunk steps + a gamma-distributed prefill time.
+    Exponential (shape 1) for exponential service; wider for heavy-tailed prompts, narrower for fixed ones.
+    """
+    if not (0 < rho < 1) or wait_s <= 0:
+        return 1.0
+    x2 = service_s**2 * (1 + cv2)
+    x3 = service_s**3 * (1 + cv2) * (1 + 2 * cv2)
+    s3 = steps_s**3 + 3 * steps_s**2 * service_s + 3 * steps_s * x2 + x3
+    w2 = 2 * wait_s**2 + rate * s3 / (3 * (1 - rho))
+    m1, m2 = wait_s / rho, w2 / rho
+    var = m2 - m1 * m1
+    return min(m1 * m1 / var, 1e3) if var > 0 else 1e3
+
+
+def _prompt_chunks(tokens: float, room: float) -> float:
+    """Engine steps a prompt of `tokens` uncached tokens is prefilled over, `room` tokens a step."""
+    if room <= 0:
+        return math.inf
+    return max(math.ceil(tokens / room), 1) if math.isfinite(room) and tokens > 0 else 1.0
 
 
 def latency_point(
@@ -213,13 +252,15 @@ def latency_point(
     service_s = uncached / prefill_rate
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
-    rho = rho_p + rho_d
-    residual_s = rate * service_s**2 * (1 + cv2) / 2 + rho_d * step_s / 2
-    priority_s = residual_s / ((1 - rho_d) * (1 - rho)) if rho < 1 else math.inf
-    admission_s = _erlang_c_wait_s(load_batch, seqs, hold_s)
-    queue_s = priority_s + admission_s
-    cap_tokens = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95) * (1 - hit)
     room = budget - batch if dep.chunked_prefill else math.inf
+    steps_s = _prompt_chunks(uncached, room) * (step_s + sched_s)  # engine steps a mean prompt's chunks ride in
+    rho = rate * (steps_s + service_s)  # utilization of the prefill slot
+    second_s2 = steps_s**2 + 2 * steps_s * service_s + service_s**2 * (1 + cv2)  # E[S^2]
+    priority_s = rate * second_s2 / (2 * (1 - rho)) if rho < 1 else math.inf  # M/G/1 FCFS
+    step_wait_s = (1 - min(rho, 1.0)) * step_s / 2  # a free slot still waits for the step in progress
+    admission_s = _erlang_c_wait_s(load_batch, seqs, hold_s)
+    queue_s = priority_s + admission_s + step_wait_s
+    cap_tokens = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95) * (1 - hit)
     if room <= 0:
         chunk, chunks, stage_s = 0.0, math.inf, math.inf
     else:
@@ -229,8 +270,9 @@ def latency_point(
     fixed_ms = lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms
     busy = min(rho, 1.0)
     ttft_mean = fixed_ms + (queue_s + stage_s) * 1e3
-    ttft_p50 = fixed_ms + (stage_s + _wait_quantile_s(queue_s, busy, 0.50)) * 1e3
-    ttft_p95 = fixed_ms + (stage_s + _wait_quantile_s(queue_s, busy, 0.95)) * 1e3
+    tail = _mg1_tail_shape(rate, rho, priority_s, steps_s, service_s, cv2)
+    ttft_p50 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.50, tail)) * 1e3
+    ttft_p95 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.95, tail)) * 1e3
     # the prefill share a reply sees over its lifetime: compound Poisson work, normal approximation
     tpot_mean_s = (step_s + sched_s) / (1 - min(rho_p, _MAX_SHARE))
     arrivals = rate * w.output_tokens_mean * tpot_mean_s
@@ -354,10 +396,11 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
 
 def _queue_model_text(p: LatencyPoint) -> str:
     return (
-        "Two-class M/G/1 priority queue per serving replica (session affinity pins a conversation to one replica,"
-        " so replicas do not pool their queues): Poisson arrivals; decode steps run first in every engine step,"
-        " prefill waits as the low-priority class; prefill service = uncached prompt tokens / prefill throughput,"
-        f" its variability from a gamma distribution with the brief's prompt mean and p95 (CV² {num(p.service_cv2)});"
+        "M/G/1 queue for the prefill slot per serving replica (session affinity pins a conversation to one replica,"
+        " so replicas do not pool their queues): Poisson arrivals; decode tokens run first in every engine step and a"
+        " prompt's chunk rides in the same step, so prompts wait only for the prompts ahead (FCFS) and the step in"
+        " progress; service = the engine steps a prompt's chunks ride in + uncached prompt tokens / prefill throughput,"
+        f" the token part's variability from a gamma distribution with the brief's prompt mean and p95 (CV² {num(p.service_cv2)});"
         " plus an Erlang C wait for a batch slot when the running sequences approach max-num-seqs."
         " The TTFT is for a prompt at the target's input cap, the longest prompt the target covers."
     )
@@ -365,8 +408,9 @@ def _queue_model_text(p: LatencyPoint) -> str:
 
 def _percentile_text() -> str:
     return (
-        "TTFT: the queue wait is zero with probability 1 - utilization and exponential above it, with the model's mean"
-        " (the M/G/1 waiting-time tail); p50 and p95 are that distribution's quantiles plus the fixed parts and the"
+        "TTFT: the queue wait is zero with probability 1 - utilization and gamma-distributed above it, with the M/G/1"
+        " wait's first two moments (Takacs: exponential for exponential service, wider for heavy-tailed prompts, narrower"
+        " for fixed ones); p50 and p95 are that distribution's quantiles plus the fixed parts, half a step and the"
         " prefill. ITL (TPOT per reply): p50 at the mean running batch and mean prefill share; p95 at the p95 running"
         " batch (Poisson: B + 1.645 √B, capped at max-num-seqs) and the p95 prefill share over a reply's lifetime"
         " (compound-Poisson prefill work, normal approximation)."
@@ -384,15 +428,16 @@ def _arithmetic(brief: Brief, p: LatencyPoint, cold: LatencyPoint, basis: str) -
             f" p95 {num(p.load_batch)} + 1.645 x √{num(p.load_batch)} = {num(p.running_batch_p95)} (capped)"
         ),
         "rho": (
-            f"prefill {num(p.rate_per_replica_per_s, 'req/s')} x {num(p.prefill_service_ms, 'ms')} = {pct(p.rho_prefill)};"
+            f"prefill compute {num(p.rate_per_replica_per_s, 'req/s')} x {num(p.prefill_service_ms, 'ms')} = {pct(p.rho_prefill)};"
             f" decode {num(p.rate_per_replica_per_s, 'req/s')} x {num(w.output_tokens_mean)} tokens x {num(p.decode_step_ms, 'ms')}"
-            f" / {num(p.running_batch)} = {pct(p.rho_decode)}; total {pct(p.rho)}"
+            f" / {num(p.running_batch)} = {pct(p.rho_decode)} (runs alongside the chunks); prefill slot busy {pct(p.rho)}"
+            f" ({num(p.rate_per_replica_per_s, 'req/s')} x (the engine steps of a prompt's chunks + {num(p.prefill_service_ms, 'ms')}))"
         ),
         "queue_wait_ms": (
-            f"R = {num(p.rate_per_replica_per_s)} x {num(p.prefill_service_ms, 'ms')}² x (1 + {num(p.service_cv2)}) / 2"
-            f" + {pct(p.rho_decode)} x {num(p.decode_step_ms, 'ms')} / 2; W = R / ((1 - {pct(p.rho_decode)}) x (1 - {pct(p.rho)}))"
-            f" = {num(p.priority_wait_ms, 'ms')}; + slot wait {num(p.admission_wait_ms, 'ms')} = {num(p.queue_wait_ms, 'ms')}"
-            + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
+            f"W = {num(p.rate_per_replica_per_s)} x E[S²] / (2 x (1 - {pct(p.rho)}))"
+            f" = {num(p.priority_wait_ms, 'ms')} (S: chunk steps + {num(p.prefill_service_ms, 'ms')} prefill, CV² {num(p.service_cv2)} on the prefill part);"
+            f" + slot wait {num(p.admission_wait_ms, 'ms')} + (1 - {pct(p.rho)}) x {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
+            f" = {num(p.queue_wait_ms, 'ms')}" + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
         ),
         "prefill_stage_ms": (
             f"{num(min(slo.ttft_input_cap_tokens, w.input_tokens_p95), 'tokens')} at the cap x (1 - {pct(hit)} hits) = {num(p.cap_uncached_tokens, 'tokens')};"

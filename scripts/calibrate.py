@@ -239,7 +239,8 @@ def write_report(table: list[dict[str, Any]], fitted: dict[str, float], fit_loss
         "",
         f"Median absolute error: **{np.median(errors) * 100:.1f}%** over {len(table)} rows"
         f" ({np.median(modern) * 100:.1f}% over the {len(modern)} rows from 2024 engine releases);"
-        f" mean {np.mean(errors) * 100:.1f}%." + (f" Fit objective (weighted mean |ln error|): {fit_loss:.4f}." if fit_loss is not None else ""),
+        f" mean {np.mean(errors) * 100:.1f}%."
+        + (f" Fit objective (weighted mean |ln error|): {fit_loss:.4f}." if fit_loss is not None else ""),
         "",
         "## Method",
         "",

@@ -80,12 +80,17 @@ def test_capstone_headline_meets_the_slo_as_the_seed_concludes(capstone):
     assert "p95" in slo.percentile_method
 
 
-def test_queue_formula_is_the_priority_m_g_1_wait(capstone):
+def test_queue_formula_is_the_m_g_1_wait_for_the_prefill_slot(capstone):
+    """Prompts queue FCFS for the prefill slot; decode tokens ride in the same steps and do not hold them back."""
     p = capstone.slo.point
-    r, s = p.rate_per_replica_per_s, p.prefill_service_ms / 1e3
-    residual = r * s * s * (1 + p.service_cv2) / 2 + p.rho_decode * p.decode_step_ms / 1e3 / 2
-    expected = residual / ((1 - p.rho_decode) * (1 - p.rho)) * 1e3
-    assert p.priority_wait_ms == pytest.approx(expected, rel=1e-9)
+    r, x = p.rate_per_replica_per_s, p.prefill_service_ms / 1e3
+    steps = 1 * (p.decode_step_ms + p.scheduler_ms) / 1e3  # a mean prompt's 264 uncached tokens fit one chunk
+    rho = r * (steps + x)
+    assert p.rho == pytest.approx(rho, rel=1e-9)
+    second = steps**2 + 2 * steps * x + x * x * (1 + p.service_cv2)
+    assert p.priority_wait_ms == pytest.approx(r * second / (2 * (1 - rho)) * 1e3, rel=1e-9)
+    step_wait = (1 - rho) * p.decode_step_ms / 2
+    assert p.queue_wait_ms == pytest.approx(p.priority_wait_ms + p.admission_wait_ms + step_wait, rel=1e-9)
 
 
 def test_length_variability_fits_known_distributions():
