@@ -235,31 +235,37 @@ class Slo(_Frozen):
 
 
 class Efficiency(_Frozen):
+    """How close the replica gets to its GPUs' peaks. The defaults are fitted to published serving
+    measurements by scripts/calibrate.py (docs/calibration.md), the same for every model and GPU; the
+    presets set every field to their own stated assumptions."""
+
     compute_fraction: float = Field(
-        default=0.5, gt=0, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+        default=0.59, gt=0, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
         description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
     )
-    bandwidth_fraction: float = Field(default=0.7, gt=0, le=1, description="Achieved fraction of HBM bandwidth in decode (0-1).")
+    bandwidth_fraction: float = Field(
+        default=0.92, gt=0, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
+    )
     tp_comm_overhead: float = Field(
-        default=0.2, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
+        default=0.0, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
     )
     real_kernel_factor: float = Field(
         default=1.0, ge=1, le=10, description="Multiplier from the ideal decode step to what kernels really take (1 = ideal)."
     )
     step_overhead_ms: float = Field(
-        default=0.0, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
+        default=2.2, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
     )
     attention_bandwidth_fraction: float = Field(
-        default=0.7,
+        default=0.18,
         gt=0,
         le=1,
-        description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach less than the weight reads.",
+        description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach far less than the weight reads.",
     )
     allreduce_latency_us: float = Field(
-        default=0.0,
+        default=51.0,
         ge=0,
         le=10_000,
         description="Latency of one tensor-parallel all-reduce when TP > 1; a step runs two per layer (us).",

@@ -79,6 +79,7 @@ class LatencyPoint(_Model):
     rho_prefill: float
     rho_decode: float
     rho: float
+    prefill_slot_busy: float  # utilization of the prefill slot prompts queue for
     priority_wait_ms: float
     admission_wait_ms: float
     queue_wait_ms: float
@@ -254,10 +255,11 @@ def latency_point(
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
     room = budget - batch if dep.chunked_prefill else math.inf
     steps_s = _prompt_chunks(uncached, room) * (step_s + sched_s)  # engine steps a mean prompt's chunks ride in
-    rho = rate * (steps_s + service_s)  # utilization of the prefill slot
+    rho = rho_p + rho_d  # share of GPU time prefill and decode take together
+    slot = rate * (steps_s + service_s)  # utilization of the prefill slot
     second_s2 = steps_s**2 + 2 * steps_s * service_s + service_s**2 * (1 + cv2)  # E[S^2]
-    priority_s = rate * second_s2 / (2 * (1 - rho)) if rho < 1 else math.inf  # M/G/1 FCFS
-    step_wait_s = (1 - min(rho, 1.0)) * step_s / 2  # a free slot still waits for the step in progress
+    priority_s = rate * second_s2 / (2 * (1 - slot)) if slot < 1 else math.inf  # M/G/1 FCFS
+    step_wait_s = (1 - min(slot, 1.0)) * step_s / 2  # a free slot still waits for the step in progress
     admission_s = _erlang_c_wait_s(load_batch, seqs, hold_s)
     queue_s = priority_s + admission_s + step_wait_s
     cap_tokens = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95) * (1 - hit)
@@ -268,9 +270,9 @@ def latency_point(
         chunks = max(math.ceil(cap_tokens / room), 1) if cap_tokens > 0 else 1
         stage_s = chunks * (step_s + sched_s) + cap_tokens / prefill_rate
     fixed_ms = lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms
-    busy = min(rho, 1.0)
+    busy = min(slot, 1.0)
     ttft_mean = fixed_ms + (queue_s + stage_s) * 1e3
-    tail = _mg1_tail_shape(rate, rho, priority_s, steps_s, service_s, cv2)
+    tail = _mg1_tail_shape(rate, slot, priority_s, steps_s, service_s, cv2)
     ttft_p50 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.50, tail)) * 1e3
     ttft_p95 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.95, tail)) * 1e3
     # the prefill share a reply sees over its lifetime: compound Poisson work, normal approximation
@@ -297,6 +299,7 @@ def latency_point(
         rho_prefill=rho_p,
         rho_decode=rho_d,
         rho=rho,
+        prefill_slot_busy=slot,
         priority_wait_ms=priority_s * 1e3,
         admission_wait_ms=admission_s * 1e3,
         queue_wait_ms=queue_s * 1e3,
@@ -430,13 +433,13 @@ def _arithmetic(brief: Brief, p: LatencyPoint, cold: LatencyPoint, basis: str) -
         "rho": (
             f"prefill compute {num(p.rate_per_replica_per_s, 'req/s')} x {num(p.prefill_service_ms, 'ms')} = {pct(p.rho_prefill)};"
             f" decode {num(p.rate_per_replica_per_s, 'req/s')} x {num(w.output_tokens_mean)} tokens x {num(p.decode_step_ms, 'ms')}"
-            f" / {num(p.running_batch)} = {pct(p.rho_decode)} (runs alongside the chunks); prefill slot busy {pct(p.rho)}"
+            f" / {num(p.running_batch)} = {pct(p.rho_decode)}; total {pct(p.rho)}. Prefill slot busy {pct(p.prefill_slot_busy)}"
             f" ({num(p.rate_per_replica_per_s, 'req/s')} x (the engine steps of a prompt's chunks + {num(p.prefill_service_ms, 'ms')}))"
         ),
         "queue_wait_ms": (
-            f"W = {num(p.rate_per_replica_per_s)} x E[S²] / (2 x (1 - {pct(p.rho)}))"
+            f"W = {num(p.rate_per_replica_per_s)} x E[S²] / (2 x (1 - {pct(p.prefill_slot_busy)}))"
             f" = {num(p.priority_wait_ms, 'ms')} (S: chunk steps + {num(p.prefill_service_ms, 'ms')} prefill, CV² {num(p.service_cv2)} on the prefill part);"
-            f" + slot wait {num(p.admission_wait_ms, 'ms')} + (1 - {pct(p.rho)}) x {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
+            f" + slot wait {num(p.admission_wait_ms, 'ms')} + (1 - {pct(p.prefill_slot_busy)}) x {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
             f" = {num(p.queue_wait_ms, 'ms')}" + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
         ),
         "prefill_stage_ms": (

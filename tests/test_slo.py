@@ -86,7 +86,7 @@ def test_queue_formula_is_the_m_g_1_wait_for_the_prefill_slot(capstone):
     r, x = p.rate_per_replica_per_s, p.prefill_service_ms / 1e3
     steps = 1 * (p.decode_step_ms + p.scheduler_ms) / 1e3  # a mean prompt's 264 uncached tokens fit one chunk
     rho = r * (steps + x)
-    assert p.rho == pytest.approx(rho, rel=1e-9)
+    assert p.prefill_slot_busy == pytest.approx(rho, rel=1e-9)
     second = steps**2 + 2 * steps * x + x * x * (1 + p.service_cv2)
     assert p.priority_wait_ms == pytest.approx(r * second / (2 * (1 - rho)) * 1e3, rel=1e-9)
     step_wait = (1 - rho) * p.decode_step_ms / 2
