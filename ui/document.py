@@ -1,15 +1,26 @@
-"""The design-document download offered in the sidebar of every page."""
+"""The design-document downloads offered in the sidebar of every page (report/ renders them).
+
+The files are generated when the button is clicked (a callable), so moving a control costs nothing
+here; the PDF starts a headless Chromium, which takes a second or two.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import streamlit as st
 
-from exports import render_markdown
 from planner import Design
+from report import render_html, render_markdown, render_pdf
 
 __all__ = ["document_download", "file_stem"]
+
+FORMATS: tuple[tuple[str, str, str, Callable[[Design], str | bytes]], ...] = (
+    ("Markdown", "md", "text/markdown", render_markdown),
+    ("HTML", "html", "text/html", render_html),
+    ("PDF", "pdf", "application/pdf", render_pdf),
+)
 
 
 def file_stem(title: str) -> str:
@@ -18,13 +29,19 @@ def file_stem(title: str) -> str:
     return stem or "design"
 
 
+def _deferred(render: Callable[[Design], str | bytes], design: Design) -> Callable[[], str | bytes]:
+    return lambda: render(design)
+
+
 def document_download(design: Design) -> None:
-    st.download_button(
-        "Download the design document (Markdown)",
-        render_markdown(design),
-        file_name=f"{file_stem(design.brief.title)}.md",
-        mime="text/markdown",
-        key="doc.download",
-        on_click="ignore",
-        help="The whole design with the arithmetic behind every figure, as one Markdown file.",
-    )
+    st.caption("The one-page design document: architecture, configuration, SLO analysis, dependencies, validation plan.")
+    stem = file_stem(design.brief.title)
+    for label, ext, mime, render in FORMATS:
+        st.download_button(
+            f"Design document ({label})",
+            _deferred(render, design),
+            file_name=f"{stem}.{ext}",
+            mime=mime,
+            key=f"doc.{ext}",
+            on_click="ignore",
+        )

@@ -14,7 +14,7 @@ import streamlit as st
 
 from planner import Design, Problem
 
-__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "verdict_banner"]
+__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "verdict_banner"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
@@ -68,3 +68,9 @@ def verdict_banner(design: Design) -> None:
         st.error("Not feasible as briefed.")
     if v.problems:
         show_problems(v.problems)
+
+
+def table(rows: Sequence[Mapping[str, object]]) -> None:
+    """Rows of planner text and figures as a read-only table."""
+    if rows:
+        st.dataframe(list(rows), hide_index=True, width="stretch")

@@ -1,0 +1,41 @@
+"""Architecture: the serving diagram, the decisions with their reasons, and the engine command with a reason per flag."""
+
+import streamlit as st
+
+from planner.fmt import num, pct
+from ui.show import Fig, arithmetic_expander, figure_row, md, table
+from ui.sidebar import page_setup
+
+design = page_setup("Architecture")
+if design is None:
+    st.stop()
+arch, cfg = design.architecture, design.config
+
+st.graphviz_chart(arch.dot, width="stretch")
+figure_row(
+    [
+        Fig("Gateway nodes (CPU)", num(arch.gateway_nodes)),
+        Fig("Router nodes (CPU)", num(arch.router_nodes)),
+        Fig("GPU nodes", num(design.brief.hardware.nodes)),
+        Fig("Serving replicas", num(design.pools.serving_replicas)),
+    ]
+)
+
+st.header("Pools")
+table([{"pool": p.name, "nodes": p.nodes, "replicas": p.replicas, "utilization at peak": pct(p.utilization), "role": p.role} for p in arch.pools])
+
+st.header("Decisions")
+table([{"decision": d.decision, "why": d.why} for d in arch.decisions])
+st.subheader("Routing")
+table([{"rule": d.decision, "why": d.why} for d in arch.routing])
+
+st.header("Engine configuration")
+st.code(cfg.command, language="bash")
+table([{"flag": f.flag, "value": f.value, "why": f.why} for f in cfg.flags])
+arithmetic_expander(cfg.arithmetic.items(), title="Show the arithmetic behind the tuned values")
+
+st.header("Critical dependencies")
+for dep in cfg.dependencies:
+    st.markdown(f"- **{md(dep.what)}**: breaks if {md(dep.breaks_if)}")
+st.subheader("What to measure first in production")
+st.markdown("\n".join(f"- {md(item)}" for item in cfg.measure_first))
