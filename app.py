@@ -8,6 +8,5 @@ import streamlit as st
 
 from ui.pages import PAGES
 
-st.set_page_config(page_title="Inference serving design explorer", layout="wide")
 navigation = [st.Page(path, title=title, url_path=url, default=i == 0) for i, (path, title, url) in enumerate(PAGES)]
 st.navigation(navigation).run()

@@ -22,7 +22,12 @@ figure_row(
 )
 
 st.header("Pools")
-table([{"pool": p.name, "nodes": p.nodes, "replicas": p.replicas, "utilization at peak": pct(p.utilization), "role": p.role} for p in arch.pools])
+table(
+    [
+        {"pool": p.name, "nodes": p.nodes, "replicas": p.replicas, "utilization at peak": pct(p.utilization), "role": p.role}
+        for p in arch.pools
+    ]
+)
 
 st.header("Decisions")
 table([{"decision": d.decision, "why": d.why} for d in arch.decisions])

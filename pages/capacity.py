@@ -28,7 +28,7 @@ figure_row(
 )
 
 st.header("Memory per GPU")
-st.plotly_chart(stacked_bars([memory_stack(m)], f"{design.gpu_name}: {num(m.gpu_memory_gb, 'GB')} per GPU"), key="chart.memory")
+st.plotly_chart(stacked_bars([memory_stack(m)], f"Memory of one {design.gpu_name}"), key="chart.memory")
 figure_row(
     [
         Fig("Weights per GPU", num(m.weights_gb_per_gpu, "GB"), m.arithmetic["weights_gb_per_gpu"]),

@@ -20,13 +20,19 @@ def _verdict(ok: bool) -> str:
 figure_row(
     [
         Fig("TTFT p50", num(slo.ttft_p50_ms, "ms")),
-        Fig("TTFT p95", num(slo.ttft_p95_ms, "ms"), help=f"Target {num(slo.ttft_target_ms, 'ms')} for prompts up to {slo.ttft_input_cap_tokens:,} tokens."),
+        Fig(
+            "TTFT p95",
+            num(slo.ttft_p95_ms, "ms"),
+            help=f"Target {num(slo.ttft_target_ms, 'ms')} for prompts up to {slo.ttft_input_cap_tokens:,} tokens.",
+        ),
         Fig("ITL p50", num(slo.itl_p50_ms, "ms")),
         Fig("ITL p95", num(slo.itl_p95_ms, "ms"), help=f"Target {num(slo.itl_target_ms, 'ms')}."),
     ],
     arithmetic_title="Show the arithmetic of the latency model",
 )
-(st.success if slo.ttft_ok else st.error)(f"p95 TTFT {num(slo.ttft_p95_ms, 'ms')} {_verdict(slo.ttft_ok)} of {num(slo.ttft_target_ms, 'ms')}.")
+(st.success if slo.ttft_ok else st.error)(
+    f"p95 TTFT {num(slo.ttft_p95_ms, 'ms')} {_verdict(slo.ttft_ok)} of {num(slo.ttft_target_ms, 'ms')}."
+)
 (st.success if slo.itl_ok else st.error)(f"p95 ITL {num(slo.itl_p95_ms, 'ms')} {_verdict(slo.itl_ok)} of {num(slo.itl_target_ms, 'ms')}.")
 
 left, right = st.columns(2)
@@ -43,7 +49,9 @@ with left:
     )
 with right:
     st.plotly_chart(
-        waterfall_chart("Inter-token latency", [(s.component, s.ms) for s in slo.itl_waterfall], slo.itl_target_ms, slo.itl_p50_ms, slo.itl_p95_ms),
+        waterfall_chart(
+            "Inter-token latency", [(s.component, s.ms) for s in slo.itl_waterfall], slo.itl_target_ms, slo.itl_p50_ms, slo.itl_p95_ms
+        ),
         key="chart.itl",
     )
 st.caption(f"Queue model: {md(slo.queue_model)}")
@@ -66,7 +74,11 @@ with left:
     )
 with right:
     st.plotly_chart(
-        tradeoff_chart("Batch limit (max-num-seqs)", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, slo.ttft_target_ms, slo.itl_target_ms),
+        tradeoff_chart(
+            "Batch limit (max-num-seqs)", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, slo.ttft_target_ms, slo.itl_target_ms
+        ),
         key="chart.tradeoff_seqs",
     )
-st.caption("A bigger prefill chunk shortens TTFT but makes the steps that carry it longer; a bigger batch limit admits more sequences per step.")
+st.caption(
+    "A bigger prefill chunk shortens TTFT but makes the steps that carry it longer; a bigger batch limit admits more sequences per step."
+)

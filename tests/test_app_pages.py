@@ -14,8 +14,10 @@ pytestmark = pytest.mark.app
 KEY_FIGURES = {
     "Brief": ("Utilization at peak", "Binding resource", "TPOT at the operating point"),
     "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
+    "Architecture": ("Gateway nodes (CPU)", "Serving replicas"),
+    "SLO budget": ("TTFT p50", "TTFT p95", "ITL p50", "ITL p95"),
 }
-VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed")
+VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed", "p95 TTFT", "p95 ITL")
 
 
 @pytest.mark.parametrize("preset", preset_names())
@@ -27,6 +29,10 @@ def test_page_renders_preset(page: str, preset: str) -> None:
     assert at.title[0].value == title
     assert at.sidebar.selectbox(key="nav.preset").value == preset
     shown = metrics(at)
+    if title == "Architecture":
+        assert at.get("graphviz_chart"), "no diagram"
+    if title == "SLO budget":
+        assert len(at.get("plotly_chart")) >= 2, "no waterfalls"
     for label in KEY_FIGURES.get(title, ()):
         assert label in shown, f"{title} with {preset}: {label!r} missing"
         assert shown[label] not in ("", "nan"), (label, shown[label])

@@ -22,7 +22,7 @@ COLORS = {
     "decode": "#4C78A8",
     "headroom": "#D9EAD3",
 }
-_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25}}
+_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25, "traceorder": "normal"}}
 
 
 def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, height: int = 220) -> go.Figure:
@@ -43,7 +43,7 @@ def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, 
             textposition="inside",
             hovertemplate=f"{name}: %{{x:.1f}} {unit}<extra></extra>",
         )
-    fig.update_layout(barmode="stack", title=title, height=height, xaxis_title=unit, **_LAYOUT)
+    fig.update_layout(barmode="stack", title=f"{title} ({unit})", height=height, **_LAYOUT)
     if percent:
         fig.add_vline(x=100, line_dash="dash", line_color="black", annotation_text="100%")
     return fig
@@ -81,13 +81,19 @@ def waterfall_chart(title: str, steps: Sequence[tuple[str, float]], target_ms: f
         )
     )
     fig.add_hline(y=target_ms, line_dash="dash", line_color="#C0392B", annotation_text=f"target {target_ms:g} ms")
-    fig.add_hline(y=p95_ms, line_dash="dot", line_color="#E67E22", annotation_text=f"p95 {p95_ms:.0f} ms", annotation_position="bottom right")
-    fig.add_hline(y=p50_ms, line_dash="dot", line_color="#27AE60", annotation_text=f"p50 {p50_ms:.0f} ms", annotation_position="bottom left")
+    fig.add_hline(
+        y=p95_ms, line_dash="dot", line_color="#E67E22", annotation_text=f"p95 {p95_ms:.0f} ms", annotation_position="bottom right"
+    )
+    fig.add_hline(
+        y=p50_ms, line_dash="dot", line_color="#27AE60", annotation_text=f"p50 {p50_ms:.0f} ms", annotation_position="bottom left"
+    )
     fig.update_layout(title=title, yaxis_title="ms", height=380, showlegend=False, **_LAYOUT)
     return fig
 
 
-def tradeoff_chart(title: str, x_title: str, points: Sequence[TradeoffPoint], current: float, ttft_target_ms: float, itl_target_ms: float) -> go.Figure:
+def tradeoff_chart(
+    title: str, x_title: str, points: Sequence[TradeoffPoint], current: float, ttft_target_ms: float, itl_target_ms: float
+) -> go.Figure:
     """p95 TTFT and ITL against one engine limit, each with its target; the brief's value marked."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     x = [p.x for p in points]

@@ -7,4 +7,6 @@ __all__ = ["PAGES"]
 PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/brief.py", "Brief", "brief"),
     ("pages/capacity.py", "Capacity", "capacity"),
+    ("pages/architecture.py", "Architecture", "architecture"),
+    ("pages/slo_budget.py", "SLO budget", "slo-budget"),
 )

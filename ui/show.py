@@ -16,6 +16,7 @@ from planner import Design, Problem
 
 __all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "verdict_banner"]
 
+_PER_ROW = 4
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
 
@@ -35,10 +36,14 @@ class Fig:
 
 
 def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithmetic") -> None:
-    """A row of metrics, then one expander listing each figure's arithmetic."""
-    for column, fig in zip(st.columns(len(figs)), figs, strict=True):
-        with column:
-            st.metric(fig.label, fig.value, help=fig.help)
+    """Metrics in balanced rows of at most four, then one expander listing each figure's arithmetic."""
+    rows = -(-len(figs) // _PER_ROW)
+    per_row = -(-len(figs) // rows)
+    for start in range(0, len(figs), per_row):
+        chunk = figs[start : start + per_row]
+        for column, fig in zip(st.columns(per_row), chunk, strict=False):
+            with column:
+                st.metric(fig.label, fig.value, help=fig.help)
     arithmetic_expander(((f.label, f.arithmetic) for f in figs if f.arithmetic), title=arithmetic_title)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from planner import GPUS, MODELS, Brief, Design, InfeasibleDesign, plan, preset_names
 from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
@@ -151,8 +152,20 @@ def _link_caption() -> None:
         st.button("Back to the preset", on_click=state.select_preset, args=(state.current_preset(),))
 
 
+def _leave_pages_folder_mode() -> None:
+    """A first request for a page URL on a fresh server runs the page file alone, with Streamlit's folder navigation
+    (lower-case file names and an 'app' entry). Switch the process to app.py's st.navigation and rerun once: the
+    rerun executes app.py, which runs this same page. The flag is Streamlit's own (st.navigation clears it too)."""
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_setup(title: str) -> Design | None:
     """Render the sidebar and the page header; the current design, or None after showing why there is none."""
+    _leave_pages_folder_mode()
+    # Also here, not only in app.py: a fresh server can run a page file without app.py (see the module doc).
+    st.set_page_config(page_title=f"{title} · Inference serving design explorer", layout="wide")
     state.init_state()
     state.enter_page(title)
     brief = state.current_brief()

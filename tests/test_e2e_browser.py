@@ -1,0 +1,168 @@
+"""End to end in a real browser: `streamlit run app.py` on 127.0.0.1 and Debian's headless Chromium.
+
+It opens a page URL first (the fresh-server case where Streamlit runs a page file without app.py),
+visits every page, moves the duty-cycle slider, checks that the figures and the URL change, and saves
+a screenshot of each step under artifacts/e2e/ (ignored by git). The server is stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ui.pages import PAGES
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = ROOT / "artifacts" / "e2e"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+START_TIMEOUT_S = 60
+RERUN_TIMEOUT_MS = 60_000  # waits return as soon as the condition holds; the first run imports everything
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"streamlit exited with {proc.returncode} before serving")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"streamlit did not answer on {url} within {START_TIMEOUT_S} s")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is absent: install Debian's chromium package (./run test does it as root)"
+        print(f"SKIP e2e: {reason}")
+        pytest.skip(reason)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    log = (SHOTS / "server.log").open("wb")
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server: str) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport={"width": 1400, "height": 1000}
+        )
+        try:
+            yield context.pages[0] if context.pages else context.new_page()
+        finally:
+            context.close()
+
+
+def _settle(page: object, title: str | None = None) -> None:
+    """Wait until the page's run finished: its title and figures drawn, and Streamlit no longer running."""
+    page.locator("h1", has_text=title or "").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.locator('[data-testid="stMetric"]').first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=RERUN_TIMEOUT_MS
+    )
+
+
+def _metric(page: object, label: str) -> str:
+    metric = page.locator('[data-testid="stMetric"]').filter(  # type: ignore[attr-defined]
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=label)  # type: ignore[attr-defined]
+    )
+    return str(metric.first.locator('[data-testid="stMetricValue"]').inner_text())
+
+
+def _no_exception(page: object) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()  # type: ignore[attr-defined]
+
+
+def test_every_page_in_a_real_browser(server: str, page: object) -> None:
+    # First request is a page URL with a link's parameters: the sidebar and the linked design must render.
+    page.goto(f"{server}/capacity?preset=qps10-tp4&hardware.nodes=3")  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    page.get_by_text("Request rate (req/s)").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("10 QPS: Llama-3-70B").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
+    assert nodes.input_value() == "3"
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "00-direct-link-capacity.png"), full_page=True)  # type: ignore[attr-defined]
+
+    for i, (_, title, url_path) in enumerate(PAGES, start=1):
+        page.goto(f"{server}/{url_path}?preset=capstone")  # type: ignore[attr-defined]
+        _settle(page, title)
+        _no_exception(page)
+        assert page.locator('[data-testid="stMetric"]').count() > 0, f"{title}: no figures shown"
+        page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_slider_moves_the_figures(server: str, page: object) -> None:
+    page.goto(f"{server}/capacity?preset=capstone")  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    before_rate, before_util = _metric(page, "Request rate"), _metric(page, "Utilization")
+    assert before_rate == "55.6 req/s"
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Duty cycle"]')  # type: ignore[attr-defined]
+    thumb.focus()
+    for _ in range(4):  # 0.08 -> 0.12 in steps of 0.01
+        thumb.press("ArrowRight")
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => window.location.search.includes('workload.duty_cycle=0.12')", timeout=RERUN_TIMEOUT_MS
+    )
+    page.get_by_text("83.3 req/s").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page)
+    assert _metric(page, "Request rate") == "83.3 req/s"
+    assert float(_metric(page, "Utilization").rstrip("%")) > float(before_util.rstrip("%"))
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "20-capacity-after-slider.png"), full_page=True)  # type: ignore[attr-defined]
+
+    # The URL now carries the change: reopening it shows the same figure.
+    link = page.url  # type: ignore[attr-defined]
+    page.goto(link)  # type: ignore[attr-defined]
+    _settle(page)
+    page.get_by_text("83.3 req/s").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    assert _metric(page, "Request rate") == "83.3 req/s"
