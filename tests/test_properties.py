@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from planner import GPUS, MODELS, Brief, BriefError, Design, InfeasibleDesign, load_brief, plan
 from planner.cli import design_json
 from planner.replica import shape_of
+from planner.simulator import SimSettings, simulate
 
 pytestmark = pytest.mark.unit
 
@@ -214,6 +215,9 @@ def test_higher_prefix_hit_rate_never_raises_prefill_share_or_utilization(data: 
     assert _not_above(warm.operating_point.prefill_ms_per_request, cold.operating_point.prefill_ms_per_request)
     if warm.operating_point.stable and cold.operating_point.stable:
         assert _not_above(warm.operating_point.tpot_ms, cold.operating_point.tpot_ms)
+    # and TTFT: less prefill to do and less queueing behind other prompts
+    assert _not_above(warm.slo.ttft_p95_ms, cold.slo.ttft_p95_ms)
+    assert _not_above(warm.slo.ttft_p50_ms, cold.slo.ttft_p50_ms)
 
 
 @given(data=brief_data(rate_given=False), duties=st.lists(_fractions(0.01, 1), min_size=2, max_size=2))
@@ -331,3 +335,31 @@ def test_better_bandwidth_efficiency_never_lengthens_the_step(data: dict[str, An
     slow = shape_of(_brief(_with(data, "efficiency.bandwidth_fraction", low)))
     fast = shape_of(_brief(_with(data, "efficiency.bandwidth_fraction", high)))
     assert fast.decode_step_real_s(64, 4000) <= slow.decode_step_real_s(64, 4000) * (1 + REL)
+
+
+# --- the simulator against the roofline -----------------------------------------------------------
+
+
+@settings(max_examples=20)
+@given(data=brief_data(), requests=st.integers(20, 150), rate=st.sampled_from([math.inf, None]), seed=st.integers(0, 2**31))
+def test_simulated_throughput_never_exceeds_the_roofline(data: dict[str, Any], requests: int, rate: float | None, seed: int) -> None:
+    """No schedule beats the hardware: output tok/s <= min(compute roofline, bandwidth roofline) of the replica.
+
+    Compute: every token (prompt or output) is a forward pass of 2 x active params FLOPs at the achieved
+    FLOP/s. Bandwidth: every step reads at least the dense weights at peak HBM bandwidth and emits at
+    most max-num-seqs output tokens.
+    """
+    count("property: simulator throughput <= roofline (examples)")
+    brief = _brief(data)
+    try:
+        result = simulate(brief, SimSettings(requests=requests, rate_per_s=rate, seed=seed))
+    except BriefError:  # the plan's verdict (InfeasibleDesign) or a replica that holds no KV
+        count("property: simulator throughput <= roofline (skipped: not computable)")
+        return
+    shape = shape_of(brief)
+    m = shape.model
+    compute_roofline = shape.flops_per_s / shape.flops_per_token
+    dense_weight_bytes = (m.shared_params if m.is_moe else m.params) * shape.weight_bytes_per_value
+    bandwidth_roofline = brief.deployment.max_num_seqs * shape.hbm_bytes_per_s / dense_weight_bytes
+    assert result.completed == requests
+    assert 0 < result.output_tokens_per_s <= min(compute_roofline, bandwidth_roofline) * (1 + REL)
