@@ -159,10 +159,28 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
     return problems
 
 
-def _slo_problems(brief: Brief, slo: SloBudget, pools: Pools) -> list[Problem]:
+def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[float, float]:
+    """(TTFT, ITL) no load or engine setting can go below: the fixed request path, one sequence's step + scheduler."""
+    read, _ = context_tokens(brief)
+    return slo.point.fixed_ms, shape.decode_step_real_s(1.0, read) * 1e3 + brief.latency.scheduler_ms
+
+
+def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pools) -> list[Problem]:
     p = slo.point
     problems = []
-    if not slo.ttft_ok:
+    ttft_floor, itl_floor = _irreducible_ms(brief, shape, slo)
+    if slo.ttft_target_ms <= ttft_floor:  # no queueing or prefill advice can help: say so instead
+        problems.append(
+            Problem(
+                field="slo.ttft_p95_ms",
+                problem=(
+                    f"the {num(slo.ttft_target_ms, 'ms')} TTFT target is below the irreducible {num(ttft_floor, 'ms')}"
+                    " (network, gateway, tokenization, first sample, first write) before any queueing or prefill"
+                ),
+                change=f"set the target above {num(ttft_floor, 'ms')}, or shorten the fixed path (latency.*, e.g. a gateway nearer the users)",
+            )
+        )
+    elif not slo.ttft_ok:
         if p.admission_wait_ms > p.priority_wait_ms:
             field, change = (
                 "deployment.max_num_seqs",
@@ -182,7 +200,18 @@ def _slo_problems(brief: Brief, slo: SloBudget, pools: Pools) -> list[Problem]:
                 change=change,
             )
         )
-    if not slo.itl_ok:
+    if slo.itl_target_ms <= itl_floor:
+        problems.append(
+            Problem(
+                field="slo.itl_p95_ms",
+                problem=(
+                    f"the {num(slo.itl_target_ms, 'ms')} ITL target is below the irreducible {num(itl_floor, 'ms')}:"
+                    " one sequence's decode step plus the scheduler, at any load"
+                ),
+                change=f"set the target above {num(itl_floor, 'ms')}, or shorten the step: higher TP, lower-precision weights, a GPU with more bandwidth",
+            )
+        )
+    elif not slo.itl_ok:
         field = "deployment.max_num_seqs" if p.running_batch_p95 >= brief.deployment.max_num_seqs * 0.99 else "hardware.nodes"
         problems.append(
             Problem(
@@ -231,7 +260,7 @@ def _core_cached(brief: Brief) -> CoreDesign:
     serving = pools.serving_replicas
     load_batch, basis = _load_batch(brief, dem, op, serving)
     slo = slo_budget(brief, shape, dem.request_rate_per_s / max(serving, 1), load_batch, basis)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, slo, pools)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools)
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable
     meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
     return CoreDesign(

@@ -150,7 +150,15 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
     assert dem.output_tokens_per_s == pytest.approx(dem.request_rate_per_s * w.output_tokens_mean)
     assert mem.weights_gb_per_gpu + mem.reserve_gb_per_gpu + mem.kv_gb_per_gpu == pytest.approx(mem.usable_gb_per_gpu)
     assert mem.max_sequences_per_replica >= 1  # else plan gives the "no room for one sequence" verdict
-    # 6. the verdict agrees with the figures
+    # 6. the SLO waterfalls add up to what they explain; p95 >= p50 >= the fixed request path
+    slo = design.slo
+    if math.isfinite(slo.ttft_mean_ms):
+        assert sum(step.ms for step in slo.ttft_waterfall) == pytest.approx(slo.ttft_mean_ms)
+    if math.isfinite(slo.itl_p50_ms):
+        assert sum(step.ms for step in slo.itl_waterfall) == pytest.approx(slo.itl_p50_ms)
+    assert slo.ttft_p95_ms >= slo.ttft_p50_ms * (1 - REL) and slo.ttft_p50_ms >= slo.point.fixed_ms * (1 - REL)
+    assert slo.itl_p95_ms >= slo.itl_p50_ms * (1 - REL)
+    # 7. the verdict agrees with the figures
     if design.verdict.feasible:
         assert cap.utilization <= 1 + REL and cap.kv_fraction <= 1 + REL and op.stable
     else:

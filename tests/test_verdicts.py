@@ -112,3 +112,30 @@ def test_the_document_is_refused_for_an_uncomputable_design(tmp_path: Path, caps
     out = tmp_path / "design.md"
     code, _, err = _run(["export", "capstone", "--set", "deployment.tp=16", "--format", "md", "--out", str(out)], capsys)
     assert code == 2 and err.startswith("error: deployment.tp: ") and not out.exists()
+
+
+def test_a_ttft_target_below_the_irreducible_path_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """40 ms is below network + gateway + tokenization + first sample + first write (49 ms in the capstone)."""
+    code, out, _ = _run(["plan", "capstone", "--json", "--set", "slo.ttft_p95_ms=40"], capsys)
+    assert code == 0
+    design = json.loads(out)
+    assert design["verdict"]["meets_slo"] is False and design["slo"]["ttft_ok"] is False
+    ttft = [p for p in design["verdict"]["problems"] if "TTFT" in p["problem"]]
+    assert len(ttft) == 1, "one problem, not also 'add nodes' advice that cannot help"
+    _assert_problem(ttft[0], "slo.ttft_p95_ms", "below the irreducible 49 ms")
+    assert "set the target above 49 ms" in ttft[0]["change"]
+
+
+def test_an_itl_target_below_one_sequences_step_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["plan", "capstone", "--json", "--set", "slo.itl_p95_ms=5"], capsys)
+    assert code == 0
+    design = json.loads(out)
+    assert design["verdict"]["meets_slo"] is False and design["slo"]["itl_ok"] is False
+    problem = next(p for p in design["verdict"]["problems"] if "irreducible" in p["problem"])
+    _assert_problem(problem, "slo.itl_p95_ms", "ITL target is below the irreducible")
+    assert "higher TP" in problem["change"]
+
+
+def test_a_reachable_slo_has_no_irreducible_problem() -> None:
+    design = plan(load_brief("capstone"))
+    assert not [p for p in design.verdict.problems if "irreducible" in p.problem]
