@@ -28,14 +28,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     import report  # the export layer, loaded only when a document is asked for (see the module docstring)
 
     if args.format == "md":
-        out.write_text(report.render_markdown(design), encoding="utf-8")
+        payload = report.render_markdown(design).encode("utf-8")
     elif args.format == "html":
-        out.write_text(report.render_html(design), encoding="utf-8")
+        payload = report.render_html(design).encode("utf-8")
     else:
         try:
-            out.write_bytes(report.render_pdf(design))
+            payload = report.render_pdf(design)
         except report.PdfError as exc:
             raise BriefError("--format", f"pdf: {exc}") from exc
+    try:  # a directory, a read-only place or a full disk is bad input, not a bug
+        out.write_bytes(payload)
+    except OSError as exc:
+        raise BriefError("--out", f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
     print(f"wrote {out} ({args.format})")
     return 0
 
