@@ -27,11 +27,13 @@ from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
 
 __all__ = [
+    "BENCHMARK_ENGINE",
     "MaxRateResult",
     "Percentiles",
     "Probe",
     "SimResult",
     "SimSettings",
+    "benchmark_brief",
     "default_rate_per_s",
     "max_rate",
     "simulate",
@@ -116,6 +118,28 @@ class MaxRateResult(_Frozen):
     probes: tuple[Probe, ...]
     wall_ms: float
     arithmetic: dict[str, str]
+
+
+# A stock engine as benchmarks run it: vLLM's serving defaults (256 sequences, 8,192 tokens a step,
+# 90% of GPU memory), random prompts that share no prefix.
+BENCHMARK_ENGINE: dict[str, object] = {
+    "deployment.max_num_seqs": 256,
+    "deployment.max_num_batched_tokens": 8192,
+    "deployment.gpu_memory_utilization": 0.9,
+    "deployment.reserve_gb_per_gpu": 0.0,
+    "deployment.max_model_len": 32_768,
+    "deployment.spare_nodes": 0,
+    "deployment.long_context_nodes": 0,
+    "workload.users": None,
+    "workload.request_rate": 1.0,
+    "workload.prefix_hit_rate": 0.0,
+    "workload.kv_context_tokens": None,
+}
+
+
+def benchmark_brief(changes: dict[str, object] | None = None) -> Brief:
+    """The calibrated defaults on a stock engine; `changes` (dotted paths) describe the benchmark's setup."""
+    return Brief().with_changes(BENCHMARK_ENGINE | (changes or {}))
 
 
 # --- physics -----------------------------------------------------------------------------------------
