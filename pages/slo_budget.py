@@ -6,6 +6,7 @@ from planner.fmt import num
 from ui.charts import tradeoff_chart, waterfall_chart
 from ui.show import Fig, arithmetic_expander, figure_row, md
 from ui.sidebar import page_setup
+from ui.simulator_check import simulator_check
 
 design = page_setup("SLO budget")
 if design is None:
@@ -82,3 +83,5 @@ with right:
 st.caption(
     "A bigger prefill chunk shortens TTFT but makes the steps that carry it longer; a bigger batch limit admits more sequences per step."
 )
+
+simulator_check(design)

@@ -1,11 +1,16 @@
-"""Plotly figures for the pages. Each draws numbers the planner computed; none computes one."""
+"""Plotly figures for the pages. Each draws numbers the planner computed; none computes one.
+
+Figures are built as one dict and validated once (`go.Figure(spec)`): plotly's add_hline/add_vline
+helpers cost tens of milliseconds each, which a live slider cannot afford.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from planner.breakdowns import Stack
 from planner.slo import TradeoffPoint
@@ -22,88 +27,121 @@ COLORS = {
     "decode": "#4C78A8",
     "headroom": "#D9EAD3",
 }
-_LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "legend": {"orientation": "h", "y": -0.25, "traceorder": "normal"}}
+_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+_LEGEND = {"orientation": "h", "y": -0.25, "traceorder": "normal"}
+
+
+def hline(
+    y: float, text: str, color: str, dash: str = "dash", yref: str = "y", side: str = "right"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A horizontal line across the plot at y, with its label at one end."""
+    line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": yref, "y0": y, "y1": y, "line": {"color": color, "dash": dash}}
+    x = 1 if side == "right" else 0
+    label = {"xref": "paper", "x": x, "xanchor": side, "yref": yref, "y": y, "yanchor": "bottom", "text": text, "showarrow": False}
+    return line, label
+
+
+def vline(x: float, text: str, color: str = "gray", dash: str = "dot") -> tuple[dict[str, Any], dict[str, Any]]:
+    line = {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": x, "x1": x, "line": {"color": color, "dash": dash}}
+    label = {"yref": "paper", "y": 1, "yanchor": "bottom", "xref": "x", "x": x, "text": text, "showarrow": False}
+    return line, label
+
+
+def figure(data: list[dict[str, Any]], layout: dict[str, Any], marks: Sequence[tuple[dict[str, Any], dict[str, Any]]] = ()) -> go.Figure:
+    layout = {"margin": _MARGIN, "legend": _LEGEND, **layout}
+    layout["shapes"] = [line for line, _ in marks]
+    layout["annotations"] = [label for _, label in marks]
+    return go.Figure({"data": data, "layout": layout})
 
 
 def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, height: int = 220) -> go.Figure:
     """Horizontal stacked bars, one per Stack, parts in order; fractions shown as percentages."""
-    fig = go.Figure()
     names = list(dict.fromkeys(p.name for s in stacks for p in s.parts))
     scale = 100.0 if percent else 1.0
     unit = "%" if percent else stacks[0].unit
+    data = []
     for name in names:
         values = [next((p.value for p in s.parts if p.name == name), 0.0) * scale for s in stacks]
-        fig.add_bar(
-            y=[s.label for s in stacks],
-            x=values,
-            name=name,
-            orientation="h",
-            marker_color=COLORS.get(name),
-            text=[f"{v:.1f}" for v in values],
-            textposition="inside",
-            hovertemplate=f"{name}: %{{x:.1f}} {unit}<extra></extra>",
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": name,
+                "y": [s.label for s in stacks],
+                "x": values,
+                "marker": {"color": COLORS.get(name)},
+                "text": [f"{v:.1f}" for v in values],
+                "textposition": "inside",
+                "hovertemplate": f"{name}: %{{x:.1f}} {unit}<extra></extra>",
+            }
         )
-    fig.update_layout(barmode="stack", title=f"{title} ({unit})", height=height, **_LAYOUT)
-    if percent:
-        fig.add_vline(x=100, line_dash="dash", line_color="black", annotation_text="100%")
-    return fig
+    marks = [vline(100, "100%", color="black", dash="dash")] if percent else []
+    return figure(data, {"barmode": "stack", "title": {"text": f"{title} ({unit})"}, "height": height}, marks)
 
 
 def utilization_vs_traffic_chart(points: Sequence[TrafficPoint]) -> go.Figure:
-    fig = go.Figure()
     x = [p.multiplier for p in points]
-    fig.add_scatter(x=x, y=[p.utilization * 100 for p in points], mode="lines+markers", name="with prefix caching")
-    fig.add_scatter(x=x, y=[p.utilization_no_prefix_cache * 100 for p in points], mode="lines+markers", name="without prefix caching")
-    fig.add_hline(y=100, line_dash="dash", line_color="black", annotation_text="100%")
-    fig.add_vline(x=1.0, line_dash="dot", line_color="gray", annotation_text="the brief's peak")
-    fig.update_layout(
-        title="Utilization against a traffic multiplier",
-        xaxis_title="peak traffic, x the brief's",
-        yaxis_title="utilization (%)",
-        height=340,
-        **_LAYOUT,
-    )
-    return fig
+    data = [
+        {"type": "scatter", "mode": "lines+markers", "name": "with prefix caching", "x": x, "y": [p.utilization * 100 for p in points]},
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "without prefix caching",
+            "x": x,
+            "y": [p.utilization_no_prefix_cache * 100 for p in points],
+        },
+    ]
+    layout = {
+        "title": {"text": "Utilization against a traffic multiplier"},
+        "xaxis": {"title": {"text": "peak traffic, x the brief's"}},
+        "yaxis": {"title": {"text": "utilization (%)"}},
+        "height": 340,
+    }
+    return figure(data, layout, [hline(100, "100%", "black"), vline(1.0, "the brief's peak")])
 
 
 def waterfall_chart(title: str, steps: Sequence[tuple[str, float]], target_ms: float, p50_ms: float, p95_ms: float) -> go.Figure:
     """A latency budget: each component stacked on the previous (plotly sums them), the target and percentiles as lines."""
-    fig = go.Figure(
-        go.Waterfall(
-            x=[name for name, _ in steps],
-            y=[ms for _, ms in steps],
-            measure=["relative"] * len(steps),
-            text=[f"{ms:.1f}" for _, ms in steps],
-            textposition="outside",
-            connector={"line": {"color": "#BBBBBB"}},
-            increasing={"marker": {"color": "#4C78A8"}},
-            hovertemplate="%{x}: %{y:.1f} ms<extra></extra>",
-        )
-    )
-    fig.add_hline(y=target_ms, line_dash="dash", line_color="#C0392B", annotation_text=f"target {target_ms:g} ms")
-    fig.add_hline(
-        y=p95_ms, line_dash="dot", line_color="#E67E22", annotation_text=f"p95 {p95_ms:.0f} ms", annotation_position="bottom right"
-    )
-    fig.add_hline(
-        y=p50_ms, line_dash="dot", line_color="#27AE60", annotation_text=f"p50 {p50_ms:.0f} ms", annotation_position="bottom left"
-    )
-    fig.update_layout(title=title, yaxis_title="ms", height=380, showlegend=False, **_LAYOUT)
-    return fig
+    data = [
+        {
+            "type": "waterfall",
+            "x": [name for name, _ in steps],
+            "y": [ms for _, ms in steps],
+            "measure": ["relative"] * len(steps),
+            "text": [f"{ms:.1f}" for _, ms in steps],
+            "textposition": "outside",
+            "connector": {"line": {"color": "#BBBBBB"}},
+            "increasing": {"marker": {"color": "#4C78A8"}},
+            "hovertemplate": "%{x}: %{y:.1f} ms<extra></extra>",
+        }
+    ]
+    marks = [
+        hline(target_ms, f"target {target_ms:g} ms", "#C0392B"),
+        hline(p95_ms, f"p95 {p95_ms:.0f} ms", "#E67E22", dash="dot"),
+        hline(p50_ms, f"p50 {p50_ms:.0f} ms", "#27AE60", dash="dot", side="left"),
+    ]
+    return figure(data, {"title": {"text": title}, "yaxis": {"title": {"text": "ms"}}, "height": 380, "showlegend": False}, marks)
 
 
 def tradeoff_chart(
     title: str, x_title: str, points: Sequence[TradeoffPoint], current: float, ttft_target_ms: float, itl_target_ms: float
 ) -> go.Figure:
-    """p95 TTFT and ITL against one engine limit, each with its target; the brief's value marked."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    """p95 TTFT (left axis) and ITL (right axis) against one engine limit, each with its target; the brief's value marked."""
     x = [p.x for p in points]
-    fig.add_scatter(x=x, y=[p.ttft_p95_ms for p in points], mode="lines+markers", name="p95 TTFT (ms)", secondary_y=False)
-    fig.add_scatter(x=x, y=[p.itl_p95_ms for p in points], mode="lines+markers", name="p95 ITL (ms)", secondary_y=True)
-    fig.add_hline(y=ttft_target_ms, line_dash="dash", line_color="#1F77B4", annotation_text="TTFT target", secondary_y=False)
-    fig.add_hline(y=itl_target_ms, line_dash="dash", line_color="#FF7F0E", annotation_text="ITL target", secondary_y=True)
-    fig.add_vline(x=current, line_dash="dot", line_color="gray", annotation_text="the brief")
-    fig.update_layout(title=title, height=360, **_LAYOUT)
-    fig.update_xaxes(title_text=x_title, type="log")
-    fig.update_yaxes(title_text="p95 TTFT (ms)", secondary_y=False)
-    fig.update_yaxes(title_text="p95 ITL (ms)", secondary_y=True)
-    return fig
+    data = [
+        {"type": "scatter", "mode": "lines+markers", "name": "p95 TTFT (ms)", "x": x, "y": [p.ttft_p95_ms for p in points], "yaxis": "y"},
+        {"type": "scatter", "mode": "lines+markers", "name": "p95 ITL (ms)", "x": x, "y": [p.itl_p95_ms for p in points], "yaxis": "y2"},
+    ]
+    layout = {
+        "title": {"text": title},
+        "height": 360,
+        "xaxis": {"title": {"text": x_title}, "type": "log"},
+        "yaxis": {"title": {"text": "p95 TTFT (ms)"}},
+        "yaxis2": {"title": {"text": "p95 ITL (ms)"}, "overlaying": "y", "side": "right"},
+    }
+    marks = [
+        hline(ttft_target_ms, "TTFT target", "#1F77B4", side="left"),
+        hline(itl_target_ms, "ITL target", "#FF7F0E", yref="y2"),
+        vline(math.log10(current), "the brief"),  # shapes on a log axis take the exponent
+    ]
+    return figure(data, layout, marks)
