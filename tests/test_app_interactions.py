@@ -159,3 +159,14 @@ def test_back_to_the_preset_clears_the_changes() -> None:
     at.sidebar.button[0].click().run()
     assert at.number_input(key="sb.hardware.nodes").value == 8
     assert dict(at.query_params) in ({"preset": ["capstone"]}, {"preset": "capstone"})
+
+
+def test_simulator_check_shows_simulated_beside_analytic() -> None:
+    at = visit(new_app(), "pages/slo_budget.py")
+    at.button(key="sim.run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frame = at.dataframe[-1].value
+    assert list(frame.columns) == ["figure", "analytic", "simulated"]
+    assert "TTFT p95" in set(frame["figure"]) and all(frame["simulated"].str.endswith(("ms", "req/s")))
+    at.slider(key="sb.workload.duty_cycle").set_value(0.1).run()  # a new design: the old run is not shown for it
+    assert all("simulated" not in d.value.columns for d in at.dataframe)
