@@ -28,6 +28,11 @@ def visit(at: AppTest, page: str) -> AppTest:
     return at
 
 
+def shown(markdown: str) -> str:
+    """Markdown as the reader sees it: the backslash escapes of ui.show.md removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 

@@ -8,6 +8,7 @@ from planner import Brief, BriefError, brief_to_json, brief_to_toml
 from planner.loader import MAX_BRIEF_BYTES, brief_from_text
 from ui import state
 from ui.document import file_stem
+from ui.show import md
 
 __all__ = ["UPLOAD_KEY", "brief_files", "read_upload"]
 
@@ -54,7 +55,7 @@ def brief_files(brief: Brief) -> None:
         )
         error = st.session_state.get(_UPLOAD_ERROR_KEY)
         if error:
-            st.error(f"Not loaded: {error}")
+            st.error(f"Not loaded: {md(error)}")
     with right:
         stem = file_stem(brief.title)
         st.download_button("Save as TOML", brief_to_toml(brief), file_name=f"{stem}.toml", mime="application/toml", on_click="ignore")

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from planner import GPUS, MODELS, Brief
 from planner.brief import Cost, CustomModel, Deployment, Efficiency, Hardware, Latency, ModelChoice, Slo, Workload
 from ui import state
+from ui.show import md
 from ui.sidebar import control
 
 __all__ = ["SECTIONS", "brief_form"]
@@ -88,7 +89,7 @@ def _about(brief: Brief) -> None:
         )
         error = state.field_errors().get("assumptions")
         if error:
-            st.error(error)
+            st.error(md(error))
 
 
 def _custom_from_catalog(key: str) -> dict[str, Any]:
@@ -129,7 +130,7 @@ def _model(brief: Brief) -> None:
         )
         error = state.field_errors().get("model.name")
         if error:
-            st.error(error)
+            st.error(md(error))
         if brief.model.name == "custom":
             control(
                 st.text_input,

@@ -43,7 +43,7 @@ def control(widget: Callable[..., Any], label: str, path: str, brief: Brief, *, 
     widget(label, key=key, on_change=_on_change, args=(path, key), **kwargs)
     error = state.field_errors().get(path)
     if error:
-        st.error(error)
+        st.error(md(error))  # it quotes what the user typed: shown as text, never as Markdown
 
 
 def _on_preset() -> None:
@@ -177,10 +177,10 @@ def page_setup(title: str) -> Design | None:
     st.title(title)
     st.caption(md(brief.title))
     for message in state.link_errors().values():
-        st.warning(message)
+        st.warning(md(message))  # a link's parameters are anyone's text: never render them as links or images
     notice = state.pop_notice()
     if notice:
-        st.success(notice)
+        st.success(md(notice))
     try:
         design = plan(brief)
     except InfeasibleDesign as exc:

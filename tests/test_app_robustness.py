@@ -1,0 +1,247 @@
+"""The app under hostile or careless use: user text never renders as markup, uploads are bounded and
+validated, sessions never see each other's brief, and pages never change the planner's cached objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apphelp import ROOT, figure, new_app, visit
+from casecount import count
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.testing.v1 import AppTest
+from test_fuzz_inputs import FILE_CASES
+
+from planner import GPUS, MODELS, BriefError, load_brief, plan
+from planner.loader import MAX_BRIEF_BYTES
+from ui.brief_files import read_upload
+from ui.pages import PAGES
+
+pytestmark = pytest.mark.app
+
+APP_SOURCES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+
+# Markdown and HTML that would become a link, an image (a request to another host), bold text or LaTeX
+# if the app rendered it instead of showing it.
+PAYLOAD = "[pwn](https://evil.example/x) ![i](https://evil.example/p.png) <img src=x onerror=alert(1)> **b** $x$"
+_UNESCAPED = re.compile(r"\]\(https://evil|(?<!\\)<img|(?<![\\*])\*\*b(?<!\\)\*\*|(?<!\\)\$x(?<!\\)\$")
+
+
+# --- no user text reaches HTML unescaped -----------------------------------------------------------
+
+
+def _html_escape_hatches(path: Path) -> list[str]:
+    """Calls that let HTML through: unsafe_allow_html=True, st.html, components.html / iframe."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if name.endswith(("st.html", "components.html", "components.iframe", "v1.html")):
+            found.append(f"{path.name}:{node.lineno} {name}")
+        for kw in node.keywords:
+            if kw.arg == "unsafe_allow_html" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                found.append(f"{path.name}:{node.lineno} unsafe_allow_html")
+    return found
+
+
+def test_no_page_lets_raw_html_through() -> None:
+    hatches = [h for path in APP_SOURCES for h in _html_escape_hatches(path)]
+    assert hatches == [], f"HTML escape hatches in the app (each needs escaped input and a test): {hatches}"
+
+
+def _rendered_texts(at: AppTest) -> list[tuple[str, str]]:
+    """(element type, body) of every element that renders Markdown."""
+    kinds = ("markdown", "caption", "error", "warning", "success", "info", "title", "header", "subheader", "exception")
+    texts = []
+    for kind in kinds:
+        for element in at.get(kind):
+            body = getattr(element, "value", None) or getattr(element.proto, "body", "")
+            texts.append((kind, str(body)))
+    return texts
+
+
+def _assert_shown_as_text(at: AppTest, where: str) -> None:
+    leaks = [(kind, body) for kind, body in _rendered_texts(at) if _UNESCAPED.search(body)]
+    assert not leaks, f"{where}: user text rendered as markup: {leaks}"
+    count("app: pages checked for unescaped user text")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"title": PAYLOAD},  # a valid override: the title shows under every page heading
+        {PAYLOAD: "1"},  # an unknown field named by the link
+        {"hardware.gpu": PAYLOAD},  # an unknown catalog key from the link
+        {"preset": PAYLOAD},  # an unknown preset
+        {"workload.duty_cycle": PAYLOAD},  # a value of the wrong type
+    ],
+    ids=["title", "unknown-field", "unknown-gpu", "unknown-preset", "wrong-type"],
+)
+def test_text_from_a_link_is_shown_not_rendered(params: dict[str, str]) -> None:
+    at = new_app(params)
+    for page, title, _ in PAGES:
+        visit(at, page)
+        _assert_shown_as_text(at, f"{title} with {params}")
+
+
+def test_text_typed_into_a_field_is_shown_not_rendered() -> None:
+    at = new_app({"preset": "capstone"})
+    visit(at, "pages/brief.py")
+    at.text_input(key="f.title").input(PAYLOAD).run()
+    at.text_area(key="f.description").input(PAYLOAD).run()
+    assert not at.exception
+    _assert_shown_as_text(at, "Brief after typing the payload")
+    visit(at, "pages/capacity.py")
+    _assert_shown_as_text(at, "Capacity after typing the payload")
+
+
+# --- uploads ---------------------------------------------------------------------------------------
+
+
+def test_the_uploader_is_limited_to_small_toml_and_json_files() -> None:
+    at = new_app({"preset": "capstone"})
+    visit(at, "pages/brief.py")
+    uploader = at.get("file_uploader")[0].proto
+    assert sorted(uploader.type) == [".json", ".toml"]
+    assert 0 < uploader.max_upload_size_mb <= 1
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CASES))
+def test_a_malformed_upload_is_one_brief_error_naming_the_file_or_field(name: str) -> None:
+    count("app: malformed uploads")
+    with pytest.raises(BriefError) as info:
+        read_upload(name, FILE_CASES[name])
+    assert "\n" not in str(info.value).strip() or name.startswith("deep")
+    assert info.value.field == name or info.value.field.split(".")[0] in ("hardware", "workload", "title", "brief")
+
+
+def test_an_upload_over_the_limit_is_refused_before_parsing() -> None:
+    with pytest.raises(BriefError, match="at most"):
+        read_upload("big.toml", b"#" * (MAX_BRIEF_BYTES + 1))
+
+
+@settings(max_examples=50)
+@given(blob=st.binary(max_size=3000), suffix=st.sampled_from([".toml", ".json", ".TOML", ""]))
+def test_any_uploaded_bytes_are_a_brief_or_a_brief_error(blob: bytes, suffix: str) -> None:
+    count("app: arbitrary uploaded bytes (hypothesis)")
+    try:
+        read_upload(f"upload{suffix}", blob)
+    except BriefError as exc:
+        assert exc.field and exc.reason
+
+
+def test_a_good_upload_round_trips() -> None:
+    text = (ROOT / "presets" / "qps10-tp4.toml").read_bytes()
+    assert read_upload("mine.toml", text) == load_brief("qps10-tp4")
+
+
+# --- sessions are isolated ---------------------------------------------------------------------------
+
+
+def _run_in_threads(apps: list[AppTest], page: str) -> None:
+    errors: list[BaseException] = []
+
+    def go(at: AppTest) -> None:
+        try:
+            at.switch_page(page).run()
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(at,)) for at in apps]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+
+
+@pytest.fixture
+def one_compiler_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each AppTest run compiles its script afresh; a server compiles once per script under its cache's lock.
+
+    CPython 3.11.7 can fail two compile() calls in two threads ("AST constructor recursion depth
+    mismatch"), so the test serializes compiling as the server does; the scripts themselves still run
+    at the same time.
+    """
+    lock = threading.Lock()
+    original = ScriptCache.get_bytecode
+
+    def get_bytecode(self: ScriptCache, script_path: str) -> Any:
+        with lock:
+            return original(self, script_path)
+
+    monkeypatch.setattr(ScriptCache, "get_bytecode", get_bytecode)
+
+
+@pytest.mark.usefixtures("one_compiler_at_a_time")
+def test_two_concurrent_sessions_never_see_each_others_brief() -> None:
+    """Two users at once, different designs, the same process (shared caches): each sees only its own."""
+    one = new_app({"preset": "capstone", "hardware.nodes": "6", "title": "Session one"})
+    two = new_app({"preset": "qps10-tp4", "workload.request_rate": "12", "title": "Session two"})
+    for round_ in range(3):
+        for page, _, _ in PAGES:
+            _run_in_threads([one, two], page)
+            assert not one.exception and not two.exception
+            for at, title, preset in ((one, "Session one", "capstone"), (two, "Session two", "qps10-tp4")):
+                assert at.caption[0].value.replace("\\", "") == title
+                assert at.sidebar.selectbox(key="nav.preset").value == preset
+        # each changes its own design in between; the other must not follow
+        one.sidebar.slider(key="sb.workload.duty_cycle").set_value(0.05 + 0.02 * round_).run()
+        assert two.session_state["state.overrides"].get("workload.duty_cycle") is None
+        assert one.session_state["state.overrides"]["hardware.nodes"] == 6
+        assert two.session_state["state.overrides"] == {"workload.request_rate": 12, "title": "Session two"}
+    visit(one, "pages/capacity.py")
+    visit(two, "pages/capacity.py")
+    assert figure(one, "Request rate") != figure(two, "Request rate")
+    count("app: concurrent session rounds", 3)
+
+
+# --- cached objects are never changed by a page --------------------------------------------------
+
+
+def test_a_design_is_frozen() -> None:
+    design = plan(load_brief("capstone"))
+    with pytest.raises(ValidationError):
+        design.capacity.utilization = 0.0  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        design.brief.hardware.nodes = 1  # type: ignore[misc]
+    with pytest.raises((TypeError, AttributeError)):
+        design.verdict.problems.append(None)  # type: ignore[attr-defined]  # a tuple, not a list
+
+
+def _snapshot(obj: Any) -> Any:
+    return copy.deepcopy(obj.model_dump())
+
+
+def test_pages_never_mutate_cached_designs_or_catalogs() -> None:
+    """Every page of every interesting preset renders from the same cached Design; afterwards it is unchanged."""
+    presets = ("capstone", "qps10-tp4", "variation-f")
+    designs = {name: plan(load_brief(name)) for name in presets if _computable(name)}
+    before = {name: _snapshot(d) for name, d in designs.items()}
+    catalogs = copy.deepcopy(({k: g.model_dump() for k, g in GPUS.items()}, {k: m.model_dump() for k, m in MODELS.items()}))
+    for name in presets:
+        at = new_app({"preset": name})
+        for page, _, _ in PAGES:
+            visit(at, page)
+    for name, design in designs.items():
+        assert plan(load_brief(name)) is design, "the page used another object than the cached one"
+        assert _snapshot(design) == before[name], f"a page changed the cached design of {name}"
+    assert ({k: g.model_dump() for k, g in GPUS.items()}, {k: m.model_dump() for k, m in MODELS.items()}) == catalogs
+
+
+def _computable(name: str) -> bool:
+    try:
+        plan(load_brief(name))
+    except BriefError:
+        return False
+    return True
