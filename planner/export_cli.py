@@ -27,15 +27,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     import report  # the export layer, loaded only when a document is asked for (see the module docstring)
 
-    if args.format == "md":
-        payload = report.render_markdown(design).encode("utf-8")
-    elif args.format == "html":
-        payload = report.render_html(design).encode("utf-8")
-    else:
-        try:
+    try:  # a missing Graphviz or Chromium: one line naming the tool, as for bad input
+        if args.format == "md":
+            payload = report.render_markdown(design).encode("utf-8")
+        elif args.format == "html":
+            payload = report.render_html(design).encode("utf-8")
+        else:
             payload = report.render_pdf(design)
-        except report.PdfError as exc:
-            raise BriefError("--format", f"pdf: {exc}") from exc
+    except report.ExportError as exc:
+        raise BriefError("--format", f"{args.format}: {exc}") from None
     try:  # a directory, a read-only place or a full disk is bad input, not a bug
         out.write_bytes(payload)
     except OSError as exc:

@@ -5,12 +5,14 @@ The app's download buttons and `python -m planner export` both call these, so th
 """
 
 from report.document import Document, build_document
+from report.errors import ExportError
 from report.html import render_html
 from report.markdown import render_markdown
 from report.pdf import PdfError, PdfPrinter, pdf_page_count, render_pdf
 
 __all__ = [
     "Document",
+    "ExportError",
     "PdfError",
     "PdfPrinter",
     "build_document",

@@ -12,12 +12,14 @@ import shutil
 import subprocess
 from functools import lru_cache
 
+from report.errors import ExportError
+
 __all__ = ["DiagramError", "svg_from_dot"]
 
 _TIMEOUT_S = 30
 
 
-class DiagramError(RuntimeError):
+class DiagramError(ExportError):
     """Graphviz is missing or rejected the source."""
 
 

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
 
+from report.errors import ExportError
 from report.html import render_html
 
 __all__ = ["PdfError", "PdfPrinter", "chromium_path", "pdf_page_count", "render_pdf"]
@@ -42,7 +43,7 @@ _CHROMIUM_ARGS = [
 ]
 
 
-class PdfError(RuntimeError):
+class PdfError(ExportError):
     """The browser is missing or the document would not fit on one page."""
 
 

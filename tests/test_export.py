@@ -221,6 +221,18 @@ def test_cli_missing_directory_exits_2(tmp_path: Path):
     assert proc.returncode == 2 and "--out" in proc.stderr
 
 
+def test_cli_without_graphviz_exits_2_naming_it(tmp_path: Path):
+    """The HTML needs `dot`: without it the export says so in one line (exit 2), the Markdown still works."""
+    import os
+
+    env = {**os.environ, "PATH": str(tmp_path)}  # an empty directory: no dot on PATH
+    args = [sys.executable, "-m", "planner", "export", "capstone", "--out", str(tmp_path / "d")]
+    html = subprocess.run([*args, "--format", "html"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert html.returncode == 2 and "dot" in html.stderr and len(html.stderr.strip().splitlines()) == 1
+    md = subprocess.run([*args, "--format", "md"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert md.returncode == 0, md.stderr
+
+
 def test_importing_planner_does_not_import_report():
     """The CLI loads the export layer only inside the export command."""
     code = "import sys, planner.cli; planner.cli._load_plugins(); print('report' in sys.modules)"
