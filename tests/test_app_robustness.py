@@ -153,7 +153,7 @@ def _run_in_threads(apps: list[AppTest], page: str) -> None:
 
     def go(at: AppTest) -> None:
         try:
-            at.switch_page(page).run()
+            at.switch_page(page).run(timeout=120)  # two runs share two cores with whatever else CI runs
         except BaseException as exc:  # reported below, in the test's thread
             errors.append(exc)
 
