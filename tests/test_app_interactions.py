@@ -170,3 +170,29 @@ def test_simulator_check_shows_simulated_beside_analytic() -> None:
     assert "TTFT p95" in set(frame["figure"]) and all(frame["simulated"].str.endswith(("ms", "req/s")))
     at.slider(key="sb.workload.duty_cycle").set_value(0.1).run()  # a new design: the old run is not shown for it
     assert all("simulated" not in d.value.columns for d in at.dataframe)
+
+
+def test_practice_gives_feedback_per_figure() -> None:
+    at = visit(new_app(), "pages/variations.py")
+    at.number_input(key="practice.request_rate_per_s").set_value(55.0)
+    at.number_input(key="practice.weights_gb_per_gpu").set_value(17.6)
+    at.selectbox(key="practice.binding_constraint").set_value("bandwidth")
+    at.button(key="practice.reveal").click().run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "✅ **Peak request rate" in text and "within 10%" in text
+    assert "❌ **Weights per GPU" in text and "high" in text and "Revisit: Step 2, memory" in text
+    assert "✅ **Binding resource" in text
+    assert any("2 of 3 estimates within 10%" in w.value for w in at.warning)
+
+
+def test_variation_side_by_side_and_load() -> None:
+    at = visit(new_app(), "pages/variations.py")
+    at.selectbox(key="var.chosen").set_value("variation-g").run()
+    frame = at.dataframe[0].value
+    assert list(frame.columns) == ["figure", "baseline (capstone)", "variation-g"]
+    gpu = frame.set_index("figure").loc["GPU"]
+    assert gpu["baseline (capstone)"] != gpu["variation-g"]
+    at.button(key="var.load.variation-g").click().run()
+    assert at.sidebar.selectbox(key="nav.preset").value == "variation-g"
+    assert at.selectbox(key="sb.hardware.gpu").value == "a100-80gb"

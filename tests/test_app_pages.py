@@ -16,6 +16,7 @@ KEY_FIGURES = {
     "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
     "Architecture": ("Gateway nodes (CPU)", "Serving replicas"),
     "SLO budget": ("TTFT p50", "TTFT p95", "ITL p50", "ITL p95"),
+    "Variations": (),
 }
 VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed", "p95 TTFT", "p95 ITL")
 

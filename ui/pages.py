@@ -9,4 +9,5 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/capacity.py", "Capacity", "capacity"),
     ("pages/architecture.py", "Architecture", "architecture"),
     ("pages/slo_budget.py", "SLO budget", "slo-budget"),
+    ("pages/variations.py", "Variations", "variations"),
 )

@@ -6,6 +6,7 @@ run a page file alone (without app.py), so the shared sidebar cannot live in app
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -156,7 +157,9 @@ def _leave_pages_folder_mode() -> None:
     """A first request for a page URL on a fresh server runs the page file alone, with Streamlit's folder navigation
     (lower-case file names and an 'app' entry). Switch the process to app.py's st.navigation and rerun once: the
     rerun executes app.py, which runs this same page. The flag is Streamlit's own (st.navigation clears it too)."""
-    if getattr(PagesManager, "uses_pages_directory", False):
+    # AppTest resets the flag before every run, so there the switch would rerun every run and drop button clicks.
+    under_apptest = "streamlit.testing.v1" in sys.modules
+    if getattr(PagesManager, "uses_pages_directory", False) and not under_apptest:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
