@@ -35,6 +35,7 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+FIGURES = '[data-testid="stMetric"], [data-testid="stDataFrame"]'  # what every page shows once its run is done
 START_TIMEOUT_S = 60
 RERUN_TIMEOUT_MS = 60_000  # waits return as soon as the condition holds; the first run imports everything
 
@@ -105,7 +106,7 @@ def page(server: str) -> Iterator[object]:
 def _settle(page: object, title: str | None = None) -> None:
     """Wait until the page's run finished: its title and figures drawn, and Streamlit no longer running."""
     page.locator("h1", has_text=title or "").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
-    page.locator('[data-testid="stMetric"]').first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.locator(FIGURES).first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=RERUN_TIMEOUT_MS
     )
@@ -137,7 +138,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
         page.goto(f"{server}/{url_path}?preset=capstone")  # type: ignore[attr-defined]
         _settle(page, title)
         _no_exception(page)
-        assert page.locator('[data-testid="stMetric"]').count() > 0, f"{title}: no figures shown"
+        assert page.locator(FIGURES).count() > 0, f"{title}: no figures shown"
         page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
