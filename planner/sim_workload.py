@@ -2,7 +2,7 @@
 
 Arrivals are Poisson at a rate, all at time 0 (`rate = inf`, a max-throughput run), or closed-loop
 clients that send their next request the moment the previous reply ends. Lengths are fixed, or drawn
-from a lognormal fitted to the brief's mean and p95, then clipped so prompt + reply fit max-model-len.
+from a gamma distribution fitted to the brief's mean and p95, then clipped so prompt + reply fit max-model-len.
 Everything comes from one seeded generator, so a seed gives the same requests every time.
 """
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Requests", "lognormal_sigma", "make_requests", "sample_lengths"]
+from planner.slo import length_cv2
 
-Z95 = 1.6448536269514722  # standard normal 95th percentile
+__all__ = ["Requests", "make_requests", "sample_lengths"]
 
 
 @dataclass(frozen=True)
@@ -40,26 +40,13 @@ class Requests:
         return int(self.arrival_s.shape[0])
 
 
-def lognormal_sigma(mean: float, p95: float) -> float:
-    """Shape of the lognormal with this mean and p95: solves ln(p95/mean) = Z95 s - s^2/2 (smaller root).
-
-    A lognormal cannot have p95 above exp(Z95^2/2) = 3.87 x its mean; beyond that the widest one
-    (s = Z95) is used, which keeps the mean and puts p95 at 3.87 x mean.
-    """
-    if p95 <= mean:
-        return 0.0
-    ratio = math.log(p95 / mean)
-    disc = Z95 * Z95 - 2 * ratio
-    return Z95 - math.sqrt(disc) if disc > 0 else Z95
-
-
 def sample_lengths(rng: np.random.Generator, count: int, mean: float, p95: float) -> npt.NDArray[np.int64]:
-    """Lengths with the given mean and p95 (lognormal); fixed at the mean when p95 equals it."""
-    sigma = lognormal_sigma(mean, p95)
-    if sigma == 0.0:
+    """Lengths with the given mean and p95: a gamma distribution, the one the analytic SLO model assumes
+    (planner.slo.length_cv2), so both sides see the same prompts; fixed at the mean when p95 equals it."""
+    cv2 = length_cv2(mean, p95)
+    if cv2 == 0.0:
         return np.full(count, max(round(mean), 1), dtype=np.int64)
-    mu = math.log(mean) - sigma * sigma / 2  # the lognormal's mean is exp(mu + s^2/2)
-    draws = rng.lognormal(mu, sigma, count)
+    draws = rng.gamma(1 / cv2, mean * cv2, count)  # shape k = 1 / CV^2, scale = mean x CV^2
     return np.maximum(np.rint(draws), 1).astype(np.int64)
 
 

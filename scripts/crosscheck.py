@@ -178,17 +178,19 @@ FINDINGS = """## Findings
   engine steps a prompt's chunks ride in + its prefill compute), plus half a step for the step in
   progress, and its tail is a gamma with the wait's first two moments (Takacs) instead of an exponential.
   The worked capstone budget still lands within its 20% (cold-load TTFT mean 175 ms against ~194 ms).
-- **TTFT p95 stays conservative** for briefs whose prompts vary widely (capstone and its variations,
-  CV² 4.5): the analytic prompt holds the prefill slot for a decode step plus its compute (added),
-  where the simulator's mixed step costs the larger of the two; the longer service gives a heavier wait
-  tail. The error is on the safe side (the analytic p95 is 1.2-1.6x the simulated), and the test holds it there.
+- **Same prompts on both sides.** The simulator draws lengths from the gamma distribution the analytic
+  model assumes (mean and p95 of the brief); with the lognormal it used first, the capstone's p95/mean
+  of 5 is out of a lognormal's reach and the clipped draws had a different mean and spread.
+- **TTFT p95 is conservative by up to ~25%**: the analytic prompt holds the prefill slot for a decode
+  step plus its compute (added), where the simulator's mixed step costs the larger of the two, so the
+  analytic service and its wait tail are a little longer.
 - **ITL agrees** within 20% everywhere; the analytic TPOT is higher because it stretches the decode step
   by 1 / (1 - prefill share) (the worked designs' relation), where prefill steps in the simulator also
   emit a decode token.
 - **variation-f (405B) disagrees on TTFT, and the analytic side is the conservative one.** Prefill is
   5.7x dearer, so the 1 / (1 - prefill share) stretch above grows, Little's law turns the longer TPOT
   into a batch at the max-num-seqs cap (159 of 160), and the Erlang C wait for a batch slot explodes;
-  the simulator runs 86 sequences and no slot wait. The stretch is the operating point's relation that
+  the simulator runs about 110 sequences and no slot wait. The stretch is the operating point's relation that
   the qps10-tp4 golden figures pin (the seed's own arithmetic), so it stays; the test excludes this
   preset's TTFT and states why.
 - **Basis.** For briefs stated as users x duty cycle, the plan itself loads the decode batch with the

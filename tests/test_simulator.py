@@ -16,7 +16,7 @@ import pytest
 from planner import load_brief
 from planner.replica import shape_of
 from planner.sim_engine import StepCosts, run_engine
-from planner.sim_workload import lognormal_sigma, make_requests, sample_lengths
+from planner.sim_workload import make_requests, sample_lengths
 from planner.simulator import SimSettings, max_rate, simulate, step_costs
 
 pytestmark = pytest.mark.unit
@@ -91,12 +91,11 @@ def test_same_seed_same_result(qps200):
 
 def test_sampled_lengths_follow_the_brief():
     rng = np.random.default_rng(0)
-    lengths = sample_lengths(rng, 200_000, 1000, 3000)
-    assert lengths.mean() == pytest.approx(1000, rel=0.02)
-    assert np.percentile(lengths, 95) == pytest.approx(3000, rel=0.03)
-    assert lognormal_sigma(500, 500) == 0.0
-    wide = sample_lengths(rng, 200_000, 1200, 6000)  # beyond a lognormal's reach: the mean is kept
-    assert wide.mean() == pytest.approx(1200, rel=0.03)
+    for mean, p95 in ((1000, 3000), (1200, 6000)):
+        lengths = sample_lengths(rng, 200_000, mean, p95)
+        assert lengths.mean() == pytest.approx(mean, rel=0.02)
+        assert np.percentile(lengths, 95) == pytest.approx(p95, rel=0.03)
+    assert (sample_lengths(rng, 10, 500, 500) == 500).all()
 
 
 def test_lengths_are_clipped_to_max_model_len():
