@@ -1,7 +1,7 @@
 """The design document as one self-contained HTML file: inline CSS and SVG, no script, no external reference.
 
 The same file is what the PDF prints (report/pdf.py), so its print CSS sets a landscape page with small
-type; on screen it reads as a normal page. Columns flow the sections in document order.
+type in three columns that flow the sections in document order; on screen it reads as one column.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ PAGE_CSS = """
 :root { --ink: #1b1f24; --muted: #59636e; --rule: #d0d7de; --accent: #0b5cad; --bad: #b42318; --good: #1a7f37; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); font: 13px/1.35 "DejaVu Sans", "Liberation Sans", Arial, sans-serif; }
-main { max-width: 1500px; margin: 0 auto; padding: 16px 20px; }
+main { max-width: 1200px; margin: 0 auto; padding: 16px 20px; }
 header h1 { font-size: 20px; margin: 0 0 2px; }
 header p { margin: 0 0 2px; }
 .subtitle { color: var(--muted); }
 .summary { font-weight: bold; border-bottom: 2px solid var(--accent); padding-bottom: 4px; margin-bottom: 6px; }
-.flow { column-count: 3; column-gap: 18px; column-rule: 1px solid var(--rule); }
+.flow { column-count: 1; }  /* on screen the sections read top to bottom; print sets three columns */
 section { margin: 0 0 8px; }
 section h2 { font-size: 14px; color: var(--accent); margin: 0 0 3px; break-after: avoid; }
 table { border-collapse: collapse; width: 100%; }
@@ -47,14 +47,13 @@ li { break-inside: avoid; }
 .no { color: var(--bad); font-weight: bold; }
 .yes { color: var(--good); font-weight: bold; }
 footer { display: none; color: var(--muted); font-size: 0.85em; border-top: 1px solid var(--rule); margin-top: 3px; }
-@media (max-width: 900px) { .flow { column-count: 1; } }
 @page { size: A4 landscape; margin: 6mm; }
 @media print {
   body { font-size: 7pt; line-height: 1.22; }
   main { max-width: none; padding: 0; }
   header h1 { font-size: 12pt; }
   section h2 { font-size: 8pt; }
-  .flow { column-count: 3; column-gap: 10px; }
+  .flow { column-count: 3; column-gap: 10px; column-rule: 1px solid var(--rule); }
   section { margin-bottom: 4px; }
   figure.band svg { max-height: 58mm; }
   .detail { display: none; }
