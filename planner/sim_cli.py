@@ -36,6 +36,8 @@ def _brief(args: argparse.Namespace) -> Brief:
 
 
 def _settings(args: argparse.Namespace) -> SimSettings:
+    if args.rate is not None and args.concurrency is not None:
+        raise BriefError("--concurrency", "give either --rate (open-loop arrivals) or --concurrency (closed-loop clients), not both")
     try:
         return SimSettings(
             requests=args.requests,

@@ -66,6 +66,7 @@ def test_max_rate_contract_keys():
         (("simulate", "--rate", "fast"), "--rate"),
         (("simulate", "--requests", "0"), "--requests"),
         (("simulate", "--input", "0"), "--input"),
+        (("simulate", "--rate", "2", "--concurrency", "4"), "--concurrency"),
         (("simulate", "no-such-preset"), "no-such-preset"),
         (("simulate", "--set", "deployment.tp=3"), "deployment.tp"),
         (("simulate", "--set", "model.name=gpt-9"), "model.name"),
