@@ -123,10 +123,15 @@ def _reject_non_finite(data: Any, path: str) -> None:
 
 def _read_file(path: Path) -> Brief:
     try:
+        if not path.is_file():  # /dev/zero, a FIFO or a socket would never end or never answer
+            raise BriefError(str(path), "not a regular file")
         size = path.stat().st_size
         if size > MAX_BRIEF_BYTES:
             raise BriefError(str(path), f"file is {size:,} bytes; a brief is at most {MAX_BRIEF_BYTES:,}")
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            raw = f.read(MAX_BRIEF_BYTES + 1)  # bounded even if the file grows while it is read
+        if len(raw) > MAX_BRIEF_BYTES:
+            raise BriefError(str(path), f"file is larger than {MAX_BRIEF_BYTES:,} bytes; a brief is at most that")
     except OSError as exc:
         raise BriefError(str(path), f"cannot read: {exc.strerror or exc}") from None
     try:

@@ -13,6 +13,7 @@ import copy
 import io
 import json
 import math
+import os
 import types
 import typing
 from collections.abc import Iterator
@@ -442,3 +443,20 @@ def test_subprocess_sample_files(name: str, tmp_path: Path) -> None:
     count("fuzz: real subprocess CLI runs")
     assert_rejected(proc.returncode, proc.stderr, str(path))
     assert proc.stdout == ""
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "dev-null", "directory"])
+def test_a_brief_that_is_not_a_regular_file_is_refused_without_reading(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO would block forever and /dev/zero would never end: only regular files are read (bounded)."""
+    if kind == "fifo":
+        path = tmp_path / "brief.toml"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/null") if kind == "dev-null" else tmp_path
+    code, out, err = run_main(["plan", str(path)], capsys)
+    count("fuzz: special files (in-process CLI)")
+    assert_rejected(code, err, str(path))
+    assert out == ""
