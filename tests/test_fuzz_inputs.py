@@ -365,11 +365,12 @@ def test_bad_command_line_is_exit_2_one_line(argv: list[str], capsys: pytest.Cap
 
 # --- hypothesis: arbitrary text and bytes --------------------------------------------------------
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
-    max_leaves=12,
-)
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20), _containers, max_leaves=12)
 SECTIONS = st.sampled_from(["model", "hardware", "deployment", "workload", "slo", "efficiency", "latency", "cost"])
 
 
