@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apphelp import ROOT, figure, new_app, visit
+from apphelp import ROOT, figure, new_app, shown, visit
 from casecount import count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
-from test_fuzz_inputs import FILE_CASES
+from test_fuzz_inputs import FILE_CASES, SCHEMA_CASES, _set_text, run_main
 
 from planner import GPUS, MODELS, BriefError, load_brief, plan
 from planner.loader import MAX_BRIEF_BYTES
@@ -245,3 +245,26 @@ def _computable(name: str) -> bool:
     except BriefError:
         return False
     return True
+
+
+# --- the app names a bad value the way the CLI does, and keeps the rest of the brief ---------------
+
+
+def _link_cases() -> list[tuple[str, str]]:
+    """A spread of the fuzz suite's bad values, as a link would carry them (path, raw text)."""
+    cases = [
+        (path, _set_text(value)) for channel, path, _, value in SCHEMA_CASES if channel == "set" and not path.startswith("model.custom")
+    ]
+    return cases[:: max(1, len(cases) // 12)][:12]
+
+
+@pytest.mark.parametrize(("path", "raw"), _link_cases(), ids=[f"{p}={r[:12]}" for p, r in _link_cases()])
+def test_a_bad_value_in_a_link_gets_the_clis_message_and_the_rest_is_kept(path: str, raw: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(["plan", "capstone", "--set", f"{path}={raw}"], capsys)
+    assert code == 2
+    cli_message = err.removeprefix("error: ").strip()
+    at = new_app({"preset": "capstone", "hardware.nodes": "6", path: raw})
+    count("app: bad link values checked against the CLI's message")
+    warnings = [shown(w.value) for w in at.warning]
+    assert any(cli_message in w for w in warnings), f"CLI says {cli_message!r}; the app shows {warnings}"
+    assert at.sidebar.number_input(key="sb.hardware.nodes").value == 6  # the rest of the link is kept
