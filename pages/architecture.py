@@ -3,7 +3,7 @@
 import streamlit as st
 
 from planner.fmt import num, pct
-from ui.show import Fig, arithmetic_expander, figure_row, md, table
+from ui.show import Fig, arithmetic_expander, figure_row, md, table, text_table
 from ui.sidebar import page_setup
 
 design = page_setup("Architecture")
@@ -30,13 +30,13 @@ table(
 )
 
 st.header("Decisions")
-table([{"decision": d.decision, "why": d.why} for d in arch.decisions])
+text_table([{"decision": d.decision, "why": d.why} for d in arch.decisions])
 st.subheader("Routing")
-table([{"rule": d.decision, "why": d.why} for d in arch.routing])
+text_table([{"rule": d.decision, "why": d.why} for d in arch.routing])
 
 st.header("Engine configuration")
 st.code(cfg.command, language="bash")
-table([{"flag": f.flag, "value": f.value, "why": f.why} for f in cfg.flags])
+text_table([{"flag": f.flag, "value": f.value, "why": f.why} for f in cfg.flags])
 arithmetic_expander(cfg.arithmetic.items(), title="Show the arithmetic behind the tuned values")
 
 st.header("Critical dependencies")

@@ -125,19 +125,21 @@ def _no_exception(page: object) -> None:
 
 def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     # First request is a page URL with a link's parameters: the sidebar and the linked design must render.
-    page.goto(f"{server}/capacity?preset=qps10-tp4&hardware.nodes=3")  # type: ignore[attr-defined]
-    _settle(page, "Capacity")
+    page.goto(f"{server}/slo_budget?preset=qps10-tp4&hardware.nodes=3")  # type: ignore[attr-defined]
+    _settle(page, "SLO budget")
+    assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
     page.get_by_text("Request rate (req/s)").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.get_by_text("10 QPS: Llama-3-70B").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
-    page.screenshot(path=str(SHOTS / "00-direct-link-capacity.png"), full_page=True)  # type: ignore[attr-defined]
+    page.screenshot(path=str(SHOTS / "00-direct-link-slo-budget.png"), full_page=True)  # type: ignore[attr-defined]
 
     for i, (_, title, url_path) in enumerate(PAGES, start=1):
         page.goto(f"{server}/{url_path}?preset=capstone")  # type: ignore[attr-defined]
         _settle(page, title)
         _no_exception(page)
+        assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
         assert page.locator(FIGURES).count() > 0, f"{title}: no figures shown"
         page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
 

@@ -41,9 +41,12 @@ def hline(
     return line, label
 
 
-def vline(x: float, text: str, color: str = "gray", dash: str = "dot") -> tuple[dict[str, Any], dict[str, Any]]:
+def vline(x: float, text: str, color: str = "gray", dash: str = "dot", label_y: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A vertical line at x, its label above the plot (or at `label_y` of its height, to keep close labels apart)."""
     line = {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": x, "x1": x, "line": {"color": color, "dash": dash}}
-    label = {"yref": "paper", "y": 1, "yanchor": "bottom", "xref": "x", "x": x, "text": text, "showarrow": False}
+    label = {"yref": "paper", "y": label_y, "yanchor": "bottom", "xref": "x", "x": x, "text": text, "showarrow": False}
+    if label_y < 1:
+        label.update({"xanchor": "left", "bgcolor": "rgba(255,255,255,0.8)"})
     return line, label
 
 
@@ -101,26 +104,35 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint]) -> go.Figure:
 
 
 def waterfall_chart(title: str, steps: Sequence[tuple[str, float]], target_ms: float, p50_ms: float, p95_ms: float) -> go.Figure:
-    """A latency budget: each component stacked on the previous (plotly sums them), the target and percentiles as lines."""
+    """A latency budget, one bar per component from the top, each starting where the previous ended (plotly sums
+    them); the target and the percentiles as vertical lines."""
     data = [
         {
             "type": "waterfall",
-            "x": [name for name, _ in steps],
-            "y": [ms for _, ms in steps],
+            "orientation": "h",
+            "y": [name for name, _ in steps],
+            "x": [ms for _, ms in steps],
             "measure": ["relative"] * len(steps),
-            "text": [f"{ms:.1f}" for _, ms in steps],
+            "text": [f"{ms:.1f} ms" for _, ms in steps],
             "textposition": "outside",
             "connector": {"line": {"color": "#BBBBBB"}},
             "increasing": {"marker": {"color": "#4C78A8"}},
-            "hovertemplate": "%{x}: %{y:.1f} ms<extra></extra>",
+            "hovertemplate": "%{y}: %{x:.1f} ms<extra></extra>",
         }
     ]
     marks = [
-        hline(target_ms, f"target {target_ms:g} ms", "#C0392B"),
-        hline(p95_ms, f"p95 {p95_ms:.0f} ms", "#E67E22", dash="dot"),
-        hline(p50_ms, f"p50 {p50_ms:.0f} ms", "#27AE60", dash="dot", side="left"),
+        vline(target_ms, f"target {target_ms:g}", "#C0392B", dash="dash"),
+        vline(p95_ms, f"p95 {p95_ms:.0f}", "#E67E22"),
+        vline(p50_ms, f"p50 {p50_ms:.0f}", "#27AE60", label_y=0.02),
     ]
-    return figure(data, {"title": {"text": title}, "yaxis": {"title": {"text": "ms"}}, "height": 380, "showlegend": False}, marks)
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "ms"}},
+        "yaxis": {"autorange": "reversed", "automargin": True},
+        "height": 120 + 38 * len(steps),
+        "showlegend": False,
+    }
+    return figure(data, layout, marks)
 
 
 def tradeoff_chart(

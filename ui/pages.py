@@ -1,4 +1,8 @@
-"""The app's pages in order: file, title, URL path. app.py builds the navigation from this list; tests visit it."""
+"""The app's pages in order: file, title, URL path. app.py builds the navigation from this list; tests visit it.
+
+Each URL path is its file's stem: a fresh server that opens a page link runs Streamlit's pages-folder navigation
+first, which knows pages by file stem, so any other path would say "page not found" before app.py takes over.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,6 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/brief.py", "Brief", "brief"),
     ("pages/capacity.py", "Capacity", "capacity"),
     ("pages/architecture.py", "Architecture", "architecture"),
-    ("pages/slo_budget.py", "SLO budget", "slo-budget"),
+    ("pages/slo_budget.py", "SLO budget", "slo_budget"),
     ("pages/variations.py", "Variations", "variations"),
 )

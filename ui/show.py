@@ -10,11 +10,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
 import streamlit as st
 
 from planner import Design, Problem
 
-__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "verdict_banner"]
+__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "text_table", "verdict_banner"]
 
 _PER_ROW = 4
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
@@ -79,3 +80,10 @@ def table(rows: Sequence[Mapping[str, object]]) -> None:
     """Rows of planner text and figures as a read-only table."""
     if rows:
         st.dataframe(list(rows), hide_index=True, width="stretch")
+
+
+def text_table(rows: Sequence[Mapping[str, object]]) -> None:
+    """Rows with long text (reasons, notes) as a static table whose cells wrap."""
+    if rows:
+        frame = pd.DataFrame(list(rows))
+        st.table(frame.set_index(frame.columns[0]))
