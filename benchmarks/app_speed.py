@@ -2,7 +2,9 @@
 
 For every page, AppTest moves the duty-cycle slider (or the request rate, for a rate brief) to a value
 not seen before, so the plan is computed afresh each time (no cache hit), and times the rerun. Prints
-the median and the 90th percentile per page and preset; the target is a median of at most 150 ms.
+the wall-clock median and 90th percentile per page and preset, and the median CPU time of the process
+over the rerun (what the rerun costs on an idle server: on a loaded machine the wall clock also counts
+the time other processes hold the cores). The target is a median of at most 150 ms.
 
     .venv/bin/python benchmarks/app_speed.py [--runs 15] [--presets capstone,qps10-tp4]
 """
@@ -33,7 +35,7 @@ def _move(at: AppTest, i: int, rate_brief: bool) -> None:
         at.slider(key="sb.workload.duty_cycle").set_value(round(0.04 + 0.01 * i, 2))
 
 
-def time_page(page: str, preset: str, runs: int) -> list[float]:
+def time_page(page: str, preset: str, runs: int) -> tuple[list[float], list[float]]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["preset"] = preset
     at.run()
@@ -43,14 +45,15 @@ def time_page(page: str, preset: str, runs: int) -> list[float]:
         rate_brief = True
     except KeyError:
         rate_brief = False
-    times = []
+    wall, cpu = [], []
     for i in range(runs):
         _move(at, i, rate_brief)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         at.run()
-        times.append((time.perf_counter() - start) * 1e3)
+        wall.append((time.perf_counter() - start) * 1e3)
+        cpu.append((time.process_time() - start_cpu) * 1e3)
         assert not at.exception, [e.value for e in at.exception]
-    return times
+    return wall, cpu
 
 
 def main() -> None:
@@ -59,17 +62,19 @@ def main() -> None:
     parser.add_argument("--presets", default="capstone,qps10-tp4,variation-f")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
-    print(f"{'page':<16} {'preset':<12} {'min ms':>8} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}")
-    worst = 0.0
+    print(f"{'page':<14} {'preset':<12} {'wall min':>9} {'wall median':>12} {'wall p90':>9} {'CPU median':>11}  (ms)")
+    worst_wall = worst_cpu = 0.0
     for preset in args.presets.split(","):
         for path, title, _ in PAGES:
-            times = sorted(time_page(path, preset, args.runs))
-            median = statistics.median(times)
-            p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
-            worst = max(worst, median)
-            print(f"{title:<16} {preset:<12} {times[0]:>8.1f} {median:>10.1f} {p90:>8.1f} {times[-1]:>8.1f}")
-    verdict = "within" if worst <= TARGET_MS else "OVER"
-    print(f"slowest page median: {worst:.1f} ms ({verdict} the {TARGET_MS:.0f} ms target)")
+            wall, cpu = time_page(path, preset, args.runs)
+            wall.sort()
+            median, cpu_median = statistics.median(wall), statistics.median(cpu)
+            p90 = wall[min(len(wall) - 1, int(0.9 * len(wall)))]
+            worst_wall, worst_cpu = max(worst_wall, median), max(worst_cpu, cpu_median)
+            print(f"{title:<14} {preset:<12} {wall[0]:>9.1f} {median:>12.1f} {p90:>9.1f} {cpu_median:>11.1f}")
+    for name, worst in (("CPU", worst_cpu), ("wall-clock", worst_wall)):
+        verdict = "within" if worst <= TARGET_MS else "OVER"
+        print(f"slowest page, {name} median: {worst:.1f} ms ({verdict} the {TARGET_MS:.0f} ms target)")
 
 
 if __name__ == "__main__":
