@@ -5,8 +5,10 @@ from planner.brief import Brief
 from planner.capacity import Binding, Capacity, Demand, Memory
 from planner.catalog import GPUS, MODELS, GpuSpec, ModelSpec, model_from_hf_config
 from planner.config import Dependency, EngineConfig, Flag
+from planner.cost import CostAnalysis, Lever
 from planner.design import CoreDesign, Design, Pools, core_design, plan
 from planner.errors import BriefError
+from planner.failures import FailureMode, FailureSummary, Scenario
 from planner.loader import apply_overrides, brief_to_json, brief_to_toml, load_brief, preset_names
 from planner.operating_point import OperatingPoint
 from planner.slo import SloBudget, TradeoffPoint, WaterfallStep
@@ -21,20 +23,25 @@ __all__ = [
     "BriefError",
     "Capacity",
     "CoreDesign",
+    "CostAnalysis",
     "Decision",
     "Demand",
     "Dependency",
     "Design",
     "EngineConfig",
+    "FailureMode",
+    "FailureSummary",
     "Flag",
     "GpuSpec",
     "InfeasibleDesign",
+    "Lever",
     "Memory",
     "ModelSpec",
     "OperatingPoint",
     "Pool",
     "Pools",
     "Problem",
+    "Scenario",
     "SloBudget",
     "TradeoffPoint",
     "Verdict",

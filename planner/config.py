@@ -196,7 +196,7 @@ def engine_config(
     load_batch: float,
     general_replicas: int,
     basis: str,
-    revert_utilization: float | None,
+    revert_utilization: tuple[float, float] | None,  # (at the hit rate, without prefix cache)
     hit_rate_floor: float | None,
 ) -> EngineConfig:
     """The vLLM command of the general pool, its critical dependencies and what to measure first."""
@@ -272,12 +272,12 @@ def engine_config(
     )
 
 
-def _dependencies(brief: Brief, revert_utilization: float | None, hit_rate_floor: float | None) -> tuple[Dependency, ...]:
+def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: float | None) -> tuple[Dependency, ...]:
     dep, w = brief.deployment, brief.workload
     deps: list[Dependency] = []
     if dep.weights is not Precision.bf16 or dep.kv_cache is not KvPrecision.bf16:
         revert = (
-            f"reverting to BF16 puts utilization at {pct(revert_utilization)}"
+            f"reverting to BF16 puts utilization at {pct(revert_utilization[0])} ({pct(revert_utilization[1])} without prefix cache)"
             if revert_utilization is not None
             else "reverting to BF16 doubles decode bytes"
         )

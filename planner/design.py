@@ -5,6 +5,7 @@ Pages, the CLI and the design document all render a Design, so they can never di
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
@@ -13,6 +14,8 @@ from planner.architecture import Architecture, architecture, long_context_utiliz
 from planner.brief import Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
 from planner.config import EngineConfig, engine_config
+from planner.cost import CostAnalysis, cost_analysis
+from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import num, pct
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
 from planner.replica import ReplicaShape, shape_of
@@ -67,6 +70,9 @@ class Design(BaseModel):
     slo: SloBudget
     architecture: Architecture
     config: EngineConfig
+    failures: tuple[FailureMode, ...]
+    failure_summary: FailureSummary
+    cost: CostAnalysis
     verdict: Verdict
 
 
@@ -241,13 +247,20 @@ def feasible_replica(brief: Brief) -> ReplicaShape:
     return shape
 
 
-def core_design(brief: Brief) -> CoreDesign:
-    """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all."""
-    return _core_cached(brief)
+def core_design(brief: Brief, curves: bool = True) -> CoreDesign:
+    """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
+
+    `curves=False` skips the SLO trade-off curves (for re-plans that read only figures and verdicts).
+    """
+    return _core_cached(brief, curves)
+
+
+def _core_without_curves(brief: Brief) -> CoreDesign:
+    return core_design(brief, curves=False)
 
 
 @lru_cache(maxsize=512)
-def _core_cached(brief: Brief) -> CoreDesign:
+def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
     shape = shape_of(brief)
     fatal = _fatal_problems(brief, shape)
     if fatal:
@@ -259,7 +272,7 @@ def _core_cached(brief: Brief) -> CoreDesign:
     op = operating_point(brief, shape, dem.request_rate_per_s, pools.serving_replicas)
     serving = pools.serving_replicas
     load_batch, basis = _load_batch(brief, dem, op, serving)
-    slo = slo_budget(brief, shape, dem.request_rate_per_s / max(serving, 1), load_batch, basis)
+    slo = slo_budget(brief, shape, dem.request_rate_per_s / max(serving, 1), load_batch, basis, curves)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools)
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable
     meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
@@ -275,6 +288,17 @@ def _core_cached(brief: Brief) -> CoreDesign:
         load_batch_basis=basis,
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, problems=tuple(problems)),
     )
+
+
+@lru_cache(maxsize=1024)
+def _utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
+    """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
+    smaller = brief.with_changes({"hardware.nodes": nodes})
+    shape = shape_of(smaller)
+    if shape.kv_gb_per_gpu <= 0:
+        return math.inf
+    dem = demand(smaller, shape)
+    return capacity(smaller, shape, dem, memory(smaller, shape)).utilization_no_prefix_cache
 
 
 def plan(brief: Brief) -> Design:
@@ -297,13 +321,31 @@ def _plan_cached(brief: Brief) -> Design:
         replicas_per_node=shape.replicas_per_node,
         tp=shape.tp,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
-        general_utilization=core.slo.point.rho,
+        general_utilization=cap.utilization * shape.replicas / max(pools.serving_replicas, 1),
         long_context_utilization=long_util,
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
     )
-    config = engine_config(brief, shape, core.slo, general_batch, general_replicas, general_basis, None, None)
+    failures, failure_summary = failure_modes(core, _core_without_curves)
+    revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
+    config = engine_config(
+        brief,
+        shape,
+        core.slo,
+        general_batch,
+        general_replicas,
+        general_basis,
+        (revert.utilization, revert.utilization_no_prefix_cache),
+        hit_rate_floor(core),
+    )
+    cost = cost_analysis(
+        brief,
+        dem.output_tokens_per_s,
+        dem.input_tokens_per_s,
+        cap.utilization_no_prefix_cache,
+        lambda nodes: _utilization_no_prefix_cache(brief, nodes),
+    )
     return Design(
         brief=brief,
         model_name=shape.model.name,
@@ -317,5 +359,8 @@ def _plan_cached(brief: Brief) -> Design:
         slo=core.slo,
         architecture=arch,
         config=config,
+        failures=failures,
+        failure_summary=failure_summary,
+        cost=cost,
         verdict=core.verdict,
     )

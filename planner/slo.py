@@ -341,15 +341,18 @@ def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ..
     )
 
 
-def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str) -> SloBudget:
-    """The SLO budget of one serving replica; `basis` says where load_batch comes from (for the arithmetic)."""
+def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str, curves: bool = True) -> SloBudget:
+    """The SLO budget of one serving replica; `basis` says where load_batch comes from (for the arithmetic).
+
+    `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
+    """
     slo, lat = brief.slo, brief.latency
     p = latency_point(brief, shape, rate_per_replica, load_batch)
     cold = latency_point(brief, shape, rate_per_replica, load_batch, load_hit_rate=0.0)
     dep = brief.deployment
     tokens_curve = [
         (v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v))
-        for v in _batched_token_values(dep.max_num_batched_tokens, p.running_batch)
+        for v in (_batched_token_values(dep.max_num_batched_tokens, p.running_batch) if curves else ())
     ]
     seqs_curve = [
         (
@@ -358,7 +361,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
                 brief, shape, rate_per_replica, load_batch, max_num_seqs=v, max_num_batched_tokens=max(dep.max_num_batched_tokens, v + 1)
             ),
         )
-        for v in _max_num_seqs_values(dep.max_num_seqs, load_batch)
+        for v in (_max_num_seqs_values(dep.max_num_seqs, load_batch) if curves else ())
     ]
     ttft_waterfall = (
         WaterfallStep(component="network round trip", ms=lat.network_ms),

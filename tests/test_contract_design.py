@@ -1,4 +1,4 @@
-"""`plan --json` carries the design keys of ../shared/spec/contract.md beyond step 1-3 (SLO, config, architecture)."""
+"""`plan --json` carries the design keys of ../shared/spec/contract.md beyond steps 1-3: SLO, config, architecture, failures, cost."""
 
 from __future__ import annotations
 
@@ -46,3 +46,22 @@ def test_plan_json_is_strict_json():
     proc = run_cli("plan", "capstone", "--set", "deployment.max_num_seqs=100", "--json")
     assert proc.returncode == 0
     assert "Infinity" not in proc.stdout and "NaN" not in proc.stdout
+
+
+def test_failures_and_cost_keys(capstone_json):
+    names = [f["scenario"] for f in capstone_json["failures"]]
+    for name in (
+        "one_node_lost",
+        "two_nodes_lost",
+        "traffic_doubles",
+        "inputs_double",
+        "prefix_hit_rate_drops",
+        "long_context_burst",
+        "revert_to_bf16",
+    ):
+        assert name in names
+    for f in capstone_json["failures"]:
+        assert {"scenario", "utilization", "utilization_no_prefix_cache", "ok"} <= set(f)
+    for key in ("usd_per_hour", "usd_per_year", "usd_per_million_output_tokens"):
+        assert key in capstone_json["cost"]
+    assert capstone_json["failure_summary"]["binding_scenario"] in names

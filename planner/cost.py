@@ -1,0 +1,164 @@
+"""Step 7 of the method: what the fleet costs, per hour, per year and per million tokens, and the levers.
+
+The fleet is paid for around the clock but sized for the peak; tokens are produced at the average load
+over a day (the brief's average duty), so the $/M figure carries the gap between peak and average.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.fmt import num, pct
+
+__all__ = [
+    "DEGRADED_UTILIZATION_TARGET",
+    "HOURS_PER_YEAR",
+    "SECONDS_PER_YEAR",
+    "SPOT_DISCOUNT",
+    "SPOT_SHARE",
+    "CostAnalysis",
+    "Lever",
+    "cost_analysis",
+]
+
+HOURS_PER_YEAR = 8760  # 365 days
+SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
+SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
+SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
+DEGRADED_UTILIZATION_TARGET = 0.85  # a smaller fleet still carries the peak at this utilization without the prefix cache
+
+UtilizationAt = Callable[[int], float]  # fleet size in nodes -> peak utilization without prefix cache
+
+
+class Lever(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    usd_per_million_output_tokens: float
+    change: str  # what changes, and by how much against the baseline $/M
+    arithmetic: str
+
+
+class CostAnalysis(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gpus: int
+    usd_per_hour: float
+    usd_per_year: float
+    output_tokens_per_year: float
+    input_tokens_per_year: float
+    usd_per_million_output_tokens: float
+    usd_per_million_input_tokens: float
+    levers: tuple[Lever, ...]
+    arithmetic: dict[str, str]
+
+
+def _per_million(usd: float, tokens: float) -> float:
+    return usd / (tokens / 1e6) if tokens > 0 else math.inf
+
+
+def _change(new: float, base: float) -> str:
+    return f"{pct(new / base - 1)} per M output tokens" if base > 0 and math.isfinite(base) else "n/a"
+
+
+def _smaller_fleet_nodes(nodes: int, utilization_at: UtilizationAt, current: float) -> int:
+    """Fewest nodes whose peak utilization without prefix cache stays at or under the target."""
+    if not math.isfinite(current):
+        return nodes
+    guess = max(1, min(nodes, math.ceil(nodes * current / DEGRADED_UTILIZATION_TARGET)))
+    while guess > 1 and utilization_at(guess - 1) <= DEGRADED_UTILIZATION_TARGET:
+        guess -= 1
+    while guess < nodes and utilization_at(guess) > DEGRADED_UTILIZATION_TARGET:
+        guess += 1
+    return guess
+
+
+def cost_analysis(
+    brief: Brief,
+    output_tokens_per_s: float,
+    input_tokens_per_s: float,
+    utilization_no_prefix_cache: float,
+    utilization_at: UtilizationAt,
+) -> CostAnalysis:
+    hw, c = brief.hardware, brief.cost
+    gpus = hw.nodes * hw.gpus_per_node
+    per_hour = gpus * c.usd_per_gpu_hour
+    per_year = per_hour * HOURS_PER_YEAR
+    out_year = output_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
+    in_year = input_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
+    per_m_out = _per_million(per_year, out_year)
+    per_m_in = _per_million(per_year, in_year)
+
+    trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
+    trough = _per_million(per_year, trough_tokens)
+    small_nodes = _smaller_fleet_nodes(hw.nodes, utilization_at, utilization_no_prefix_cache)
+    small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
+    small = _per_million(small_year, out_year)
+    spot_nodes = round(hw.nodes * SPOT_SHARE)
+    spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
+    spot = _per_million(spot_year, out_year)
+    levers = (
+        Lever(
+            name="fill the trough with batch work",
+            usd_per_million_output_tokens=trough,
+            change=_change(trough, per_m_out),
+            arithmetic=(
+                f"offline jobs at low priority keep the fleet at its peak load all day: {num(output_tokens_per_s, 'tok/s')} x {num(SECONDS_PER_YEAR)} s"
+                f" = {num(trough_tokens)} tokens/yr; {_usd(per_year)} / {num(trough_tokens / 1e6)} M = {_usd(trough)} per M"
+                f" (the batch tokens cost nothing extra: {pct(1 - c.average_duty)} of the day's capacity is idle today)"
+            ),
+        ),
+        Lever(
+            name="smaller fleet with a degradation ladder",
+            usd_per_million_output_tokens=small,
+            change=f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}",
+            arithmetic=(
+                f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
+                f" ({pct(utilization_at(small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {_usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
+                f" = {_usd(small_year)}/yr / {num(out_year / 1e6)} M = {_usd(small)} per M; above that load the ladder sheds batch work,"
+                " caps output length, then queues free-tier traffic"
+            ),
+        ),
+        Lever(
+            name=f"spot nodes for {spot_nodes} of {hw.nodes}",
+            usd_per_million_output_tokens=spot,
+            change=_change(spot, per_m_out),
+            arithmetic=(
+                f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
+                f" {_usd(per_year)} - {_usd(per_year - spot_year)} = {_usd(spot_year)}/yr / {num(out_year / 1e6)} M = {_usd(spot)} per M;"
+                " a reclaimed node is a lost node, so keep spot within what the failure modes absorb"
+            ),
+        ),
+    )
+    return CostAnalysis(
+        gpus=gpus,
+        usd_per_hour=per_hour,
+        usd_per_year=per_year,
+        output_tokens_per_year=out_year,
+        input_tokens_per_year=in_year,
+        usd_per_million_output_tokens=per_m_out,
+        usd_per_million_input_tokens=per_m_in,
+        levers=levers,
+        arithmetic={
+            "usd_per_hour": f"{gpus} GPUs x {_usd(c.usd_per_gpu_hour)} = {_usd(per_hour)} per hour",
+            "usd_per_year": f"{_usd(per_hour)} x {HOURS_PER_YEAR} h = {_usd(per_year)} per year",
+            "output_tokens_per_year": (
+                f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
+            ),
+            "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
+            "usd_per_million_output_tokens": f"{_usd(per_year)} / {num(out_year / 1e6)} M = {_usd(per_m_out)} per M output tokens (the whole fleet's cost)",
+            "usd_per_million_input_tokens": f"{_usd(per_year)} / {num(in_year / 1e6)} M = {_usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
+        },
+    )
+
+
+def _usd(value: float) -> str:
+    if not math.isfinite(value):
+        return "$∞"
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"

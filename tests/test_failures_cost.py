@@ -1,0 +1,156 @@
+"""Failure modes (step 6) and cost (step 7): golden figures from reference-figures.md with their tolerances,
+and invariants of the re-planned scenarios."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner import load_brief, plan
+from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
+
+pytestmark = pytest.mark.unit
+
+TOL = 0.02  # reference-figures.md: 2% unless stated
+APPROX = 0.05  # figures the reference gives as "~"
+
+SCENARIOS = (
+    "one_node_lost",
+    "two_nodes_lost",
+    "traffic_doubles",
+    "inputs_double",
+    "prefix_hit_rate_drops",
+    "long_context_burst",
+    "revert_to_bf16",
+)
+
+
+@pytest.fixture(scope="module")
+def capstone():
+    return plan(load_brief("capstone"))
+
+
+def _modes(design):
+    return {m.scenario.value: m for m in design.failures}
+
+
+def test_every_scenario_is_present_once(capstone):
+    assert [m.scenario.value for m in capstone.failures] == list(SCENARIOS)
+    for m in capstone.failures:
+        assert m.title and m.change and m.note
+
+
+def test_capstone_failures_on_the_consistent_basis(capstone):
+    modes = _modes(capstone)
+    # reference-figures.md: with the decode batch following the load (Little's law), no-cache basis
+    assert modes["one_node_lost"].utilization_no_prefix_cache == pytest.approx(0.56, rel=APPROX)
+    assert modes["traffic_doubles"].utilization_no_prefix_cache == pytest.approx(0.90, rel=APPROX)
+    # hit rate drops to 20%: ~45% at the configured basis (the seed's 78% does not follow from its arithmetic)
+    assert modes["prefix_hit_rate_drops"].utilization == pytest.approx(0.45, rel=APPROX)
+    # BF16 revert: decode 2x (prefill already at the BF16 peak in the capstone) gives 73%
+    assert modes["revert_to_bf16"].utilization_no_prefix_cache == pytest.approx(0.73, rel=TOL)
+    # losing nodes and doubling load raise utilization; the burst leaves the general pool alone
+    assert modes["two_nodes_lost"].utilization > modes["one_node_lost"].utilization > capstone.capacity.utilization * 0.99
+    assert modes["long_context_burst"].utilization == pytest.approx(capstone.capacity.utilization, rel=1e-9)
+    assert "long-context pool" in modes["long_context_burst"].note
+
+
+def test_capstone_failures_on_the_seed_linear_basis(capstone):
+    modes = _modes(capstone)
+    # seed: 59% / 68% / 102.7% / 80.8%, scaling its 51.4% linearly (ours starts from 50.9%: 8.7 vs 9.0 ms step)
+    assert modes["one_node_lost"].utilization_linear_no_prefix_cache == pytest.approx(0.59, rel=TOL)
+    assert modes["two_nodes_lost"].utilization_linear_no_prefix_cache == pytest.approx(0.68, rel=TOL)
+    assert modes["traffic_doubles"].utilization_linear_no_prefix_cache == pytest.approx(1.027, rel=TOL)
+    assert modes["inputs_double"].utilization_linear_no_prefix_cache == pytest.approx(0.808, rel=TOL)
+    # the consistent basis is below the linear one wherever the batch grows
+    for name in ("one_node_lost", "two_nodes_lost", "traffic_doubles"):
+        assert modes[name].utilization_no_prefix_cache < modes[name].utilization_linear_no_prefix_cache
+
+
+def test_capstone_summary(capstone):
+    s = capstone.failure_summary
+    assert s.n_plus_one_ok
+    assert s.binding_scenario.value in SCENARIOS
+    assert "Little's law" in s.load_scaling
+    assert "8.76 h" in s.availability_note  # 0.1% of 8,760 h
+    failing = [m for m in capstone.failures if not m.ok]
+    if failing:
+        assert s.binding_scenario in {m.scenario for m in failing}
+
+
+def test_traffic_doubles_names_max_num_seqs(capstone):
+    m = _modes(capstone)["traffic_doubles"]
+    # 1,600 generating / 7 serving nodes = 229 > max-num-seqs 160: sequences queue for a slot
+    assert not m.ttft_ok and not m.ok
+    assert "max-num-seqs 160" in m.note
+
+
+def test_failure_verdicts_follow_the_slo_targets(capstone):
+    for m in capstone.failures:
+        assert m.ttft_ok == (m.ttft_p95_ms <= 500)
+        assert m.itl_ok == (m.itl_p95_ms <= 40)
+        assert m.ok <= (m.ttft_ok and m.itl_ok)
+
+
+def test_impossible_scenarios_are_verdicts_not_exceptions():
+    qps10 = _modes(plan(load_brief("qps10-tp4")))
+    assert not qps10["two_nodes_lost"].ok and math.isinf(qps10["two_nodes_lost"].utilization)
+    f = _modes(plan(load_brief("variation-f")))
+    assert not f["revert_to_bf16"].ok and "weights do not fit" in f["revert_to_bf16"].note
+
+
+def test_more_nodes_never_raise_failure_utilization():
+    base = load_brief("capstone")
+    small, large = plan(base.with_changes({"hardware.nodes": 7})), plan(base.with_changes({"hardware.nodes": 10}))
+    for a, b in zip(small.failures, large.failures, strict=True):
+        assert b.utilization <= a.utilization + 1e-9, a.scenario
+
+
+def test_hit_rate_floor_is_a_dependency(capstone):
+    hit = next(d for d in capstone.config.dependencies if "hit rate" in d.what)
+    assert "below" in hit.breaks_if and "%" in hit.breaks_if
+    fp8 = next(d for d in capstone.config.dependencies if "FP8" in d.what)
+    revert = _modes(capstone)["revert_to_bf16"]
+    assert f"{revert.utilization * 100:.1f}%" in fp8.breaks_if
+    assert f"{revert.utilization_no_prefix_cache * 100:.1f}% without prefix cache" in fp8.breaks_if
+
+
+# --- cost ---------------------------------------------------------------------------------------------
+
+
+def test_capstone_cost(capstone):
+    c = capstone.cost
+    assert c.usd_per_hour == pytest.approx(160, rel=1e-9)  # 64 x $2.50
+    assert c.usd_per_year == pytest.approx(1_401_600, rel=1e-9)  # x 8,760 h
+    assert c.output_tokens_per_year == pytest.approx(3.12e11, rel=TOL)  # 19,444 x 0.51 x 3.15e7 s
+    assert c.usd_per_million_output_tokens == pytest.approx(4.48, rel=TOL)
+    assert c.usd_per_million_input_tokens == pytest.approx(1_401_600 / (c.input_tokens_per_year / 1e6), rel=1e-9)
+    assert set(c.arithmetic) >= {"usd_per_hour", "usd_per_year", "output_tokens_per_year", "usd_per_million_output_tokens"}
+
+
+def test_capstone_cost_levers(capstone):
+    c = capstone.cost
+    levers = {lever.name.split(" ")[0]: lever for lever in c.levers}
+    # filling the trough runs the fleet at peak all day: $/M x the average duty
+    assert levers["fill"].usd_per_million_output_tokens == pytest.approx(4.48 * 0.51, rel=TOL)
+    spot = levers["spot"]
+    assert "2 of 8" in spot.name
+    assert spot.usd_per_million_output_tokens == pytest.approx(c.usd_per_million_output_tokens * (1 - SPOT_SHARE * SPOT_DISCOUNT), rel=1e-9)
+    smaller = levers["smaller"]
+    assert smaller.usd_per_million_output_tokens < c.usd_per_million_output_tokens
+    nodes = int(smaller.change.split(" -> ")[1].split(" ")[0])
+    check = plan(load_brief("capstone").with_changes({"hardware.nodes": nodes}))
+    assert check.capacity.utilization_no_prefix_cache <= DEGRADED_UTILIZATION_TARGET
+    fewer = plan(load_brief("capstone").with_changes({"hardware.nodes": nodes - 1}))
+    assert fewer.capacity.utilization_no_prefix_cache > DEGRADED_UTILIZATION_TARGET
+    for lever in c.levers:
+        assert "$" in lever.arithmetic and lever.change
+
+
+def test_cost_follows_price_and_duty():
+    base = load_brief("capstone")
+    cheap = plan(base.with_changes({"cost.usd_per_gpu_hour": 1.25})).cost
+    assert cheap.usd_per_million_output_tokens == pytest.approx(4.48 / 2, rel=TOL)
+    busy = plan(base.with_changes({"cost.average_duty": 1.0})).cost
+    assert busy.usd_per_million_output_tokens == pytest.approx(4.48 * 0.51, rel=TOL)
