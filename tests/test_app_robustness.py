@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from apphelp import ROOT, figure, new_app, shown, visit
-from casecount import count
+from casecount import count, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -130,7 +130,7 @@ def test_an_upload_over_the_limit_is_refused_before_parsing() -> None:
         read_upload("big.toml", b"#" * (MAX_BRIEF_BYTES + 1))
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(blob=st.binary(max_size=3000), suffix=st.sampled_from([".toml", ".json", ".TOML", ""]))
 def test_any_uploaded_bytes_are_a_brief_or_a_brief_error(blob: bytes, suffix: str) -> None:
     count("app: arbitrary uploaded bytes (hypothesis)")

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import pytest
-from casecount import count
+from casecount import count, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,7 +120,7 @@ def _pair(data: dict[str, Any], path: str, low: Any, high: Any, kind: str) -> tu
 # --- plan never raises anything but a verdict, and every computed design is self-consistent -----
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=brief_data(any_tp=True))
 def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, Any]) -> None:
     count("property: plan computes or gives a verdict (examples)")
@@ -166,7 +166,7 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
     assert not design.verdict.meets_slo or design.verdict.feasible
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(data=brief_data(), extreme=st.sampled_from(["users", "rate", "tokens", "nodes", "tiny"]))
 def test_extreme_but_valid_briefs_compute_or_give_a_verdict(data: dict[str, Any], extreme: str) -> None:
     """The edges of every range: a billion users, 10 M req/s, 10 M-token prompts, 4,096 nodes, one user."""
@@ -195,7 +195,7 @@ def test_extreme_but_valid_briefs_compute_or_give_a_verdict(data: dict[str, Any]
 # --- monotonic in one input ------------------------------------------------------------------------
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(data=brief_data(), nodes=st.integers(1, 47), more=st.integers(1, 16))
 def test_more_nodes_never_raise_utilization(data: dict[str, Any], nodes: int, more: int) -> None:
     pair = _pair(data, "hardware.nodes", nodes, nodes + more, "more nodes")
@@ -209,7 +209,7 @@ def test_more_nodes_never_raise_utilization(data: dict[str, Any], nodes: int, mo
     assert many.capacity.prefill_tokens_per_s >= few.capacity.prefill_tokens_per_s
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(data=brief_data(), hits=st.lists(_fractions(0, 1), min_size=2, max_size=2))
 def test_higher_prefix_hit_rate_never_raises_prefill_share_or_utilization(data: dict[str, Any], hits: list[float]) -> None:
     low, high = sorted(hits)
@@ -240,7 +240,7 @@ def test_higher_duty_cycle_never_lowers_utilization(data: dict[str, Any], duties
     assert _not_above(calm.capacity.kv_fraction, busy.capacity.kv_fraction)
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(data=brief_data(rate_given=True), rates=st.lists(_fractions(0.1, 300), min_size=2, max_size=2))
 def test_higher_request_rate_never_lowers_utilization_or_tpot(data: dict[str, Any], rates: list[float]) -> None:
     low, high = sorted(rates)
@@ -255,7 +255,7 @@ def test_higher_request_rate_never_lowers_utilization_or_tpot(data: dict[str, An
         assert _not_above(calm.operating_point.in_flight, busy.operating_point.in_flight)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(data=brief_data(), factor=_fractions(1, 4))
 def test_longer_prompts_never_lower_the_prefill_share(data: dict[str, Any], factor: float) -> None:
     w = data["workload"]
@@ -274,7 +274,7 @@ def test_longer_prompts_never_lower_the_prefill_share(data: dict[str, Any], fact
 # --- memory and step physics (on the replica shape: no plan needed, so many more examples) --------
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data())
 def test_fp8_weights_take_half_the_memory_of_bf16(data: dict[str, Any]) -> None:
     count("property: fp8 weights are half of bf16 (examples)")
@@ -286,7 +286,7 @@ def test_fp8_weights_take_half_the_memory_of_bf16(data: dict[str, Any]) -> None:
     assert fp8.kv_gb_per_gpu >= bf16.kv_gb_per_gpu  # what the weights free goes to the KV pool
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data())
 def test_fp8_kv_holds_twice_the_tokens_per_byte(data: dict[str, Any]) -> None:
     count("property: fp8 KV is half of bf16 per token (examples)")
@@ -296,7 +296,7 @@ def test_fp8_kv_holds_twice_the_tokens_per_byte(data: dict[str, Any]) -> None:
     assert fp8.kv_capacity_tokens == pytest.approx(2 * bf16.kv_capacity_tokens, rel=1e-12)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data(), speedup=_fractions(1, 4), batch=_fractions(1, 512), context=_fractions(1, 20_000))
 def test_faster_gpu_never_lengthens_the_decode_step(data: dict[str, Any], speedup: float, batch: float, context: float) -> None:
     """The same GPU with more HBM bandwidth (same memory): the decode step at any batch is never longer."""
@@ -307,7 +307,7 @@ def test_faster_gpu_never_lengthens_the_decode_step(data: dict[str, Any], speedu
     assert faster.decode_step_ideal_s(batch, context) == pytest.approx(shape.decode_step_ideal_s(batch, context) / speedup)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data(), batches=st.lists(_fractions(1, 1024), min_size=2, max_size=2), context=_fractions(1, 20_000))
 def test_a_bigger_batch_never_shortens_the_step_nor_lowers_throughput(data: dict[str, Any], batches: list[float], context: float) -> None:
     count("property: bigger batch: longer step, more tokens/s (examples)")
@@ -317,7 +317,7 @@ def test_a_bigger_batch_never_shortens_the_step_nor_lowers_throughput(data: dict
     assert small / shape.decode_step_real_s(small, context) <= big / shape.decode_step_real_s(big, context) * (1 + REL)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data())
 def test_higher_tp_spreads_the_weights(data: dict[str, Any]) -> None:
     """Doubling TP halves the weights and the KV bytes per token each GPU holds."""
@@ -335,7 +335,7 @@ def test_higher_tp_spreads_the_weights(data: dict[str, Any]) -> None:
     assert wide.kv_gb_per_gpu >= narrow.kv_gb_per_gpu
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=brief_data(), fractions=st.lists(_fractions(0.3, 1), min_size=2, max_size=2))
 def test_better_bandwidth_efficiency_never_lengthens_the_step(data: dict[str, Any], fractions: list[float]) -> None:
     count("property: better bandwidth efficiency never lengthens the step (examples)")
@@ -348,7 +348,7 @@ def test_better_bandwidth_efficiency_never_lengthens_the_step(data: dict[str, An
 # --- the simulator against the roofline -----------------------------------------------------------
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(data=brief_data(), requests=st.integers(20, 150), rate=st.sampled_from([math.inf, None]), seed=st.integers(0, 2**31))
 def test_simulated_throughput_never_exceeds_the_roofline(data: dict[str, Any], requests: int, rate: float | None, seed: int) -> None:
     """No schedule beats the hardware: output tok/s <= min(compute roofline, bandwidth roofline) of the replica.
@@ -371,3 +371,65 @@ def test_simulated_throughput_never_exceeds_the_roofline(data: dict[str, Any], r
     bandwidth_roofline = brief.deployment.max_num_seqs * shape.hbm_bytes_per_s / dense_weight_bytes
     assert result.completed == requests
     assert 0 < result.output_tokens_per_s <= min(compute_roofline, bandwidth_roofline) * (1 + REL)
+
+
+# --- failure modes and cost ------------------------------------------------------------------------
+
+CONTRACT_SCENARIOS = (
+    "one_node_lost",
+    "two_nodes_lost",
+    "traffic_doubles",
+    "inputs_double",
+    "prefix_hit_rate_drops",
+    "long_context_burst",
+    "revert_to_bf16",
+)
+
+
+def _load_path(data: dict[str, Any]) -> str:
+    return "workload.request_rate" if data["workload"]["request_rate"] is not None else "workload.duty_cycle"
+
+
+@settings(max_examples=examples(15))
+@given(data=brief_data(), factor=_fractions(1, 3))
+def test_cost_per_million_tokens_falls_as_utilization_rises_at_a_fixed_fleet(data: dict[str, Any], factor: float) -> None:
+    """The same fleet at the same price carrying more traffic: busier, and each token cheaper."""
+    path = _load_path(data)
+    low = data["workload"]["request_rate"] or data["workload"]["duty_cycle"] / factor
+    high = low * factor
+    pair = _pair(data, path, low, high, "cost per token falls as utilization rises")
+    if pair is None:
+        return
+    calm, busy = pair
+    assert busy.cost.usd_per_hour == calm.cost.usd_per_hour
+    assert _not_above(calm.capacity.utilization, busy.capacity.utilization)
+    assert _not_above(busy.cost.usd_per_million_output_tokens, calm.cost.usd_per_million_output_tokens)
+    for design in (calm, busy):  # and the cost arithmetic closes
+        c, brief = design.cost, design.brief
+        assert c.usd_per_hour == pytest.approx(c.gpus * brief.cost.usd_per_gpu_hour)
+        assert c.gpus == brief.hardware.nodes * brief.hardware.gpus_per_node
+        assert c.usd_per_million_output_tokens == pytest.approx(c.usd_per_year / c.output_tokens_per_year * 1e6)
+
+
+@settings(max_examples=examples(15))
+@given(data=brief_data())
+def test_every_failure_scenario_loads_the_fleet_at_least_as_much_as_the_baseline(data: dict[str, Any]) -> None:
+    count("property: failure scenarios never lighten the load (examples)")
+    design = _plan_or_none(_brief(data))
+    if design is None:
+        count("property: failure scenarios never lighten the load (skipped: not computable)")
+        return
+    modes = {m.scenario.value: m for m in design.failures}
+    assert set(CONTRACT_SCENARIOS) <= set(modes)
+    base = design.capacity
+    heavier = ["one_node_lost", "two_nodes_lost", "traffic_doubles", "inputs_double"]
+    if design.brief.deployment.weights.value != "bf16":
+        heavier.append("revert_to_bf16")
+    if design.brief.deployment.prefix_caching and design.brief.workload.prefix_hit_rate >= 0.2:
+        heavier.append("prefix_hit_rate_drops")
+    for name in heavier:
+        mode = modes[name]
+        assert _not_above(base.utilization, mode.utilization), (name, base.utilization, mode.utilization)
+        assert _not_above(base.utilization_no_prefix_cache, mode.utilization_no_prefix_cache), name
+        assert not mode.ok or mode.utilization <= 1 + REL, f"{name}: ok at {mode.utilization:.0%} utilization"
+    assert _not_above(modes["one_node_lost"].utilization, modes["two_nodes_lost"].utilization)
