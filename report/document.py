@@ -283,6 +283,67 @@ def _slo(f: Figures) -> Section:
     )
 
 
+def _failures(f: Figures) -> Section:
+    binding = f.value("failure_summary.binding_scenario")
+    rows, emphasis = [], []
+    for i, mode in enumerate(f.value("failures")):
+        p = f"failures.{i}"
+        rows.append(
+            (
+                f.text(f"{p}.title"),
+                f.pct(f"{p}.utilization"),
+                f.pct(f"{p}.utilization_no_prefix_cache"),
+                f.num(f"{p}.ttft_p95_ms", "ms"),
+                f.num(f"{p}.itl_p95_ms", "ms"),
+                f.yes_no(f"{p}.ok"),
+                f.text(f"{p}.note"),
+            )
+        )
+        if mode.scenario == binding:
+            emphasis.append(i)
+    table = Table(
+        header=("Scenario", "Busy", "No cache", "p95 TTFT", "p95 ITL", "OK", "Note"),
+        rows=tuple(rows),
+        note_column=6,
+        emphasis_rows=tuple(emphasis),
+    )
+    s = "failure_summary"
+    lines = (
+        ("Binding", f.text(f"{s}.binding_reason")),
+        ("N+1", f"{f.yes_no(f'{s}.n_plus_one_ok')}: {f.text(f'{s}.availability_note')}"),
+    )
+    basis = Lines(items=(("Basis", f.text(f"{s}.load_scaling")),), detail=True)
+    return Section(key="failures", title="Failure modes", blocks=(table, Lines(items=lines), basis))
+
+
+def _cost(f: Figures) -> Section:
+    c = "cost"
+    rows = (
+        ("Fleet per hour", f.usd(f"{c}.usd_per_hour"), _arith(f, c, "usd_per_hour")),
+        ("Fleet per year", f.usd(f"{c}.usd_per_year"), _arith(f, c, "usd_per_year")),
+        ("Output tokens per year", f.num(f"{c}.output_tokens_per_year"), _arith(f, c, "output_tokens_per_year")),
+        ("Per million output tokens", f.usd(f"{c}.usd_per_million_output_tokens"), _arith(f, c, "usd_per_million_output_tokens")),
+        ("Per million input tokens", f.usd(f"{c}.usd_per_million_input_tokens"), _arith(f, c, "usd_per_million_input_tokens")),
+    )
+    levers = tuple(
+        (
+            f.text(f"{c}.levers.{i}.name"),
+            f.usd(f"{c}.levers.{i}.usd_per_million_output_tokens"),
+            f.text(f"{c}.levers.{i}.change"),
+            f.text(f"{c}.levers.{i}.arithmetic"),
+        )
+        for i in range(len(f.value(f"{c}.levers")))
+    )
+    return Section(
+        key="cost",
+        title="Cost",
+        blocks=(
+            Table(header=("Figure", "Value", "Arithmetic"), rows=rows, note_column=2, emphasis_rows=(3,)),
+            Table(header=("Lever", "$/M output", "Change", "Arithmetic"), rows=levers, note_column=3),
+        ),
+    )
+
+
 def _dependencies(f: Figures) -> Section:
     c = "config.dependencies"
     items = tuple((f.text(f"{c}.{i}.what"), f"breaks if {f.text(f'{c}.{i}.breaks_if')}") for i in range(len(f.value(c))))
@@ -334,6 +395,8 @@ def build_document(design: Any) -> Document:
         _capacity(f),
         _operating_point(f),
         _slo(f),
+        _failures(f),
+        _cost(f),
         _dependencies(f),
         _validation(f),
         _assumptions(f),
