@@ -12,6 +12,7 @@ from planner.failures import FailureMode, FailureSummary, Scenario
 from planner.loader import apply_overrides, brief_to_json, brief_to_toml, load_brief, preset_names
 from planner.operating_point import OperatingPoint
 from planner.slo import SloBudget, TradeoffPoint, WaterfallStep
+from planner.variations import FigureDiff, Finding, Option, VariationAnalysis, diff_designs
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "EngineConfig",
     "FailureMode",
     "FailureSummary",
+    "FigureDiff",
+    "Finding",
     "Flag",
     "GpuSpec",
     "InfeasibleDesign",
@@ -38,18 +41,21 @@ __all__ = [
     "Memory",
     "ModelSpec",
     "OperatingPoint",
+    "Option",
     "Pool",
     "Pools",
     "Problem",
     "Scenario",
     "SloBudget",
     "TradeoffPoint",
+    "VariationAnalysis",
     "Verdict",
     "WaterfallStep",
     "apply_overrides",
     "brief_to_json",
     "brief_to_toml",
     "core_design",
+    "diff_designs",
     "load_brief",
     "model_from_hf_config",
     "plan",

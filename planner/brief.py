@@ -21,9 +21,12 @@ __all__ = [
     "Hardware",
     "KvPrecision",
     "Latency",
+    "Lora",
+    "LoraModules",
     "ModelChoice",
     "Precision",
     "Slo",
+    "VariationKey",
     "Workload",
 ]
 
@@ -288,6 +291,31 @@ class Cost(_Frozen):
     average_duty: float = Field(default=0.51, gt=0, le=1, description="Average traffic over a day as a fraction of peak (0-1).")
 
 
+class VariationKey(StrEnum):
+    """Which follow-up question (variation A-G of the capstone) a brief poses."""
+
+    a = "a"
+    b = "b"
+    c = "c"
+    d = "d"
+    e = "e"
+    f = "f"
+    g = "g"
+
+
+class LoraModules(StrEnum):
+    """Which projections of each layer a LoRA adapter adapts."""
+
+    qv = "qv"
+    qkvo = "qkvo"
+
+
+class Lora(_Frozen):
+    adapters: int = Field(default=0, ge=0, le=100_000, description="Fine-tuned LoRA adapters served on the base model (0 = none).")
+    rank: int = Field(default=16, ge=1, le=1024, description="LoRA rank of each adapter.")
+    modules: LoraModules = Field(default=LoraModules.qkvo, description="Projections each adapter adapts: qv or qkvo.")
+
+
 class Brief(_Frozen):
     """A serving problem as stated: model, hardware, deployment, traffic, SLO, assumptions, cost."""
 
@@ -304,6 +332,10 @@ class Brief(_Frozen):
     efficiency: Efficiency = Field(default_factory=Efficiency)
     latency: Latency = Field(default_factory=Latency)
     cost: Cost = Field(default_factory=Cost)
+    lora: Lora = Field(default_factory=Lora)
+    variation: VariationKey | None = Field(
+        default=None, description="The capstone follow-up question this brief poses (a-g): its plan carries that variation's analysis."
+    )
 
     def with_changes(self, changes: dict[str, Any]) -> Brief:
         """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4})."""

@@ -20,6 +20,7 @@ from planner.fmt import num, pct
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
+from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = ["CoreDesign", "Design", "Pools", "core_design", "feasible_replica", "plan"]
@@ -74,6 +75,7 @@ class Design(BaseModel):
     failure_summary: FailureSummary
     cost: CostAnalysis
     verdict: Verdict
+    variation: VariationAnalysis | None = None
 
 
 def _pools(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
@@ -290,6 +292,19 @@ def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
     )
 
 
+BASELINE_PRESET = "capstone"  # the design every variation is compared with
+
+
+def _with_variation(design: Design, core: CoreDesign) -> Design:
+    """The design with its variation's analysis and its difference to the capstone (no recursion: the capstone poses none)."""
+    from planner.loader import load_brief
+
+    baseline_brief = load_brief(BASELINE_PRESET)
+    baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else plan(baseline_brief)
+    analysis = variation_analysis(core, baseline, design, _core_without_curves, _utilization_no_prefix_cache)
+    return design.model_copy(update={"variation": analysis})
+
+
 @lru_cache(maxsize=1024)
 def _utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
@@ -346,7 +361,7 @@ def _plan_cached(brief: Brief) -> Design:
         cap.utilization_no_prefix_cache,
         lambda nodes: _utilization_no_prefix_cache(brief, nodes),
     )
-    return Design(
+    design = Design(
         brief=brief,
         model_name=shape.model.name,
         gpu_name=shape.gpu.name,
@@ -364,3 +379,4 @@ def _plan_cached(brief: Brief) -> Design:
         cost=cost,
         verdict=core.verdict,
     )
+    return _with_variation(design, core) if brief.variation is not None else design

@@ -65,3 +65,13 @@ def test_failures_and_cost_keys(capstone_json):
     for key in ("usd_per_hour", "usd_per_year", "usd_per_million_output_tokens"):
         assert key in capstone_json["cost"]
     assert capstone_json["failure_summary"]["binding_scenario"] in names
+
+
+def test_variation_keys():
+    data = cli_json("plan", "variation-a")
+    v = data["variation"]
+    assert v["key"] == "a"
+    assert v["findings"] and v["options"] and v["diff"]
+    for d in v["diff"]:
+        assert {"figure", "baseline", "value", "change_pct"} <= set(d)
+    assert cli_json("plan", "capstone")["variation"] is None

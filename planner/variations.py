@@ -1,0 +1,742 @@
+"""Step 8 of the method: the follow-up questions (variations A-G of the capstone), each worked from its brief,
+and the side-by-side difference of any two designs.
+
+Each analysis re-plans changed briefs through the core design (steps 1-3 and the SLO budget), never the
+full plan, so there is no recursion. Figures carry their arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief, LoraModules, VariationKey
+from planner.errors import BriefError
+from planner.fmt import num, pct
+
+if TYPE_CHECKING:
+    from planner.design import CoreDesign, Design
+
+__all__ = [
+    "LORA_OVERHEAD",
+    "REGION_SHARES",
+    "FigureDiff",
+    "Finding",
+    "Option",
+    "VariationAnalysis",
+    "diff_designs",
+    "variation_analysis",
+]
+
+TARGET_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without prefix cache
+LORA_OVERHEAD = 0.10  # decode and prefill slow-down of batched multi-LoRA kernels (5-15% measured; midpoint)
+REGION_SHARES = {"Americas": 0.5, "Europe": 0.3, "Asia-Pacific": 0.2}  # assumed split of the users
+CROSS_REGION_RTT_MS = 150.0  # assumed round trip when a region's users fail over to another region
+NODE_COLD_START_S = 120.0  # assumed: provision, load 70 GB of weights, capture CUDA graphs, warm the cache
+SMALL_MODEL = "llama-3.1-8b"
+
+CorePlanner = Callable[[Brief], "CoreDesign"]
+UtilizationAt = Callable[[Brief, int], float]  # brief, nodes -> peak utilization without prefix cache
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Finding(_Model):
+    label: str
+    value: float
+    unit: str
+    arithmetic: str
+
+
+class Option(_Model):
+    name: str
+    change: str
+    utilization: float
+    utilization_no_prefix_cache: float
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    ok: bool
+    arithmetic: str
+
+
+class FigureDiff(_Model):
+    figure: str  # dotted path in the Design
+    baseline: float
+    value: float
+    change_pct: float  # (value / baseline - 1) x 100; inf when the baseline is 0
+
+
+class VariationAnalysis(_Model):
+    key: VariationKey
+    title: str
+    question: str
+    findings: tuple[Finding, ...]
+    options: tuple[Option, ...]
+    conclusion: str
+    diff: tuple[FigureDiff, ...]
+
+
+# --- the difference of two designs -----------------------------------------------------------------
+
+DIFF_FIGURES = (
+    "hardware.nodes",
+    "hardware.gpus",
+    "demand.request_rate_per_s",
+    "demand.generating_sequences",
+    "demand.output_tokens_per_s",
+    "memory.weights_gb_per_gpu",
+    "memory.kv_gb_per_gpu",
+    "memory.kv_bytes_per_token_per_gpu",
+    "memory.max_sequences_per_replica",
+    "capacity.decode_step_ms",
+    "capacity.decode_tokens_per_s",
+    "capacity.prefill_tokens_per_s",
+    "capacity.prefill_fraction",
+    "capacity.decode_fraction",
+    "capacity.utilization",
+    "capacity.utilization_no_prefix_cache",
+    "operating_point.tpot_ms",
+    "operating_point.capacity_rate_per_s",
+    "slo.ttft_p50_ms",
+    "slo.ttft_p95_ms",
+    "slo.itl_p50_ms",
+    "slo.itl_p95_ms",
+    "slo.ttft_target_ms",
+    "slo.itl_target_ms",
+    "cost.usd_per_hour",
+    "cost.usd_per_year",
+    "cost.output_tokens_per_year",
+    "cost.usd_per_million_output_tokens",
+)
+
+
+def _figure(design: Design, path: str) -> float:
+    if path == "hardware.nodes":
+        return float(design.brief.hardware.nodes)
+    if path == "hardware.gpus":
+        return float(design.brief.hardware.nodes * design.brief.hardware.gpus_per_node)
+    value: Any = design
+    for part in path.split("."):
+        value = getattr(value, part)
+    return float(value)
+
+
+def _change_pct(baseline: float, value: float) -> float:
+    if baseline == value:
+        return 0.0
+    if baseline == 0 or not math.isfinite(baseline):
+        return math.inf
+    return (value / baseline - 1) * 100
+
+
+def diff_designs(baseline: Design, other: Design) -> tuple[FigureDiff, ...]:
+    """Every figure of DIFF_FIGURES that differs between two designs, with the relative change in percent."""
+    diffs = []
+    for path in DIFF_FIGURES:
+        a, b = _figure(baseline, path), _figure(other, path)
+        same = a == b or (math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12))
+        if not same:
+            diffs.append(FigureDiff(figure=path, baseline=a, value=b, change_pct=_change_pct(a, b)))
+    return tuple(diffs)
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "") -> Option:
+    if core is None:
+        return Option(
+            name=name,
+            change=change,
+            utilization=math.inf,
+            utilization_no_prefix_cache=math.inf,
+            ttft_p95_ms=math.inf,
+            itl_p95_ms=math.inf,
+            ok=False,
+            arithmetic=f"{arithmetic}; cannot run: {failure}",
+        )
+    slo = core.slo
+    return Option(
+        name=name,
+        change=change,
+        utilization=core.capacity.utilization,
+        utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
+        ttft_p95_ms=slo.ttft_p95_ms,
+        itl_p95_ms=slo.itl_p95_ms,
+        ok=bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok),
+        arithmetic=(
+            f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
+            f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
+        ),
+    )
+
+
+def _try(core_planner: CorePlanner, brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
+    try:
+        return core_planner(brief.with_changes(changes)), ""
+    except BriefError as exc:  # InfeasibleDesign included
+        return None, str(exc)
+
+
+def _seqs_for(core: CoreDesign) -> int:
+    """max-num-seqs that holds the load's batch with 20% headroom (what the engine config would set)."""
+    batch = core.slo.point.load_batch
+    current = core.brief.deployment.max_num_seqs
+    return max(current, int(math.ceil(batch * 1.2 / 8) * 8)) if math.isfinite(batch) else current
+
+
+def _nodes_needed(brief: Brief, utilization_at: UtilizationAt, target: float = TARGET_UTILIZATION, limit: int = 4096) -> int:
+    """Fewest nodes whose peak utilization without prefix cache is at or under `target`."""
+    base = utilization_at(brief, brief.hardware.nodes)
+    if not math.isfinite(base):
+        return limit
+    guess = max(1, min(limit, math.ceil(brief.hardware.nodes * base / target)))
+    while guess > 1 and utilization_at(brief, guess - 1) <= target:
+        guess -= 1
+    while guess < limit and utilization_at(brief, guess) > target:
+        guess += 1
+    return guess
+
+
+def _f(label: str, value: float, unit: str, arithmetic: str) -> Finding:
+    return Finding(label=label, value=value, unit=unit, arithmetic=arithmetic)
+
+
+# --- A: half the budget -----------------------------------------------------------------------------
+
+
+def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePlanner) -> tuple[list[Finding], list[Option], str]:
+    brief, cap = core.brief, core.capacity
+    gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
+    findings = [
+        _f("utilization (at the hit rate)", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
+        _f(
+            "utilization without prefix cache (batch follows the load)",
+            cap.utilization_no_prefix_cache,
+            "fraction",
+            cap.arithmetic.get("utilization_no_prefix_cache", ""),
+        ),
+    ]
+    if baseline is not None:
+        base_nodes = baseline.brief.hardware.nodes
+        linear = baseline.capacity.utilization_no_prefix_cache * base_nodes / brief.hardware.nodes
+        findings.append(
+            _f(
+                "seed's linear scaling (no prefix cache)",
+                linear,
+                "fraction",
+                f"{pct(baseline.capacity.utilization_no_prefix_cache)} x {base_nodes} / {brief.hardware.nodes} nodes = {pct(linear)}"
+                f" (ours {pct(cap.utilization_no_prefix_cache)}: a batch of {num(cap.batch_per_replica)} per node reads the weights once for more tokens)",
+            )
+        )
+    seqs = _seqs_for(core)
+    engine: dict[str, Any] = {"deployment.max_num_seqs": seqs}
+    short_kv = min(brief.workload.kv_context_tokens or 4000.0, 2000.0)
+    options = []
+    int4, why = _try(core_planner, brief, {**engine, "deployment.weights": "int4"})
+    options.append(
+        _option(
+            "INT4 weights",
+            "weights fp8 -> int4 (W4A16): a quarter of the BF16 bytes per decode step; prefill math stays BF16",
+            int4,
+            f"{gpus} GPUs, max-num-seqs {seqs}",
+            why,
+        )
+    )
+    short, why = _try(
+        core_planner,
+        brief,
+        {
+            **engine,
+            "deployment.max_model_len": 4096,
+            "workload.kv_context_tokens": short_kv,
+            "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, 4096 - brief.workload.output_tokens_p95),
+        },
+    )
+    options.append(
+        _option(
+            "shorter max context",
+            f"max-model-len 4,096: history truncated, KV context {num(brief.workload.kv_context_tokens or 0)} -> {num(short_kv)} tokens",
+            short,
+            f"fewer KV bytes per decode step at max-num-seqs {seqs}",
+            why,
+        )
+    )
+    premium = 0.3
+    tier_changes: dict[str, Any] = {**engine}
+    if brief.workload.users is not None:
+        tier_changes["workload.users"] = max(1, round(brief.workload.users * premium))
+    else:
+        tier_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * premium
+    tier, why = _try(core_planner, brief, tier_changes)
+    options.append(
+        _option(
+            "tiered SLO",
+            f"priority scheduling: the paying {pct(premium)} keep the SLO and are served first; the free tier gets best effort",
+            tier,
+            f"the premium tier alone on {gpus} GPUs (priority lets it see only its own queue)",
+            why,
+        )
+    )
+    over = max(0.0, 1 - TARGET_UTILIZATION / cap.utilization_no_prefix_cache) if cap.utilization_no_prefix_cache > 0 else 0.0
+    kept_changes: dict[str, Any] = {**engine}
+    small_changes: dict[str, Any] = {
+        "model.name": SMALL_MODEL,
+        "deployment.tp": 1,
+        "deployment.spare_nodes": 0,
+        "deployment.long_context_nodes": 0,
+        "hardware.nodes": 1,
+    }
+    if brief.workload.users is not None:
+        kept_changes["workload.users"] = max(1, round(brief.workload.users * (1 - over)))
+        small_changes["workload.users"] = max(1, round(brief.workload.users * max(over, 0.001)))
+    else:
+        kept_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * (1 - over)
+        small_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * max(over, 0.001)
+    kept, why = _try(core_planner, brief, kept_changes)
+    small, _ = _try(core_planner, brief, small_changes)
+    small_text = (
+        f"the overflow on one node of {SMALL_MODEL} (TP=1 x {brief.hardware.gpus_per_node}) runs at {pct(small.capacity.utilization)}"
+        if small is not None
+        else f"the overflow would need its own {SMALL_MODEL} pool"
+    )
+    options.append(
+        _option(
+            "overflow to a smaller model",
+            f"route {pct(over)} of requests (what keeps the 70B fleet at {pct(TARGET_UTILIZATION)} without cache) to {SMALL_MODEL}",
+            kept,
+            f"overflow share = 1 - {pct(TARGET_UTILIZATION)} / {pct(cap.utilization_no_prefix_cache)} = {pct(over)}; {small_text}",
+            why,
+        )
+    )
+    fits = [o.name for o in options if o.ok]
+    conclusion = (
+        f"At {gpus} GPUs the peak runs at {pct(cap.utilization)} ({pct(cap.utilization_no_prefix_cache)} without prefix cache)."
+        + (
+            f" Options that meet the SLO: {', '.join(fits)}."
+            if fits
+            else " No single option meets the SLO; combine them or accept degradation."
+        )
+    )
+    return findings, options, conclusion
+
+
+# --- B: 200 ms TTFT ---------------------------------------------------------------------------------
+
+
+def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Finding], list[Option], str]:
+    brief, slo = core.brief, core.slo
+    lat, p = brief.latency, slo.point
+    target = brief.slo.ttft_p95_ms
+    prefill_rate = core.capacity.prefill_tokens_per_s_per_replica
+    network_gateway = lat.network_ms + lat.gateway_ms
+    fixed = p.fixed_ms
+    queue_p95 = slo.ttft_p95_ms - fixed - p.prefill_stage_ms
+    left = target - fixed - queue_p95 - (p.decode_step_ms + p.scheduler_ms)
+    max_tokens = max(left, 0.0) / 1e3 * prefill_rate
+    cap = brief.slo.ttft_input_cap_tokens
+    cold_ms = cap / prefill_rate * 1e3
+    findings = [
+        _f(
+            "network + gateway",
+            network_gateway,
+            "ms",
+            f"{num(lat.network_ms, 'ms')} RTT + {num(lat.gateway_ms, 'ms')} gateway = {num(network_gateway, 'ms')} of {num(target, 'ms')}",
+        ),
+        _f(
+            "irreducible path",
+            fixed,
+            "ms",
+            f"{num(network_gateway, 'ms')} + {num(lat.tokenization_ms, 'ms')} tokenization + {num(lat.first_sample_ms, 'ms')} first sample"
+            f" + {num(lat.first_write_ms, 'ms')} first write = {num(fixed, 'ms')}",
+        ),
+        _f(
+            "cold prefill of a prompt at the cap",
+            cold_ms,
+            "ms",
+            f"{num(cap, 'tokens')} / {num(prefill_rate, 'tok/s')} = {num(cold_ms, 'ms')}: no cache hit",
+        ),
+        _f(
+            "longest uncached prompt that meets the target",
+            max_tokens,
+            "tokens",
+            f"({num(target, 'ms')} - {num(fixed, 'ms')} fixed - {num(queue_p95, 'ms')} queue p95 - one step {num(p.decode_step_ms + p.scheduler_ms, 'ms')})"
+            f" x {num(prefill_rate, 'tok/s')} = {num(max_tokens, 'tokens')}",
+        ),
+        _f("p95 TTFT at the brief's hit rate", slo.ttft_p95_ms, "ms", slo.arithmetic.get("ttft_p95_ms", "")),
+    ]
+    options = []
+    for hit in (0.85, 0.9, 0.95):
+        if hit > brief.workload.prefix_hit_rate:
+            opt, why = _try(core_planner, brief, {"workload.prefix_hit_rate": hit})
+            options.append(
+                _option(
+                    f"prefix hit rate {pct(hit)}",
+                    f"prefix hit rate {pct(brief.workload.prefix_hit_rate)} -> {pct(hit)}",
+                    opt,
+                    "fewer uncached tokens per prompt",
+                    why,
+                )
+            )
+    near, why = _try(core_planner, brief, {"latency.network_ms": brief.latency.network_ms / 2})
+    options.append(
+        _option(
+            "edge gateway nearer the users",
+            f"network RTT {num(lat.network_ms, 'ms')} -> {num(lat.network_ms / 2, 'ms')}",
+            near,
+            "halves the round trip",
+            why,
+        )
+    )
+    share = min(max_tokens / (cap * (1 - brief.workload.prefix_hit_rate)), 1.0) if cap > 0 and brief.workload.prefix_hit_rate < 1 else 1.0
+    conclusion = (
+        f"{num(fixed, 'ms')} of the {num(target, 'ms')} is fixed before any GPU work; a prompt meets the target when at most"
+        f" {num(max_tokens, 'tokens')} of it miss the cache, so cached-prefix requests qualify and a cold {num(cap, 'token')} prompt"
+        f" ({num(cold_ms, 'ms')} of prefill alone) does not; the cap prompt's {num(cap * (1 - brief.workload.prefix_hit_rate), 'uncached tokens')}"
+        f" are {'within' if share >= 1 else 'over'} that. A draft model or a smaller model for the first token are the remaining levers."
+    )
+    return findings, options, conclusion
+
+
+# --- C: LoRA adapters -------------------------------------------------------------------------------
+
+
+def _variation_c(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
+    brief, shape, cap = core.brief, core.shape, core.capacity
+    lora, m = brief.lora, shape.model
+    hidden, kv_dim = m.hidden_size, m.kv_heads * m.head_dim
+    per_layer = (hidden + hidden) + (hidden + kv_dim)  # q: hidden -> hidden, v: hidden -> kv
+    modules = "q, v"
+    if lora.modules is LoraModules.qkvo:
+        per_layer += (hidden + kv_dim) + (hidden + hidden)  # k and o
+        modules = "q, k, v, o"
+    params = lora.rank * per_layer * m.layers  # A (d_in x r) + B (r x d_out) per module
+    adapter_gb = params * 2 / 1e9  # adapters stay in BF16
+    total_gb = adapter_gb * lora.adapters
+    per_gpu = total_gb / shape.tp
+    kv_left = shape.kv_gb_per_gpu - per_gpu
+    seqs_before = core.memory.max_sequences_per_replica
+    seqs_after = seqs_before * kv_left / shape.kv_gb_per_gpu if shape.kv_gb_per_gpu > 0 else 0.0
+    util_after = cap.utilization * (1 + LORA_OVERHEAD)
+    findings = [
+        _f(
+            "parameters per adapter",
+            params,
+            "params",
+            f"rank {lora.rank} x ({modules}: {num(per_layer)} in + out widths per layer) x {m.layers} layers = {num(params)}",
+        ),
+        _f("memory per adapter", adapter_gb * 1e3, "MB", f"{num(params)} x 2 B (BF16) = {num(adapter_gb * 1e3, 'MB')}"),
+        _f(
+            "memory for all adapters",
+            total_gb,
+            "GB",
+            f"{lora.adapters} x {num(adapter_gb * 1e3, 'MB')} = {num(total_gb, 'GB')} per replica",
+        ),
+        _f(
+            "adapter memory per GPU",
+            per_gpu,
+            "GB",
+            f"{num(total_gb, 'GB')} / TP {shape.tp} = {num(per_gpu, 'GB')} of {num(shape.kv_gb_per_gpu, 'GB')} KV",
+        ),
+        _f(
+            "sequences per replica",
+            seqs_after,
+            "sequences",
+            f"{num(seqs_before)} x {num(kv_left, 'GB')} / {num(shape.kv_gb_per_gpu, 'GB')} = {num(seqs_after)}",
+        ),
+        _f(
+            "utilization with multi-LoRA kernels",
+            util_after,
+            "fraction",
+            f"{pct(cap.utilization)} x (1 + {pct(LORA_OVERHEAD)} assumed batched-LoRA overhead, 5-15% measured) = {pct(util_after)}",
+        ),
+    ]
+    conclusion = (
+        f"One base model serves all {lora.adapters} variants: {num(total_gb, 'GB')} of adapters ({num(per_gpu, 'GB')} per GPU) all stay resident,"
+        f" so no swapping; utilization rises to ~{pct(util_after)}. Route adapter-aware (a conversation's adapter and prefix on one replica);"
+        f" engine: --enable-lora --max-loras {min(lora.adapters, 128)} --max-lora-rank {lora.rank}."
+    )
+    return findings, [], conclusion
+
+
+# --- D: global users --------------------------------------------------------------------------------
+
+
+def _scaled(brief: Brief, share: float) -> Brief:
+    w = brief.workload
+    if w.users is not None:
+        return brief.with_changes({"workload.users": max(1, round(w.users * share))})
+    return brief.with_changes({"workload.request_rate": (w.request_rate or 0) * share})
+
+
+def _variation_d(core: CoreDesign, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    findings = []
+    total = 0
+    largest = max(REGION_SHARES.values())
+    for region, share in REGION_SHARES.items():
+        own = _nodes_needed(_scaled(brief, share), utilization_at)
+        neighbour = max(s for r, s in REGION_SHARES.items() if r != region) if len(REGION_SHARES) > 1 else 0.0
+        failover_brief = _scaled(brief, share + neighbour)
+        failover = _nodes_needed(failover_brief, utilization_at, target=1.0)
+        nodes = max(own, failover)
+        total += nodes
+        findings.append(
+            _f(
+                f"{region} nodes",
+                nodes,
+                "nodes",
+                f"{pct(share)} of users: {own} nodes at <= {pct(TARGET_UTILIZATION)} without cache; taking a failed neighbour's"
+                f" {pct(neighbour)} too needs {failover} at <= 100% (degraded); sized for max = {nodes}",
+            )
+        )
+    single = brief.hardware.nodes
+    findings.append(_f("total nodes", total, "nodes", f"sum over regions = {total} vs {single} in one region ({num(total / single)}x)"))
+    rtt = CROSS_REGION_RTT_MS - brief.latency.network_ms
+    findings.append(
+        _f(
+            "TTFT added during a regional failover",
+            rtt,
+            "ms",
+            f"{num(CROSS_REGION_RTT_MS, 'ms')} assumed cross-region RTT - {num(brief.latency.network_ms, 'ms')} regional = +{num(rtt, 'ms')}",
+        )
+    )
+    conclusion = (
+        f"Latency drives the split: each region serves its own users at a regional RTT; sized for its traffic plus a degraded failover of the"
+        f" largest neighbour ({pct(largest)} of users), the fleet needs {total} nodes instead of {single}. Sessions and their prefix caches stay"
+        " regional; a failover starts cold and pays the cross-region RTT."
+    )
+    return findings, [], conclusion
+
+
+# --- E: 10x spiky peak ------------------------------------------------------------------------------
+
+
+def _variation_e(core: CoreDesign, utilization_at: UtilizationAt, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    ratio = 1 / brief.cost.average_duty
+    peak_nodes = _nodes_needed(brief, utilization_at)
+    average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty), utilization_at)
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
+    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
+    peak_cost = peak_nodes * per_node_year / (out_year / 1e6)
+    overload = utilization_at(brief, average_nodes)
+    findings = [
+        _f("peak / average", ratio, "x", f"1 / {num(brief.cost.average_duty)} average duty = {num(ratio)}x"),
+        _f(
+            "nodes to carry the spike",
+            peak_nodes,
+            "nodes",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache at the peak = {peak_nodes}",
+        ),
+        _f("nodes for the average", average_nodes, "nodes", f"the same at {pct(brief.cost.average_duty)} of the peak = {average_nodes}"),
+        _f(
+            "spike load on the average fleet",
+            overload,
+            "fraction",
+            f"the peak on {average_nodes} nodes runs at {pct(overload)} without cache: the ladder must shed the rest",
+        ),
+        _f(
+            "$ per M output tokens sized for the spike",
+            peak_cost,
+            "$",
+            f"{peak_nodes} nodes x ${num(per_node_year)}/yr / {num(out_year / 1e6)} M tokens at {num(brief.cost.average_duty)} average = ${num(peak_cost)}",
+        ),
+        _f(
+            "node cold start", NODE_COLD_START_S, "s", "assumed: provision, load the weights, capture CUDA graphs; a spike rises in seconds"
+        ),
+    ]
+    if baseline is not None:
+        findings.append(
+            _f(
+                "vs the capstone's $ per M",
+                baseline.cost.usd_per_million_output_tokens,
+                "$",
+                f"at {num(baseline.brief.cost.average_duty)} average duty: ${num(baseline.cost.usd_per_million_output_tokens)}",
+            )
+        )
+    conclusion = (
+        f"Autoscaling cannot follow a spike that rises faster than a {num(NODE_COLD_START_S, 's')} cold start. Either hold {peak_nodes} nodes for a"
+        f" {num(ratio)}x peak (${num(peak_cost)} per M output tokens),"
+        f" or hold ~{average_nodes} and a degradation ladder: priority for paying traffic, shorter max output, queue the free tier,"
+        " overflow to an external provider."
+    )
+    return findings, [], conclusion
+
+
+# --- F: 405B ----------------------------------------------------------------------------------------
+
+
+def _variation_f(core: CoreDesign, baseline: Design | None, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+    brief, shape, mem, cap = core.brief, core.shape, core.memory, core.capacity
+    findings = [
+        _f("weights per GPU", mem.weights_gb_per_gpu, "GB", mem.arithmetic["weights_gb_per_gpu"]),
+        _f("KV per GPU", mem.kv_gb_per_gpu, "GB", mem.arithmetic["kv_gb_per_gpu"]),
+        _f("sequences per replica", mem.max_sequences_per_replica, "sequences", mem.arithmetic["max_sequences_per_replica"]),
+        _f("utilization on the same fleet", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
+    ]
+    if baseline is not None:
+        weights_ratio = mem.weights_gb_per_gpu / baseline.memory.weights_gb_per_gpu
+        findings.append(
+            _f(
+                "decode slower per token (weight bytes)",
+                weights_ratio,
+                "x",
+                f"{num(mem.weights_gb_per_gpu, 'GB')} / {num(baseline.memory.weights_gb_per_gpu, 'GB')} read per step = {num(weights_ratio)}x",
+            )
+        )
+        batch = baseline.capacity.batch_per_replica
+        read = brief.workload.kv_context_tokens or 4000.0
+        step_ratio = shape.decode_step_real_s(batch, read) / baseline.shape.decode_step_real_s(batch, read)
+        findings.append(
+            _f(
+                f"decode step at batch {num(batch)}",
+                step_ratio,
+                "x",
+                f"{num(shape.decode_step_real_s(batch, read) * 1e3, 'ms')} vs {num(baseline.shape.decode_step_real_s(batch, read) * 1e3, 'ms')} = {num(step_ratio)}x (KV reads dilute the weight ratio)",
+            )
+        )
+    if baseline is not None:
+        linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache
+        findings.append(
+            _f(
+                "GPUs for the capstone's headroom (linear)",
+                linear,
+                "x",
+                f"{pct(cap.utilization_no_prefix_cache)} / {pct(baseline.capacity.utilization_no_prefix_cache)} without cache = {num(linear)}x the GPUs",
+            )
+        )
+    nodes = _nodes_needed(brief, utilization_at)
+    findings.append(
+        _f(
+            "nodes to carry the load",
+            nodes,
+            "nodes",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} ({num(nodes / brief.hardware.nodes)}x the {brief.hardware.nodes})",
+        )
+    )
+    conclusion = (
+        f"405B fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights per GPU, {num(mem.kv_gb_per_gpu, 'GB')} left for KV), but the same"
+        f" fleet runs at {pct(cap.utilization)}: it needs ~{nodes} nodes ({num(nodes / brief.hardware.nodes)}x), or a smaller model."
+    )
+    return findings, [], conclusion
+
+
+# --- G: A100 ----------------------------------------------------------------------------------------
+
+
+def _variation_g(core: CoreDesign, baseline: Design | None, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+    brief, shape, cap = core.brief, core.shape, core.capacity
+    findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{shape.gpu.name}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
+    nodes = _nodes_needed(brief, utilization_at)
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
+    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
+    sized_cost = nodes * per_node_year / (out_year / 1e6)
+    if baseline is not None:
+        bw = baseline.shape.gpu.hbm_tb_per_s / shape.gpu.hbm_tb_per_s
+        findings.append(
+            _f(
+                "decode slower (bandwidth)",
+                bw,
+                "x",
+                f"{num(baseline.shape.gpu.hbm_tb_per_s, 'TB/s')} / {num(shape.gpu.hbm_tb_per_s, 'TB/s')} = {num(bw)}x",
+            )
+        )
+        linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache
+        findings.append(
+            _f(
+                "nodes for the capstone's headroom (linear)",
+                linear,
+                "x",
+                f"{pct(cap.utilization_no_prefix_cache)} / {pct(baseline.capacity.utilization_no_prefix_cache)} without cache on the same 8 nodes"
+                f" = {num(linear)}x (prefill is slower too: INT8 at {num(shape.peak_tflops_per_gpu, 'TOP/s')})",
+            )
+        )
+        base_nodes = _nodes_needed(baseline.brief, utilization_at)
+        findings.append(
+            _f(
+                "nodes vs H100 at the same headroom",
+                nodes / base_nodes,
+                "x",
+                f"{nodes} A100 nodes vs {base_nodes} H100 nodes at <= {pct(TARGET_UTILIZATION)} without cache = {num(nodes / base_nodes)}x",
+            )
+        )
+        base_year = base_nodes * baseline.brief.hardware.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * 8760
+        base_cost = base_year / (out_year / 1e6)
+        findings.append(
+            _f(
+                "H100 $ per M at that sizing",
+                base_cost,
+                "$",
+                f"{base_nodes} nodes x 8 x ${num(baseline.brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M = ${num(base_cost)}",
+            )
+        )
+    findings += [
+        _f("utilization on 64 A100 (INT8 W8A8, BF16 KV)", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
+        _f("A100 nodes needed", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),
+        _f(
+            "A100 $ per M at that sizing",
+            sized_cost,
+            "$",
+            f"{nodes} nodes x {brief.hardware.gpus_per_node} x ${num(brief.cost.usd_per_gpu_hour)} (stated A100 price) x 8760 h / {num(out_year / 1e6)} M = ${num(sized_cost)}",
+        ),
+    ]
+    conclusion = (
+        f"No FP8 on A100: INT8 W8A8 keeps the weight bytes, KV goes to BF16. Decode is bandwidth-bound, so the fleet needs {nodes} nodes;"
+        f" at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is ${num(sized_cost)} per M output tokens."
+    )
+    return findings, [], conclusion
+
+
+TITLES = {
+    VariationKey.a: ("Half the budget", "The budget is 32 GPUs, not 64: what runs out, and which options bring it back?"),
+    VariationKey.b: ("p95 TTFT under 200 ms", "Which part of a 200 ms TTFT is irreducible, and which requests can meet it?"),
+    VariationKey.c: ("100 fine-tuned variants", "Serve 100 LoRA adapters of the base model: memory, overhead, routing."),
+    VariationKey.d: ("Global users", "Users are global: size regions for their traffic plus failover."),
+    VariationKey.e: ("10x spiky peak", "Peak is 10x the average and spiky: headroom or a degradation ladder?"),
+    VariationKey.f: ("A 405B model", "What if the model were 405B: memory, decode speed, fleet?"),
+    VariationKey.g: ("A100 instead of H100", "Can the design run on A100s, and at what $ per million tokens?"),
+}
+
+
+def variation_analysis(
+    core: CoreDesign,
+    baseline: Design | None,
+    design_for_diff: Design | None,
+    core_planner: CorePlanner,
+    utilization_at: UtilizationAt,
+) -> VariationAnalysis | None:
+    """The analysis of the brief's variation, or None when the brief poses none."""
+    key = core.brief.variation
+    if key is None:
+        return None
+    if key is VariationKey.a:
+        findings, options, conclusion = _variation_a(core, baseline, core_planner)
+    elif key is VariationKey.b:
+        findings, options, conclusion = _variation_b(core, core_planner)
+    elif key is VariationKey.c:
+        findings, options, conclusion = _variation_c(core)
+    elif key is VariationKey.d:
+        findings, options, conclusion = _variation_d(core, utilization_at)
+    elif key is VariationKey.e:
+        findings, options, conclusion = _variation_e(core, utilization_at, baseline)
+    elif key is VariationKey.f:
+        findings, options, conclusion = _variation_f(core, baseline, utilization_at)
+    else:
+        findings, options, conclusion = _variation_g(core, baseline, utilization_at)
+    title, question = TITLES[key]
+    diff = diff_designs(baseline, design_for_diff) if baseline is not None and design_for_diff is not None else ()
+    return VariationAnalysis(
+        key=key,
+        title=title,
+        question=question,
+        findings=tuple(findings),
+        options=tuple(options),
+        conclusion=conclusion,
+        diff=diff,
+    )

@@ -1,0 +1,141 @@
+"""Variations A-G (capstone-64xH100-design.txt, section 9): each preset's analysis is present, its numbers follow
+from its brief, and the reference figures hold with their tolerances; diff_designs for any two designs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner import diff_designs, load_brief, plan
+from planner.variations import LORA_OVERHEAD
+
+pytestmark = pytest.mark.unit
+
+TOL = 0.02  # reference-figures.md: 2% unless stated
+
+
+@pytest.fixture(scope="module")
+def capstone():
+    return plan(load_brief("capstone"))
+
+
+def _analysis(key):
+    design = plan(load_brief(f"variation-{key}"))
+    assert design.variation is not None and design.variation.key.value == key
+    return design, design.variation
+
+
+def _finding(analysis, label):
+    return next(f for f in analysis.findings if f.label.startswith(label))
+
+
+@pytest.mark.parametrize("key", list("abcdefg"))
+def test_every_variation_has_an_analysis(key):
+    _, a = _analysis(key)
+    assert a.title and a.question and a.conclusion
+    assert a.findings
+    for f in a.findings:
+        assert f.arithmetic, f.label
+    for d in a.diff:
+        assert d.baseline != d.value
+
+
+def test_only_variations_get_an_analysis(capstone):
+    assert capstone.variation is None
+    assert plan(load_brief("qps10-tp4")).variation is None
+
+
+def test_variation_a_half_budget(capstone):
+    design, a = _analysis("a")
+    # reference: ~90% on the consistent basis, ~102.7% on the seed's linear one
+    assert design.capacity.utilization_no_prefix_cache == pytest.approx(0.90, rel=0.05)
+    assert _finding(a, "seed's linear").value == pytest.approx(1.027, rel=TOL)
+    names = [o.name for o in a.options]
+    assert names == ["INT4 weights", "shorter max context", "tiered SLO", "overflow to a smaller model"]
+    int4 = a.options[0]
+    assert int4.utilization_no_prefix_cache < design.capacity.utilization_no_prefix_cache  # fewer bytes per decode step
+    assert all(o.arithmetic for o in a.options)
+    nodes = next(d for d in a.diff if d.figure == "hardware.nodes")
+    assert (nodes.baseline, nodes.value, nodes.change_pct) == (8, 4, -50.0)
+
+
+def test_variation_b_irreducible_ttft():
+    design, b = _analysis("b")
+    assert _finding(b, "network + gateway").value == 37  # 25 + 12 of the 200 ms
+    assert _finding(b, "irreducible path").value == 49
+    cold = _finding(b, "cold prefill").value
+    assert cold == pytest.approx(4000 / design.capacity.prefill_tokens_per_s_per_replica * 1e3, rel=1e-9)
+    # a cold 4k prompt does not meet 200 ms once it waits its queue share and rides in a decode step
+    longest = _finding(b, "longest uncached").value
+    p = design.slo.point
+    queue_p95 = design.slo.ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
+    step = p.decode_step_ms + p.scheduler_ms
+    assert longest == pytest.approx((200 - 49 - queue_p95 - step) / 1e3 * design.capacity.prefill_tokens_per_s_per_replica, rel=1e-9)
+    assert 880 < longest < 4000  # the cached cap prompt (880 new tokens) qualifies, a cold one does not
+    assert [d.figure for d in b.diff] == ["slo.ttft_target_ms"]
+
+
+def test_variation_c_lora_memory():
+    design, c = _analysis("c")
+    lora = design.brief.lora
+    per_layer = (8192 + 8192) + (8192 + 1024)  # q and v: A (d_in x r) + B (r x d_out)
+    params = lora.rank * per_layer * 80
+    assert _finding(c, "parameters per adapter").value == params
+    assert _finding(c, "memory for all adapters").value == pytest.approx(params * 2 * lora.adapters / 1e9, rel=1e-9)
+    assert _finding(c, "memory for all adapters").value == pytest.approx(4, rel=0.25)  # seed: "~4 GB for 100 adapters"
+    assert _finding(c, "utilization with multi-LoRA").value == pytest.approx(design.capacity.utilization * (1 + LORA_OVERHEAD), rel=1e-9)
+    doubled = plan(load_brief("variation-c").with_changes({"lora.rank": lora.rank * 2})).variation
+    assert _finding(doubled, "memory for all adapters").value == pytest.approx(2 * _finding(c, "memory for all adapters").value, rel=1e-9)
+
+
+def test_variation_d_regions():
+    design, d = _analysis("d")
+    regions = [f for f in d.findings if f.label.endswith(" nodes") and f.label != "total nodes"]
+    assert len(regions) == 3
+    total = _finding(d, "total nodes").value
+    assert total == sum(f.value for f in regions)
+    assert total >= design.brief.hardware.nodes  # regions plus failover never need fewer nodes than one region
+
+
+def test_variation_e_spiky_peak(capstone):
+    design, e = _analysis("e")
+    assert _finding(e, "peak / average").value == pytest.approx(10, rel=1e-9)
+    assert design.cost.usd_per_million_output_tokens == pytest.approx(capstone.cost.usd_per_million_output_tokens * 0.51 / 0.1, rel=1e-9)
+    assert _finding(e, "nodes for the average").value < _finding(e, "nodes to carry the spike").value
+    assert _finding(e, "spike load on the average fleet").value > 1
+
+
+def test_variation_f_405b():
+    design, f = _analysis("f")
+    assert _finding(f, "weights per GPU").value == pytest.approx(50.6, rel=TOL)  # 405 GB / 8
+    assert 24 <= _finding(f, "KV per GPU").value <= 25  # "~24-25 GB left for KV"
+    assert _finding(f, "decode slower per token").value == pytest.approx(5.7, rel=TOL)
+    assert design.capacity.utilization > 1  # the same fleet cannot carry it
+    assert _finding(f, "nodes to carry the load").value > design.brief.hardware.nodes
+
+
+def test_variation_g_a100(capstone):
+    design, g = _analysis("g")
+    assert _finding(g, "decode slower (bandwidth)").value == pytest.approx(3.35 / 2.04, rel=TOL)  # 1.64x
+    assert design.brief.deployment.weights.value == "int8"
+    nodes = _finding(g, "A100 nodes needed").value
+    price = design.brief.cost.usd_per_gpu_hour
+    tokens = capstone.cost.output_tokens_per_year
+    assert _finding(g, "A100 $ per M").value == pytest.approx(nodes * 8 * price * 8760 / (tokens / 1e6), rel=1e-9)
+    assert "stated A100 price" in _finding(g, "A100 $ per M").arithmetic
+    assert 1.5 <= _finding(g, "nodes for the capstone's headroom").value <= 2.2  # seed: "~1.7x the nodes"
+
+
+def test_diff_designs_lists_what_changed(capstone):
+    other = plan(load_brief("capstone").with_changes({"cost.usd_per_gpu_hour": 5.0}))
+    diffs = {d.figure: d for d in diff_designs(capstone, other)}
+    assert set(diffs) == {"cost.usd_per_hour", "cost.usd_per_year", "cost.usd_per_million_output_tokens"}
+    assert diffs["cost.usd_per_hour"].change_pct == pytest.approx(100.0)
+    assert diff_designs(capstone, capstone) == ()
+
+
+def test_diff_handles_infinite_figures(capstone):
+    broken = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 100}))
+    ttft = next(d for d in diff_designs(capstone, broken) if d.figure == "slo.ttft_p95_ms")
+    assert math.isinf(ttft.value) and math.isinf(ttft.change_pct)
