@@ -12,7 +12,7 @@ from html import escape
 
 __all__ = ["waterfall_svg"]
 
-_BAR_AREA_W = 190
+_WIDTH = 480  # one width for every chart, so their type prints at one size
 _VALUE_W = 46  # the step's ms, right of its bar
 _CHAR_W = 4.9  # average advance of the 8-unit sans font, to size the label column to the longest name
 _ROW_H = 12
@@ -25,10 +25,10 @@ def _finite(ms: float) -> float:
     return ms if math.isfinite(ms) and ms > 0 else 0.0
 
 
-def _scale(steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...]) -> float:
+def _scale(steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...], bar_area: float) -> float:
     total = sum(_finite(ms) for _, _, ms in steps)
     longest = max([total, *(_finite(ms) for _, _, ms in marks)], default=0.0)
-    return _BAR_AREA_W / longest if longest > 0 else 0.0
+    return bar_area / longest if longest > 0 else 0.0
 
 
 def waterfall_svg(
@@ -40,16 +40,17 @@ def waterfall_svg(
 
     An infinite step or mark (a queue that never drains) is drawn to the right edge, labelled with its text.
     """
-    px_per_ms = _scale(steps, marks)
-    label_w = 8 + _CHAR_W * max((len(label) for label, _, _ in steps + marks), default=0)
-    width = round(label_w + _BAR_AREA_W + _VALUE_W)
+    label_w = min(8 + _CHAR_W * max((len(label) for label, _, _ in steps + marks), default=0), _WIDTH / 2)
+    bar_area = _WIDTH - label_w - _VALUE_W
+    px_per_ms = _scale(steps, marks, bar_area)
+    width = _WIDTH
     rows_h = _ROW_H * len(steps)
     height = _TOP + rows_h + 6 + _ROW_H * len(marks)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" viewBox="0 0 {width} {height}" role="img"'
         f' aria-label="{escape(title)}" font-family="DejaVu Sans, Arial, sans-serif" font-size="8">'
     ]
-    edge = label_w + _BAR_AREA_W  # infinite values run to here
+    edge = label_w + bar_area  # infinite values run to here
     start = 0.0
     for i, (component, shown, ms) in enumerate(steps):
         y = _TOP + i * _ROW_H

@@ -363,13 +363,15 @@ def _validation(f: Figures) -> Section:
     )
     fleet = (
         f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} across {f.num('pools.serving_replicas')} serving replicas"
-        f" through the router; p95 TTFT under {f.num('brief.slo.ttft_p95_ms', 'ms')} and p95 ITL under"
-        f" {f.num('brief.slo.itl_p95_ms', 'ms')} confirm the design."
+        f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
+        f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
+        f" Then drain one node: the plan's N+1 case must hold too."
     )
+    measure = "; ".join(f.text(f"config.measure_first.{i}") for i in range(len(f.value("config.measure_first"))))
     return Section(
         key="validation",
-        title="Validation: the load test that would confirm it",
-        blocks=(Bullets(items=(replica, ramp, fleet), numbered=True),),
+        title="Validation: what to measure first, the load test that would confirm it",
+        blocks=(Lines(items=(("Measure first", measure),)), Bullets(items=(replica, ramp, fleet), numbered=True)),
     )
 
 

@@ -40,7 +40,7 @@ ul, ol { margin: 0; padding-left: 14px; }
 pre.code { font-size: 0.85em; background: #f6f8fa; padding: 3px 4px; margin: 0 0 3px; white-space: pre-wrap; break-inside: avoid; }
 figure { margin: 0 0 4px; break-inside: avoid; }
 figcaption { font-size: 0.9em; color: var(--muted); }
-svg.waterfall { display: block; width: 100%; max-width: 420px; height: auto; }
+svg.waterfall { display: block; width: 100%; max-width: 560px; height: auto; }
 figure.band { margin: 0 0 6px; text-align: center; }
 figure.band svg { display: inline-block; width: 100%; height: auto; max-height: 300px; }
 li { break-inside: avoid; }
@@ -56,6 +56,7 @@ footer { display: none; color: var(--muted); font-size: 0.85em; border-top: 1px 
   .flow { column-count: 3; column-gap: 10px; column-rule: 1px solid var(--rule); }
   section { margin-bottom: 4px; }
   figure.band svg { max-height: 58mm; }
+  svg.waterfall { max-width: none; }  /* the column's width: the chart's type then matches the text */
   .detail { display: none; }
   footer { display: block; }
 }

@@ -88,6 +88,23 @@ def test_html_shows_every_figure(preset):
         assert not fig.text or any(escape(v) in html for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the HTML"
 
 
+def test_document_has_every_section_of_the_issue(preset):
+    """Issue 6's list: summary, architecture diagram, configuration with reasons, capacity, SLO with both
+    waterfalls, failure modes and the binding one, cost, dependencies, validation plan, assumptions."""
+    from report.document import Code, Diagram, Waterfall
+
+    _, design = preset
+    doc = build_document(design)
+    keys = [s.key for s in doc.sections]
+    for key in ("workload", "architecture", "config", "capacity", "slo", "failures", "cost", "dependencies", "validation", "assumptions"):
+        assert key in keys, key
+    blocks = {s.key: s.blocks for s in doc.sections}
+    assert any(isinstance(b, Diagram) for b in blocks["architecture"])
+    assert any(isinstance(b, Code) for b in blocks["config"])
+    assert sum(isinstance(b, Waterfall) for b in blocks["slo"]) == 2
+    assert design.failure_summary.binding_reason in render_markdown(design)
+
+
 def test_headline_figures_capstone():
     """Spot checks against the capstone's own figures, as a reader would look them up."""
     design = plan(load_brief("capstone"))

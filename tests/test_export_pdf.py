@@ -72,8 +72,8 @@ def test_pdf_text_carries_the_figures(printed, name):
     shown = {f.path: f.text for f in build_document(design).figures}
     for key in ("capacity.utilization", "demand.request_rate_per_s", "memory.weights_gb_per_gpu", "operating_point.tpot_ms"):
         assert shown[key] in text, key
-    for section in ("Capacity", "Operating point", "Verdict", "Assumptions"):
-        assert section in text
+    for section in build_document(design).sections:  # every section is on the one page
+        assert section.title in text, section.title
 
 
 def test_cli_pdf(tmp_path: Path):
