@@ -316,7 +316,7 @@ def hit_rate_floor(base: CoreDesign) -> float | None:
     if not fine(high):
         return high
     low = 0.0
-    for _ in range(20):
+    for _ in range(12):  # 1/4096 of the hit rate: finer than any brief states it
         mid = (low + high) / 2
         low, high = (low, mid) if fine(mid) else (mid, high)
     return high

@@ -22,7 +22,7 @@ from planner.replica import GB, ReplicaShape
 
 __all__ = ["LoadModel", "OperatingPoint", "load_model", "operating_point", "solve_capacity_rate", "solve_in_flight"]
 
-_BISECTIONS = 80
+_BISECTIONS = 60  # halvings: 1e-18 of the search range, well past what any figure shows
 
 
 class LoadModel(BaseModel):

@@ -188,7 +188,7 @@ def _wait_quantile_s(mean_s: float, busy: float, p: float, tail_shape: float = 1
     low, high = 0.0, tail_mean
     while _gamma_cdf(tail_shape, high / scale) < q:
         high *= 2
-    for _ in range(60):
+    for _ in range(40):  # 1e-12 of the tail mean
         mid = (low + high) / 2
         low, high = (mid, high) if _gamma_cdf(tail_shape, mid / scale) < q else (low, mid)
     return high
