@@ -71,6 +71,11 @@ def _plan_text(d: Design) -> str:
         f"  utilization       {pct(cap.utilization)} (no prefix cache {pct(cap.utilization_no_prefix_cache)})",
         f"  binding           {cap.binding_reason}",
         f"  operating point   {num(op.in_flight)} in flight, TPOT {num(op.tpot_ms, 'ms')}, capacity {num(op.capacity_rate_per_s, 'req/s')} per replica",
+        f"  SLO               p95 TTFT {num(d.slo.ttft_p95_ms, 'ms')} (target {num(d.slo.ttft_target_ms, 'ms')}),"
+        f" p95 ITL {num(d.slo.itl_p95_ms, 'ms')} (target {num(d.slo.itl_target_ms, 'ms')})",
+        f"  failures          binding: {d.failure_summary.binding_scenario.value}; N+1 {'holds' if d.failure_summary.n_plus_one_ok else 'fails'}",
+        f"  cost              ${d.cost.usd_per_hour:,.0f}/hour, ${d.cost.usd_per_million_output_tokens:,.2f} per M output tokens",
+        *([f"  variation         {d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
         f"  verdict           {'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'} the SLO",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]

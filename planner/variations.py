@@ -315,8 +315,15 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
         )
     )
     fits = [o.name for o in options if o.ok]
+    current = brief.deployment.max_num_seqs
+    engine_note = (
+        f" Each option runs with max-num-seqs {seqs}: the brief's {current} cannot hold the {num(core.slo.point.load_batch)} sequences a node runs."
+        if seqs != current
+        else ""
+    )
     conclusion = (
         f"At {gpus} GPUs the peak runs at {pct(cap.utilization)} ({pct(cap.utilization_no_prefix_cache)} without prefix cache)."
+        + engine_note
         + (
             f" Options that meet the SLO: {', '.join(fits)}."
             if fits
