@@ -110,6 +110,22 @@ PRACTICE_FIGURES: tuple[PracticeFigure, ...] = (
         section="operating_point",
         field="tpot_ms",
     ),
+    PracticeFigure(
+        key="ttft_p95_ms",
+        label="p95 TTFT (ms)",
+        unit="ms",
+        step="Step 5, the SLO budget: network + gateway + tokenization + queue wait + prefill of the uncached tokens + first sample and write",
+        section="slo",
+        field="ttft_p95_ms",
+    ),
+    PracticeFigure(
+        key="usd_per_million_output_tokens",
+        label="$ per million output tokens",
+        unit="$/M",
+        step="Step 7, cost: GPUs x $/GPU-hour x hours per year / (output tokens per second x average duty x seconds per year)",
+        section="cost",
+        field="usd_per_million_output_tokens",
+    ),
 )
 
 BINDING_CHOICES = ("memory", "bandwidth", "compute")

@@ -196,3 +196,20 @@ def test_variation_side_by_side_and_load() -> None:
     at.button(key="var.load.variation-g").click().run()
     assert at.sidebar.selectbox(key="nav.preset").value == "variation-g"
     assert at.selectbox(key="sb.hardware.gpu").value == "a100-80gb"
+
+
+def test_fewer_nodes_cost_less_per_hour_and_per_token() -> None:
+    at = visit(new_app(), "pages/cost.py")
+    before = (figure(at, "Per hour"), figure(at, "Per million output tokens"))
+    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    after = (figure(at, "Per hour"), figure(at, "Per million output tokens"))
+    assert after[0] == pytest.approx(before[0] * 6 / 8) and after[1] < before[1]
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_failure_modes_follow_the_prefix_hit_rate() -> None:
+    at = visit(new_app(), "pages/failure_modes.py")
+    at.slider(key="sb.workload.prefix_hit_rate").set_value(0.2).run()
+    assert not at.exception
+    table_text = at.table[0].value.to_string()
+    assert "Prefix hit rate drops" in table_text

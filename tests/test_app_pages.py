@@ -16,6 +16,8 @@ KEY_FIGURES = {
     "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
     "Architecture": ("Gateway nodes (CPU)", "Serving replicas"),
     "SLO budget": ("TTFT p50", "TTFT p95", "ITL p50", "ITL p95"),
+    "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
+    "Cost": ("Per hour", "Per year", "Per million output tokens"),
     "Variations": (),
 }
 VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed", "p95 TTFT", "p95 ITL")

@@ -13,5 +13,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/capacity.py", "Capacity", "capacity"),
     ("pages/architecture.py", "Architecture", "architecture"),
     ("pages/slo_budget.py", "SLO budget", "slo_budget"),
+    ("pages/failure_modes.py", "Failure modes", "failure_modes"),
+    ("pages/cost.py", "Cost", "cost"),
     ("pages/variations.py", "Variations", "variations"),
 )
