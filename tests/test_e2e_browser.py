@@ -152,11 +152,11 @@ def test_slider_moves_the_figures(server: str, page: object) -> None:
     assert before_rate == "55.6 req/s"
     thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Duty cycle"]')  # type: ignore[attr-defined]
     thumb.focus()
-    for _ in range(4):  # 0.08 -> 0.12 in steps of 0.01
+    for value in ("0.09", "0.1", "0.11", "0.12"):  # arrow keys move it by its step, 0.01; each press reruns the app
         thumb.press("ArrowRight")
-    page.wait_for_function(  # type: ignore[attr-defined]
-        "() => window.location.search.includes('workload.duty_cycle=0.12')", timeout=RERUN_TIMEOUT_MS
-    )
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"() => window.location.search.includes('workload.duty_cycle={value}')", timeout=RERUN_TIMEOUT_MS
+        )
     page.get_by_text("83.3 req/s").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     _settle(page)
     assert _metric(page, "Request rate") == "83.3 req/s"

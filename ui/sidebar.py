@@ -34,7 +34,7 @@ def _seed(key: str, brief: Brief, path: str) -> None:
 
 
 def _on_change(path: str, key: str) -> None:
-    state.set_field(path, st.session_state[key])
+    state.set_field(path, st.session_state[key], from_key=key)
 
 
 def control(widget: Callable[..., Any], label: str, path: str, brief: Brief, *, key_prefix: str = "sb.", **kwargs: Any) -> None:

@@ -198,13 +198,27 @@ def reset_widgets() -> None:
         del st.session_state[key]
 
 
-def set_field(path: str, value: Any) -> None:
-    """Change one brief field; a value the planner rejects is reported beside the field and not kept."""
-    set_fields({path: value}, report_at=path)
+def set_field(path: str, value: Any, *, from_key: str | None = None) -> None:
+    """Change one brief field from the widget `from_key`; a value the planner rejects is reported beside the field.
+
+    Only the other views of this path are re-seeded when the value is kept: re-seeding the widget that sent it
+    would send its value back to the browser and could undo a keypress still on its way (a slider's arrow keys).
+    """
+    kept = _apply({path: value}, report_at=path)
+    views = [f"{prefix}{path}" for prefix in WIDGET_PREFIXES]
+    for key in views:
+        if key in st.session_state and not (kept and key == from_key):
+            del st.session_state[key]
 
 
 def set_fields(changes: Mapping[str, Any], *, report_at: str) -> None:
     """Change brief fields together; if the planner rejects the result, report it at `report_at` and keep the brief."""
+    _apply(changes, report_at=report_at)
+    reset_widgets()
+
+
+def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
+    """Write the changes as overrides if the planner accepts the brief; else record the error. True if kept."""
     ss = st.session_state
     preset = current_preset()
     overrides = current_overrides()
@@ -221,10 +235,11 @@ def set_fields(changes: Mapping[str, Any], *, report_at: str) -> None:
     except BriefError as exc:
         shown = changes.get(report_at, changes)
         errors[report_at] = f"{shown!r} not accepted: {exc}"
-    else:
-        ss[OVERRIDES_KEY] = overrides
+        ss[ERRORS_KEY] = errors
+        return False
+    ss[OVERRIDES_KEY] = overrides
     ss[ERRORS_KEY] = errors
-    reset_widgets()
+    return True
 
 
 def select_preset(name: str) -> None:
