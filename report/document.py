@@ -29,6 +29,7 @@ class Table(_Frozen):
     rows: tuple[tuple[str, ...], ...]
     note_column: int | None = None
     emphasis_rows: tuple[int, ...] = ()  # rows to set in bold (the binding one)
+    detail: bool = False  # in the Markdown and on screen, left out of the one-page print
 
 
 class Lines(_Frozen):
@@ -201,6 +202,62 @@ def _verdict(f: Figures) -> Section:
         p = f"verdict.problems.{i}"
         items.append((f.text(f"{p}.field"), f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
     return Section(key="verdict", title="Verdict", blocks=(Lines(items=tuple(items)),))
+
+
+def _by_unit(f: Figures, path: str, unit: str) -> str:
+    """A figure whose unit the planner states beside it: fractions as percentages, dollars, the rest with the unit."""
+    if unit == "fraction":
+        return f.pct(path)
+    if unit.startswith("$"):
+        return f.usd(path, unit.removeprefix("$").strip())
+    return f.num(path, unit)
+
+
+def _by_path(f: Figures, path: str, figure: str) -> str:
+    """A diff value shown the way its Design figure is shown elsewhere on the page."""
+    if "fraction" in figure or "utilization" in figure:
+        return f.pct(path)
+    if figure.startswith("cost.usd"):
+        return f.usd(path)
+    units = {"_ms": "ms", "_gb_per_gpu": "GB", "tokens_per_s": "tok/s", "rate_per_s": "req/s", "_bytes_per_token_per_gpu": "B"}
+    return f.num(path, next((unit for suffix, unit in units.items() if figure.endswith(suffix)), ""))
+
+
+def _variation(f: Figures) -> Section:
+    v = "variation"
+    findings = tuple(
+        (
+            f.text(f"{v}.findings.{i}.label"),
+            f"{_by_unit(f, f'{v}.findings.{i}.value', f.value(f'{v}.findings.{i}.unit'))} ({f.text(f'{v}.findings.{i}.arithmetic')})",
+        )
+        for i in range(len(f.value(f"{v}.findings")))
+    )
+    options = tuple(
+        (
+            f.text(f"{v}.options.{i}.name"),
+            f.pct(f"{v}.options.{i}.utilization"),
+            f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
+            f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
+            f.yes_no(f"{v}.options.{i}.ok"),
+            f.text(f"{v}.options.{i}.change"),
+        )
+        for i in range(len(f.value(f"{v}.options")))
+    )
+    diff = tuple(
+        (
+            f.text(f"{v}.diff.{i}.figure"),
+            _by_path(f, f"{v}.diff.{i}.baseline", f.value(f"{v}.diff.{i}.figure")),
+            _by_path(f, f"{v}.diff.{i}.value", f.value(f"{v}.diff.{i}.figure")),
+            f.change(f"{v}.diff.{i}.change_pct"),
+        )
+        for i in range(len(f.value(f"{v}.diff")))
+    )
+    blocks: list[Block] = [Lines(items=(("Question", f.text(f"{v}.question")), *findings, ("Conclusion", f.text(f"{v}.conclusion"))))]
+    if options:
+        blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK", "Change"), rows=options, note_column=5))
+    if diff:
+        blocks.append(Table(header=("Against the capstone", "Capstone", "This design", "Change"), rows=diff, detail=True))
+    return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
 
 
 def _architecture(f: Figures) -> Section:
@@ -389,9 +446,11 @@ def build_document(design: Any) -> Document:
     title = f.text("brief.title")
     subtitle = f.text("brief.description")
     summary = _summary(f)
+    variation = (_variation(f),) if f.value("variation") is not None else ()
     sections = (
         _workload(f),
         _verdict(f),
+        *variation,
         _architecture(f),
         _engine_config(f),
         _capacity(f),

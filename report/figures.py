@@ -9,6 +9,7 @@ once the recorded texts are removed the document holds no digit at all.
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Any, Literal
 
@@ -18,7 +19,8 @@ from planner.fmt import num, pct
 
 __all__ = ["Figure", "Figures", "Style", "format_figure", "resolve"]
 
-Style = Literal["num", "pct", "usd", "text", "dot", "yes_no"]  # dot: Graphviz source, drawn as SVG in HTML
+# dot: Graphviz source, drawn as SVG in HTML; change: a relative change already in percent (+48.1%)
+Style = Literal["num", "pct", "usd", "text", "dot", "yes_no", "change"]
 
 
 class Figure(BaseModel):
@@ -55,6 +57,9 @@ def format_figure(value: Any, style: Style, unit: str = "") -> str:
         return "n/a"
     if style == "pct":
         return pct(float(value))
+    if style == "change":
+        change = float(value)
+        return f"{change:+.1f}%" if math.isfinite(change) else ("+∞%" if change > 0 else "n/a")
     if style == "usd":  # cents below $100 ($2.50, $4.48), the planner's num above ($160, $1,401,600)
         amount = float(value)
         text = f"{amount:.2f}" if abs(amount) < 100 else num(amount)
@@ -88,6 +93,9 @@ class Figures:
 
     def dot(self, path: str) -> str:
         return self._get(path, "dot")
+
+    def change(self, path: str) -> str:
+        return self._get(path, "change")
 
     def yes_no(self, path: str) -> str:
         return self._get(path, "yes_no")

@@ -64,8 +64,8 @@ footer { display: none; color: var(--muted); font-size: 0.85em; border-top: 1px 
 
 
 _PRINT_NOTE = (
-    "<footer>One-page print: the model notes (queue model, percentile method, failure scaling basis)"
-    " are in the HTML and Markdown versions of this document.</footer>"
+    "<footer>One-page print: the model notes (queue model, percentile method, failure scaling basis) and a"
+    " variation's figure-by-figure difference to the capstone are in the HTML and Markdown versions.</footer>"
 )
 
 
@@ -84,7 +84,8 @@ def _table(block: Table) -> str:
             cells.append(f'<td class="{css}">{_yes_no(cell)}</td>' if css else f"<td>{_yes_no(cell)}</td>")
         emph = ' class="emph"' if i in block.emphasis_rows else ""
         body.append(f"<tr{emph}>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    css = ' class="detail"' if block.detail else ""
+    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _block(block: Block) -> str:

@@ -103,6 +103,8 @@ def test_document_has_every_section_of_the_issue(preset):
     assert any(isinstance(b, Code) for b in blocks["config"])
     assert sum(isinstance(b, Waterfall) for b in blocks["slo"]) == 2
     assert design.failure_summary.binding_reason in render_markdown(design)
+    if design.variation is not None:  # a variation preset says what it asks and what it finds
+        assert "variation" in keys and design.variation.conclusion in render_markdown(design)
 
 
 def test_headline_figures_capstone():
