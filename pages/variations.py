@@ -5,8 +5,9 @@ import streamlit as st
 from planner import BriefError, Design, InfeasibleDesign, plan, preset_names
 from planner.fmt import num, pct
 from ui import state
+from ui.charts import diff_chart
 from ui.practice_form import practice
-from ui.show import md, show_problems, table
+from ui.show import md, show_problems, table, text_table
 from ui.sidebar import page_setup
 
 BASELINE = "capstone"
@@ -39,6 +40,10 @@ def _figures(d: Design) -> dict[str, str]:
     return rows
 
 
+def _finding_value(value: float, unit: str) -> str:
+    return pct(value) if unit == "fraction" else num(value, unit)
+
+
 def _compare(name: str) -> None:
     brief = state.preset_brief(name)
     st.subheader(md(brief.title))
@@ -49,9 +54,32 @@ def _compare(name: str) -> None:
         st.error("This variation cannot be computed on its hardware:")
         show_problems(exc.verdict.problems)
         return
+    analysis = other.variation
+    if analysis is not None:
+        st.markdown(f"**The question:** {md(analysis.question)}")
+        st.info(md(analysis.conclusion))
+        text_table([{"finding": f.label, "value": _finding_value(f.value, f.unit), "arithmetic": f.arithmetic} for f in analysis.findings])
+        if analysis.options:
+            st.subheader("Options")
+            text_table(
+                [
+                    {
+                        "option": o.name,
+                        "change": o.change,
+                        "utilization": pct(o.utilization),
+                        "p95 TTFT": num(o.ttft_p95_ms, "ms"),
+                        "p95 ITL": num(o.itl_p95_ms, "ms"),
+                        "SLO": "met" if o.ok else "missed",
+                    }
+                    for o in analysis.options
+                ]
+            )
     base = _figures(plan(state.preset_brief(BASELINE)))
     mine = _figures(other)
+    st.subheader("Beside the baseline")
     table([{"figure": k, "baseline (capstone)": base[k], name: mine[k]} for k in base])
+    if analysis is not None and analysis.diff:
+        st.plotly_chart(diff_chart(analysis.diff), key=f"chart.diff.{name}")
     if other.verdict.problems:
         show_problems(other.verdict.problems)
     st.button(f"Load {name} as the current brief", key=f"var.load.{name}", on_click=state.select_preset, args=(name,))

@@ -193,6 +193,8 @@ def test_variation_side_by_side_and_load() -> None:
     assert list(frame.columns) == ["figure", "baseline (capstone)", "variation-g"]
     gpu = frame.set_index("figure").loc["GPU"]
     assert gpu["baseline (capstone)"] != gpu["variation-g"]
+    assert at.info and at.table, "the variation's conclusion and findings"
+    assert at.get("plotly_chart"), "the change against the baseline"
     at.button(key="var.load.variation-g").click().run()
     assert at.sidebar.selectbox(key="nav.preset").value == "variation-g"
     assert at.selectbox(key="sb.hardware.gpu").value == "a100-80gb"

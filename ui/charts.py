@@ -15,8 +15,9 @@ import plotly.graph_objects as go
 from planner.breakdowns import Stack
 from planner.slo import TradeoffPoint
 from planner.sweeps import TrafficPoint
+from planner.variations import FigureDiff
 
-__all__ = ["stacked_bars", "tradeoff_chart", "utilization_vs_traffic_chart", "waterfall_chart"]
+__all__ = ["diff_chart", "stacked_bars", "tradeoff_chart", "utilization_vs_traffic_chart", "waterfall_chart"]
 
 COLORS = {
     "weights": "#4C78A8",
@@ -157,3 +158,27 @@ def tradeoff_chart(
         vline(math.log10(current), "the brief"),  # shapes on a log axis take the exponent
     ]
     return figure(data, layout, marks)
+
+
+def diff_chart(diffs: Sequence[FigureDiff]) -> go.Figure:
+    """Each figure's change against the baseline, in percent (the planner's change_pct)."""
+    shown = [d for d in diffs if math.isfinite(d.change_pct)]
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "y": [d.figure for d in shown],
+            "x": [d.change_pct for d in shown],
+            "marker": {"color": ["#E45756" if d.change_pct > 0 else "#4C78A8" for d in shown]},
+            "text": [f"{d.change_pct:+.0f}%" for d in shown],
+            "textposition": "outside",
+            "hovertemplate": "%{y}: %{x:+.1f}%<extra></extra>",
+        }
+    ]
+    layout = {
+        "title": {"text": "Change against the baseline (%)"},
+        "yaxis": {"autorange": "reversed", "automargin": True},
+        "height": 120 + 26 * len(shown),
+        "showlegend": False,
+    }
+    return figure(data, layout, [vline(0, "", "black", dash="solid")])
