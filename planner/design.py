@@ -292,6 +292,23 @@ def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
     )
 
 
+def _with_pool_problems(verdict: Verdict, arch: Architecture) -> Verdict:
+    """A pool busier than 100% cannot carry its share of the peak, whatever the fleet-wide average says."""
+    field = {"general": "hardware.nodes", "long-context": "deployment.long_context_nodes"}
+    overloaded = [
+        Problem(
+            field=field.get(pool.name, "hardware.nodes"),
+            problem=f"the {pool.name} pool is {pct(pool.utilization)} busy at peak: it cannot carry its share",
+            change=f"give the {pool.name} pool about x{num(pool.utilization)} its {pool.nodes} node(s), or move load off it",
+        )
+        for pool in arch.pools
+        if pool.utilization > 1
+    ]
+    if not overloaded:
+        return verdict
+    return Verdict(feasible=False, meets_slo=False, problems=(*verdict.problems, *overloaded))
+
+
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
 
 
@@ -377,6 +394,6 @@ def _plan_cached(brief: Brief) -> Design:
         failures=failures,
         failure_summary=failure_summary,
         cost=cost,
-        verdict=core.verdict,
+        verdict=_with_pool_problems(core.verdict, arch),
     )
     return _with_variation(design, core) if brief.variation is not None else design

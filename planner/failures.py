@@ -160,10 +160,9 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
     slo = core.slo
     parts = []
     if scenario is Scenario.long_context_burst and brief.deployment.long_context_nodes > 0:
-        share = min(brief.workload.long_context_share * BURST_SHARE_FACTOR, 1.0)
         replicas = base.pools.long_context_nodes * base.shape.replicas_per_node
         before = long_context_utilization(brief, base.shape, base.demand, replicas)
-        during = long_context_utilization(brief, base.shape, base.demand, replicas, share=share)
+        during = _long_context_pool_during(base, scenario)
         parts.append(
             f"the long-context pool goes from {pct(before)} to {pct(during)} busy"
             f"{' and queues its own requests' if during > 1 else ''}; the general pool is untouched (that is why it is segregated)"
@@ -190,6 +189,16 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
             f"fits: {pct(core.capacity.utilization)} busy, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
         )
     return "; ".join(parts)
+
+
+def _long_context_pool_during(base: CoreDesign, scenario: Scenario) -> float:
+    """The long-context pool's utilization during a burst of long prompts (0 for other scenarios or no pool)."""
+    brief = base.brief
+    if scenario is not Scenario.long_context_burst or base.pools.long_context_nodes == 0:
+        return 0.0
+    share = min(brief.workload.long_context_share * BURST_SHARE_FACTOR, 1.0)
+    replicas = base.pools.long_context_nodes * base.shape.replicas_per_node
+    return long_context_utilization(brief, base.shape, base.demand, replicas, share=share)
 
 
 def _read(core: CoreDesign) -> float:
@@ -243,7 +252,8 @@ def failure_mode(base: CoreDesign, scenario: Scenario, core_planner: CorePlanner
     except BriefError as exc:  # the changed brief leaves a field's valid range
         return _infeasible(scenario, change, str(exc), _linear(base, brief, scenario, None))
     slo = core.slo
-    ok = bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok)
+    pool_holds = _long_context_pool_during(base, scenario) <= 1  # a burst that swamps its own pool fails too
+    ok = bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok and pool_holds)
     return FailureMode(
         scenario=scenario,
         title=TITLES[scenario],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from planner import load_brief, plan
+from planner.fmt import num, pct
 
 pytestmark = pytest.mark.unit
 
@@ -120,13 +121,19 @@ def test_qps10_capacity(qps10):
 
 
 def test_every_figure_shows_its_arithmetic(capstone):
+    """Each arithmetic text ends in the very figure it explains, formatted as the app shows it."""
+    fractions = {"utilization"}
     for section, keys in [
         (capstone.demand, ("request_rate_per_s", "generating_sequences", "input_tokens_per_s", "output_tokens_per_s")),
-        (capstone.memory, ("weights_gb_per_gpu", "kv_gb_per_gpu", "kv_bytes_per_token_per_gpu", "max_sequences_per_replica")),
-        (capstone.capacity, ("decode_step_ms", "decode_tokens_per_s", "prefill_tokens_per_s", "utilization", "binding_constraint")),
-        (capstone.operating_point, ("in_flight", "tpot_ms", "kv_in_use_gb", "capacity_rate_per_s")),
+        (capstone.memory, ("weights_gb_per_gpu", "kv_gb_per_gpu", "max_sequences_per_replica")),
+        (capstone.capacity, ("decode_step_ms", "decode_step_ideal_ms", "prefill_fraction", "decode_fraction", "utilization")),
+        (capstone.operating_point, ("in_flight", "tpot_ms", "kv_in_use_gb")),
     ]:
         for key in keys:
-            assert "=" in section.arithmetic[key] or "binds" in section.arithmetic[key], key
+            value = getattr(section, key)
+            shown = pct(value) if key in fractions or key.endswith("_fraction") else num(value)
+            text = section.arithmetic[key]
+            assert f"= {shown}" in text, (key, shown, text)
+    assert capstone.capacity.arithmetic["binding_constraint"].startswith(capstone.capacity.binding_constraint.value)
     assert "10,000" in capstone.demand.arithmetic["request_rate_per_s"]
     assert "180 s" in capstone.demand.arithmetic["request_rate_per_s"]

@@ -163,7 +163,8 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
         assert cap.utilization <= 1 + REL and cap.kv_fraction <= 1 + REL and op.stable
     else:
         assert design.verdict.problems, "an infeasible design says what to change"
-    assert not design.verdict.meets_slo or design.verdict.feasible
+    if design.verdict.meets_slo:
+        assert design.slo.ttft_ok and design.slo.itl_ok and op.tpot_ms <= design.brief.slo.itl_p95_ms
 
 
 @settings(max_examples=examples(15))

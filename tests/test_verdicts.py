@@ -139,3 +139,20 @@ def test_an_itl_target_below_one_sequences_step_says_so(capsys: pytest.CaptureFi
 def test_a_reachable_slo_has_no_irreducible_problem() -> None:
     design = plan(load_brief("capstone"))
     assert not [p for p in design.verdict.problems if "irreducible" in p.problem]
+
+
+def test_an_overloaded_long_context_pool_is_a_verdict():
+    """Variation G: the fleet-wide average fits, but the one long-context node carries 182% of its share."""
+    design = plan(load_brief("variation-g"))
+    long_pool = next(p for p in design.architecture.pools if p.name == "long-context")
+    assert long_pool.utilization > 1
+    assert design.verdict.feasible is False
+    problem = next(p for p in design.verdict.problems if p.field == "deployment.long_context_nodes")
+    assert "long-context pool" in problem.problem and "node" in problem.change
+
+
+def test_a_burst_that_swamps_the_long_context_pool_fails_its_scenario():
+    design = plan(load_brief("capstone"))
+    burst = next(f for f in design.failures if f.scenario.value == "long_context_burst")
+    assert "164.9%" in burst.note  # the pool goes from 87.9% to 164.9% busy
+    assert burst.ok is False
