@@ -57,6 +57,7 @@ with right:
     )
 st.caption(f"Queue model: {md(slo.queue_model)}")
 st.caption(f"Percentiles: {md(slo.percentile_method)}")
+st.caption(f"Basis: {md(slo.basis)}")
 arithmetic_expander(slo.arithmetic.items())
 
 st.header("Engine limits: the trade-off")

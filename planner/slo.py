@@ -115,11 +115,21 @@ class SloBudget(_Model):
     itl_waterfall: tuple[WaterfallStep, ...]
     queue_model: str
     percentile_method: str
+    basis: str  # which load the headline figures assume, and the worked design's basis beside them
     point: LatencyPoint
     cold_load_point: LatencyPoint  # the other requests' prefill load as if nothing hit the cache (the worked design's basis)
     tradeoff_batched_tokens: tuple[TradeoffPoint, ...]
     tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
     arithmetic: dict[str, str]
+
+
+def _basis_text(cold: LatencyPoint) -> str:
+    return (
+        "Headline figures load each serving replica at the brief's prefix hit rate (the basis of capacity.utilization)."
+        " The worked design's basis counts the other requests' prefill as if nothing hit the cache (slo.cold_load_point):"
+        f" TTFT mean {num(cold.ttft_mean_ms, 'ms')}, p50 {num(cold.ttft_p50_ms, 'ms')}, p95 {num(cold.ttft_p95_ms, 'ms')};"
+        f" ITL p50 {num(cold.itl_p50_ms, 'ms')}, p95 {num(cold.itl_p95_ms, 'ms')}."
+    )
 
 
 # --- length variability -----------------------------------------------------------------------------
@@ -392,6 +402,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         itl_waterfall=itl_waterfall,
         queue_model=_queue_model_text(p),
         percentile_method=_percentile_text(),
+        basis=_basis_text(cold),
         point=p,
         cold_load_point=cold,
         tradeoff_batched_tokens=_tradeoff(tokens_curve),

@@ -335,7 +335,14 @@ def _slo(f: Figures) -> Section:
             Lines(items=(("TTFT", verdict("ttft")), ("ITL", verdict("itl")))),
             _waterfall(f, "ttft", "Time to first token, mean path"),
             _waterfall(f, "itl", "Inter-token latency"),
-            Lines(items=(("Queue", f.text(f"{s}.queue_model")), ("Percentiles", f.text(f"{s}.percentile_method"))), detail=True),
+            Lines(
+                items=(
+                    ("Queue", f.text(f"{s}.queue_model")),
+                    ("Percentiles", f.text(f"{s}.percentile_method")),
+                    ("Basis", f.text(f"{s}.basis")),
+                ),
+                detail=True,
+            ),
         ),
     )
 

@@ -166,3 +166,11 @@ def test_rate_given_brief_has_a_budget():
     p = d.slo.point
     assert p.running_batch == pytest.approx(d.operating_point.in_flight, rel=1e-6)
     assert math.isfinite(d.slo.ttft_p95_ms) and math.isfinite(d.slo.itl_p95_ms)
+
+
+def test_the_headline_states_its_basis_and_the_worked_design_figures(capstone):
+    from planner.fmt import num
+
+    basis, cold = capstone.slo.basis, capstone.slo.cold_load_point
+    assert "prefix hit rate" in basis and "cold_load_point" in basis
+    assert num(cold.ttft_p95_ms, "ms") in basis and num(cold.itl_p95_ms, "ms") in basis
