@@ -135,7 +135,10 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     changes = {"deployment.weights": Precision.bf16.value, "deployment.kv_cache": KvPrecision.bf16.value}
     if brief.efficiency.compute_peak is not ComputePeak.auto:
         changes["efficiency.compute_peak"] = ComputePeak.bf16.value
-    return changes, f"weights {dep.weights.value} -> bf16, KV {dep.kv_cache.value} -> bf16, prefill math at the BF16 peak"
+    peak_moves = brief.efficiency.compute_peak not in (ComputePeak.bf16,) and dep.weights is not Precision.bf16
+    return changes, f"weights {dep.weights.value} -> bf16, KV {dep.kv_cache.value} -> bf16" + (
+        ", prefill math at the BF16 peak" if peak_moves else ""
+    )
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:

@@ -654,6 +654,16 @@ def _variation_g(core: CoreDesign, baseline: Design | None, utilization_at: Util
                 f"{num(baseline.shape.gpu.hbm_tb_per_s, 'TB/s')} / {num(shape.gpu.hbm_tb_per_s, 'TB/s')} = {num(bw)}x",
             )
         )
+        step = cap.decode_step_ms / baseline.capacity.decode_step_ms
+        findings.append(
+            _f(
+                "decode step at the load, this design vs the capstone",
+                step,
+                "x",
+                f"{num(cap.decode_step_ms, 'ms')} / {num(baseline.capacity.decode_step_ms, 'ms')} = {num(step)}x"
+                f" (bandwidth, and {brief.deployment.kv_cache.value} KV at {num(core.memory.kv_bytes_per_token_per_gpu / 1024, 'KiB')} per token per GPU)",
+            )
+        )
         linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache
         findings.append(
             _f(
