@@ -263,10 +263,7 @@ def _core_without_curves(brief: Brief) -> CoreDesign:
 
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
-    shape = shape_of(brief)
-    fatal = _fatal_problems(brief, shape)
-    if fatal:
-        raise InfeasibleDesign(fatal)
+    shape = feasible_replica(brief)
     pools, pool_problems = _pools(brief, shape)
     dem = demand(brief, shape)
     mem = memory(brief, shape)

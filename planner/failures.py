@@ -209,7 +209,8 @@ def _read(core: CoreDesign) -> float:
     return float(w.kv_context_tokens or (w.input_tokens_mean + w.output_tokens_mean / 2))
 
 
-def _infeasible(scenario: Scenario, change: str, reason: str, linear: float) -> FailureMode:
+def _infeasible(scenario: Scenario, change: str, note: str, linear: float) -> FailureMode:
+    """A scenario whose changed brief cannot run at all: every figure unbounded, nothing met."""
     return FailureMode(
         scenario=scenario,
         title=TITLES[scenario],
@@ -222,24 +223,7 @@ def _infeasible(scenario: Scenario, change: str, reason: str, linear: float) -> 
         ttft_ok=False,
         itl_ok=False,
         ok=False,
-        note=f"cannot run at all: {reason}",
-    )
-
-
-def _no_node_left(scenario: Scenario, change: str, linear: float) -> FailureMode:
-    return FailureMode(
-        scenario=scenario,
-        title=TITLES[scenario],
-        change=change,
-        utilization=math.inf,
-        utilization_no_prefix_cache=math.inf,
-        utilization_linear_no_prefix_cache=linear,
-        ttft_p95_ms=math.inf,
-        itl_p95_ms=math.inf,
-        ttft_ok=False,
-        itl_ok=False,
-        ok=False,
-        note="no node left to serve",
+        note=note,
     )
 
 
@@ -247,13 +231,13 @@ def failure_mode(base: CoreDesign, scenario: Scenario, core_planner: CorePlanner
     brief = base.brief
     changes, change = _changes(brief, scenario)
     if changes.get("hardware.nodes", 1) < 1:
-        return _no_node_left(scenario, change, _linear(base, brief, scenario, None))
+        return _infeasible(scenario, change, "no node left to serve", _linear(base, brief, scenario, None))
     try:
         core = core_planner(brief.with_changes(changes)) if changes else base
     except InfeasibleDesign as exc:
-        return _infeasible(scenario, change, exc.problems[0].problem, _linear(base, brief, scenario, None))
+        return _infeasible(scenario, change, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
     except BriefError as exc:  # the changed brief leaves a field's valid range
-        return _infeasible(scenario, change, str(exc), _linear(base, brief, scenario, None))
+        return _infeasible(scenario, change, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
     slo = core.slo
     pool_holds = _long_context_pool_during(base, scenario) <= 1  # a burst that swamps its own pool fails too
     ok = bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok and pool_holds)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -15,6 +16,8 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.loader import parse_override
 from planner.simulator import MaxRateResult, SimResult, SimSettings, benchmark_brief, max_rate, simulate
+
+_R = TypeVar("_R", SimResult, MaxRateResult)
 
 __all__ = ["add_commands"]
 
@@ -78,19 +81,24 @@ def _sim_text(r: SimResult) -> str:
     )
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    brief = _brief(args)
-    settings = _settings(args)
+def _run_and_print(args: argparse.Namespace, compute: Callable[[], _R], text: Callable[[_R], str]) -> int:
+    """Run a simulation command; an infeasible brief still prints its verdict under --json before exit 2."""
     try:
-        result = simulate(brief, settings)
+        result = compute()
     except BriefError as exc:
         _infeasible(args, exc)
         raise
     if args.json:
         _emit(result.model_dump(mode="python"))
     else:
-        print(_sim_text(result))
+        print(text(result))
     return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    brief = _brief(args)
+    settings = _settings(args)
+    return _run_and_print(args, lambda: simulate(brief, settings), _sim_text)
 
 
 def _max_rate_text(r: MaxRateResult) -> str:
@@ -108,16 +116,7 @@ def cmd_max_rate(args: argparse.Namespace) -> int:
     brief = brief_from_args(args)
     if args.requests < 10:
         raise BriefError("--requests", "must be at least 10 for a max-rate search")
-    try:
-        result = max_rate(brief, requests=args.requests, seed=args.seed)
-    except BriefError as exc:
-        _infeasible(args, exc)
-        raise
-    if args.json:
-        _emit(result.model_dump(mode="python"))
-    else:
-        print(_max_rate_text(result))
-    return 0
+    return _run_and_print(args, lambda: max_rate(brief, requests=args.requests, seed=args.seed), _max_rate_text)
 
 
 def _common(p: argparse.ArgumentParser, brief_optional: bool) -> None:
