@@ -17,7 +17,7 @@ figure_row(
         Fig("Gateway nodes (CPU)", num(arch.gateway_nodes)),
         Fig("Router nodes (CPU)", num(arch.router_nodes)),
         Fig("GPU nodes", num(design.brief.hardware.nodes)),
-        Fig("Serving replicas", num(design.pools.serving_replicas)),
+        Fig("General-pool replicas", num(design.pools.general_replicas), design.operating_point.arithmetic["rate_per_replica_per_s"]),
     ]
 )
 

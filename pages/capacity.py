@@ -77,8 +77,9 @@ st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief
 
 st.header("The operating point (Little's law)")
 st.caption(
-    f"One replica of the general pool, {op.serving_replicas} serving replicas (spares excluded),"
-    " solved together with the step time its batch implies."
+    f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
+    " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
+    " configuration describe this same replica."
 )
 figure_row(
     [

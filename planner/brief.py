@@ -25,6 +25,7 @@ __all__ = [
     "LoraModules",
     "ModelChoice",
     "Precision",
+    "QueueBasis",
     "Slo",
     "VariationKey",
     "Workload",
@@ -216,12 +217,27 @@ class Workload(_Frozen):
         return self.request_rate is not None
 
 
+class QueueBasis(StrEnum):
+    """Which prefix-cache state the SLO budget loads the other requests' prefill with."""
+
+    cold_cache = "cold_cache"  # every other prompt prefilled in full: holds through a cache flush, a restart, a failover
+    hit_rate = "hit_rate"  # the other prompts hit the cache at the brief's prefix hit rate
+
+
 class Slo(_Frozen):
     ttft_p95_ms: float = Field(default=500, gt=0, le=600_000, description="p95 time to first token target (ms).")
     ttft_input_cap_tokens: int = Field(
         default=4000, ge=1, le=10_000_000, description="The TTFT target applies to prompts up to this length (tokens)."
     )
     itl_p95_ms: float = Field(default=40, gt=0, le=60_000, description="p95 inter-token latency (TPOT) target (ms).")
+    queue_basis: QueueBasis = Field(
+        default=QueueBasis.cold_cache,
+        description=(
+            "Prefix-cache state the SLO budget assumes for the other requests' prompts (the queue and the ITL interference):"
+            " cold_cache (all prefilled in full, so the budget holds through a cache flush, a rolling restart or a failover)"
+            " or hit_rate (at the prefix hit rate). The measured prompt is cached at the hit rate either way."
+        ),
+    )
     availability: float = Field(default=0.999, ge=0.5, lt=1, description="Availability target (0-1), e.g. 0.999.")
     attainment_target: float = Field(
         default=0.95,

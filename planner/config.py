@@ -97,7 +97,7 @@ def _max_num_seqs(brief: Brief, shape: ReplicaShape, load_batch: float, general_
     read = brief.workload.kv_context_tokens or (brief.workload.input_tokens_mean + brief.workload.output_tokens_mean / 2)
     step_ms = shape.decode_step_real_s(value, read) * 1e3
     why = (
-        f"{basis} = {num(load_batch)} sequences per replica ({general_replicas} general-pool replicas); +{pct(HEADROOM)} headroom"
+        f"{basis}, per replica of the {general_replicas}-replica general pool; +{pct(HEADROOM)} headroom"
         f" -> {value}; the decode step at {value} is {num(step_ms, 'ms')} real, inside the {num(brief.slo.itl_p95_ms, 'ms')} ITL target;"
         " kept well under the KV maximum so the engine never preempts"
     )

@@ -18,23 +18,13 @@ from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import num, pct
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
+from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
 from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = ["CoreDesign", "Design", "Pools", "core_design", "feasible_replica", "plan"]
-
-
-class Pools(BaseModel):
-    """How the fleet's nodes split; the general pool gets what the others leave (at least one node)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    general_nodes: int
-    long_context_nodes: int
-    spare_nodes: int
-    serving_replicas: int  # every replica but the spares': what carries load if a spare is used up
 
 
 class CoreDesign(BaseModel):
@@ -54,51 +44,17 @@ class CoreDesign(BaseModel):
     verdict: Verdict
 
 
-class Design(BaseModel):
-    """The whole analytical design for one brief."""
+class Design(CoreDesign):
+    """The whole analytical design for one brief: the core design and everything derived from it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    brief: Brief
     model_name: str
     gpu_name: str
-    shape: ReplicaShape
-    pools: Pools
-    demand: Demand
-    memory: Memory
-    capacity: Capacity
-    operating_point: OperatingPoint
-    slo: SloBudget
     architecture: Architecture
     config: EngineConfig
     failures: tuple[FailureMode, ...]
     failure_summary: FailureSummary
     cost: CostAnalysis
-    verdict: Verdict
     variation: VariationAnalysis | None = None
-
-
-def _pools(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
-    nodes = brief.hardware.nodes
-    dep = brief.deployment
-    spare = min(dep.spare_nodes, nodes - 1)
-    long_ctx = min(dep.long_context_nodes, nodes - 1 - spare)
-    problems = []
-    if (spare, long_ctx) != (dep.spare_nodes, dep.long_context_nodes):
-        problems.append(
-            Problem(
-                field="deployment.spare_nodes",
-                problem=f"the {nodes}-node fleet cannot hold {dep.spare_nodes} spare and {dep.long_context_nodes} long-context nodes beside a general pool",
-                change=f"using {spare} spare and {long_ctx} long-context; add nodes or shrink those pools",
-            )
-        )
-    pools = Pools(
-        general_nodes=nodes - spare - long_ctx,
-        long_context_nodes=long_ctx,
-        spare_nodes=spare,
-        serving_replicas=(nodes - spare) * shape.replicas_per_node,
-    )
-    return pools, problems
 
 
 def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
@@ -189,7 +145,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pool
             )
         )
     elif not slo.ttft_ok:
-        if p.admission_wait_ms > p.priority_wait_ms:
+        if p.admission_wait_ms > p.prompt_wait_ms:
             field, change = (
                 "deployment.max_num_seqs",
                 f"raise max-num-seqs above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
@@ -231,13 +187,10 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pool
     return problems
 
 
-def _load_batch(brief: Brief, dem: Demand, op: OperatingPoint, replicas: int) -> tuple[float, str]:
-    """Sequences one replica runs: users x duty spread over the replicas, or Little's law at the engine's pace."""
-    if brief.workload.request_rate is None:
-        batch = dem.generating_sequences / max(replicas, 1)
-        return batch, f"{num(dem.generating_sequences)} generating / {replicas} replicas"
-    batch = op.in_flight * op.serving_replicas / max(replicas, 1)
-    return batch, f"{num(op.in_flight)} in flight x {op.serving_replicas} / {replicas} replicas (Little's law)"
+def _load_batch_basis(brief: Brief, op: OperatingPoint) -> str:
+    """Where the running batch of the SLO budget and the engine configuration comes from."""
+    pace = "held for the users' streaming time" if brief.workload.request_rate is None else "at the engine's pace"
+    return f"{num(op.rate_per_replica_per_s, 'req/s')} per general-pool replica x time inside ({pace}) = {num(op.in_flight)} in flight (Little's law)"
 
 
 def feasible_replica(brief: Brief) -> ReplicaShape:
@@ -264,14 +217,13 @@ def _core_without_curves(brief: Brief) -> CoreDesign:
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
     shape = feasible_replica(brief)
-    pools, pool_problems = _pools(brief, shape)
+    pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
-    op = operating_point(brief, shape, dem.request_rate_per_s, pools.serving_replicas)
-    serving = pools.serving_replicas
-    load_batch, basis = _load_batch(brief, dem, op, serving)
-    slo = slo_budget(brief, shape, dem.request_rate_per_s / max(serving, 1), load_batch, basis, curves)
+    op = operating_point(brief, shape, pools, dem.request_rate_per_s)
+    basis = _load_batch_basis(brief, op)
+    slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools)
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable
     meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
@@ -339,8 +291,6 @@ def plan(brief: Brief) -> Design:
 def _plan_cached(brief: Brief) -> Design:
     core = core_design(brief)
     shape, pools, dem, cap = core.shape, core.pools, core.demand, core.capacity
-    general_replicas = pools.general_nodes * shape.replicas_per_node
-    general_batch, general_basis = _load_batch(brief, dem, core.operating_point, general_replicas)
     long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
     arch = architecture(
         brief,
@@ -350,7 +300,7 @@ def _plan_cached(brief: Brief) -> Design:
         replicas_per_node=shape.replicas_per_node,
         tp=shape.tp,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
-        general_utilization=cap.utilization * shape.replicas / max(pools.serving_replicas, 1),
+        general_utilization=core.slo.at_hit_rate().rho,
         long_context_utilization=long_util,
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
@@ -362,9 +312,9 @@ def _plan_cached(brief: Brief) -> Design:
         brief,
         shape,
         core.slo,
-        general_batch,
-        general_replicas,
-        general_basis,
+        core.operating_point.in_flight,
+        pools.general_replicas,
+        core.load_batch_basis,
         (revert.utilization, revert.utilization_no_prefix_cache),
         hit_rate_floor(core),
     )
@@ -375,22 +325,15 @@ def _plan_cached(brief: Brief) -> Design:
         cap.utilization_no_prefix_cache,
         lambda nodes: _utilization_no_prefix_cache(brief, nodes),
     )
+    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": _with_pool_problems(core.verdict, arch)}
     design = Design(
-        brief=brief,
+        **core_fields,
         model_name=shape.model.name,
         gpu_name=shape.gpu.name,
-        shape=shape,
-        pools=pools,
-        demand=dem,
-        memory=core.memory,
-        capacity=cap,
-        operating_point=core.operating_point,
-        slo=core.slo,
         architecture=arch,
         config=config,
         failures=failures,
         failure_summary=failure_summary,
         cost=cost,
-        verdict=_with_pool_problems(core.verdict, arch),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -297,14 +297,14 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
 
 
 def hit_rate_floor(base: CoreDesign) -> float | None:
-    """Lowest prefix hit rate at which one serving replica still meets both targets under 100% busy; None if even 0% does."""
+    """Lowest prefix hit rate (every prompt's) at which a general-pool replica still meets both targets under 100% busy; None if even 0% does."""
     brief = base.brief
     if not brief.deployment.prefix_caching:
         return None
     p = base.slo.point
 
     def fine(hit: float) -> bool:
-        q = latency_point(brief, base.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=hit)
+        q = latency_point(brief, base.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=hit, load_hit_rate=hit)
         return q.prefill_slot_busy < 1 and q.ttft_p95_ms <= brief.slo.ttft_p95_ms and q.itl_p95_ms <= brief.slo.itl_p95_ms
 
     if fine(0.0):

@@ -4,6 +4,11 @@
     N        = rate x (TTFT + (output - 1) x TPOT(N))        Little's law: in flight = rate x time inside
     capacity = the rate at which TPOT reaches the ITL target
 
+A brief stated as users x duty cycle also states how long a reply streams (generation_s_per_turn: the
+users read at that pace), so a sequence holds its batch slot for at least that long:
+N = rate x max(TTFT + (output - 1) x TPOT(N), generation time). A brief stated as a request rate runs at
+the engine's pace.
+
 The step is evaluated at the running batch N, not at the SLO value: using the 40 ms target as the
 step time is the classic mistake this module exists to avoid. Ideal uses the bytes / peak bandwidth
 step; real applies the brief's efficiency factors (replica.decode_step_real_s).
@@ -18,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
+from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 
 __all__ = ["LoadModel", "OperatingPoint", "load_model", "operating_point", "solve_capacity_rate", "solve_in_flight"]
@@ -34,6 +40,7 @@ class LoadModel(BaseModel):
     output_tokens: float
     context_read_tokens: float  # KV each running sequence contributes to a decode step's reads
     context_held_tokens: float  # KV reserved per sequence in flight
+    paced_s: float  # the least time a reply holds its slot: the users' streaming time (0: the engine's pace)
 
 
 def context_tokens(brief: Brief) -> tuple[float, float]:
@@ -57,6 +64,7 @@ def load_model(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None)
         output_tokens=brief.workload.output_tokens_mean,
         context_read_tokens=read,
         context_held_tokens=held,
+        paced_s=brief.workload.generation_s_per_turn if brief.workload.request_rate is None else 0.0,
     )
 
 
@@ -74,7 +82,7 @@ def solve_in_flight(rate: float, load: LoadModel, step: StepFn) -> float:
         return math.inf
 
     def excess(n: float) -> float:
-        return rate * (load.prefill_s_per_request + (load.output_tokens - 1) * _tpot_s(step, n, share)) - n
+        return rate * _time_inside_s(load, _tpot_s(step, n, share)) - n
 
     low, high = 0.0, 1.0
     while excess(high) > 0:
@@ -85,6 +93,11 @@ def solve_in_flight(rate: float, load: LoadModel, step: StepFn) -> float:
         mid = (low + high) / 2
         low, high = (mid, high) if excess(mid) > 0 else (low, mid)
     return high
+
+
+def _time_inside_s(load: LoadModel, tpot_s: float) -> float:
+    """How long a request holds its batch slot: its prefill and reply, at least the paced streaming time."""
+    return max(load.prefill_s_per_request + (load.output_tokens - 1) * tpot_s, load.paced_s)
 
 
 def tpot_at_rate_s(rate: float, load: LoadModel, step: StepFn) -> float:
@@ -98,7 +111,7 @@ def solve_capacity_rate(target_tpot_s: float, load: LoadModel, step: StepFn) -> 
     """Highest rate whose TPOT stays at or under the target; 0 when even one sequence misses it.
 
     At the capacity rate r the TPOT is the target T, so Little's law gives the in-flight count directly,
-    N = r x (TTFT + (out - 1) x T), and TPOT(r) <= T exactly when step(N) / (1 - prefill share) <= T:
+    N = r x max(TTFT + (out - 1) x T, paced time), and TPOT(r) <= T exactly when step(N) / (1 - prefill share) <= T:
     one bisection on r instead of a fixed point inside every probe.
     """
     if step(1.0) > target_tpot_s:
@@ -108,7 +121,7 @@ def solve_capacity_rate(target_tpot_s: float, load: LoadModel, step: StepFn) -> 
         share = rate * load.prefill_s_per_request
         if share >= 1:
             return False
-        n = rate * (load.prefill_s_per_request + (load.output_tokens - 1) * target_tpot_s)
+        n = rate * _time_inside_s(load, target_tpot_s)
         return _tpot_s(step, n, share) <= target_tpot_s
 
     low = 0.0
@@ -124,7 +137,7 @@ class OperatingPoint(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    serving_replicas: int
+    general_replicas: int
     rate_per_replica_per_s: float
     prefill_ms_per_request: float
     prefill_share: float
@@ -148,9 +161,10 @@ def _kv_gb(in_flight: float, load: LoadModel, shape: ReplicaShape) -> float:
     return in_flight * load.context_held_tokens * shape.kv_bytes_per_token / GB
 
 
-def operating_point(brief: Brief, shape: ReplicaShape, request_rate: float, serving_replicas: int) -> OperatingPoint:
+def operating_point(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float) -> OperatingPoint:
+    """One general-pool replica carrying its share of the peak `request_rate` (req/s, the whole fleet's)."""
     load = load_model(brief, shape)
-    rate = request_rate / max(serving_replicas, 1)
+    rate = pools.general_rate_per_replica(request_rate)
     target_s = brief.slo.itl_p95_ms / 1e3
 
     def ideal(n: float) -> float:
@@ -171,7 +185,7 @@ def operating_point(brief: Brief, shape: ReplicaShape, request_rate: float, serv
     total_gb = shape.gpu.memory_gb * shape.tp
     step_real_ms = real(n_real) * 1e3 if stable else math.inf
     arithmetic = {
-        "rate_per_replica_per_s": f"{num(request_rate, 'req/s')} / {serving_replicas} serving replicas (spares excluded) = {num(rate, 'req/s')}",
+        "rate_per_replica_per_s": pools.general_rate_text(request_rate),
         "prefill_ms_per_request": (
             f"{num(brief.workload.input_tokens_mean * (1 - effective_hit_rate(brief)))} uncached prompt tokens"
             f" / {num(shape.prefill_tokens_per_s, 'tok/s')} prefill = {num(load.prefill_s_per_request * 1e3, 'ms')}"
@@ -183,16 +197,13 @@ def operating_point(brief: Brief, shape: ReplicaShape, request_rate: float, serv
             if stable
             else "no fixed point: the replica is overloaded, the queue grows without bound"
         ),
-        "in_flight": (
-            f"{num(rate, 'req/s')} x ({num(load.prefill_s_per_request * 1e3, 'ms')} + {num(load.output_tokens - 1)} x"
-            f" {num(tpot_real * 1e3, 'ms')}) = {num(n_real)} sequences"
-        ),
+        "in_flight": _in_flight_text(rate, load, tpot_real, n_real),
         "kv_in_use_gb": f"{num(n_real)} x {num(load.context_held_tokens, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_real, 'GB')}",
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_real, 'GB')} KV = {num(weights_gb + kv_real, 'GB')} of {num(total_gb, 'GB')}",
         "capacity_rate_per_s": _capacity_text(brief, load, real, cap_real, cap_ideal),
     }
     return OperatingPoint(
-        serving_replicas=serving_replicas,
+        general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         prefill_ms_per_request=load.prefill_s_per_request * 1e3,
         prefill_share=share,
@@ -211,6 +222,15 @@ def operating_point(brief: Brief, shape: ReplicaShape, request_rate: float, serv
         stable=stable,
         arithmetic=arithmetic,
     )
+
+
+def _in_flight_text(rate: float, load: LoadModel, tpot_s: float, n: float) -> str:
+    engine_s = load.prefill_s_per_request + (load.output_tokens - 1) * tpot_s
+    inside = f"{num(load.prefill_s_per_request * 1e3, 'ms')} + {num(load.output_tokens - 1)} x {num(tpot_s * 1e3, 'ms')}"
+    if load.paced_s > 0:
+        held = "the users' pace holds the slot" if load.paced_s >= engine_s else "the engine is slower than the users' pace"
+        inside = f"max({inside}, {num(load.paced_s, 's')} streamed at the users' pace; {held})"
+    return f"{num(rate, 'req/s')} x {inside} = {num(n)} sequences"
 
 
 def _capacity_text(brief: Brief, load: LoadModel, step: StepFn, cap: float, cap_ideal: float) -> str:

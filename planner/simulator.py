@@ -171,11 +171,12 @@ def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
 
 
 def default_rate_per_s(brief: Brief, shape: ReplicaShape) -> float:
-    """The brief's peak rate per serving replica (spares excluded), as the operating point takes it."""
+    """The brief's peak rate per general-pool replica, as the operating point and the SLO budget take it."""
     from planner.capacity import demand  # the demand arithmetic, without planning the whole design
+    from planner.pools import pools_of
 
-    serving = max((brief.hardware.nodes - min(brief.deployment.spare_nodes, brief.hardware.nodes - 1)) * shape.replicas_per_node, 1)
-    return demand(brief, shape).request_rate_per_s / serving
+    pools, _ = pools_of(brief, shape)
+    return pools.general_rate_per_replica(demand(brief, shape).request_rate_per_s)
 
 
 def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: int) -> Requests:

@@ -426,7 +426,7 @@ def _validation(f: Figures) -> Section:
         f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
     )
     fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} across {f.num('pools.serving_replicas')} serving replicas"
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} across the router to {f.num('pools.general_replicas')} general-pool replicas"
         f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
         f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
         f" Then drain one node: the plan's N+1 case must hold too."

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.app
 KEY_FIGURES = {
     "Brief": ("Utilization at peak", "Binding resource", "TPOT at the operating point"),
     "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
-    "Architecture": ("Gateway nodes (CPU)", "Serving replicas"),
+    "Architecture": ("Gateway nodes (CPU)", "General-pool replicas"),
     "SLO budget": ("TTFT p50", "TTFT p95", "ITL p50", "ITL p95"),
     "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
     "Cost": ("Per hour", "Per year", "Per million output tokens"),

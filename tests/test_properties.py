@@ -140,9 +140,12 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
     if op.stable:
         assert op.tpot_ms >= op.tpot_ideal_ms * (1 - REL)
     assert op.capacity_rate_per_s <= op.capacity_rate_ideal_per_s * (1 + REL) + 1e-9
-    # 4. Little's law at the operating point: in flight = rate x (prefill + (output - 1) x TPOT)
+    # 4. Little's law at the operating point: in flight = rate x (prefill + (output - 1) x TPOT), at least
+    #    the users' streaming time for a brief stated as users x duty cycle
     if op.stable:
         time_in_system_s = op.prefill_ms_per_request / 1e3 + (design.brief.workload.output_tokens_mean - 1) * op.tpot_ms / 1e3
+        if design.brief.workload.request_rate is None:
+            time_in_system_s = max(time_in_system_s, design.brief.workload.generation_s_per_turn)
         assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * time_in_system_s, rel=1e-6, abs=1e-6)
     # 5. demand is rate x tokens; memory adds up to the usable memory
     w = design.brief.workload

@@ -1,10 +1,11 @@
 """The SLO budget (step 5): golden figures from the capstone's budget and the model's own invariants.
 
 The worked design (capstone-64xH100-design.txt, step 4) computes its queue wait and ITL interference at
-its headline load, 51% utilization, which counts no prefix-cache hits; only the measured request's own
-prompt is cached (880 new tokens). Our `cold_load_point` reproduces that basis; the headline
-`design.slo` uses the brief's 78% hit rate for the load too. Tolerance 20% (reference-figures.md: the
-queue and p95 models are the project's own).
+its no-cache load (51% utilization): the other requests' prompts all miss the prefix cache, only the
+measured request's own prompt is cached (880 new tokens). That is the brief's default queue basis
+(slo.queue_basis = cold_cache), so the headline `design.slo` is on the worked design's basis; the
+hit-rate basis is `slo.alternate_point`. Tolerance 20% (reference-figures.md: the queue and p95 models
+are the project's own).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 
 from planner import load_brief, plan
@@ -48,49 +50,75 @@ def test_capstone_waterfalls_sum_to_their_totals(capstone):
     assert slo.itl_p50_ms <= slo.itl_p95_ms
 
 
-def test_capstone_worked_budget_basis_reproduces_the_seed(capstone):
-    cold = capstone.slo.cold_load_point
-    # seed: 25 + 12 + 4 + queue ~90 + prefill ~55 + 2 + 6 = ~194 ms mean (20%)
-    assert cold.ttft_mean_ms == pytest.approx(194, rel=SLO_TOL)
+def test_capstone_headline_reproduces_the_worked_budget(capstone):
+    slo = capstone.slo
+    assert slo.queue_basis == "cold_cache"
+    # seed: p95 TTFT ~340 ms (20%)
+    assert slo.ttft_p95_ms == pytest.approx(340, rel=SLO_TOL)
     # seed: ITL p50 ~19 ms, p95 ~28 ms (20%)
-    assert cold.itl_p50_ms == pytest.approx(19, rel=SLO_TOL)
-    assert cold.itl_p95_ms == pytest.approx(28, rel=SLO_TOL)
+    assert slo.itl_p50_ms == pytest.approx(19, rel=SLO_TOL)
+    assert slo.itl_p95_ms == pytest.approx(28, rel=SLO_TOL)
+    p = slo.point
     # seed: 880 new tokens after 78% hits on a 4,000-token prompt, 31 ms of pure prefill compute
-    assert cold.cap_uncached_tokens == pytest.approx(880, rel=0.001)
-    assert cold.cap_uncached_tokens / capstone.capacity.prefill_tokens_per_s_per_replica * 1e3 == pytest.approx(31, rel=0.05)
-    # seed: "queue wait (at 51% utilization)": our load at that basis is the same no-cache load
-    assert cold.rho_prefill == pytest.approx(capstone.capacity.prefill_fraction_no_prefix_cache * 8 / 7, rel=0.02)
-    # Known difference, stated: the seed's p95 (~340 ms) adds variance informally; our M/G/1 tail with the
-    # brief's prompt spread (p95/mean = 5, CV² 4.5) puts the cold-load p95 higher, between 1.5x and 3x the mean.
-    assert 1.5 * cold.ttft_mean_ms < cold.ttft_p95_ms < 3 * cold.ttft_mean_ms
+    assert p.cap_uncached_tokens == pytest.approx(880, rel=0.001)
+    assert p.cap_uncached_tokens / capstone.capacity.prefill_tokens_per_s_per_replica * 1e3 == pytest.approx(31, rel=0.05)
+    # seed: "queue wait (at 51% utilization)": the same no-cache prefill load, on one general-pool replica
+    # (the fleet's 29.7% prefill share x 8 nodes x 95% of the requests / 6 general nodes)
+    assert p.rho_prefill == pytest.approx(capstone.capacity.prefill_fraction_no_prefix_cache * 8 * 0.95 / 6, rel=1e-6)
+    # Known difference, stated: the seed's mean is 25 + 12 + 4 + queue ~90 + prefill ~55 + 2 + 6 = ~194 ms.
+    # Ours is ~145 ms: the simulator-checked M/G/1 queue at that load is ~57 ms (the simulator measures
+    # 37-50 ms at the engine's pace, docs/crosscheck.md), and the 880-token prompt prefills in one
+    # 2,048-token step (~39 ms) rather than the seed's informal ~55 ms. The p95, the SLO's statistic, lands
+    # within 20% of the seed's; the mean is held to 30% here, and the deviation is on the SLO page.
+    assert slo.ttft_mean_ms == pytest.approx(194, rel=0.30)
+    assert p.queue_wait_ms == pytest.approx(57, rel=0.10) and p.prefill_stage_ms == pytest.approx(39, rel=0.05)
 
 
 def test_capstone_headline_meets_the_slo_as_the_seed_concludes(capstone):
     slo = capstone.slo
     assert slo.ttft_ok and slo.itl_ok
-    assert slo.ttft_p95_ms < 340  # the configured hit rate only shortens the worked budget
-    assert slo.itl_p95_ms < 28
-    # running batch: 800 generating over the 7 serving nodes (the spare held back)
-    assert slo.point.running_batch == pytest.approx(800 / 7, rel=1e-6)
-    assert slo.point.decode_step_ms == pytest.approx(capstone.shape.decode_step_real_s(800 / 7, 4000) * 1e3, rel=1e-9)
+    # running batch: 800 generating, 95% of them on the 6 general-pool nodes (long-context and spare excluded)
+    assert slo.point.running_batch == pytest.approx(800 * 0.95 / 6, rel=1e-6)
+    assert slo.point.running_batch == pytest.approx(capstone.operating_point.in_flight, rel=1e-9)
+    assert slo.point.decode_step_ms == pytest.approx(capstone.shape.decode_step_real_s(800 * 0.95 / 6, 4000) * 1e3, rel=1e-9)
     # the ITL waterfall's decode step is that step; interference is the prefill share's stretch
     p = slo.point
-    assert p.itl_interference_ms == pytest.approx((p.decode_step_ms + 3) * p.rho_prefill / (1 - p.rho_prefill), rel=1e-9)
+    assert p.itl_interference_ms == pytest.approx((p.decode_step_ms + 3) * p.rho_interference / (1 - p.rho_interference), rel=1e-9)
+    # interference: a prompt's steps beyond the decode step each of them also is
+    assert p.rho_interference == pytest.approx(
+        p.rate_per_replica_per_s * (p.slot_service_ms - p.chunks_mean * (p.decode_step_ms + 3)) / 1e3, rel=1e-9
+    )
+    assert 0 < p.rho_interference < p.rho_prefill
+    # on the hit-rate basis the other prompts are mostly cached: a shorter queue and less interference
+    warm = slo.alternate_point
+    assert warm.load_hit_rate == 0.78 and p.load_hit_rate == 0
+    assert warm.queue_wait_ms < p.queue_wait_ms / 3 and warm.itl_p95_ms < p.itl_p95_ms
+    assert slo.at_hit_rate() is warm
     assert slo.queue_model and "M/G/1" in slo.queue_model
     assert "p95" in slo.percentile_method
 
 
 def test_queue_formula_is_the_m_g_1_wait_for_the_prefill_slot(capstone):
-    """Prompts queue FCFS for the prefill slot; decode tokens ride in the same steps and do not hold them back."""
+    """Prompts queue FCFS for the prefill slot; a prompt holds it for its chunk steps, each step costing
+    fixed time + max(compute of its tokens, the batch's reads). Checked against draws of the same prompts."""
     p = capstone.slo.point
-    r, x = p.rate_per_replica_per_s, p.prefill_service_ms / 1e3
-    steps = 1 * (p.decode_step_ms + p.scheduler_ms) / 1e3  # a mean prompt's 264 uncached tokens fit one chunk
-    rho = r * (steps + x)
-    assert p.prefill_slot_busy == pytest.approx(rho, rel=1e-9)
-    second = steps**2 + 2 * steps * x + x * x * (1 + p.service_cv2)
-    assert p.priority_wait_ms == pytest.approx(r * second / (2 * (1 - rho)) * 1e3, rel=1e-9)
-    step_wait = (1 - rho) * p.decode_step_ms / 2
-    assert p.queue_wait_ms == pytest.approx(p.priority_wait_ms + p.admission_wait_ms + step_wait, rel=1e-9)
+    brief = capstone.brief
+    prefill_rate = capstone.shape.prefill_tokens_per_s
+    rng = np.random.default_rng(0)
+    cv2 = length_cv2(brief.workload.input_tokens_mean, brief.workload.input_tokens_p95)
+    prompts = np.minimum(rng.gamma(1 / cv2, brief.workload.input_tokens_mean * cv2, 2_000_000), brief.deployment.max_model_len - 1)
+    uncached = prompts * (1 - p.load_hit_rate)
+    assert p.chunks_mean == 1  # a mean prompt (1,200 tokens) fits one 2,048-token step
+    service_s = p.step_fixed_ms / 1e3 + np.maximum((uncached + p.running_batch) / prefill_rate, p.step_memory_ms / 1e3)
+    r = p.rate_per_replica_per_s
+    assert p.slot_service_ms == pytest.approx(service_s.mean() * 1e3, rel=0.01)
+    rho = r * service_s.mean()
+    assert p.prefill_slot_busy == pytest.approx(rho, rel=0.01)
+    assert p.prompt_wait_ms == pytest.approx(r * (service_s**2).mean() / (2 * (1 - rho)) * 1e3, rel=0.03)
+    step_wait = (1 - p.prefill_slot_busy) * p.decode_step_ms / 2
+    assert p.queue_wait_ms == pytest.approx(p.prompt_wait_ms + p.admission_wait_ms + step_wait, rel=1e-9)
+    # the memory time a step reads is the decode step without its fixed overhead
+    assert p.step_memory_ms == pytest.approx(p.decode_step_ms - capstone.shape.step_overhead_s * 1e3, rel=1e-9)
 
 
 def test_length_variability_fits_known_distributions():
@@ -118,10 +146,15 @@ def test_more_nodes_never_lengthen_the_latencies():
 
 def test_prefix_hit_rate_shortens_ttft_and_itl():
     base = load_brief("capstone")
-    low = plan(base.with_changes({"workload.prefix_hit_rate": 0.2})).slo
-    high = plan(base.with_changes({"workload.prefix_hit_rate": 0.9})).slo
-    assert high.ttft_p95_ms < low.ttft_p95_ms
-    assert high.itl_p95_ms < low.itl_p95_ms
+    for basis in ("cold_cache", "hit_rate"):
+        brief = base.with_changes({"slo.queue_basis": basis})
+        low = plan(brief.with_changes({"workload.prefix_hit_rate": 0.2})).slo
+        high = plan(brief.with_changes({"workload.prefix_hit_rate": 0.9})).slo
+        assert high.ttft_p95_ms < low.ttft_p95_ms  # the measured prompt is cached at the hit rate on both bases
+        if basis == "hit_rate":
+            assert high.itl_p95_ms < low.itl_p95_ms  # the other prompts' prefill steals less of the GPU
+        else:
+            assert high.itl_p95_ms == pytest.approx(low.itl_p95_ms, rel=1e-9)  # cold: the others miss either way
 
 
 def test_duty_cycle_moves_the_waterfalls():
@@ -144,7 +177,7 @@ def test_tradeoff_curves_move_the_right_way(capstone):
     for a, b in itertools.pairwise(seqs):
         assert b.itl_p95_ms >= a.itl_p95_ms - 1e-9  # a bigger batch cap: slower steps at the p95 batch
         assert b.ttft_p95_ms <= a.ttft_p95_ms + 1e-9  # ... but less waiting for a slot
-    below_load = [p for p in seqs if p.x < 800 / 7]
+    below_load = [p for p in seqs if p.x < capstone.slo.point.load_batch]
     assert below_load and all(math.isinf(p.ttft_p95_ms) for p in below_load)
 
 
@@ -168,9 +201,11 @@ def test_rate_given_brief_has_a_budget():
     assert math.isfinite(d.slo.ttft_p95_ms) and math.isfinite(d.slo.itl_p95_ms)
 
 
-def test_the_headline_states_its_basis_and_the_worked_design_figures(capstone):
+def test_the_headline_states_its_basis_and_the_other_basis_figures(capstone):
     from planner.fmt import num
 
-    basis, cold = capstone.slo.basis, capstone.slo.cold_load_point
-    assert "prefix hit rate" in basis and "cold_load_point" in basis
-    assert num(cold.ttft_p95_ms, "ms") in basis and num(cold.itl_p95_ms, "ms") in basis
+    basis, warm = capstone.slo.basis, capstone.slo.alternate_point
+    assert "queue_basis = cold_cache" in basis and "slo.alternate_point" in basis
+    assert num(warm.ttft_p95_ms, "ms") in basis and num(warm.itl_p95_ms, "ms") in basis
+    same = plan(load_brief("qps200-chat")).slo  # no prefix hits: both bases are the same
+    assert "the two bases are the same" in same.basis and same.alternate_point == same.point

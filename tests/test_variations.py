@@ -66,13 +66,21 @@ def test_variation_b_irreducible_ttft():
     assert _finding(b, "irreducible path").value == 49
     cold = _finding(b, "cold prefill").value
     assert cold == pytest.approx(4000 / design.capacity.prefill_tokens_per_s_per_replica * 1e3, rel=1e-9)
-    # a cold 4k prompt does not meet 200 ms once it waits its queue share and rides in a decode step
-    longest = _finding(b, "longest uncached").value
+    # on the headline's cold-cache queue the p95 wait alone (~277 ms) outlasts the 151 ms left: no prompt qualifies
     p = design.slo.point
     queue_p95 = design.slo.ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
-    step = p.decode_step_ms + p.scheduler_ms
-    assert longest == pytest.approx((200 - 49 - queue_p95 - step) / 1e3 * design.capacity.prefill_tokens_per_s_per_replica, rel=1e-9)
+    assert queue_p95 > 200 - 49
+    assert _finding(b, "longest uncached prompt that meets the target (cold_cache queue)").value == 0
+    # with the cache warm, a prompt qualifies when it waits its queue p95, rides in one step and prefills in the rest
+    warm = design.slo.alternate_point
+    longest = _finding(b, "longest uncached prompt that meets the target (warm cache").value
+    warm_queue_p95 = warm.ttft_p95_ms - warm.fixed_ms - warm.prefill_stage_ms
+    step = warm.decode_step_ms + warm.scheduler_ms
+    assert longest == pytest.approx((200 - 49 - warm_queue_p95 - step) / 1e3 * design.capacity.prefill_tokens_per_s_per_replica, rel=1e-9)
     assert 880 < longest < 4000  # the cached cap prompt (880 new tokens) qualifies, a cold one does not
+    # promising the target only while the cache is warm is an option, and it meets 200 ms
+    tiered = next(o for o in b.options if "warm" in o.name)
+    assert tiered.ttft_p95_ms < 200
     assert [d.figure for d in b.diff] == ["slo.ttft_target_ms"]
 
 

@@ -1,0 +1,64 @@
+"""How the fleet's nodes split into pools, and the share of the traffic the general pool carries.
+
+One basis serves the whole design: the operating point, the SLO budget, the engine configuration and the
+general pool's utilization all describe one general-pool replica carrying its share of the peak.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.fmt import num, pct
+from planner.replica import ReplicaShape
+from planner.verdict import Problem
+
+__all__ = ["Pools", "pools_of"]
+
+
+class Pools(BaseModel):
+    """The general pool gets the nodes the long-context and spare pools leave (at least one)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    general_nodes: int
+    long_context_nodes: int
+    spare_nodes: int
+    general_replicas: int  # the replicas the general pool's requests spread over
+    general_share: float  # share of the requests the general pool serves: all but the long-context pool's
+
+    def general_rate_per_replica(self, request_rate_per_s: float) -> float:
+        return request_rate_per_s * self.general_share / max(self.general_replicas, 1)
+
+    def general_rate_text(self, request_rate_per_s: float) -> str:
+        """The arithmetic of general_rate_per_replica."""
+        share = "" if self.general_share == 1 else f" x {pct(self.general_share)} (the long-context pool takes the rest)"
+        return (
+            f"{num(request_rate_per_s, 'req/s')}{share} / {self.general_replicas} general-pool replicas (spares excluded)"
+            f" = {num(self.general_rate_per_replica(request_rate_per_s), 'req/s')}"
+        )
+
+
+def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
+    """The pools the fleet holds, and a problem when it cannot hold the brief's spare and long-context nodes."""
+    nodes, dep = brief.hardware.nodes, brief.deployment
+    spare = min(dep.spare_nodes, nodes - 1)
+    long_ctx = min(dep.long_context_nodes, nodes - 1 - spare)
+    problems = []
+    if (spare, long_ctx) != (dep.spare_nodes, dep.long_context_nodes):
+        problems.append(
+            Problem(
+                field="deployment.spare_nodes",
+                problem=f"the {nodes}-node fleet cannot hold {dep.spare_nodes} spare and {dep.long_context_nodes} long-context nodes beside a general pool",
+                change=f"using {spare} spare and {long_ctx} long-context; add nodes or shrink those pools",
+            )
+        )
+    general = nodes - spare - long_ctx
+    share = 1 - brief.workload.long_context_share if long_ctx > 0 else 1.0
+    return Pools(
+        general_nodes=general,
+        long_context_nodes=long_ctx,
+        spare_nodes=spare,
+        general_replicas=general * shape.replicas_per_node,
+        general_share=share,
+    ), problems
