@@ -142,51 +142,31 @@ def _gpu_memory_utilization(brief: Brief, shape: ReplicaShape) -> tuple[float, s
     return value, why
 
 
+# --quantization per weight precision: (flag value, why it is chosen); BF16 runs unquantized (--dtype bfloat16)
+_WEIGHT_QUANTIZATION = {
+    Precision.fp8: ("fp8", "FP8 weights: {gb} per GPU instead of {bf16} in BF16, half the bytes every decode step reads"),
+    Precision.int8: ("compressed-tensors", "INT8 W8A8 checkpoint (no FP8 on this GPU): {gb} per GPU instead of {bf16}"),
+    Precision.int4: ("awq_marlin", "INT4 (W4A16) weights: {gb} per GPU; decode reads a quarter of the BF16 bytes"),
+}
+
+
 def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     dep = brief.deployment
-    bf16_weights_gb = shape.model.params * 2 / shape.tp / 1e9
-    flags: list[Flag] = []
-    if dep.weights is Precision.fp8:
-        flags.append(
-            Flag(
-                flag="--quantization",
-                value="fp8",
-                why=f"FP8 weights: {num(shape.weights_gb_per_gpu, 'GB')} per GPU instead of {num(bf16_weights_gb, 'GB')} in BF16, half the bytes every decode step reads",
-            )
-        )
-    elif dep.weights is Precision.int8:
-        flags.append(
-            Flag(
-                flag="--quantization",
-                value="compressed-tensors",
-                why=f"INT8 W8A8 checkpoint (no FP8 on this GPU): {num(shape.weights_gb_per_gpu, 'GB')} per GPU instead of {num(bf16_weights_gb, 'GB')}",
-            )
-        )
-    elif dep.weights is Precision.int4:
-        flags.append(
-            Flag(
-                flag="--quantization",
-                value="awq_marlin",
-                why=f"INT4 (W4A16) weights: {num(shape.weights_gb_per_gpu, 'GB')} per GPU; decode reads a quarter of the BF16 bytes",
-            )
-        )
+    gb, bf16 = num(shape.weights_gb_per_gpu, "GB"), num(shape.model.params * 2 / shape.tp / 1e9, "GB")
+    if dep.weights in _WEIGHT_QUANTIZATION:
+        value, why = _WEIGHT_QUANTIZATION[dep.weights]
+        weights = Flag(flag="--quantization", value=value, why=why.format(gb=gb, bf16=bf16))
     else:
-        flags.append(
-            Flag(flag="--dtype", value="bfloat16", why=f"BF16 weights: {num(shape.weights_gb_per_gpu, 'GB')} per GPU, no quantization risk")
-        )
+        weights = Flag(flag="--dtype", value="bfloat16", why=f"BF16 weights: {gb} per GPU, no quantization risk")
     if dep.kv_cache is KvPrecision.fp8:
-        flags.append(
-            Flag(
-                flag="--kv-cache-dtype",
-                value="fp8",
-                why=f"FP8 KV: {num(shape.kv_bytes_per_token_per_gpu / 1024, 'KiB')} per token per GPU, twice the sequences and half the KV bytes a step reads",
-            )
+        kv = Flag(
+            flag="--kv-cache-dtype",
+            value="fp8",
+            why=f"FP8 KV: {num(shape.kv_bytes_per_token_per_gpu / 1024, 'KiB')} per token per GPU, twice the sequences and half the KV bytes a step reads",
         )
     else:
-        flags.append(
-            Flag(flag="--kv-cache-dtype", value="auto", why="KV in the model's precision (BF16): no KV quantization on this GPU or brief")
-        )
-    return flags
+        kv = Flag(flag="--kv-cache-dtype", value="auto", why="KV in the model's precision (BF16): no KV quantization on this GPU or brief")
+    return [weights, kv]
 
 
 def engine_config(
