@@ -69,7 +69,7 @@ def test_capstone_headline_reproduces_the_worked_budget(capstone):
     # Ours is ~145 ms: the simulator-checked M/G/1 queue at that load is ~57 ms (the simulator measures
     # 37-50 ms at the engine's pace, docs/crosscheck.md), and the 880-token prompt prefills in one
     # 2,048-token step (~39 ms) rather than the seed's informal ~55 ms. The p95, the SLO's statistic, lands
-    # within 20% of the seed's; the mean is held to 30% here, and the deviation is on the SLO page.
+    # within 20% of the seed's; the mean is held to 30% here, and docs/crosscheck.md states the deviation.
     assert slo.ttft_mean_ms == pytest.approx(194, rel=0.30)
     assert p.queue_wait_ms == pytest.approx(57, rel=0.10) and p.prefill_stage_ms == pytest.approx(39, rel=0.05)
 
