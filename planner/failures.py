@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR, long_context_utilization
-from planner.brief import Brief, ComputePeak, KvPrecision, Precision
+from planner.brief import Brief, ComputePeak, KvPrecision, Precision, QueueBasis
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.slo import latency_point
@@ -297,14 +297,16 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
 
 
 def hit_rate_floor(base: CoreDesign) -> float | None:
-    """Lowest prefix hit rate (every prompt's) at which a general-pool replica still meets both targets under 100% busy; None if even 0% does."""
+    """Lowest prefix hit rate at which a general-pool replica still meets both targets under 100% busy, on the brief's
+    queue basis (cold_cache: the other prompts miss either way); None if even 0% does."""
     brief = base.brief
     if not brief.deployment.prefix_caching:
         return None
     p = base.slo.point
 
     def fine(hit: float) -> bool:
-        q = latency_point(brief, base.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=hit, load_hit_rate=hit)
+        others = 0.0 if brief.slo.queue_basis is QueueBasis.cold_cache else hit  # the other prompts, on the brief's basis
+        q = latency_point(brief, base.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=hit, load_hit_rate=others)
         return q.prefill_slot_busy < 1 and q.ttft_p95_ms <= brief.slo.ttft_p95_ms and q.itl_p95_ms <= brief.slo.itl_p95_ms
 
     if fine(0.0):

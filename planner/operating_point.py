@@ -133,7 +133,7 @@ def solve_capacity_rate(target_tpot_s: float, load: LoadModel, step: StepFn) -> 
 
 
 class OperatingPoint(BaseModel):
-    """One serving replica of the general pool at the load it carries with spares excluded."""
+    """One general-pool replica at the share of the peak it carries (long-context and spare nodes excluded)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -54,7 +54,7 @@ class SimSettings(_Frozen):
     rate_per_s: float | None = Field(
         default=None,
         gt=0,
-        description="Poisson arrival rate (req/s); inf submits every request at time 0; empty: the brief's peak per serving replica.",
+        description="Poisson arrival rate (req/s); inf submits every request at time 0; empty: the brief's peak per general-pool replica.",
     )
     concurrency: int | None = Field(default=None, ge=1, le=100_000, description="Closed-loop clients (replaces the rate when set).")
     input_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="Fixed prompt length (tokens); empty: sampled.")

@@ -1,6 +1,6 @@
 """Step 5 of the method: the SLO budget. TTFT and ITL as waterfalls, their p50 and p95, and trade-offs.
 
-The latency model of one serving replica of the general pool (long-context and spare nodes excluded):
+The latency model of one general-pool replica (long-context and spare nodes excluded):
 - Arrivals are Poisson at rate r = the general pool's request rate / its replicas.
 - Running batch B: the sequences the operating point keeps in flight (Little's law), capped by
   max-num-seqs. Sequences over the cap wait for a slot: Erlang C with max-num-seqs slots.
@@ -309,7 +309,9 @@ def _prompt_service_moments(
 
     S = chunks x fixed + d + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), d = the
     batch's decode compute in those steps, floor = chunks x memory - d, and ceiling = the uncached part of the
-    longest prompt the pool admits (max-model-len). Chunks are those of a mean prompt.
+    longest prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra
+    steps' fixed time and decode tokens are left out (on the capstone's cold load E[S] is ~6% and the wait
+    ~19% under a per-prompt count; the simulator check in docs/crosscheck.md covers the net effect).
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
@@ -387,10 +389,11 @@ def latency_point(
     ttft_p95 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.95, tail)) * 1e3
     # the time prompts' steps take beyond the decode steps they stand in for (a mixed step also emits the
     # batch's tokens), as a share of GPU time; a reply's gaps stretch by 1 / (1 - that share)
-    rho_i = rate * max(s1 - chunks_mean * (step_s + sched_s), 0.0) if math.isfinite(s1) else math.inf
+    served = min(rate, 1 / s1) if s1 > 0 else rate  # an overloaded slot serves prompts back to back, no faster
+    rho_i = served * max(s1 - chunks_mean * (step_s + sched_s), 0.0) if math.isfinite(s1) else math.inf
     # the share a reply sees over its lifetime: compound Poisson work, normal approximation
     tpot_mean_s = (step_s + sched_s) / (1 - min(rho_i, _MAX_SHARE))
-    arrivals = rate * w.output_tokens_mean * tpot_mean_s
+    arrivals = served * w.output_tokens_mean * tpot_mean_s if math.isfinite(s1) else 0.0
     spread = math.sqrt((1 + cv2) / arrivals) if arrivals > 0 else 0.0
     rho_i95 = min(rho_i * (1 + P95_Z * spread), _MAX_SHARE)
     itl_p50 = (step_s + sched_s) / (1 - rho_i) if rho_i < 1 else math.inf
@@ -461,7 +464,7 @@ def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ..
 
 
 def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str, curves: bool = True) -> SloBudget:
-    """The SLO budget of one serving replica; `basis` says where load_batch comes from (for the arithmetic).
+    """The SLO budget of one general-pool replica; `basis` says where load_batch comes from (for the arithmetic).
 
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
     """

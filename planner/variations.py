@@ -340,8 +340,10 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
 
 def _longest_prompt_tokens(p: LatencyPoint, ttft_p95_ms: float, target_ms: float, prefill_rate: float) -> tuple[float, float, float]:
     """(queue p95, one step, uncached tokens) a prompt may have and still meet the target at the p95 queue."""
-    queue_p95 = ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
     step = p.decode_step_ms + p.scheduler_ms
+    if not math.isfinite(p.prefill_stage_ms):  # max-num-batched-tokens leaves no room for a chunk: nothing prefills
+        return math.inf, step, 0.0
+    queue_p95 = ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
     return queue_p95, step, max(target_ms - p.fixed_ms - queue_p95 - step, 0.0) / 1e3 * prefill_rate
 
 
@@ -427,19 +429,29 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
                 why,
             )
         )
-    share = min(warm_tokens / (cap * (1 - brief.workload.prefix_hit_rate)), 1.0) if cap > 0 and brief.workload.prefix_hit_rate < 1 else 1.0
+    hit = effective_hit_rate(brief)
+    cap_uncached = cap * (1 - hit)
+    warm_text = (
+        f" with the cache warm (queue p95 {num(warm_queue_p95, 'ms')}) up to {num(warm_tokens, 'tokens')}, so cached-prefix requests"
+        f" qualify and a cold {num(cap, 'token')} prompt ({num(cold_ms, 'ms')} of prefill alone) does not; the cap prompt's"
+        f" {num(cap_uncached, 'uncached tokens')} are {'within' if cap_uncached <= warm_tokens else 'over'} that."
+        if warm_tokens > 0
+        else f" with the cache warm (queue p95 {num(warm_queue_p95, 'ms')}) no prompt meets it either."
+    )
     conclusion = (
         f"{num(fixed, 'ms')} of the {num(target, 'ms')} is fixed before any GPU work. With the queue on the headline basis"
         f" ({slo.queue_basis.value}, p95 {num(queue_p95, 'ms')}) "
         + (
             f"a prompt meets the target when at most {num(max_tokens, 'tokens')} of it miss the cache;"
             if max_tokens > 0
-            else f"no prompt meets it: the queue alone outlasts the {num(target - fixed, 'ms')} left;"
+            else (
+                f"no prompt meets it: the queue alone outlasts the {num(target - fixed, 'ms')} left;"
+                if math.isfinite(queue_p95)
+                else "no prompt meets it: max-num-batched-tokens leaves no room for a prefill chunk beside the running batch;"
+            )
         )
-        + f" with the cache warm (queue p95 {num(warm_queue_p95, 'ms')}) up to {num(warm_tokens, 'tokens')}, so cached-prefix requests"
-        f" qualify and a cold {num(cap, 'token')} prompt ({num(cold_ms, 'ms')} of prefill alone) does not; the cap prompt's"
-        f" {num(cap * (1 - brief.workload.prefix_hit_rate), 'uncached tokens')} are {'within' if share >= 1 else 'over'} that."
-        " A draft model or a smaller model for the first token are the remaining levers."
+        + warm_text
+        + " A draft model or a smaller model for the first token are the remaining levers."
     )
     return findings, options, conclusion
 

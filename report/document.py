@@ -177,7 +177,7 @@ def _capacity(f: Figures) -> Section:
 def _operating_point(f: Figures) -> Section:
     op = "operating_point"
     rows = [
-        ("Load per serving replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
+        ("Load per general-pool replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
         ("Uncongested prefill", f.num(f"{op}.prefill_ms_per_request", "ms"), _arith(f, op, "prefill_ms_per_request")),
         ("In flight (Little's law)", f.num(f"{op}.in_flight", "sequences"), _arith(f, op, "in_flight")),
         ("TPOT at this load", f.num(f"{op}.tpot_ms", "ms"), _arith(f, op, "tpot_ms")),
@@ -426,7 +426,7 @@ def _validation(f: Figures) -> Section:
         f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
     )
     fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} across the router to {f.num('pools.general_replicas')} general-pool replicas"
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool replicas"
         f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
         f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
         f" Then drain one node: the plan's N+1 case must hold too."

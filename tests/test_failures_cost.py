@@ -113,7 +113,9 @@ def test_hit_rate_floor_is_a_dependency(capstone):
     # the capstone holds its targets even with no prefix hits at all (p95 TTFT 491 ms of 500 at 0%)
     hit = next(d for d in capstone.config.dependencies if "hit rate" in d.what)
     assert hit_rate_floor(core_design(capstone.brief)) is None and "holds even at 0%" in hit.breaks_if
-    tighter = plan(capstone.brief.with_changes({"slo.ttft_p95_ms": 300}))
+    # a 400 ms target holds at the 78% hit rate (365 ms) and not with every prompt cold (491 ms): a floor between
+    tighter = plan(capstone.brief.with_changes({"slo.ttft_p95_ms": 400}))
+    assert tighter.slo.ttft_ok
     floor = hit_rate_floor(core_design(tighter.brief))
     assert floor is not None and 0 < floor < 0.78
     hit = next(d for d in tighter.config.dependencies if "hit rate" in d.what)
