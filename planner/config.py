@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
+from planner.operating_point import context_tokens
 from planner.replica import ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
@@ -94,7 +95,7 @@ def _max_num_seqs(brief: Brief, shape: ReplicaShape, load_batch: float, general_
             f"{basis}: the replica is overloaded, so no batch size follows from the load; the brief's {value} stays until replicas are added",
         )
     value = max(_round_up(load_batch * (1 + HEADROOM), SEQS_STEP), SEQS_STEP)
-    read = brief.workload.kv_context_tokens or (brief.workload.input_tokens_mean + brief.workload.output_tokens_mean / 2)
+    read, _ = context_tokens(brief)
     step_ms = shape.decode_step_real_s(value, read) * 1e3
     why = (
         f"{basis}, per replica of the {general_replicas}-replica general pool; +{pct(HEADROOM)} headroom"

@@ -20,6 +20,7 @@ from planner.architecture import LONG_PROMPT_FACTOR, long_context_utilization
 from planner.brief import Brief, ComputePeak, KvPrecision, Precision, QueueBasis
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.operating_point import context_tokens
 from planner.slo import latency_point
 from planner.verdict import InfeasibleDesign
 
@@ -177,7 +178,7 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
         need = math.ceil(p.load_batch * 1.2 / 8) * 8
         parts.append(
             f"the load keeps {num(p.load_batch)} sequences per replica running against max-num-seqs {brief.deployment.max_num_seqs}:"
-            f" raise it to ~{need} (decode step {num(core.shape.decode_step_real_s(need, _read(core)) * 1e3, 'ms')}) or add nodes"
+            f" raise it to ~{need} (decode step {num(core.shape.decode_step_real_s(need, context_tokens(core.brief)[0]) * 1e3, 'ms')}) or add nodes"
         )
     if core.capacity.utilization > 1:
         u = core.capacity.utilization
@@ -202,11 +203,6 @@ def _long_context_pool_during(base: CoreDesign, scenario: Scenario) -> float:
     share = min(brief.workload.long_context_share * BURST_SHARE_FACTOR, 1.0)
     replicas = base.pools.long_context_nodes * base.shape.replicas_per_node
     return long_context_utilization(brief, base.shape, base.demand, replicas, share=share)
-
-
-def _read(core: CoreDesign) -> float:
-    w = core.brief.workload
-    return float(w.kv_context_tokens or (w.input_tokens_mean + w.output_tokens_mean / 2))
 
 
 def _infeasible(scenario: Scenario, change: str, note: str, linear: float) -> FailureMode:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from planner.slo import length_cv2
 
-__all__ = ["Requests", "make_requests", "sample_lengths"]
+__all__ = ["Requests", "cached_tokens", "make_requests", "sample_lengths"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,12 @@ def sample_lengths(rng: np.random.Generator, count: int, mean: float, p95: float
     return np.maximum(np.rint(draws), 1).astype(np.int64)
 
 
+def cached_tokens(prompt: npt.NDArray[np.int64], hit_rate: float) -> npt.NDArray[np.int64]:
+    """Prompt tokens the prefix cache covers at this hit rate; at least one token is left to compute."""
+    cached: npt.NDArray[np.int64] = np.minimum(np.floor(prompt * hit_rate), prompt - 1).astype(np.int64)
+    return cached
+
+
 def _arrivals(rng: np.random.Generator, count: int, rate_per_s: float, clients: int) -> npt.NDArray[np.float64]:
     if clients > 0 or math.isinf(rate_per_s):
         return np.zeros(count, dtype=np.float64)
@@ -75,5 +81,5 @@ def make_requests(
     arrival = _arrivals(rng, count, rate_per_s, clients)
     prompt = np.minimum(sample_lengths(rng, count, prompt_mean, prompt_p95), max_model_len - 1)
     output = np.minimum(sample_lengths(rng, count, output_mean, output_p95), max_model_len - prompt)
-    cached = np.minimum(np.floor(prompt * prefix_hit_rate), prompt - 1).astype(np.int64)
+    cached = cached_tokens(prompt, prefix_hit_rate)
     return Requests(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output, cached_tokens=cached, clients=clients)

@@ -403,38 +403,24 @@ def _fleet(
     }
     if rate <= 0:
         arithmetic["replicas_needed"] = "no rate meets the SLO on this replica: change the replica (TP, precision, GPU) or the targets"
-        return MaxRateResult(
-            max_rate_per_s=0.0,
-            peak_rate_per_s=peak,
-            attainment_target=target,
-            headroom=headroom,
-            replicas_needed=None,
-            replicas_with_headroom=None,
-            gpus=None,
-            usd_per_hour=None,
-            usd_per_million_output_tokens=None,
-            requests_per_probe=requests,
-            max_rate_per_seed=per_seed,
-            probes=probes,
-            wall_ms=wall_s * 1e3,
-            arithmetic=arithmetic,
-        )
-    needed = math.ceil(peak / rate)
-    with_headroom = math.ceil(peak / rate * (1 + headroom))
-    gpus = with_headroom * shape.tp
-    usd_hour = gpus * brief.cost.usd_per_gpu_hour
-    tokens_per_hour = peak * brief.workload.output_tokens_mean * 3600
-    usd_per_m = usd_hour / tokens_per_hour * 1e6
-    arithmetic |= {
-        "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
-        "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
-        "gpus": f"{with_headroom} replicas x TP {shape.tp} = {gpus} GPUs",
-        "usd_per_hour": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)} = ${num(usd_hour)} per hour",
-        "usd_per_million_output_tokens": (
-            f"${num(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
-            f" = ${usd_per_m:.2f} per M output tokens at peak"
-        ),
-    }
+        needed = with_headroom = gpus = None
+        usd_hour = usd_per_m = None
+    else:
+        needed = math.ceil(peak / rate)
+        with_headroom = math.ceil(peak / rate * (1 + headroom))
+        gpus = with_headroom * shape.tp
+        usd_hour = gpus * brief.cost.usd_per_gpu_hour
+        usd_per_m = usd_hour / (peak * brief.workload.output_tokens_mean * 3600) * 1e6
+        arithmetic |= {
+            "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
+            "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
+            "gpus": f"{with_headroom} replicas x TP {shape.tp} = {gpus} GPUs",
+            "usd_per_hour": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)} = ${num(usd_hour)} per hour",
+            "usd_per_million_output_tokens": (
+                f"${num(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
+                f" = ${usd_per_m:.2f} per M output tokens at peak"
+            ),
+        }
     return MaxRateResult(
         max_rate_per_s=rate,
         peak_rate_per_s=peak,

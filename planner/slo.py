@@ -279,13 +279,6 @@ def _clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> t
     return moments[0], moments[1], moments[2]
 
 
-def _slot_service_moments(fixed_s: float, compute_s: float, cv2: float, floor_s: float, ceiling_s: float) -> tuple[float, float, float]:
-    """E[S], E[S^2], E[S^3] of the prefill slot's service S = fixed + max(min(compute, ceiling), floor)."""
-    z1, z2, z3 = _clamped_moments(compute_s, cv2, floor_s, ceiling_s)
-    a = fixed_s
-    return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
-
-
 def _chunked_prefill_s(tokens: float, chunks: float, batch: float, memory_s: float, fixed_step_s: float, prefill_rate: float) -> float:
     """Engine time of `chunks` steps carrying `tokens` prompt tokens beside a decode batch of `batch`.
 
@@ -317,7 +310,9 @@ def _prompt_service_moments(
         return math.inf, math.inf, math.inf
     decode_s = chunks * batch / prefill_rate
     floor = max(chunks * memory_s - decode_s, 0.0)
-    return _slot_service_moments(chunks * fixed_step_s + decode_s, uncached_mean / prefill_rate, cv2, floor, uncached_max / prefill_rate)
+    z1, z2, z3 = _clamped_moments(uncached_mean / prefill_rate, cv2, floor, uncached_max / prefill_rate)
+    a = chunks * fixed_step_s + decode_s  # S = a + Z
+    return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
 
 def _prompt_chunks(tokens: float, room: float) -> float:

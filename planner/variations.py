@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, LoraModules, QueueBasis, VariationKey
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.operating_point import effective_hit_rate
+from planner.operating_point import context_tokens, effective_hit_rate
 from planner.slo import LatencyPoint
 
 if TYPE_CHECKING:
@@ -238,7 +238,8 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
         )
     seqs = _seqs_for(core)
     engine: dict[str, Any] = {"deployment.max_num_seqs": seqs}
-    short_kv = min(brief.workload.kv_context_tokens or 4000.0, 2000.0)
+    read, _ = context_tokens(brief)
+    short_kv = min(read, 2000.0)
     options = []
     int4, why = _try(core_planner, brief, {**engine, "deployment.weights": "int4"})
     options.append(
@@ -263,7 +264,7 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
     options.append(
         _option(
             "shorter max context",
-            f"max-model-len 4,096: history truncated, KV context {num(brief.workload.kv_context_tokens or 0)} -> {num(short_kv)} tokens",
+            f"max-model-len 4,096: history truncated, KV context {num(read)} -> {num(short_kv)} tokens",
             short,
             f"fewer KV bytes per decode step at max-num-seqs {seqs}",
             why,
@@ -644,17 +645,16 @@ def _variation_f(core: CoreDesign, baseline: Design | None, utilization_at: Util
             )
         )
         batch = baseline.capacity.batch_per_replica
-        read = brief.workload.kv_context_tokens or 4000.0
-        step_ratio = shape.decode_step_real_s(batch, read) / baseline.shape.decode_step_real_s(batch, read)
+        read, _ = context_tokens(brief)
+        step_s, baseline_step_s = shape.decode_step_real_s(batch, read), baseline.shape.decode_step_real_s(batch, read)
         findings.append(
             _f(
                 f"decode step at batch {num(batch)}",
-                step_ratio,
+                step_s / baseline_step_s,
                 "x",
-                f"{num(shape.decode_step_real_s(batch, read) * 1e3, 'ms')} vs {num(baseline.shape.decode_step_real_s(batch, read) * 1e3, 'ms')} = {num(step_ratio)}x (KV reads dilute the weight ratio)",
+                f"{num(step_s * 1e3, 'ms')} vs {num(baseline_step_s * 1e3, 'ms')} = {num(step_s / baseline_step_s)}x (KV reads dilute the weight ratio)",
             )
         )
-    if baseline is not None:
         linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache
         findings.append(
             _f(

@@ -42,6 +42,7 @@ from planner import load_brief, plan, preset_names  # noqa: E402
 from planner.brief import Brief, QueueBasis  # noqa: E402
 from planner.operating_point import effective_hit_rate  # noqa: E402
 from planner.sim_engine import run_engine  # noqa: E402
+from planner.sim_workload import cached_tokens  # noqa: E402
 from planner.simulator import (  # noqa: E402
     SimSettings,
     _per_request_ms,
@@ -81,9 +82,8 @@ def _at_engine_pace(brief: Brief) -> Brief:
 
 def _cached_tokens(brief: Brief, prompts: npt.NDArray[np.int64], measured: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
     """Prefix-cached prompt tokens per request on the brief's queue basis (cold: only the measured prompts hit)."""
-    hit = effective_hit_rate(brief)
     hits = measured if brief.slo.queue_basis is QueueBasis.cold_cache else np.ones_like(measured)
-    return np.where(hits, np.minimum(np.floor(prompts * hit), prompts - 1), 0).astype(np.int64)
+    return np.where(hits, cached_tokens(prompts, effective_hit_rate(brief)), 0)
 
 
 def compare(name: str) -> dict[str, Any]:
