@@ -26,6 +26,18 @@ def cli_json(*args: str) -> dict[str, Any]:
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
+# the failure scenarios contract.md names, in its order (written out here, not read from the planner)
+CONTRACT_SCENARIOS = (
+    "one_node_lost",
+    "two_nodes_lost",
+    "traffic_doubles",
+    "inputs_double",
+    "prefix_hit_rate_drops",
+    "long_context_burst",
+    "revert_to_bf16",
+)
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

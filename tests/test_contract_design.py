@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import CONTRACT_SCENARIOS
 
 from tests.conftest import cli_json, run_cli
 
@@ -50,15 +51,7 @@ def test_plan_json_is_strict_json():
 
 def test_failures_and_cost_keys(capstone_json):
     names = [f["scenario"] for f in capstone_json["failures"]]
-    for name in (
-        "one_node_lost",
-        "two_nodes_lost",
-        "traffic_doubles",
-        "inputs_double",
-        "prefix_hit_rate_drops",
-        "long_context_burst",
-        "revert_to_bf16",
-    ):
+    for name in CONTRACT_SCENARIOS:
         assert name in names
     for f in capstone_json["failures"]:
         assert {"scenario", "utilization", "utilization_no_prefix_cache", "ok"} <= set(f)

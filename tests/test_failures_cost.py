@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import CONTRACT_SCENARIOS
 
 from planner import load_brief, plan
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
@@ -16,16 +17,6 @@ pytestmark = pytest.mark.unit
 
 TOL = 0.02  # reference-figures.md: 2% unless stated
 APPROX = 0.05  # figures the reference gives as "~"
-
-SCENARIOS = (
-    "one_node_lost",
-    "two_nodes_lost",
-    "traffic_doubles",
-    "inputs_double",
-    "prefix_hit_rate_drops",
-    "long_context_burst",
-    "revert_to_bf16",
-)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +29,7 @@ def _modes(design):
 
 
 def test_every_scenario_is_present_once(capstone):
-    assert [m.scenario.value for m in capstone.failures] == list(SCENARIOS)
+    assert [m.scenario.value for m in capstone.failures] == list(CONTRACT_SCENARIOS)
     for m in capstone.failures:
         assert m.title and m.change and m.note
 
@@ -73,7 +64,7 @@ def test_capstone_failures_on_the_seed_linear_basis(capstone):
 def test_capstone_summary(capstone):
     s = capstone.failure_summary
     assert s.n_plus_one_ok
-    assert s.binding_scenario.value in SCENARIOS
+    assert s.binding_scenario.value in CONTRACT_SCENARIOS
     assert "Little's law" in s.load_scaling
     assert "8.76 h" in s.availability_note  # 0.1% of 8,760 h
     failing = [m for m in capstone.failures if not m.ok]

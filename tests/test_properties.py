@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from casecount import count, examples
+from conftest import CONTRACT_SCENARIOS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -378,16 +379,6 @@ def test_simulated_throughput_never_exceeds_the_roofline(data: dict[str, Any], r
 
 
 # --- failure modes and cost ------------------------------------------------------------------------
-
-CONTRACT_SCENARIOS = (
-    "one_node_lost",
-    "two_nodes_lost",
-    "traffic_doubles",
-    "inputs_double",
-    "prefix_hit_rate_drops",
-    "long_context_burst",
-    "revert_to_bf16",
-)
 
 
 def _load_path(data: dict[str, Any]) -> str:
