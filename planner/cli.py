@@ -159,7 +159,8 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _load_plugins()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _load_plugins(_command(argv))
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
@@ -170,13 +171,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def _load_plugins() -> None:
-    """Import the modules that register subcommands (they exist as their issues land)."""
+# Subcommands defined elsewhere, imported only when the command line names them: the simulator's pull in
+# numba, export's live in the rendering layer (report/), which the pure planner must not import otherwise.
+_PLUGINS = {"simulate": "planner.sim_cli", "max-rate": "planner.sim_cli", "export": "report.cli"}
+_BUILT_IN = frozenset({"plan", "presets", "catalog"})
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand's name: the first word that is not an option (the top-level parser takes only --help)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _load_plugins(command: str | None = None) -> None:
+    """Import the module that registers `command`; every such module for --help, no command or an unknown one."""
     import importlib
 
-    for name in ("planner.sim_cli", "planner.export_cli"):
+    if command in _BUILT_IN:
+        return
+    names = [_PLUGINS[command]] if command in _PLUGINS else list(dict.fromkeys(_PLUGINS.values()))
+    for name in names:
         try:
             importlib.import_module(name)
-        except ModuleNotFoundError as exc:
+        except ModuleNotFoundError as exc:  # a command whose module has not landed yet
             if exc.name != name:
                 raise

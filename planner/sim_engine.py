@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-import numba
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
@@ -333,6 +332,8 @@ _compiled: Callable[..., Any] | None = None
 def _kernel() -> Callable[..., Any]:
     global _compiled
     if _compiled is None:
+        import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
+
         _compiled = cast(Callable[..., Any], numba.njit(cache=True, nogil=True)(engine_loop))
     return _compiled
 

@@ -257,7 +257,7 @@ def test_cli_without_graphviz_exits_2_naming_it(tmp_path: Path):
 
 def test_importing_planner_does_not_import_report():
     """The CLI loads the export layer only inside the export command."""
-    code = "import sys, planner.cli; planner.cli._load_plugins(); print('report' in sys.modules)"
+    code = "import sys, planner.cli; planner.cli._load_plugins('plan'); print('report' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
 

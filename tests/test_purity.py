@@ -25,3 +25,32 @@ def test_public_api_is_pinned():
     assert {"Brief", "Design", "plan", "load_brief", "apply_overrides", "BriefError", "InfeasibleDesign"} <= set(planner.__all__)
     for name in planner.__all__:
         assert hasattr(planner, name), name
+
+
+# What `python -m planner plan` must not load (issue 17): the simulator and numba (its kernel, ~0.3 s of
+# start-up), Streamlit (the app) and the export layer (report/).
+HEAVY = ("planner.simulator", "numba", "streamlit", "report")
+
+
+def _loaded_heavy(code: str) -> list[str]:
+    """Run `code` in a fresh interpreter and list which HEAVY modules it left in sys.modules."""
+    check = f"{code}\nimport sys\nprint(sorted(set(sys.modules) & {set(HEAVY)!r}), file=sys.stderr)"
+    proc = subprocess.run([sys.executable, "-c", check], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr.strip().splitlines()[-1:]
+
+
+def test_import_planner_loads_no_simulator_kernel_app_or_export_layer():
+    assert _loaded_heavy("import planner, planner.cli") == ["[]"]
+
+
+def test_plan_command_loads_no_simulator_kernel_app_or_export_layer():
+    code = "import contextlib, io\nfrom planner.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    assert main(['plan', 'capstone', '--json']) == 0"
+    assert _loaded_heavy(code) == ["[]"]
+
+
+@pytest.mark.parametrize(("command", "loaded"), [("simulate", ["planner.simulator"]), ("export", ["report"])])
+def test_commands_load_what_they_need(command: str, loaded: list[str]):
+    """The lazily registered commands load their own layer, and only theirs."""
+    code = f"from planner.cli import _load_plugins\n_load_plugins({command!r})"
+    assert _loaded_heavy(code) == [repr(loaded)]

@@ -1,8 +1,8 @@
 """`python -m planner export BRIEF [--set ...] --format md|html|pdf --out FILE`: the one-page design document.
 
-The renderers live in the top-level `report` package (an export layer: Graphviz for the diagram,
-Chromium for the PDF), not in the pure planner. The command imports `report` inside its function on
-purpose: the CLI is the IO edge, so `import planner` stays free of the export layer and of any browser.
+The command's glue lives in the export layer, not in the pure planner: `planner.cli` imports this module
+only when the command line names `export`, so `import planner` and every other command stay free of the
+renderers (Graphviz for the diagram, Chromium for the PDF).
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ from pathlib import Path
 from planner.cli import brief_from_args, register
 from planner.design import plan
 from planner.errors import BriefError
+from report.errors import ExportError
+from report.html import render_html
+from report.markdown import render_markdown
+from report.pdf import render_pdf
 
 __all__ = ["FORMATS", "cmd_export"]
 
@@ -24,17 +28,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise BriefError("--out", f"directory {str(out.parent)!r} does not exist")
     design = plan(brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
-
-    import report  # the export layer, loaded only when a document is asked for (see the module docstring)
-
     try:  # a missing Graphviz or Chromium: one line naming the tool, as for bad input
         if args.format == "md":
-            payload = report.render_markdown(design).encode("utf-8")
+            payload = render_markdown(design).encode("utf-8")
         elif args.format == "html":
-            payload = report.render_html(design).encode("utf-8")
+            payload = render_html(design).encode("utf-8")
         else:
-            payload = report.render_pdf(design)
-    except report.ExportError as exc:
+            payload = render_pdf(design)
+    except ExportError as exc:
         raise BriefError("--format", f"{args.format}: {exc}") from None
     try:  # a directory, a read-only place or a full disk is bad input, not a bug
         out.write_bytes(payload)
