@@ -18,6 +18,7 @@ load the machine code instead of compiling it again); `run_engine` calls the com
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -25,10 +26,19 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EngineOutput", "StepCosts", "engine_loop", "run_engine", "warm_up"]
+__all__ = ["ITL_BINS", "ITL_BINS_PER_DECADE", "ITL_LOW_S", "EngineOutput", "StepCosts", "engine_loop", "run_engine", "warm_up"]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+
+# The inter-token gaps go into a fixed histogram, so a run's memory follows its requests, not its steps.
+# Bins are log-spaced, 2,000 a decade from 0.1 us to 1e5 s (shorter and longer gaps go to the end bins),
+# so each spans a factor 10^(1/2000) = 1.00115. A bin keeps its token count and the sum of its gaps: a
+# percentile is the mean gap of the bin that holds the exact percentile, off by less than the bin's
+# width (0.12%); the mean (every bin's sum / every bin's count) is exact.
+ITL_BINS_PER_DECADE = 2000
+ITL_LOW_S = 1e-7
+ITL_BINS = 12 * ITL_BINS_PER_DECADE
 
 
 class StepCosts(BaseModel):
@@ -58,8 +68,8 @@ class EngineOutput(BaseModel):
     scheduled_s: F64  # first admission
     first_token_s: F64
     finish_s: F64
-    itl_gap_s: F64  # distinct inter-token gaps ...
-    itl_count: I64  # ... and how many tokens saw each one
+    itl_bin_count: I64  # tokens whose inter-token gap fell in each bin (see ITL_BINS_PER_DECADE) ...
+    itl_bin_sum_s: F64  # ... and the sum of those gaps
     steps: int
     preemptions: int
     busy_s: float
@@ -85,44 +95,48 @@ def engine_loop(  # one function, so numba compiles the whole loop
     max_seqs: int,
     kv_capacity: int,
     chunked: bool,
-) -> tuple[F64, F64, F64, F64, F64, I64, int, int, float]:
-    """Simulate until every request ends; per-request times and the ITL gaps.
+) -> tuple[F64, F64, F64, F64, I64, F64, int, int, float]:
+    """Simulate until every request ends; per-request times and the histogram of the ITL gaps.
 
     Decoding requests advance in lockstep (one token each per step), so they are kept as a count and
     a context sum, and each is filed under the step it will finish in: a step costs O(1) for its
     decodes plus O(1) per prefilling request, instead of a pass over every running sequence.
     """
     n = arrival.shape[0]
-    arrival = arrival.copy()
+    if clients > 0:
+        arrival = arrival.copy()  # closed loop: filled in as clients send
     max_seqs = min(max_seqs, max_batched)  # every running decode needs one token of the step's budget
+    # per request: 65 bytes besides the inputs (int32 holds indices up to 2e9 and lengths up to 10M tokens)
     scheduled = np.full(n, np.nan)
     first_tok = np.full(n, np.nan)
     finish = np.full(n, np.nan)
-    state = np.zeros(n, dtype=np.int64)
-    generated = np.zeros(n, dtype=np.int64)  # output tokens sampled so far (decoders: at entry)
-    computed = np.zeros(n, dtype=np.int64)  # tokens whose KV exists (decoders: at entry)
+    state = np.zeros(n, dtype=np.int8)
+    generated = np.zeros(n, dtype=np.int32)  # output tokens sampled so far (decoders: at entry)
+    computed = np.zeros(n, dtype=np.int32)  # tokens whose KV exists (decoders: at entry)
     entry = np.zeros(n, dtype=np.int64)  # decoders: the step that sampled the token they entered with
     last_tok = np.zeros(n, dtype=np.float64)
     # decoders filed by finishing step: doubly linked lists in a ring of buckets
     ring = int(output.max()) + 2 if n > 0 else 2
-    head = np.full(ring, -1, dtype=np.int64)
-    nxt = np.full(n, -1, dtype=np.int64)
-    prv = np.full(n, -1, dtype=np.int64)
-    bucket = np.zeros(n, dtype=np.int64)
-    # running requests in admission order (finished ones are skipped when popping a victim)
-    stack = np.empty(n + 1, dtype=np.int64)
+    head = np.full(ring, -1, dtype=np.int32)
+    nxt = np.full(n, -1, dtype=np.int32)
+    prv = np.full(n, -1, dtype=np.int32)
+    bucket = np.zeros(n, dtype=np.int32)
+    # at most max_seqs requests run at once: these arrays are sized by it, not by the requests
+    running = min(max_seqs, n) + 1
+    # running requests in admission order (finished ones are skipped when popping a victim, and dropped
+    # when the stack fills: it holds twice the running limit, so that happens at most every max_seqs pushes)
+    stack = np.empty(2 * running, dtype=np.int64)
     top = 0
-    prefilling = np.empty(n + 1, dtype=np.int64)  # requests still prefilling, in admission order
-    chunk = np.empty(n + 1, dtype=np.int64)
+    prefilling = np.empty(running, dtype=np.int64)  # requests still prefilling, in admission order
+    chunk = np.empty(running, dtype=np.int64)
     n_pre = 0
-    queue = np.empty(n + 1, dtype=np.int64)  # ring buffer: preempted requests go to its front
+    queue = np.empty(n + 1, dtype=np.int32)  # ring buffer: preempted requests go to its front
     q_head = 0
     q_len = 0
-    cap = 1024
-    gaps = np.empty(cap, dtype=np.float64)
-    counts = np.empty(cap, dtype=np.int64)
-    n_gaps = 0
-    known = clients if clients > 0 else n  # closed loop: a client sends its next request when one ends
+    itl_count = np.zeros(ITL_BINS, dtype=np.int64)
+    itl_sum = np.zeros(ITL_BINS, dtype=np.float64)
+    bins_per_e = ITL_BINS_PER_DECADE / math.log(10.0)
+    known = min(clients, n) if clients > 0 else n  # closed loop: a client sends its next request when one ends
     next_arrival = 0
     n_dec = 0
     dec_context = 0  # KV tokens the decoders hold at the start of the step
@@ -258,13 +272,9 @@ def engine_loop(  # one function, so numba compiles the whole loop
         steps = step
         # --- 5. decoders sample a token; those filed under this step end ---------------------------
         if n_dec > 0:
-            if n_gaps == cap:
-                cap *= 2
-                gaps = np.concatenate((gaps, np.empty(cap - n_gaps)))
-                counts = np.concatenate((counts, np.empty(cap - n_gaps, dtype=np.int64)))
-            gaps[n_gaps] = dt
-            counts[n_gaps] = n_dec
-            n_gaps += 1
+            gap_bin = min(int(math.log(dt / ITL_LOW_S) * bins_per_e), ITL_BINS - 1) if dt > ITL_LOW_S else 0
+            itl_count[gap_bin] += n_dec
+            itl_sum[gap_bin] += dt * n_dec
             dec_context += n_dec
         b = step % ring
         r = head[b]
@@ -293,14 +303,11 @@ def engine_loop(  # one function, so numba compiles the whole loop
             generated[r] += 1
             if generated[r] == 1:
                 first_tok[r] = t
-            else:
-                if n_gaps == cap:
-                    cap *= 2
-                    gaps = np.concatenate((gaps, np.empty(cap - n_gaps)))
-                    counts = np.concatenate((counts, np.empty(cap - n_gaps, dtype=np.int64)))
-                gaps[n_gaps] = t - last_tok[r]
-                counts[n_gaps] = 1
-                n_gaps += 1
+            else:  # the first token after a preemption: one gap, since the token before it
+                gap = t - last_tok[r]
+                gap_bin = min(int(math.log(gap / ITL_LOW_S) * bins_per_e), ITL_BINS - 1) if gap > ITL_LOW_S else 0
+                itl_count[gap_bin] += 1
+                itl_sum[gap_bin] += gap
             last_tok[r] = t
             if generated[r] >= output[r]:
                 finish[r] = t
@@ -323,7 +330,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                 prv[head[b]] = r
             head[b] = r
         n_pre = k
-    return arrival, scheduled, first_tok, finish, gaps[:n_gaps], counts[:n_gaps], steps, preemptions, busy
+    return arrival, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy
 
 
 _compiled: Callable[..., Any] | None = None
@@ -370,14 +377,14 @@ def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int
         costs.kv_capacity_tokens,
         costs.chunked_prefill,
     )
-    arrival_s, scheduled, first_tok, finish, gaps, counts, steps, preemptions, busy = res
+    arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy = res
     return EngineOutput(
         arrival_s=arrival_s,
         scheduled_s=scheduled,
         first_token_s=first_tok,
         finish_s=finish,
-        itl_gap_s=gaps,
-        itl_count=counts,
+        itl_bin_count=itl_count,
+        itl_bin_sum_s=itl_sum,
         steps=int(steps),
         preemptions=int(preemptions),
         busy_s=float(busy),

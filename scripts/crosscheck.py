@@ -130,7 +130,7 @@ def compare(name: str) -> dict[str, Any]:
         "basis": "users x duty" if brief.workload.request_rate is None else "request rate",
         "queue_basis": brief.slo.queue_basis.value if effective_hit_rate(brief) > 0 else "no hits",
         "analytic_batch": point.running_batch,
-        "simulated_batch": float(np.sum(out.itl_count) / max(out.steps, 1)),
+        "simulated_batch": float(np.sum(out.itl_bin_count) / max(out.steps, 1)),
         "cap_prompt": cap_prompt,
         "hit_rate": effective_hit_rate(brief),
         "near_requests": int(near.sum()),

@@ -17,7 +17,7 @@ from planner import load_brief
 from planner.replica import shape_of
 from planner.sim_engine import StepCosts, run_engine
 from planner.sim_workload import make_requests, sample_lengths
-from planner.simulator import SimSettings, max_rate, simulate, step_costs
+from planner.simulator import SimSettings, _histogram_percentiles, max_rate, simulate, step_costs
 
 pytestmark = pytest.mark.unit
 
@@ -161,8 +161,47 @@ def test_fast_loop_equals_straightforward_loop(reference_run, qps200, kv_capacit
     assert fast.preemptions == ref.preemptions
     np.testing.assert_allclose(fast.first_token_s, ref.first_token_s, rtol=1e-12)
     np.testing.assert_allclose(fast.finish_s, ref.finish_s, rtol=1e-12)
-    assert int(fast.itl_count.sum()) == len(ref.itl_gaps_s)
+    assert int(fast.itl_bin_count.sum()) == len(ref.itl_gaps_s)
     if kv_capacity < 10_000:
+        assert fast.preemptions > 0
+    _assert_histogram_matches_exact(fast, np.array(ref.itl_gaps_s) * 1e3)
+
+
+def _assert_histogram_matches_exact(out, gaps_ms):
+    """The ITL histogram's percentiles against the exact ones over every gap: the smallest gap at or above
+    the q-th fraction of them (what sorting the gaps gives). Stated precision: within 0.12% (one bin's width),
+    the mean to rounding; the issue asks for 0.5%."""
+    exact = np.sort(gaps_ms)
+    got = _histogram_percentiles(out.itl_bin_count, out.itl_bin_sum_s * 1e3)
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)):
+        want = exact[int(np.ceil(q * exact.size)) - 1]
+        assert getattr(got, name) == pytest.approx(want, rel=0.0012), name
+    assert got.mean == pytest.approx(exact.mean(), rel=1e-9)
+
+
+@pytest.mark.parametrize("rate_per_s", [40.0, 14.0, 2.0])
+def test_itl_histogram_matches_the_exact_percentiles(reference_run, qps200, rate_per_s):
+    """Overloaded (preemptions), busy and nearly idle runs: the straightforward loop records every gap, the
+    kernel only bins them."""
+    costs = step_costs(qps200, shape_of(qps200)).model_copy(update={"kv_capacity_tokens": 20_000})
+    reqs = make_requests(
+        count=200,
+        rate_per_s=rate_per_s,
+        clients=0,
+        prompt_mean=1500,
+        prompt_p95=4000,
+        output_mean=200,
+        output_p95=600,
+        max_model_len=8192,
+        prefix_hit_rate=0.0,
+        seed=5,
+    )
+    fast = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
+    ref = reference_run(
+        reqs.arrival_s.tolist(), reqs.prompt_tokens.tolist(), reqs.output_tokens.tolist(), reqs.cached_tokens.tolist(), costs
+    )
+    _assert_histogram_matches_exact(fast, np.array(ref.itl_gaps_s) * 1e3)
+    if rate_per_s > 20:
         assert fast.preemptions > 0
 
 
