@@ -61,8 +61,8 @@ def _emit(payload: dict[str, Any]) -> None:
 
 
 def _infeasible(args: argparse.Namespace, exc: BriefError) -> None:
-    """--json still prints a verdict when the brief parsed but no replica can be simulated."""
-    if args.json:
+    """--json still prints a verdict when the brief parsed but no replica can be simulated (not for a bad flag)."""
+    if args.json and not exc.field.startswith("--"):
         problem = {"field": exc.field, "problem": exc.reason, "change": "see the problem"}
         problems = [p.model_dump() for p in getattr(exc, "problems", ())] or [problem]
         _emit({"verdict": {"feasible": False, "meets_slo": False, "problems": problems}})
@@ -77,6 +77,7 @@ def _sim_text(r: SimResult) -> str:
             f"  TPOT              p50 {num(r.tpot_ms.p50, 'ms')}, p95 {num(r.tpot_ms.p95, 'ms')}, p99 {num(r.tpot_ms.p99, 'ms')}",
             f"  SLO attainment    {pct(r.slo_attainment)} (TTFT <= {num(r.ttft_target_ms, 'ms')} and TPOT <= {num(r.itl_target_ms, 'ms')})",
             f"  steps             {r.arithmetic['steps']}",
+            *([f"  clipped           {r.arithmetic['clipped_requests']}"] if r.clipped_requests else []),
         ]
     )
 

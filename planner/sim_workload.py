@@ -26,7 +26,8 @@ class Requests:
     arrival_s: arrival time (s); closed-loop runs fill it as clients send, so it starts as 0 for the
     first `clients` requests. prompt_tokens, output_tokens: lengths (tokens). cached_tokens: prompt
     tokens whose KV the prefix cache already holds (no prefill compute, at least one token left to compute).
-    clients: closed-loop client count, 0 for open-loop arrivals.
+    clients: closed-loop client count, 0 for open-loop arrivals. clipped: requests whose sampled prompt
+    or reply was cut so that prompt + reply fit max-model-len.
     """
 
     arrival_s: npt.NDArray[np.float64]
@@ -34,6 +35,7 @@ class Requests:
     output_tokens: npt.NDArray[np.int64]
     cached_tokens: npt.NDArray[np.int64]
     clients: int
+    clipped: int = 0
 
     @property
     def count(self) -> int:
@@ -79,7 +81,10 @@ def make_requests(
     """`count` requests from one seeded generator: arrivals first, then prompt and reply lengths."""
     rng = np.random.default_rng(seed)
     arrival = _arrivals(rng, count, rate_per_s, clients)
-    prompt = np.minimum(sample_lengths(rng, count, prompt_mean, prompt_p95), max_model_len - 1)
-    output = np.minimum(sample_lengths(rng, count, output_mean, output_p95), max_model_len - prompt)
+    drawn_prompt = sample_lengths(rng, count, prompt_mean, prompt_p95)
+    prompt = np.minimum(drawn_prompt, max_model_len - 1)
+    drawn_output = sample_lengths(rng, count, output_mean, output_p95)
+    output = np.minimum(drawn_output, max_model_len - prompt)
+    clipped = int(np.count_nonzero((prompt < drawn_prompt) | (output < drawn_output)))
     cached = cached_tokens(prompt, prefix_hit_rate)
-    return Requests(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output, cached_tokens=cached, clients=clients)
+    return Requests(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output, cached_tokens=cached, clients=clients, clipped=clipped)

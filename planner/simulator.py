@@ -62,6 +62,14 @@ class SimSettings(_Frozen):
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of the request generator.")
 
 
+# The most work one run may do, in tokens: requests x (mean prompt + reply, up to the longest sequence).
+# 1e9 lets `simulate qps200-chat --requests 200000` (5e8) run; at worst (each request alone: an engine
+# step per reply token, ~30 ns each) a run at the limit takes about 30 s. A max-rate search makes
+# seeds x (bisections + 1) runs (117 by default), near saturation where a step serves many requests.
+MAX_RUN_TOKENS = 1_000_000_000
+MAX_SEARCH_TOKENS = 20_000_000_000
+
+
 class Percentiles(_Frozen):
     mean: float
     p50: float
@@ -93,6 +101,7 @@ class SimResult(_Frozen):
     preemptions: int
     wall_ms: float  # time spent simulating, without start-up
     arithmetic: dict[str, str]
+    clipped_requests: int = 0  # requests whose sampled prompt + reply was cut to the longest sequence the replica takes
 
 
 class Probe(_Frozen):
@@ -195,6 +204,39 @@ def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: i
     )
 
 
+def _check_lengths(settings: SimSettings, brief: Brief, max_len: int) -> None:
+    """Fixed lengths must fit the longest sequence the replica takes (sampled ones are cut and counted)."""
+    bound = "deployment.max_model_len" if max_len == brief.deployment.max_model_len else "its KV capacity"
+    limit = f"the replica takes at most {max_len:,} tokens a request (prompt + reply; {bound})"
+    prompt, reply = settings.input_tokens, settings.output_tokens
+    if prompt is not None and prompt >= max_len:
+        raise BriefError("--input", f"a {prompt:,}-token prompt leaves no room for a reply: {limit}")
+    if reply is not None and reply >= max_len:
+        raise BriefError("--output", f"a {reply:,}-token reply leaves no room for a prompt: {limit}")
+    if prompt is not None and reply is not None and prompt + reply > max_len:
+        raise BriefError("--output", f"--input {prompt:,} + --output {reply:,} = {prompt + reply:,} tokens: {limit}")
+
+
+def _tokens_per_request(brief: Brief, settings: SimSettings, max_len: int) -> float:
+    """Mean prompt + reply tokens of the run's requests (sampled lengths are cut to the longest sequence)."""
+    prompt = settings.input_tokens or brief.workload.input_tokens_mean
+    reply = settings.output_tokens or brief.workload.output_tokens_mean
+    return min(prompt + reply, max_len)
+
+
+def _check_work(requests: int, tokens_per_request: float, runs: int, limit: int) -> None:
+    """Refuse a run (or a search of `runs` runs) whose requests x tokens exceed `limit` tokens."""
+    work = requests * runs * tokens_per_request
+    if work > limit:
+        most = int(limit / (runs * tokens_per_request))
+        each, what = (f" in each of {runs} runs", "a search") if runs > 1 else ("", "a run")
+        raise BriefError(
+            "--requests",
+            f"{requests:,} requests{each} x {tokens_per_request:,.0f} tokens (prompt + reply) = {work:,.0f} tokens,"
+            f" above the {limit:,} tokens {what} may simulate: give at most {most:,} requests",
+        )
+
+
 # --- metrics -----------------------------------------------------------------------------------------
 
 
@@ -246,6 +288,7 @@ def _summarize(brief: Brief, settings: SimSettings, rate: float, reqs: Requests,
     closed = settings.concurrency is not None
     load = (
         f"{settings.concurrency} closed-loop clients"
+        + (f" (only {reqs.count} send: one request each)" if (settings.concurrency or 0) > reqs.count else "")
         if closed
         else ("all at t = 0" if math.isinf(rate) else f"Poisson {num(rate, 'req/s')}")
     )
@@ -275,8 +318,19 @@ def _summarize(brief: Brief, settings: SimSettings, rate: float, reqs: Requests,
             "output_tokens_per_s": f"{tokens:,} output tokens / {num(duration, 's')} = {num(tokens / duration, 'tok/s')}",
             "requests_per_s": f"{completed:,} completed / {num(duration, 's')} = {num(completed / duration, 'req/s')}",
             "steps": f"{out.steps:,} engine steps, {num(mean_step_ms, 'ms')} each on average, {out.preemptions} preemptions",
-        },
+        }
+        | _clipped_note(reqs),
+        clipped_requests=reqs.clipped,
     )
+
+
+def _clipped_note(reqs: Requests) -> dict[str, str]:
+    if reqs.clipped == 0:
+        return {}
+    return {
+        "clipped_requests": f"{reqs.clipped:,} of {reqs.count:,} requests ({pct(reqs.clipped / reqs.count)}) drew a prompt + reply"
+        " longer than the replica takes (max-model-len, or its KV capacity if smaller) and were cut to fit"
+    }
 
 
 # --- runs --------------------------------------------------------------------------------------------
@@ -296,6 +350,8 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     costs = step_costs(brief, shape)
     rate = settings.rate_per_s if settings.rate_per_s is not None else default_rate_per_s(brief, shape)
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
+    _check_lengths(settings, brief, max_len)
+    _check_work(settings.requests, _tokens_per_request(brief, settings, max_len), runs=1, limit=MAX_RUN_TOKENS)
     reqs = _requests(brief, settings, rate, max_len)
     warm_up()
     start = time.perf_counter()
@@ -357,6 +413,7 @@ def max_rate(
     costs = step_costs(brief, shape)
     target = brief.slo.attainment_target
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
+    _check_work(requests, _tokens_per_request(brief, SimSettings(), max_len), runs=seeds * (bisections + 1), limit=MAX_SEARCH_TOKENS)
     probes: list[Probe] = []
     total = seeds * (bisections + 1)
     found: list[float] = []
