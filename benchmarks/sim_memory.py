@@ -6,7 +6,7 @@
    and replies, every request at t = 0): the median time of drawing the requests, of the engine kernel and
    of the summary (percentiles, attainment). Target: kernel + summary under 0.5 s for 1M requests.
 2. The whole `python -m planner simulate ... --requests N --json` command in a fresh process: wall time
-   and peak RSS, for the light workload and for one where each request runs nearly alone (1 req/s: an
+   and peak RSS, for the light workload (all at t = 0, and Poisson arrivals), and for one where each request runs nearly alone (1 req/s: an
    engine step per token, so the steps outnumber the requests ~100 to 1). Target: under 300 MB for 1M
    light requests, and memory that follows the requests, not the steps.
 """
@@ -31,6 +31,7 @@ TARGET_IN_PROCESS_S = 0.5
 TARGET_RSS_MB = 300.0
 MODEL = "llama-3.1-8b"
 LIGHT = ["--set", f"model.name={MODEL}", "--input", "128", "--output", "128", "--rate", "inf"]
+POISSON = ["--set", f"model.name={MODEL}", "--input", "128", "--output", "128", "--rate", "20"]
 ONE_AT_A_TIME = ["--set", f"model.name={MODEL}", "--input", "128", "--output", "128", "--rate", "1"]
 
 # runs the command given after it and prints the peak RSS (KB on Linux) of that child process
@@ -88,6 +89,7 @@ def main() -> None:
     print(f"simulate with 1 request: peak RSS {base_mb:.0f} MB (the interpreter, numpy, pydantic, numba)")
     for label, flags, count in (
         ("light, all at t = 0", LIGHT, n),
+        ("light, Poisson 20 req/s", POISSON, n),
         ("one request at a time, 1 req/s", ONE_AT_A_TIME, max(n // 5, 1)),
     ):
         wall, rss_mb, steps = _command(flags, count)
