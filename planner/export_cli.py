@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from planner.cli import brief_from_args, register
+from planner.cli import brief_from_args, register, say
 from planner.design import plan
 from planner.errors import BriefError
+from planner.guard import checked
 
 __all__ = ["FORMATS", "cmd_export"]
 
@@ -23,7 +24,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         raise BriefError("--out", f"directory {str(out.parent)!r} does not exist")
-    design = plan(brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
+    design = checked(plan, brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
 
     import report  # the export layer, loaded only when a document is asked for (see the module docstring)
 
@@ -40,7 +41,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         out.write_bytes(payload)
     except OSError as exc:
         raise BriefError("--out", f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-    print(f"wrote {out} ({args.format})")
+    say(f"wrote {out} ({args.format})")
     return 0
 
 
