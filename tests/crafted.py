@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["CRAFTED_LINKS", "DEEP", "EVIL_URL", "HF_CONFIGS", "LINK_TEXT_PAYLOADS", "crafted_ids"]
+__all__ = ["CRAFTED_LINKS", "DEEP", "DEEP_OBJECT", "EVIL_URL", "HF_CONFIGS", "LINK_TEXT_PAYLOADS", "crafted_ids"]
 
 DEEP = "[" * 5000 + "]" * 5000
 DEEP_OBJECT = '{"a":' * 3000 + "1" + "}" * 3000
