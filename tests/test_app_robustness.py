@@ -434,3 +434,14 @@ def test_the_server_config_limits_uploads_and_hides_the_deploy_button() -> None:
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == 1  # MB: Streamlit's server refuses larger request bodies
     assert config["client"]["toolbarMode"] == "minimal"
+
+
+def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept() -> None:
+    text = (ROOT / "presets" / "capstone.toml").read_text().replace('name = "llama-3-70b"', 'name = "gpt-5"', 1)
+    assert 'name = "gpt-5"' in text
+    at = new_app({"preset": "capstone", "hardware.nodes": "6"})
+    visit(at, "pages/brief.py")
+    at.get("file_uploader")[0].upload("brief.toml", text.encode(), "application/toml").run()
+    assert not at.exception
+    assert any("model.name: unknown model 'gpt-5'" in shown(e.value) for e in at.error)
+    assert at.session_state["state.overrides"] == {"hardware.nodes": 6}

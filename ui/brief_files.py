@@ -43,6 +43,7 @@ def _on_upload() -> None:
         return
     try:
         brief = read_upload(uploaded.name, uploaded.getvalue())
+        state.check_plans(brief)  # an unknown catalog key or an overflowing value is refused here, not on the page
     except BriefError as exc:
         st.session_state[_UPLOAD_ERROR_KEY] = str(exc)
         return

@@ -77,9 +77,14 @@ def valid_brief(preset: str, overrides: Mapping[str, Any]) -> Brief:
     """brief_for, and the design computes: unknown catalog keys and arithmetic failures are BriefErrors naming
     the field; a design that does not fit the hardware is valid (its page shows the verdict)."""
     brief = brief_for(preset, overrides)
-    with contextlib.suppress(InfeasibleDesign):  # a verdict, shown on the page
-        checked(plan, brief)
+    check_plans(brief)
     return brief
+
+
+def check_plans(brief: Brief) -> None:
+    """Raise BriefError unless plan() gives a design or a verdict (InfeasibleDesign is a verdict the page shows)."""
+    with contextlib.suppress(InfeasibleDesign):
+        checked(plan, brief)
 
 
 def brief_value(brief: Brief, path: str) -> Any:
