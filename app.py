@@ -1,12 +1,14 @@
 """Entry point: `streamlit run app.py`. It declares the navigation; each page renders the planner's Design.
 
 The shared sidebar is rendered by every page (ui.sidebar.page_setup), not here: with a top-level pages/
-folder Streamlit can run a page file on its own, without this script.
+folder Streamlit can run a page file on its own, without this script. A page that raises shows one line,
+never a traceback (ui.guard).
 """
 
 import streamlit as st
 
+from ui.guard import run_page
 from ui.pages import PAGES
 
 navigation = [st.Page(path, title=title, url_path=url, default=i == 0) for i, (path, title, url) in enumerate(PAGES)]
-st.navigation(navigation).run()
+run_page(st.navigation(navigation))

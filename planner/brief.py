@@ -259,14 +259,14 @@ class Efficiency(_Frozen):
     presets set every field to their own stated assumptions."""
 
     compute_fraction: float = Field(
-        default=0.59, gt=0, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+        default=0.59, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
         description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
     )
     bandwidth_fraction: float = Field(
-        default=0.92, gt=0, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
+        default=0.92, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
     )
     tp_comm_overhead: float = Field(
         default=0.0, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
@@ -279,7 +279,7 @@ class Efficiency(_Frozen):
     )
     attention_bandwidth_fraction: float = Field(
         default=0.18,
-        gt=0,
+        ge=0.001,  # below 0.1% of the GPU the figures overflow, and no kernel is that slow
         le=1,
         description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach far less than the weight reads.",
     )

@@ -7,14 +7,26 @@ Compute figures are dense (no 2:4 sparsity), per GPU, in TFLOP/s (TOP/s for int8
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.brief import CustomModel, ModelChoice
 from planner.errors import BriefError
 
-__all__ = ["GPUS", "MODELS", "GpuSpec", "ModelSpec", "gpu_spec", "model_from_hf_config", "model_spec"]
+__all__ = [
+    "GPUS",
+    "HF_CONFIG_MAX_BYTES",
+    "MODELS",
+    "GpuSpec",
+    "ModelSpec",
+    "gpu_spec",
+    "model_from_hf_config",
+    "model_from_hf_config_text",
+    "model_spec",
+]
 
 
 class GpuSpec(BaseModel):
@@ -273,43 +285,70 @@ def model_spec(choice: ModelChoice) -> ModelSpec:
         raise BriefError("model.name", f"unknown model '{choice.name}'; known: {', '.join(MODELS)} or 'custom'") from None
 
 
-def _estimate_params(cfg: dict[str, object], layers: int, hidden: int, kv_heads: int, head_dim: int) -> tuple[float, float]:
+HF_CONFIG_MAX_BYTES = 1_000_000  # a config.json is a few kB
+_HF_INT_MAX = 10**13  # larger than any architecture number a brief accepts; keeps the arithmetic finite
+
+
+def _hf_int(cfg: dict[str, Any], key: str, default: int | None = None, *, minimum: int = 1) -> int:
+    """A whole number from a config.json: a JSON integer (or a float with no fraction) in range, else one BriefError naming it."""
+    value = cfg.get(key)
+    if value is None:
+        if default is None:
+            raise BriefError(key, "missing (a config.json of a transformer names it)")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BriefError(key, f"{str(value)[:40]!r} is not a whole number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise BriefError(key, f"{value} is not a whole number")
+    number = int(value)
+    if not minimum <= number <= _HF_INT_MAX:
+        shown = f"{number:,}" if abs(number) <= _HF_INT_MAX else f"a {len(str(abs(number)))}-digit number"
+        raise BriefError(key, f"{shown} is out of range ({minimum} to {_HF_INT_MAX:.0e})")
+    return number
+
+
+def _estimate_params(cfg: dict[str, Any], layers: int, hidden: int, kv_heads: int, head_dim: int) -> tuple[float, float]:
     """Total and active parameters from a Hugging Face config: attention, MLP (or experts), embeddings."""
-    heads = int(cfg["num_attention_heads"])  # type: ignore[call-overload]
-    vocab = int(cfg.get("vocab_size", 32_000))  # type: ignore[call-overload]
-    experts = int(cfg.get("num_local_experts", cfg.get("num_experts", 1)) or 1)  # type: ignore[call-overload]
-    top_k = int(cfg.get("num_experts_per_tok", 1) or 1)  # type: ignore[call-overload]
-    ffn = int(cfg.get("moe_intermediate_size", cfg.get("intermediate_size", 4 * hidden)))  # type: ignore[call-overload]
+    heads = _hf_int(cfg, "num_attention_heads")
+    vocab = _hf_int(cfg, "vocab_size", 32_000)
+    experts = _hf_int(cfg, "num_local_experts", _hf_int(cfg, "num_experts", 1))
+    top_k = _hf_int(cfg, "num_experts_per_tok", 1)
+    ffn = _hf_int(cfg, "moe_intermediate_size", _hf_int(cfg, "intermediate_size", 4 * hidden))
     attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2  # q, o and k, v projections
     mlp_one = 3 * hidden * ffn  # gate, up and down projections
-    tied = bool(cfg.get("tie_word_embeddings", False))
+    tied = cfg.get("tie_word_embeddings", False) is True
     embeddings = vocab * hidden * (1 if tied else 2)
-    total = layers * (attention + experts * mlp_one) + embeddings
+    total = layers * (attention + experts * mlp_one) + embeddings  # Python ints: exact, never overflow
     active = layers * (attention + top_k * mlp_one) + embeddings
-    return float(total), float(active)
+    return float(min(total, _HF_INT_MAX)), float(min(active, _HF_INT_MAX))
 
 
-def model_from_hf_config(path: Path | str) -> CustomModel:
-    """Read a local Hugging Face config.json (nothing is downloaded) into a custom model."""
-    path = Path(path)
-    # a config.json is a few kB: refuse missing paths, devices, FIFOs and huge files before reading them
-    if not path.is_file():
-        raise BriefError(str(path), "no such config.json (not a regular file)")
-    if path.stat().st_size > 1_000_000:
-        raise BriefError(str(path), f"config.json is {path.stat().st_size:,} bytes; at most 1,000,000")
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a config.json may hold")
+
+
+def _hf_config_dict(text: str) -> dict[str, Any]:
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-        layers = int(cfg["num_hidden_layers"])
-        hidden = int(cfg["hidden_size"])
-        heads = int(cfg["num_attention_heads"])
-        kv_heads = int(cfg.get("num_key_value_heads", heads))
-        head_dim = int(cfg.get("head_dim") or hidden // heads)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BriefError(str(path), f"cannot read config.json: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BriefError(str(path), f"config.json lacks an architecture field: {exc}") from None
+        cfg = json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+        raise BriefError("config.json", f"not valid JSON: {str(exc).splitlines()[0][:120]}") from None
+    if not isinstance(cfg, dict):
+        raise BriefError("config.json", "not a JSON object of architecture fields")
+    return cfg
+
+
+def model_from_hf_config_text(text: str) -> CustomModel:
+    """The architecture in a Hugging Face config.json's text; a bad field raises BriefError naming it (never reads files)."""
+    if len(text) > HF_CONFIG_MAX_BYTES:
+        raise BriefError("config.json", f"{len(text):,} characters; a config.json is at most {HF_CONFIG_MAX_BYTES:,}")
+    cfg = _hf_config_dict(text)
+    layers = _hf_int(cfg, "num_hidden_layers")
+    hidden = _hf_int(cfg, "hidden_size")
+    heads = _hf_int(cfg, "num_attention_heads")
+    kv_heads = _hf_int(cfg, "num_key_value_heads", heads)
+    head_dim = _hf_int(cfg, "head_dim", max(1, hidden // heads))
     total, active = _estimate_params(cfg, layers, hidden, kv_heads, head_dim)
-    experts = int(cfg.get("num_local_experts", cfg.get("num_experts", 1)) or 1)
+    experts = _hf_int(cfg, "num_local_experts", _hf_int(cfg, "num_experts", 1))
     try:
         return CustomModel(
             layers=layers,
@@ -320,8 +359,31 @@ def model_from_hf_config(path: Path | str) -> CustomModel:
             params=total,
             active_params=active if experts > 1 else None,
             experts=experts,
-            experts_per_token=int(cfg.get("num_experts_per_tok", 1) or 1),
-            max_context_tokens=int(cfg.get("max_position_embeddings", 131_072)),
+            experts_per_token=_hf_int(cfg, "num_experts_per_tok", 1),
+            max_context_tokens=_hf_int(cfg, "max_position_embeddings", 131_072),
         )
-    except ValueError as exc:
-        raise BriefError(str(path), f"config.json has out-of-range numbers: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "config.json"
+        reason = str(first.get("msg", "out of range")).removeprefix("Value error, ")
+        raise BriefError(field, f"out of range for a custom model: {reason}") from None
+
+
+def model_from_hf_config(path: Path | str) -> CustomModel:
+    """Read a local Hugging Face config.json (nothing is downloaded) into a custom model: the CLI's path."""
+    path = Path(path)
+    # a config.json is a few kB: refuse missing paths, devices, FIFOs and huge files before reading them
+    try:
+        if not path.is_file():
+            raise BriefError(str(path), "no such config.json (not a regular file)")
+        if path.stat().st_size > HF_CONFIG_MAX_BYTES:
+            raise BriefError(str(path), f"config.json is {path.stat().st_size:,} bytes; at most {HF_CONFIG_MAX_BYTES:,}")
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:  # a name too long, a permission, a vanished file
+        raise BriefError(str(path)[:120], f"cannot read config.json: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise BriefError(str(path), "config.json is not UTF-8 text") from None
+    try:
+        return model_from_hf_config_text(text)
+    except BriefError as exc:
+        raise BriefError(str(path), f"{exc.field}: {exc.reason}") from None

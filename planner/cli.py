@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from planner.brief import Brief
@@ -18,15 +20,24 @@ from planner.catalog import GPUS, MODELS
 from planner.design import Design, plan
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.guard import checked
 from planner.loader import apply_overrides, load_brief, parse_override, preset_names
+from planner.plaintext import terminal_text
 from planner.verdict import InfeasibleDesign
 
-__all__ = ["main"]
+__all__ = ["main", "say"]
+
+DEBUG_ENV = "PLANNER_DEBUG"  # set it to see the traceback of a bug instead of one line
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print text meant for a terminal: user text in it (titles, names, paths) cannot send escape sequences."""
+    print(terminal_text(text), file=sys.stderr if err else sys.stdout)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        say(f"error: {self.prog}: {_one_line(message)}", err=True)
         raise SystemExit(2)
 
 
@@ -55,7 +66,7 @@ def _emit(payload: dict[str, Any]) -> None:
 def brief_from_args(args: argparse.Namespace) -> Brief:
     brief = load_brief(args.brief)
     changes = dict(parse_override(s) for s in args.set or ())
-    return apply_overrides(brief, changes) if changes else brief
+    return apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
 
 
 def _plan_text(d: Design) -> str:
@@ -85,7 +96,7 @@ def _plan_text(d: Design) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     brief = brief_from_args(args)
     try:
-        design = plan(brief)
+        design = checked(plan, brief)
     except InfeasibleDesign as exc:
         if args.json:
             _emit({"verdict": jsonable(exc.verdict.model_dump(mode="json"))})
@@ -93,7 +104,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         _emit(design_json(design))
     else:
-        print(_plan_text(design))
+        say(_plan_text(design))
     return 0
 
 
@@ -107,7 +118,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     else:
         width = max(len(r["name"]) for r in rows)
         for r in rows:
-            print(f"{r['name']:<{width}}  {r['description']}")
+            say(f"{r['name']:<{width}}  {r['description']}")
     return 0
 
 
@@ -165,10 +176,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except BriefError as exc:
-        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        say(f"error: {_one_line(str(exc))}", err=True)
         return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug: one line (exit 1), the traceback only when asked for
+        if os.environ.get(DEBUG_ENV):
+            raise
+        say(f"error: internal error ({type(exc).__name__}: {_one_line(str(exc))[:200]}); set {DEBUG_ENV}=1 for the traceback", err=True)
+        return 1
 
 
 # Subcommands defined elsewhere, imported only when the command line names them: the simulator's pull in

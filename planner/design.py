@@ -17,6 +17,7 @@ from planner.config import EngineConfig, engine_config
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import num, pct
+from planner.lora import with_lora_verdict
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
 from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
@@ -336,4 +337,5 @@ def _plan_cached(brief: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
     )
-    return _with_variation(design, core) if brief.variation is not None else design
+    design = _with_variation(design, core) if brief.variation is not None else design
+    return with_lora_verdict(design)  # planner.lora: adapters checked against memory; LoRA fields outside variation C reported

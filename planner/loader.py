@@ -29,6 +29,7 @@ __all__ = [
     "brief_to_toml",
     "load_brief",
     "parse_override",
+    "parse_value",
     "preset_names",
 ]
 
@@ -62,14 +63,20 @@ def validation_message(exc: ValidationError) -> BriefError:
     return BriefError(field, reason)
 
 
-def _resolve_hf_config(data: dict[str, Any], base_dir: Path) -> None:
-    """Replace model.hf_config (a local config.json) by the architecture numbers it holds."""
+def _resolve_hf_config(data: dict[str, Any], base_dir: Path | None) -> None:
+    """Replace model.hf_config (a local config.json) by the architecture numbers it holds.
+
+    `base_dir` is the folder a relative path is read from; None (an uploaded brief, a link, the app) refuses
+    any path without touching the file system, so a brief from elsewhere can never make the server open a file.
+    """
     model = data.get("model")
     if not isinstance(model, dict) or not model.get("hf_config"):
         return
     ref = model["hf_config"]
     if not isinstance(ref, str):
         raise BriefError("model.hf_config", "must be a path to a config.json")
+    if base_dir is None:
+        raise BriefError("model.hf_config", "a file path is not accepted here (the server reads no files); upload the config.json instead")
     if len(ref) > 1000:
         raise BriefError("model.hf_config", f"path is {len(ref):,} characters; at most 1,000")
     path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
@@ -82,9 +89,10 @@ def _resolve_hf_config(data: dict[str, Any], base_dir: Path) -> None:
 
 
 def brief_from_data(data: Any, source: str = "brief", base_dir: Path | None = None) -> Brief:
+    """A validated brief from parsed data; `base_dir` is where model.hf_config paths are read (None: paths refused)."""
     if not isinstance(data, dict):
         raise BriefError(source, "a brief must be a table of sections (model, hardware, workload, ...)")
-    _resolve_hf_config(data, base_dir or Path.cwd())
+    _resolve_hf_config(data, base_dir)
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:
@@ -106,8 +114,30 @@ def brief_from_text(text: str, fmt: str, source: str = "brief", base_dir: Path |
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         raise BriefError(source, f"malformed {fmt.upper()}: {str(exc).splitlines()[0]}") from None
+    _reject_deep(data, source)
     _reject_non_finite(data, "")
     return brief_from_data(data, source, base_dir)
+
+
+MAX_NESTING = 8  # a brief nests sections, a custom model and lists of text: three levels; deeper is never a brief
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists and tables nest in a parsed value (iterative: deep input cannot exhaust the stack)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth + 1 > MAX_NESTING:
+                return depth + 1
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def _reject_deep(data: Any, field: str) -> None:
+    if _nesting(data) > MAX_NESTING:
+        raise BriefError(field, f"lists or tables nested more than {MAX_NESTING} deep; a brief field is a number, a word or a short list")
 
 
 def _reject_non_finite(data: Any, path: str) -> None:
@@ -142,21 +172,38 @@ def _read_file(path: Path) -> Brief:
     return brief_from_text(text, fmt, str(path), path.parent)
 
 
+MAX_REF_CHARS = 1000
+
+
+def _is_preset_name(ref: str) -> bool:
+    return len(ref) <= 80 and ref.isascii() and ref.replace("-", "").replace("_", "").isalnum()
+
+
 def load_brief(ref: str) -> Brief:
     """A preset name (file stem under presets/) or a path to a TOML or JSON brief."""
     if not ref.strip():
         raise BriefError("BRIEF", "empty: give a preset name or a brief file")
+    if len(ref) > MAX_REF_CHARS:
+        raise BriefError("BRIEF", f"{len(ref):,} characters; a preset name or a path is at most {MAX_REF_CHARS:,}")
+    if _is_preset_name(ref) and ref in preset_names():
+        return _read_file(PRESETS_DIR / f"{ref}.toml")
     path = Path(ref)
-    if path.suffix.lower() in (".toml", ".json") or path.exists() or "/" in ref:
-        if path.is_dir():
-            raise BriefError(ref, "is a directory, not a brief file")
-        if not path.exists():
-            raise BriefError(ref, "no such file")
+    try:
+        looks_like_file = path.suffix.lower() in (".toml", ".json") or "/" in ref or path.exists()
+        if looks_like_file:
+            if path.is_dir():
+                raise BriefError(ref, "is a directory, not a brief file")
+            if not path.exists():
+                raise BriefError(ref, "no such file")
+    except OSError as exc:  # a name too long for the file system, a permission on a folder
+        raise BriefError(ref[:120], f"cannot use this path: {exc.strerror or type(exc).__name__}") from None
+    if looks_like_file:
         return _read_file(path)
-    preset = PRESETS_DIR / f"{ref}.toml"
-    if not ref.replace("-", "").replace("_", "").isalnum() or not preset.exists():
-        raise BriefError(ref, f"unknown preset; known: {', '.join(preset_names())}")
-    return _read_file(preset)
+    raise BriefError(ref[:120], f"unknown preset; known: {', '.join(preset_names())}")
+
+
+MAX_PATH_CHARS = 100
+MAX_OVERRIDE_CHARS = 60_000  # the longest value a brief holds: 50 assumptions of up to 1,000 characters
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -164,21 +211,39 @@ def parse_override(text: str) -> tuple[str, Any]:
     path, sep, raw = text.partition("=")
     path = path.strip()
     if not sep or not path:
-        raise BriefError("--set", f"'{text}' is not PATH=VALUE")
+        raise BriefError("--set", f"'{text[:80]}' is not PATH=VALUE")
+    return path, parse_value(path, raw)
+
+
+def parse_value(path: str, raw: str) -> Any:
+    """The value of one override as text (a --set, a link parameter): JSON where it parses, else the text itself."""
     raw = raw.strip()
+    if len(path) > MAX_PATH_CHARS:
+        raise BriefError(path[:60], f"a field path of {len(path):,} characters; a brief's paths are short")
+    if len(raw) > MAX_OVERRIDE_CHARS:
+        raise BriefError(path, f"value of {len(raw):,} characters; at most {MAX_OVERRIDE_CHARS:,}")
     if raw.lower() in ("none", "null", ""):
-        return path, None
+        return None
     try:
         value = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        raise BriefError(
+            path, f"lists or tables nested more than {MAX_NESTING} deep; a brief field is a number, a word or a short list"
+        ) from None
     except (json.JSONDecodeError, ValueError):
         value = raw
+    _reject_deep(value, path)
     if isinstance(value, float) and not math.isfinite(value):
         raise BriefError(path, f"{raw} is not a finite number")
-    return path, value
+    _reject_non_finite(value, path)
+    return value
 
 
-def apply_overrides(brief: Brief, changes: dict[str, Any]) -> Brief:
-    """A new brief with each dotted path set; unknown paths and bad values raise BriefError naming the path."""
+def apply_overrides(brief: Brief, changes: dict[str, Any], base_dir: Path | None = None) -> Brief:
+    """A new brief with each dotted path set; unknown paths and bad values raise BriefError naming the path.
+
+    `base_dir` is where a model.hf_config path is read from (the CLI: the working directory); None refuses paths.
+    """
     data = brief.model_dump(mode="json")
     for path, value in changes.items():
         parts = path.split(".")
@@ -192,7 +257,7 @@ def apply_overrides(brief: Brief, changes: dict[str, Any]) -> Brief:
         if not isinstance(node, dict) or parts[-1] not in _known_keys(parts[:-1]):
             raise BriefError(path, "unknown field")
         node[parts[-1]] = value
-    _resolve_hf_config(data, Path.cwd())
+    _resolve_hf_config(data, base_dir)
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:

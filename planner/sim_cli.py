@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from planner.brief import Brief
-from planner.cli import brief_from_args, jsonable, register
+from planner.cli import brief_from_args, jsonable, register, say
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.loader import parse_override
@@ -92,7 +92,7 @@ def _run_and_print(args: argparse.Namespace, compute: Callable[[], _R], text: Ca
     if args.json:
         _emit(result.model_dump(mode="python"))
     else:
-        print(text(result))
+        say(text(result))
     return 0
 
 

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, LoraModules, QueueBasis, VariationKey
+from planner.brief import Brief, QueueBasis, VariationKey
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.lora import lora_memory
 from planner.operating_point import context_tokens, effective_hit_rate
 from planner.slo import LatencyPoint
 
@@ -463,16 +464,9 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
 def _variation_c(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     brief, shape, cap = core.brief, core.shape, core.capacity
     lora, m = brief.lora, shape.model
-    hidden, kv_dim = m.hidden_size, m.kv_heads * m.head_dim
-    per_layer = (hidden + hidden) + (hidden + kv_dim)  # q: hidden -> hidden, v: hidden -> kv
-    modules = "q, v"
-    if lora.modules is LoraModules.qkvo:
-        per_layer += (hidden + kv_dim) + (hidden + hidden)  # k and o
-        modules = "q, k, v, o"
-    params = lora.rank * per_layer * m.layers  # A (d_in x r) + B (r x d_out) per module
-    adapter_gb = params * 2 / 1e9  # adapters stay in BF16
-    total_gb = adapter_gb * lora.adapters
-    per_gpu = total_gb / shape.tp
+    mem = lora_memory(lora, m, shape.tp)  # rank x in + out widths of the adapted projections x layers, BF16
+    per_layer, modules, params = mem.widths_per_layer, mem.modules, mem.params_per_adapter
+    adapter_gb, total_gb, per_gpu = mem.gb_per_adapter, mem.gb_per_replica, mem.gb_per_gpu
     kv_left = shape.kv_gb_per_gpu - per_gpu
     seqs_before = core.memory.max_sequences_per_replica
     seqs_after = seqs_before * kv_left / shape.kv_gb_per_gpu if shape.kv_gb_per_gpu > 0 else 0.0

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from planner.cli import brief_from_args, register
+from planner.cli import brief_from_args, register, say
 from planner.design import plan
 from planner.errors import BriefError
+from planner.guard import checked
 from report.errors import ExportError
 from report.html import render_html
 from report.markdown import render_markdown
@@ -27,7 +28,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         raise BriefError("--out", f"directory {str(out.parent)!r} does not exist")
-    design = plan(brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
+    design = checked(plan, brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
     try:  # a missing Graphviz or Chromium: one line naming the tool, as for bad input
         if args.format == "md":
             payload = render_markdown(design).encode("utf-8")
@@ -41,7 +42,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         out.write_bytes(payload)
     except OSError as exc:
         raise BriefError("--out", f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-    print(f"wrote {out} ({args.format})")
+    say(f"wrote {out} ({args.format})")
     return 0
 
 

@@ -1,21 +1,45 @@
-"""The design document as Markdown: the same Document the HTML and PDF lay out, as plain text tables."""
+"""The design document as Markdown: the same Document the HTML and PDF lay out, as plain text tables.
+
+Every text is escaped: a brief's title, description, assumptions and names are anyone's text, so they
+must not become markup, raw HTML, an image or a link when a Markdown viewer renders the file (their URLs
+are broken invisibly, see planner.plaintext, since viewers autolink bare URLs).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from planner.plaintext import defang_urls
 from report.document import Block, Bullets, Code, Diagram, Document, Lines, Table, Waterfall, build_document
 
-__all__ = ["markdown_from_document", "render_markdown"]
+__all__ = ["markdown_from_document", "markdown_text", "render_markdown"]
+
+
+# Markdown's and HTML's punctuation; an underscore inside a word (queue_basis) emphasises nothing in GFM
+_SPECIAL = re.compile(r"([\\`*\[\]<>|$~&!#]|(?<!\w)_|_(?!\w))")
+_BACKTICKS = re.compile(r"`+")
+
+
+def markdown_text(text: str) -> str:
+    """Text shown as written: Markdown and HTML escaped, URLs not autolinked, newlines folded into one line."""
+    return _SPECIAL.sub(r"\\\1", defang_urls(" ".join(text.split())))
 
 
 def _cell(text: str) -> str:
-    """A table cell: pipes escaped, newlines folded, so the row stays one line."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """A table cell: escaped like any text (the pipe too), so the row stays one row."""
+    return markdown_text(text)
+
+
+def _fenced(language: str, text: str) -> list[str]:
+    """A code block whose fence is longer than any run of backticks inside it, so the text cannot close it."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", *text.splitlines(), fence]
 
 
 def _table(block: Table) -> list[str]:
-    lines = ["| " + " | ".join(block.header) + " |", "|" + "|".join("---" for _ in block.header) + "|"]
+    lines = ["| " + " | ".join(_cell(h) for h in block.header) + " |", "|" + "|".join("---" for _ in block.header) + "|"]
     for i, row in enumerate(block.rows):
         cells = [_cell(c) for c in row]
         if i in block.emphasis_rows:
@@ -28,24 +52,27 @@ def _block(block: Block) -> list[str]:
     if isinstance(block, Table):
         return _table(block)
     if isinstance(block, Lines):
-        return [f"- **{label}:** {text}" for label, text in block.items]
+        return [f"- **{markdown_text(label)}:** {markdown_text(text)}" for label, text in block.items]
     if isinstance(block, Bullets):
-        return [f"{i}. {item}" if block.numbered else f"- {item}" for i, item in enumerate(block.items, start=1)]
+        return [
+            f"{i}. {markdown_text(item)}" if block.numbered else f"- {markdown_text(item)}" for i, item in enumerate(block.items, start=1)
+        ]
     if isinstance(block, Waterfall):
-        rows = [(component, shown) for component, shown, _ in block.steps]
-        marks = [(f"**{name}**", f"**{shown}**") for name, shown, _ in block.marks]
-        return [f"| {block.title} | ms |", "|---|---|", *(f"| {_cell(a)} | {_cell(b)} |" for a, b in rows + marks)]
+        rows = [(_cell(component), _cell(shown)) for component, shown, _ in block.steps]
+        marks = [(f"**{_cell(name)}**", f"**{_cell(shown)}**") for name, shown, _ in block.marks]
+        return [f"| {_cell(block.title)} | ms |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows + marks)]
     if isinstance(block, Code):
-        return [f"```{block.language}", *block.text.splitlines(), "```"]
+        return _fenced(block.language, block.text)
     if isinstance(block, Diagram):
-        return ["```dot", *block.dot.strip().splitlines(), "```"]
+        return _fenced("dot", block.dot.strip())
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
 def markdown_from_document(doc: Document) -> str:
-    out = [f"# {doc.title}", "", doc.subtitle, "", f"**{doc.summary}**"] if doc.subtitle else [f"# {doc.title}", "", f"**{doc.summary}**"]
+    title, summary = f"# {markdown_text(doc.title)}", f"**{markdown_text(doc.summary)}**"
+    out = [title, "", markdown_text(doc.subtitle), "", summary] if doc.subtitle else [title, "", summary]
     for section in doc.sections:
-        out += ["", f"## {section.title}"]
+        out += ["", f"## {markdown_text(section.title)}"]
         for block in section.blocks:
             out += ["", *_block(block)]
     return "\n".join(out) + "\n"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from planner.plaintext import WORD_JOINER
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT_S = 30
@@ -29,8 +31,8 @@ def visit(at: AppTest, page: str) -> AppTest:
 
 
 def shown(markdown: str) -> str:
-    """Markdown as the reader sees it: the backslash escapes of ui.show.md removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """Markdown as the reader sees it: the backslash escapes and the invisible URL breaks of ui.show.md removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace(WORD_JOINER, "")
 
 
 def metrics(at: AppTest) -> dict[str, str]:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from apphelp import ROOT, figure, new_app, shown, visit
+from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, shown, visit
 from casecount import count, examples
+from crafted import CRAFTED_LINKS, HF_CONFIGS, LINK_TEXT_PAYLOADS, crafted_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -21,7 +24,7 @@ from test_fuzz_inputs import FILE_CASES, SCHEMA_CASES, _set_text, run_main
 
 from planner import GPUS, MODELS, BriefError, load_brief, plan
 from planner.loader import MAX_BRIEF_BYTES
-from ui.brief_files import read_upload
+from ui.brief_files import read_hf_config, read_upload
 from ui.pages import PAGES
 
 pytestmark = pytest.mark.app
@@ -243,3 +246,202 @@ def test_a_bad_value_in_a_link_gets_the_clis_message_and_the_rest_is_kept(path: 
     warnings = [shown(w.value) for w in at.warning]
     assert any(cli_message in w for w in warnings), f"CLI says {cli_message!r}; the app shows {warnings}"
     assert at.sidebar.number_input(key="sb.hardware.nodes").value == 6  # the rest of the link is kept
+
+
+# --- crafted links: every one ends in a message or a design, never an exception (issue 17) ------------
+
+_GUARD_TEXT = "could not be drawn"  # ui.guard's message: a page raised after all
+
+
+def _page_failures(at: AppTest, page: str) -> list[str]:
+    shown_here = [e.value for e in at.exception]
+    shown_here += [e.value for e in [*at.error, *at.success] if _GUARD_TEXT in e.value]
+    return [f"{page}: {text[:200]}" for text in shown_here]
+
+
+@pytest.mark.parametrize("params", CRAFTED_LINKS, ids=crafted_ids())
+def test_a_crafted_link_never_shows_an_exception_on_any_page(params: dict[str, str]) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT_S)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    failures = _page_failures(at, "first run")
+    for page, _, _ in PAGES:
+        at.switch_page(page).run()
+        failures += _page_failures(at, page)
+    count("app: crafted links, every page")
+    assert not failures, failures
+
+
+def _overrides_from(params: dict[str, str]) -> dict[str, Any]:
+    return dict(new_app(params).session_state["state.overrides"])
+
+
+def test_link_parameters_apply_whatever_their_order() -> None:
+    custom = {
+        "model.custom.layers": "80",
+        "model.custom.hidden_size": "8192",
+        "model.custom.attention_heads": "64",
+        "model.custom.kv_heads": "8",
+        "model.custom.head_dim": "128",
+        "model.custom.params": "70600000000",
+    }
+    name_first = _overrides_from({"preset": "capstone", "model.name": "custom", **custom})
+    name_last = _overrides_from({"preset": "capstone", **custom, "model.name": "custom"})
+    assert name_first == name_last and name_first["model.name"] == "custom"
+    lengths = {"workload.input_tokens_mean": "50000", "workload.input_tokens_p95": "100000"}
+    assert _overrides_from({"preset": "capstone", **lengths}) == _overrides_from({"preset": "capstone", **dict(reversed(lengths.items()))})
+    assert _overrides_from({"preset": "capstone", **lengths})["workload.input_tokens_p95"] == 100_000
+
+
+def test_a_link_the_app_wrote_reopens_the_same_custom_model() -> None:
+    from ui.state import to_query_params
+
+    at = new_app({"preset": "capstone"})
+    visit(at, "pages/brief.py")
+    at.selectbox(key="f.model.name").set_value("custom").run()
+    overrides = dict(at.session_state["state.overrides"])
+    assert overrides.get("model.name") == "custom"
+    again = new_app(to_query_params("capstone", overrides))
+    assert dict(again.session_state["state.overrides"]) == overrides
+    assert not again.warning
+
+
+def test_a_value_a_slider_cannot_show_still_plans_and_the_control_says_so() -> None:
+    at = new_app({"preset": "capstone", "workload.duty_cycle": "0.005"})
+    assert at.session_state["state.overrides"] == {"workload.duty_cycle": 0.005}
+    assert at.sidebar.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.01)  # its nearest position
+    assert any("0.005" in shown(c.value) and "0.01" in shown(c.value) for c in at.sidebar.caption)
+    visit(at, "pages/capacity.py")
+    expected = plan(load_brief("capstone").with_changes({"workload.duty_cycle": 0.005})).demand.request_rate_per_s
+    assert figure(at, "Request rate") == pytest.approx(expected, rel=0.01)
+
+
+def test_an_unknown_model_and_an_overflowing_value_in_a_link_are_named() -> None:
+    at = new_app({"preset": "capstone", "model.name": "gpt-5", "efficiency.compute_fraction": "1e-200", "hardware.nodes": "6"})
+    warnings = " ".join(shown(w.value) for w in at.warning)
+    assert "model.name: unknown model 'gpt-5'" in warnings and "efficiency.compute_fraction" in warnings
+    assert at.session_state["state.overrides"] == {"hardware.nodes": 6}
+
+
+# --- user text never becomes a link, an image or markup ---------------------------------------------
+
+# what a GFM renderer autolinks even when it is backslash-escaped (markup such as [x](y) is _UNESCAPED's job)
+_AUTOLINKABLE = re.compile(r"(?i)(?:https?|ftp)://|www\.|[\w.+-]@[\w-]+\.")
+
+
+def _link_leaks(at: AppTest) -> list[tuple[str, str]]:
+    """Markdown bodies in which a renderer would still find a URL or an e-mail address to link (escapes resolved)."""
+    return [(kind, body) for kind, body in _rendered_texts(at) if _AUTOLINKABLE.search(re.sub(r"\\(.)", r"\1", body))]
+
+
+@pytest.mark.parametrize("payload", LINK_TEXT_PAYLOADS, ids=range(len(LINK_TEXT_PAYLOADS)))
+def test_text_from_a_link_never_becomes_a_link(payload: str) -> None:
+    for params in (
+        {"preset": "capstone", "title": payload, "description": payload, "assumptions": json.dumps([payload])},
+        {"preset": payload},
+        {"preset": "capstone", payload[:60]: "1", "hardware.gpu": payload[:40]},
+    ):
+        at = new_app(params)
+        for page, title, _ in PAGES:
+            visit(at, page)
+            assert not _link_leaks(at), f"{title} with {params}: {_link_leaks(at)}"
+            _assert_shown_as_text(at, f"{title} with {params}")
+            count("app: pages checked for autolinkable user text")
+
+
+def test_the_diagram_carries_no_user_text() -> None:
+    at = new_app({"preset": "capstone", "title": LINK_TEXT_PAYLOADS[0], "description": LINK_TEXT_PAYLOADS[3]})
+    visit(at, "pages/architecture.py")
+    dot = " ".join(chart.proto.spec for chart in at.get("graphviz_chart"))
+    assert dot and "evil" not in dot and "href" not in dot.lower() and "URL" not in dot
+
+
+# --- the server reads none of its files for a brief from elsewhere ----------------------------------
+
+
+@pytest.fixture
+def no_file_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if anything asks the loader to read a config.json from disk."""
+
+    def refuse(path: Any) -> None:
+        raise AssertionError(f"the app tried to read {path}")
+
+    monkeypatch.setattr("planner.loader.model_from_hf_config", refuse)
+
+
+@pytest.mark.usefixtures("no_file_reads")
+@pytest.mark.parametrize("path", ["/etc/passwd", "/etc/hostname", "presets/capstone.toml", "/" + "a" * 300, "/dev/zero"])
+def test_a_server_path_in_a_link_is_refused_without_touching_it(path: str) -> None:
+    at = new_app({"preset": "capstone", "model.hf_config": path})
+    warnings = [shown(w.value) for w in at.warning]
+    assert any(w.startswith("model.hf_config: a file path is not accepted here") for w in warnings), warnings
+    assert at.session_state["state.overrides"] == {}
+
+
+@pytest.mark.usefixtures("no_file_reads")
+def test_a_server_path_in_an_uploaded_brief_is_refused_without_touching_it() -> None:
+    text = (ROOT / "presets" / "capstone.toml").read_text().replace("[model]\n", '[model]\nhf_config = "/etc/passwd"\n', 1)
+    assert 'hf_config = "/etc/passwd"' in text
+    with pytest.raises(BriefError, match=r"model\.hf_config: a file path is not accepted here"):
+        read_upload("brief.toml", text.encode())
+    at = new_app({"preset": "capstone"})
+    visit(at, "pages/brief.py")
+    at.get("file_uploader")[0].upload("brief.toml", text.encode(), "application/toml").run()
+    assert not at.exception
+    errors = [shown(e.value) for e in at.error]
+    assert any("model.hf_config: a file path is not accepted here" in e for e in errors), errors
+    assert at.session_state["state.overrides"] == {}
+
+
+def _hf_uploader(at: AppTest) -> Any:
+    return next(u for u in at.get("file_uploader") if u.proto.label.startswith("Model from a Hugging Face"))
+
+
+def test_a_model_comes_from_an_uploaded_config_json() -> None:
+    at = new_app({"preset": "capstone"})
+    visit(at, "pages/brief.py")
+    _hf_uploader(at).upload("Llama-3.1-8B.json", HF_CONFIGS["good"], "application/json").run()
+    assert not at.exception
+    brief = at.session_state["state.overrides"]
+    assert brief["model.name"] == "custom" and brief["model.custom"]["kv_heads"] == 8
+    assert brief["model.custom"]["params"] == pytest.approx(8.03e9, rel=0.01)  # the published 8.03e9
+
+
+@pytest.mark.parametrize("name", sorted(set(HF_CONFIGS) - {"good"}))
+def test_a_bad_uploaded_config_json_is_one_message_naming_the_field(name: str) -> None:
+    with pytest.raises(BriefError) as info:
+        read_hf_config(f"{name}.json", HF_CONFIGS[name])
+    assert "\n" not in str(info.value) and info.value.field.startswith(f"{name}.json")
+    count("app: bad config.json uploads")
+
+
+def test_bad_config_json_uploads_through_the_page_keep_the_design() -> None:
+    at = new_app({"preset": "capstone", "hardware.nodes": "6"})
+    visit(at, "pages/brief.py")
+    for name in ("zero-heads", "inf-hidden", "text-layers", "binary", "deep"):
+        _hf_uploader(at).upload(f"{name}.json", HF_CONFIGS[name], "application/json").run()
+        assert not at.exception, name
+        assert any(shown(e.value).startswith(f"Not loaded: {name}.json") for e in at.error), name
+        assert at.session_state["state.overrides"] == {"hardware.nodes": 6}
+        _hf_uploader(at).clear().run()
+
+
+# --- the server, not only the browser, limits uploads -----------------------------------------------
+
+
+def test_the_server_config_limits_uploads_and_hides_the_deploy_button() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == 1  # MB: Streamlit's server refuses larger request bodies
+    assert config["client"]["toolbarMode"] == "minimal"
+
+
+def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept() -> None:
+    text = (ROOT / "presets" / "capstone.toml").read_text().replace('name = "llama-3-70b"', 'name = "gpt-5"', 1)
+    assert 'name = "gpt-5"' in text
+    at = new_app({"preset": "capstone", "hardware.nodes": "6"})
+    visit(at, "pages/brief.py")
+    at.get("file_uploader")[0].upload("brief.toml", text.encode(), "application/toml").run()
+    assert not at.exception
+    assert any("model.name: unknown model 'gpt-5'" in shown(e.value) for e in at.error)
+    assert at.session_state["state.overrides"] == {"hardware.nodes": 6}

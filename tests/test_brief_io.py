@@ -97,4 +97,4 @@ def test_custom_model_from_a_local_hf_config(tmp_path):
 
 def test_missing_hf_config_names_the_file(tmp_path):
     with pytest.raises(BriefError, match=r"config\.json"):
-        apply_overrides(load_brief("capstone"), {"model.hf_config": str(tmp_path / "nope" / "config.json")})
+        apply_overrides(load_brief("capstone"), {"model.hf_config": str(tmp_path / "nope" / "config.json")}, base_dir=tmp_path)

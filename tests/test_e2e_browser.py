@@ -170,3 +170,30 @@ def test_slider_moves_the_figures(server: str, page: object) -> None:
     _settle(page)
     page.get_by_text("83.3 req/s").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     assert _metric(page, "Request rate") == "83.3 req/s"
+
+
+_FOREIGN_RESOURCES = """() => [...document.querySelectorAll('a[href], img[src], iframe[src], link[href], script[src]')]
+    .map(e => e.getAttribute('href') || e.getAttribute('src'))
+    .filter(u => { try { return new URL(u, location.href).host !== location.host } catch (err) { return true } })"""
+_EVIL = "https://evil.example/login"
+
+
+def test_text_from_a_link_is_no_link_in_the_browser(server: str, page: object) -> None:
+    """A shared link's title, description, assumptions and preset name show as text: no link or image to another host."""
+    from urllib.parse import urlencode
+
+    text = f"Session expired: sign in again at {_EVIL} or www.evil.example, mail admin@evil.example"
+    links = [
+        {"preset": "capstone", "title": text, "description": text, "assumptions": f'["{text}"]'},
+        {"preset": text},
+        {"preset": "capstone", "hardware.gpu": "www.evil.example", "model.hf_config": _EVIL},
+    ]
+    for i, params in enumerate(links):
+        page.goto(f"{server}/?{urlencode(params)}")  # type: ignore[attr-defined]
+        _settle(page, "Brief")
+        _no_exception(page)
+        body = page.locator("body").inner_text().replace("\u2060", "")  # type: ignore[attr-defined]
+        assert "evil.example" in body, "the text is shown"
+        foreign = page.evaluate(_FOREIGN_RESOURCES)  # type: ignore[attr-defined]
+        assert foreign == [], f"link {i}: elements pointing to another host: {foreign}"
+        page.screenshot(path=str(SHOTS / f"30-link-text-{i}.png"), full_page=True)  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from planner import load_brief, plan, preset_names
 from planner.cli import design_json
 from report import build_document, render_html, render_markdown
 from report.figures import format_figure, resolve
+from report.markdown import markdown_text
 from tests.conftest import ROOT, cli_json, run_cli
 
 pytestmark = pytest.mark.unit
@@ -39,7 +40,7 @@ def preset(request):
 def _variants(text: str) -> list[str]:
     """A figure's text as each format may show it: verbatim, folded for a table cell, pipes escaped."""
     folded = " ".join(text.split())
-    return [v for v in dict.fromkeys([text, folded, folded.replace("|", "\\|")]) if v]  # a switch's value is empty
+    return [v for v in dict.fromkeys([text, folded, folded.replace("|", "\\|"), markdown_text(text)]) if v]  # a switch's value is empty
 
 
 # --- every number is the plan's ------------------------------------------------------------------------
@@ -102,9 +103,9 @@ def test_document_has_every_section_of_the_issue(preset):
     assert any(isinstance(b, Diagram) for b in blocks["architecture"])
     assert any(isinstance(b, Code) for b in blocks["config"])
     assert sum(isinstance(b, Waterfall) for b in blocks["slo"]) == 2
-    assert design.failure_summary.binding_reason in render_markdown(design)
+    assert markdown_text(design.failure_summary.binding_reason) in render_markdown(design)
     if design.variation is not None:  # a variation preset says what it asks and what it finds
-        assert "variation" in keys and design.variation.conclusion in render_markdown(design)
+        assert "variation" in keys and markdown_text(design.variation.conclusion) in render_markdown(design)
 
 
 def test_headline_figures_capstone():

@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ import tomli_w
 from annotated_types import Ge, Gt, Le, Lt
 from casecount import count
 from conftest import run_cli
+from crafted import DEEP, DEEP_OBJECT, HF_CONFIGS
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -461,3 +463,105 @@ def test_a_brief_that_is_not_a_regular_file_is_refused_without_reading(
     count("fuzz: special files (in-process CLI)")
     assert_rejected(code, err, str(path))
     assert out == ""
+
+
+# --- crafted input on the command line (issue 17): one line naming the field, never a traceback ---------
+
+CRAFTED_SETS = [
+    ("workload.duty_cycle", DEEP),
+    ("title", DEEP),
+    ("title", DEEP_OBJECT),
+    ("model.custom", DEEP),
+    ("efficiency.compute_fraction", "1e-200"),
+    ("efficiency.compute_fraction", "5e-324"),
+    ("efficiency.bandwidth_fraction", "1e-300"),
+    ("efficiency.attention_bandwidth_fraction", "1e-300"),
+    ("model.name", "gpt-5"),
+    ("hardware.gpu", "tpu-v5"),
+    ("title", "y" * 100_000),
+    ("x" * 300, "1"),
+    ("model.hf_config", "/" + "a" * 300),
+    ("model.hf_config", "/etc/passwd"),
+    ("model.hf_config", "/dev/zero"),
+    ("lora.rank", "1025"),
+]
+
+
+@pytest.mark.parametrize(("path", "raw"), CRAFTED_SETS, ids=[f"{p[:30]}={r[:16]}" for p, r in CRAFTED_SETS])
+def test_crafted_set_is_exit_2_naming_the_field(path: str, raw: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(["plan", "capstone", "--set", f"{path}={raw}"], capsys)
+    count("fuzz: crafted --set values (in-process CLI)")
+    assert_rejected(code, err, path[:60])
+    assert out == ""
+
+
+@pytest.mark.parametrize("ref", ["x" * 300, "a/" * 200 + "brief.toml", "presets/" + "x" * 300 + ".toml", "\x1b[2J"])
+def test_an_over_long_or_odd_brief_name_is_exit_2(ref: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(["plan", ref], capsys)
+    count("fuzz: unknown presets and paths (in-process CLI)")
+    assert_rejected(code, err, ("BRIEF", ref[:40].replace("\x1b", "")))
+    assert "\x1b" not in err and out == ""
+
+
+def _brief_naming(tmp_path: Path, hf_config: str) -> Path:
+    brief = tmp_path / "brief.toml"
+    brief.write_text(CAPSTONE_TOML.replace("[model]\n", f"[model]\nhf_config = {json.dumps(hf_config)}\n", 1))
+    return brief
+
+
+@pytest.mark.parametrize("name", sorted(HF_CONFIGS))
+def test_a_brief_file_reads_its_config_json_relative_to_itself(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI keeps paths (relative to the brief file); every bad config.json is one line naming its field."""
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_bytes(HF_CONFIGS[name])
+    code, out, err = run_main(["plan", str(_brief_naming(tmp_path, "model/config.json")), "--json"], capsys)
+    count("fuzz: config.json files (in-process CLI)")
+    if name == "good":
+        assert code == 0 and json.loads(out)["model"]["key"] == "custom"
+    else:
+        assert_rejected(code, err, "model.hf_config")
+        assert out == ""
+
+
+def test_a_brief_files_over_long_config_path_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(["plan", str(_brief_naming(tmp_path, "a" * 300 + "/config.json"))], capsys)
+    assert_rejected(code, err, "model.hf_config")
+
+
+def test_text_output_strips_terminal_control_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    title = "\x1b]0;pwned\x07\x1b[31mred\x1b[0m\rover\u202eevil"
+    code, out, err = run_main(["plan", "capstone", "--set", f"title={title}"], capsys)
+    assert code == 0, err
+    assert "red" in out and "over" in out
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out)
+    code, _, err = run_main(["plan", "\x1b[2Jnosuch"], capsys)
+    assert code == 2 and "\x1b" not in err
+
+
+def test_an_arithmetic_failure_names_the_field(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Past the brief's ranges, an overflow in the method is exit 2 naming the field whose value causes it."""
+    from planner import cli
+
+    real_plan = cli.plan
+
+    def fragile(brief: Brief) -> Any:
+        if brief.efficiency.compute_fraction < 0.01:
+            raise OverflowError("math range error")
+        return real_plan(brief)
+
+    monkeypatch.setattr(cli, "plan", fragile)
+    code, out, err = run_main(["plan", "capstone", "--set", "efficiency.compute_fraction=0.002"], capsys)
+    assert_rejected(code, err, "efficiency.compute_fraction")
+    assert out == ""
+
+
+def test_a_bug_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from planner import cli
+
+    def broken(brief: Brief) -> Any:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(cli, "plan", broken)
+    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+    code, _, err = run_main(["plan", "capstone"], capsys)
+    assert code == 1 and len(err.splitlines()) == 1 and "Traceback" not in err and "internal error" in err

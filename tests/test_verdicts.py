@@ -156,3 +156,22 @@ def test_a_burst_that_swamps_the_long_context_pool_fails_its_scenario():
     burst = next(f for f in design.failures if f.scenario.value == "long_context_burst")
     assert "164.9%" in burst.note  # the pool goes from 87.9% to 164.9% busy
     assert burst.ok is False
+
+
+# --- LoRA adapters are a resource the verdict checks (planner.lora) ---------------------------------
+
+
+def test_adapters_that_do_not_fit_the_gpu_make_the_design_infeasible() -> None:
+    for preset in ("capstone", "variation-c"):
+        design = plan(load_brief(preset).with_changes({"lora.adapters": 100_000, "lora.rank": 1024}))
+        assert not design.verdict.feasible and not design.verdict.meets_slo
+        problem = next(p for p in design.verdict.problems if p.field == "lora.adapters")
+        assert "GB per GPU" in problem.problem and problem.change
+
+
+def test_lora_fields_outside_variation_c_are_reported_not_dropped() -> None:
+    design = plan(load_brief("capstone").with_changes({"lora.adapters": 5}))
+    assert design.verdict.feasible  # five small adapters fit
+    assert any(p.field == "lora" and "variation C" in p.problem for p in design.verdict.problems)
+    assert not any(p.field.startswith("lora") for p in plan(load_brief("variation-c")).verdict.problems)
+    assert not any(p.field.startswith("lora") for p in plan(load_brief("capstone")).verdict.problems)

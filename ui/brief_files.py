@@ -1,19 +1,27 @@
-"""Loading a brief from an uploaded TOML or JSON file, and saving the current one."""
+"""Loading a brief from an uploaded TOML or JSON file, saving the current one, and a model from an uploaded config.json.
+
+Nothing here reads the server's files: a brief that names a config.json path is refused (planner.loader
+reads paths only for the CLI), and a Hugging Face config is uploaded instead.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from planner import Brief, BriefError, brief_to_json, brief_to_toml
+from planner.brief import CustomModel
+from planner.catalog import HF_CONFIG_MAX_BYTES, model_from_hf_config_text
 from planner.loader import MAX_BRIEF_BYTES, brief_from_text
 from ui import state
 from ui.document import file_stem
 from ui.show import md
 
-__all__ = ["UPLOAD_KEY", "brief_files", "read_upload"]
+__all__ = ["HF_UPLOAD_KEY", "UPLOAD_KEY", "brief_files", "hf_config_upload", "read_hf_config", "read_upload"]
 
 UPLOAD_KEY = "brief.upload"
 _UPLOAD_ERROR_KEY = "brief.upload_error"
+HF_UPLOAD_KEY = "brief.hf_upload"
+_HF_ERROR_KEY = "brief.hf_upload_error"
 
 
 def read_upload(name: str, data: bytes) -> Brief:
@@ -35,6 +43,7 @@ def _on_upload() -> None:
         return
     try:
         brief = read_upload(uploaded.name, uploaded.getvalue())
+        state.check_plans(brief)  # an unknown catalog key or an overflowing value is refused here, not on the page
     except BriefError as exc:
         st.session_state[_UPLOAD_ERROR_KEY] = str(exc)
         return
@@ -60,3 +69,56 @@ def brief_files(brief: Brief) -> None:
         stem = file_stem(brief.title)
         st.download_button("Save as TOML", brief_to_toml(brief), file_name=f"{stem}.toml", mime="application/toml", on_click="ignore")
         st.download_button("Save as JSON", brief_to_json(brief), file_name=f"{stem}.json", mime="application/json", on_click="ignore")
+
+
+# --- a model from an uploaded Hugging Face config.json ----------------------------------------------
+
+
+def read_hf_config(name: str, data: bytes) -> CustomModel:
+    """A custom model from an uploaded config.json's bytes: size-limited, UTF-8 JSON, every number checked."""
+    if len(data) > HF_CONFIG_MAX_BYTES:
+        raise BriefError(name, f"file is {len(data):,} bytes; a config.json is at most {HF_CONFIG_MAX_BYTES:,}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BriefError(name, "file is not UTF-8 text (binary?)") from None
+    try:
+        return model_from_hf_config_text(text)
+    except BriefError as exc:
+        raise BriefError(f"{name}: {exc.field}", exc.reason) from None
+
+
+def _display_name(file_name: str) -> str:
+    stem = file_name.rsplit(".", 1)[0]
+    return f"custom ({stem[:60]})" if stem and stem != "config" else "custom model"
+
+
+def _on_hf_upload() -> None:
+    uploaded = st.session_state.get(HF_UPLOAD_KEY)
+    st.session_state.pop(_HF_ERROR_KEY, None)
+    if uploaded is None:
+        return
+    try:
+        custom = read_hf_config(uploaded.name, uploaded.getvalue())
+    except BriefError as exc:
+        st.session_state[_HF_ERROR_KEY] = str(exc)
+        return
+    changes = {"model.name": "custom", "model.custom": custom.model_dump(mode="json"), "model.display_name": _display_name(uploaded.name)}
+    state.set_fields(changes, report_at="model.hf_config")
+    if "model.hf_config" not in state.field_errors():
+        state.set_notice(f"Model from {uploaded.name}: {custom.layers} layers, {custom.params / 1e9:.1f}B parameters")
+
+
+def hf_config_upload() -> None:
+    """An uploader for a Hugging Face config.json: its architecture becomes the custom model."""
+    st.file_uploader(
+        "Model from a Hugging Face config.json",
+        type=["json"],
+        key=HF_UPLOAD_KEY,
+        on_change=_on_hf_upload,
+        max_upload_size=1,
+        help="The model's config.json (as published on its Hugging Face page); its architecture numbers become a custom model.",
+    )
+    error = st.session_state.get(_HF_ERROR_KEY) or state.field_errors().get("model.hf_config")
+    if error:
+        st.error(f"Not loaded: {md(error)}")

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from planner import GPUS, MODELS, Brief
 from planner.brief import Cost, CustomModel, Deployment, Efficiency, Hardware, Latency, ModelChoice, Slo, Workload
 from ui import state
+from ui.brief_files import hf_config_upload
 from ui.show import md
 from ui.sidebar import control
 
@@ -131,6 +132,7 @@ def _model(brief: Brief) -> None:
         error = state.field_errors().get("model.name")
         if error:
             st.error(md(error))
+        hf_config_upload()
         if brief.model.name == "custom":
             control(
                 st.text_input,

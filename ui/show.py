@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from planner import Design, Problem
+from planner.plaintext import defang_urls
 
 __all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "text_table", "verdict_banner"]
 
@@ -22,8 +23,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
 
 def md(text: str) -> str:
-    """Escape Markdown (and the $ that Streamlit reads as LaTeX) so text shows as written."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Text shown as written: Markdown (and the $ that Streamlit reads as LaTeX) escaped, control characters
+    removed, and URLs broken invisibly, so the browser's autolinking makes no link of them (escaping alone
+    does not stop `https://...` or `www....` becoming a live link)."""
+    return _MD_SPECIAL.sub(r"\\\1", defang_urls(text))
 
 
 @dataclass(frozen=True)

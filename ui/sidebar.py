@@ -13,8 +13,9 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from planner import GPUS, MODELS, Brief, Design, InfeasibleDesign, plan, preset_names
+from planner import GPUS, MODELS, Brief, BriefError, Design, InfeasibleDesign, plan, preset_names
 from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
+from planner.guard import checked
 from ui import state
 from ui.document import document_download
 from ui.show import md, show_problems
@@ -28,9 +29,20 @@ def _help(model: Any, name: str) -> str:
     return str(model.model_fields[name].description or "")
 
 
-def _seed(key: str, brief: Brief, path: str) -> None:
+def _nearest(value: Any, low: float | None, high: float | None) -> Any:
+    """The control's nearest position to a brief value it cannot show (a slider's or a number input's range)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if low is not None and value < low:
+        return type(value)(low)
+    if high is not None and value > high:
+        return type(value)(high)
+    return value
+
+
+def _seed(key: str, brief: Brief, path: str, low: float | None = None, high: float | None = None) -> None:
     if key not in st.session_state:
-        st.session_state[key] = state.brief_value(brief, path)
+        st.session_state[key] = _nearest(state.brief_value(brief, path), low, high)
 
 
 def _on_change(path: str, key: str) -> None:
@@ -38,10 +50,19 @@ def _on_change(path: str, key: str) -> None:
 
 
 def control(widget: Callable[..., Any], label: str, path: str, brief: Brief, *, key_prefix: str = "sb.", **kwargs: Any) -> None:
-    """A widget bound to one brief path: seeded from the brief, its changes written back as an override."""
+    """A widget bound to one brief path: seeded from the brief, its changes written back as an override.
+
+    A brief value outside the widget's range (a link's duty cycle of 0.005 on a slider from 0.01) still plans:
+    the widget shows its nearest position and a caption says which value the design uses.
+    """
     key = f"{key_prefix}{path}"
-    _seed(key, brief, path)
+    low, high = kwargs.get("min_value"), kwargs.get("max_value")
+    _seed(key, brief, path, low, high)
     widget(label, key=key, on_change=_on_change, args=(path, key), **kwargs)
+    value = state.brief_value(brief, path)
+    shown = _nearest(value, low, high)
+    if shown != value:
+        st.caption(md(f"The design uses {value:g}; this control reaches only {shown:g}, so it shows that. Move it to change the value."))
     error = state.field_errors().get(path)
     if error:
         st.error(md(error))  # it quotes what the user typed: shown as text, never as Markdown
@@ -178,17 +199,20 @@ def page_setup(title: str) -> Design | None:
         _link_caption()
     state.sync_url()
     st.title(title)
-    st.caption(md(brief.title))
+    st.caption(md(brief.title))  # anyone's text (a shared link sets it): escaped, and no URL in it becomes a link
     for message in state.link_errors().values():
         st.warning(md(message))  # a link's parameters are anyone's text: never render them as links or images
     notice = state.pop_notice()
     if notice:
         st.success(md(notice))
     try:
-        design = plan(brief)
+        design = checked(plan, brief)
     except InfeasibleDesign as exc:
         st.error("This design cannot be computed: it does not fit the hardware. Change the fields named below.")
         show_problems(exc.verdict.problems)
+        return None
+    except BriefError as exc:  # the app validates every change with plan(), so this is a safety net
+        st.error(md(f"This design cannot be computed: {exc}"))
         return None
     with st.sidebar:
         document_download(design)

@@ -9,6 +9,7 @@ the same design.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from functools import lru_cache
@@ -16,8 +17,9 @@ from typing import Any
 
 import streamlit as st
 
-from planner import Brief, BriefError, apply_overrides, load_brief, preset_names
-from planner.loader import parse_override
+from planner import Brief, BriefError, InfeasibleDesign, apply_overrides, load_brief, plan, preset_names
+from planner.guard import checked
+from planner.loader import parse_value
 
 __all__ = [
     "WIDGET_PREFIXES",
@@ -47,6 +49,7 @@ LINK_ERRORS_KEY = "state.link_errors"
 NOTICE_KEY = "state.notice"
 INIT_KEY = "state.initialised"
 PAGE_KEY = "state.page"
+GOOD_KEY = "state.last_good"  # (preset, overrides) of the last design every page element drew
 WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
 
 
@@ -65,8 +68,23 @@ def _brief_for(preset: str, overrides_json: str) -> Brief:
 
 
 def brief_for(preset: str, overrides: Mapping[str, Any]) -> Brief:
-    """The preset with the overrides applied (validated; cached by their JSON)."""
+    """The preset with the overrides applied (validated; cached by their JSON). No file is ever read: the
+    app refuses model.hf_config paths (a config.json is uploaded instead)."""
     return _brief_for(preset, _overrides_key(overrides))
+
+
+def valid_brief(preset: str, overrides: Mapping[str, Any]) -> Brief:
+    """brief_for, and the design computes: unknown catalog keys and arithmetic failures are BriefErrors naming
+    the field; a design that does not fit the hardware is valid (its page shows the verdict)."""
+    brief = brief_for(preset, overrides)
+    check_plans(brief)
+    return brief
+
+
+def check_plans(brief: Brief) -> None:
+    """Raise BriefError unless plan() gives a design or a verdict (InfeasibleDesign is a verdict the page shows)."""
+    with contextlib.suppress(InfeasibleDesign):
+        checked(plan, brief)
 
 
 def brief_value(brief: Brief, path: str) -> Any:
@@ -129,25 +147,80 @@ def to_query_params(preset: str, overrides: Mapping[str, Any]) -> dict[str, str]
     return {"preset": preset, **{path: _raw(value) for path, value in sorted(overrides.items())}}
 
 
+MAX_LINK_PARAMS = 60  # a design differs from its preset in a few dozen fields at most
+MAX_ECHO_CHARS = 80  # a name from the link quoted in a message is clipped to this
+
+
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _names(field: str, path: str) -> bool:
+    """Whether an error about `field` is about the override at `path` (the same field, a parent or a child)."""
+    return field == path or field.startswith(f"{path}.") or path.startswith(f"{field}.")
+
+
+def _accepted(preset: str, candidates: dict[str, Any], errors: dict[str, str]) -> dict[str, Any]:
+    """The overrides of a link that the planner accepts together, whatever their order in the URL.
+
+    All at once first (fields that only make sense together, such as a custom model's, arrive together); an
+    error that names a parameter drops it and the rest is tried again. An error naming none of them (a rule
+    between fields) falls back to adding the parameters one at a time, in path order, until none more fits.
+    """
+    pending = dict(candidates)
+    while pending:
+        try:
+            valid_brief(preset, pending)
+            return pending
+        except BriefError as exc:
+            named = [path for path in pending if _names(exc.field, path)]
+            if not named:
+                break
+            for path in named:
+                errors[path] = f"{exc} (from the link; left out)"
+                del pending[path]
+    accepted: dict[str, Any] = {}
+    grew = True
+    while grew:
+        grew = False
+        for path in sorted(set(pending) - set(accepted)):
+            try:
+                valid_brief(preset, {**accepted, path: pending[path]})
+            except BriefError:
+                continue
+            accepted[path], grew = pending[path], True
+    for path in sorted(set(pending) - set(accepted)):
+        try:
+            valid_brief(preset, {**accepted, path: pending[path]})
+        except BriefError as exc:
+            errors[path] = f"{exc} (from the link; left out)"
+    return accepted
+
+
 def from_query_params(params: Mapping[str, str]) -> tuple[str, dict[str, Any], dict[str, str]]:
-    """(preset, overrides, errors) from a URL; a bad parameter is reported and left out, the rest kept."""
+    """(preset, overrides, errors) from a URL; a bad parameter is reported and left out, the rest kept.
+
+    The parameters' order in the URL does not matter, and nothing a link holds is read as a file path.
+    """
     errors: dict[str, str] = {}
     preset = params.get("preset", DEFAULT_PRESET)
     if preset not in preset_names():
-        errors["preset"] = f"preset: unknown preset '{preset}' in the link; showing {DEFAULT_PRESET}"
+        errors["preset"] = f"preset: unknown preset '{clip(preset)}' in the link; showing {DEFAULT_PRESET}"
         preset = DEFAULT_PRESET
-    overrides: dict[str, Any] = {}
-    for key, raw in params.items():
-        if key == "preset":
-            continue
+    keys = sorted(key for key in params if key != "preset")
+    if len(keys) > MAX_LINK_PARAMS:
+        errors["link"] = f"link: {len(keys)} parameters; the first {MAX_LINK_PARAMS} in path order are used"
+        keys = keys[:MAX_LINK_PARAMS]
+    candidates: dict[str, Any] = {}
+    for key in keys:
+        path = key.strip()
         try:
-            path, value = parse_override(f"{key}={raw}")
-            brief_for(preset, {**overrides, path: value})
+            if not path:
+                raise BriefError("(empty name)", "a link parameter needs a field path, e.g. hardware.nodes=4")
+            candidates[path] = parse_value(path, params[key])
         except BriefError as exc:
-            errors[key] = f"{exc} (from the link; left out)"
-            continue
-        overrides[path] = value
-    return preset, overrides, errors
+            errors[clip(key)] = f"{exc.field[:MAX_ECHO_CHARS]}: {exc.reason} (from the link; left out)"
+    return preset, _accepted(preset, candidates, errors), errors
 
 
 # --- session state ---------------------------------------------------------------------------------
@@ -231,10 +304,10 @@ def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
     errors = field_errors()
     errors.pop(report_at, None)
     try:
-        brief_for(preset, overrides)
+        valid_brief(preset, overrides)
     except BriefError as exc:
         shown = changes.get(report_at, changes)
-        errors[report_at] = f"{shown!r} not accepted: {exc}"
+        errors[report_at] = f"{clip(repr(shown))} not accepted: {exc}"
         ss[ERRORS_KEY] = errors
         return False
     ss[OVERRIDES_KEY] = overrides
@@ -254,6 +327,24 @@ def load_brief_as_current(brief: Brief) -> None:
     ss[OVERRIDES_KEY] = diff_overrides(preset_brief(current_preset()), brief)
     ss[ERRORS_KEY] = {}
     reset_widgets()
+
+
+def remember_good() -> None:
+    """Record the current design as one a page drew completely (ui.guard restores it after a failure)."""
+    ss = st.session_state
+    if INIT_KEY in ss:
+        ss[GOOD_KEY] = (current_preset(), current_overrides())
+
+
+def restore_good() -> bool:
+    """Go back to the last design a page drew; False if there is none or it is the current one."""
+    ss = st.session_state
+    good = ss.get(GOOD_KEY)
+    if INIT_KEY not in ss or good is None or good == (current_preset(), current_overrides()):
+        return False
+    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY] = good[0], dict(good[1]), {}
+    reset_widgets()
+    return True
 
 
 def enter_page(name: str) -> None:

@@ -1,0 +1,103 @@
+"""LoRA adapters: the memory they take on each GPU, and what the verdict says about them.
+
+Every resource a brief names is checked against the GPU's memory: adapters that do not fit beside the
+weights and the reserve make the design infeasible (a verdict, not a figure nobody reads), whether or not
+the brief poses variation C. The rest of the method sizes adapters only in variation C; elsewhere the
+verdict says the LoRA fields are not part of the figures instead of dropping them silently.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief, Lora, LoraModules, VariationKey
+from planner.catalog import ModelSpec
+from planner.fmt import num
+from planner.verdict import Problem, Verdict
+
+if TYPE_CHECKING:
+    from planner.design import Design
+
+__all__ = ["LoraMemory", "lora_memory", "lora_problems", "with_lora_verdict"]
+
+ADAPTER_BYTES_PER_PARAM = 2  # adapters stay in BF16
+
+
+class LoraMemory(BaseModel):
+    """The adapters of one replica: parameters each, GB each, GB all, GB per GPU (split over TP)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    modules: str  # "q, v" or "q, k, v, o"
+    widths_per_layer: int  # in + out widths of the adapted projections of one layer
+    params_per_adapter: float
+    gb_per_adapter: float
+    gb_per_replica: float
+    gb_per_gpu: float
+
+
+def lora_memory(lora: Lora, model: ModelSpec, tp: int) -> LoraMemory:
+    hidden, kv_dim = model.hidden_size, model.kv_heads * model.head_dim
+    widths = (hidden + hidden) + (hidden + kv_dim)  # q: hidden -> hidden, v: hidden -> kv
+    modules = "q, v"
+    if lora.modules is LoraModules.qkvo:
+        widths += (hidden + kv_dim) + (hidden + hidden)  # k and o
+        modules = "q, k, v, o"
+    params = float(lora.rank * widths * model.layers)  # A (d_in x r) + B (r x d_out) per module
+    gb_each = params * ADAPTER_BYTES_PER_PARAM / 1e9
+    total = gb_each * lora.adapters
+    return LoraMemory(
+        modules=modules,
+        widths_per_layer=widths,
+        params_per_adapter=params,
+        gb_per_adapter=gb_each,
+        gb_per_replica=total,
+        gb_per_gpu=total / tp,
+    )
+
+
+def lora_problems(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float) -> tuple[Problem, ...]:
+    """Adapters that do not fit in the memory the weights and the reserve leave; LoRA fields the design does not use."""
+    lora = brief.lora
+    problems = []
+    if lora.adapters > 0:
+        mem = lora_memory(lora, model, tp)
+        if mem.gb_per_gpu >= kv_gb_per_gpu:
+            fit = int(kv_gb_per_gpu * tp / mem.gb_per_adapter) if mem.gb_per_adapter > 0 else 0
+            problems.append(
+                Problem(
+                    field="lora.adapters",
+                    problem=(
+                        f"{lora.adapters:,} adapters of rank {lora.rank} take {num(mem.gb_per_gpu, 'GB')} per GPU,"
+                        f" more than the {num(kv_gb_per_gpu, 'GB')} the weights and the reserve leave for them and the KV cache"
+                    ),
+                    change=f"serve fewer adapters (under {fit:,} fit with no room for KV), lower the rank, raise TP, or page adapters in from host memory",
+                )
+            )
+    if brief.variation is not VariationKey.c and lora != Lora():
+        problems.append(
+            Problem(
+                field="lora",
+                problem="the LoRA fields are not in this design's figures: only variation C sizes adapters (their memory is still checked)",
+                change='set variation = "c" to size the adapters, or leave the lora section out',
+            )
+        )
+    return tuple(problems)
+
+
+def with_lora_verdict(design: Design) -> Design:
+    """The design with its LoRA problems in the verdict (adapters that do not fit make it infeasible); itself if none."""
+    shape = design.shape
+    problems = lora_problems(design.brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
+    if not problems:
+        return design
+    fits = not any(p.field == "lora.adapters" for p in problems)
+    verdict = design.verdict
+    updated = Verdict(
+        feasible=verdict.feasible and fits,
+        meets_slo=verdict.meets_slo and fits,
+        problems=(*verdict.problems, *problems),
+    )
+    return design.model_copy(update={"verdict": updated})
