@@ -17,7 +17,7 @@ from planner.config import EngineConfig, engine_config
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import num, pct
-from planner.lora import with_lora_verdict
+from planner.lora import lora_check
 from planner.operating_point import OperatingPoint, context_tokens, operating_point
 from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
@@ -225,8 +225,9 @@ def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
     op = operating_point(brief, shape, pools, dem.request_rate_per_s)
     basis = _load_batch_basis(brief, op)
     slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools)
-    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable
+    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools) + list(lora_problems)
+    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and adapters_fit
     meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
     return CoreDesign(
         brief=brief,
@@ -337,5 +338,4 @@ def _plan_cached(brief: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
     )
-    design = _with_variation(design, core) if brief.variation is not None else design
-    return with_lora_verdict(design)  # planner.lora: adapters checked against memory; LoRA fields outside variation C reported
+    return _with_variation(design, core) if brief.variation is not None else design

@@ -8,19 +8,14 @@ verdict says the LoRA fields are not part of the figures instead of dropping the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, Lora, LoraModules, VariationKey
 from planner.catalog import ModelSpec
 from planner.fmt import num
-from planner.verdict import Problem, Verdict
+from planner.verdict import Problem
 
-if TYPE_CHECKING:
-    from planner.design import Design
-
-__all__ = ["LoraMemory", "lora_memory", "lora_problems", "with_lora_verdict"]
+__all__ = ["LoraMemory", "lora_check", "lora_memory"]
 
 ADAPTER_BYTES_PER_PARAM = 2  # adapters stay in BF16
 
@@ -58,14 +53,16 @@ def lora_memory(lora: Lora, model: ModelSpec, tp: int) -> LoraMemory:
     )
 
 
-def lora_problems(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float) -> tuple[Problem, ...]:
-    """Adapters that do not fit in the memory the weights and the reserve leave; LoRA fields the design does not use."""
+def lora_check(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float) -> tuple[bool, tuple[Problem, ...]]:
+    """(whether the adapters fit in the memory the weights and the reserve leave, the problems to report): adapters
+    that do not fit, and LoRA fields the design does not use."""
     lora = brief.lora
-    problems = []
+    fits, problems = True, []
     if lora.adapters > 0:
         mem = lora_memory(lora, model, tp)
         if mem.gb_per_gpu >= kv_gb_per_gpu:
-            fit = int(kv_gb_per_gpu * tp / mem.gb_per_adapter) if mem.gb_per_adapter > 0 else 0
+            fits = False
+            most = int(kv_gb_per_gpu * tp / mem.gb_per_adapter) if mem.gb_per_adapter > 0 else 0
             problems.append(
                 Problem(
                     field="lora.adapters",
@@ -73,7 +70,7 @@ def lora_problems(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float)
                         f"{lora.adapters:,} adapters of rank {lora.rank} take {num(mem.gb_per_gpu, 'GB')} per GPU,"
                         f" more than the {num(kv_gb_per_gpu, 'GB')} the weights and the reserve leave for them and the KV cache"
                     ),
-                    change=f"serve fewer adapters (under {fit:,} fit with no room for KV), lower the rank, raise TP, or page adapters in from host memory",
+                    change=f"serve fewer adapters (under {most:,} fit with no room for KV), lower the rank, raise TP, or page adapters in from host memory",
                 )
             )
     if brief.variation is not VariationKey.c and lora != Lora():
@@ -84,20 +81,4 @@ def lora_problems(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float)
                 change='set variation = "c" to size the adapters, or leave the lora section out',
             )
         )
-    return tuple(problems)
-
-
-def with_lora_verdict(design: Design) -> Design:
-    """The design with its LoRA problems in the verdict (adapters that do not fit make it infeasible); itself if none."""
-    shape = design.shape
-    problems = lora_problems(design.brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
-    if not problems:
-        return design
-    fits = not any(p.field == "lora.adapters" for p in problems)
-    verdict = design.verdict
-    updated = Verdict(
-        feasible=verdict.feasible and fits,
-        meets_slo=verdict.meets_slo and fits,
-        problems=(*verdict.problems, *problems),
-    )
-    return design.model_copy(update={"verdict": updated})
+    return fits, tuple(problems)
