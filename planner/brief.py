@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 __all__ = [
+    "MAX_NODES",
     "Brief",
     "ComputePeak",
     "Cost",
@@ -129,10 +130,13 @@ class ModelChoice(_Frozen):
         return self
 
 
+MAX_NODES = 4096  # the largest fleet a brief describes
+
+
 class Hardware(_Frozen):
     gpu: str = Field(default="h100-sxm", min_length=1, max_length=40, description="Catalog key of the GPU.")
     gpus_per_node: int = Field(default=8, ge=1, le=72, description="GPUs used per node (one NVLink/NVSwitch domain).")
-    nodes: int = Field(default=8, ge=1, le=4096, description="Nodes in the fleet.")
+    nodes: int = Field(default=8, ge=1, le=MAX_NODES, description="Nodes in the fleet.")
 
 
 class Deployment(_Frozen):

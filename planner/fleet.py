@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, Hardware
+from planner.brief import MAX_NODES, Brief
 from planner.capacity import capacity, demand, memory
 from planner.design import plan
 from planner.replica import shape_of
@@ -29,15 +29,10 @@ class FleetPoint(BaseModel):
     carries_peak: bool  # utilization at most 100%
 
 
-def _max_nodes() -> int:
-    """The largest fleet a brief accepts (hardware.nodes' upper bound)."""
-    return next(int(m.le) for m in Hardware.model_fields["nodes"].metadata if hasattr(m, "le"))
-
-
 def fleet_sizes(nodes: int) -> tuple[int, ...]:
     """About a dozen fleet sizes from half to twice the brief's, none above the largest fleet a brief accepts."""
     step = max(1, nodes // 8)
-    return tuple(range(max(1, nodes // 2), min(2 * nodes, _max_nodes()) + 1, step))
+    return tuple(range(max(1, nodes // 2), min(2 * nodes, MAX_NODES) + 1, step))
 
 
 @lru_cache(maxsize=128)

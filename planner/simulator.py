@@ -413,9 +413,9 @@ def max_rate(
     costs = step_costs(brief, shape)
     target = brief.slo.attainment_target
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
-    _check_work(requests, _tokens_per_request(brief, SimSettings(), max_len), runs=seeds * (bisections + 1), limit=MAX_SEARCH_TOKENS)
+    total = seeds * (bisections + 1)  # simulated runs
+    _check_work(requests, _tokens_per_request(brief, SimSettings(), max_len), runs=total, limit=MAX_SEARCH_TOKENS)
     probes: list[Probe] = []
-    total = seeds * (bisections + 1)
     found: list[float] = []
     for k in range(seeds):
         unit = _requests(brief, SimSettings(requests=requests, seed=seed + k), 1.0, max_len)

@@ -24,14 +24,19 @@ HF_UPLOAD_KEY = "brief.hf_upload"
 _HF_ERROR_KEY = "brief.hf_upload_error"
 
 
-def read_upload(name: str, data: bytes) -> Brief:
-    """A brief from an uploaded file's bytes: size-limited, UTF-8, TOML or JSON by extension, validated."""
-    if len(data) > MAX_BRIEF_BYTES:
-        raise BriefError(name, f"file is {len(data):,} bytes; a brief is at most {MAX_BRIEF_BYTES:,}")
+def _upload_text(name: str, data: bytes, max_bytes: int, what: str) -> str:
+    """An uploaded file's text: at most `max_bytes`, UTF-8; else a BriefError naming the file."""
+    if len(data) > max_bytes:
+        raise BriefError(name, f"file is {len(data):,} bytes; {what} is at most {max_bytes:,}")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise BriefError(name, "file is not UTF-8 text (binary?)") from None
+
+
+def read_upload(name: str, data: bytes) -> Brief:
+    """A brief from an uploaded file's bytes: size-limited, UTF-8, TOML or JSON by extension, validated."""
+    text = _upload_text(name, data, MAX_BRIEF_BYTES, "a brief")
     fmt = "json" if name.lower().endswith(".json") else "toml"
     return brief_from_text(text, fmt, source=name)
 
@@ -76,12 +81,7 @@ def brief_files(brief: Brief) -> None:
 
 def read_hf_config(name: str, data: bytes) -> CustomModel:
     """A custom model from an uploaded config.json's bytes: size-limited, UTF-8 JSON, every number checked."""
-    if len(data) > HF_CONFIG_MAX_BYTES:
-        raise BriefError(name, f"file is {len(data):,} bytes; a config.json is at most {HF_CONFIG_MAX_BYTES:,}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BriefError(name, "file is not UTF-8 text (binary?)") from None
+    text = _upload_text(name, data, HF_CONFIG_MAX_BYTES, "a config.json")
     try:
         return model_from_hf_config_text(text)
     except BriefError as exc:
