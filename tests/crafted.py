@@ -126,17 +126,20 @@ def _texts() -> list[dict[str, str]]:
     return links
 
 
+# a 70B custom model as a link spells it, one parameter per field
+CUSTOM_70B_LINK = {
+    "model.custom.layers": "80",
+    "model.custom.hidden_size": "8192",
+    "model.custom.attention_heads": "64",
+    "model.custom.kv_heads": "8",
+    "model.custom.head_dim": "128",
+    "model.custom.params": "70600000000",
+}
+
+
 def _custom_model(order_name_first: bool) -> dict[str, str]:
-    custom = {
-        "model.custom.layers": "80",
-        "model.custom.hidden_size": "8192",
-        "model.custom.attention_heads": "64",
-        "model.custom.kv_heads": "8",
-        "model.custom.head_dim": "128",
-        "model.custom.params": "70600000000",
-    }
     name = {"model.name": "custom"}
-    return {"preset": "capstone", **(name | custom if order_name_first else custom | name)}
+    return {"preset": "capstone", **(name | CUSTOM_70B_LINK if order_name_first else CUSTOM_70B_LINK | name)}
 
 
 def _orders() -> list[dict[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, shown, visit
 from casecount import count, examples
-from crafted import CRAFTED_LINKS, HF_CONFIGS, LINK_TEXT_PAYLOADS, crafted_ids
+from crafted import CRAFTED_LINKS, CUSTOM_70B_LINK, HF_CONFIGS, LINK_TEXT_PAYLOADS, crafted_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -278,14 +278,7 @@ def _overrides_from(params: dict[str, str]) -> dict[str, Any]:
 
 
 def test_link_parameters_apply_whatever_their_order() -> None:
-    custom = {
-        "model.custom.layers": "80",
-        "model.custom.hidden_size": "8192",
-        "model.custom.attention_heads": "64",
-        "model.custom.kv_heads": "8",
-        "model.custom.head_dim": "128",
-        "model.custom.params": "70600000000",
-    }
+    custom = CUSTOM_70B_LINK
     name_first = _overrides_from({"preset": "capstone", "model.name": "custom", **custom})
     name_last = _overrides_from({"preset": "capstone", **custom, "model.name": "custom"})
     assert name_first == name_last and name_first["model.name"] == "custom"
