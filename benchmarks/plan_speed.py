@@ -16,6 +16,7 @@ import time
 
 from planner import Brief, load_brief, plan, preset_names
 from planner.design import _core_cached, _plan_cached, _utilization_no_prefix_cache, core_design
+from planner.operating_point import _CAPACITIES
 
 TARGET_MS = 50.0
 
@@ -31,6 +32,7 @@ def _clear() -> None:
     _plan_cached.cache_clear()
     _core_cached.cache_clear()
     _utilization_no_prefix_cache.cache_clear()
+    _CAPACITIES.clear()
     plan(load_brief("capstone"))
 
 

@@ -87,11 +87,17 @@ figure_row(
         Fig("In flight", num(op.in_flight, "seqs"), op.arithmetic["in_flight"]),
         Fig("TPOT", num(op.tpot_ms, "ms"), op.arithmetic["tpot_ms"]),
         Fig("KV in use", num(op.kv_in_use_gb, "GB"), op.arithmetic["kv_in_use_gb"]),
-        Fig("Capacity at the ITL target", num(op.capacity_rate_per_s, "req/s"), op.arithmetic["capacity_rate_per_s"]),
+        Fig("Capacity under the SLO", num(op.capacity_rate_per_s, "req/s"), op.arithmetic["capacity_rate_per_s"]),
     ]
 )
+seed = op.seed_relation
 st.caption(
-    f"Ideal step (bytes / peak bandwidth): {num(op.in_flight_ideal)} in flight, TPOT {num(op.tpot_ideal_ms, 'ms')},"
-    f" capacity {num(op.capacity_rate_ideal_per_s, 'req/s')}. Load / capacity: {pct(op.load_vs_capacity)}."
-    f" Memory in use: {op.arithmetic['memory_used_gb']}."
+    f"Load / capacity under the SLO: {pct(op.load_vs_capacity)}. Memory in use: {op.arithmetic['memory_used_gb']}."
+    + (
+        f" The worked designs' hand relation (TPOT = step / (1 - prefill share), prefill and decode not overlapping):"
+        f" {num(seed.in_flight)} in flight, TPOT {num(seed.tpot_ms, 'ms')} real / {num(seed.tpot_ideal_ms, 'ms')} ideal,"
+        f" capacity at the ITL target {num(seed.capacity_rate_per_s, 'req/s')} real / {num(seed.capacity_rate_ideal_per_s, 'req/s')} ideal."
+        if seed is not None
+        else ""
+    )
 )

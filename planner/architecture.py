@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, KvPrecision, Precision
 from planner.capacity import Demand
 from planner.fmt import num, pct
-from planner.operating_point import effective_hit_rate
 from planner.replica import ReplicaShape
 
 __all__ = ["LONG_PROMPT_FACTOR", "Architecture", "Decision", "Pool", "architecture", "long_context_utilization"]
@@ -57,7 +56,7 @@ def long_context_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, rep
         return 0.0
     prompt = LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
     rate = dem.request_rate_per_s * share / replicas
-    prefill = rate * prompt * (1 - effective_hit_rate(brief)) / shape.prefill_tokens_per_s
+    prefill = rate * prompt * (1 - brief.effective_hit_rate) / shape.prefill_tokens_per_s
     batch = max(dem.generating_sequences * share / replicas, 1.0)
     decode = rate * w.output_tokens_mean * shape.decode_step_real_s(batch, prompt + w.output_tokens_mean / 2) / batch
     return prefill + decode
@@ -218,7 +217,9 @@ def _dot(brief: Brief, pools: tuple[Pool, ...], tp: int, replicas_per_node: int)
     for i, pool in enumerate(pools):
         cluster = f"cluster_{i}"
         label = f"{pool.name} pool: {pool.nodes} node{'s' if pool.nodes != 1 else ''}, {pool.replicas} replica{'s' if pool.replicas != 1 else ''}"
-        if pool.name != "spare/canary":
+        if pool.name == "general":  # the general pool's load against its replicas' capacity under the SLO
+            label += f", at {pct(pool.utilization)} of its SLO capacity at peak"
+        elif pool.name != "spare/canary":
             label += f", {pct(pool.utilization)} busy at peak"
         lines.append(f"  subgraph {cluster} {{")
         lines.append(f"    label={_quote(label)};")

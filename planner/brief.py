@@ -20,13 +20,13 @@ __all__ = [
     "Deployment",
     "Efficiency",
     "Hardware",
+    "ItlMetric",
     "KvPrecision",
     "Latency",
     "Lora",
     "LoraModules",
     "ModelChoice",
     "Precision",
-    "QueueBasis",
     "Slo",
     "VariationKey",
     "Workload",
@@ -221,11 +221,11 @@ class Workload(_Frozen):
         return self.request_rate is not None
 
 
-class QueueBasis(StrEnum):
-    """Which prefix-cache state the SLO budget loads the other requests' prefill with."""
+class ItlMetric(StrEnum):
+    """What the ITL target judges."""
 
-    cold_cache = "cold_cache"  # every other prompt prefilled in full: holds through a cache flush, a restart, a failover
-    hit_rate = "hit_rate"  # the other prompts hit the cache at the brief's prefix hit rate
+    itl = "itl"  # the gaps between consecutive tokens, every step (those carrying a prefill chunk too)
+    tpot = "tpot"  # each reply's mean gap (time per output token after the first)
 
 
 class Slo(_Frozen):
@@ -233,14 +233,10 @@ class Slo(_Frozen):
     ttft_input_cap_tokens: int = Field(
         default=4000, ge=1, le=10_000_000, description="The TTFT target applies to prompts up to this length (tokens)."
     )
-    itl_p95_ms: float = Field(default=40, gt=0, le=60_000, description="p95 inter-token latency (TPOT) target (ms).")
-    queue_basis: QueueBasis = Field(
-        default=QueueBasis.cold_cache,
-        description=(
-            "Prefix-cache state the SLO budget assumes for the other requests' prompts (the queue and the ITL interference):"
-            " cold_cache (all prefilled in full, so the budget holds through a cache flush, a rolling restart or a failover)"
-            " or hit_rate (at the prefix hit rate). The measured prompt is cached at the hit rate either way."
-        ),
+    itl_p95_ms: float = Field(default=40, gt=0, le=60_000, description="p95 inter-token latency target (ms).")
+    itl_metric: ItlMetric = Field(
+        default=ItlMetric.itl,
+        description="What the ITL target judges: itl (the gaps between consecutive tokens) or tpot (each reply's mean gap).",
     )
     availability: float = Field(default=0.999, ge=0.5, lt=1, description="Availability target (0-1), e.g. 0.999.")
     attainment_target: float = Field(
@@ -356,6 +352,26 @@ class Brief(_Frozen):
     variation: VariationKey | None = Field(
         default=None, description="The capstone follow-up question this brief poses (a-g): its plan carries that variation's analysis."
     )
+
+    @property
+    def effective_hit_rate(self) -> float:
+        """The share of prompt tokens the prefix cache covers: the brief's hit rate when caching is on."""
+        return self.workload.prefix_hit_rate if self.deployment.prefix_caching else 0.0
+
+    @property
+    def running_context_tokens(self) -> float:
+        """Mean KV a running sequence holds and each decode step reads: the mean prompt plus half the reply in
+        progress, size-biased (a long reply stays in the batch longer: E[out^2] / (2 E[out]))."""
+        from planner.lengths import length_cv2, size_biased_mean
+
+        w = self.workload
+        return w.input_tokens_mean + size_biased_mean(w.output_tokens_mean, length_cv2(w.output_tokens_mean, w.output_tokens_p95)) / 2
+
+    @property
+    def sizing_context_tokens(self) -> float:
+        """KV per sequence the memory arithmetic sizes for: the brief's kv_context_tokens, else a whole request."""
+        w = self.workload
+        return w.kv_context_tokens if w.kv_context_tokens is not None else w.input_tokens_mean + w.output_tokens_mean
 
     def with_changes(self, changes: dict[str, Any]) -> Brief:
         """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4})."""

@@ -23,13 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.operating_point import (
-    context_tokens,
-    effective_hit_rate,
-    load_model,
-    solve_capacity_rate,
-    tpot_at_rate_s,
-)
+from planner.operating_point import context_tokens, seed_relation
 from planner.replica import GB, ReplicaShape
 
 __all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory"]
@@ -108,20 +102,14 @@ class Capacity(_Section):
 
 
 def _generating_at_engine_pace(brief: Brief, shape: ReplicaShape, rate: float) -> float:
-    """Rate-given briefs: Little's law on the decode phase at the real TPOT of an average replica."""
-    load = load_model(brief, shape)
-    per_replica = rate / shape.replicas
-
-    def step(n: float) -> float:
-        return shape.decode_step_real_s(n, load.context_read_tokens)
-
-    tpot = tpot_at_rate_s(per_replica, load, step)
-    return rate * (brief.workload.output_tokens_mean - 1) * tpot if math.isfinite(tpot) else math.inf
+    """Rate-given briefs: Little's law on the decode phase at the worked design's TPOT of an average replica."""
+    tpot_s = seed_relation(brief, shape, rate / shape.replicas).tpot_ms / 1e3
+    return rate * (brief.workload.output_tokens_mean - 1) * tpot_s if math.isfinite(tpot_s) else math.inf
 
 
 def demand(brief: Brief, shape: ReplicaShape) -> Demand:
     w = brief.workload
-    hit = effective_hit_rate(brief)
+    hit = brief.effective_hit_rate
     if w.request_rate is not None:
         rate, period = w.request_rate, None
         generating = _generating_at_engine_pace(brief, shape, rate)
@@ -250,16 +238,12 @@ def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: f
 
 
 def _load_over_capacity(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float, float]:
-    """(prefill share, utilization, capacity rate per replica) at the engine's pace."""
-    load = load_model(brief, shape, hit_rate=hit)
-
-    def step(n: float) -> float:
-        return shape.decode_step_real_s(n, load.context_read_tokens)
-
+    """(prefill share, utilization, capacity rate per replica) by the worked design's relation at the engine's pace."""
     per_replica = rate / shape.replicas
-    cap = solve_capacity_rate(brief.slo.itl_p95_ms / 1e3, load, step)
+    rel = seed_relation(brief, shape, per_replica, hit_rate=hit)
+    cap = rel.capacity_rate_per_s
     utilization = per_replica / cap if cap > 0 else math.inf
-    return per_replica * load.prefill_s_per_request, utilization, cap
+    return rel.prefill_share, utilization, cap
 
 
 def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: float) -> _Shares:
@@ -303,7 +287,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         shares = _shares_at_streaming_pace(dem, prefill_fleet, decode_fleet)
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
-        shares = _shares_at_engine_pace(brief, shape, dem, effective_hit_rate(brief))
+        shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)
     kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
     binding, reason = _binding(kv_fraction, shares.prefill, shares.decode)
     binding_nc, _ = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)

@@ -8,22 +8,21 @@ brief's limits give.
 from __future__ import annotations
 
 import math
+import shlex
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
-from planner.operating_point import context_tokens
-from planner.replica import ReplicaShape
+from planner.operating_point import OperatingPoint, kv_running_limit
+from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
-__all__ = ["HF_IDS", "Dependency", "EngineConfig", "Flag", "engine_config"]
+__all__ = ["HF_IDS", "Dependency", "EngineConfig", "EngineSettings", "Flag", "Recommendation", "engine_config", "fmt_fraction"]
 
 HEADROOM = 0.20  # above the expected running batch and the p95 sequence length
 MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
-MEMORY_UTILIZATION_STEP = 0.05  # gpu-memory-utilization rounds down to this
 SEQS_STEP = 8  # max-num-seqs rounds up to a multiple of this
-DEFAULT_BATCHED_TOKENS = 2048  # vLLM's chunk budget with chunked prefill: the starting point to tune from
 
 HF_IDS = {
     "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
@@ -52,15 +51,37 @@ class Dependency(_Model):
     breaks_if: str
 
 
+class EngineSettings(_Model):
+    """The engine configuration the analysis uses, the simulator runs and `command` prints, value for value."""
+
+    model: str
+    tensor_parallel_size: int
+    quantization: str | None  # None: unquantized (--dtype bfloat16)
+    kv_cache_dtype: str
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    gpu_memory_utilization: float
+    enable_prefix_caching: bool
+    enable_chunked_prefill: bool
+
+
+class Recommendation(_Model):
+    """A change to the brief's engine limits the analysis suggests, with the overrides that apply it."""
+
+    flag: str
+    value: str
+    why: str
+    overrides: dict[str, float | int | str]
+
+
 class EngineConfig(_Model):
+    engine: EngineSettings
     command: str
     flags: tuple[Flag, ...]
+    recommendations: tuple[Recommendation, ...]
     dependencies: tuple[Dependency, ...]
     measure_first: tuple[str, ...]
-    recommended_max_num_seqs: int
-    recommended_max_num_batched_tokens: int
-    recommended_max_model_len: int
-    recommended_gpu_memory_utilization: float
     arithmetic: dict[str, str]
 
 
@@ -68,79 +89,105 @@ def _round_up(value: float, step: int) -> int:
     return int(math.ceil(value / step) * step)
 
 
-def _max_model_len(brief: Brief, shape: ReplicaShape) -> tuple[int, str]:
-    w = brief.workload
+def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommendation | None]:
+    w, value = brief.workload, brief.deployment.max_model_len
     need = w.input_tokens_p95 + w.output_tokens_p95
-    wanted = _round_up(need * (1 + HEADROOM / 2), MODEL_LEN_STEP)
-    limit = shape.model.max_context_tokens
-    if wanted > limit:
-        why = (
-            f"p95 input {num(w.input_tokens_p95)} + p95 output {num(w.output_tokens_p95)} = {num(need)} tokens wants {num(wanted)} with headroom,"
-            f" but the model stops at {num(limit)}: longer conversations must be truncated or sent to a longer-context model"
+    why = (
+        f"{num(value)} tokens: p95 input {num(w.input_tokens_p95)} + p95 output {num(w.output_tokens_p95)} = {num(need)} fit"
+        " with room; a longer limit only shrinks the usable KV blocks, longer requests go to the long-context pool"
+    )
+    if value >= need:
+        return why, None
+    wanted = min(_round_up(need * (1 + HEADROOM / 2), MODEL_LEN_STEP), shape.model.max_context_tokens)
+    why = f"{num(value)} tokens is below p95 input + p95 output = {num(need)}: the longest requests are cut or refused"
+    if wanted <= value:
+        return f"{why}; the model stops at {num(shape.model.max_context_tokens)}: route them to a longer-context model", None
+    return why, Recommendation(
+        flag="--max-model-len",
+        value=str(wanted),
+        why=f"{num(need)} tokens + {pct(HEADROOM / 2)} headroom, rounded to {MODEL_LEN_STEP}",
+        overrides={"deployment.max_model_len": wanted},
+    )
+
+
+def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> tuple[str, Recommendation | None]:
+    value = brief.deployment.max_num_seqs
+    full = slo.at_max_batch
+    bound = (
+        f"with all {value} slots running the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
+        f" (slo.at_max_batch) against the {num(brief.slo.itl_p95_ms, 'ms')} target"
+        if full is not None
+        else "the full-batch bound is not computed for a re-plan"
+    )
+    if not op.stable:
+        return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None
+    running = op.in_flight
+    kv_sequences = kv_running_limit(brief, shape)
+    why = (
+        f"{value}: {num(running)} sequences run at the operating point (Little's law at the engine's pace), so {value} leaves"
+        f" x{num(value / max(running, 1e-9))} for bursts, a lost node and slower replies; {bound}; kept under the"
+        f" {num(kv_sequences)} sequences the KV pool holds at the running context so the engine does not preempt"
+    )
+    if value < running * (1 + HEADROOM):
+        need = max(_round_up(running * (1 + HEADROOM), SEQS_STEP), SEQS_STEP)
+        return why, Recommendation(
+            flag="--max-num-seqs",
+            value=str(need),
+            why=f"{num(running)} running + {pct(HEADROOM)} headroom: fewer slots queue requests at the peak",
+            overrides={"deployment.max_num_seqs": need},
         )
-        return limit, why
+    return why, None
+
+
+def _max_num_batched_tokens_why(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[str, Recommendation | None]:
+    value = brief.deployment.max_num_batched_tokens
+    p = slo.point
+    chunk = max(value - p.running_batch, 0)
     why = (
-        f"p95 input {num(w.input_tokens_p95)} + p95 output {num(w.output_tokens_p95)} = {num(need)} tokens, +{pct(wanted / need - 1)} headroom"
-        f" (rounded up to a multiple of {MODEL_LEN_STEP}); not the model's {num(limit)}: a longer limit only"
-        " shrinks the usable KV blocks; longer requests go to the long-context pool"
+        f"{value}: a prefill chunk of up to {value} - {num(p.running_batch)} decode tokens = {num(chunk)} tokens rides in each step,"
+        f" {num(chunk / shape.prefill_tokens_per_s * 1e3, 'ms')} of prefill when full; {pct(p.mixed_step_share)} of token gaps fall on such steps,"
+        f" so p95 ITL is {num(slo.itl_p95_ms, 'ms')} and p95 TTFT {num(slo.ttft_p95_ms, 'ms')}; smaller chunks lengthen TTFT, larger ones"
+        " lengthen single token gaps: tune on measured p95 ITL"
     )
-    return wanted, why
-
-
-def _max_num_seqs(brief: Brief, shape: ReplicaShape, load_batch: float, general_replicas: int, basis: str) -> tuple[int, str]:
-    if not math.isfinite(load_batch):  # overloaded: the queue grows without bound, so no batch follows from the load
-        value = brief.deployment.max_num_seqs
-        return (
-            value,
-            f"{basis}: the replica is overloaded, so no batch size follows from the load; the brief's {value} stays until replicas are added",
-        )
-    value = max(_round_up(load_batch * (1 + HEADROOM), SEQS_STEP), SEQS_STEP)
-    read, _ = context_tokens(brief)
-    step_ms = shape.decode_step_real_s(value, read) * 1e3
-    why = (
-        f"{basis}, per replica of the {general_replicas}-replica general pool; +{pct(HEADROOM)} headroom"
-        f" -> {value}; the decode step at {value} is {num(step_ms, 'ms')} real, inside the {num(brief.slo.itl_p95_ms, 'ms')} ITL target;"
-        " kept well under the KV maximum so the engine never preempts"
+    curve = {int(t.x): t for t in slo.tradeoff_batched_tokens}
+    current = curve.get(value)
+    if current is None or not _misses_slo(current, brief):
+        return why, None
+    meets = [x for x, t in curve.items() if not _misses_slo(t, brief)]
+    if not meets:
+        return why, None
+    best = min(meets, key=lambda x: abs(math.log(x / value)))
+    return why, Recommendation(
+        flag="--max-num-batched-tokens",
+        value=str(best),
+        why=f"the nearest value on the trade-off curve that meets both targets (p95 TTFT {num(curve[best].ttft_p95_ms, 'ms')}, p95 ITL {num(curve[best].itl_p95_ms, 'ms')})",
+        overrides={"deployment.max_num_batched_tokens": best},
     )
-    return value, why
-
-
-def _max_num_batched_tokens(brief: Brief, shape: ReplicaShape, slo: SloBudget, seqs: int) -> tuple[int, str]:
-    value = DEFAULT_BATCHED_TOKENS
-    curve = {int(p.x): p for p in slo.tradeoff_batched_tokens if p.x > seqs}
-    point = curve.get(value)
-    meets = [x for x, p in curve.items() if not _misses_slo(p, brief)]
-    if point is not None and _misses_slo(point, brief) and meets:
-        value = min(meets, key=lambda x: abs(math.log(x / DEFAULT_BATCHED_TOKENS)))
-    if value <= seqs:
-        value = _round_up(seqs + 1, 256)
-    chunk = value - seqs
-    chunk_ms = chunk / shape.prefill_tokens_per_s * 1e3
-    why = (
-        f"the prefill chunk is {value} - {seqs} decode tokens = {chunk} tokens, {num(chunk_ms, 'ms')} of prefill when a step carries a full one;"
-        f" smaller chunks lengthen TTFT (more steps per prompt), larger ones lengthen single token gaps;"
-        f" at the brief's limits p95 ITL is {num(slo.itl_p95_ms, 'ms')} (target {num(brief.slo.itl_p95_ms, 'ms')}) and the longest single step"
-        f" {num(slo.point.longest_step_ms, 'ms')}; start here and tune on measured p95 ITL"
-    )
-    return value, why
 
 
 def _misses_slo(point: TradeoffPoint, brief: Brief) -> bool:
     return point.itl_p95_ms > brief.slo.itl_p95_ms or point.ttft_p95_ms > brief.slo.ttft_p95_ms
 
 
-def _gpu_memory_utilization(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
-    mem = shape.gpu.memory_gb
-    reserve = brief.deployment.reserve_gb_per_gpu
-    raw = (mem - reserve) / mem
-    value = math.floor(raw / MEMORY_UTILIZATION_STEP + 1e-9) * MEMORY_UTILIZATION_STEP
-    kv = mem * value - shape.weights_gb_per_gpu
-    why = (
-        f"from the {num(reserve, 'GB')} reserve: ({num(mem, 'GB')} - {num(reserve, 'GB')}) / {num(mem, 'GB')} = {num(raw)}, rounded down to {num(value)}"
-        f" for the activation peak of the largest chunk and the long tail of inputs; the engine then has {num(kv, 'GB')} per GPU"
-        f" for KV and activations (the brief's arithmetic uses {num(brief.deployment.gpu_memory_utilization)} with the reserve taken out explicitly)"
+def _gpu_memory_utilization_why(brief: Brief, shape: ReplicaShape) -> str:
+    mem, dep = shape.gpu.memory_gb, brief.deployment
+    value = shape.engine_memory_fraction
+    capped = (
+        " (capped at 0.95: the rest is the CUDA context, NCCL buffers and the activation peak)"
+        if (mem * dep.gpu_memory_utilization - dep.reserve_gb_per_gpu) / mem > MAX_ENGINE_MEMORY_FRACTION
+        else ""
     )
-    return value, why
+    return (
+        f"{fmt_fraction(value)}: {num(mem, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(dep.reserve_gb_per_gpu, 'GB')} reserve"
+        f" = {num(mem * value, 'GB')} per GPU for the engine{capped}; {num(shape.weights_gb_per_gpu, 'GB')} of it weights, {num(shape.kv_gb_per_gpu, 'GB')}"
+        " KV: the analysis sizes the KV pool with exactly this"
+    )
+
+
+def fmt_fraction(value: float) -> str:
+    """0.9375 -> '0.9375', 0.9 -> '0.90': as many decimals as the value has, at least two."""
+    text = f"{value:.4f}".rstrip("0")
+    return text if len(text.split(".")[1]) >= 2 else f"{value:.2f}"
 
 
 # --quantization per weight precision: (flag value, why it is chosen); BF16 runs unquantized (--dtype bfloat16)
@@ -174,49 +221,72 @@ def engine_config(
     brief: Brief,
     shape: ReplicaShape,
     slo: SloBudget,
-    load_batch: float,
-    general_replicas: int,
-    basis: str,
+    op: OperatingPoint,
     revert_utilization: tuple[float, float] | None,  # (at the hit rate, without prefix cache)
     hit_rate_floor: float | None,
 ) -> EngineConfig:
-    """The vLLM command of the general pool, its critical dependencies and what to measure first."""
+    """The vLLM command of the general pool (the brief's engine limits, which the analysis uses), a reason per flag,
+    the changes the analysis recommends, the critical dependencies and what to measure first."""
     dep, w = brief.deployment, brief.workload
-    model_len, model_len_why = _max_model_len(brief, shape)
-    seqs, seqs_why = _max_num_seqs(brief, shape, load_batch, general_replicas, basis)
-    batched, batched_why = _max_num_batched_tokens(brief, shape, slo, seqs)
-    mem_util, mem_why = _gpu_memory_utilization(brief, shape)
-    flags = _quantization_flags(brief, shape)
-    flags += [
+    quant = _quantization_flags(brief, shape)
+    engine = EngineSettings(
+        model=HF_IDS.get(shape.model.key, shape.model.name),
+        tensor_parallel_size=shape.tp,
+        quantization=quant[0].value if quant[0].flag == "--quantization" else None,
+        kv_cache_dtype=quant[1].value,
+        max_model_len=dep.max_model_len,
+        max_num_seqs=dep.max_num_seqs,
+        max_num_batched_tokens=dep.max_num_batched_tokens,
+        gpu_memory_utilization=shape.engine_memory_fraction,
+        enable_prefix_caching=dep.prefix_caching,
+        enable_chunked_prefill=dep.chunked_prefill,
+    )
+    model_len_why, len_rec = _max_model_len_why(brief, shape)
+    seqs_why, seqs_rec = _max_num_seqs_why(brief, shape, slo, op)
+    batched_why, batched_rec = _max_num_batched_tokens_why(brief, shape, slo)
+    mem_why = _gpu_memory_utilization_why(brief, shape)
+    flags = [
+        *quant,
         Flag(
             flag="--tensor-parallel-size",
             value=str(shape.tp),
             why=f"TP={shape.tp} inside one {brief.hardware.gpus_per_node}-GPU NVSwitch domain; more would cross nodes, fewer would not hold"
             f" {num(shape.weights_gb_per_gpu * shape.tp, 'GB')} of weights with room for KV",
         ),
-        Flag(flag="--max-model-len", value=str(model_len), why=model_len_why),
-        Flag(flag="--max-num-seqs", value=str(seqs), why=seqs_why),
-        Flag(flag="--max-num-batched-tokens", value=str(batched), why=batched_why),
-        Flag(flag="--gpu-memory-utilization", value=f"{mem_util:.2f}", why=mem_why),
+        Flag(flag="--max-model-len", value=str(engine.max_model_len), why=model_len_why),
+        Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=seqs_why),
+        Flag(flag="--max-num-batched-tokens", value=str(engine.max_num_batched_tokens), why=batched_why),
+        Flag(flag="--gpu-memory-utilization", value=fmt_fraction(engine.gpu_memory_utilization), why=mem_why),
     ]
-    if dep.prefix_caching:
-        flags.append(
-            Flag(
-                flag="--enable-prefix-caching",
-                value="",
-                why=f"{pct(w.prefix_hit_rate)} of prompt tokens are history already in the cache: prefill falls from"
-                f" {num(w.input_tokens_mean)} to {num(w.input_tokens_mean * (1 - w.prefix_hit_rate))} tokens per request",
-            )
+    unchunked_ms = num(w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3, "ms")
+    flags.append(
+        Flag(
+            flag="--enable-prefix-caching",
+            value="",
+            why=f"{pct(w.prefix_hit_rate)} of prompt tokens are history already in the cache: prefill falls from"
+            f" {num(w.input_tokens_mean)} to {num(w.input_tokens_mean * (1 - w.prefix_hit_rate))} tokens per request",
         )
-    if dep.chunked_prefill:
-        flags.append(
-            Flag(
-                flag="--enable-chunked-prefill",
-                value="",
-                why=f"a p95 prompt of {num(w.input_tokens_p95)} tokens unchunked takes {num(w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3, 'ms')}"
-                " of GPU and would stall every running sequence's next token",
-            )
+        if dep.prefix_caching
+        else Flag(
+            flag="--no-enable-prefix-caching",
+            value="",
+            why="the brief turns prefix caching off: every prompt is prefilled in full (vLLM enables it by default)",
         )
+    )
+    flags.append(
+        Flag(
+            flag="--enable-chunked-prefill",
+            value="",
+            why=f"a p95 prompt of {num(w.input_tokens_p95)} tokens unchunked takes {unchunked_ms}"
+            " of GPU and would stall every running sequence's next token",
+        )
+        if dep.chunked_prefill
+        else Flag(
+            flag="--no-enable-chunked-prefill",
+            value="",
+            why=f"the brief turns chunked prefill off: a p95 prompt stalls every running sequence for {unchunked_ms}",
+        )
+    )
     flags.append(
         Flag(
             flag="--scheduling-policy",
@@ -225,12 +295,12 @@ def engine_config(
         )
     )
     flags.append(Flag(flag="--port", value="8000", why="the router's upstream port"))
-    model_id = HF_IDS.get(shape.model.key, shape.model.name)
-    parts = [f"vllm serve {model_id}"] + [f"  {f.flag}{' ' + f.value if f.value else ''}" for f in flags]
-    command = " \\\n".join(parts)
+    parts = [f"vllm serve {shlex.quote(engine.model)}"] + [f"  {f.flag}{' ' + shlex.quote(f.value) if f.value else ''}" for f in flags]
     return EngineConfig(
-        command=command,
+        engine=engine,
+        command=" \\\n".join(parts),
         flags=tuple(flags),
+        recommendations=tuple(r for r in (seqs_rec, batched_rec, len_rec) if r is not None),
         dependencies=_dependencies(brief, revert_utilization, hit_rate_floor),
         measure_first=(
             "prefix-cache hit rate (per pool and per replica)",
@@ -240,10 +310,6 @@ def engine_config(
             f"p95 TTFT for prompts up to {num(brief.slo.ttft_input_cap_tokens, 'tokens')}",
             "cost per million output tokens, from GPU-hours and tokens served",
         ),
-        recommended_max_num_seqs=seqs,
-        recommended_max_num_batched_tokens=batched,
-        recommended_max_model_len=model_len,
-        recommended_gpu_memory_utilization=mem_util,
         arithmetic={
             "max_model_len": model_len_why,
             "max_num_seqs": seqs_why,
@@ -269,7 +335,11 @@ def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, 
             )
         )
     if dep.prefix_caching and w.prefix_hit_rate > 0:
-        floor = f"below {pct(hit_rate_floor)} the SLO or utilization fails" if hit_rate_floor is not None else "the design holds even at 0%"
+        floor = (
+            f"below {pct(hit_rate_floor)} the design no longer meets its SLO"
+            if hit_rate_floor is not None
+            else "the design meets its SLO even at 0%"
+        )
         deps.append(
             Dependency(
                 what=f"prefix-cache hit rate stays near {pct(w.prefix_hit_rate)} (monitor and alert)",

@@ -18,7 +18,7 @@ from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import num, pct
 from planner.lora import lora_check
-from planner.operating_point import OperatingPoint, context_tokens, operating_point
+from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point
 from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
@@ -42,7 +42,8 @@ class CoreDesign(BaseModel):
     operating_point: OperatingPoint
     slo: SloBudget
     load_batch_basis: str  # where the running batch of the SLO budget comes from
-    verdict: Verdict
+    long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
+    verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
 
 
 class Design(CoreDesign):
@@ -87,13 +88,27 @@ def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
     return ()
 
 
+_LIMIT_FIELDS = {
+    Limit.slots: "deployment.max_num_seqs",
+    Limit.kv: "workload.kv_context_tokens",
+    Limit.prefill: "workload.prefix_hit_rate",
+    Limit.batched_tokens: "deployment.max_num_batched_tokens",
+}
+_LIMIT_WORDS = {
+    Limit.slots: "every batch slot (max-num-seqs) is taken",
+    Limit.kv: "the running sequences' KV does not fit the pool",
+    Limit.prefill: "prompts arrive faster than the prefill steps clear them",
+    Limit.batched_tokens: "the decode batch the load needs fills max-num-batched-tokens, leaving prompts no room",
+}
+
+
 def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint) -> list[Problem]:
     problems = []
     if cap.utilization > 1:
         problems.append(
             Problem(
                 field="hardware.nodes",
-                problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak",
+                problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak (the worked design's sizing arithmetic)",
                 change=f"add nodes (about x{num(cap.utilization)}), raise the prefix hit rate, or quantize",
             )
         )
@@ -101,16 +116,19 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
         problems.append(
             Problem(
                 field="workload.kv_context_tokens",
-                problem=f"the KV cache holds {num(mem.max_sequences_per_replica)} sequences per replica, the load needs {num(cap.batch_per_replica)}",
+                problem=f"the KV cache holds {num(mem.max_sequences_per_replica)} sequences per replica, the sizing load needs {num(cap.batch_per_replica)}",
                 change="add nodes, use FP8 KV, or shorten the context",
             )
         )
-    if not op.stable or op.tpot_ms > brief.slo.itl_p95_ms:
+    if not op.stable and op.limit is not None:
         problems.append(
             Problem(
-                field="slo.itl_p95_ms",
-                problem=f"TPOT at the operating point is {num(op.tpot_ms, 'ms')}, over the {num(brief.slo.itl_p95_ms, 'ms')} target",
-                change=f"add replicas: one carries {num(op.capacity_rate_per_s, 'req/s')} at the target, it is given {num(op.rate_per_replica_per_s, 'req/s')}",
+                field=_LIMIT_FIELDS[op.limit] if op.limit is not Limit.prefill or brief.deployment.prefix_caching else "hardware.nodes",
+                problem=(
+                    f"a general-pool replica cannot keep up with {num(op.rate_per_replica_per_s, 'req/s')}: {_LIMIT_WORDS[op.limit]}"
+                    f" ({op.limit.value} binds), so the queue grows without bound"
+                ),
+                change=op.fix,
             )
         )
     if brief.deployment.max_model_len > shape.model.max_context_tokens:
@@ -126,13 +144,12 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
 
 def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[float, float]:
     """(TTFT, ITL) no load or engine setting can go below: the fixed request path, one sequence's step + scheduler."""
-    read, _ = context_tokens(brief)
-    return slo.point.fixed_ms, shape.decode_step_real_s(1.0, read) * 1e3 + brief.latency.scheduler_ms
+    return slo.point.fixed_ms, shape.decode_step_real_s(1.0, brief.running_context_tokens) * 1e3 + brief.latency.scheduler_ms
 
 
-def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pools) -> list[Problem]:
+def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> list[Problem]:
     p = slo.point
-    problems = []
+    problems: list[Problem] = []
     ttft_floor, itl_floor = _irreducible_ms(brief, shape, slo)
     if slo.ttft_target_ms <= ttft_floor:  # no queueing or prefill advice can help: say so instead
         problems.append(
@@ -145,7 +162,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pool
                 change=f"set the target above {num(ttft_floor, 'ms')}, or shorten the fixed path (latency.*, e.g. a gateway nearer the users)",
             )
         )
-    elif not slo.ttft_ok:
+    elif not slo.ttft_ok and op.stable:
         if p.admission_wait_ms > p.prompt_wait_ms:
             field, change = (
                 "deployment.max_num_seqs",
@@ -157,7 +174,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pool
                 "raise max-num-batched-tokens so a capped prompt needs fewer chunks, or raise the prefix hit rate",
             )
         else:
-            field, change = "hardware.nodes", f"add nodes (the queue runs at {pct(p.rho)} busy), raise the prefix hit rate, or quantize"
+            field, change = "hardware.nodes", f"the prefill slot is {pct(p.prefill_slot_busy)} busy; {_nodes_change(op)}"
         problems.append(
             Problem(
                 field=field,
@@ -176,22 +193,41 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, pools: Pool
                 change=f"set the target above {num(itl_floor, 'ms')}, or shorten the step: higher TP, lower-precision weights, a GPU with more bandwidth",
             )
         )
-    elif not slo.itl_ok:
-        field = "deployment.max_num_seqs" if p.running_batch_p95 >= brief.deployment.max_num_seqs * 0.99 else "hardware.nodes"
+    elif not slo.itl_ok and op.stable:
+        metric = slo.itl_metric.value
+        if p.mixed_step_share > 0.05 and slo.itl_metric.value == "itl":
+            field, change = (
+                "deployment.max_num_batched_tokens",
+                f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: lower max-num-batched-tokens"
+                f" ({brief.deployment.max_num_batched_tokens}) for smaller chunks, or {_nodes_change(op)}",
+            )
+        else:
+            field, change = "hardware.nodes", _nodes_change(op)
         problems.append(
             Problem(
                 field=field,
-                problem=f"p95 ITL is {num(slo.itl_p95_ms, 'ms')}, over the {num(slo.itl_target_ms, 'ms')} target (slo.itl_p95_ms)",
-                change=f"lower max-num-seqs to cut the batch ({num(p.running_batch_p95)} at p95) or add nodes to spread {num(p.rate_per_replica_per_s, 'req/s')} per replica",
+                problem=(
+                    f"p95 {metric.upper()} is {num(slo.judged_itl_p95_ms, 'ms')}, over the {num(slo.itl_target_ms, 'ms')}"
+                    f" target slo.itl_p95_ms (which judges {'gaps between consecutive tokens' if metric == 'itl' else 'each reply’s mean gap, TPOT'})"
+                ),
+                change=change,
             )
         )
     return problems
 
 
+def _nodes_change(op: OperatingPoint) -> str:
+    if op.capacity_rate_per_s <= 0:
+        return "no load is light enough: change the replica (TP, precision, GPU) or the targets"
+    return (
+        f"add nodes: a replica meets the SLO up to {num(op.capacity_rate_per_s, 'req/s')} and carries {num(op.rate_per_replica_per_s, 'req/s')}"
+        f" (x{num(op.load_vs_capacity)} the replicas), or raise the prefix hit rate"
+    )
+
+
 def _load_batch_basis(brief: Brief, op: OperatingPoint) -> str:
     """Where the running batch of the SLO budget and the engine configuration comes from."""
-    pace = "held for the users' streaming time" if brief.workload.request_rate is None else "at the engine's pace"
-    return f"{num(op.rate_per_replica_per_s, 'req/s')} per general-pool replica x time inside ({pace}) = {num(op.in_flight)} in flight (Little's law)"
+    return f"{op.arithmetic['in_flight']} (Little's law at the engine's pace)"
 
 
 def feasible_replica(brief: Brief) -> ReplicaShape:
@@ -203,32 +239,39 @@ def feasible_replica(brief: Brief) -> ReplicaShape:
     return shape
 
 
-def core_design(brief: Brief, curves: bool = True) -> CoreDesign:
+def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> CoreDesign:
     """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
 
     `curves=False` skips the SLO trade-off curves (for re-plans that read only figures and verdicts).
     """
-    return _core_cached(brief, curves)
+    return _core_cached(brief, curves, capacity)
 
 
 def _core_without_curves(brief: Brief) -> CoreDesign:
     return core_design(brief, curves=False)
 
 
+def _verdict_only(brief: Brief) -> CoreDesign:
+    """A re-plan read only for its verdict: no trade-off curves, no SLO-capacity search (its fields are NaN)."""
+    return core_design(brief, curves=False, capacity=False)
+
+
 @lru_cache(maxsize=512)
-def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
+def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
-    op = operating_point(brief, shape, pools, dem.request_rate_per_s)
+    op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
     basis = _load_batch_basis(brief, op)
     slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
+    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, pools) + list(lora_problems)
-    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and adapters_fit
-    meets_slo = feasible and op.tpot_ms <= brief.slo.itl_p95_ms and slo.ttft_ok and slo.itl_ok
+    problems += _long_pool_problems(long_util, pools) + list(lora_problems)
+    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit
+    meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     return CoreDesign(
         brief=brief,
         shape=shape,
@@ -239,25 +282,41 @@ def _core_cached(brief: Brief, curves: bool) -> CoreDesign:
         operating_point=op,
         slo=slo,
         load_batch_basis=basis,
-        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, problems=tuple(problems)),
+        long_context_utilization=long_util,
+        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
     )
 
 
-def _with_pool_problems(verdict: Verdict, arch: Architecture) -> Verdict:
-    """A pool busier than 100% cannot carry its share of the peak, whatever the fleet-wide average says."""
-    field = {"general": "hardware.nodes", "long-context": "deployment.long_context_nodes"}
-    overloaded = [
+def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:
+    """The long-context pool busier than 100% cannot carry its share of the peak (the general pool's limit is the
+    operating point's steady state)."""
+    if long_busy <= 1:
+        return []
+    return [
         Problem(
-            field=field.get(pool.name, "hardware.nodes"),
-            problem=f"the {pool.name} pool is {pct(pool.utilization)} busy at peak: it cannot carry its share",
-            change=f"give the {pool.name} pool about x{num(pool.utilization)} its {pool.nodes} node(s), or move load off it",
+            field="deployment.long_context_nodes",
+            problem=f"the long-context pool is {pct(long_busy)} busy at peak: it cannot carry its share",
+            change=f"give the long-context pool about x{num(long_busy)} its {pools.long_context_nodes} node(s), or move load off it",
         )
-        for pool in arch.pools
-        if pool.utilization > 1
     ]
-    if not overloaded:
+
+
+def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
+    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost."""
+    one = next(m for m in failures if m.scenario is Scenario.one_node_lost)
+    if brief.slo.availability < N_PLUS_ONE_AVAILABILITY or one.ok:
         return verdict
-    return Verdict(feasible=False, meets_slo=False, problems=(*verdict.problems, *overloaded))
+    if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
+        return verdict.model_copy(update={"availability_ok": False})
+    problem = Problem(
+        field="deployment.spare_nodes",
+        problem=f"no N+1: with one node lost, {one.note or 'the design misses the SLO'}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
+        change="add a node (a spare, or one more in the general pool)",
+    )
+    return verdict.model_copy(update={"availability_ok": False, "problems": (*verdict.problems, problem)})
+
+
+N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
 
 
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
@@ -293,7 +352,7 @@ def plan(brief: Brief) -> Design:
 def _plan_cached(brief: Brief) -> Design:
     core = core_design(brief)
     shape, pools, dem, cap = core.shape, core.pools, core.demand, core.capacity
-    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
+    long_util = core.long_context_utilization
     arch = architecture(
         brief,
         general_nodes=pools.general_nodes,
@@ -302,7 +361,7 @@ def _plan_cached(brief: Brief) -> Design:
         replicas_per_node=shape.replicas_per_node,
         tp=shape.tp,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
-        general_utilization=core.slo.at_hit_rate().rho,
+        general_utilization=core.operating_point.load_vs_capacity,
         long_context_utilization=long_util,
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
@@ -314,11 +373,9 @@ def _plan_cached(brief: Brief) -> Design:
         brief,
         shape,
         core.slo,
-        core.operating_point.in_flight,
-        pools.general_replicas,
-        core.load_batch_basis,
+        core.operating_point,
         (revert.utilization, revert.utilization_no_prefix_cache),
-        hit_rate_floor(core),
+        hit_rate_floor(core, _verdict_only),
     )
     cost = cost_analysis(
         brief,
@@ -327,7 +384,9 @@ def _plan_cached(brief: Brief) -> Design:
         cap.utilization_no_prefix_cache,
         lambda nodes: _utilization_no_prefix_cache(brief, nodes),
     )
-    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": _with_pool_problems(core.verdict, arch)}
+    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
+        "verdict": _with_availability(core.verdict, brief, failures)
+    }
     design = Design(
         **core_fields,
         model_name=shape.model.name,

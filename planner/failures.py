@@ -16,12 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.architecture import LONG_PROMPT_FACTOR, long_context_utilization
-from planner.brief import Brief, ComputePeak, KvPrecision, Precision, QueueBasis
+from planner.architecture import LONG_PROMPT_FACTOR
+from planner.brief import Brief, ComputePeak, KvPrecision, Precision
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.operating_point import context_tokens
-from planner.slo import latency_point
 from planner.verdict import InfeasibleDesign
 
 if TYPE_CHECKING:
@@ -68,14 +66,16 @@ class FailureMode(BaseModel):
     scenario: Scenario
     title: str
     change: str  # what the scenario changes in the brief
+    overrides: dict[str, Any]  # the brief paths and values it applies: `plan --set` with them gives this row
     utilization: float  # at the scenario's prefix hit rate
     utilization_no_prefix_cache: float
     utilization_linear_no_prefix_cache: float  # the worked design's basis: baseline scaled linearly
     ttft_p95_ms: float
     itl_p95_ms: float
+    load_vs_capacity: float  # a general-pool replica's load against the rate at which it stops meeting the SLO
     ttft_ok: bool
     itl_ok: bool
-    ok: bool
+    ok: bool  # the re-planned design is feasible and meets its SLO (its verdict)
     note: str
 
 
@@ -121,7 +121,9 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     if scenario is Scenario.long_context_burst:
         share = min(w.long_context_share * BURST_SHARE_FACTOR, 1.0)
         if dep.long_context_nodes > 0:
-            return {}, f"long-context share {pct(w.long_context_share)} -> {pct(share)}, routed to the long-context pool"
+            return {
+                "workload.long_context_share": share
+            }, f"long-context share {pct(w.long_context_share)} -> {pct(share)}, routed to the long-context pool"
         extra = (share - w.long_context_share) * LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
         changes = {
             "workload.input_tokens_mean": w.input_tokens_mean + extra,
@@ -161,56 +163,30 @@ def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: C
 
 
 def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, mode_ok: bool) -> str:
-    slo = core.slo
+    slo, op = core.slo, core.operating_point
     parts = []
     if scenario is Scenario.long_context_burst and brief.deployment.long_context_nodes > 0:
-        replicas = base.pools.long_context_nodes * base.shape.replicas_per_node
-        before = long_context_utilization(brief, base.shape, base.demand, replicas)
-        during = _long_context_pool_during(base, scenario)
         parts.append(
-            f"the long-context pool goes from {pct(before)} to {pct(during)} busy"
-            f"{' and queues its own requests' if during > 1 else ''}; the general pool is untouched (that is why it is segregated)"
+            f"the long-context pool goes from {pct(base.long_context_utilization)} to {pct(core.long_context_utilization)} busy"
+            f"{' and queues its own requests' if core.long_context_utilization > 1 else ''}; the general pool is untouched (that is why it is segregated)"
         )
-    p = slo.point
-    if not math.isfinite(p.load_batch):
-        parts.append("the load has no steady state: sequences pile up faster than the replica finishes them")
-    elif p.load_batch > brief.deployment.max_num_seqs * 0.97 and scenario is not Scenario.long_context_burst:
-        need = math.ceil(p.load_batch * 1.2 / 8) * 8
-        parts.append(
-            f"the load keeps {num(p.load_batch)} sequences per replica running against max-num-seqs {brief.deployment.max_num_seqs}:"
-            f" raise it to ~{need} (decode step {num(core.shape.decode_step_real_s(need, context_tokens(core.brief)[0]) * 1e3, 'ms')}) or add nodes"
-        )
-    if core.capacity.utilization > 1:
-        u = core.capacity.utilization
-        more = f"add ~{math.ceil((u - 1) * brief.hardware.nodes)} nodes" if math.isfinite(u) else "add nodes"
-        parts.append(f"utilization {pct(u)}: the fleet cannot carry the peak; {more} or shed load")
-    elif not slo.ttft_ok:
-        parts.append(f"p95 TTFT {num(slo.ttft_p95_ms, 'ms')} over the {num(slo.ttft_target_ms, 'ms')} target")
-    elif not slo.itl_ok:
-        parts.append(f"p95 ITL {num(slo.itl_p95_ms, 'ms')} over the {num(slo.itl_target_ms, 'ms')} target")
+    if not mode_ok:  # the re-planned verdict's own problems: each names the limit and the change
+        parts += [f"{p.problem}; {p.change}" for p in core.verdict.problems if p.field != "deployment.long_context_nodes" or not parts]
     if mode_ok and not parts:
         parts.append(
-            f"fits: {pct(core.capacity.utilization)} busy, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
+            f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
         )
     return "; ".join(parts)
 
 
-def _long_context_pool_during(base: CoreDesign, scenario: Scenario) -> float:
-    """The long-context pool's utilization during a burst of long prompts (0 for other scenarios or no pool)."""
-    brief = base.brief
-    if scenario is not Scenario.long_context_burst or base.pools.long_context_nodes == 0:
-        return 0.0
-    share = min(brief.workload.long_context_share * BURST_SHARE_FACTOR, 1.0)
-    replicas = base.pools.long_context_nodes * base.shape.replicas_per_node
-    return long_context_utilization(brief, base.shape, base.demand, replicas, share=share)
-
-
-def _infeasible(scenario: Scenario, change: str, note: str, linear: float) -> FailureMode:
+def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note: str, linear: float) -> FailureMode:
     """A scenario whose changed brief cannot run at all: every figure unbounded, nothing met."""
     return FailureMode(
         scenario=scenario,
         title=TITLES[scenario],
         change=change,
+        overrides=overrides,
+        load_vs_capacity=math.inf,
         utilization=math.inf,
         utilization_no_prefix_cache=math.inf,
         utilization_linear_no_prefix_cache=linear,
@@ -226,21 +202,23 @@ def _infeasible(scenario: Scenario, change: str, note: str, linear: float) -> Fa
 def failure_mode(base: CoreDesign, scenario: Scenario, core_planner: CorePlanner) -> FailureMode:
     brief = base.brief
     changes, change = _changes(brief, scenario)
-    if changes.get("hardware.nodes", 1) < 1:
-        return _infeasible(scenario, change, "no node left to serve", _linear(base, brief, scenario, None))
+    if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
+        note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
+        return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
         core = core_planner(brief.with_changes(changes)) if changes else base
     except InfeasibleDesign as exc:
-        return _infeasible(scenario, change, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
+        return _infeasible(scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
     except BriefError as exc:  # the changed brief leaves a field's valid range
-        return _infeasible(scenario, change, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
+        return _infeasible(scenario, change, changes, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
     slo = core.slo
-    pool_holds = _long_context_pool_during(base, scenario) <= 1  # a burst that swamps its own pool fails too
-    ok = bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok and pool_holds)
+    ok = bool(core.verdict.feasible and core.verdict.meets_slo)  # the same verdict `plan --set` gives
     return FailureMode(
         scenario=scenario,
         title=TITLES[scenario],
         change=change,
+        overrides=changes,
+        load_vs_capacity=core.operating_point.load_vs_capacity,
         utilization=core.capacity.utilization,
         utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
         utilization_linear_no_prefix_cache=_linear(base, brief, scenario, core),
@@ -263,11 +241,11 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     brief = base.brief
     failing = [m for m in modes if not m.ok]
     pool = failing or list(modes)
-    binding = max(pool, key=lambda m: m.utilization if math.isfinite(m.utilization) else 1e18)
+    binding = max(pool, key=lambda m: m.load_vs_capacity if math.isfinite(m.load_vs_capacity) else 1e18)
     if failing:
         reason = f"{binding.title} fails first among {len(failing)} failing scenario(s): {binding.note}"
     else:
-        reason = f"every scenario fits; {binding.title} comes closest at {pct(binding.utilization)} busy"
+        reason = f"every scenario fits; {binding.title} comes closest, at {pct(binding.load_vs_capacity)} of a replica's SLO capacity"
     one = next(m for m in modes if m.scenario is Scenario.one_node_lost)
     downtime_h = (1 - brief.slo.availability) * 8760
     spare = brief.deployment.spare_nodes
@@ -283,27 +261,28 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         n_plus_one_ok=one.ok,
         availability_note=availability,
         load_scaling=(
-            "The decode batch per node follows the load by Little's law (generating sequences / serving nodes), so a"
-            " bigger batch makes each decode token cheaper and utilization grows less than linearly with load or with"
-            " lost nodes; `utilization_linear_no_prefix_cache` is the worked design's linear scaling of its no-cache"
-            " utilization, kept for comparison. `utilization` is at the scenario's prefix hit rate, `utilization_no_prefix_cache`"
-            " without any hits."
+            "Each scenario is the brief with its overrides applied, planned again by the same function: `plan --set` with a"
+            " row's overrides gives that row's verdict. The row's load is stated against a general-pool replica's capacity"
+            " under the SLO (the rate at which it stops meeting both targets). The utilization columns are the worked"
+            " design's sizing arithmetic: with the decode batch following the load, utilization grows less than linearly;"
+            " the linear column scales the no-cache figure as the worked design does, kept for comparison."
         ),
     )
 
 
-def hit_rate_floor(base: CoreDesign) -> float | None:
-    """Lowest prefix hit rate at which a general-pool replica still meets both targets under 100% busy, on the brief's
-    queue basis (cold_cache: the other prompts miss either way); None if even 0% does."""
+def hit_rate_floor(base: CoreDesign, core_planner: CorePlanner) -> float | None:
+    """Lowest prefix hit rate at which the design still meets its SLO, by re-planning the brief at each hit rate
+    (the same verdict `plan --set workload.prefix_hit_rate=...` gives); None if even 0% does."""
     brief = base.brief
-    if not brief.deployment.prefix_caching:
+    if not brief.deployment.prefix_caching or brief.workload.prefix_hit_rate <= 0:
         return None
-    p = base.slo.point
 
     def fine(hit: float) -> bool:
-        others = 0.0 if brief.slo.queue_basis is QueueBasis.cold_cache else hit  # the other prompts, on the brief's basis
-        q = latency_point(brief, base.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=hit, load_hit_rate=others)
-        return q.prefill_slot_busy < 1 and q.ttft_p95_ms <= brief.slo.ttft_p95_ms and q.itl_p95_ms <= brief.slo.itl_p95_ms
+        try:
+            v = core_planner(brief.with_changes({"workload.prefix_hit_rate": hit})).verdict
+        except BriefError:
+            return False
+        return v.feasible and v.meets_slo
 
     if fine(0.0):
         return None
@@ -311,7 +290,7 @@ def hit_rate_floor(base: CoreDesign) -> float | None:
     if not fine(high):
         return high
     low = 0.0
-    for _ in range(12):  # 1/4096 of the hit rate: finer than any brief states it
+    for _ in range(8):  # 1/256 of the hit rate: finer than the percent it is shown in
         mid = (low + high) / 2
         low, high = (low, mid) if fine(mid) else (mid, high)
     return high

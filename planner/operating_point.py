@@ -1,144 +1,68 @@
-"""The operating point of one replica by Little's law, solved with the step time it implies.
+"""The operating point of one general-pool replica, solved once, by Little's law at the engine's own pace.
 
-    TPOT(N)  = decode step(N) / (1 - prefill share)         prefill steals its share of GPU time
-    N        = rate x (TTFT + (output - 1) x TPOT(N))        Little's law: in flight = rate x time inside
-    capacity = the rate at which TPOT reaches the ITL target
+    running batch N = rate x time a request holds its slot(N)
+    time held(N)    = its prefill chunk steps + (output - 1) x TPOT(N)
+    TPOT(N)         = (decode step(N) + scheduler) / (1 - prefill interference(N))     planner.slo's model
 
-A brief stated as users x duty cycle also states how long a reply streams (generation_s_per_turn: the
-users read at that pace), so a sequence holds its batch slot for at least that long:
-N = rate x max(TTFT + (output - 1) x TPOT(N), generation time). A brief stated as a request rate runs at
-the engine's pace.
+An engine frees a slot when it stops generating: how fast a person reads the stream does not hold it (the
+users x duty arithmetic of the Capacity page is the worked design's conservative sizing figure, not what the
+engine runs). N is bounded by max-num-seqs and by the KV pool; past either, or past the prefill slot's
+capacity, the replica has no steady state and the result names the limit that binds and the change that
+lifts it. The SLO budget, the engine configuration, the failure table, the cost and the simulator check all
+read this one point. Headroom is stated against the replica's capacity under the SLO: the highest rate at
+which it still meets both targets (what `max-rate` measures with the simulator).
 
-The step is evaluated at the running batch N, not at the SLO value: using the 40 ms target as the
-step time is the classic mistake this module exists to avoid. Ideal uses the bytes / peak bandwidth
-step; real applies the brief's efficiency factors (replica.decode_step_real_s).
+The worked 10-QPS design's hand relation (TPOT = step / (1 - prefill share), no overlap of prefill and
+decode) is kept beside it as `seed_relation`, reproduced as the seed works it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
+from scipy.optimize import brentq
 
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
+from planner.slo import Pace, engine, pace, slo_margin
 
-__all__ = ["LoadModel", "OperatingPoint", "load_model", "operating_point", "solve_capacity_rate", "solve_in_flight"]
+__all__ = [
+    "Limit",
+    "OperatingPoint",
+    "SeedRelation",
+    "context_tokens",
+    "operating_point",
+    "seed_relation",
+    "slo_capacity_rate",
+    "solve_running_batch",
+]
 
-_BISECTIONS = 60  # halvings: 1e-18 of the search range, well past what any figure shows
+_BISECTIONS = 40  # halvings of the batch range: far below any figure shown
+_CAPACITY_TOLERANCE = 1e-4  # of the capacity rate: below any figure shown
+_CAPACITY_PROBE = 4.0  # req/s per replica where the search starts
 
 
-class LoadModel(BaseModel):
-    """Per-request constants of the Little's-law model."""
+class Limit(StrEnum):
+    """What stops a replica from keeping up with its load."""
 
+    slots = "slots"  # max-num-seqs: every batch slot is taken and requests queue without bound
+    kv = "kv"  # the KV pool: the running sequences' context does not fit
+    prefill = "prefill"  # the prefill slot: prompts arrive faster than their chunk steps clear
+    batched_tokens = "batched_tokens"  # max-num-batched-tokens: the decode batch the load needs leaves no room for prompts
+
+
+class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prefill_s_per_request: float  # uncached prompt tokens / prefill throughput: the uncongested TTFT
-    output_tokens: float
-    context_read_tokens: float  # KV each running sequence contributes to a decode step's reads
-    context_held_tokens: float  # KV reserved per sequence in flight
-    paced_s: float  # the least time a reply holds its slot: the users' streaming time (0: the engine's pace)
 
+class SeedRelation(_Model):
+    """The worked designs' hand relation: TPOT = step(N) / (1 - prefill share), N = rate x (prefill + (out - 1) TPOT)."""
 
-def context_tokens(brief: Brief) -> tuple[float, float]:
-    """(read, held) context per sequence: the brief's KV-sizing context, else input + output/2 and input + output."""
-    w = brief.workload
-    if w.kv_context_tokens is not None:
-        return w.kv_context_tokens, w.kv_context_tokens
-    return w.input_tokens_mean + w.output_tokens_mean / 2, w.input_tokens_mean + w.output_tokens_mean
-
-
-def effective_hit_rate(brief: Brief) -> float:
-    return brief.workload.prefix_hit_rate if brief.deployment.prefix_caching else 0.0
-
-
-def load_model(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> LoadModel:
-    hit = effective_hit_rate(brief) if hit_rate is None else hit_rate
-    read, held = context_tokens(brief)
-    uncached = brief.workload.input_tokens_mean * (1 - hit)
-    return LoadModel(
-        prefill_s_per_request=uncached / shape.prefill_tokens_per_s,
-        output_tokens=brief.workload.output_tokens_mean,
-        context_read_tokens=read,
-        context_held_tokens=held,
-        paced_s=brief.workload.generation_s_per_turn if brief.workload.request_rate is None else 0.0,
-    )
-
-
-StepFn = Callable[[float], float]
-
-
-def _tpot_s(step: StepFn, batch: float, prefill_share: float) -> float:
-    return step(batch) / (1 - prefill_share)
-
-
-def solve_in_flight(rate: float, load: LoadModel, step: StepFn) -> float:
-    """N with N = rate x (TTFT + (out - 1) x TPOT(N)); inf when no fixed point exists (overload)."""
-    share = rate * load.prefill_s_per_request
-    if share >= 1:
-        return math.inf
-
-    def excess(n: float) -> float:
-        return rate * _time_inside_s(load, _tpot_s(step, n, share)) - n
-
-    low, high = 0.0, 1.0
-    while excess(high) > 0:
-        high *= 2
-        if high > 1e9:
-            return math.inf
-    for _ in range(_BISECTIONS):
-        mid = (low + high) / 2
-        low, high = (mid, high) if excess(mid) > 0 else (low, mid)
-    return high
-
-
-def _time_inside_s(load: LoadModel, tpot_s: float) -> float:
-    """How long a request holds its batch slot: its prefill and reply, at least the paced streaming time."""
-    return max(load.prefill_s_per_request + (load.output_tokens - 1) * tpot_s, load.paced_s)
-
-
-def tpot_at_rate_s(rate: float, load: LoadModel, step: StepFn) -> float:
-    n = solve_in_flight(rate, load, step)
-    if not math.isfinite(n):
-        return math.inf
-    return _tpot_s(step, n, rate * load.prefill_s_per_request)
-
-
-def solve_capacity_rate(target_tpot_s: float, load: LoadModel, step: StepFn) -> float:
-    """Highest rate whose TPOT stays at or under the target; 0 when even one sequence misses it.
-
-    At the capacity rate r the TPOT is the target T, so Little's law gives the in-flight count directly,
-    N = r x max(TTFT + (out - 1) x T, paced time), and TPOT(r) <= T exactly when step(N) / (1 - prefill share) <= T:
-    one bisection on r instead of a fixed point inside every probe.
-    """
-    if step(1.0) > target_tpot_s:
-        return 0.0
-
-    def within_target(rate: float) -> bool:
-        share = rate * load.prefill_s_per_request
-        if share >= 1:
-            return False
-        n = rate * _time_inside_s(load, target_tpot_s)
-        return _tpot_s(step, n, share) <= target_tpot_s
-
-    low = 0.0
-    high = 1 / load.prefill_s_per_request if load.prefill_s_per_request > 0 else 1e7
-    for _ in range(_BISECTIONS):
-        mid = (low + high) / 2
-        low, high = (mid, high) if within_target(mid) else (low, mid)
-    return low
-
-
-class OperatingPoint(BaseModel):
-    """One general-pool replica at the share of the peak it carries (long-context and spare nodes excluded)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    general_replicas: int
-    rate_per_replica_per_s: float
     prefill_ms_per_request: float
     prefill_share: float
     prefill_saturation_rate_per_s: float
@@ -148,102 +72,349 @@ class OperatingPoint(BaseModel):
     tpot_ideal_ms: float
     kv_in_use_gb: float
     kv_in_use_ideal_gb: float
-    memory_used_gb: float
-    memory_total_gb: float
-    capacity_rate_per_s: float
+    capacity_rate_per_s: float  # where this TPOT reaches the ITL target
     capacity_rate_ideal_per_s: float
-    load_vs_capacity: float
-    stable: bool
     arithmetic: dict[str, str]
 
 
-def _kv_gb(in_flight: float, load: LoadModel, shape: ReplicaShape) -> float:
-    return in_flight * load.context_held_tokens * shape.kv_bytes_per_token / GB
+class OperatingPoint(_Model):
+    """One general-pool replica at the share of the peak it carries (long-context and spare nodes excluded)."""
+
+    general_replicas: int
+    rate_per_replica_per_s: float
+    in_flight: float  # sequences running (Little's law at the engine's pace); inf with no steady state
+    engine_time_s: float  # how long a request holds its slot
+    decode_step_ms: float
+    tpot_ms: float
+    prefill_slot_busy: float
+    interference: float
+    kv_in_use_gb: float  # replica-wide
+    kv_capacity_gb: float
+    memory_used_gb: float
+    memory_total_gb: float
+    max_running: float  # the most sequences the replica can run: max-num-seqs or the KV pool, the smaller
+    capacity_rate_per_s: float  # highest rate meeting the SLO (both targets, as the brief states them)
+    load_vs_capacity: float
+    headroom: float  # capacity / rate - 1
+    stable: bool
+    limit: Limit | None  # what binds when there is no steady state
+    fix: str  # the smallest change that restores a steady state ("" when stable)
+    seed_relation: SeedRelation | None  # the worked design's hand relation (None in re-plans, which do not show it)
+    arithmetic: dict[str, str]
 
 
-def operating_point(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float) -> OperatingPoint:
-    """One general-pool replica carrying its share of the peak `request_rate` (req/s, the whole fleet's)."""
-    load = load_model(brief, shape)
+def context_tokens(brief: Brief) -> tuple[float, float]:
+    """(read, held) context per sequence in the worked designs' sizing arithmetic: the brief's KV-sizing context,
+    else input + output/2 and input + output."""
+    w = brief.workload
+    if w.kv_context_tokens is not None:
+        return w.kv_context_tokens, w.kv_context_tokens
+    return w.input_tokens_mean + w.output_tokens_mean / 2, w.input_tokens_mean + w.output_tokens_mean
+
+
+PaceFn = Callable[[float], Pace]
+
+
+def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | None]:
+    """N with N = rate x pace(N).engine_time_s, N <= limit; (inf, the limit that binds) when there is none.
+
+    rate x time held(N) - N falls through zero once (the step grows with N far slower than N); past the batch
+    where prompts no longer fit beside the decode tokens (max-num-batched-tokens) the time held is unbounded.
+    """
+    if rate <= 0:
+        return 0.0, None
+    first = pace_at(min(1.0, limit))
+    if first.prefill_slot_busy >= 1 or not math.isfinite(first.engine_time_s):
+        return math.inf, Limit.prefill
+
+    def excess(n: float) -> float:
+        held = pace_at(n).engine_time_s
+        return rate * held - n if math.isfinite(held) else math.inf
+
+    top = limit
+    if not math.isfinite(excess(top)):  # the token budget runs out below the limit: search up to where it holds
+        low, high = min(1.0, limit), limit
+        for _ in range(_BISECTIONS):
+            mid = (low + high) / 2
+            low, high = (mid, high) if math.isfinite(excess(mid)) else (low, mid)
+        top = low
+    if excess(top) > 0:
+        return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
+    if excess(0.0) <= 0:
+        return 0.0, None
+    n = float(brentq(excess, 0.0, top, xtol=1e-9 * max(top, 1.0), rtol=1e-10))
+    if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
+        return math.inf, Limit.prefill
+    return n, None
+
+
+def _pace_fn(brief: Brief, shape: ReplicaShape, rate: float) -> PaceFn:
+    eng = engine(brief, shape)
+    return lambda n: eng.pace(rate, n)
+
+
+def kv_running_limit(brief: Brief, shape: ReplicaShape) -> float:
+    """Sequences whose running context fits the replica's KV pool."""
+    return shape.kv_capacity_tokens / brief.running_context_tokens
+
+
+def _limit_of(brief: Brief, shape: ReplicaShape) -> tuple[float, Limit]:
+    kv = kv_running_limit(brief, shape)
+    seqs = float(brief.deployment.max_num_seqs)
+    return (seqs, Limit.slots) if seqs <= kv else (kv, Limit.kv)
+
+
+def _steady(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
+    limit, which = _limit_of(brief, shape)
+    n, binding = solve_running_batch(rate, _pace_fn(brief, shape, rate), limit)
+    return n, (which if binding is Limit.slots else binding)
+
+
+def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
+    """log of the worse of p95 TTFT / target and the judged p95 ITL / target at `rate`: <= 0 meets both."""
+    n, _ = _steady(brief, shape, rate)
+    if not math.isfinite(n):
+        return _NO_STEADY_MARGIN
+    worst = slo_margin(engine(brief, shape), brief, rate, n)
+    return math.log(worst) if math.isfinite(worst) and worst > 0 else _NO_STEADY_MARGIN
+
+
+_NO_STEADY_MARGIN = 50.0  # stands for an unbounded latency in the capacity search
+
+
+def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
+    """Highest rate per replica at which it meets both targets (0 when even a trickle misses one).
+
+    It depends on the replica and the traffic's shape, not on the fleet or the load: re-plans that only move
+    nodes or traffic (failure scenarios) reuse it.
+    """
+    key = _capacity_key(brief, shape)
+    if key not in _CAPACITIES:
+        if len(_CAPACITIES) >= _CAPACITY_CACHE_SIZE:
+            _CAPACITIES.clear()
+        _CAPACITIES[key] = _capacity_search(brief, shape)
+    return _CAPACITIES[key]
+
+
+_CAPACITIES: dict[tuple[object, ...], float] = {}
+_CAPACITY_CACHE_SIZE = 512
+
+
+def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
+    """Everything slo_capacity_rate reads: the replica (not how many) and the brief's shape of traffic, limits and SLO."""
+    w, dep = brief.workload, brief.deployment
+    lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
+    limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
+    return (shape.model_dump_json(exclude={"replicas"}), lengths, brief.effective_hit_rate, limits, brief.slo, brief.latency)
+
+
+def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
+
+    def margin(rate: float) -> float:
+        return _slo_margin(brief, shape, rate)
+
+    probe = _CAPACITY_PROBE  # a fixed start: the answer depends on the replica, not on who asked first
+    if margin(probe) <= 0:
+        low, high = probe, probe * 2
+        while margin(high) <= 0:
+            low, high = high, high * 2
+            if high > 1e7:
+                return high
+    else:
+        low, high = probe / 4, probe
+        while margin(low) > 0:
+            low, high = low / 4, low
+            if high < 1e-6:
+                return 0.0
+    return float(brentq(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, rtol=_CAPACITY_TOLERANCE))
+
+
+def operating_point(
+    brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, with_capacity: bool = True, with_seed: bool = True
+) -> OperatingPoint:
+    """One general-pool replica carrying its share of the peak `request_rate` (req/s, the whole fleet's).
+
+    Re-plans skip what they do not read: `with_capacity=False` the SLO-capacity search (its fields are then NaN,
+    unless the replica has no steady state and the fix needs it), `with_seed=False` the worked design's relation."""
     rate = pools.general_rate_per_replica(request_rate)
-    target_s = brief.slo.itl_p95_ms / 1e3
-
-    def ideal(n: float) -> float:
-        return shape.decode_step_ideal_s(n, load.context_read_tokens)
-
-    def real(n: float) -> float:
-        return shape.decode_step_real_s(n, load.context_read_tokens)
-
-    share = rate * load.prefill_s_per_request
-    n_real, n_ideal = solve_in_flight(rate, load, real), solve_in_flight(rate, load, ideal)
-    stable = math.isfinite(n_real)
-    tpot_real = _tpot_s(real, n_real, share) if stable else math.inf
-    tpot_ideal = _tpot_s(ideal, n_ideal, share) if math.isfinite(n_ideal) else math.inf
-    cap_real = solve_capacity_rate(target_s, load, real)
-    cap_ideal = solve_capacity_rate(target_s, load, ideal)
-    kv_real, kv_ideal = _kv_gb(n_real, load, shape), _kv_gb(n_ideal, load, shape)
+    limit, _ = _limit_of(brief, shape)
+    n, binding = _steady(brief, shape, rate)
+    stable = binding is None
+    at = pace(brief, shape, rate, n if stable else limit)
+    capacity = slo_capacity_rate(brief, shape) if with_capacity or not stable else math.nan
+    context = brief.running_context_tokens
+    kv_gb = n * context * shape.kv_bytes_per_token / GB
+    kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
     weights_gb = shape.weights_bytes / GB
-    total_gb = shape.gpu.memory_gb * shape.tp
-    step_real_ms = real(n_real) * 1e3 if stable else math.inf
+    fix = "" if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
     arithmetic = {
         "rate_per_replica_per_s": pools.general_rate_text(request_rate),
-        "prefill_ms_per_request": (
-            f"{num(brief.workload.input_tokens_mean * (1 - effective_hit_rate(brief)))} uncached prompt tokens"
-            f" / {num(shape.prefill_tokens_per_s, 'tok/s')} prefill = {num(load.prefill_s_per_request * 1e3, 'ms')}"
-        ),
-        "prefill_share": f"{num(rate, 'req/s')} x {num(load.prefill_s_per_request * 1e3, 'ms')} = {pct(share)} of GPU time",
-        "prefill_saturation_rate_per_s": f"1 / {num(load.prefill_s_per_request * 1e3, 'ms')} = {num(_safe_inv(load.prefill_s_per_request), 'req/s')}",
+        "in_flight": _in_flight_text(brief, rate, at, n, limit, binding),
         "tpot_ms": (
-            f"step({num(n_real)} in flight) {num(step_real_ms, 'ms')} / (1 - {pct(share)}) = {num(tpot_real * 1e3, 'ms')}"
-            if stable
-            else "no fixed point: the replica is overloaded, the queue grows without bound"
+            f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
+            f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
         ),
-        "in_flight": _in_flight_text(rate, load, tpot_real, n_real),
-        "kv_in_use_gb": f"{num(n_real)} x {num(load.context_held_tokens, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_real, 'GB')}",
-        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_real, 'GB')} KV = {num(weights_gb + kv_real, 'GB')} of {num(total_gb, 'GB')}",
-        "capacity_rate_per_s": _capacity_text(brief, load, real, cap_real, cap_ideal),
+        "kv_in_use_gb": (
+            f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
+            f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
+        ),
+        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.tp, 'GB')}",
+        "capacity_rate_per_s": (
+            f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
+            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')};"
+            f" the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
+        ),
     }
     return OperatingPoint(
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
-        prefill_ms_per_request=load.prefill_s_per_request * 1e3,
-        prefill_share=share,
-        prefill_saturation_rate_per_s=_safe_inv(load.prefill_s_per_request),
-        in_flight=n_real,
-        in_flight_ideal=n_ideal,
-        tpot_ms=tpot_real * 1e3,
-        tpot_ideal_ms=tpot_ideal * 1e3,
-        kv_in_use_gb=kv_real,
-        kv_in_use_ideal_gb=kv_ideal,
-        memory_used_gb=weights_gb + kv_real,
-        memory_total_gb=total_gb,
-        capacity_rate_per_s=cap_real,
-        capacity_rate_ideal_per_s=cap_ideal,
-        load_vs_capacity=rate / cap_real if cap_real > 0 else math.inf,
+        in_flight=n,
+        engine_time_s=at.engine_time_s if stable else math.inf,
+        decode_step_ms=at.decode_step_ms,
+        tpot_ms=at.tpot_ms if stable else math.inf,
+        prefill_slot_busy=at.prefill_slot_busy,
+        interference=at.interference,
+        kv_in_use_gb=kv_gb,
+        kv_capacity_gb=kv_cap_gb,
+        memory_used_gb=weights_gb + kv_gb,
+        memory_total_gb=shape.gpu.memory_gb * shape.tp,
+        max_running=limit,
+        capacity_rate_per_s=capacity,
+        load_vs_capacity=rate / capacity if capacity > 0 else math.inf,
+        headroom=capacity / rate - 1 if rate > 0 else math.inf,
         stable=stable,
+        limit=binding,
+        fix=fix,
+        seed_relation=seed_relation(brief, shape, rate) if with_seed else None,
         arithmetic=arithmetic,
     )
 
 
-def _in_flight_text(rate: float, load: LoadModel, tpot_s: float, n: float) -> str:
-    engine_s = load.prefill_s_per_request + (load.output_tokens - 1) * tpot_s
-    inside = f"{num(load.prefill_s_per_request * 1e3, 'ms')} + {num(load.output_tokens - 1)} x {num(tpot_s * 1e3, 'ms')}"
-    if load.paced_s > 0:
-        held = "the users' pace holds the slot" if load.paced_s >= engine_s else "the engine is slower than the users' pace"
-        inside = f"max({inside}, {num(load.paced_s, 's')} streamed at the users' pace; {held})"
-    return f"{num(rate, 'req/s')} x {inside} = {num(n)} sequences"
+def _in_flight_text(brief: Brief, rate: float, at: Pace, n: float, limit: float, binding: Limit | None) -> str:
+    held = f"{num(at.slot_service_ms, 'ms')} of prefill steps + {num(brief.workload.output_tokens_mean - 1)} x {num(at.tpot_ms, 'ms')}"
+    if binding is None:
+        return f"{num(rate, 'req/s')} x ({held}) = {num(n)} sequences running (of at most {num(limit)})"
+    if binding is Limit.prefill:
+        return (
+            f"no steady state: prompts need {num(rate, 'req/s')} x {num(at.slot_service_ms, 'ms')} = {pct(at.prefill_slot_busy)}"
+            " of the prefill slot (or the interference leaves decode no time)"
+        )
+    return f"no steady state: even with {num(limit)} running (the {binding.value} limit), {num(rate, 'req/s')} x ({held}) = {num(rate * at.engine_time_s)} would be needed"
 
 
-def _capacity_text(brief: Brief, load: LoadModel, step: StepFn, cap: float, cap_ideal: float) -> str:
-    target = brief.slo.itl_p95_ms
-    if cap <= 0:
-        return f"even one sequence's step ({num(step(1.0) * 1e3, 'ms')}) exceeds the {num(target, 'ms')} target: capacity = 0"
-    n = solve_in_flight(cap, load, step)
-    share = cap * load.prefill_s_per_request
-    return (
-        f"TPOT = step({num(n)} in flight) {num(step(n) * 1e3, 'ms')} / (1 - {pct(share)} prefill) = {num(target, 'ms')}"
-        f" at r = {num(cap, 'req/s')} real ({num(cap_ideal, 'req/s')} ideal)"
+def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, binding: Limit | None, capacity: float) -> str:
+    """The smallest change that gives the replica a steady state: more batch slots when the KV allows, else nodes."""
+    rate = pools.general_rate_per_replica(request_rate)
+    if binding is Limit.batched_tokens:
+        budget = brief.deployment.max_num_batched_tokens
+        return (
+            f"raise deployment.max_num_batched_tokens above {budget} (at least the running batch plus a mean prompt's"
+            f" {num(brief.workload.input_tokens_mean * (1 - brief.effective_hit_rate))} uncached tokens), or add nodes"
+        )
+    if binding is Limit.slots:
+        kv = kv_running_limit(brief, shape)
+        unbounded, _ = (
+            solve_running_batch(rate, _pace_fn(brief, shape, rate), kv) if kv > brief.deployment.max_num_seqs else (math.inf, None)
+        )
+        if math.isfinite(unbounded):
+            need = math.ceil(unbounded * 1.2 / 8) * 8
+            return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
+    nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape.replicas_per_node)
+    if nodes is None:
+        return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets"
+    return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring each general-pool replica under its {num(capacity, 'req/s')} SLO capacity"
+
+
+def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity_per_replica: float, replicas_per_node: int) -> int | None:
+    """The fewest nodes whose general pool carries its share of `request_rate` at or under each replica's SLO capacity."""
+    if capacity_per_replica <= 0:
+        return None
+    general = math.ceil(request_rate * pools.general_share / (capacity_per_replica * replicas_per_node) - 1e-9)
+    return max(general, 1) + pools.long_context_nodes + pools.spare_nodes
+
+
+# --- the worked designs' hand relation ---------------------------------------------------------------
+
+
+def _seed_in_flight(rate: float, prefill_s: float, output: float, step: Callable[[float], float]) -> float:
+    share = rate * prefill_s
+    if share >= 1:
+        return math.inf
+
+    def excess(n: float) -> float:
+        return rate * (prefill_s + (output - 1) * step(n) / (1 - share)) - n
+
+    low, high = 0.0, 1.0
+    while excess(high) > 0:
+        high *= 2
+        if high > 1e9:
+            return math.inf
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if excess(mid) > 0 else (low, mid)
+    return high
+
+
+def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Callable[[float], float]) -> float:
+    if step(1.0) > target_s:
+        return 0.0
+
+    def within(rate: float) -> bool:
+        share = rate * prefill_s
+        return share < 1 and step(rate * (prefill_s + (output - 1) * target_s)) / (1 - share) <= target_s
+
+    low, high = 0.0, 1 / prefill_s if prefill_s > 0 else 1e7
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if within(mid) else (low, mid)
+    return low
+
+
+def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:
+    """The 10-QPS worked design's relation, as the seed works it (prefill and decode share the GPU without overlap)."""
+    w = brief.workload
+    read, held = context_tokens(brief)
+    hit = brief.effective_hit_rate if hit_rate is None else hit_rate
+    prefill_s = w.input_tokens_mean * (1 - hit) / shape.prefill_tokens_per_s
+    share = rate * prefill_s
+    target_s = brief.slo.itl_p95_ms / 1e3
+
+    def real(n: float) -> float:
+        return shape.decode_step_real_s(n, read)
+
+    def ideal(n: float) -> float:
+        return shape.decode_step_ideal_s(n, read)
+
+    n_real = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, real)
+    n_ideal = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, ideal)
+    tpot_real = real(n_real) / (1 - share) if math.isfinite(n_real) else math.inf
+    tpot_ideal = ideal(n_ideal) / (1 - share) if math.isfinite(n_ideal) else math.inf
+    cap_real = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, real)
+    cap_ideal = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, ideal)
+    kv = held * shape.kv_bytes_per_token / GB
+    return SeedRelation(
+        prefill_ms_per_request=prefill_s * 1e3,
+        prefill_share=share,
+        prefill_saturation_rate_per_s=1 / prefill_s if prefill_s > 0 else math.inf,
+        in_flight=n_real,
+        in_flight_ideal=n_ideal,
+        tpot_ms=tpot_real * 1e3,
+        tpot_ideal_ms=tpot_ideal * 1e3,
+        kv_in_use_gb=n_real * kv,
+        kv_in_use_ideal_gb=n_ideal * kv,
+        capacity_rate_per_s=cap_real,
+        capacity_rate_ideal_per_s=cap_ideal,
+        arithmetic={
+            "prefill_ms_per_request": (
+                f"{num(w.input_tokens_mean * (1 - hit))} uncached prompt tokens / {num(shape.prefill_tokens_per_s, 'tok/s')}"
+                f" = {num(prefill_s * 1e3, 'ms')}; {num(rate, 'req/s')} x that = {pct(share)} of GPU time"
+            ),
+            "tpot_ms": f"step({num(n_real)}) {num(real(n_real) * 1e3, 'ms')} / (1 - {pct(share)}) = {num(tpot_real * 1e3, 'ms')} real, {num(tpot_ideal * 1e3, 'ms')} ideal",
+            "in_flight": (
+                f"{num(rate, 'req/s')} x ({num(prefill_s * 1e3, 'ms')} + {num(w.output_tokens_mean - 1)} x {num(tpot_real * 1e3, 'ms')})"
+                f" = {num(n_real)} real ({num(n_ideal)} ideal)"
+            ),
+            "kv_in_use_gb": f"{num(n_real)} x {num(held, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(n_real * kv, 'GB')}",
+            "capacity_rate_per_s": f"TPOT reaches {num(brief.slo.itl_p95_ms, 'ms')} at {num(cap_real, 'req/s')} real ({num(cap_ideal, 'req/s')} ideal)",
+        },
     )
-
-
-def _safe_inv(x: float) -> float:
-    return 1 / x if x > 0 else math.inf

@@ -6,6 +6,8 @@ three agree by construction. Per-GPU figures divide by TP; per-replica figures a
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ComputePeak, Precision
@@ -54,6 +56,11 @@ class ReplicaShape(BaseModel):
     @property
     def kv_gb_per_gpu(self) -> float:
         return self.usable_gb_per_gpu - self.weights_gb_per_gpu - self.reserve_gb_per_gpu
+
+    @property
+    def engine_memory_fraction(self) -> float:
+        """--gpu-memory-utilization: the share of each GPU the engine takes (weights, KV, activations), reserve excluded."""
+        return (self.usable_gb_per_gpu - self.reserve_gb_per_gpu) / self.gpu.memory_gb
 
     @property
     def kv_heads_per_gpu(self) -> float:
@@ -136,6 +143,18 @@ def _check_tp(tp: int, gpus_per_node: int, kv_heads: int) -> None:
     raise InfeasibleDesign((Problem(field="deployment.tp", problem=problem, change=change),))
 
 
+MAX_ENGINE_MEMORY_FRACTION = 0.95
+_FRACTION_STEP = 1e-4  # --gpu-memory-utilization is printed to four decimals
+
+
+def _engine_fraction(memory_gb: float, gpu_memory_utilization: float, reserve_gb: float) -> float:
+    """The share of a GPU the engine takes (--gpu-memory-utilization): the brief's share less the reserve, at most
+    MAX_ENGINE_MEMORY_FRACTION (CUDA context, NCCL buffers and activations need the rest), rounded down once to
+    the four decimals the command prints, so the KV pool analysed is the one the printed flag gives."""
+    wanted = min((memory_gb * gpu_memory_utilization - reserve_gb) / memory_gb, MAX_ENGINE_MEMORY_FRACTION)
+    return math.floor(wanted / _FRACTION_STEP + 1e-9) * _FRACTION_STEP
+
+
 def shape_of(brief: Brief) -> ReplicaShape:
     """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed."""
     hw, dep = brief.hardware, brief.deployment
@@ -161,6 +180,7 @@ def shape_of(brief: Brief) -> ReplicaShape:
         tp_factor=1 + eff.tp_comm_overhead if dep.tp > 1 else 1.0,
         real_kernel_factor=eff.real_kernel_factor,
         step_overhead_s=(eff.step_overhead_ms + (2 * model.layers * eff.allreduce_latency_us / 1e3 if dep.tp > 1 else 0.0)) / 1e3,
-        usable_gb_per_gpu=gpu.memory_gb * dep.gpu_memory_utilization,
+        usable_gb_per_gpu=gpu.memory_gb * _engine_fraction(gpu.memory_gb, dep.gpu_memory_utilization, dep.reserve_gb_per_gpu)
+        + dep.reserve_gb_per_gpu,
         reserve_gb_per_gpu=dep.reserve_gb_per_gpu,
     )

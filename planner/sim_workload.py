@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from planner.slo import length_cv2
+from planner.lengths import length_cv2
 
 __all__ = ["Requests", "cached_tokens", "make_requests", "sample_lengths"]
 

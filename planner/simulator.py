@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.brief import Brief
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.operating_point import effective_hit_rate
 from planner.replica import ReplicaShape
 from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
@@ -33,6 +32,7 @@ __all__ = [
     "Probe",
     "SimResult",
     "SimSettings",
+    "SimSlo",
     "benchmark_brief",
     "default_rate_per_s",
     "max_rate",
@@ -102,6 +102,23 @@ class SimResult(_Frozen):
     wall_ms: float  # time spent simulating, without start-up
     arithmetic: dict[str, str]
     clipped_requests: int = 0  # requests whose sampled prompt + reply was cut to the longest sequence the replica takes
+    slo: SimSlo | None = None  # the plan check (simulate BRIEF without --rate or --concurrency)
+
+
+class SimSlo(_Frozen):
+    """The simulated run on the plan's own keys and definitions (planner.slo), to set beside `plan`'s `slo`."""
+
+    ttft_p50_ms: float  # end to end (the fixed request path included), prompts up to the TTFT cap
+    ttft_p95_ms: float
+    itl_p50_ms: float  # gaps between consecutive tokens
+    itl_p95_ms: float
+    tpot_p50_ms: float  # each reply's mean gap
+    tpot_p95_ms: float
+    fixed_ms: float  # network, gateway, tokenization, first sample, first write: added to the engine's TTFT
+    rate_per_replica_per_s: float
+    ttft_ok: bool
+    itl_ok: bool  # judged on the brief's ITL metric (slo.itl_metric)
+    meets_slo: bool
 
 
 class Probe(_Frozen):
@@ -143,6 +160,7 @@ BENCHMARK_ENGINE: dict[str, object] = {
     "workload.request_rate": 1.0,
     "workload.prefix_hit_rate": 0.0,
     "workload.kv_context_tokens": None,
+    "latency.scheduler_ms": 0.0,  # the calibrated step overhead already holds the engine's scheduling
 }
 
 
@@ -171,7 +189,7 @@ def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
         expert_miss=1 - m.experts_per_token / m.experts if m.is_moe else 1.0,
         kv_s_per_token=shape.kv_bytes_per_token * s_per_kv_byte,
         per_sequence_s=0.0,
-        overhead_s=shape.step_overhead_s,
+        overhead_s=shape.step_overhead_s + brief.latency.scheduler_ms / 1e3,  # the plan's per-step scheduler time too
         max_num_batched_tokens=dep.max_num_batched_tokens,
         max_num_seqs=dep.max_num_seqs,
         kv_capacity_tokens=kv_capacity,
@@ -199,7 +217,7 @@ def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: i
         output_mean=settings.output_tokens or w.output_tokens_mean,
         output_p95=settings.output_tokens or w.output_tokens_p95,
         max_model_len=max_model_len,
-        prefix_hit_rate=effective_hit_rate(brief),
+        prefix_hit_rate=brief.effective_hit_rate,
         seed=settings.seed,
     )
 
@@ -241,19 +259,27 @@ def _check_work(requests: int, tokens_per_request: float, runs: int, limit: int)
 
 
 def _percentiles(values_ms: npt.NDArray[np.float64]) -> Percentiles:
-    finite = values_ms[np.isfinite(values_ms)]
-    if finite.size == 0:
-        return Percentiles(mean=math.inf, p50=math.inf, p90=math.inf, p95=math.inf, p99=math.inf)
-    p50, p90, p95, p99 = np.percentile(finite, [50, 90, 95, 99])
-    return Percentiles(mean=float(finite.mean()), p50=float(p50), p90=float(p90), p95=float(p95), p99=float(p99))
+    """Percentiles over the requests; one that never finished counts as unbounded (inf), none at all gives NaN."""
+    if values_ms.size == 0:
+        return Percentiles(mean=math.nan, p50=math.nan, p90=math.nan, p95=math.nan, p99=math.nan)
+    values = np.where(np.isfinite(values_ms), values_ms, np.inf)
+    p50, p90, p95, p99 = _quantiles(values, [50, 90, 95, 99])
+    return Percentiles(mean=float(values.mean()), p50=p50, p90=p90, p95=p95, p99=p99)
+
+
+def _quantiles(values: npt.NDArray[np.float64], qs: list[float]) -> list[float]:
+    """np.percentile, interpolated between neighbours when every value is finite; with an unbounded value among
+    them the nearest value above (interpolating towards inf gives NaN)."""
+    method = "linear" if np.isfinite(values).all() else "higher"
+    return [float(v) for v in np.percentile(values, qs, method=method)]
 
 
 def _histogram_percentiles(counts: npt.NDArray[np.int64], sums_ms: npt.NDArray[np.float64]) -> Percentiles:
     """Percentiles of the ITL histogram (planner.sim_engine.ITL_BINS_PER_DECADE): each is the mean gap of the
-    bin holding the exact percentile, within 0.12% of it; the mean is exact."""
+    bin holding the exact percentile, within 0.12% of it; the mean is exact. No gaps (one-token replies): NaN."""
     total = int(counts.sum())
     if total == 0:
-        return Percentiles(mean=0.0, p50=0.0, p90=0.0, p95=0.0, p99=0.0)
+        return Percentiles(mean=math.nan, p50=math.nan, p90=math.nan, p95=math.nan, p99=math.nan)
     cum = np.cumsum(counts)
     held = np.searchsorted(cum, np.array([0.5, 0.9, 0.95, 0.99]) * total, side="left")  # bins holding p50 .. p99
     p50, p90, p95, p99 = (float(v) for v in sums_ms[held] / counts[held])
@@ -270,10 +296,17 @@ def _per_request_ms(out: EngineOutput, reqs: Requests) -> tuple[npt.NDArray[np.f
     return ttft, tpot, queue
 
 
+def fixed_ttft_ms(brief: Brief) -> float:
+    """The request path outside the engine: network, gateway, tokenization, first sample, first write."""
+    lat = brief.latency
+    return lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms
+
+
 def attainment(brief: Brief, reqs: Requests, ttft_ms: npt.NDArray[np.float64], tpot_ms: npt.NDArray[np.float64]) -> float:
-    """Fraction of requests meeting both targets; the TTFT target covers prompts up to its cap only."""
+    """Fraction of requests meeting both targets: the TTFT end to end (fixed path included) for prompts up to the
+    cap, and each reply's mean gap (a reply whose mean gap exceeds the target has gaps over it)."""
     slo = brief.slo
-    ttft_ok = (ttft_ms <= slo.ttft_p95_ms) | (reqs.prompt_tokens > slo.ttft_input_cap_tokens)
+    ttft_ok = (ttft_ms + fixed_ttft_ms(brief) <= slo.ttft_p95_ms) | (reqs.prompt_tokens > slo.ttft_input_cap_tokens)
     ok = ttft_ok & (tpot_ms <= slo.itl_p95_ms) & np.isfinite(ttft_ms)
     return float(ok.mean())
 
@@ -344,10 +377,16 @@ def _replica(brief: Brief) -> ReplicaShape:
 
 
 def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
-    """Simulate one replica of the brief under the settings' load."""
+    """Simulate one replica of the brief under the settings' load.
+
+    With neither a rate nor a concurrency it checks the plan: one general-pool replica at the plan's rate per
+    replica, with the engine configuration the plan analyses (the brief's limits), and a `slo` block on the plan's
+    own definitions.
+    """
     settings = settings or SimSettings()
     shape = _replica(brief)
     costs = step_costs(brief, shape)
+    check = settings.rate_per_s is None and settings.concurrency is None
     rate = settings.rate_per_s if settings.rate_per_s is not None else default_rate_per_s(brief, shape)
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
     _check_lengths(settings, brief, max_len)
@@ -357,7 +396,32 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     start = time.perf_counter()
     out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, reqs.clients, costs)
     wall = time.perf_counter() - start
-    return _summarize(brief, settings, rate, reqs, out, wall)
+    result = _summarize(brief, settings, rate, reqs, out, wall)
+    return result.model_copy(update={"slo": _sim_slo(brief, rate, reqs, out, result)}) if check else result
+
+
+def _sim_slo(brief: Brief, rate: float, reqs: Requests, out: EngineOutput, result: SimResult) -> SimSlo:
+    ttft, _, _ = _per_request_ms(out, reqs)
+    fixed = fixed_ttft_ms(brief)
+    covered = ttft[(reqs.prompt_tokens <= brief.slo.ttft_input_cap_tokens)]
+    covered = np.where(np.isfinite(covered), covered, np.inf)
+    ttft_p50, ttft_p95 = (v + fixed for v in _quantiles(covered, [50, 95])) if covered.size else (math.inf, math.inf)
+    slo = brief.slo
+    judged_itl = result.itl_ms.p95 if slo.itl_metric.value == "itl" else result.tpot_ms.p95
+    ttft_ok, itl_ok = ttft_p95 <= slo.ttft_p95_ms, not judged_itl > slo.itl_p95_ms  # NaN: no gaps to judge
+    return SimSlo(
+        ttft_p50_ms=ttft_p50,
+        ttft_p95_ms=ttft_p95,
+        itl_p50_ms=result.itl_ms.p50,
+        itl_p95_ms=result.itl_ms.p95,
+        tpot_p50_ms=result.tpot_ms.p50,
+        tpot_p95_ms=result.tpot_ms.p95,
+        fixed_ms=fixed,
+        rate_per_replica_per_s=rate,
+        ttft_ok=bool(ttft_ok),
+        itl_ok=bool(itl_ok),
+        meets_slo=bool(ttft_ok and itl_ok),
+    )
 
 
 def _attainment_at(brief: Brief, costs: StepCosts, unit: Requests, rate: float) -> float:
@@ -371,7 +435,13 @@ def _attainment_at(brief: Brief, costs: StepCosts, unit: Requests, rate: float) 
     )
     out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
     ttft, tpot, _ = _per_request_ms(out, reqs)
-    return attainment(brief, reqs, ttft, tpot)
+    got = attainment(brief, reqs, ttft, tpot)
+    if (
+        brief.slo.itl_metric.value == "itl"
+        and _histogram_percentiles(out.itl_bin_count, out.itl_bin_sum_s * 1e3).p95 > brief.slo.itl_p95_ms
+    ):
+        return min(got, 0.0)  # the per-token ITL p95 misses the target: the rate fails whatever the attainment
+    return got
 
 
 def _compute_bound_rate(shape: ReplicaShape, unit: Requests) -> float:
@@ -451,8 +521,9 @@ def _fleet(
     arithmetic = {
         "max_rate_per_s": (
             f"median over {len(per_seed)} request draws of the highest rate at which {pct(target)} of {requests} Poisson requests"
-            f" meet TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and TPOT <= {num(brief.slo.itl_p95_ms, 'ms')}"
-            f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
+            f" meet TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} (end to end) and TPOT <= {num(brief.slo.itl_p95_ms, 'ms')}"
+            + (f", with the per-token ITL p95 <= {num(brief.slo.itl_p95_ms, 'ms')}" if brief.slo.itl_metric.value == "itl" else "")
+            + f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
         )
     }
     if rate <= 0:

@@ -1,55 +1,65 @@
-"""Step 5 of the method: the SLO budget. TTFT and ITL as waterfalls, their p50 and p95, and trade-offs.
+"""Step 5 of the method: the latency model of one general-pool replica, and the SLO budget built on it.
 
-The latency model of one general-pool replica (long-context and spare nodes excluded):
-- Arrivals are Poisson at rate r = the general pool's request rate / its replicas.
-- Running batch B: the sequences the operating point keeps in flight (Little's law), capped by
-  max-num-seqs. Sequences over the cap wait for a slot: Erlang C with max-num-seqs slots.
-- Decode tokens come first in every engine step and a prompt's chunk rides in the same step
-  (vLLM's chunked-prefill policy), so decode work does not hold prompts back: prompts queue for the
-  prefill slot of the engine steps, FCFS (M/G/1). A step costs max(compute of its tokens, bytes it
-  reads) + fixed time, as in the simulator, so a prompt of u uncached tokens in k chunks holds the
-  slot for S = k (fixed + scheduler) + max(u / prefill rate + k B / prefill rate, k x the step's
-  memory time): the chunk's compute hides the decode's weight and KV reads. u follows the brief's
-  prompt lengths (a gamma distribution with its mean and p95) clipped at max-model-len, the longest
-  prompt the pool admits. W = r E[S^2] / (2 (1 - rho)), rho = r E[S], plus half a step for the step in
-  progress when the slot is free; the wait's tail is a gamma with its first two moments (Takacs).
-  Checked against the simulator's measured waits: docs/crosscheck.md.
-- Load basis (brief.slo.queue_basis): the other requests' prompts either all miss the prefix cache
-  (cold_cache: the budget holds through a cache flush, a rolling restart or a failover) or hit it at
-  the brief's rate; the measured prompt is cached at the brief's rate either way.
-- The measured prompt (at the target's input cap) is prefilled in chunks of max-num-batched-tokens - B,
-  one per engine step, each step costed as above.
-- TPOT of a reply = (decode step + scheduler) / (1 - interference share during its lifetime), the
-  interference share being the time prompts' steps take beyond the decode steps they stand in for
-  (a mixed step also emits the batch's tokens): rate x (E[S] - chunks x (decode step + scheduler)).
+One model serves the operating point, the SLO budget, the failure table and the simulator check:
+- Arrivals are Poisson at rate r (the general pool's requests / its replicas). Every prompt hits the
+  prefix cache at the brief's rate, as the simulator's requests do.
+- The running batch B comes from Little's law at the engine's own pace (planner.operating_point): a
+  sequence holds its slot for its prefill steps and (output - 1) token gaps, not for how long a person
+  takes to read the stream. A decode step reads each running sequence's own context: the mean prompt
+  plus the size-biased half reply (long replies stay in the batch longer).
+- Every engine step costs its fixed time (step overhead + scheduler) + max(compute of its tokens, the
+  weight and KV bytes it reads), as in the simulator. Decode tokens come first in every step and a
+  prompt's chunk (max-num-batched-tokens - B tokens) rides in the same step (vLLM's chunked prefill).
+- Prompts queue FCFS for the prefill slot of the steps (M/G/1): a prompt holds the slot for its chunk
+  steps; W = r E[S^2] / (2 (1 - rho)), plus half a step in progress; the wait's tail is a gamma with the
+  M/G/1 wait's first two moments (Takacs). An Erlang C wait for a batch slot joins it near max-num-seqs.
+- TTFT (end to end, the fixed request path included) is over the prompts the target covers (up to its
+  input cap): the wait plus each prompt's own chunk steps, its percentiles from their convolution.
+- ITL is the gap between consecutive tokens: a pure decode step, or a step that also carries a prefill
+  chunk (longer); its percentiles come from that mixture. TPOT is a reply's mean gap: (decode step +
+  scheduler) / (1 - interference), the interference being the time prompts' steps take beyond the
+  decode steps they stand in for.
+Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_crosscheck.py.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections.abc import Callable
+from statistics import NormalDist
+from typing import NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
+from scipy.optimize import brentq
+from scipy.special import gammainc, gammaincinv
 
-from planner.brief import Brief, QueueBasis
+from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
-from planner.operating_point import context_tokens, effective_hit_rate
+from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.replica import ReplicaShape
 
 __all__ = [
     "P95_Z",
+    "AtMaxBatch",
     "LatencyPoint",
+    "Pace",
     "SloBudget",
     "TradeoffPoint",
     "WaterfallStep",
+    "engine",
+    "latency_at",
     "latency_point",
     "length_cv2",
-    "queue_load_hit_rate",
+    "pace",
     "slo_budget",
+    "slo_margin",
 ]
 
 P95_Z = 1.645  # standard normal 95th percentile
 _MAX_SHARE = 0.999
+_NORMAL = NormalDist()
+_TTFT_POINTS = 48  # prompt lengths the TTFT distribution is evaluated at (equal-probability points)
 
 
 class _Model(BaseModel):
@@ -68,20 +78,33 @@ class TradeoffPoint(_Model):
     longest_step_ms: float  # one engine step carrying a full prefill chunk: the worst single token gap
 
 
+class Pace(_Model):
+    """How fast one replica moves a request at a given load and running batch: what Little's law needs."""
+
+    running_batch: float
+    decode_step_ms: float  # a pure decode step at the running batch (fixed overhead included, scheduler not)
+    slot_service_ms: float  # mean time a prompt's chunk steps take
+    prefill_slot_busy: float  # rate x slot service
+    interference: float  # share of time prompts' steps take beyond the decode steps they stand in for
+    tpot_ms: float  # a reply's mean gap: (decode step + scheduler) / (1 - interference)
+    engine_time_s: float  # how long a request holds its batch slot: its chunk steps + (output - 1) gaps
+
+
 class LatencyPoint(_Model):
     """Every intermediate figure of the latency model at one load and one engine configuration."""
 
     rate_per_replica_per_s: float
-    load_batch: float  # sequences the load puts on the replica (before the max-num-seqs cap)
+    load_batch: float  # sequences the load keeps running (Little's law), before the max-num-seqs cap
     running_batch: float
     running_batch_p95: float
+    context_tokens: float  # KV a running sequence's decode step reads, mean
     hold_s: float  # how long a sequence holds a batch slot
     decode_step_ms: float  # at the running batch
     decode_step_p95_ms: float  # at the p95 running batch
     scheduler_ms: float
     step_fixed_ms: float  # per engine step whatever it carries: fixed overhead + scheduler
     step_memory_ms: float  # the batch's weight and KV reads in a step (hidden under a prefill chunk's compute)
-    load_hit_rate: float  # the other requests' prefix hit rate (the queue basis)
+    hit_rate: float
     uncached_tokens_mean: float
     service_cv2: float
     prefill_service_ms: float  # mean uncached prompt / prefill throughput
@@ -91,35 +114,58 @@ class LatencyPoint(_Model):
     slot_service_ms: float  # mean time a prompt holds the prefill slot: its chunk steps
     prefill_slot_busy: float  # utilization of the prefill slot prompts queue for
     prompt_wait_ms: float  # M/G/1 wait for the prompts ahead
-    admission_wait_ms: float
+    admission_wait_ms: float  # Erlang C wait for a batch slot
+    step_wait_ms: float  # the rest of the step in progress when a prompt arrives
     queue_wait_ms: float
+    queue_wait_p95_ms: float
     chunks_mean: float  # engine steps a mean prompt's chunks ride in
     cap_uncached_tokens: float
     chunk_tokens: float
     chunks: float
-    prefill_stage_ms: float
+    prefill_stage_ms: float  # a prompt at the TTFT cap: its chunk steps
+    prefill_covered_mean_ms: float  # the mean over the prompts the target covers
     fixed_ms: float
     ttft_mean_ms: float
     ttft_p50_ms: float
     ttft_p95_ms: float
-    rho_interference: float  # GPU time prompts' steps take beyond the decode steps they stand in for
-    rho_interference_p95: float  # ... at its p95 over a reply's lifetime
-    itl_interference_ms: float
-    itl_p50_ms: float
+    rho_interference: float
+    rho_interference_p95: float
+    itl_interference_ms: float  # what interference adds to a reply's mean gap
+    mixed_step_share: float  # share of token gaps that fall on a step carrying a prefill chunk
+    mixed_step_ms: float  # mean such step
+    itl_p50_ms: float  # gaps between consecutive tokens
     itl_p95_ms: float
+    tpot_p50_ms: float  # a reply's mean gap
+    tpot_p95_ms: float
     longest_step_ms: float
 
 
+class AtMaxBatch(_Model):
+    """The ITL with every batch slot taken (max-num-seqs running): the bound the configuration allows."""
+
+    batch: int
+    rate_per_replica_per_s: float  # the rate that keeps the batch full at the engine's pace
+    context_tokens: float
+    decode_step_ms: float
+    itl_p50_ms: float
+    itl_p95_ms: float
+    tpot_p50_ms: float
+    arithmetic: str
+
+
 class SloBudget(_Model):
-    """p50/p95 TTFT and ITL against the targets, with their waterfalls, model and trade-off curves."""
+    """p50/p95 TTFT, ITL and TPOT against the targets, with their waterfalls, model and trade-off curves."""
 
     ttft_p50_ms: float
     ttft_p95_ms: float
     ttft_mean_ms: float
     itl_p50_ms: float
     itl_p95_ms: float
+    tpot_p50_ms: float
+    tpot_p95_ms: float
     ttft_target_ms: float
     itl_target_ms: float
+    itl_metric: ItlMetric  # what the ITL target judges: per-token gaps or each reply's mean gap
     ttft_input_cap_tokens: int
     ttft_ok: bool
     itl_ok: bool
@@ -127,80 +173,103 @@ class SloBudget(_Model):
     itl_waterfall: tuple[WaterfallStep, ...]
     queue_model: str
     percentile_method: str
-    queue_basis: QueueBasis  # the prefix-cache state the other requests' prefill load assumes (brief.slo.queue_basis)
-    basis: str  # the headline's basis in words, with the other basis's figures beside it
-    point: LatencyPoint  # the headline figures
-    alternate_point: LatencyPoint  # the same replica on the other queue basis
+    basis: str
+    point: LatencyPoint
+    at_max_batch: AtMaxBatch | None  # None in re-plans that skip the curves
     tradeoff_batched_tokens: tuple[TradeoffPoint, ...]
     tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
     arithmetic: dict[str, str]
 
-    def at_hit_rate(self) -> LatencyPoint:
-        """The point whose other requests hit the prefix cache at the brief's rate (capacity.utilization's basis)."""
-        return self.point if self.queue_basis is QueueBasis.hit_rate else self.alternate_point
+    @property
+    def judged_itl_p95_ms(self) -> float:
+        """The figure the ITL target judges (slo.itl_metric)."""
+        return self.itl_p95_ms if self.itl_metric is ItlMetric.itl else self.tpot_p95_ms
 
 
-def queue_load_hit_rate(brief: Brief, basis: QueueBasis | None = None) -> float:
-    """The prefix hit rate of the other requests' prompts on a queue basis (the brief's by default)."""
-    basis = brief.slo.queue_basis if basis is None else basis
-    return 0.0 if basis is QueueBasis.cold_cache else effective_hit_rate(brief)
+# --- the replica's step -----------------------------------------------------------------------------
 
 
-def _other_basis(basis: QueueBasis) -> QueueBasis:
-    return QueueBasis.hit_rate if basis is QueueBasis.cold_cache else QueueBasis.cold_cache
+class _Engine:
+    """The constants of one replica under one brief (engine limits and hit rate may be overridden)."""
+
+    def __init__(
+        self,
+        brief: Brief,
+        shape: ReplicaShape,
+        hit_rate: float | None = None,
+        max_num_seqs: int | None = None,
+        max_num_batched_tokens: int | None = None,
+        context_tokens: float | None = None,
+    ) -> None:
+        w, dep = brief.workload, brief.deployment
+        self.shape = shape
+        self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
+        self.seqs = dep.max_num_seqs if max_num_seqs is None else max_num_seqs
+        self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
+        self.chunked = dep.chunked_prefill
+        self.context = brief.running_context_tokens if context_tokens is None else context_tokens
+        self.sched_s = brief.latency.scheduler_ms / 1e3
+        self.overhead_s = shape.step_overhead_s
+        self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
+        self.prefill_rate = shape.prefill_tokens_per_s
+        self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
+        self.uncached = w.input_tokens_mean * (1 - self.hit)
+        self.longest_uncached = (dep.max_model_len - 1) * (1 - self.hit)  # prompts are clipped at max-model-len
+        self.longest_prompt = float(dep.max_model_len - 1)
+        self.output = w.output_tokens_mean
+        # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
+        self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
+
+    def memory_s(self, batch: float) -> float:
+        """The batch's weight and KV reads in one step (hidden under a prefill chunk's compute)."""
+        return self.shape.decode_step_real_s(batch, self.context) - self.overhead_s
+
+    def decode_step_s(self, batch: float) -> float:
+        """A pure decode step: fixed overhead + max(compute of the batch's tokens, its reads), as the simulator costs it."""
+        b = max(batch, 1.0)
+        return self.overhead_s + max(b / self.prefill_rate, self.memory_s(b))
+
+    def room(self, batch: float) -> float:
+        """Prompt tokens a step has room for beside the decode batch."""
+        return self.budget - batch if self.chunked else math.inf
+
+    def service_moments(self, batch: float) -> tuple[float, float, float, float]:
+        """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
+        chunks = _prompt_chunks(self.uncached, self.room(batch))
+        s = _prompt_service_moments(
+            self.uncached, self.longest_uncached, self.cv2, chunks, batch, self.memory_s(max(batch, 1.0)), self.fixed_s, self.prefill_rate
+        )
+        return chunks, *s
+
+    def pace(self, rate: float, load_batch: float) -> Pace:
+        batch = min(load_batch, float(self.seqs))
+        chunks, s1, _, _ = self.service_moments(batch)
+        gap_s = self.decode_step_s(batch) + self.sched_s
+        interference = _interference(rate, s1, chunks, gap_s)
+        tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
+        return Pace(
+            running_batch=batch,
+            decode_step_ms=self.decode_step_s(batch) * 1e3,
+            slot_service_ms=s1 * 1e3,
+            prefill_slot_busy=rate * s1,
+            interference=interference,
+            tpot_ms=tpot_s * 1e3,
+            engine_time_s=s1 + (self.output - 1) * tpot_s,
+        )
 
 
-_BASIS_WORDS = {
-    QueueBasis.cold_cache: "the other requests' prompts all miss the prefix cache (cold cache: a flush, a rolling restart, a failover)",
-    QueueBasis.hit_rate: "the other requests' prompts hit the prefix cache at the brief's rate",
-}
+def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **overrides: float | None) -> Pace:
+    """The replica's pace at a rate and running batch (planner.operating_point solves Little's law with it)."""
+    return _Engine(brief, shape, **overrides).pace(rate, load_batch)  # type: ignore[arg-type]
 
 
-def _basis_text(brief: Brief, headline: LatencyPoint, other: LatencyPoint) -> str:
-    basis = brief.slo.queue_basis
-    text = f"Headline figures (slo.queue_basis = {basis.value}): {_BASIS_WORDS[basis]}; the measured prompt is cached at the brief's rate."
-    if effective_hit_rate(brief) == 0:
-        return text + " With no prefix hits the two bases are the same."
-    return text + (
-        f" On the other basis ({_other_basis(basis).value}: {_BASIS_WORDS[_other_basis(basis)]}, slo.alternate_point):"
-        f" queue {num(other.queue_wait_ms, 'ms')}, TTFT mean {num(other.ttft_mean_ms, 'ms')}, p95 {num(other.ttft_p95_ms, 'ms')};"
-        f" ITL p50 {num(other.itl_p50_ms, 'ms')}, p95 {num(other.itl_p95_ms, 'ms')}."
-    )
-
-
-# --- length variability -----------------------------------------------------------------------------
-
-
-def _gamma_cdf(shape: float, x: float) -> float:
-    """Regularized lower incomplete gamma P(shape, x), by its power series."""
-    if x <= 0:
-        return 0.0
-    if x > shape + 12 * math.sqrt(shape) + 50:  # far in the upper tail: within 1e-12 of 1, where the series is slow
-        return 1.0
-    term = 1.0 / shape
-    total = term
-    for n in range(1, 4000):
-        term *= x / (shape + n)
-        total += term
-        if term < total * 1e-12:
-            break
-    return math.exp(shape * math.log(x) - x - math.lgamma(shape)) * total
-
-
-@lru_cache(maxsize=512)
-def length_cv2(mean: float, p95: float) -> float:
-    """Squared coefficient of variation of a gamma distribution with this mean and 95th percentile."""
-    ratio = p95 / mean
-    if ratio <= 1.0 + 1e-9:
-        return 0.0
-    low, high = 1e-3, 1e4  # gamma shape k; CV^2 = 1 / k
-    for _ in range(80):
-        k = math.sqrt(low * high)
-        if _gamma_cdf(k, ratio * k) > 0.95:
-            high = k
-        else:
-            low = k
-    return 1.0 / math.sqrt(low * high)
+def _interference(rate: float, s1: float, chunks: float, gap_s: float) -> float:
+    """Share of time prompts' steps take beyond the decode steps they stand in for (a mixed step also emits the
+    batch's tokens); an overloaded slot serves prompts back to back, no faster than 1 / E[S]."""
+    if not math.isfinite(s1):
+        return math.inf
+    served = min(rate, 1 / s1) if s1 > 0 else rate
+    return served * max(s1 - chunks * gap_s, 0.0)
 
 
 # --- queueing pieces --------------------------------------------------------------------------------
@@ -219,29 +288,6 @@ def _erlang_c_wait_s(offered: float, slots: int, hold_s: float) -> float:
     return waiting * hold_s / (slots - offered)
 
 
-def _wait_quantile_s(mean_s: float, busy: float, p: float, tail_shape: float = 1.0) -> float:
-    """Quantile of a wait with an atom at zero (1 - busy) and a gamma tail of the given mean and shape (1: exponential)."""
-    if mean_s <= 0 or busy <= 0:
-        return 0.0
-    if not math.isfinite(mean_s):
-        return math.inf
-    busy = min(busy, 1.0)
-    if p <= 1 - busy:
-        return 0.0
-    tail_mean = mean_s / busy
-    q = (p - (1 - busy)) / busy  # the quantile within the waits that are not zero
-    if tail_shape == 1.0:
-        return tail_mean * -math.log(1 - q)
-    scale = tail_mean / tail_shape
-    low, high = 0.0, tail_mean
-    while _gamma_cdf(tail_shape, high / scale) < q:
-        high *= 2
-    for _ in range(40):  # 1e-12 of the tail mean
-        mid = (low + high) / 2
-        low, high = (mid, high) if _gamma_cdf(tail_shape, mid / scale) < q else (low, mid)
-    return high
-
-
 def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> float:
     """Gamma shape of the M/G/1 wait given it is not zero, from its first two moments (Takacs).
 
@@ -254,29 +300,6 @@ def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> 
     m1, m2 = wait_s / rho, w2 / rho
     var = m2 - m1 * m1
     return min(m1 * m1 / var, 1e3) if var > 0 else 1e3
-
-
-def _gamma_partial_moment(shape: float, scale: float, n: int, x: float) -> float:
-    """E[Y^n; Y <= x] for Y gamma(shape, scale): scale^n Gamma(shape + n) / Gamma(shape) P(shape + n, x / scale)."""
-    if x <= 0:
-        return 0.0
-    full = math.exp(n * math.log(scale) + math.lgamma(shape + n) - math.lgamma(shape))
-    return full if math.isinf(x) else full * _gamma_cdf(shape + n, x / scale)
-
-
-def _clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tuple[float, float, float]:
-    """E[Z], E[Z^2], E[Z^3] of Z = max(min(Y, ceiling), floor), Y gamma with this mean and CV^2 (fixed when CV^2 = 0)."""
-    if cv2 <= 0 or mean <= 0 or floor >= ceiling:
-        z = max(min(mean, ceiling), floor)
-        return z, z * z, z**3
-    shape, scale = 1 / cv2, mean * cv2
-    below = _gamma_cdf(shape, floor / scale) if floor > 0 else 0.0
-    above = 1 - _gamma_cdf(shape, ceiling / scale) if math.isfinite(ceiling) else 0.0
-    moments = []
-    for n in (1, 2, 3):
-        middle = _gamma_partial_moment(shape, scale, n, ceiling) - _gamma_partial_moment(shape, scale, n, floor)
-        moments.append(floor**n * below + middle + (ceiling**n * above if above > 0 else 0.0))
-    return moments[0], moments[1], moments[2]
 
 
 def _chunked_prefill_s(tokens: float, chunks: float, batch: float, memory_s: float, fixed_step_s: float, prefill_rate: float) -> float:
@@ -303,17 +326,14 @@ def _prompt_service_moments(
     S = chunks x fixed + d + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), d = the
     batch's decode compute in those steps, floor = chunks x memory - d, and ceiling = the uncached part of the
     longest prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra
-    steps' fixed time and decode tokens are left out (on the capstone's cold load E[S] is ~6% and the wait
-    ~19% under a per-prompt count), while short prompts, which the engine packs several to a step, are each
-    charged a whole step's floor. The two partly cancel: against the waits the simulator measures, this
-    model's mean wait is within 10% (about 9% above at 8.8 req/s; docs/crosscheck.md), so counting chunks
-    per prompt without packing short ones would move it further off.
+    steps are left out while short prompts, which the engine packs several to a step, are each charged a whole
+    step's floor; the two partly cancel (against the simulator's measured waits: docs/crosscheck.md).
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
     decode_s = chunks * batch / prefill_rate
     floor = max(chunks * memory_s - decode_s, 0.0)
-    z1, z2, z3 = _clamped_moments(uncached_mean / prefill_rate, cv2, floor, uncached_max / prefill_rate)
+    z1, z2, z3 = clamped_moments(uncached_mean / prefill_rate, cv2, floor, uncached_max / prefill_rate)
     a = chunks * fixed_step_s + decode_s  # S = a + Z
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
@@ -325,6 +345,129 @@ def _prompt_chunks(tokens: float, room: float) -> float:
     return max(math.ceil(tokens / room), 1) if math.isfinite(room) and tokens > 0 else 1.0
 
 
+# --- distributions ----------------------------------------------------------------------------------
+
+
+def _covered_prompts(brief: Brief, cap_tokens: float, cv2: float) -> np.ndarray:
+    """Equal-probability prompt lengths (tokens) of the prompts the TTFT target covers: the gamma truncated at the cap."""
+    mean = brief.workload.input_tokens_mean
+    if cv2 <= 0:
+        return np.array([min(mean, cap_tokens)])
+    k, scale = 1 / cv2, mean * cv2
+    covered = float(gammainc(k, cap_tokens / scale))
+    if covered <= 1e-9:  # the cap sits below every prompt: the shortest prompts stand in
+        return np.array([cap_tokens])
+    p = (np.arange(_TTFT_POINTS) + 0.5) / _TTFT_POINTS * covered
+    return np.asarray(gammaincinv(k, p) * scale, dtype=np.float64)
+
+
+def _stage_s(eng: _Engine, uncached: np.ndarray, batch: float) -> np.ndarray:
+    """Each prompt's own chunk steps (vectorized _chunked_prefill_s)."""
+    room = eng.room(batch)
+    chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
+    memory = eng.memory_s(max(batch, 1.0))
+    return np.asarray(chunks * eng.fixed_s + np.maximum((uncached + chunks * batch) / eng.prefill_rate, chunks * memory))
+
+
+def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
+    """q-quantile of stage + W over the covered prompts; W is zero with probability 1 - busy, else gamma."""
+    if not math.isfinite(wait_mean_s):
+        return math.inf
+    busy = min(max(busy, 0.0), 1.0)
+    if busy <= 0 or wait_mean_s <= 0:
+        return float(np.quantile(stages, q)) if stages.size > 1 else float(stages[0])
+    scale = wait_mean_s / busy / tail_shape
+
+    def cdf(t: float) -> float:
+        gap = np.maximum(t - stages, 0.0)
+        return float(np.mean(np.where(t >= stages, (1 - busy) + busy * gammainc(tail_shape, gap / scale), 0.0)))
+
+    high = float(stages.max()) + wait_mean_s / busy * 4 + 1e-6
+    while cdf(high) < q:
+        high *= 2
+    return _invert(cdf, q, 0.0, high)
+
+
+def _expected_chunks(eng: _Engine, room: float) -> float:
+    """E[ceil(U / room)] over uncached prompt lengths U: one chunk for a short prompt, about U / room + 1/2 for a long one."""
+    if not math.isfinite(room) or eng.gamma is None:
+        return _prompt_chunks(eng.uncached, room) if math.isfinite(room) else 1.0
+    k, scale = eng.gamma
+    short = gamma_cdf(k, room / scale)
+    long_tokens = eng.uncached * (1 - gamma_cdf(k + 1, room / scale))  # E[U; U > room]
+    return short + long_tokens / room + 0.5 * (1 - short)
+
+
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, c: float) -> float:
+    """P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk."""
+    if c < 0:
+        return 0.0
+    if eng.gamma is None:
+        return 1.0 if c >= min(eng.uncached, room) else 0.0
+    k, scale = eng.gamma
+    if not math.isfinite(room):
+        return gamma_cdf(k, c / scale)
+    if c >= room:
+        return 1.0
+    long_share = 1 - gamma_cdf(k, room / scale)
+    return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+
+
+_Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
+
+
+def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[float, ...]) -> tuple[tuple[float, ...], float, float]:
+    """(quantiles of the gaps between consecutive tokens, share of gaps on mixed steps, mean mixed step).
+
+    Gaps are engine steps: pure decode steps, or steps that also carry a prefill chunk (mixed). Mixed steps come
+    at the served prompt rate x chunks per prompt and take the prefill slot's time; pure decode steps fill the rest.
+    Within pure decode steps the batch varies (Poisson: B + z √B, an equal-probability grid); a mixed step costs
+    fixed + max((chunk + B) / prefill rate, the batch's reads), so its CDF follows the chunk's. The quantiles invert
+    the mixture's CDF.
+    """
+    b = max(batch, 1.0)
+    _, s1, _, _ = eng.service_moments(batch)
+    if not math.isfinite(s1):
+        return tuple(math.inf for _ in qs), 1.0, math.inf
+    room = eng.room(batch)
+    served = min(rate, 1 / s1) if s1 > 0 else rate
+    chunks = _expected_chunks(eng, room)
+    gap_s = eng.decode_step_s(b) + eng.sched_s
+    mixed_per_s = served * chunks
+    decode_per_s = max(1 - served * s1, 0.0) / gap_s
+    share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
+    sd = math.sqrt(batch) if batch > 0 else 0.0
+    batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
+    decode_gaps = np.sort(np.array([eng.decode_step_s(float(x)) for x in batches])) + eng.sched_s
+    grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
+    memory = eng.memory_s(b)
+
+    def cdf(t: float) -> float:
+        pure = float(np.interp(t, decode_gaps, grid_p, left=0.0, right=1.0))
+        head = t - eng.fixed_s  # the compute or reads a mixed step may spend
+        mixed = _chunk_cdf(eng, room, chunks, head * eng.prefill_rate - batch) if head >= memory else 0.0
+        return (1 - share) * pure + share * mixed
+
+    low = float(decode_gaps[0]) * 0.5
+    high = _chunked_prefill_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch, memory, eng.fixed_s, eng.prefill_rate)
+    high = max(high, float(decode_gaps[-1])) * 1.01
+    quantiles = tuple(_invert(cdf, q, low, high) for q in qs)
+    return quantiles, share, s1 / chunks
+
+
+def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
+    """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing; atoms allowed), to 1e-10 of the range."""
+    if cdf(low) >= q:
+        return low
+    if cdf(high) < q:
+        return high
+    return float(brentq(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-10, rtol=1e-12))
+
+
+# --- one load ---------------------------------------------------------------------------------------
+
+
 def latency_point(
     brief: Brief,
     shape: ReplicaShape,
@@ -332,114 +475,213 @@ def latency_point(
     load_batch: float,
     *,
     hit_rate: float | None = None,
-    load_hit_rate: float | None = None,
     max_num_seqs: int | None = None,
     max_num_batched_tokens: int | None = None,
+    context_tokens: float | None = None,
 ) -> LatencyPoint:
-    """The latency model at one load; engine limits and hit rate default to the brief's.
+    """The latency model at one load (rate and the running batch Little's law gives); engine limits, hit rate
+    and the context a decode step reads default to the brief's."""
+    eng = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
+    return latency_at(eng, brief, rate_per_replica, load_batch)
 
-    `load_hit_rate` is the other requests' prefix hit rate (their prefill load: the queue and the ITL
-    interference); it defaults to the brief's queue basis. The measured request's own prompt is at `hit_rate`.
-    """
-    w, dep, lat = brief.workload, brief.deployment, brief.latency
-    hit = effective_hit_rate(brief) if hit_rate is None else hit_rate
-    seqs = dep.max_num_seqs if max_num_seqs is None else max_num_seqs
-    budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
-    read, _ = context_tokens(brief)
-    rate = rate_per_replica
-    sched_s = lat.scheduler_ms / 1e3
+
+def engine(brief: Brief, shape: ReplicaShape) -> _Engine:
+    """The replica's step constants under the brief, built once for a solve that evaluates many loads."""
+    return _Engine(brief, shape)
+
+
+class _Wait(NamedTuple):
+    """What a prompt waits for and how long its own steps take, at one load."""
+
+    batch: float
+    chunks_mean: float
+    s1: float  # E[S]: a prompt's time on the prefill slot (its chunk steps); s2, s3: higher moments
+    s2: float
+    s3: float
+    slot: float  # prefill slot busy share
+    prompt_wait_s: float  # M/G/1 FCFS wait for the prompts ahead (Pollaczek-Khinchine)
+    step_wait_s: float  # the rest of the engine step in progress when the prompt arrives
+    admission_s: float  # Erlang C wait for a batch slot near max-num-seqs
+    stages: np.ndarray  # each covered prompt's own chunk steps (s)
+    tail: float  # gamma shape of the M/G/1 wait given it is not zero
+    fixed_s: float  # the request path outside the engine: network, gateway, tokenization, first sample and write
+
+
+def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
+    lat = brief.latency
     hold_s = load_batch / rate if rate > 0 else 0.0
-    batch = min(load_batch, float(seqs))
-    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(seqs))
-    step_s = shape.decode_step_real_s(max(batch, 1.0), read)
-    step_p95_s = shape.decode_step_real_s(max(batch_p95, 1.0), read)
-    prefill_rate = shape.prefill_tokens_per_s
-    load_hit = queue_load_hit_rate(brief) if load_hit_rate is None else load_hit_rate
-    uncached = w.input_tokens_mean * (1 - load_hit)
-    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
-    service_s = uncached / prefill_rate
+    batch = min(load_batch, float(eng.seqs))
+    chunks_mean, s1, s2, s3 = eng.service_moments(batch)
+    slot = rate * s1
+    prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
+    covered = _covered_prompts(brief, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
+    stages = _stage_s(eng, covered * (1 - eng.hit), batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
+    return _Wait(
+        batch=batch,
+        chunks_mean=chunks_mean,
+        s1=s1,
+        s2=s2,
+        s3=s3,
+        slot=slot,
+        prompt_wait_s=prompt_wait_s,
+        step_wait_s=eng.decode_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
+        admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
+        stages=stages,
+        tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
+        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3,
+    )
+
+
+def _ttft_s(wt: _Wait, q: float) -> float:
+    """q-quantile of TTFT over the covered prompts, end to end."""
+    base = wt.fixed_s + wt.step_wait_s + wt.admission_s
+    return base + _ttft_quantile_s(wt.stages, min(wt.slot, 1.0), wt.prompt_wait_s, wt.tail, q)
+
+
+def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
+    """(interference, its p95 over a reply's lifetime, TPOT p50, TPOT p95) in seconds."""
+    batch = wt.batch
+    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
+    gap_s = eng.decode_step_s(batch) + eng.sched_s
+    rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
+    served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
+    # the share a reply sees over its lifetime: compound Poisson work, normal approximation
+    tpot_mean_s = gap_s / (1 - min(rho_i, _MAX_SHARE))
+    arrivals = served * eng.output * tpot_mean_s if math.isfinite(wt.s1) else 0.0
+    spread = math.sqrt((1 + eng.cv2) / arrivals) if arrivals > 0 else 0.0
+    rho_i95 = min(rho_i * (1 + P95_Z * spread), _MAX_SHARE)
+    if rho_i >= 1:
+        return rho_i, rho_i95, math.inf, math.inf
+    return rho_i, rho_i95, gap_s / (1 - rho_i), (eng.decode_step_s(batch_p95) + eng.sched_s) / (1 - rho_i95)
+
+
+def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
+    """The worse of p95 TTFT / its target and the judged p95 ITL / its target (<= 1 meets both): the p95s alone."""
+    wt = _wait(eng, brief, rate, load_batch)
+    ttft = _ttft_s(wt, 0.95) * 1e3 / brief.slo.ttft_p95_ms
+    _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
+    if brief.slo.itl_metric is ItlMetric.itl:
+        (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
+        judged = itl if math.isfinite(tpot_p95) else math.inf
+    else:
+        judged = tpot_p95
+    return max(ttft, judged * 1e3 / brief.slo.itl_p95_ms)
+
+
+def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float) -> LatencyPoint:
+    """latency_point on an engine already built."""
+    w, lat = brief.workload, brief.latency
+    rate = rate_per_replica
+    wt = _wait(eng, brief, rate, load_batch)
+    batch, s1 = wt.batch, wt.s1
+    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
+    step_s = eng.decode_step_s(batch)
+    step_p95_s = eng.decode_step_s(batch_p95)
+    service_s = eng.uncached / eng.prefill_rate
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
-    room = budget - batch if dep.chunked_prefill else math.inf
-    fixed_step_s = shape.step_overhead_s + sched_s  # per engine step, whatever it carries
-    memory_s = step_s - shape.step_overhead_s  # the batch's weight and KV reads: hidden under a chunk's compute
-    rho = rho_p + rho_d  # share of GPU time prefill and decode take together
-    chunks_mean = _prompt_chunks(uncached, room)
-    longest_uncached = (dep.max_model_len - 1) * (1 - load_hit)  # prompts are clipped at max-model-len
-    s1, s2, s3 = _prompt_service_moments(uncached, longest_uncached, cv2, chunks_mean, batch, memory_s, fixed_step_s, prefill_rate)
-    slot = rate * s1  # utilization of the prefill slot
-    prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf  # M/G/1 FCFS (Pollaczek-Khinchine)
-    step_wait_s = (1 - min(slot, 1.0)) * step_s / 2  # a free slot still waits for the step in progress
-    admission_s = _erlang_c_wait_s(load_batch, seqs, hold_s)
-    queue_s = prompt_wait_s + admission_s + step_wait_s
-    cap_tokens = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95) * (1 - hit)
+    chunks_mean, slot, prompt_wait_s, admission_s, step_wait_s = wt.chunks_mean, wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
+    wait_s = prompt_wait_s + admission_s
+    room = eng.room(batch)
+    cap_prompt = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95, eng.longest_prompt)
+    cap_tokens = cap_prompt * (1 - eng.hit)
     if room <= 0:
         chunk, chunks, stage_s = 0.0, math.inf, math.inf
     else:
         chunk = min(room, cap_tokens)
-        chunks = max(math.ceil(cap_tokens / room), 1) if cap_tokens > 0 else 1
-        stage_s = _chunked_prefill_s(cap_tokens, chunks, batch, memory_s, fixed_step_s, prefill_rate)
-    fixed_ms = lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms
-    busy = min(slot, 1.0)
-    ttft_mean = fixed_ms + (queue_s + stage_s) * 1e3
-    tail = _mg1_tail_shape(rate, slot, prompt_wait_s, s3)
-    ttft_p50 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.50, tail)) * 1e3
-    ttft_p95 = fixed_ms + (stage_s + step_wait_s + _wait_quantile_s(queue_s - step_wait_s, busy, 0.95, tail)) * 1e3
-    # the time prompts' steps take beyond the decode steps they stand in for (a mixed step also emits the
-    # batch's tokens), as a share of GPU time; a reply's gaps stretch by 1 / (1 - that share)
-    served = min(rate, 1 / s1) if s1 > 0 else rate  # an overloaded slot serves prompts back to back, no faster
-    rho_i = served * max(s1 - chunks_mean * (step_s + sched_s), 0.0) if math.isfinite(s1) else math.inf
-    # the share a reply sees over its lifetime: compound Poisson work, normal approximation
-    tpot_mean_s = (step_s + sched_s) / (1 - min(rho_i, _MAX_SHARE))
-    arrivals = served * w.output_tokens_mean * tpot_mean_s if math.isfinite(s1) else 0.0
-    spread = math.sqrt((1 + cv2) / arrivals) if arrivals > 0 else 0.0
-    rho_i95 = min(rho_i * (1 + P95_Z * spread), _MAX_SHARE)
-    itl_p50 = (step_s + sched_s) / (1 - rho_i) if rho_i < 1 else math.inf
-    itl_p95 = (step_p95_s + sched_s) / (1 - rho_i95) if rho_i < 1 else math.inf
-    full_chunk = min(room, w.input_tokens_p95 * (1 - hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - hit)
-    longest = _chunked_prefill_s(max(full_chunk, 0.0), 1, batch_p95, step_p95_s - shape.step_overhead_s, fixed_step_s, prefill_rate)
+        chunks = _prompt_chunks(cap_tokens, room)
+        stage_s = _chunked_prefill_s(cap_tokens, chunks, batch, eng.memory_s(max(batch, 1.0)), eng.fixed_s, eng.prefill_rate)
+    fixed_ms = wt.fixed_s * 1e3
+    stages = wt.stages
+    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, rate, load_batch, wt)
+    (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, rate, batch, (0.50, 0.95))
+    if rho_i >= 1:
+        itl_p50 = itl_p95 = math.inf
+    full_chunk = min(room, w.input_tokens_p95 * (1 - eng.hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - eng.hit)
+    longest = _chunked_prefill_s(max(full_chunk, 0.0), 1, batch_p95, eng.memory_s(max(batch_p95, 1.0)), eng.fixed_s, eng.prefill_rate)
+    ttft_p95 = _ttft_s(wt, 0.95) * 1e3
+    hold_s = load_batch / rate if rate > 0 else 0.0
+    gap_s = step_s + eng.sched_s
     return LatencyPoint(
         rate_per_replica_per_s=rate,
         load_batch=load_batch,
         running_batch=batch,
         running_batch_p95=batch_p95,
+        context_tokens=eng.context,
         hold_s=hold_s,
         decode_step_ms=step_s * 1e3,
         decode_step_p95_ms=step_p95_s * 1e3,
         scheduler_ms=lat.scheduler_ms,
-        step_fixed_ms=fixed_step_s * 1e3,
-        step_memory_ms=memory_s * 1e3,
-        load_hit_rate=load_hit,
-        uncached_tokens_mean=uncached,
-        service_cv2=cv2,
+        step_fixed_ms=eng.fixed_s * 1e3,
+        step_memory_ms=eng.memory_s(max(batch, 1.0)) * 1e3,
+        hit_rate=eng.hit,
+        uncached_tokens_mean=eng.uncached,
+        service_cv2=eng.cv2,
         prefill_service_ms=service_s * 1e3,
         rho_prefill=rho_p,
         rho_decode=rho_d,
-        rho=rho,
+        rho=rho_p + rho_d,
         prefill_slot_busy=slot,
         slot_service_ms=s1 * 1e3,
         prompt_wait_ms=prompt_wait_s * 1e3,
         admission_wait_ms=admission_s * 1e3,
-        queue_wait_ms=queue_s * 1e3,
+        step_wait_ms=step_wait_s * 1e3,
+        queue_wait_ms=(wait_s + step_wait_s) * 1e3,
+        queue_wait_p95_ms=max(ttft_p95 - fixed_ms - float(np.quantile(stages, 0.95)) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
         chunks_mean=chunks_mean,
         cap_uncached_tokens=cap_tokens,
         chunk_tokens=chunk,
         chunks=chunks,
         prefill_stage_ms=stage_s * 1e3,
+        prefill_covered_mean_ms=float(np.mean(stages)) * 1e3,
         fixed_ms=fixed_ms,
-        ttft_mean_ms=ttft_mean,
-        ttft_p50_ms=ttft_p50,
+        ttft_mean_ms=fixed_ms + (wait_s + step_wait_s + float(np.mean(stages))) * 1e3,
+        ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
         rho_interference=rho_i,
         rho_interference_p95=rho_i95,
-        itl_interference_ms=(itl_p50 - step_s - sched_s) * 1e3,
+        itl_interference_ms=(tpot_p50 - gap_s) * 1e3,
+        mixed_step_share=share,
+        mixed_step_ms=mixed_s * 1e3,
         itl_p50_ms=itl_p50 * 1e3,
         itl_p95_ms=itl_p95 * 1e3,
+        tpot_p50_ms=tpot_p50 * 1e3,
+        tpot_p95_ms=tpot_p95 * 1e3,
         longest_step_ms=longest * 1e3,
     )
 
 
 # --- the budget -------------------------------------------------------------------------------------
+
+
+def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
+    """The per-token ITL with max-num-seqs sequences running, each reading the brief's KV-sizing context (the
+    configuration's bound), at the rate that keeps the batch full at the engine's pace (Little's law)."""
+    seqs = brief.deployment.max_num_seqs
+    context = brief.workload.kv_context_tokens or brief.running_context_tokens
+    eng = _Engine(brief, shape, context_tokens=context)
+    rate = seqs / max(eng.output * (eng.decode_step_s(seqs) + eng.sched_s), 1e-9)
+    for _ in range(12):  # the interference the rate brings lengthens the replies: a few fixed-point passes
+        hold = eng.pace(rate, seqs).engine_time_s
+        if not math.isfinite(hold):
+            break
+        rate = seqs / hold
+    p = latency_point(brief, shape, rate, float(seqs), context_tokens=context)
+    return AtMaxBatch(
+        batch=seqs,
+        rate_per_replica_per_s=rate,
+        context_tokens=context,
+        decode_step_ms=p.decode_step_ms,
+        itl_p50_ms=p.itl_p50_ms,
+        itl_p95_ms=p.itl_p95_ms,
+        tpot_p50_ms=p.tpot_p50_ms,
+        arithmetic=(
+            f"{seqs} sequences running (max-num-seqs), each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
+            f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler; the batch stays full at {num(rate, 'req/s')} per replica"
+            f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot), where {pct(p.mixed_step_share)} of the token gaps fall on"
+            f" steps carrying a prefill chunk (mean {num(p.mixed_step_ms, 'ms')}): ITL p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
+        ),
+    )
 
 
 def _batched_token_values(current: int, batch: float) -> list[int]:
@@ -461,17 +703,22 @@ def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ..
     )
 
 
+def judged_itl_ms(brief: Brief, p: LatencyPoint) -> float:
+    """The p95 figure the brief's ITL target judges: per-token gaps (itl) or each reply's mean gap (tpot)."""
+    return p.itl_p95_ms if brief.slo.itl_metric is ItlMetric.itl else p.tpot_p95_ms
+
+
+def meets_targets(brief: Brief, p: LatencyPoint) -> bool:
+    return p.ttft_p95_ms <= brief.slo.ttft_p95_ms and judged_itl_ms(brief, p) <= brief.slo.itl_p95_ms
+
+
 def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str, curves: bool = True) -> SloBudget:
-    """The SLO budget of one general-pool replica; `basis` says where load_batch comes from (for the arithmetic).
+    """The SLO budget of one general-pool replica at the operating point; `basis` says where load_batch comes from.
 
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
     """
-    slo, lat = brief.slo, brief.latency
+    slo, lat, dep = brief.slo, brief.latency, brief.deployment
     p = latency_point(brief, shape, rate_per_replica, load_batch)
-    other = latency_point(
-        brief, shape, rate_per_replica, load_batch, load_hit_rate=queue_load_hit_rate(brief, _other_basis(slo.queue_basis))
-    )
-    dep = brief.deployment
     tokens_curve = [
         (v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v))
         for v in (_batched_token_values(dep.max_num_batched_tokens, p.running_batch) if curves else ())
@@ -490,13 +737,13 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         WaterfallStep(component="gateway: auth, rate limit, route", ms=lat.gateway_ms),
         WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
         WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
-        WaterfallStep(component="prefill of uncached tokens, chunked with decode", ms=p.prefill_stage_ms),
+        WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
         WaterfallStep(component="first sample", ms=lat.first_sample_ms),
         WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
     )
     itl_waterfall = (
         WaterfallStep(component=f"decode step at batch {num(p.running_batch)}", ms=p.decode_step_ms),
-        WaterfallStep(component="chunked-prefill interference", ms=p.itl_interference_ms),
+        WaterfallStep(component="chunked-prefill interference (a reply's mean)", ms=p.itl_interference_ms),
         WaterfallStep(component="scheduler and sampling", ms=lat.scheduler_ms),
     )
     return SloBudget(
@@ -505,22 +752,33 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         ttft_mean_ms=p.ttft_mean_ms,
         itl_p50_ms=p.itl_p50_ms,
         itl_p95_ms=p.itl_p95_ms,
+        tpot_p50_ms=p.tpot_p50_ms,
+        tpot_p95_ms=p.tpot_p95_ms,
         ttft_target_ms=slo.ttft_p95_ms,
         itl_target_ms=slo.itl_p95_ms,
+        itl_metric=slo.itl_metric,
         ttft_input_cap_tokens=slo.ttft_input_cap_tokens,
         ttft_ok=p.ttft_p95_ms <= slo.ttft_p95_ms,
-        itl_ok=p.itl_p95_ms <= slo.itl_p95_ms,
+        itl_ok=judged_itl_ms(brief, p) <= slo.itl_p95_ms,
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
         queue_model=_queue_model_text(p),
         percentile_method=_percentile_text(),
-        queue_basis=slo.queue_basis,
-        basis=_basis_text(brief, p, other),
+        basis=_basis_text(brief, p),
         point=p,
-        alternate_point=other,
+        at_max_batch=at_max_batch(brief, shape) if curves else None,
         tradeoff_batched_tokens=_tradeoff(tokens_curve),
         tradeoff_max_num_seqs=_tradeoff(seqs_curve),
         arithmetic=_arithmetic(brief, p, basis),
+    )
+
+
+def _basis_text(brief: Brief, p: LatencyPoint) -> str:
+    metric = "the gaps between consecutive tokens" if brief.slo.itl_metric is ItlMetric.itl else "each reply's mean gap (TPOT)"
+    return (
+        f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running"
+        f" (Little's law at the engine's pace); every prompt hits the prefix cache at {pct(p.hit_rate)}, as the simulator runs it."
+        f" The ITL target judges {metric}. A cold cache (a flush, a restart, a failover) is the prefix_hit_rate_drops failure scenario."
     )
 
 
@@ -532,28 +790,26 @@ def _queue_model_text(p: LatencyPoint) -> str:
         " progress. A step costs fixed time + max(compute of its tokens, the batch's weight and KV reads), as in the"
         " simulator, so a prompt holds the slot for its chunk steps: the chunk's compute hides the decode's reads."
         f" Prompt lengths: a gamma distribution with the brief's mean and p95 (CV² {num(p.service_cv2)}), clipped at"
-        " max-model-len, the longest prompt the pool admits. Plus an Erlang C wait for a batch slot when the running"
-        " sequences approach max-num-seqs. The TTFT is for a prompt at the target's input cap, the longest prompt the"
-        " target covers. Checked against the simulator's measured waits (docs/crosscheck.md)."
+        " max-model-len. Plus an Erlang C wait for a batch slot when the running sequences approach max-num-seqs."
+        " Checked against the simulator (docs/crosscheck.md)."
     )
 
 
 def _percentile_text() -> str:
     return (
-        "TTFT: the queue wait is zero with probability 1 - utilization and gamma-distributed above it, with the M/G/1"
-        " wait's first two moments (Takacs: exponential for exponential service, wider for heavy-tailed prompts, narrower"
-        " for fixed ones); p50 and p95 are that distribution's quantiles plus the fixed parts, half a step and the"
-        " prefill. ITL (TPOT per reply): p50 at the mean running batch and mean interference share (prompts' steps"
-        " beyond the decode steps they stand in for); p95 at the p95 running batch (Poisson: B + 1.645 √B, capped at"
-        " max-num-seqs) and the p95 interference share over a reply's lifetime (compound-Poisson prefill work, normal"
-        " approximation)."
+        "TTFT: over the prompts the target covers (up to its input cap), each prompt's own chunk steps plus the queue"
+        " wait, which is zero with probability 1 - utilization and gamma-distributed above it (the M/G/1 wait's first two"
+        " moments, Takacs); p50 and p95 are the quantiles of that sum, plus the fixed request path. ITL: the gaps between"
+        " consecutive tokens are engine steps, pure decode steps (the batch varies as B + z √B) or steps carrying a prefill"
+        " chunk (the chunk varies); the percentiles are the mixture's. TPOT (a reply's mean gap): p50 at the mean batch"
+        " and interference, p95 at the p95 batch (B + 1.645 √B, capped at max-num-seqs) and the p95 interference over a"
+        " reply's lifetime (compound-Poisson prefill work, normal approximation)."
     )
 
 
 def _arithmetic(brief: Brief, p: LatencyPoint, basis: str) -> dict[str, str]:
     w, lat, slo = brief.workload, brief.latency, brief.slo
-    hit = effective_hit_rate(brief)
-    inf_note = " (no fixed point: the queue grows without bound)"
+    inf_note = " (no steady state: the queue grows without bound)"
     prefill_rate = num(p.uncached_tokens_mean / p.prefill_service_ms * 1e3 if p.prefill_service_ms > 0 else 0, "tok/s")
     return {
         "rate_per_replica_per_s": f"{num(p.rate_per_replica_per_s, 'req/s')} per general-pool replica",
@@ -568,7 +824,7 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str) -> dict[str, str]:
             f" ({num(p.rate_per_replica_per_s, 'req/s')} x {num(p.slot_service_ms, 'ms')}, the mean time a prompt's chunk steps take)"
         ),
         "slot_service_ms": (
-            f"a mean prompt ({num(p.uncached_tokens_mean, 'tokens')} uncached: other prompts hit the cache at {pct(p.load_hit_rate)}) in {num(p.chunks_mean)} step(s):"
+            f"a mean prompt ({num(p.uncached_tokens_mean, 'tokens')} uncached at {pct(p.hit_rate)} hits) in {num(p.chunks_mean)} step(s):"
             f" {num(p.step_fixed_ms, 'ms')} fixed + max(its tokens and the batch's {num(p.running_batch)} decode tokens / {prefill_rate},"
             f" {num(p.step_memory_ms, 'ms')} of weight and KV reads) per step, averaged over prompt lengths (gamma, CV² {num(p.service_cv2)},"
             f" clipped at max-model-len {brief.deployment.max_model_len}) = {num(p.slot_service_ms, 'ms')}"
@@ -576,34 +832,44 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str) -> dict[str, str]:
         "queue_wait_ms": (
             f"W = {num(p.rate_per_replica_per_s)} x E[S²] / (2 x (1 - {pct(p.prefill_slot_busy)}))"
             f" = {num(p.prompt_wait_ms, 'ms')} (S: the prompt's chunk steps, mean {num(p.slot_service_ms, 'ms')});"
-            f" + slot wait {num(p.admission_wait_ms, 'ms')} + (1 - {pct(p.prefill_slot_busy)}) x {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
+            f" + slot wait {num(p.admission_wait_ms, 'ms')} + {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
             f" = {num(p.queue_wait_ms, 'ms')}" + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
         ),
         "prefill_stage_ms": (
-            f"{num(min(slo.ttft_input_cap_tokens, w.input_tokens_p95), 'tokens')} at the cap x (1 - {pct(hit)} hits) = {num(p.cap_uncached_tokens, 'tokens')};"
+            f"a prompt at the cap: {num(min(slo.ttft_input_cap_tokens, w.input_tokens_p95), 'tokens')} x (1 - {pct(p.hit_rate)} hits) = {num(p.cap_uncached_tokens, 'tokens')};"
             f" {num(p.chunks)} chunk(s) of up to {num(p.chunk_tokens)}: {num(p.chunks)} x {num(p.step_fixed_ms, 'ms')} fixed"
             f" + max(({num(p.cap_uncached_tokens)} + {num(p.chunks)} x {num(p.running_batch)} decode tokens) / {prefill_rate},"
-            f" {num(p.chunks)} x {num(p.step_memory_ms, 'ms')} reads) = {num(p.prefill_stage_ms, 'ms')}"
+            f" {num(p.chunks)} x {num(p.step_memory_ms, 'ms')} reads) = {num(p.prefill_stage_ms, 'ms')};"
+            f" over the covered prompts the mean is {num(p.prefill_covered_mean_ms, 'ms')}"
         ),
         "ttft_mean_ms": (
             f"{num(lat.network_ms)} + {num(lat.gateway_ms)} + {num(lat.tokenization_ms)} + queue {num(p.queue_wait_ms)}"
-            f" + prefill {num(p.prefill_stage_ms)} + {num(lat.first_sample_ms)} + {num(lat.first_write_ms)} = {num(p.ttft_mean_ms, 'ms')}"
+            f" + prefill {num(p.prefill_covered_mean_ms)} + {num(lat.first_sample_ms)} + {num(lat.first_write_ms)} = {num(p.ttft_mean_ms, 'ms')}"
         ),
         "ttft_p95_ms": (
-            f"{num(p.fixed_ms, 'ms')} fixed + {num(p.prefill_stage_ms, 'ms')} prefill + queue p95"
-            f" {num(p.ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms, 'ms')} = {num(p.ttft_p95_ms, 'ms')} vs target {num(slo.ttft_p95_ms, 'ms')}"
+            f"95th percentile over prompts up to {num(slo.ttft_input_cap_tokens, 'tokens')} of (queue wait + the prompt's chunk steps)"
+            f" + {num(p.fixed_ms, 'ms')} fixed = {num(p.ttft_p95_ms, 'ms')} vs target {num(slo.ttft_p95_ms, 'ms')}"
         ),
         "itl_p50_ms": (
-            f"({num(p.decode_step_ms, 'ms')} step + {num(lat.scheduler_ms, 'ms')}) / (1 - {pct(p.rho_interference)} interference:"
-            f" {num(p.rate_per_replica_per_s, 'req/s')} x ({num(p.slot_service_ms, 'ms')} a prompt's steps"
-            f" - {num(p.chunks_mean)} x {num(p.decode_step_ms + lat.scheduler_ms, 'ms')} of decode they also do)) = {num(p.itl_p50_ms, 'ms')}"
+            f"{pct(1 - p.mixed_step_share)} of token gaps are pure decode steps ({num(p.decode_step_ms, 'ms')} + {num(lat.scheduler_ms, 'ms')}"
+            f" scheduler at batch {num(p.running_batch)}), {pct(p.mixed_step_share)} carry a prefill chunk (mean {num(p.mixed_step_ms, 'ms')}):"
+            f" median gap {num(p.itl_p50_ms, 'ms')}"
         ),
         "itl_p95_ms": (
+            f"95th percentile of that mixture = {num(p.itl_p95_ms, 'ms')} vs target {num(slo.itl_p95_ms, 'ms')}"
+            + ("" if slo.itl_metric is ItlMetric.itl else " (the brief judges TPOT)")
+        ),
+        "tpot_p50_ms": (
+            f"({num(p.decode_step_ms, 'ms')} step + {num(lat.scheduler_ms, 'ms')}) / (1 - {pct(p.rho_interference)} interference:"
+            f" {num(p.rate_per_replica_per_s, 'req/s')} x ({num(p.slot_service_ms, 'ms')} a prompt's steps"
+            f" - {num(p.chunks_mean)} x {num(p.decode_step_ms + lat.scheduler_ms, 'ms')} of decode they also do)) = {num(p.tpot_p50_ms, 'ms')}"
+        ),
+        "tpot_p95_ms": (
             f"({num(p.decode_step_p95_ms, 'ms')} step at batch {num(p.running_batch_p95)} + {num(lat.scheduler_ms, 'ms')})"
-            f" / (1 - {pct(p.rho_interference_p95)} p95 interference share) = {num(p.itl_p95_ms, 'ms')} vs target {num(slo.itl_p95_ms, 'ms')}"
+            f" / (1 - {pct(p.rho_interference_p95)} p95 interference share) = {num(p.tpot_p95_ms, 'ms')}"
         ),
         "longest_step_ms": (
             f"one engine step at the p95 batch carrying a full prefill chunk: {num(p.step_fixed_ms, 'ms')} fixed + the larger of the chunk's"
-            f" and the batch's compute and the batch's reads = {num(p.longest_step_ms, 'ms')} (a single token gap, not the TPOT)"
+            f" and the batch's compute and the batch's reads = {num(p.longest_step_ms, 'ms')}"
         ),
     }

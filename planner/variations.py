@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, QueueBasis, VariationKey
+from planner.brief import Brief, VariationKey
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.lora import lora_memory
-from planner.operating_point import context_tokens, effective_hit_rate
-from planner.slo import LatencyPoint
+from planner.operating_point import context_tokens
+from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
     from planner.design import CoreDesign, Design
@@ -340,12 +340,12 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
 # --- B: 200 ms TTFT ---------------------------------------------------------------------------------
 
 
-def _longest_prompt_tokens(p: LatencyPoint, ttft_p95_ms: float, target_ms: float, prefill_rate: float) -> tuple[float, float, float]:
+def _longest_prompt_tokens(p: LatencyPoint, target_ms: float, prefill_rate: float) -> tuple[float, float, float]:
     """(queue p95, one step, uncached tokens) a prompt may have and still meet the target at the p95 queue."""
     step = p.decode_step_ms + p.scheduler_ms
     if not math.isfinite(p.prefill_stage_ms):  # max-num-batched-tokens leaves no room for a chunk: nothing prefills
         return math.inf, step, 0.0
-    queue_p95 = ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
+    queue_p95 = p.queue_wait_p95_ms
     return queue_p95, step, max(target_ms - p.fixed_ms - queue_p95 - step, 0.0) / 1e3 * prefill_rate
 
 
@@ -356,9 +356,9 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
     prefill_rate = core.capacity.prefill_tokens_per_s_per_replica
     network_gateway = lat.network_ms + lat.gateway_ms
     fixed = p.fixed_ms
-    queue_p95, step, max_tokens = _longest_prompt_tokens(p, slo.ttft_p95_ms, target, prefill_rate)
-    warm = slo.at_hit_rate()
-    warm_queue_p95, warm_step, warm_tokens = _longest_prompt_tokens(warm, warm.ttft_p95_ms, target, prefill_rate)
+    queue_p95, step, max_tokens = _longest_prompt_tokens(p, target, prefill_rate)
+    cold = latency_point(brief, core.shape, p.rate_per_replica_per_s, p.load_batch, hit_rate=0.0)
+    cold_queue_p95, _, cold_tokens = _longest_prompt_tokens(cold, target, prefill_rate)
     cap = brief.slo.ttft_input_cap_tokens
     cold_ms = cap / prefill_rate * 1e3
     findings = [
@@ -382,20 +382,19 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
             f"{num(cap, 'tokens')} / {num(prefill_rate, 'tok/s')} = {num(cold_ms, 'ms')}: no cache hit",
         ),
         _f(
-            f"longest uncached prompt that meets the target ({slo.queue_basis.value} queue)",
+            "longest uncached prompt that meets the target",
             max_tokens,
             "tokens",
             f"({num(target, 'ms')} - {num(fixed, 'ms')} fixed - {num(queue_p95, 'ms')} queue p95 - one step {num(step, 'ms')})"
             f" x {num(prefill_rate, 'tok/s')} = {num(max_tokens, 'tokens')}",
         ),
         _f(
-            "longest uncached prompt that meets the target (warm cache: the other prompts hit at the brief's rate)",
-            warm_tokens,
+            "longest uncached prompt that meets the target with a cold cache (every prompt misses)",
+            cold_tokens,
             "tokens",
-            f"({num(target, 'ms')} - {num(fixed, 'ms')} fixed - {num(warm_queue_p95, 'ms')} queue p95 - one step {num(warm_step, 'ms')})"
-            f" x {num(prefill_rate, 'tok/s')} = {num(warm_tokens, 'tokens')}",
+            f"queue p95 {num(cold_queue_p95, 'ms')} when every prompt misses: {num(cold_tokens, 'tokens')}",
         ),
-        _f("p95 TTFT of the headline", slo.ttft_p95_ms, "ms", slo.arithmetic.get("ttft_p95_ms", "")),
+        _f("p95 TTFT", slo.ttft_p95_ms, "ms", slo.arithmetic.get("ttft_p95_ms", "")),
     ]
     options = []
     for hit in (0.85, 0.9, 0.95):
@@ -420,31 +419,13 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
             why,
         )
     )
-    if slo.queue_basis is QueueBasis.cold_cache and effective_hit_rate(brief) > 0:
-        tiered, why = _try(core_planner, brief, {"slo.queue_basis": QueueBasis.hit_rate.value})
-        options.append(
-            _option(
-                "promise the target only while the cache is warm",
-                "slo.queue_basis cold_cache -> hit_rate",
-                tiered,
-                "the other prompts hit the cache, so the prefill queue is short; after a flush, a restart or a failover the target lapses",
-                why,
-            )
-        )
-    hit = effective_hit_rate(brief)
+    hit = brief.effective_hit_rate
     cap_uncached = cap * (1 - hit)
-    warm_text = (
-        f" with the cache warm (queue p95 {num(warm_queue_p95, 'ms')}) up to {num(warm_tokens, 'tokens')}, so cached-prefix requests"
-        f" qualify and a cold {num(cap, 'token')} prompt ({num(cold_ms, 'ms')} of prefill alone) does not; the cap prompt's"
-        f" {num(cap_uncached, 'uncached tokens')} are {'within' if cap_uncached <= warm_tokens else 'over'} that."
-        if warm_tokens > 0
-        else f" with the cache warm (queue p95 {num(warm_queue_p95, 'ms')}) no prompt meets it either."
-    )
     conclusion = (
-        f"{num(fixed, 'ms')} of the {num(target, 'ms')} is fixed before any GPU work. With the queue on the headline basis"
-        f" ({slo.queue_basis.value}, p95 {num(queue_p95, 'ms')}) "
+        f"{num(fixed, 'ms')} of the {num(target, 'ms')} is fixed before any GPU work. With the queue at p95 {num(queue_p95, 'ms')}, "
         + (
-            f"a prompt meets the target when at most {num(max_tokens, 'tokens')} of it miss the cache;"
+            f"a prompt meets the target when at most {num(max_tokens, 'tokens')} of it miss the cache (the cap prompt's"
+            f" {num(cap_uncached, 'uncached tokens')} at {pct(hit)} hits are {'within' if cap_uncached <= max_tokens else 'over'} that);"
             if max_tokens > 0
             else (
                 f"no prompt meets it: the queue alone outlasts the {num(target - fixed, 'ms')} left;"
@@ -452,8 +433,9 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
                 else "no prompt meets it: max-num-batched-tokens leaves no room for a prefill chunk beside the running batch;"
             )
         )
-        + warm_text
-        + " A draft model or a smaller model for the first token are the remaining levers."
+        + f" with a cold cache (queue p95 {num(cold_queue_p95, 'ms')}) up to {num(cold_tokens, 'tokens')}, so a cold {num(cap, 'token')} prompt"
+        f" ({num(cold_ms, 'ms')} of prefill alone) {'qualifies' if cold_tokens >= cap else 'does not'}."
+        " A draft model or a smaller model for the first token are the remaining levers."
     )
     return findings, options, conclusion
 

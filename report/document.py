@@ -178,12 +178,11 @@ def _operating_point(f: Figures) -> Section:
     op = "operating_point"
     rows = [
         ("Load per general-pool replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
-        ("Uncongested prefill", f.num(f"{op}.prefill_ms_per_request", "ms"), _arith(f, op, "prefill_ms_per_request")),
         ("In flight (Little's law)", f.num(f"{op}.in_flight", "sequences"), _arith(f, op, "in_flight")),
         ("TPOT at this load", f.num(f"{op}.tpot_ms", "ms"), _arith(f, op, "tpot_ms")),
         ("KV in use", f.num(f"{op}.kv_in_use_gb", "GB"), _arith(f, op, "kv_in_use_gb")),
-        ("Capacity at the ITL target", f.num(f"{op}.capacity_rate_per_s", "req/s"), _arith(f, op, "capacity_rate_per_s")),
-        ("Load / capacity", f.pct(f"{op}.load_vs_capacity"), ""),
+        ("Capacity under the SLO", f.num(f"{op}.capacity_rate_per_s", "req/s"), _arith(f, op, "capacity_rate_per_s")),
+        ("Load / capacity under the SLO", f.pct(f"{op}.load_vs_capacity"), ""),
     ]
     return Section(
         key="operating_point",

@@ -29,32 +29,64 @@ def test_capstone_flags_match_the_worked_configuration(capstone):
     assert flags["--kv-cache-dtype"].value == "fp8"
     assert flags["--tensor-parallel-size"].value == "8"
     assert flags["--max-model-len"].value == "8192"  # 6,000 + 1,200 = 7,200 with headroom
-    # the worked design: 800 / 6 general nodes = 133, +20% = 160; the long-context pool takes 5% of the requests,
-    # so the general pool runs 800 x 95% / 6 = 127, +20% = 152 (a multiple of 8, vLLM's CUDA-graph batch sizes)
-    assert flags["--max-num-seqs"].value == "152"
+    assert flags["--max-num-seqs"].value == "160"  # the seed's; the analysis runs the printed configuration
     assert flags["--max-num-batched-tokens"].value == "2048"
-    assert flags["--gpu-memory-utilization"].value == "0.90"  # (80 - 5) / 80 = 0.94, rounded down
+    # the engine takes (80 - 5 GB reserve) / 80 of each GPU: the KV pool analysed is the one this flag gives
+    # (the seed prints 0.90 but sizes its 66 GB of KV with only the 5 GB reserve held back)
+    assert flags["--gpu-memory-utilization"].value == "0.9375"
     assert "--enable-prefix-caching" in flags and "--enable-chunked-prefill" in flags
     assert "7,200" in flags["--max-model-len"].why
-    assert "127 in flight" in flags["--max-num-seqs"].why
+    assert "26.1 sequences run at the operating point" in flags["--max-num-seqs"].why
     assert "5 GB reserve" in flags["--gpu-memory-utilization"].why
+    assert not capstone.config.recommendations  # the worked configuration needs no change
 
 
-def test_every_flag_has_a_reason_and_appears_in_the_command(capstone):
-    cfg = capstone.config
-    assert cfg.command.startswith("vllm serve meta-llama/Meta-Llama-3-70B-Instruct")
-    for f in cfg.flags:
-        assert len(f.why) > 20, f.flag
-        assert f"{f.flag} {f.value}".strip() in cfg.command
+def test_the_command_prints_the_configuration_analysed(capstone):
+    """config.engine is what the analysis uses and the simulator runs; the command prints exactly it."""
+    engine, brief = capstone.config.engine, capstone.brief
+    assert engine.max_num_seqs == brief.deployment.max_num_seqs
+    assert engine.max_num_batched_tokens == brief.deployment.max_num_batched_tokens
+    assert engine.max_model_len == brief.deployment.max_model_len
+    assert engine.gpu_memory_utilization * 80 == pytest.approx(capstone.shape.usable_gb_per_gpu - capstone.shape.reserve_gb_per_gpu)
+    for flag, value in (
+        ("--max-num-seqs", engine.max_num_seqs),
+        ("--max-num-batched-tokens", engine.max_num_batched_tokens),
+        ("--max-model-len", engine.max_model_len),
+        ("--gpu-memory-utilization", "0.9375"),
+    ):
+        assert f"{flag} {value}" in capstone.config.command
+    off = plan(load_brief("capstone").with_changes({"deployment.prefix_caching": False, "deployment.chunked_prefill": False}))
+    assert "--no-enable-prefix-caching" in off.config.command and "--no-enable-chunked-prefill" in off.config.command
+    assert off.config.engine.enable_prefix_caching is False
+
+
+def test_gpu_memory_utilization_is_at_most_0_95_with_the_reason():
+    for name in ("qps10-tp4", "qps200-chat"):  # both size their KV with 0.9 x 80 GB
+        flag = _flags(plan(load_brief(name)))["--gpu-memory-utilization"]
+        assert flag.value == "0.90" and "capped" not in flag.why
+    whole = plan(load_brief("qps10-tp4").with_changes({"deployment.gpu_memory_utilization": 1.0}))
+    flag = _flags(whole)["--gpu-memory-utilization"]
+    assert flag.value == "0.95" and "capped at 0.95" in flag.why
+    assert whole.shape.usable_gb_per_gpu == pytest.approx(80 * 0.95)  # the KV pool analysed is the capped one
+
+
+def test_a_custom_model_name_is_shell_quoted_in_the_command():
+    from tests.crafted import CUSTOM_70B_LINK
+
+    custom = {"model.name": "custom", "model.display_name": "my model; rm -rf ~"} | {k: int(v) for k, v in CUSTOM_70B_LINK.items()}
+    command = plan(load_brief("capstone").with_changes(custom)).config.command
+    assert command.startswith("vllm serve 'my model; rm -rf ~'")
 
 
 def test_flags_follow_the_brief():
     base = load_brief("capstone")
     longer = plan(base.with_changes({"workload.input_tokens_p95": 10_000, "model.name": "llama-3.1-70b"}))
-    model_len = int(_flags(longer)["--max-model-len"].value)
-    assert model_len >= 11_200 and model_len % 1024 == 0
+    assert _flags(longer)["--max-model-len"].value == "8192"  # the brief's limit is what runs ...
+    (rec,) = longer.config.recommendations  # ... and the analysis recommends a longer one, with the override
+    assert int(rec.value) >= 11_200 and int(rec.value) % 1024 == 0
+    assert rec.flag == "--max-model-len" and rec.overrides == {"deployment.max_model_len": int(rec.value)}
     busier = plan(base.with_changes({"workload.users": 20_000}))
-    assert int(_flags(busier)["--max-num-seqs"].value) == 304  # 1,600 x 95% / 6 = 253, +20%
+    assert _flags(busier)["--max-num-seqs"].value == "160"
     reserve = plan(base.with_changes({"deployment.reserve_gb_per_gpu": 12.0}))
     assert _flags(reserve)["--gpu-memory-utilization"].value == "0.85"  # (80 - 12) / 80 = 0.85
     bf16 = plan(base.with_changes({"deployment.weights": "bf16", "deployment.kv_cache": "bf16"}))
@@ -96,7 +128,7 @@ def test_dot_carries_live_figures(capstone):
     assert dot.count("TP=8") == 8  # one box per node
     assert "6 replicas" in dot
     general = next(p for p in capstone.architecture.pools if p.name == "general")
-    assert f"{general.utilization * 100:.1f}% busy" in dot
+    assert f"at {general.utilization * 100:.1f}% of its SLO capacity at peak" in dot  # load vs capacity under the SLO
     smaller = plan(load_brief("capstone").with_changes({"hardware.nodes": 5})).architecture.dot
     assert "3 replicas" in smaller and smaller.count("TP=8") == 5
 
@@ -119,3 +151,4 @@ def test_max_model_len_is_capped_by_the_model():
     d = plan(load_brief("capstone").with_changes({"workload.input_tokens_p95": 10_000}))
     flag = _flags(d)["--max-model-len"]
     assert flag.value == "8192" and "model stops at 8,192" in flag.why
+    assert not d.config.recommendations  # no longer limit to recommend: the model has none

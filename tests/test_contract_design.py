@@ -37,14 +37,14 @@ def test_config_and_architecture_keys(capstone_json):
 
 
 def test_infinite_latencies_serialize_as_null():
-    data = cli_json("plan", "capstone", "--set", "deployment.max_num_seqs=100")
+    data = cli_json("plan", "capstone", "--set", "deployment.max_num_seqs=20")
     assert data["slo"]["ttft_p95_ms"] is None
     assert data["verdict"]["meets_slo"] is False
     assert any(p["field"] == "deployment.max_num_seqs" for p in data["verdict"]["problems"])
 
 
 def test_plan_json_is_strict_json():
-    proc = run_cli("plan", "capstone", "--set", "deployment.max_num_seqs=100", "--json")
+    proc = run_cli("plan", "capstone", "--set", "deployment.max_num_seqs=20", "--json")
     assert proc.returncode == 0
     assert "Infinity" not in proc.stdout and "NaN" not in proc.stdout
 

@@ -138,15 +138,15 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
     assert cap.utilization_no_prefix_cache >= cap.utilization * (1 - REL)
     # 3. real kernels are never faster than the ideal bytes / peak-bandwidth step
     assert cap.decode_step_ms >= cap.decode_step_ideal_ms * (1 - REL)
+    seed = op.seed_relation
+    assert seed is not None
+    if math.isfinite(seed.tpot_ms):
+        assert seed.tpot_ms >= seed.tpot_ideal_ms * (1 - REL)
+    assert seed.capacity_rate_per_s <= seed.capacity_rate_ideal_per_s * (1 + REL) + 1e-9
+    # 4. Little's law at the engine's pace: in flight = rate x (the prompt's chunk steps + (output - 1) x TPOT)
     if op.stable:
-        assert op.tpot_ms >= op.tpot_ideal_ms * (1 - REL)
-    assert op.capacity_rate_per_s <= op.capacity_rate_ideal_per_s * (1 + REL) + 1e-9
-    # 4. Little's law at the operating point: in flight = rate x (prefill + (output - 1) x TPOT), at least
-    #    the users' streaming time for a brief stated as users x duty cycle
-    if op.stable:
-        time_in_system_s = op.prefill_ms_per_request / 1e3 + (design.brief.workload.output_tokens_mean - 1) * op.tpot_ms / 1e3
-        if design.brief.workload.request_rate is None:
-            time_in_system_s = max(time_in_system_s, design.brief.workload.generation_s_per_turn)
+        time_in_system_s = op.engine_time_s
+        assert op.tpot_ms >= op.decode_step_ms * (1 - REL)
         assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * time_in_system_s, rel=1e-6, abs=1e-6)
     # 5. demand is rate x tokens; memory adds up to the usable memory
     w = design.brief.workload
@@ -158,10 +158,11 @@ def test_plan_computes_or_gives_a_verdict_and_its_figures_agree(data: dict[str, 
     slo = design.slo
     if math.isfinite(slo.ttft_mean_ms):
         assert sum(step.ms for step in slo.ttft_waterfall) == pytest.approx(slo.ttft_mean_ms)
-    if math.isfinite(slo.itl_p50_ms):
-        assert sum(step.ms for step in slo.itl_waterfall) == pytest.approx(slo.itl_p50_ms)
+    if math.isfinite(slo.tpot_p50_ms):  # a reply's mean gap: decode step + interference + scheduler
+        assert sum(step.ms for step in slo.itl_waterfall) == pytest.approx(slo.tpot_p50_ms)
     assert slo.ttft_p95_ms >= slo.ttft_p50_ms * (1 - REL) and slo.ttft_p50_ms >= slo.point.fixed_ms * (1 - REL)
     assert slo.itl_p95_ms >= slo.itl_p50_ms * (1 - REL)
+    assert slo.tpot_p95_ms >= slo.tpot_p50_ms * (1 - REL)
     # 7. the verdict agrees with the figures
     if design.verdict.feasible:
         assert cap.utilization <= 1 + REL and cap.kv_fraction <= 1 + REL and op.stable
@@ -225,7 +226,7 @@ def test_higher_prefix_hit_rate_never_raises_prefill_share_or_utilization(data: 
     cold, warm = pair
     assert _not_above(warm.capacity.prefill_fraction, cold.capacity.prefill_fraction)
     assert _not_above(warm.capacity.utilization, cold.capacity.utilization)
-    assert _not_above(warm.operating_point.prefill_ms_per_request, cold.operating_point.prefill_ms_per_request)
+    assert _not_above(warm.operating_point.seed_relation.prefill_ms_per_request, cold.operating_point.seed_relation.prefill_ms_per_request)
     if warm.operating_point.stable and cold.operating_point.stable:
         assert _not_above(warm.operating_point.tpot_ms, cold.operating_point.tpot_ms)
     # and TTFT: less prefill to do and less queueing behind other prompts
@@ -273,7 +274,9 @@ def test_longer_prompts_never_lower_the_prefill_share(data: dict[str, Any], fact
         count("property: longer prompts (skipped: not computable)")
         return
     assert _not_above(short.capacity.prefill_fraction, long_.capacity.prefill_fraction)
-    assert _not_above(short.operating_point.prefill_ms_per_request, long_.operating_point.prefill_ms_per_request)
+    assert _not_above(
+        short.operating_point.seed_relation.prefill_ms_per_request, long_.operating_point.seed_relation.prefill_ms_per_request
+    )
 
 
 # --- memory and step physics (on the replica shape: no plan needed, so many more examples) --------

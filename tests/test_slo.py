@@ -1,11 +1,11 @@
-"""The SLO budget (step 5): golden figures from the capstone's budget and the model's own invariants.
+"""The SLO budget (step 5): the capstone's hand arithmetic, its latency estimates at a full batch, and the
+model's own invariants.
 
-The worked design (capstone-64xH100-design.txt, step 4) computes its queue wait and ITL interference at
-its no-cache load (51% utilization): the other requests' prompts all miss the prefix cache, only the
-measured request's own prompt is cached (880 new tokens). That is the brief's default queue basis
-(slo.queue_basis = cold_cache), so the headline `design.slo` is on the worked design's basis; the
-hit-rate basis is `slo.alternate_point`. Tolerance 20% (reference-figures.md: the queue and p95 models
-are the project's own).
+reference-figures.md separates the worked design's hand arithmetic (the fixed request path, the 880 new
+tokens of a 4,000-token prompt at 78% hits, 31 ms of prefill compute), reproduced as the seed works it, from
+its latency estimates under load, which the planner predicts from one operating point at the engine's pace
+and checks against the simulator (tests/test_crosscheck.py). The seed's ITL estimate is made at a full batch
+of 160: `slo.at_max_batch`.
 """
 
 from __future__ import annotations
@@ -45,57 +45,66 @@ def test_capstone_fixed_parts_of_the_ttft_waterfall(capstone):
 def test_capstone_waterfalls_sum_to_their_totals(capstone):
     slo = capstone.slo
     assert sum(s.ms for s in slo.ttft_waterfall) == pytest.approx(slo.ttft_mean_ms, rel=1e-9)
-    assert sum(s.ms for s in slo.itl_waterfall) == pytest.approx(slo.itl_p50_ms, rel=1e-9)
+    assert sum(s.ms for s in slo.itl_waterfall) == pytest.approx(slo.tpot_p50_ms, rel=1e-9)  # a reply's mean gap
     assert slo.ttft_p50_ms <= slo.ttft_p95_ms
     assert slo.itl_p50_ms <= slo.itl_p95_ms
+    assert slo.tpot_p50_ms <= slo.tpot_p95_ms
 
 
-def test_capstone_headline_reproduces_the_worked_budget(capstone):
-    slo = capstone.slo
-    assert slo.queue_basis == "cold_cache"
-    # seed: p95 TTFT ~340 ms (20%)
-    assert slo.ttft_p95_ms == pytest.approx(340, rel=SLO_TOL)
-    # seed: ITL p50 ~19 ms, p95 ~28 ms (20%)
-    assert slo.itl_p50_ms == pytest.approx(19, rel=SLO_TOL)
-    assert slo.itl_p95_ms == pytest.approx(28, rel=SLO_TOL)
-    p = slo.point
+def test_capstone_hand_arithmetic_of_the_ttft_budget(capstone):
+    p = capstone.slo.point
     # seed: 880 new tokens after 78% hits on a 4,000-token prompt, 31 ms of pure prefill compute
     assert p.cap_uncached_tokens == pytest.approx(880, rel=0.001)
     assert p.cap_uncached_tokens / capstone.capacity.prefill_tokens_per_s_per_replica * 1e3 == pytest.approx(31, rel=0.05)
-    # seed: "queue wait (at 51% utilization)": the same no-cache prefill load, on one general-pool replica
-    # (the fleet's 29.7% prefill share x 8 nodes x 95% of the requests / 6 general nodes)
-    assert p.rho_prefill == pytest.approx(capstone.capacity.prefill_fraction_no_prefix_cache * 8 * 0.95 / 6, rel=1e-6)
-    # Known difference, stated: the seed's mean is 25 + 12 + 4 + queue ~90 + prefill ~55 + 2 + 6 = ~194 ms.
-    # Ours is ~145 ms: the simulator-checked M/G/1 queue at that load is ~57 ms (the simulator measures
-    # 37-50 ms at the engine's pace, docs/crosscheck.md), and the 880-token prompt prefills in one
-    # 2,048-token step (~39 ms) rather than the seed's informal ~55 ms. The p95, the SLO's statistic, lands
-    # within 20% of the seed's; the mean is held to 30% here, and docs/crosscheck.md states the deviation.
-    assert slo.ttft_mean_ms == pytest.approx(194, rel=0.30)
-    assert p.queue_wait_ms == pytest.approx(57, rel=0.10) and p.prefill_stage_ms == pytest.approx(39, rel=0.05)
+    # that prompt fits one 2,048-token step beside the running batch: one chunk
+    assert p.chunks == 1
+    assert p.prefill_stage_ms == pytest.approx(
+        p.step_fixed_ms + max((880 + p.running_batch) / capstone.shape.prefill_tokens_per_s * 1e3, p.step_memory_ms), rel=1e-6
+    )
 
 
-def test_capstone_headline_meets_the_slo_as_the_seed_concludes(capstone):
-    slo = capstone.slo
-    assert slo.ttft_ok and slo.itl_ok
-    # running batch: 800 generating, 95% of them on the 6 general-pool nodes (long-context and spare excluded)
-    assert slo.point.running_batch == pytest.approx(800 * 0.95 / 6, rel=1e-6)
-    assert slo.point.running_batch == pytest.approx(capstone.operating_point.in_flight, rel=1e-9)
-    assert slo.point.decode_step_ms == pytest.approx(capstone.shape.decode_step_real_s(800 * 0.95 / 6, 4000) * 1e3, rel=1e-9)
-    # the ITL waterfall's decode step is that step; interference is the prefill share's stretch
+def test_capstone_itl_at_a_full_batch_against_the_seed_estimate(capstone):
+    """The seed estimates ITL at batch 160 (max-num-seqs): decode step 11.5 ms + 8 ms average interleaving + 3 ms
+    scheduler, "p50 ~19 ms", and "p95 (steps containing a prefill chunk) ~28 ms".
+
+    The seed's p50 adds the average interleaving to every step: a reply's mean gap, our TPOT (20%). Its p95 is a
+    guess at a mixed step; ours is the 95th percentile of the gaps when the batch stays full at the engine's pace
+    (26.9 req/s per replica: 46% of gaps carry a prefill chunk), +36% over the seed's. The simulator agrees with
+    ours: 160 closed-loop clients on one replica give an ITL p95 of ~35 ms at a shorter running context
+    (docs/crosscheck.md). Held to 40% here, the difference stated.
+    """
+    full = capstone.slo.at_max_batch
+    assert full.batch == 160 and full.context_tokens == 4000
+    assert full.decode_step_ms == pytest.approx(11.5, rel=0.05)  # seed: "decode step at batch 160: 11.5 ms"
+    assert full.tpot_p50_ms == pytest.approx(19, rel=SLO_TOL)
+    assert full.itl_p95_ms == pytest.approx(28, rel=0.40)
+    assert full.itl_p50_ms <= full.tpot_p50_ms <= full.itl_p95_ms < capstone.brief.slo.itl_p95_ms
+
+
+def test_capstone_headline_meets_the_slo_at_the_engines_pace(capstone):
+    slo, op = capstone.slo, capstone.operating_point
+    assert slo.ttft_ok and slo.itl_ok and capstone.verdict.meets_slo and capstone.verdict.availability_ok
+    # the running batch is Little's law at the engine's pace, far below the users x duty sizing figure (800 / 6)
     p = slo.point
+    assert p.running_batch == pytest.approx(op.in_flight, rel=1e-9)
+    assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * op.engine_time_s, rel=1e-6)
+    assert op.in_flight < 800 * 0.95 / 6 / 3
+    running_context = capstone.brief.running_context_tokens
+    assert p.decode_step_ms == pytest.approx(capstone.shape.decode_step_real_s(p.running_batch, running_context) * 1e3, rel=1e-9)
+    # the ITL waterfall: interference stretches the decode step and the scheduler into a reply's mean gap
     assert p.itl_interference_ms == pytest.approx((p.decode_step_ms + 3) * p.rho_interference / (1 - p.rho_interference), rel=1e-9)
     # interference: a prompt's steps beyond the decode step each of them also is
     assert p.rho_interference == pytest.approx(
         p.rate_per_replica_per_s * (p.slot_service_ms - p.chunks_mean * (p.decode_step_ms + 3)) / 1e3, rel=1e-9
     )
     assert 0 < p.rho_interference < p.rho_prefill
-    # on the hit-rate basis the other prompts are mostly cached: a shorter queue and less interference
-    warm = slo.alternate_point
-    assert warm.load_hit_rate == 0.78 and p.load_hit_rate == 0
-    assert warm.queue_wait_ms < p.queue_wait_ms / 3 and warm.itl_p95_ms < p.itl_p95_ms
-    assert slo.at_hit_rate() is warm
+    assert p.hit_rate == 0.78
+    assert "engine's pace" in slo.basis and "78.0%" in slo.basis
     assert slo.queue_model and "M/G/1" in slo.queue_model
     assert "p95" in slo.percentile_method
+    # headroom is stated against the replica's capacity under the SLO
+    assert op.load_vs_capacity == pytest.approx(op.rate_per_replica_per_s / op.capacity_rate_per_s, rel=1e-9)
+    assert 0 < op.load_vs_capacity < 1
 
 
 def test_queue_formula_is_the_m_g_1_wait_for_the_prefill_slot(capstone):
@@ -107,15 +116,15 @@ def test_queue_formula_is_the_m_g_1_wait_for_the_prefill_slot(capstone):
     rng = np.random.default_rng(0)
     cv2 = length_cv2(brief.workload.input_tokens_mean, brief.workload.input_tokens_p95)
     prompts = np.minimum(rng.gamma(1 / cv2, brief.workload.input_tokens_mean * cv2, 2_000_000), brief.deployment.max_model_len - 1)
-    uncached = prompts * (1 - p.load_hit_rate)
-    assert p.chunks_mean == 1  # a mean prompt (1,200 tokens) fits one 2,048-token step
+    uncached = prompts * (1 - p.hit_rate)
+    assert p.chunks_mean == 1  # a mean prompt (264 uncached tokens) fits one 2,048-token step
     service_s = p.step_fixed_ms / 1e3 + np.maximum((uncached + p.running_batch) / prefill_rate, p.step_memory_ms / 1e3)
     r = p.rate_per_replica_per_s
     assert p.slot_service_ms == pytest.approx(service_s.mean() * 1e3, rel=0.01)
     rho = r * service_s.mean()
     assert p.prefill_slot_busy == pytest.approx(rho, rel=0.01)
     assert p.prompt_wait_ms == pytest.approx(r * (service_s**2).mean() / (2 * (1 - rho)) * 1e3, rel=0.03)
-    step_wait = (1 - p.prefill_slot_busy) * p.decode_step_ms / 2
+    step_wait = p.decode_step_ms / 2  # the rest of the step in progress
     assert p.queue_wait_ms == pytest.approx(p.prompt_wait_ms + p.admission_wait_ms + step_wait, rel=1e-9)
     # the memory time a step reads is the decode step without its fixed overhead
     assert p.step_memory_ms == pytest.approx(p.decode_step_ms - capstone.shape.step_overhead_s * 1e3, rel=1e-9)
@@ -146,15 +155,12 @@ def test_more_nodes_never_lengthen_the_latencies():
 
 def test_prefix_hit_rate_shortens_ttft_and_itl():
     base = load_brief("capstone")
-    for basis in ("cold_cache", "hit_rate"):
-        brief = base.with_changes({"slo.queue_basis": basis})
-        low = plan(brief.with_changes({"workload.prefix_hit_rate": 0.2})).slo
-        high = plan(brief.with_changes({"workload.prefix_hit_rate": 0.9})).slo
-        assert high.ttft_p95_ms < low.ttft_p95_ms  # the measured prompt is cached at the hit rate on both bases
-        if basis == "hit_rate":
-            assert high.itl_p95_ms < low.itl_p95_ms  # the other prompts' prefill steals less of the GPU
-        else:
-            assert high.itl_p95_ms == pytest.approx(low.itl_p95_ms, rel=1e-9)  # cold: the others miss either way
+    low = plan(base.with_changes({"workload.prefix_hit_rate": 0.2})).slo
+    high = plan(base.with_changes({"workload.prefix_hit_rate": 0.9})).slo
+    assert high.ttft_p95_ms < low.ttft_p95_ms  # fewer tokens to prefill, a shorter queue
+    assert high.itl_p95_ms < low.itl_p95_ms  # smaller chunks ride in fewer, shorter steps
+    assert high.tpot_p50_ms < low.tpot_p50_ms  # the other prompts' prefill steals less of the GPU
+    assert [s.ms for s in high.itl_waterfall] != [s.ms for s in low.itl_waterfall]
 
 
 def test_duty_cycle_moves_the_waterfalls():
@@ -177,19 +183,21 @@ def test_tradeoff_curves_move_the_right_way(capstone):
     for a, b in itertools.pairwise(seqs):
         assert b.itl_p95_ms >= a.itl_p95_ms - 1e-9  # a bigger batch cap: slower steps at the p95 batch
         assert b.ttft_p95_ms <= a.ttft_p95_ms + 1e-9  # ... but less waiting for a slot
-    below_load = [p for p in seqs if p.x < capstone.slo.point.load_batch]
-    assert below_load and all(math.isinf(p.ttft_p95_ms) for p in below_load)
+    assert all(p.x >= capstone.slo.point.load_batch for p in seqs)  # the load (26 running) is below every option
 
 
-def test_max_num_seqs_below_the_load_is_an_slo_problem_naming_the_field():
-    d = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 100}))
-    assert not d.slo.ttft_ok
-    assert not d.verdict.meets_slo
-    assert any(p.field == "deployment.max_num_seqs" and "slo.ttft_p95_ms" in p.problem for p in d.verdict.problems)
+def test_max_num_seqs_below_the_load_is_a_problem_naming_the_field():
+    d = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 20}))  # 26 sequences would run
+    assert not d.operating_point.stable and d.operating_point.limit == "slots"
+    assert not d.verdict.feasible and not d.verdict.meets_slo
+    problem = next(p for p in d.verdict.problems if p.field == "deployment.max_num_seqs")
+    assert "raise deployment.max_num_seqs" in problem.change
+    below = [p for p in d.slo.tradeoff_max_num_seqs if p.x < 26]
+    assert below and all(math.isinf(p.ttft_p95_ms) for p in below)
 
 
 def test_itl_target_missed_is_a_problem():
-    d = plan(load_brief("capstone").with_changes({"slo.itl_p95_ms": 10}))
+    d = plan(load_brief("capstone").with_changes({"slo.itl_p95_ms": 8}))  # p95 ITL 8.1 ms, above the 6.6 ms floor
     assert not d.slo.itl_ok
     assert any("slo.itl_p95_ms" in p.problem for p in d.verdict.problems)
 
@@ -201,11 +209,10 @@ def test_rate_given_brief_has_a_budget():
     assert math.isfinite(d.slo.ttft_p95_ms) and math.isfinite(d.slo.itl_p95_ms)
 
 
-def test_the_headline_states_its_basis_and_the_other_basis_figures(capstone):
-    from planner.fmt import num
-
-    basis, warm = capstone.slo.basis, capstone.slo.alternate_point
-    assert "queue_basis = cold_cache" in basis and "slo.alternate_point" in basis
-    assert num(warm.ttft_p95_ms, "ms") in basis and num(warm.itl_p95_ms, "ms") in basis
-    same = plan(load_brief("qps200-chat")).slo  # no prefix hits: both bases are the same
-    assert "the two bases are the same" in same.basis and same.alternate_point == same.point
+def test_the_itl_target_judges_what_the_brief_names():
+    """slo.itl_metric: per-token gaps (itl, the default) or each reply's mean gap (tpot, the 200-QPS seed's TPOT SLO)."""
+    capstone = plan(load_brief("capstone")).slo
+    assert capstone.itl_metric == "itl" and capstone.judged_itl_p95_ms == capstone.itl_p95_ms
+    chat = plan(load_brief("qps200-chat")).slo
+    assert chat.itl_metric == "tpot" and chat.judged_itl_p95_ms == chat.tpot_p95_ms
+    assert "TPOT" in chat.basis

@@ -66,22 +66,20 @@ def test_variation_b_irreducible_ttft():
     assert _finding(b, "irreducible path").value == 49
     cold = _finding(b, "cold prefill").value
     assert cold == pytest.approx(4000 / design.capacity.prefill_tokens_per_s_per_replica * 1e3, rel=1e-9)
-    # on the headline's cold-cache queue the p95 wait alone (~277 ms) outlasts the 151 ms left: no prompt qualifies
+    # at the brief's 78% hits a prompt qualifies when it waits the queue's p95, rides in one step and prefills in the rest
     p = design.slo.point
-    queue_p95 = design.slo.ttft_p95_ms - p.fixed_ms - p.prefill_stage_ms
-    assert queue_p95 > 200 - 49
-    assert _finding(b, "longest uncached prompt that meets the target (cold_cache queue)").value == 0
-    # with the cache warm, a prompt qualifies when it waits its queue p95, rides in one step and prefills in the rest
-    warm = design.slo.alternate_point
-    longest = _finding(b, "longest uncached prompt that meets the target (warm cache").value
-    warm_queue_p95 = warm.ttft_p95_ms - warm.fixed_ms - warm.prefill_stage_ms
-    step = warm.decode_step_ms + warm.scheduler_ms
-    assert longest == pytest.approx((200 - 49 - warm_queue_p95 - step) / 1e3 * design.capacity.prefill_tokens_per_s_per_replica, rel=1e-9)
+    longest = _finding(b, "longest uncached prompt that meets the target").value
+    step = p.decode_step_ms + p.scheduler_ms
+    assert longest == pytest.approx(
+        (200 - 49 - p.queue_wait_p95_ms - step) / 1e3 * design.capacity.prefill_tokens_per_s_per_replica, rel=1e-9
+    )
     assert 880 < longest < 4000  # the cached cap prompt (880 new tokens) qualifies, a cold one does not
-    # promising the target only while the cache is warm is an option, and it meets 200 ms
-    tiered = next(o for o in b.options if "warm" in o.name)
-    assert tiered.ttft_p95_ms < 200
-    assert [d.figure for d in b.diff] == ["slo.ttft_target_ms"]
+    # with every prompt missing the cache the p95 queue alone outlasts the 151 ms left: no prompt qualifies
+    assert _finding(b, "longest uncached prompt that meets the target with a cold cache").value == 0
+    # at the engine's pace the design already meets 200 ms; higher hit rates and a nearer gateway shorten it further
+    assert design.slo.ttft_p95_ms < 200 and all(o.ok and o.ttft_p95_ms < design.slo.ttft_p95_ms for o in b.options)
+    # a tighter target lowers the rate a replica can carry under the SLO, and nothing else
+    assert [d.figure for d in b.diff] == ["operating_point.capacity_rate_per_s", "slo.ttft_target_ms"]
 
 
 def test_variation_c_lora_memory():
@@ -144,6 +142,6 @@ def test_diff_designs_lists_what_changed(capstone):
 
 
 def test_diff_handles_infinite_figures(capstone):
-    broken = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 100}))
+    broken = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 20}))
     ttft = next(d for d in diff_designs(capstone, broken) if d.figure == "slo.ttft_p95_ms")
     assert math.isinf(ttft.value) and math.isinf(ttft.change_pct)

@@ -90,7 +90,9 @@ def test_an_overloaded_replica_is_a_verdict_with_strict_json(capsys: pytest.Capt
     assert "Infinity" not in out and "NaN" not in out
     assert design["operating_point"]["tpot_ms"] is None
     assert design["verdict"]["feasible"] is False
-    assert {"hardware.nodes", "slo.itl_p95_ms"} <= {p["field"] for p in design["verdict"]["problems"]}
+    steady = [p for p in design["verdict"]["problems"] if "cannot keep up" in p["problem"]]
+    assert steady and steady[0]["field"] == "hardware.nodes" and "prefill" in steady[0]["problem"]
+    assert design["operating_point"]["limit"] == "prefill" and design["operating_point"]["stable"] is False
 
 
 def test_uncomputable_design_exits_2_through_a_real_process() -> None:

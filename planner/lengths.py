@@ -1,0 +1,68 @@
+"""Prompt and reply lengths: a gamma distribution fitted to a mean and a 95th percentile.
+
+The simulator draws its requests from the same distribution (planner.sim_workload), so both sides of the
+cross-check see the same prompts. SciPy's regularized incomplete gamma functions do the numerics.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from scipy.special import gammainc, gammaincinv
+
+__all__ = ["clamped_moments", "gamma_cdf", "gamma_quantile", "length_cv2", "size_biased_mean"]
+
+
+def gamma_cdf(shape: float, x: float) -> float:
+    """Regularized lower incomplete gamma P(shape, x): the CDF of a unit-scale gamma."""
+    return float(gammainc(shape, x)) if x > 0 else 0.0
+
+
+def gamma_quantile(shape: float, p: float) -> float:
+    """x with P(shape, x) = p (unit scale)."""
+    return float(gammaincinv(shape, p))
+
+
+@lru_cache(maxsize=1024)
+def length_cv2(mean: float, p95: float) -> float:
+    """Squared coefficient of variation of a gamma distribution with this mean and 95th percentile (0: fixed)."""
+    ratio = p95 / mean
+    if ratio <= 1.0 + 1e-9:
+        return 0.0
+    low, high = 1e-3, 1e4  # gamma shape k; CV^2 = 1 / k; p95 / mean = gammaincinv(k, 0.95) / k falls with k
+    for _ in range(60):
+        k = math.sqrt(low * high)
+        if gamma_quantile(k, 0.95) / k > ratio:
+            low = k
+        else:
+            high = k
+    return 1.0 / math.sqrt(low * high)
+
+
+def size_biased_mean(mean: float, cv2: float) -> float:
+    """E[L^2] / E[L]: the mean length of the item in progress when items are held in proportion to their length."""
+    return mean * (1 + cv2)
+
+
+def _partial_moment(shape: float, scale: float, n: int, x: float) -> float:
+    """E[Y^n; Y <= x] for Y gamma(shape, scale): scale^n Gamma(shape + n) / Gamma(shape) P(shape + n, x / scale)."""
+    if x <= 0:
+        return 0.0
+    full = math.exp(n * math.log(scale) + math.lgamma(shape + n) - math.lgamma(shape))
+    return full if math.isinf(x) else full * gamma_cdf(shape + n, x / scale)
+
+
+def clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tuple[float, float, float]:
+    """E[Z], E[Z^2], E[Z^3] of Z = max(min(Y, ceiling), floor), Y gamma with this mean and CV^2 (fixed when CV^2 = 0)."""
+    if cv2 <= 0 or mean <= 0 or floor >= ceiling:
+        z = max(min(mean, ceiling), floor)
+        return z, z * z, z**3
+    shape, scale = 1 / cv2, mean * cv2
+    below = gamma_cdf(shape, floor / scale) if floor > 0 else 0.0
+    above = 1 - gamma_cdf(shape, ceiling / scale) if math.isfinite(ceiling) else 0.0
+    moments = []
+    for n in (1, 2, 3):
+        middle = _partial_moment(shape, scale, n, ceiling) - _partial_moment(shape, scale, n, floor)
+        moments.append(floor**n * below + middle + (ceiling**n * above if above > 0 else 0.0))
+    return moments[0], moments[1], moments[2]
