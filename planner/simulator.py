@@ -270,8 +270,9 @@ def _percentiles(values_ms: npt.NDArray[np.float64]) -> Percentiles:
 def _quantiles(values: npt.NDArray[np.float64], qs: list[float]) -> list[float]:
     """np.percentile, interpolated between neighbours when every value is finite; with an unbounded value among
     them the nearest value above (interpolating towards inf gives NaN)."""
-    method = "linear" if np.isfinite(values).all() else "higher"
-    return [float(v) for v in np.percentile(values, qs, method=method)]
+    if np.isfinite(values).all():
+        return [float(v) for v in np.percentile(values, qs)]
+    return [float(v) for v in np.percentile(values, qs, method="higher")]
 
 
 def _histogram_percentiles(counts: npt.NDArray[np.int64], sums_ms: npt.NDArray[np.float64]) -> Percentiles:

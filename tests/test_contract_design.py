@@ -68,3 +68,40 @@ def test_variation_keys():
     for d in v["diff"]:
         assert {"figure", "baseline", "value", "change_pct"} <= set(d)
     assert cli_json("plan", "capstone")["variation"] is None
+
+
+def test_one_model_keys(capstone_json):
+    """Issue 11's keys: the verdict's availability, the engine configuration analysed and printed, per-token ITL
+    beside TPOT, the ITL bound at a full batch, and each failure row's overrides."""
+    assert isinstance(capstone_json["verdict"]["availability_ok"], bool)
+    engine = capstone_json["config"]["engine"]
+    for key in ("max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "max_model_len"):
+        assert key in engine
+        assert f"--{key.replace('_', '-')} " in capstone_json["config"]["command"]
+    assert f"--max-num-seqs {engine['max_num_seqs']}" in capstone_json["config"]["command"]
+    slo = capstone_json["slo"]
+    for key in ("itl_p50_ms", "itl_p95_ms", "tpot_p50_ms", "tpot_p95_ms"):
+        assert isinstance(slo[key], float), key
+    assert {"itl_p50_ms", "itl_p95_ms"} <= set(slo["at_max_batch"])
+    for row in capstone_json["failures"]:
+        assert isinstance(row["overrides"], dict)
+        assert all(path.count(".") == 1 for path in row["overrides"])  # brief paths, as --set takes them
+
+
+def test_a_failure_rows_overrides_reproduce_it_through_the_cli(capstone_json):
+    row = next(r for r in capstone_json["failures"] if r["scenario"] == "prefix_hit_rate_drops")
+    sets = [arg for path, value in row["overrides"].items() for arg in ("--set", f"{path}={value}")]
+    again = cli_json("plan", "capstone", *sets)
+    assert (again["verdict"]["feasible"] and again["verdict"]["meets_slo"]) == row["ok"]
+    assert again["capacity"]["utilization"] == row["utilization"]
+
+
+def test_simulate_brief_checks_the_plan_on_its_own_keys():
+    out = cli_json("simulate", "capstone", "--requests", "2000")
+    plan = cli_json("plan", "capstone")
+    slo = out["slo"]
+    assert {"ttft_p50_ms", "ttft_p95_ms", "itl_p50_ms", "itl_p95_ms", "tpot_p50_ms", "meets_slo"} <= set(slo)
+    assert slo["rate_per_replica_per_s"] == plan["operating_point"]["rate_per_replica_per_s"]
+    assert slo["ttft_p95_ms"] == pytest.approx(plan["slo"]["ttft_p95_ms"], rel=0.25)
+    assert slo["itl_p95_ms"] == pytest.approx(plan["slo"]["itl_p95_ms"], rel=0.25)
+    assert cli_json("simulate", "capstone", "--rate", "2", "--requests", "200").get("slo") is None  # a chosen rate is no plan check
