@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
-from planner.fmt import num, pct
+from planner.fmt import UNBOUNDED, num, pct
 
 __all__ = [
     "DEGRADED_UTILIZATION_TARGET",
@@ -158,7 +158,7 @@ def cost_analysis(
 
 def _usd(value: float) -> str:
     if not math.isfinite(value):
-        return "$∞"
+        return UNBOUNDED
     if abs(value) >= 100:
         return f"${value:,.0f}"
     return f"${value:,.2f}"

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["num", "pct"]
+__all__ = ["UNBOUNDED", "num", "pct"]
+
+
+UNBOUNDED = "unbounded"  # what a figure without a steady state reads as (never a raw ∞ or inf)
 
 
 def num(value: float, unit: str = "") -> str:
-    """55.6, 8.83, 180, 19,444, 3.12e+11 — with an optional unit after a space."""
+    """55.6, 8.83, 180, 19,444, 3.12e+11 — with an optional unit after a space; an infinite figure (no steady
+    state: a queue that grows without bound) reads "unbounded", without its unit."""
     if not math.isfinite(value):
-        text = "∞" if value > 0 else ("-∞" if value < 0 else "n/a")
-    elif value != 0 and (abs(value) >= 1e9 or abs(value) < 1e-3):
+        return UNBOUNDED if value > 0 else ("-" + UNBOUNDED if value < 0 else "n/a")
+    if value != 0 and (abs(value) >= 1e9 or abs(value) < 1e-3):
         text = f"{value:.3g}"
     elif abs(value) >= 100:
         text = f"{value:,.0f}"
@@ -27,5 +31,5 @@ def num(value: float, unit: str = "") -> str:
 def pct(fraction: float) -> str:
     """0.514 -> '51.4%'."""
     if not math.isfinite(fraction):
-        return "∞%"
+        return UNBOUNDED if fraction > 0 else "n/a"
     return f"{fraction * 100:.1f}%"

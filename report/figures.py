@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.fmt import num, pct
+from planner.fmt import UNBOUNDED, num, pct
 
 __all__ = ["Figure", "Figures", "Style", "format_figure", "resolve"]
 
@@ -59,7 +59,7 @@ def format_figure(value: Any, style: Style, unit: str = "") -> str:
         return pct(float(value))
     if style == "change":
         change = float(value)
-        return f"{change:+.1f}%" if math.isfinite(change) else ("+∞%" if change > 0 else "n/a")
+        return f"{change:+.1f}%" if math.isfinite(change) else (UNBOUNDED if change > 0 else "n/a")
     if style == "usd":  # cents below $100 ($2.50, $4.48), the planner's num above ($160, $1,401,600)
         amount = float(value)
         text = f"{amount:.2f}" if abs(amount) < 100 else num(amount)

@@ -438,3 +438,27 @@ def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept(
     assert not at.exception
     assert any("model.name: unknown model 'gpt-5'" in shown(e.value) for e in at.error)
     assert at.session_state["state.overrides"] == {"hardware.nodes": 6}
+
+
+def _visible_text(at: AppTest) -> str:
+    """Every text element of the page, metrics and tables included."""
+    parts = [
+        e.value for e in [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.success, *at.title, *at.header, *at.subheader]
+    ]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    parts += [d.value.to_string() for d in at.dataframe]
+    parts += [t.value.to_string() for t in at.table] if hasattr(at, "table") else []
+    return " ".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize(
+    "params", [{"preset": "capstone", "deployment.max_num_seqs": "20"}, {"preset": "variation-f"}], ids=["slots", "405b"]
+)
+def test_a_design_without_a_steady_state_never_prints_infinity(params: dict[str, str]) -> None:
+    """No page prints a raw ∞ or inf: an unbounded figure reads 'unbounded' and the verdict names the limit."""
+    at = new_app(params)
+    for page, _, _ in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        text = _visible_text(at)
+        assert "∞" not in text and not re.search(r"\binf\b", text), (page, re.findall(r".{40}(?:∞|\binf\b).{20}", text)[:3])
