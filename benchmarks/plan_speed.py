@@ -15,7 +15,8 @@ import statistics
 import time
 
 from planner import Brief, load_brief, plan, preset_names
-from planner.design import _core_cached, _plan_cached, _utilization_no_prefix_cache, core_design
+from planner.core import _core_cached, core_design, utilization_no_prefix_cache
+from planner.design import _plan_cached
 from planner.operating_point import _CAPACITIES
 
 TARGET_MS = 50.0
@@ -31,7 +32,7 @@ def _clear() -> None:
     """Empty the planner's caches, then re-plan the capstone: the app keeps it cached as every variation's baseline."""
     _plan_cached.cache_clear()
     _core_cached.cache_clear()
-    _utilization_no_prefix_cache.cache_clear()
+    utilization_no_prefix_cache.cache_clear()
     _CAPACITIES.clear()
     plan(load_brief("capstone"))
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from planner.lengths import length_cv2, size_biased_mean
+
 __all__ = [
     "MAX_NODES",
     "Brief",
@@ -362,8 +364,6 @@ class Brief(_Frozen):
     def running_context_tokens(self) -> float:
         """Mean KV a running sequence holds and each decode step reads: the mean prompt plus half the reply in
         progress, size-biased (a long reply stays in the batch longer: E[out^2] / (2 E[out]))."""
-        from planner.lengths import length_cv2, size_biased_mean
-
         w = self.workload
         return w.input_tokens_mean + size_biased_mean(w.output_tokens_mean, length_cv2(w.output_tokens_mean, w.output_tokens_p95)) / 2
 

@@ -7,11 +7,12 @@ over a day (the brief's average duty), so the $/M figure carries the gap between
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
+from planner.core import fewest_nodes
+from planner.core import utilization_no_prefix_cache as utilization_no_prefix_cache_on
 from planner.fmt import UNBOUNDED, num, pct
 
 __all__ = [
@@ -30,8 +31,6 @@ SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
 SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
 SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
 DEGRADED_UTILIZATION_TARGET = 0.85  # a smaller fleet still carries the peak at this utilization without the prefix cache
-
-UtilizationAt = Callable[[int], float]  # fleet size in nodes -> peak utilization without prefix cache
 
 
 class Lever(BaseModel):
@@ -65,24 +64,11 @@ def _change(new: float, base: float) -> str:
     return f"{pct(new / base - 1)} per M output tokens" if base > 0 and math.isfinite(base) else "n/a"
 
 
-def _smaller_fleet_nodes(nodes: int, utilization_at: UtilizationAt, current: float) -> int:
-    """Fewest nodes whose peak utilization without prefix cache stays at or under the target."""
-    if not math.isfinite(current):
-        return nodes
-    guess = max(1, min(nodes, math.ceil(nodes * current / DEGRADED_UTILIZATION_TARGET)))
-    while guess > 1 and utilization_at(guess - 1) <= DEGRADED_UTILIZATION_TARGET:
-        guess -= 1
-    while guess < nodes and utilization_at(guess) > DEGRADED_UTILIZATION_TARGET:
-        guess += 1
-    return guess
-
-
 def cost_analysis(
     brief: Brief,
     output_tokens_per_s: float,
     input_tokens_per_s: float,
     utilization_no_prefix_cache: float,
-    utilization_at: UtilizationAt,
 ) -> CostAnalysis:
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
@@ -95,7 +81,9 @@ def cost_analysis(
 
     trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
     trough = _per_million(per_year, trough_tokens)
-    small_nodes = _smaller_fleet_nodes(hw.nodes, utilization_at, utilization_no_prefix_cache)
+    small_nodes = (
+        fewest_nodes(brief, DEGRADED_UTILIZATION_TARGET, limit=hw.nodes) if math.isfinite(utilization_no_prefix_cache) else hw.nodes
+    )
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = _per_million(small_year, out_year)
     spot_nodes = round(hw.nodes * SPOT_SHARE)
@@ -118,7 +106,7 @@ def cost_analysis(
             change=f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}",
             arithmetic=(
                 f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
-                f" ({pct(utilization_at(small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {_usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
+                f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {_usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
                 f" = {_usd(small_year)}/yr / {num(out_year / 1e6)} M = {_usd(small)} per M; above that load the ladder sheds batch work,"
                 " caps output length, then queues free-tier traffic"
             ),

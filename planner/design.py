@@ -5,45 +5,19 @@ Pages, the CLI and the design document all render a Design, so they can never di
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict
-
-from planner.architecture import Architecture, architecture, long_context_utilization
+from planner.architecture import Architecture, architecture
 from planner.brief import Brief
-from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
 from planner.config import EngineConfig, engine_config
+from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
-from planner.fmt import num, pct
-from planner.lora import lora_check
-from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point
-from planner.pools import Pools, pools_of
-from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, slo_budget
+from planner.fmt import pct
 from planner.variations import VariationAnalysis, variation_analysis
-from planner.verdict import InfeasibleDesign, Problem, Verdict
+from planner.verdict import Problem, Verdict
 
-__all__ = ["CoreDesign", "Design", "Pools", "core_design", "feasible_replica", "plan"]
-
-
-class CoreDesign(BaseModel):
-    """Steps 1-3 and the SLO budget: what a failure scenario or a variation option re-plans (no recursion)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    brief: Brief
-    shape: ReplicaShape
-    pools: Pools
-    demand: Demand
-    memory: Memory
-    capacity: Capacity
-    operating_point: OperatingPoint
-    slo: SloBudget
-    load_batch_basis: str  # where the running batch of the SLO budget comes from
-    long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
-    verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
+__all__ = ["Design", "plan"]
 
 
 class Design(CoreDesign):
@@ -57,248 +31,6 @@ class Design(CoreDesign):
     failure_summary: FailureSummary
     cost: CostAnalysis
     variation: VariationAnalysis | None = None
-
-
-def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
-    """Designs that cannot be computed: the weights do not fit, or not one sequence's KV does."""
-    if shape.kv_gb_per_gpu <= 0:
-        need = shape.weights_gb_per_gpu + shape.reserve_gb_per_gpu
-        return (
-            Problem(
-                field="deployment.tp",
-                problem=(
-                    f"weights do not fit: {num(shape.weights_gb_per_gpu, 'GB')} weights + {num(shape.reserve_gb_per_gpu, 'GB')} reserve per GPU"
-                    f" exceed the {num(shape.usable_gb_per_gpu, 'GB')} usable on a {shape.gpu.name}"
-                ),
-                change=f"raise TP, quantize the weights, or pick a GPU with more than {num(need, 'GB')}",
-            ),
-        )
-    _, held = context_tokens(brief)
-    if shape.kv_capacity_tokens < held:
-        return (
-            Problem(
-                field="deployment.reserve_gb_per_gpu",
-                problem=(
-                    f"no room for one sequence's KV: {num(shape.kv_capacity_tokens, 'tokens')} fit per replica,"
-                    f" one sequence holds {num(held, 'tokens')}"
-                ),
-                change="raise TP, quantize the weights or the KV cache, lower the reserve, or shorten the context",
-            ),
-        )
-    return ()
-
-
-_LIMIT_FIELDS = {
-    Limit.slots: "deployment.max_num_seqs",
-    Limit.kv: "workload.kv_context_tokens",
-    Limit.prefill: "workload.prefix_hit_rate",
-    Limit.batched_tokens: "deployment.max_num_batched_tokens",
-}
-_LIMIT_WORDS = {
-    Limit.slots: "every batch slot (max-num-seqs) is taken",
-    Limit.kv: "the running sequences' KV does not fit the pool",
-    Limit.prefill: "prompts arrive faster than the prefill steps clear them",
-    Limit.batched_tokens: "the decode batch the load needs fills max-num-batched-tokens, leaving prompts no room",
-}
-
-
-def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint) -> list[Problem]:
-    problems = []
-    if cap.utilization > 1:
-        problems.append(
-            Problem(
-                field="hardware.nodes",
-                problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak (the worked design's sizing arithmetic)",
-                change=f"add nodes (about x{num(cap.utilization)}), raise the prefix hit rate, or quantize",
-            )
-        )
-    if cap.kv_fraction > 1:
-        problems.append(
-            Problem(
-                field="workload.kv_context_tokens",
-                problem=f"the KV cache holds {num(mem.max_sequences_per_replica)} sequences per replica, the sizing load needs {num(cap.batch_per_replica)}",
-                change="add nodes, use FP8 KV, or shorten the context",
-            )
-        )
-    if not op.stable and op.limit is not None:
-        problems.append(
-            Problem(
-                field=_LIMIT_FIELDS[op.limit] if op.limit is not Limit.prefill or brief.deployment.prefix_caching else "hardware.nodes",
-                problem=(
-                    f"a general-pool replica cannot keep up with {num(op.rate_per_replica_per_s, 'req/s')}: {_LIMIT_WORDS[op.limit]}"
-                    f" ({op.limit.value} binds), so the queue grows without bound"
-                ),
-                change=op.fix,
-            )
-        )
-    if brief.deployment.max_model_len > shape.model.max_context_tokens:
-        problems.append(
-            Problem(
-                field="deployment.max_model_len",
-                problem=f"{brief.deployment.max_model_len} tokens is beyond the model's {shape.model.max_context_tokens}-token context",
-                change=f"set it to at most {shape.model.max_context_tokens}",
-            )
-        )
-    return problems
-
-
-def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[float, float]:
-    """(TTFT, ITL) no load or engine setting can go below: the fixed request path, one sequence's step + scheduler."""
-    return slo.point.fixed_ms, shape.decode_step_real_s(1.0, brief.running_context_tokens) * 1e3 + brief.latency.scheduler_ms
-
-
-def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> list[Problem]:
-    p = slo.point
-    problems: list[Problem] = []
-    ttft_floor, itl_floor = _irreducible_ms(brief, shape, slo)
-    if slo.ttft_target_ms <= ttft_floor:  # no queueing or prefill advice can help: say so instead
-        problems.append(
-            Problem(
-                field="slo.ttft_p95_ms",
-                problem=(
-                    f"the {num(slo.ttft_target_ms, 'ms')} TTFT target is below the irreducible {num(ttft_floor, 'ms')}"
-                    " (network, gateway, tokenization, first sample, first write) before any queueing or prefill"
-                ),
-                change=f"set the target above {num(ttft_floor, 'ms')}, or shorten the fixed path (latency.*, e.g. a gateway nearer the users)",
-            )
-        )
-    elif not slo.ttft_ok and op.stable:
-        if p.admission_wait_ms > p.prompt_wait_ms:
-            field, change = (
-                "deployment.max_num_seqs",
-                f"raise max-num-seqs above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
-            )
-        elif not p.prefill_stage_ms < slo.ttft_target_ms:
-            field, change = (
-                "deployment.max_num_batched_tokens",
-                "raise max-num-batched-tokens so a capped prompt needs fewer chunks, or raise the prefix hit rate",
-            )
-        else:
-            field, change = "hardware.nodes", f"the prefill slot is {pct(p.prefill_slot_busy)} busy; {_nodes_change(op)}"
-        problems.append(
-            Problem(
-                field=field,
-                problem=f"p95 TTFT is {num(slo.ttft_p95_ms, 'ms')}, over the {num(slo.ttft_target_ms, 'ms')} target (slo.ttft_p95_ms)",
-                change=change,
-            )
-        )
-    if slo.itl_target_ms <= itl_floor:
-        problems.append(
-            Problem(
-                field="slo.itl_p95_ms",
-                problem=(
-                    f"the {num(slo.itl_target_ms, 'ms')} ITL target is below the irreducible {num(itl_floor, 'ms')}:"
-                    " one sequence's decode step plus the scheduler, at any load"
-                ),
-                change=f"set the target above {num(itl_floor, 'ms')}, or shorten the step: higher TP, lower-precision weights, a GPU with more bandwidth",
-            )
-        )
-    elif not slo.itl_ok and op.stable:
-        metric = slo.itl_metric.value
-        if p.mixed_step_share > 0.05 and slo.itl_metric.value == "itl":
-            field, change = (
-                "deployment.max_num_batched_tokens",
-                f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: lower max-num-batched-tokens"
-                f" ({brief.deployment.max_num_batched_tokens}) for smaller chunks, or {_nodes_change(op)}",
-            )
-        else:
-            field, change = "hardware.nodes", _nodes_change(op)
-        problems.append(
-            Problem(
-                field=field,
-                problem=(
-                    f"p95 {metric.upper()} is {num(slo.judged_itl_p95_ms, 'ms')}, over the {num(slo.itl_target_ms, 'ms')}"
-                    f" target slo.itl_p95_ms (which judges {'gaps between consecutive tokens' if metric == 'itl' else 'each reply’s mean gap, TPOT'})"
-                ),
-                change=change,
-            )
-        )
-    return problems
-
-
-def _nodes_change(op: OperatingPoint) -> str:
-    if op.capacity_rate_per_s <= 0:
-        return "no load is light enough: change the replica (TP, precision, GPU) or the targets"
-    return (
-        f"add nodes: a replica meets the SLO up to {num(op.capacity_rate_per_s, 'req/s')} and carries {num(op.rate_per_replica_per_s, 'req/s')}"
-        f" (x{num(op.load_vs_capacity)} the replicas), or raise the prefix hit rate"
-    )
-
-
-def _load_batch_basis(brief: Brief, op: OperatingPoint) -> str:
-    """Where the running batch of the SLO budget and the engine configuration comes from."""
-    return f"{op.arithmetic['in_flight']} (Little's law at the engine's pace)"
-
-
-def feasible_replica(brief: Brief) -> ReplicaShape:
-    """The brief's replica; raises InfeasibleDesign when the design cannot be computed at all (the simulator's check)."""
-    shape = shape_of(brief)
-    fatal = _fatal_problems(brief, shape)
-    if fatal:
-        raise InfeasibleDesign(fatal)
-    return shape
-
-
-def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> CoreDesign:
-    """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
-
-    `curves=False` skips the SLO trade-off curves (for re-plans that read only figures and verdicts).
-    """
-    return _core_cached(brief, curves, capacity)
-
-
-def _core_without_curves(brief: Brief) -> CoreDesign:
-    return core_design(brief, curves=False)
-
-
-def _verdict_only(brief: Brief) -> CoreDesign:
-    """A re-plan read only for its verdict: no trade-off curves, no SLO-capacity search (its fields are NaN)."""
-    return core_design(brief, curves=False, capacity=False)
-
-
-@lru_cache(maxsize=512)
-def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
-    shape = feasible_replica(brief)
-    pools, pool_problems = pools_of(brief, shape)
-    dem = demand(brief, shape)
-    mem = memory(brief, shape)
-    cap = capacity(brief, shape, dem, mem)
-    op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
-    basis = _load_batch_basis(brief, op)
-    slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
-    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
-    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
-    problems += _long_pool_problems(long_util, pools) + list(lora_problems)
-    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit
-    meets_slo = feasible and slo.ttft_ok and slo.itl_ok
-    return CoreDesign(
-        brief=brief,
-        shape=shape,
-        pools=pools,
-        demand=dem,
-        memory=mem,
-        capacity=cap,
-        operating_point=op,
-        slo=slo,
-        load_batch_basis=basis,
-        long_context_utilization=long_util,
-        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
-    )
-
-
-def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:
-    """The long-context pool busier than 100% cannot carry its share of the peak (the general pool's limit is the
-    operating point's steady state)."""
-    if long_busy <= 1:
-        return []
-    return [
-        Problem(
-            field="deployment.long_context_nodes",
-            problem=f"the long-context pool is {pct(long_busy)} busy at peak: it cannot carry its share",
-            change=f"give the long-context pool about x{num(long_busy)} its {pools.long_context_nodes} node(s), or move load off it",
-        )
-    ]
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -328,19 +60,8 @@ def _with_variation(design: Design, core: CoreDesign) -> Design:
 
     baseline_brief = load_brief(BASELINE_PRESET)
     baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else plan(baseline_brief)
-    analysis = variation_analysis(core, baseline, design, _core_without_curves, _utilization_no_prefix_cache)
+    analysis = variation_analysis(core, baseline, design)
     return design.model_copy(update={"variation": analysis})
-
-
-@lru_cache(maxsize=1024)
-def _utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
-    """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
-    smaller = brief.with_changes({"hardware.nodes": nodes})
-    shape = shape_of(smaller)
-    if shape.kv_gb_per_gpu <= 0:
-        return math.inf
-    dem = demand(smaller, shape)
-    return capacity(smaller, shape, dem, memory(smaller, shape)).utilization_no_prefix_cache
 
 
 def plan(brief: Brief) -> Design:
@@ -367,7 +88,7 @@ def _plan_cached(brief: Brief) -> Design:
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
     )
-    failures, failure_summary = failure_modes(core, _core_without_curves)
+    failures, failure_summary = failure_modes(core)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
     config = engine_config(
         brief,
@@ -375,14 +96,13 @@ def _plan_cached(brief: Brief) -> Design:
         core.slo,
         core.operating_point,
         (revert.utilization, revert.utilization_no_prefix_cache),
-        hit_rate_floor(core, _verdict_only),
+        hit_rate_floor(core),
     )
     cost = cost_analysis(
         brief,
         dem.output_tokens_per_s,
         dem.input_tokens_per_s,
         cap.utilization_no_prefix_cache,
-        lambda nodes: _utilization_no_prefix_cache(brief, nodes),
     )
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
         "verdict": _with_availability(core.verdict, brief, failures)

@@ -10,20 +10,17 @@ beside ours (`utilization_linear_no_prefix_cache`) so the two can be compared.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, Precision
+from planner.core import CoreDesign, replan, verdict_only
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.verdict import InfeasibleDesign
-
-if TYPE_CHECKING:
-    from planner.design import CoreDesign
 
 __all__ = [
     "BURST_SHARE_FACTOR",
@@ -87,9 +84,6 @@ class FailureSummary(BaseModel):
     n_plus_one_ok: bool
     availability_note: str
     load_scaling: str
-
-
-CorePlanner = Callable[[Brief], "CoreDesign"]  # planner.design.core_design
 
 
 def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
@@ -199,14 +193,14 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
     )
 
 
-def failure_mode(base: CoreDesign, scenario: Scenario, core_planner: CorePlanner) -> FailureMode:
+def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
     brief = base.brief
     changes, change = _changes(brief, scenario)
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
-        core = core_planner(brief.with_changes(changes)) if changes else base
+        core = replan(brief.with_changes(changes)) if changes else base
     except InfeasibleDesign as exc:
         return _infeasible(scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
     except BriefError as exc:  # the changed brief leaves a field's valid range
@@ -231,9 +225,9 @@ def failure_mode(base: CoreDesign, scenario: Scenario, core_planner: CorePlanner
     )
 
 
-def failure_modes(base: CoreDesign, core_planner: CorePlanner) -> tuple[tuple[FailureMode, ...], FailureSummary]:
-    """Every scenario re-planned through `core_planner`, and which one binds."""
-    modes = tuple(failure_mode(base, s, core_planner) for s in Scenario)
+def failure_modes(base: CoreDesign) -> tuple[tuple[FailureMode, ...], FailureSummary]:
+    """Every scenario re-planned through the core design, and which one binds."""
+    modes = tuple(failure_mode(base, s) for s in Scenario)
     return modes, _summary(base, modes)
 
 
@@ -270,7 +264,7 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     )
 
 
-def hit_rate_floor(base: CoreDesign, core_planner: CorePlanner) -> float | None:
+def hit_rate_floor(base: CoreDesign) -> float | None:
     """Lowest prefix hit rate at which the design still meets its SLO, by re-planning the brief at each hit rate
     (the same verdict `plan --set workload.prefix_hit_rate=...` gives); None if even 0% does."""
     brief = base.brief
@@ -279,7 +273,7 @@ def hit_rate_floor(base: CoreDesign, core_planner: CorePlanner) -> float | None:
 
     def fine(hit: float) -> bool:
         try:
-            v = core_planner(brief.with_changes({"workload.prefix_hit_rate": hit})).verdict
+            v = verdict_only(brief.with_changes({"workload.prefix_hit_rate": hit})).verdict
         except BriefError:
             return False
         return v.feasible and v.meets_slo

@@ -372,7 +372,7 @@ def _clipped_note(reqs: Requests) -> dict[str, str]:
 
 def _replica(brief: Brief) -> ReplicaShape:
     """The brief's replica; raises InfeasibleDesign (a BriefError with the plan's verdict) when it cannot run."""
-    from planner.design import feasible_replica
+    from planner.core import feasible_replica
 
     return feasible_replica(brief)
 

@@ -8,12 +8,12 @@ full plan, so there is no recursion. Figures carry their arithmetic.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
+from planner.core import CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.lora import lora_memory
@@ -21,7 +21,7 @@ from planner.operating_point import context_tokens
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
-    from planner.design import CoreDesign, Design
+    from planner.design import Design
 
 __all__ = [
     "LORA_OVERHEAD",
@@ -40,9 +40,6 @@ REGION_SHARES = {"Americas": 0.5, "Europe": 0.3, "Asia-Pacific": 0.2}  # assumed
 CROSS_REGION_RTT_MS = 150.0  # assumed round trip when a region's users fail over to another region
 NODE_COLD_START_S = 120.0  # assumed: provision, load 70 GB of weights, capture CUDA graphs, warm the cache
 SMALL_MODEL = "llama-3.1-8b"
-
-CorePlanner = Callable[[Brief], "CoreDesign"]
-UtilizationAt = Callable[[Brief, int], float]  # brief, nodes -> peak utilization without prefix cache
 
 
 class _Model(BaseModel):
@@ -179,9 +176,9 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
     )
 
 
-def _try(core_planner: CorePlanner, brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
+def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
     try:
-        return core_planner(brief.with_changes(changes)), ""
+        return replan(brief.with_changes(changes)), ""
     except BriefError as exc:  # InfeasibleDesign included
         return None, str(exc)
 
@@ -193,17 +190,9 @@ def _seqs_for(core: CoreDesign) -> int:
     return max(current, int(math.ceil(batch * 1.2 / 8) * 8)) if math.isfinite(batch) else current
 
 
-def _nodes_needed(brief: Brief, utilization_at: UtilizationAt, target: float = TARGET_UTILIZATION, limit: int = 4096) -> int:
-    """Fewest nodes whose peak utilization without prefix cache is at or under `target`."""
-    base = utilization_at(brief, brief.hardware.nodes)
-    if not math.isfinite(base):
-        return limit
-    guess = max(1, min(limit, math.ceil(brief.hardware.nodes * base / target)))
-    while guess > 1 and utilization_at(brief, guess - 1) <= target:
-        guess -= 1
-    while guess < limit and utilization_at(brief, guess) > target:
-        guess += 1
-    return guess
+def _nodes_needed(brief: Brief, target: float = TARGET_UTILIZATION) -> int:
+    """Fewest nodes whose peak utilization without prefix cache is at or under `target` (planner.core.fewest_nodes)."""
+    return fewest_nodes(brief, target)
 
 
 def _f(label: str, value: float, unit: str, arithmetic: str) -> Finding:
@@ -213,7 +202,7 @@ def _f(label: str, value: float, unit: str, arithmetic: str) -> Finding:
 # --- A: half the budget -----------------------------------------------------------------------------
 
 
-def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePlanner) -> tuple[list[Finding], list[Option], str]:
+def _variation_a(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
     brief, cap = core.brief, core.capacity
     gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
     findings = [
@@ -242,7 +231,7 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
     read, _ = context_tokens(brief)
     short_kv = min(read, 2000.0)
     options = []
-    int4, why = _try(core_planner, brief, {**engine, "deployment.weights": "int4"})
+    int4, why = _try(brief, {**engine, "deployment.weights": "int4"})
     options.append(
         _option(
             "INT4 weights",
@@ -253,7 +242,6 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
         )
     )
     short, why = _try(
-        core_planner,
         brief,
         {
             **engine,
@@ -277,7 +265,7 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
         tier_changes["workload.users"] = max(1, round(brief.workload.users * premium))
     else:
         tier_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * premium
-    tier, why = _try(core_planner, brief, tier_changes)
+    tier, why = _try(brief, tier_changes)
     options.append(
         _option(
             "tiered SLO",
@@ -302,8 +290,8 @@ def _variation_a(core: CoreDesign, baseline: Design | None, core_planner: CorePl
     else:
         kept_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * (1 - over)
         small_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * max(over, 0.001)
-    kept, why = _try(core_planner, brief, kept_changes)
-    small, _ = _try(core_planner, brief, small_changes)
+    kept, why = _try(brief, kept_changes)
+    small, _ = _try(brief, small_changes)
     small_text = (
         f"the overflow on one node of {SMALL_MODEL} (TP=1 x {brief.hardware.gpus_per_node}) runs at {pct(small.capacity.utilization)}"
         if small is not None
@@ -349,7 +337,7 @@ def _longest_prompt_tokens(p: LatencyPoint, target_ms: float, prefill_rate: floa
     return queue_p95, step, max(target_ms - p.fixed_ms - queue_p95 - step, 0.0) / 1e3 * prefill_rate
 
 
-def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Finding], list[Option], str]:
+def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     brief, slo = core.brief, core.slo
     lat, p = brief.latency, slo.point
     target = brief.slo.ttft_p95_ms
@@ -399,7 +387,7 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
     options = []
     for hit in (0.85, 0.9, 0.95):
         if hit > brief.workload.prefix_hit_rate:
-            opt, why = _try(core_planner, brief, {"workload.prefix_hit_rate": hit})
+            opt, why = _try(brief, {"workload.prefix_hit_rate": hit})
             options.append(
                 _option(
                     f"prefix hit rate {pct(hit)}",
@@ -409,7 +397,7 @@ def _variation_b(core: CoreDesign, core_planner: CorePlanner) -> tuple[list[Find
                     why,
                 )
             )
-    near, why = _try(core_planner, brief, {"latency.network_ms": brief.latency.network_ms / 2})
+    near, why = _try(brief, {"latency.network_ms": brief.latency.network_ms / 2})
     options.append(
         _option(
             "edge gateway nearer the users",
@@ -504,16 +492,16 @@ def _scaled(brief: Brief, share: float) -> Brief:
     return brief.with_changes({"workload.request_rate": (w.request_rate or 0) * share})
 
 
-def _variation_d(core: CoreDesign, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+def _variation_d(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     brief = core.brief
     findings = []
     total = 0
     largest = max(REGION_SHARES.values())
     for region, share in REGION_SHARES.items():
-        own = _nodes_needed(_scaled(brief, share), utilization_at)
+        own = _nodes_needed(_scaled(brief, share))
         neighbour = max(s for r, s in REGION_SHARES.items() if r != region) if len(REGION_SHARES) > 1 else 0.0
         failover_brief = _scaled(brief, share + neighbour)
-        failover = _nodes_needed(failover_brief, utilization_at, target=1.0)
+        failover = _nodes_needed(failover_brief, target=1.0)
         nodes = max(own, failover)
         total += nodes
         findings.append(
@@ -547,15 +535,15 @@ def _variation_d(core: CoreDesign, utilization_at: UtilizationAt) -> tuple[list[
 # --- E: 10x spiky peak ------------------------------------------------------------------------------
 
 
-def _variation_e(core: CoreDesign, utilization_at: UtilizationAt, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
+def _variation_e(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
     brief = core.brief
     ratio = 1 / brief.cost.average_duty
-    peak_nodes = _nodes_needed(brief, utilization_at)
-    average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty), utilization_at)
+    peak_nodes = _nodes_needed(brief)
+    average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty))
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
     peak_cost = peak_nodes * per_node_year / (out_year / 1e6)
-    overload = utilization_at(brief, average_nodes)
+    overload = utilization_no_prefix_cache(brief, average_nodes)
     findings = [
         _f("peak / average", ratio, "x", f"1 / {num(brief.cost.average_duty)} average duty = {num(ratio)}x"),
         _f(
@@ -602,7 +590,7 @@ def _variation_e(core: CoreDesign, utilization_at: UtilizationAt, baseline: Desi
 # --- F: 405B ----------------------------------------------------------------------------------------
 
 
-def _variation_f(core: CoreDesign, baseline: Design | None, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+def _variation_f(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
     brief, shape, mem, cap = core.brief, core.shape, core.memory, core.capacity
     findings = [
         _f("weights per GPU", mem.weights_gb_per_gpu, "GB", mem.arithmetic["weights_gb_per_gpu"]),
@@ -640,7 +628,7 @@ def _variation_f(core: CoreDesign, baseline: Design | None, utilization_at: Util
                 f"{pct(cap.utilization_no_prefix_cache)} / {pct(baseline.capacity.utilization_no_prefix_cache)} without cache = {num(linear)}x the GPUs",
             )
         )
-    nodes = _nodes_needed(brief, utilization_at)
+    nodes = _nodes_needed(brief)
     findings.append(
         _f(
             "nodes to carry the load",
@@ -659,10 +647,10 @@ def _variation_f(core: CoreDesign, baseline: Design | None, utilization_at: Util
 # --- G: A100 ----------------------------------------------------------------------------------------
 
 
-def _variation_g(core: CoreDesign, baseline: Design | None, utilization_at: UtilizationAt) -> tuple[list[Finding], list[Option], str]:
+def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
     brief, shape, cap = core.brief, core.shape, core.capacity
     findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{shape.gpu.name}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
-    nodes = _nodes_needed(brief, utilization_at)
+    nodes = _nodes_needed(brief)
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
     sized_cost = nodes * per_node_year / (out_year / 1e6)
@@ -696,7 +684,7 @@ def _variation_g(core: CoreDesign, baseline: Design | None, utilization_at: Util
                 f" = {num(linear)}x (prefill is slower too: INT8 at {num(shape.peak_tflops_per_gpu, 'TOP/s')})",
             )
         )
-        base_nodes = _nodes_needed(baseline.brief, utilization_at)
+        base_nodes = _nodes_needed(baseline.brief)
         findings.append(
             _f(
                 "nodes vs H100 at the same headroom",
@@ -747,27 +735,25 @@ def variation_analysis(
     core: CoreDesign,
     baseline: Design | None,
     design_for_diff: Design | None,
-    core_planner: CorePlanner,
-    utilization_at: UtilizationAt,
 ) -> VariationAnalysis | None:
     """The analysis of the brief's variation, or None when the brief poses none."""
     key = core.brief.variation
     if key is None:
         return None
     if key is VariationKey.a:
-        findings, options, conclusion = _variation_a(core, baseline, core_planner)
+        findings, options, conclusion = _variation_a(core, baseline)
     elif key is VariationKey.b:
-        findings, options, conclusion = _variation_b(core, core_planner)
+        findings, options, conclusion = _variation_b(core)
     elif key is VariationKey.c:
         findings, options, conclusion = _variation_c(core)
     elif key is VariationKey.d:
-        findings, options, conclusion = _variation_d(core, utilization_at)
+        findings, options, conclusion = _variation_d(core)
     elif key is VariationKey.e:
-        findings, options, conclusion = _variation_e(core, utilization_at, baseline)
+        findings, options, conclusion = _variation_e(core, baseline)
     elif key is VariationKey.f:
-        findings, options, conclusion = _variation_f(core, baseline, utilization_at)
+        findings, options, conclusion = _variation_f(core, baseline)
     else:
-        findings, options, conclusion = _variation_g(core, baseline, utilization_at)
+        findings, options, conclusion = _variation_g(core, baseline)
     title, question = TITLES[key]
     diff = diff_designs(baseline, design_for_diff) if baseline is not None and design_for_diff is not None else ()
     return VariationAnalysis(

@@ -9,8 +9,8 @@ import pytest
 from conftest import CONTRACT_SCENARIOS
 
 from planner import load_brief, plan
+from planner.core import core_design
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
-from planner.design import core_design
 from planner.failures import hit_rate_floor
 
 pytestmark = pytest.mark.unit
@@ -116,7 +116,7 @@ def test_more_nodes_never_raise_failure_utilization():
 def test_hit_rate_floor_is_a_dependency(capstone):
     """The floor is found by re-planning at each hit rate: just above it `plan --set` meets the SLO, just below not.
     On the capstone the one long-context node binds first (its prompts miss the cache as the general pool's do)."""
-    floor = hit_rate_floor(core_design(capstone.brief), lambda b: core_design(b, curves=False))
+    floor = hit_rate_floor(core_design(capstone.brief))
     assert floor is not None and 0.6 < floor < 0.78
     hit = next(d for d in capstone.config.dependencies if "hit rate" in d.what)
     assert "below" in hit.breaks_if and f"{floor * 100:.1f}%" in hit.breaks_if
