@@ -335,11 +335,12 @@ def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, 
             )
         )
     if dep.prefix_caching and w.prefix_hit_rate > 0:
-        floor = (
-            f"below {pct(hit_rate_floor)} the design no longer meets its SLO"
-            if hit_rate_floor is not None
-            else "the design meets its SLO even at 0%"
-        )
+        if hit_rate_floor is None:
+            floor = "the design meets its SLO even at 0%"
+        elif hit_rate_floor >= w.prefix_hit_rate:
+            floor = f"the design misses its SLO already at {pct(w.prefix_hit_rate)}; a lower hit rate only adds prefill"
+        else:
+            floor = f"below {pct(hit_rate_floor)} the design no longer meets its SLO"
         deps.append(
             Dependency(
                 what=f"prefix-cache hit rate stays near {pct(w.prefix_hit_rate)} (monitor and alert)",

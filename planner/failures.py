@@ -164,8 +164,11 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
             f"the long-context pool goes from {pct(base.long_context_utilization)} to {pct(core.long_context_utilization)} busy"
             f"{' and queues its own requests' if core.long_context_utilization > 1 else ''}; the general pool is untouched (that is why it is segregated)"
         )
-    if not mode_ok:  # the re-planned verdict's own problems: each names the limit and the change
-        parts += [f"{p.problem}; {p.change}" for p in core.verdict.problems if p.field != "deployment.long_context_nodes" or not parts]
+    if not mode_ok:  # the re-planned verdict's first problem names the limit and the change; `plan --set` lists them all
+        problems = [p for p in core.verdict.problems if p.field != "deployment.long_context_nodes" or not parts]
+        if problems:
+            more = f" (+{len(problems) - 1} more: plan --set with this row's overrides lists them)" if len(problems) > 1 else ""
+            parts.append(f"{problems[0].problem}; {problems[0].change}{more}")
     if mode_ok and not parts:
         parts.append(
             f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"

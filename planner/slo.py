@@ -784,26 +784,19 @@ def _basis_text(brief: Brief, p: LatencyPoint) -> str:
 
 def _queue_model_text(p: LatencyPoint) -> str:
     return (
-        "M/G/1 queue for the prefill slot per general-pool replica (session affinity pins a conversation to one replica,"
-        " so replicas do not pool their queues): Poisson arrivals; decode tokens run first in every engine step and a"
-        " prompt's chunk rides in the same step, so prompts wait only for the prompts ahead (FCFS) and the step in"
-        " progress. A step costs fixed time + max(compute of its tokens, the batch's weight and KV reads), as in the"
-        " simulator, so a prompt holds the slot for its chunk steps: the chunk's compute hides the decode's reads."
-        f" Prompt lengths: a gamma distribution with the brief's mean and p95 (CV² {num(p.service_cv2)}), clipped at"
-        " max-model-len. Plus an Erlang C wait for a batch slot when the running sequences approach max-num-seqs."
-        " Checked against the simulator (docs/crosscheck.md)."
+        "Per general-pool replica (session affinity keeps a conversation on one): Poisson arrivals queue FCFS for the"
+        " prefill slot (M/G/1); a prompt holds it for its chunk steps, each costing fixed time + max(compute of its tokens"
+        f" and the batch's, the batch's weight and KV reads). Prompt lengths: gamma with the brief's mean and p95 (CV²"
+        f" {num(p.service_cv2)}), clipped at max-model-len. Near max-num-seqs an Erlang C wait for a batch slot adds to it."
     )
 
 
 def _percentile_text() -> str:
     return (
-        "TTFT: over the prompts the target covers (up to its input cap), each prompt's own chunk steps plus the queue"
-        " wait, which is zero with probability 1 - utilization and gamma-distributed above it (the M/G/1 wait's first two"
-        " moments, Takacs); p50 and p95 are the quantiles of that sum, plus the fixed request path. ITL: the gaps between"
-        " consecutive tokens are engine steps, pure decode steps (the batch varies as B + z √B) or steps carrying a prefill"
-        " chunk (the chunk varies); the percentiles are the mixture's. TPOT (a reply's mean gap): p50 at the mean batch"
-        " and interference, p95 at the p95 batch (B + 1.645 √B, capped at max-num-seqs) and the p95 interference over a"
-        " reply's lifetime (compound-Poisson prefill work, normal approximation)."
+        "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (zero with probability 1 -"
+        " busy, else gamma with the M/G/1 wait's first two moments) + the fixed request path. ITL: the quantiles of a"
+        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk. TPOT: a reply's mean gap, p95 at the"
+        " p95 batch and the p95 interference over its lifetime."
     )
 
 

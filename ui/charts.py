@@ -13,6 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.breakdowns import Stack
+from planner.fmt import num
 from planner.slo import TradeoffPoint
 from planner.sweeps import TrafficPoint
 from planner.variations import FigureDiff
@@ -74,7 +75,7 @@ def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, 
                 "y": [s.label for s in stacks],
                 "x": values,
                 "marker": {"color": COLORS.get(name)},
-                "text": [f"{v:.1f}" for v in values],
+                "text": [num(v) for v in values],
                 "textposition": "inside",
                 "hovertemplate": f"{name}: %{{x:.1f}} {unit}<extra></extra>",
             }
@@ -114,18 +115,16 @@ def waterfall_chart(title: str, steps: Sequence[tuple[str, float]], target_ms: f
             "y": [name for name, _ in steps],
             "x": [ms for _, ms in steps],
             "measure": ["relative"] * len(steps),
-            "text": [f"{ms:.1f} ms" for _, ms in steps],
+            "text": [num(ms, "ms") for _, ms in steps],
             "textposition": "outside",
             "connector": {"line": {"color": "#BBBBBB"}},
             "increasing": {"marker": {"color": "#4C78A8"}},
             "hovertemplate": "%{y}: %{x:.1f} ms<extra></extra>",
         }
     ]
-    marks = [
-        vline(target_ms, f"target {target_ms:g}", "#C0392B", dash="dash"),
-        vline(p95_ms, f"p95 {p95_ms:.0f}", "#E67E22"),
-        vline(p50_ms, f"p50 {p50_ms:.0f}", "#27AE60", label_y=0.02),
-    ]
+    marks = [vline(target_ms, f"target {target_ms:g}", "#C0392B", dash="dash")]
+    marks += [vline(p95_ms, f"p95 {p95_ms:.0f}", "#E67E22")] if math.isfinite(p95_ms) else []  # unbounded: no line
+    marks += [vline(p50_ms, f"p50 {p50_ms:.0f}", "#27AE60", label_y=0.02)] if math.isfinite(p50_ms) else []
     layout = {
         "title": {"text": title},
         "xaxis": {"title": {"text": "ms"}},
