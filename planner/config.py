@@ -14,15 +14,14 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
-from planner.operating_point import OperatingPoint, kv_running_limit
+from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
 __all__ = ["HF_IDS", "Dependency", "EngineConfig", "EngineSettings", "Flag", "Recommendation", "engine_config", "fmt_fraction"]
 
-HEADROOM = 0.20  # above the expected running batch and the p95 sequence length
+MODEL_LEN_HEADROOM = 0.10  # max-model-len above p95 input + p95 output
 MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
-SEQS_STEP = 8  # max-num-seqs rounds up to a multiple of this
 
 HF_IDS = {
     "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
@@ -98,14 +97,14 @@ def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommen
     )
     if value >= need:
         return why, None
-    wanted = min(_round_up(need * (1 + HEADROOM / 2), MODEL_LEN_STEP), shape.model.max_context_tokens)
+    wanted = min(_round_up(need * (1 + MODEL_LEN_HEADROOM), MODEL_LEN_STEP), shape.model.max_context_tokens)
     why = f"{num(value)} tokens is below p95 input + p95 output = {num(need)}: the longest requests are cut or refused"
     if wanted <= value:
         return f"{why}; the model stops at {num(shape.model.max_context_tokens)}: route them to a longer-context model", None
     return why, Recommendation(
         flag="--max-model-len",
         value=str(wanted),
-        why=f"{num(need)} tokens + {pct(HEADROOM / 2)} headroom, rounded to {MODEL_LEN_STEP}",
+        why=f"{num(need)} tokens + {pct(MODEL_LEN_HEADROOM)} headroom, rounded to {MODEL_LEN_STEP}",
         overrides={"deployment.max_model_len": wanted},
     )
 
@@ -128,12 +127,12 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
         f" x{num(value / max(running, 1e-9))} for bursts, a lost node and slower replies; {bound}; kept under the"
         f" {num(kv_sequences)} sequences the KV pool holds at the running context so the engine does not preempt"
     )
-    if value < running * (1 + HEADROOM):
-        need = max(_round_up(running * (1 + HEADROOM), SEQS_STEP), SEQS_STEP)
+    if value < running * (1 + SEQS_HEADROOM):
+        need = max_num_seqs_for(running)
         return why, Recommendation(
             flag="--max-num-seqs",
             value=str(need),
-            why=f"{num(running)} running + {pct(HEADROOM)} headroom: fewer slots queue requests at the peak",
+            why=f"{num(running)} running + {pct(SEQS_HEADROOM)} headroom: fewer slots queue requests at the peak",
             overrides={"deployment.max_num_seqs": need},
         )
     return why, None

@@ -23,7 +23,16 @@ from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
-__all__ = ["CoreDesign", "core_design", "feasible_replica", "fewest_nodes", "replan", "utilization_no_prefix_cache", "verdict_only"]
+__all__ = [
+    "SIZING_UTILIZATION",
+    "CoreDesign",
+    "core_design",
+    "feasible_replica",
+    "fewest_nodes",
+    "replan",
+    "utilization_no_prefix_cache",
+    "verdict_only",
+]
 
 
 class CoreDesign(BaseModel):
@@ -297,7 +306,10 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     return capacity(smaller, shape, dem, memory(smaller, shape)).utilization_no_prefix_cache
 
 
-def fewest_nodes(brief: Brief, target: float, limit: int = MAX_NODES) -> int:
+SIZING_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without the prefix cache
+
+
+def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:
     """Fewest nodes (at most `limit`) whose peak utilization without prefix cache is at or under `target`.
 
     Utilization falls as nodes are added, so a bisection: log2(limit) re-plans of steps 1-2 at most. `limit`

@@ -11,7 +11,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
-from planner.core import fewest_nodes
+from planner.core import SIZING_UTILIZATION, fewest_nodes
 from planner.core import utilization_no_prefix_cache as utilization_no_prefix_cache_on
 from planner.fmt import UNBOUNDED, num, pct
 
@@ -24,13 +24,14 @@ __all__ = [
     "CostAnalysis",
     "Lever",
     "cost_analysis",
+    "per_million",
 ]
 
 HOURS_PER_YEAR = 8760  # 365 days
 SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
 SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
 SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
-DEGRADED_UTILIZATION_TARGET = 0.85  # a smaller fleet still carries the peak at this utilization without the prefix cache
+DEGRADED_UTILIZATION_TARGET = SIZING_UTILIZATION  # a smaller fleet still carries the peak at this utilization without the prefix cache
 
 
 class Lever(BaseModel):
@@ -56,7 +57,8 @@ class CostAnalysis(BaseModel):
     arithmetic: dict[str, str]
 
 
-def _per_million(usd: float, tokens: float) -> float:
+def per_million(usd: float, tokens: float) -> float:
+    """Dollars per million tokens: the one $/M rule (cost, variations, max-rate)."""
     return usd / (tokens / 1e6) if tokens > 0 else math.inf
 
 
@@ -76,19 +78,19 @@ def cost_analysis(
     per_year = per_hour * HOURS_PER_YEAR
     out_year = output_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
     in_year = input_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
-    per_m_out = _per_million(per_year, out_year)
-    per_m_in = _per_million(per_year, in_year)
+    per_m_out = per_million(per_year, out_year)
+    per_m_in = per_million(per_year, in_year)
 
     trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
-    trough = _per_million(per_year, trough_tokens)
+    trough = per_million(per_year, trough_tokens)
     small_nodes = (
         fewest_nodes(brief, DEGRADED_UTILIZATION_TARGET, limit=hw.nodes) if math.isfinite(utilization_no_prefix_cache) else hw.nodes
     )
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
-    small = _per_million(small_year, out_year)
+    small = per_million(small_year, out_year)
     spot_nodes = round(hw.nodes * SPOT_SHARE)
     spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
-    spot = _per_million(spot_year, out_year)
+    spot = per_million(spot_year, out_year)
     levers = (
         Lever(
             name="fill the trough with batch work",

@@ -14,6 +14,7 @@ from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
+from planner.loader import load_brief
 from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
 
@@ -52,13 +53,12 @@ N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the 
 
 
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
+_BASELINE_BRIEF = load_brief(BASELINE_PRESET)  # read once, at import: plan() itself reads no files
 
 
 def _with_variation(design: Design, core: CoreDesign) -> Design:
     """The design with its variation's analysis and its difference to the capstone (no recursion: the capstone poses none)."""
-    from planner.loader import load_brief
-
-    baseline_brief = load_brief(BASELINE_PRESET)
+    baseline_brief = _BASELINE_BRIEF
     baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else plan(baseline_brief)
     analysis = variation_analysis(core, baseline, design)
     return design.model_copy(update={"variation": analysis})

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, Precision
 from planner.core import CoreDesign, replan, verdict_only
+from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.verdict import InfeasibleDesign
@@ -244,7 +245,7 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     else:
         reason = f"every scenario fits; {binding.title} comes closest, at {pct(binding.load_vs_capacity)} of a replica's SLO capacity"
     one = next(m for m in modes if m.scenario is Scenario.one_node_lost)
-    downtime_h = (1 - brief.slo.availability) * 8760
+    downtime_h = (1 - brief.slo.availability) * HOURS_PER_YEAR
     spare = brief.deployment.spare_nodes
     availability = (
         f"{pct(brief.slo.availability)} allows {num(downtime_h, 'h')} of downtime a year;"

@@ -1,7 +1,7 @@
 """Prompt and reply lengths: a gamma distribution fitted to a mean and a 95th percentile.
 
 The simulator draws its requests from the same distribution (planner.sim_workload), so both sides of the
-cross-check see the same prompts. SciPy's regularized incomplete gamma functions do the numerics.
+cross-check see the same prompts. planner.numerics has the regularized incomplete gamma function and its inverse.
 """
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from scipy.special import gammainc, gammaincinv
+from planner.numerics import gamma_p, gamma_p_inverse
 
 __all__ = ["clamped_moments", "gamma_cdf", "gamma_quantile", "length_cv2", "size_biased_mean"]
 
 
 def gamma_cdf(shape: float, x: float) -> float:
     """Regularized lower incomplete gamma P(shape, x): the CDF of a unit-scale gamma."""
-    return float(gammainc(shape, x)) if x > 0 else 0.0
+    return gamma_p(shape, x) if x > 0 else 0.0
 
 
 def gamma_quantile(shape: float, p: float) -> float:
     """x with P(shape, x) = p (unit scale)."""
-    return float(gammaincinv(shape, p))
+    return gamma_p_inverse(shape, p)
 
 
 @lru_cache(maxsize=1024)

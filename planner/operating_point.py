@@ -23,19 +23,21 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
-from scipy.optimize import brentq
 
 from planner.brief import Brief
 from planner.fmt import num, pct
+from planner.numerics import root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, pace, slo_margin
 
 __all__ = [
+    "SEQS_HEADROOM",
     "Limit",
     "OperatingPoint",
     "SeedRelation",
     "context_tokens",
+    "max_num_seqs_for",
     "operating_point",
     "seed_relation",
     "slo_capacity_rate",
@@ -114,6 +116,14 @@ def context_tokens(brief: Brief) -> tuple[float, float]:
 
 PaceFn = Callable[[float], Pace]
 
+SEQS_HEADROOM = 0.20  # max-num-seqs above the running batch: bursts, a lost node, slower replies
+SEQS_STEP = 8  # max-num-seqs rounds up to a multiple of this (vLLM's CUDA-graph batch sizes)
+
+
+def max_num_seqs_for(running: float) -> int:
+    """The max-num-seqs that holds `running` sequences with SEQS_HEADROOM, rounded up to SEQS_STEP."""
+    return max(math.ceil(running * (1 + SEQS_HEADROOM) / SEQS_STEP) * SEQS_STEP, SEQS_STEP)
+
 
 def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | None]:
     """N with N = rate x pace(N).engine_time_s, N <= limit; (inf, the limit that binds) when there is none.
@@ -142,7 +152,7 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
         return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
     if excess(0.0) <= 0:
         return 0.0, None
-    n = float(brentq(excess, 0.0, top, xtol=1e-9 * max(top, 1.0), rtol=1e-10))
+    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0))
     if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
         return math.inf, Limit.prefill
     return n, None
@@ -226,7 +236,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
             low, high = low / 4, low
             if high < 1e-6:
                 return 0.0
-    return float(brentq(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, rtol=_CAPACITY_TOLERANCE))
+    return root_in_bracket(margin, low, high, xtol=_CAPACITY_TOLERANCE * high)
 
 
 def operating_point(
@@ -317,7 +327,7 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
             solve_running_batch(rate, _pace_fn(brief, shape, rate), kv) if kv > brief.deployment.max_num_seqs else (math.inf, None)
         )
         if math.isfinite(unbounded):
-            need = math.ceil(unbounded * 1.2 / 8) * 8
+            need = max_num_seqs_for(unbounded)
             return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
     nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape.replicas_per_node)
     if nodes is None:

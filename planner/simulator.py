@@ -516,6 +516,7 @@ def _fleet(
     wall_s: float,
 ) -> MaxRateResult:
     from planner.capacity import demand
+    from planner.cost import per_million
 
     peak = demand(brief, shape).request_rate_per_s
     headroom = brief.slo.headroom
@@ -536,7 +537,7 @@ def _fleet(
         with_headroom = math.ceil(peak / rate * (1 + headroom))
         gpus = with_headroom * shape.tp
         usd_hour = gpus * brief.cost.usd_per_gpu_hour
-        usd_per_m = usd_hour / (peak * brief.workload.output_tokens_mean * 3600) * 1e6
+        usd_per_m = per_million(usd_hour, peak * brief.workload.output_tokens_mean * 3600)
         arithmetic |= {
             "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
             "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",

@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.optimize import brentq
-from scipy.special import gammainc, gammaincinv
 
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
+from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 
 __all__ = [
@@ -348,17 +348,24 @@ def _prompt_chunks(tokens: float, room: float) -> float:
 # --- distributions ----------------------------------------------------------------------------------
 
 
-def _covered_prompts(brief: Brief, cap_tokens: float, cv2: float) -> np.ndarray:
-    """Equal-probability prompt lengths (tokens) of the prompts the TTFT target covers: the gamma truncated at the cap."""
-    mean = brief.workload.input_tokens_mean
+@lru_cache(maxsize=1024)
+def _covered_prompts(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
+    """Equal-probability prompt lengths (tokens) of the prompts the TTFT target covers: the gamma truncated at the cap.
+    Cached (read-only): the same for every load of one brief."""
+    points = _covered_points(mean, cap_tokens, cv2)
+    points.flags.writeable = False
+    return points
+
+
+def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
     if cv2 <= 0:
         return np.array([min(mean, cap_tokens)])
     k, scale = 1 / cv2, mean * cv2
-    covered = float(gammainc(k, cap_tokens / scale))
+    covered = gamma_p(k, cap_tokens / scale)
     if covered <= 1e-9:  # the cap sits below every prompt: the shortest prompts stand in
         return np.array([cap_tokens])
     p = (np.arange(_TTFT_POINTS) + 0.5) / _TTFT_POINTS * covered
-    return np.asarray(gammaincinv(k, p) * scale, dtype=np.float64)
+    return np.array([gamma_p_inverse(k, float(q)) * scale for q in p])
 
 
 def _stage_s(eng: _Engine, uncached: np.ndarray, batch: float) -> np.ndarray:
@@ -380,7 +387,7 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
 
     def cdf(t: float) -> float:
         gap = np.maximum(t - stages, 0.0)
-        return float(np.mean(np.where(t >= stages, (1 - busy) + busy * gammainc(tail_shape, gap / scale), 0.0)))
+        return float(np.mean(np.where(t >= stages, (1 - busy) + busy * gamma_p_array(tail_shape, gap / scale), 0.0)))
 
     high = float(stages.max()) + wait_mean_s / busy * 4 + 1e-6
     while cdf(high) < q:
@@ -462,7 +469,7 @@ def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) ->
         return low
     if cdf(high) < q:
         return high
-    return float(brentq(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-10, rtol=1e-12))
+    return root_in_bracket(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-10)
 
 
 # --- one load ---------------------------------------------------------------------------------------
@@ -514,7 +521,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     chunks_mean, s1, s2, s3 = eng.service_moments(batch)
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
-    covered = _covered_prompts(brief, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
+    covered = _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
     stages = _stage_s(eng, covered * (1 - eng.hit), batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
     return _Wait(
         batch=batch,

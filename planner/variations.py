@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
-from planner.core import CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
+from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
+from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.lora import lora_memory
-from planner.operating_point import context_tokens
+from planner.operating_point import context_tokens, max_num_seqs_for
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ __all__ = [
     "variation_analysis",
 ]
 
-TARGET_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without prefix cache
+TARGET_UTILIZATION = SIZING_UTILIZATION
 LORA_OVERHEAD = 0.10  # decode and prefill slow-down of batched multi-LoRA kernels (5-15% measured; midpoint)
 REGION_SHARES = {"Americas": 0.5, "Europe": 0.3, "Asia-Pacific": 0.2}  # assumed split of the users
 CROSS_REGION_RTT_MS = 150.0  # assumed round trip when a region's users fail over to another region
@@ -184,10 +185,10 @@ def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]
 
 
 def _seqs_for(core: CoreDesign) -> int:
-    """max-num-seqs that holds the load's batch with 20% headroom (what the engine config would set)."""
+    """max-num-seqs that holds the load's batch with headroom (what the engine config would recommend)."""
     batch = core.slo.point.load_batch
     current = core.brief.deployment.max_num_seqs
-    return max(current, int(math.ceil(batch * 1.2 / 8) * 8)) if math.isfinite(batch) else current
+    return max(current, max_num_seqs_for(batch)) if math.isfinite(batch) else current
 
 
 def _nodes_needed(brief: Brief, target: float = TARGET_UTILIZATION) -> int:
@@ -540,9 +541,9 @@ def _variation_e(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
     ratio = 1 / brief.cost.average_duty
     peak_nodes = _nodes_needed(brief)
     average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty))
-    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
-    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
-    peak_cost = peak_nodes * per_node_year / (out_year / 1e6)
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
+    peak_cost = per_million(peak_nodes * per_node_year, out_year)
     overload = utilization_no_prefix_cache(brief, average_nodes)
     findings = [
         _f("peak / average", ratio, "x", f"1 / {num(brief.cost.average_duty)} average duty = {num(ratio)}x"),
@@ -651,9 +652,9 @@ def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
     brief, shape, cap = core.brief, core.shape, core.capacity
     findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{shape.gpu.name}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
     nodes = _nodes_needed(brief)
-    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * 8760
-    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * 8760 * 3600
-    sized_cost = nodes * per_node_year / (out_year / 1e6)
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
+    sized_cost = per_million(nodes * per_node_year, out_year)
     if baseline is not None:
         bw = baseline.shape.gpu.hbm_tb_per_s / shape.gpu.hbm_tb_per_s
         findings.append(
@@ -693,8 +694,8 @@ def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
                 f"{nodes} A100 nodes vs {base_nodes} H100 nodes at <= {pct(TARGET_UTILIZATION)} without cache = {num(nodes / base_nodes)}x",
             )
         )
-        base_year = base_nodes * baseline.brief.hardware.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * 8760
-        base_cost = base_year / (out_year / 1e6)
+        base_year = base_nodes * baseline.brief.hardware.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+        base_cost = per_million(base_year, out_year)
         findings.append(
             _f(
                 "H100 $ per M at that sizing",
