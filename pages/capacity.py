@@ -18,7 +18,7 @@ st.header("Demand at peak")
 figure_row(
     [
         Fig("Request rate", num(d.request_rate_per_s, "req/s"), d.arithmetic["request_rate_per_s"]),
-        Fig("Generating at once", num(d.generating_sequences, "seqs"), d.arithmetic["generating_sequences"]),
+        Fig("Generating at once (sizing)", num(d.generating_sequences, "seqs"), d.arithmetic["generating_sequences"]),
         Fig("Input tokens", num(d.input_tokens_per_s, "tok/s"), d.arithmetic["input_tokens_per_s"]),
         Fig("Output tokens", num(d.output_tokens_per_s, "tok/s"), d.arithmetic["output_tokens_per_s"]),
         Fig(
@@ -26,6 +26,16 @@ figure_row(
         ),
     ]
 )
+
+if design.brief.workload.request_rate is None:
+    engine_running = op.in_flight * op.general_replicas
+    st.caption(
+        f"{num(d.generating_sequences)} generating is the worked design's conservative sizing figure: every reply is held for the"
+        f" users' {num(design.brief.workload.generation_s_per_turn, 's')} of reading. The engine frees a slot when it stops"
+        f" generating, so at its own pace the general pool runs about {num(engine_running)} sequences"
+        f" ({num(op.in_flight)} per replica, the operating point below): the sizing arithmetic on this page is the safe side,"
+        " the SLO budget is what the engine runs."
+    )
 
 st.header("Memory per GPU")
 st.plotly_chart(stacked_bars([memory_stack(m)], f"Memory of one {design.gpu_name}"), key="chart.memory")

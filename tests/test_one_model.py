@@ -1,0 +1,71 @@
+"""One model, no unexplained cliffs (issue 11): sweeping the duty cycle, the fleet or the hit rate moves every figure
+smoothly until the load nears a replica's capacity under the SLO, and a design that misses says what binds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from planner import load_brief, plan
+
+pytestmark = pytest.mark.unit
+
+SMOOTH_RATIO = 1.6  # a step of the sweep moves p95 TTFT or ITL by less than this far from capacity
+NEAR_CAPACITY = 0.95  # load / SLO capacity beyond which the queue may climb steeply (the named limit)
+
+
+def _sweep(path: str, values: list[float]) -> list:
+    base = load_brief("capstone")
+    return [plan(base.with_changes({path: v})) for v in values]
+
+
+@pytest.mark.parametrize(
+    ("path", "values"),
+    [
+        ("workload.duty_cycle", [i / 100 for i in range(2, 31)]),
+        ("workload.prefix_hit_rate", [i / 20 for i in range(19, -1, -1)]),
+    ],
+    ids=["duty", "hit-rate"],
+)
+def test_a_sweep_moves_every_figure_smoothly_except_at_a_named_limit(path, values):
+    designs = _sweep(path, values)
+    for before, after in itertools.pairwise(designs):
+        op = after.operating_point
+        if not op.stable:  # no steady state: the limit is named, with the change that lifts it
+            assert op.limit is not None and op.fix
+            assert any(p.field.startswith(("deployment.", "hardware.", "workload.")) for p in after.verdict.problems)
+            continue
+        if op.load_vs_capacity > NEAR_CAPACITY:
+            continue
+        for key in ("ttft_p95_ms", "itl_p95_ms", "tpot_p50_ms"):
+            a, b = getattr(before.slo, key), getattr(after.slo, key)
+            assert math.isfinite(b) and max(a, b) / min(a, b) < SMOOTH_RATIO, (path, key, a, b)
+    for d in designs:
+        if not (d.verdict.feasible and d.verdict.meets_slo):
+            assert d.verdict.problems, "a design that misses says what binds"
+
+
+def test_fewer_nodes_load_each_replica_more_and_never_shorten_a_latency():
+    """Nodes come in whole replicas, so a step of this sweep moves the load per replica by 1 / (replicas - 1): the
+    latencies follow the load, monotonically, and stay finite short of the replica's capacity."""
+    designs = _sweep("hardware.nodes", list(range(12, 3, -1)))
+    for before, after in itertools.pairwise(designs):
+        assert after.operating_point.rate_per_replica_per_s > before.operating_point.rate_per_replica_per_s
+        for key in ("ttft_p95_ms", "itl_p95_ms", "tpot_p50_ms"):
+            assert getattr(after.slo, key) >= getattr(before.slo, key) * (1 - 1e-9), key
+        if after.operating_point.load_vs_capacity <= NEAR_CAPACITY:
+            assert math.isfinite(after.slo.ttft_p95_ms)
+
+
+def test_every_section_reads_the_same_replica_at_the_same_load():
+    d = plan(load_brief("capstone"))
+    op, slo = d.operating_point, d.slo
+    assert slo.point.rate_per_replica_per_s == op.rate_per_replica_per_s
+    assert slo.point.running_batch == pytest.approx(op.in_flight, rel=1e-12)
+    assert d.config.engine.max_num_seqs == d.brief.deployment.max_num_seqs == int(slo.at_max_batch.batch)
+    assert f"{op.in_flight:.1f}" in next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")
+    one = next(m for m in d.failures if m.scenario == "one_node_lost")
+    assert one.ok == d.failure_summary.n_plus_one_ok == d.verdict.availability_ok
+    assert f"{op.load_vs_capacity * 100:.1f}%" in d.architecture.dot
