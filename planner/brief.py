@@ -9,8 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from planner.errors import BriefError, validation_message
 from planner.lengths import length_cv2, size_biased_mean
 
 __all__ = [
@@ -374,7 +375,43 @@ class Brief(_Frozen):
         return w.kv_context_tokens if w.kv_context_tokens is not None else w.input_tokens_mean + w.output_tokens_mean
 
     def with_changes(self, changes: dict[str, Any]) -> Brief:
-        """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4})."""
-        from planner.loader import apply_overrides
+        """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4}); a model.hf_config
+        path is refused here (planner.loader.apply_overrides reads one, relative to the brief file)."""
+        data = set_paths(self.model_dump(mode="json"), changes)
+        if isinstance(data.get("model"), dict) and data["model"].get("hf_config"):
+            raise BriefError("model.hf_config", HF_CONFIG_PATH_REFUSED)
+        try:
+            return Brief.model_validate(data)
+        except ValidationError as exc:
+            raise validation_message(exc) from None
 
-        return apply_overrides(self, changes)
+
+HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"
+
+
+def set_paths(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a brief as JSON) with each dotted path set; an unknown path raises BriefError naming it."""
+    for path, value in changes.items():
+        parts = path.split(".")
+        node: Any = data
+        for part in parts[:-1]:
+            if not isinstance(node, dict) or part not in node:
+                raise BriefError(path, "unknown field")
+            if node[part] is None:
+                node[part] = {}
+            node = node[part]
+        if not isinstance(node, dict) or parts[-1] not in _known_keys(parts[:-1]):
+            raise BriefError(path, "unknown field")
+        node[parts[-1]] = value
+    return data
+
+
+def _known_keys(section: list[str]) -> set[str]:
+    model: Any = Brief
+    for part in section:
+        annotation = model.model_fields[part].annotation
+        args = getattr(annotation, "__args__", None)
+        model = next((a for a in args if hasattr(a, "model_fields")), None) if args else annotation
+        if model is None or not hasattr(model, "model_fields"):
+            return set()
+    return set(model.model_fields)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["BriefError"]
+from typing import Any
+
+from pydantic import ValidationError
+
+__all__ = ["BriefError", "validation_message"]
 
 
 class BriefError(ValueError):
@@ -12,3 +16,22 @@ class BriefError(ValueError):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+
+def _field_of(error: Any) -> str:
+    loc = [str(part) for part in error.get("loc", ()) if not str(part).startswith("function-after")]
+    return ".".join(loc) or "brief"
+
+
+def validation_message(exc: ValidationError) -> BriefError:
+    """The first pydantic error as a BriefError; a model-level message 'field: reason' keeps its field."""
+    first = exc.errors()[0]
+    field, reason = _field_of(first), str(first.get("msg", "invalid value"))
+    reason = reason.removeprefix("Value error, ")
+    if ": " in reason and first.get("type") == "value_error":
+        sub, _, rest = reason.partition(": ")
+        if sub.replace("_", "").isalnum():
+            field, reason = (f"{field}.{sub}" if field != "brief" else sub), rest
+    if first.get("type") == "extra_forbidden":
+        reason = "unknown field"
+    return BriefError(field, reason)

@@ -15,9 +15,9 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
-from planner.brief import Brief
+from planner.brief import HF_CONFIG_PATH_REFUSED, Brief, set_paths
 from planner.catalog import model_from_hf_config
-from planner.errors import BriefError
+from planner.errors import BriefError, validation_message
 
 __all__ = [
     "MAX_BRIEF_BYTES",
@@ -44,25 +44,6 @@ def preset_names() -> list[str]:
     return sorted(stems, key=lambda s: (order.get(s, 1 if s.startswith("variation-") else 2), s))
 
 
-def _field_of(error: Any) -> str:
-    loc = [str(part) for part in error.get("loc", ()) if not str(part).startswith("function-after")]
-    return ".".join(loc) or "brief"
-
-
-def validation_message(exc: ValidationError) -> BriefError:
-    """The first pydantic error as a BriefError; a model-level message 'field: reason' keeps its field."""
-    first = exc.errors()[0]
-    field, reason = _field_of(first), str(first.get("msg", "invalid value"))
-    reason = reason.removeprefix("Value error, ")
-    if ": " in reason and first.get("type") == "value_error":
-        sub, _, rest = reason.partition(": ")
-        if sub.replace("_", "").isalnum():
-            field, reason = (f"{field}.{sub}" if field != "brief" else sub), rest
-    if first.get("type") == "extra_forbidden":
-        reason = "unknown field"
-    return BriefError(field, reason)
-
-
 def _resolve_hf_config(data: dict[str, Any], base_dir: Path | None) -> None:
     """Replace model.hf_config (a local config.json) by the architecture numbers it holds.
 
@@ -76,7 +57,7 @@ def _resolve_hf_config(data: dict[str, Any], base_dir: Path | None) -> None:
     if not isinstance(ref, str):
         raise BriefError("model.hf_config", "must be a path to a config.json")
     if base_dir is None:
-        raise BriefError("model.hf_config", "a file path is not accepted here (the server reads no files); upload the config.json instead")
+        raise BriefError("model.hf_config", HF_CONFIG_PATH_REFUSED)
     if len(ref) > 1000:
         raise BriefError("model.hf_config", f"path is {len(ref):,} characters; at most 1,000")
     path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
@@ -244,35 +225,12 @@ def apply_overrides(brief: Brief, changes: dict[str, Any], base_dir: Path | None
 
     `base_dir` is where a model.hf_config path is read from (the CLI: the working directory); None refuses paths.
     """
-    data = brief.model_dump(mode="json")
-    for path, value in changes.items():
-        parts = path.split(".")
-        node: Any = data
-        for part in parts[:-1]:
-            if not isinstance(node, dict) or part not in node:
-                raise BriefError(path, "unknown field")
-            if node[part] is None:
-                node[part] = {}
-            node = node[part]
-        if not isinstance(node, dict) or parts[-1] not in _known_keys(parts[:-1]):
-            raise BriefError(path, "unknown field")
-        node[parts[-1]] = value
+    data = set_paths(brief.model_dump(mode="json"), changes)
     _resolve_hf_config(data, base_dir)
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:
         raise validation_message(exc) from None
-
-
-def _known_keys(section: list[str]) -> set[str]:
-    model: Any = Brief
-    for part in section:
-        annotation = model.model_fields[part].annotation
-        args = getattr(annotation, "__args__", None)
-        model = next((a for a in args if hasattr(a, "model_fields")), None) if args else annotation
-        if model is None or not hasattr(model, "model_fields"):
-            return set()
-    return set(model.model_fields)
 
 
 def _drop_none(data: Any) -> Any:
