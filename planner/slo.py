@@ -229,6 +229,15 @@ class _Engine:
         b = max(batch, 1.0)
         return self.overhead_s + max(b / self.prefill_rate, self.memory_s(b))
 
+    def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
+        """decode_step_s over an array of batches (batches >= 1). A dense model's reads grow linearly with the batch,
+        so two evaluations give them all; a MoE model's expert reads do not: one evaluation each."""
+        if self.shape.model.is_moe:
+            return np.array([self.decode_step_s(float(b)) for b in batches])
+        per_seq = self.memory_s(2.0) - self.memory_s(1.0)
+        memory = self.memory_s(1.0) + per_seq * (batches - 1.0)
+        return self.overhead_s + np.maximum(batches / self.prefill_rate, memory)
+
     def room(self, batch: float) -> float:
         """Prompt tokens a step has room for beside the decode batch."""
         return self.budget - batch if self.chunked else math.inf
@@ -377,7 +386,10 @@ def _stage_s(eng: _Engine, uncached: np.ndarray, batch: float) -> np.ndarray:
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
-    """q-quantile of stage + W over the covered prompts; W is zero with probability 1 - busy, else gamma."""
+    """q-quantile of stage + W over the covered prompts; W is zero with probability 1 - busy, else gamma.
+
+    The CDF jumps by (1 - busy) / n at each prompt's own stage time and is smooth between: it is evaluated at every
+    stage time at once to find the interval (or the jump) holding q, then inverted inside that smooth interval."""
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -385,14 +397,27 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
         return float(np.quantile(stages, q)) if stages.size > 1 else float(stages[0])
     scale = wait_mean_s / busy / tail_shape
 
-    def cdf(t: float) -> float:
-        gap = np.maximum(t - stages, 0.0)
-        return float(np.mean(np.where(t >= stages, (1 - busy) + busy * gamma_p_array(tail_shape, gap / scale), 0.0)))
+    def at(t: np.ndarray, strict: bool) -> np.ndarray:
+        """The CDF at each t (strict: just below t, without the jumps at t itself)."""
+        gap = t[:, np.newaxis] - stages[np.newaxis, :]
+        reached = gap > 0 if strict else gap >= 0
+        waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
+        return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
 
-    high = float(stages.max()) + wait_mean_s / busy * 4 + 1e-6
-    while cdf(high) < q:
-        high *= 2
-    return _invert(cdf, q, 0.0, high)
+    def cdf(t: float) -> float:
+        return float(at(np.array([t]), strict=False)[0])
+
+    points = np.unique(stages)
+    above = np.flatnonzero(at(points, strict=False) >= q)
+    if above.size == 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
+        low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
+        while cdf(high) < q:
+            high = low + (high - low) * 2
+        return _invert(cdf, q, low, high)
+    first = int(above[0])
+    if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
+        return _invert(cdf, q, float(points[first - 1]), float(points[first]))
+    return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
@@ -446,7 +471,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
-    decode_gaps = np.sort(np.array([eng.decode_step_s(float(x)) for x in batches])) + eng.sched_s
+    decode_gaps = np.sort(eng.decode_steps_s(batches)) + eng.sched_s
     grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
     memory = eng.memory_s(b)
 
