@@ -1,7 +1,7 @@
 """End to end in a real browser: `streamlit run app.py` on 127.0.0.1 and Debian's headless Chromium.
 
-It opens a page URL first (the fresh-server case where Streamlit runs a page file without app.py),
-visits every page, moves the duty-cycle slider, checks that the figures and the URL change, and saves
+It opens a page URL first (a fresh server's first request: app.py's st.navigation must resolve it, with
+the page's own sidebar and exactly the app's page list), visits every page, moves the duty-cycle slider, checks that the figures and the URL change, and saves
 a screenshot of each step under artifacts/e2e/ (ignored by git). The server is stopped by its pid.
 """
 
@@ -119,6 +119,12 @@ def _metric(page: object, label: str) -> str:
     return str(metric.first.locator('[data-testid="stMetricValue"]').inner_text())
 
 
+def _navigation(page: object) -> list[str]:
+    """The page names in the sidebar's navigation, in order."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')  # type: ignore[attr-defined]
+    return [" ".join(text.split()) for text in links.all_inner_texts()]
+
+
 def _no_exception(page: object) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()  # type: ignore[attr-defined]
 
@@ -133,6 +139,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
+    assert _navigation(page) == [title for _, title, _ in PAGES], "the page list is app.py's, with no automatic entries"
     page.screenshot(path=str(SHOTS / "00-direct-link-slo-budget.png"), full_page=True)  # type: ignore[attr-defined]
 
     for i, (_, title, url_path) in enumerate(PAGES, start=1):
@@ -142,6 +149,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
         _no_exception(page)
         assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
         assert page.locator(FIGURES).count() > 0, f"{title}: no figures shown"
+        assert _navigation(page) == [t for _, t, _ in PAGES]
         page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
