@@ -1,8 +1,7 @@
 """Entry point: `streamlit run app.py`. It declares the navigation; each page renders the planner's Design.
 
-The shared sidebar is rendered by every page (ui.sidebar.page_setup), not here: with a top-level pages/
-folder Streamlit can run a page file on its own, without this script. A page that raises shows one line,
-never a traceback (ui.guard).
+The pages live in app_pages/ (see ui/pages.py for why not pages/); each renders the shared sidebar first
+(ui.sidebar.page_setup). A page that raises shows one line, never a traceback (ui.guard).
 """
 
 import streamlit as st

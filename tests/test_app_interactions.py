@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.app
 
-CAPACITY = "pages/capacity.py"
+CAPACITY = "app_pages/capacity.py"
 
 
 def _capacity(preset: str = "capstone") -> AppTest:
@@ -111,7 +111,7 @@ def test_controls_survive_a_page_switch() -> None:
     at.slider(key="sb.workload.duty_cycle").set_value(0.12).run()
     at.number_input(key="sb.hardware.nodes").set_value(6).run()
     rate = figure(at, "Request rate")
-    visit(at, "pages/brief.py")
+    visit(at, "app_pages/brief.py")
     assert at.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
     assert at.number_input(key="f.hardware.nodes").value == 6
     visit(at, CAPACITY)
@@ -120,7 +120,7 @@ def test_controls_survive_a_page_switch() -> None:
 
 
 def test_form_and_sidebar_show_the_same_brief() -> None:
-    at = visit(new_app(), "pages/brief.py")
+    at = visit(new_app(), "app_pages/brief.py")
     at.number_input(key="f.hardware.nodes").set_value(5).run()
     assert at.number_input(key="sb.hardware.nodes").value == 5
     at.number_input(key="sb.hardware.nodes").set_value(7).run()
@@ -128,7 +128,7 @@ def test_form_and_sidebar_show_the_same_brief() -> None:
 
 
 def test_rejected_value_is_reported_beside_the_field_and_the_rest_kept() -> None:
-    at = visit(new_app(), "pages/brief.py")
+    at = visit(new_app(), "app_pages/brief.py")
     at.number_input(key="f.hardware.nodes").set_value(6).run()
     at.number_input(key="f.workload.input_tokens_p95").set_value(100.0).run()
     assert any("workload.input_tokens_p95" in shown(e.value) and "at least input_tokens_mean" in shown(e.value) for e in at.error)
@@ -138,7 +138,7 @@ def test_rejected_value_is_reported_beside_the_field_and_the_rest_kept() -> None
 
 
 def test_custom_model_starts_from_the_catalog_numbers() -> None:
-    at = visit(new_app(), "pages/brief.py")
+    at = visit(new_app(), "app_pages/brief.py")
     at.selectbox(key="f.model.name").set_value("custom").run()
     assert not at.error, [e.value for e in at.error]
     assert at.number_input(key="f.model.custom.layers").value == 80
@@ -162,7 +162,7 @@ def test_back_to_the_preset_clears_the_changes() -> None:
 
 
 def test_simulator_check_shows_simulated_beside_analytic() -> None:
-    at = visit(new_app(), "pages/slo_budget.py")
+    at = visit(new_app(), "app_pages/slo_budget.py")
     at.button(key="sim.run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     frame = at.dataframe[-1].value
@@ -178,7 +178,7 @@ def test_simulator_check_shows_simulated_beside_analytic() -> None:
 
 
 def test_practice_gives_feedback_per_figure() -> None:
-    at = visit(new_app(), "pages/variations.py")
+    at = visit(new_app(), "app_pages/variations.py")
     at.number_input(key="practice.request_rate_per_s").set_value(55.0)
     at.number_input(key="practice.weights_gb_per_gpu").set_value(17.6)
     at.selectbox(key="practice.binding_constraint").set_value("bandwidth")
@@ -192,7 +192,7 @@ def test_practice_gives_feedback_per_figure() -> None:
 
 
 def test_variation_side_by_side_and_load() -> None:
-    at = visit(new_app(), "pages/variations.py")
+    at = visit(new_app(), "app_pages/variations.py")
     at.selectbox(key="var.chosen").set_value("variation-g").run()
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["figure", "baseline (capstone)", "variation-g"]
@@ -206,7 +206,7 @@ def test_variation_side_by_side_and_load() -> None:
 
 
 def test_fewer_nodes_cost_less_per_hour_and_per_token() -> None:
-    at = visit(new_app(), "pages/cost.py")
+    at = visit(new_app(), "app_pages/cost.py")
     before = (figure(at, "Per hour"), figure(at, "Per million output tokens"))
     at.number_input(key="sb.hardware.nodes").set_value(6).run()
     after = (figure(at, "Per hour"), figure(at, "Per million output tokens"))
@@ -215,7 +215,7 @@ def test_fewer_nodes_cost_less_per_hour_and_per_token() -> None:
 
 
 def test_failure_modes_follow_the_prefix_hit_rate() -> None:
-    at = visit(new_app(), "pages/failure_modes.py")
+    at = visit(new_app(), "app_pages/failure_modes.py")
     at.slider(key="sb.workload.prefix_hit_rate").set_value(0.2).run()
     assert not at.exception
     table_text = at.table[0].value.to_string()

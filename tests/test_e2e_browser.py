@@ -1,25 +1,22 @@
 """End to end in a real browser: `streamlit run app.py` on 127.0.0.1 and Debian's headless Chromium.
 
-It opens a page URL first (the fresh-server case where Streamlit runs a page file without app.py),
-visits every page, moves the duty-cycle slider, checks that the figures and the URL change, and saves
-a screenshot of each step under artifacts/e2e/ (ignored by git). The server is stopped by its pid.
+It opens a page URL first (a fresh server's first request: app.py's st.navigation must resolve it, with
+the page's own sidebar and exactly the app's page list), visits every page, moves the duty-cycle slider,
+checks that the figures and the URL change, clicks the document buttons on a server whose Graphviz and
+Chromium fail, and saves a screenshot of each step under artifacts/e2e/ (ignored by git). Servers are
+stopped by their pid (benchmarks.live.serve).
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from benchmarks.live import serve
 from ui.pages import PAGES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -36,61 +33,26 @@ FLAGS = [
     "--no-first-run",
 ]
 FIGURES = '[data-testid="stMetric"], [data-testid="stDataFrame"]'  # what every page shows once its run is done
-START_TIMEOUT_S = 60
 RERUN_TIMEOUT_MS = 60_000  # waits return as soon as the condition holds; the first run imports everything
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"streamlit exited with {proc.returncode} before serving")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"streamlit did not answer on {url} within {START_TIMEOUT_S} s")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def _require_chromium() -> None:
     if not CHROMIUM.exists():
         reason = f"{CHROMIUM} is absent: install Debian's chromium package (./run test does it as root)"
         print(f"SKIP e2e: {reason}")
         pytest.skip(reason)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    log = (SHOTS / "server.log").open("wb")
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_healthy(url, proc)
-        yield url
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> Iterator[object]:
+def server() -> Iterator[str]:
+    _require_chromium()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with serve(ROOT / "app.py", log=SHOTS / "server.log") as running:
+        yield running.url
+
+
+@contextmanager
+def _browser_page() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
@@ -101,6 +63,12 @@ def page(server: str) -> Iterator[object]:
             yield context.pages[0] if context.pages else context.new_page()
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def page(server: str) -> Iterator[object]:
+    with _browser_page() as tab:
+        yield tab
 
 
 def _settle(page: object, title: str | None = None) -> None:
@@ -119,6 +87,12 @@ def _metric(page: object, label: str) -> str:
     return str(metric.first.locator('[data-testid="stMetricValue"]').inner_text())
 
 
+def _navigation(page: object) -> list[str]:
+    """The page names in the sidebar's navigation, in order."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')  # type: ignore[attr-defined]
+    return [" ".join(text.split()) for text in links.all_inner_texts()]
+
+
 def _no_exception(page: object) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()  # type: ignore[attr-defined]
 
@@ -133,6 +107,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
+    assert _navigation(page) == [title for _, title, _ in PAGES], "the page list is app.py's, with no automatic entries"
     page.screenshot(path=str(SHOTS / "00-direct-link-slo-budget.png"), full_page=True)  # type: ignore[attr-defined]
 
     for i, (_, title, url_path) in enumerate(PAGES, start=1):
@@ -142,6 +117,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
         _no_exception(page)
         assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
         assert page.locator(FIGURES).count() > 0, f"{title}: no figures shown"
+        assert _navigation(page) == [t for _, t, _ in PAGES]
         page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
@@ -197,3 +173,66 @@ def test_text_from_a_link_is_no_link_in_the_browser(server: str, page: object) -
         foreign = page.evaluate(_FOREIGN_RESOURCES)  # type: ignore[attr-defined]
         assert foreign == [], f"link {i}: elements pointing to another host: {foreign}"
         page.screenshot(path=str(SHOTS / f"30-link-text-{i}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+# --- a machine whose Graphviz and Chromium fail: the document buttons say so --------------------------------
+
+
+def _fake_tool(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+_FAILING_DOT = "echo 'dot: cannot load plugins' >&2; exit 1"
+_FAILING_CHROMIUM = "echo 'no display' >&2; exit 1"
+_ERRORS = '[data-testid="stSidebar"] [data-testid="stAlertContentError"]'
+
+
+def _sidebar_errors(tab: object) -> list[str]:
+    return [" ".join(t.replace("\u2060", "").split()) for t in tab.locator(_ERRORS).all_inner_texts()]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("broken", "stopped", "line"),
+    [
+        ("chromium", ["PDF"], r"Design document \(PDF\) cannot be made on this server: chromium (did not start|failed) \(exit code 1[^)]*\)"),
+        ("dot", ["HTML", "PDF"], r"Design document \(HTML, PDF\) cannot be made on this server: Graphviz dot failed \(exit code 1: dot: cannot load plugins\)"),
+    ],
+)  # fmt: skip
+def test_document_buttons_name_a_failing_tool(tmp_path: Path, broken: str, stopped: list[str], line: str) -> None:
+    """On a machine whose `dot` or `chromium` exits 1, the sidebar names the tool and the package to install
+    (st.error) before any click and after one; the stopped buttons download nothing, the others still work."""
+    import re
+
+    _require_chromium()
+    env = {broken.upper(): str(_fake_tool(tmp_path, broken, _FAILING_DOT if broken == "dot" else _FAILING_CHROMIUM))}
+    package = "graphviz" if broken == "dot" else "chromium"
+    expected = re.compile(f"{line}: install Debian's {package} package \\(apt-get install {package}\\)")
+    with serve(ROOT / "app.py", env=env, log=SHOTS / f"server-broken-{broken}.log") as running, _browser_page() as tab:
+        url = f"{running.url}/?preset=capstone"
+        tab.goto(url)  # type: ignore[attr-defined]  # the first run starts the tools' version checks
+        _settle(tab, "Brief")
+        tab.goto(url)  # type: ignore[attr-defined]
+        _settle(tab, "Brief")
+        errors = _sidebar_errors(tab)
+        assert len(errors) == 1 and expected.fullmatch(errors[0]), errors
+        sidebar = tab.locator('[data-testid="stSidebar"]')  # type: ignore[attr-defined]
+        for label in ("Markdown", "HTML", "PDF"):
+            button = sidebar.get_by_role("button", name=f"Design document ({label})")
+            if label in stopped:  # Streamlit's own note under the button; no file
+                button.click()
+                sidebar.locator('[data-testid="stDownloadButtonError"]').first.wait_for(timeout=RERUN_TIMEOUT_MS)
+                continue
+            with tab.expect_download(timeout=RERUN_TIMEOUT_MS) as download:  # type: ignore[attr-defined]
+                button.click()
+            extension = {"Markdown": "md", "HTML": "html"}[label]
+            assert download.value.suggested_filename == f"capstone-llama-3-70b-for-10-000-chat-users-on-64-h100.{extension}"
+        tab.goto(url)  # type: ignore[attr-defined]  # after the failed clicks: still exactly that line
+        _settle(tab, "Brief")
+        errors = _sidebar_errors(tab)
+        assert len(errors) == 1 and expected.fullmatch(errors[0]), errors
+        _no_exception(tab)
+        tab.locator(_ERRORS).last.scroll_into_view_if_needed()  # type: ignore[attr-defined]
+        tab.screenshot(path=str(SHOTS / f"40-document-buttons-broken-{broken}.png"))  # type: ignore[attr-defined]

@@ -47,10 +47,10 @@ def printed(tmp_path_factory) -> dict[str, tuple[Path, float]]:
     files = {}
     with PdfPrinter() as printer:
         for name in PRESETS:
-            pdf = printer.print_html(render_html(plan(load_brief(name))))
+            printed = printer.print_document(render_html(plan(load_brief(name))))
             path = folder / f"{name}.pdf"
-            path.write_bytes(pdf)
-            files[name] = (path, printer.last_scale)
+            path.write_bytes(printed.pdf)
+            files[name] = (path, printed.scale)
     return files
 
 

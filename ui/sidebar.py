@@ -1,17 +1,15 @@
 """The sidebar every page renders first: preset picker, live controls, the design-document download.
 
-Every page calls `page_setup()` before anything else: a top-level `pages/` folder can make Streamlit
-run a page file alone (without app.py), so the shared sidebar cannot live in app.py.
+Every page calls `page_setup()` before anything else. app.py runs on every request (st.navigation, and no
+folder named `pages/` for Streamlit's older folder navigation to find), so each page's run starts here.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from planner import GPUS, MODELS, Brief, BriefError, Design, InfeasibleDesign, plan, preset_names
 from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
@@ -174,21 +172,8 @@ def _link_caption() -> None:
         st.button("Back to the preset", on_click=state.select_preset, args=(state.current_preset(),))
 
 
-def _leave_pages_folder_mode() -> None:
-    """A first request for a page URL on a fresh server runs the page file alone, with Streamlit's folder navigation
-    (lower-case file names and an 'app' entry). Switch the process to app.py's st.navigation and rerun once: the
-    rerun executes app.py, which runs this same page. The flag is Streamlit's own (st.navigation clears it too)."""
-    # AppTest resets the flag before every run, so there the switch would rerun every run and drop button clicks.
-    under_apptest = "streamlit.testing.v1" in sys.modules
-    if getattr(PagesManager, "uses_pages_directory", False) and not under_apptest:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def page_setup(title: str) -> Design | None:
     """Render the sidebar and the page header; the current design, or None after showing why there is none."""
-    _leave_pages_folder_mode()
-    # Also here, not only in app.py: a fresh server can run a page file without app.py (see the module doc).
     st.set_page_config(page_title=f"{title} · Inference serving design explorer", layout="wide")
     state.init_state()
     state.enter_page(title)
