@@ -462,3 +462,20 @@ def test_a_design_without_a_steady_state_never_prints_infinity(params: dict[str,
         assert not at.exception, (page, [e.value for e in at.exception])
         text = _visible_text(at)
         assert "∞" not in text and not re.search(r"\binf\b", text), (page, re.findall(r".{40}(?:∞|\binf\b).{20}", text)[:3])
+
+
+@pytest.mark.parametrize("preset", [name for name in __import__("planner").preset_names()])
+def test_every_page_of_every_preset_opens_with_the_verdict_bar(preset: str) -> None:
+    """Issue 16: the verdict at a glance on every page (feasible / meets / availability, p95s against targets, $/M),
+    and never a raw infinity."""
+    from ui.verdict_bar import verdict_headline
+
+    at = new_app({"preset": preset})
+    headline = verdict_headline(plan(load_brief(preset)))
+    for page, _, _ in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (preset, page, [e.value for e in at.exception])
+        labels = {m.label for m in at.metric}
+        assert {"p95 TTFT", "Availability", "Cost per M output tokens"} <= labels, (preset, page)
+        text = _visible_text(at)
+        assert headline in text and "What binds:" in text and "∞" not in text, (preset, page)

@@ -17,6 +17,7 @@ from planner.guard import checked
 from ui import state
 from ui.document import document_download
 from ui.show import md, show_problems
+from ui.verdict_bar import verdict_bar
 
 __all__ = ["page_setup"]
 
@@ -201,4 +202,5 @@ def page_setup(title: str) -> Design | None:
         return None
     with st.sidebar:
         document_download(design)
+    verdict_bar(design)
     return design
