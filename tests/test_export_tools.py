@@ -229,6 +229,24 @@ def _wait_gone_pid(pid: int, within_s: float = 20.0) -> bool:
     return with_state == "Z"
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_an_unused_browser_is_closed_and_the_next_document_starts_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _real_chromium()
+    monkeypatch.setattr("report.pdf.IDLE_CLOSE_S", 1.0)
+    pid_file = tmp_path / "browser.pid"
+    monkeypatch.setenv("CHROMIUM", str(_script(tmp_path, "chromium", f'echo $$ >> {pid_file}\nexec {REAL_CHROMIUM} "$@"')))
+    printer = PdfPrinter()
+    try:
+        assert printer.print_html(HTML).startswith(b"%PDF")
+        first = int(pid_file.read_text().split()[0])
+        assert _wait_gone_pid(first), "the unused browser was not closed"
+        assert printer.print_html(HTML).startswith(b"%PDF")
+        assert len(pid_file.read_text().split()) == 2
+    finally:
+        printer.close()
+
+
 class _CountingPrinter(PdfPrinter):
     """Counts documents inside the browser at once; each stays a while, so documents that may overlap do."""
 
