@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +68,6 @@ def _wait_gone(pid_file: Path, within_s: float = 10.0) -> bool:
 @pytest.fixture
 def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TIMEOUT_ENV, "1")
-
-
-@pytest.fixture(autouse=True)
-def _forget_tool_health() -> Iterator[None]:
-    """A fake tool's failure must not stay in the process's record for the app tests that follow."""
-    yield
-    note_outcome(DOT, None)
-    note_outcome(CHROMIUM, None)
 
 
 def _svg(dot_source: str) -> str:
