@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +31,19 @@ START_TIMEOUT_S = 60
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
-__all__ = ["LiveSession", "RunResult", "Server", "Widget", "cpu_seconds", "free_port", "rss_mb", "serve"]
+__all__ = [
+    "LiveSession",
+    "RunResult",
+    "Server",
+    "Widget",
+    "cpu_seconds",
+    "exit_on_sigterm",
+    "free_port",
+    "open_session",
+    "rss_mb",
+    "run",
+    "serve",
+]
 
 
 def free_port() -> int:
@@ -75,6 +88,22 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
         except OSError:
             time.sleep(0.3)
     raise RuntimeError(f"streamlit did not answer on {url} within {START_TIMEOUT_S} s")
+
+
+def copy_streamlit_config(folder: Path) -> None:
+    """Give an app in `folder` the repository's .streamlit/config.toml: a baseline app then runs with the same
+    server and runner settings as this one."""
+    (folder / ".streamlit").mkdir(exist_ok=True)
+    shutil.copy(ROOT / ".streamlit" / "config.toml", folder / ".streamlit" / "config.toml")
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM (what `timeout` and CI send) into SystemExit, so `serve` blocks still stop their servers."""
+
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
 
 
 @contextmanager

@@ -10,7 +10,8 @@ API on a thread of its own, so any thread can hand it a document; at most MAX_CO
 are in the browser at a time (five clicks at once queue, they do not start five browsers), each on a page
 that is reused for the next document. Every print, the wait for a free page included, is bounded by the
 tool timeout (report.tools): a browser that does not start, or hangs, is one ToolError line, and a hung
-browser is closed so the next document starts a fresh one.
+browser is closed so the next document starts a fresh one. A browser left unused for IDLE_CLOSE_S is closed
+too (it holds about half a gigabyte); the next document starts it again.
 
 The page fits on one sheet whatever the preset: at print scale s Chromium lays the page out at (printable
 width / s), so the content gets wider and shorter as s falls. One measurement gives the scale: the
@@ -60,6 +61,7 @@ _SHRINK_ON_OVERFLOW = 0.95  # the rare second try, when the PDF came out on two 
 _MAX_PRINTS = 3
 MAX_CONCURRENT_PRINTS = 2  # documents in the browser at once; more wait for a free page
 _START_RETRY_AFTER_S = 30.0  # a browser that failed to start is not tried again for this long: clicks fail at once
+IDLE_CLOSE_S = 600.0  # a browser that printed nothing for this long is closed (~0.5 GB); the next PDF starts one
 _CLOSE_TIMEOUT_S = 5.0
 _CHROMIUM_ARGS = [
     "--no-sandbox",  # CI and the app run as root
@@ -143,6 +145,8 @@ class PdfPrinter:
         self._idle_pages: list[Any] = []
         self._failed_start: tuple[float, str] | None = None  # (monotonic time, what happened) of the last failed launch
         self._background: set[asyncio.Task[None]] = set()
+        self._idle_close: asyncio.TimerHandle | None = None
+        self._printing = 0  # documents between taking a slot and leaving it
 
     # --- the caller's side -----------------------------------------------------------------------------
 
@@ -201,7 +205,18 @@ class PdfPrinter:
             note_outcome(CHROMIUM, exc)
             raise
         note_outcome(CHROMIUM, None)
+        self._close_when_idle()
         return printed
+
+    def _close_when_idle(self) -> None:
+        """(Re)start the countdown after which an unused browser is closed."""
+        if self._idle_close is not None:
+            self._idle_close.cancel()
+        self._idle_close = asyncio.get_running_loop().call_later(IDLE_CLOSE_S, self._close_if_idle)
+
+    def _close_if_idle(self) -> None:
+        if self._printing == 0:  # else a print is under way, and its end restarts the countdown
+            self._in_background(self._discard_browser())
 
     async def _print_bounded(self, html: str) -> PrintedPdf:
         limit = timeout_s()
@@ -220,14 +235,21 @@ class PdfPrinter:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_concurrent)
         async with self._slots:
-            page = await self._take_page()
+            self._printing += 1
             try:
-                printed = await self._print_on(page, html)
-            except BaseException:
-                self._in_background(_close_page(page))  # in an unknown state: not reused, and not waited for
-                raise
-            self._idle_pages.append(page)
-            return printed
+                return await self._print_on_a_page(html)
+            finally:
+                self._printing -= 1
+
+    async def _print_on_a_page(self, html: str) -> PrintedPdf:
+        page = await self._take_page()
+        try:
+            printed = await self._print_on(page, html)
+        except BaseException:
+            self._in_background(_close_page(page))  # in an unknown state: not reused, and not waited for
+            raise
+        self._idle_pages.append(page)
+        return printed
 
     async def _take_page(self) -> Any:
         if self._idle_pages:
@@ -290,6 +312,8 @@ class PdfPrinter:
         task.add_done_callback(self._background.discard)
 
     async def _shutdown(self) -> None:
+        if self._idle_close is not None:
+            self._idle_close.cancel()
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
         self._idle_pages.clear()

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,17 @@ CONTRACT_SCENARIOS = (
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def _forget_tool_failures() -> Iterator[None]:
+    """A tool failure a test provoked (a fake dot, bad DOT text) must not stay in the process's record, where the
+    app's sidebar of a later test would show it (report.tools keeps the last outcome of each tool)."""
+    yield
+    tools = sys.modules.get("report.tools")  # not imported here: most tests never load the export layer
+    if tools is not None:
+        for tool in (tools.DOT, tools.CHROMIUM):
+            tools.note_outcome(tool, None)
 
 
 # --- hypothesis profile and the robustness case counts ---------------------------------------------

@@ -429,6 +429,12 @@ def test_the_server_config_limits_uploads_and_hides_the_deploy_button() -> None:
     assert config["client"]["toolbarMode"] == "minimal"
 
 
+def test_the_server_config_skips_the_full_garbage_collection_after_every_run() -> None:
+    """Streamlit's gc.collect(2) after each rerun was most of the server's CPU under load (benchmarks/app_load.py)."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+
+
 def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept() -> None:
     text = (ROOT / "presets" / "capstone.toml").read_text().replace('name = "llama-3-70b"', 'name = "gpt-5"', 1)
     assert 'name = "gpt-5"' in text

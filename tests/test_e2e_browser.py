@@ -51,12 +51,20 @@ def server() -> Iterator[str]:
         yield running.url
 
 
-@contextmanager
-def _browser_page() -> Iterator[object]:
+@pytest.fixture(scope="module")
+def pw() -> Iterator[object]:
+    """One Playwright for the module: its sync API cannot start a second one while the first runs."""
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
+    _require_chromium()
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@contextmanager
+def _browser_page(pw: object) -> Iterator[object]:
+    with tempfile.TemporaryDirectory() as profile:
+        context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
             profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport={"width": 1400, "height": 1000}
         )
         try:
@@ -66,8 +74,8 @@ def _browser_page() -> Iterator[object]:
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> Iterator[object]:
-    with _browser_page() as tab:
+def page(server: str, pw: object) -> Iterator[object]:
+    with _browser_page(pw) as tab:
         yield tab
 
 
@@ -201,7 +209,7 @@ def _sidebar_errors(tab: object) -> list[str]:
         ("dot", ["HTML", "PDF"], r"Design document \(HTML, PDF\) cannot be made on this server: Graphviz dot failed \(exit code 1: dot: cannot load plugins\)"),
     ],
 )  # fmt: skip
-def test_document_buttons_name_a_failing_tool(tmp_path: Path, broken: str, stopped: list[str], line: str) -> None:
+def test_document_buttons_name_a_failing_tool(tmp_path: Path, pw: object, broken: str, stopped: list[str], line: str) -> None:
     """On a machine whose `dot` or `chromium` exits 1, the sidebar names the tool and the package to install
     (st.error) before any click and after one; the stopped buttons download nothing, the others still work."""
     import re
@@ -210,7 +218,7 @@ def test_document_buttons_name_a_failing_tool(tmp_path: Path, broken: str, stopp
     env = {broken.upper(): str(_fake_tool(tmp_path, broken, _FAILING_DOT if broken == "dot" else _FAILING_CHROMIUM))}
     package = "graphviz" if broken == "dot" else "chromium"
     expected = re.compile(f"{line}: install Debian's {package} package \\(apt-get install {package}\\)")
-    with serve(ROOT / "app.py", env=env, log=SHOTS / f"server-broken-{broken}.log") as running, _browser_page() as tab:
+    with serve(ROOT / "app.py", env=env, log=SHOTS / f"server-broken-{broken}.log") as running, _browser_page(pw) as tab:
         url = f"{running.url}/?preset=capstone"
         tab.goto(url)  # type: ignore[attr-defined]  # the first run starts the tools' version checks
         _settle(tab, "Brief")

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +68,6 @@ def _wait_gone(pid_file: Path, within_s: float = 10.0) -> bool:
 @pytest.fixture
 def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TIMEOUT_ENV, "1")
-
-
-@pytest.fixture(autouse=True)
-def _forget_tool_health() -> Iterator[None]:
-    """A fake tool's failure must not stay in the process's record for the app tests that follow."""
-    yield
-    note_outcome(DOT, None)
-    note_outcome(CHROMIUM, None)
 
 
 def _svg(dot_source: str) -> str:
@@ -227,6 +218,24 @@ def _wait_gone_pid(pid: int, within_s: float = 20.0) -> bool:
         time.sleep(0.1)
     with_state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     return with_state == "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_an_unused_browser_is_closed_and_the_next_document_starts_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _real_chromium()
+    monkeypatch.setattr("report.pdf.IDLE_CLOSE_S", 1.0)
+    pid_file = tmp_path / "browser.pid"
+    monkeypatch.setenv("CHROMIUM", str(_script(tmp_path, "chromium", f'echo $$ >> {pid_file}\nexec {REAL_CHROMIUM} "$@"')))
+    printer = PdfPrinter()
+    try:
+        assert printer.print_html(HTML).startswith(b"%PDF")
+        first = int(pid_file.read_text().split()[0])
+        assert _wait_gone_pid(first), "the unused browser was not closed"
+        assert printer.print_html(HTML).startswith(b"%PDF")
+        assert len(pid_file.read_text().split()) == 2
+    finally:
+        printer.close()
 
 
 class _CountingPrinter(PdfPrinter):
