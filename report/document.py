@@ -99,6 +99,7 @@ def _arith(f: Figures, section: str, key: str) -> str:
 def _summary(f: Figures) -> str:
     verdict = "feasible" if f.value("verdict.feasible") else "NOT feasible"
     slo = "meets the SLO" if f.value("verdict.meets_slo") else "misses the SLO"
+    slo += "" if f.value("verdict.availability_ok") else ", no N+1"
     return (
         f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
         f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {f.num('capacity.replicas')} replicas"
@@ -196,6 +197,7 @@ def _verdict(f: Figures) -> Section:
     items: list[tuple[str, str]] = [
         ("Feasible", f.yes_no("verdict.feasible")),
         ("Meets the SLO", f.yes_no("verdict.meets_slo")),
+        ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
     ]
     for i in range(len(problems)):
         p = f"verdict.problems.{i}"
