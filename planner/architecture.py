@@ -6,6 +6,8 @@ app and the design document draw the same picture from the same numbers.
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, KvPrecision, Precision
@@ -58,6 +60,8 @@ def long_context_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, rep
     rate = dem.request_rate_per_s * share / replicas
     prefill = rate * prompt * (1 - brief.effective_hit_rate) / shape.prefill_tokens_per_s
     batch = max(dem.generating_sequences * share / replicas, 1.0)
+    if not math.isfinite(batch):  # the sizing relation has no steady state at this load
+        return math.inf
     decode = rate * w.output_tokens_mean * shape.decode_step_real_s(batch, prompt + w.output_tokens_mean / 2) / batch
     return prefill + decode
 

@@ -84,13 +84,13 @@ def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
 
 _LIMIT_FIELDS = {
     Limit.slots: "deployment.max_num_seqs",
-    Limit.kv: "workload.kv_context_tokens",
+    Limit.kv: "hardware.nodes",
     Limit.prefill: "workload.prefix_hit_rate",
     Limit.batched_tokens: "deployment.max_num_batched_tokens",
 }
 _LIMIT_WORDS = {
     Limit.slots: "every batch slot (max-num-seqs) is taken",
-    Limit.kv: "the running sequences' KV does not fit the pool",
+    Limit.kv: "the running sequences' KV does not fit the pool (more nodes, FP8 KV or shorter contexts lift it)",
     Limit.prefill: "prompts arrive faster than the prefill steps clear them",
     Limit.batched_tokens: "the decode batch the load needs fills max-num-batched-tokens, leaving prompts no room",
 }
@@ -263,8 +263,9 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
-    problems += _long_pool_problems(long_util, pools) + list(lora_problems)
-    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit
+    engine_problems = _engine_problems(brief)
+    problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
+    feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     return CoreDesign(
         brief=brief,
@@ -279,6 +280,24 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         long_context_utilization=long_util,
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
     )
+
+
+def _engine_problems(brief: Brief) -> list[Problem]:
+    """Engine limits the engine itself refuses: without chunked prefill every prompt must fit one step's token budget
+    (vLLM will not start with max-num-batched-tokens below max-model-len then)."""
+    dep = brief.deployment
+    if dep.chunked_prefill or dep.max_num_batched_tokens >= dep.max_model_len:
+        return []
+    return [
+        Problem(
+            field="deployment.max_num_batched_tokens",
+            problem=(
+                f"without chunked prefill a prompt must fit one step, but max-num-batched-tokens ({dep.max_num_batched_tokens})"
+                f" is below max-model-len ({dep.max_model_len}): the engine refuses this configuration"
+            ),
+            change=f"raise deployment.max_num_batched_tokens to at least {dep.max_model_len}, or turn deployment.chunked_prefill on",
+        )
+    ]
 
 
 def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:

@@ -323,8 +323,11 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
         )
     if binding is Limit.slots:
         kv = kv_running_limit(brief, shape)
+        lifted = int(kv)  # the batch cap raised to what the KV pool holds: the pace must not clamp at the old cap
         unbounded, _ = (
-            solve_running_batch(rate, _pace_fn(brief, shape, rate), kv) if kv > brief.deployment.max_num_seqs else (math.inf, None)
+            solve_running_batch(rate, lambda n: pace(brief, shape, rate, n, max_num_seqs=lifted), kv)
+            if kv > brief.deployment.max_num_seqs
+            else (math.inf, None)
         )
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
@@ -340,7 +343,8 @@ def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity
     if capacity_per_replica <= 0:
         return None
     general = math.ceil(request_rate * pools.general_share / (capacity_per_replica * replicas_per_node) - 1e-9)
-    return max(general, 1) + pools.long_context_nodes + pools.spare_nodes
+    dep = brief.deployment  # the brief's own pools: a small fleet's clipped ones come back as it grows
+    return max(general, 1) + dep.long_context_nodes + dep.spare_nodes
 
 
 # --- the worked designs' hand relation ---------------------------------------------------------------

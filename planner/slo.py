@@ -75,6 +75,7 @@ class TradeoffPoint(_Model):
     x: float  # the engine limit's value (tokens or sequences)
     ttft_p95_ms: float
     itl_p95_ms: float
+    tpot_p95_ms: float  # each reply's mean gap, for briefs whose ITL target judges TPOT
     longest_step_ms: float  # one engine step carrying a full prefill chunk: the worst single token gap
 
 
@@ -571,20 +572,47 @@ def _ttft_s(wt: _Wait, q: float) -> float:
 
 
 def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
-    """(interference, its p95 over a reply's lifetime, TPOT p50, TPOT p95) in seconds."""
+    """(interference, its p95 share over a reply's lifetime, TPOT p50, TPOT p95) in seconds.
+
+    A reply of g gaps lasts g x TPOT; the prompts arriving meanwhile (Poisson, mean m) each add their steps' extra
+    time e (beyond the decode steps they stand in for). TPOT p95 = the p95 decode gap + k95 x e / g, k95 the 95th
+    percentile of the prompts a reply sees: Poisson for few, a normal approximation of the compound sum (prompt
+    sizes vary) for many. One-gap replies get no spread from averaging: their TPOT is one gap.
+    """
     batch = wt.batch
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     gap_s = eng.decode_step_s(batch) + eng.sched_s
+    gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
     rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
-    served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
-    # the share a reply sees over its lifetime: compound Poisson work, normal approximation
-    tpot_mean_s = gap_s / (1 - min(rho_i, _MAX_SHARE))
-    arrivals = served * eng.output * tpot_mean_s if math.isfinite(wt.s1) else 0.0
-    spread = math.sqrt((1 + eng.cv2) / arrivals) if arrivals > 0 else 0.0
-    rho_i95 = min(rho_i * (1 + P95_Z * spread), _MAX_SHARE)
     if rho_i >= 1:
-        return rho_i, rho_i95, math.inf, math.inf
-    return rho_i, rho_i95, gap_s / (1 - rho_i), (eng.decode_step_s(batch_p95) + eng.sched_s) / (1 - rho_i95)
+        return rho_i, rho_i, math.inf, math.inf
+    served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
+    tpot_s = gap_s / (1 - rho_i)
+    gaps = max(eng.output - 1, 1.0)
+    extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
+    seen = served * gaps * tpot_s  # prompts arriving during one reply
+    tpot_p95_s = gap_p95_s + _prompts_p95(seen, eng.cv2) * extra_s / gaps
+    return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
+
+
+_ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
+_POISSON_EXACT_BELOW = 30.0  # mean prompts a reply sees: below this the Poisson quantile is summed exactly
+
+
+def _prompts_p95(mean: float, cv2: float) -> float:
+    """95th percentile of the prompt work a reply sees, in mean prompts: Poisson count for a small mean, the compound
+    sum's normal approximation (sizes with CV² cv2) for a large one."""
+    if mean <= 0:
+        return 0.0
+    if mean >= _POISSON_EXACT_BELOW:
+        return mean + P95_Z * math.sqrt(mean * (1 + cv2))
+    term = total = math.exp(-mean)
+    k = 0
+    while total < 0.95:
+        k += 1
+        term *= mean / k
+        total += term
+    return float(k)
 
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
@@ -592,7 +620,7 @@ def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> fl
     wt = _wait(eng, brief, rate, load_batch)
     ttft = _ttft_s(wt, 0.95) * 1e3 / brief.slo.ttft_p95_ms
     _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
-    if brief.slo.itl_metric is ItlMetric.itl:
+    if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
         (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
         judged = itl if math.isfinite(tpot_p95) else math.inf
     else:
@@ -629,6 +657,8 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, rate, batch, (0.50, 0.95))
     if rho_i >= 1:
         itl_p50 = itl_p95 = math.inf
+    if eng.output <= _ONE_GAP:  # a reply of at most one gap: its mean gap is that gap (and p95 >= the mean)
+        tpot_p95 = max(itl_p95, tpot_p50)
     full_chunk = min(room, w.input_tokens_p95 * (1 - eng.hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - eng.hit)
     longest = _chunked_prefill_s(max(full_chunk, 0.0), 1, batch_p95, eng.memory_s(max(batch_p95, 1.0)), eng.fixed_s, eng.prefill_rate)
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
@@ -731,7 +761,8 @@ def _max_num_seqs_values(current: int, load_batch: float) -> list[int]:
 
 def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ...]:
     return tuple(
-        TradeoffPoint(x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, longest_step_ms=p.longest_step_ms) for x, p in points
+        TradeoffPoint(x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, tpot_p95_ms=p.tpot_p95_ms, longest_step_ms=p.longest_step_ms)
+        for x, p in points
     )
 
 
