@@ -4,6 +4,7 @@ import streamlit as st
 
 from planner.breakdowns import decode_step_stack, memory_stack, utilization_stacks
 from planner.fmt import num, pct
+from planner.operating_point import running_in_general_pool
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
 from ui.show import Fig, figure_row, md
@@ -28,7 +29,7 @@ figure_row(
 )
 
 if design.brief.workload.request_rate is None:
-    engine_running = op.in_flight * op.general_replicas
+    engine_running = running_in_general_pool(op)
     st.caption(
         f"{num(d.generating_sequences)} generating is the worked design's conservative sizing figure: every reply is held for the"
         f" users' {num(design.brief.workload.generation_s_per_turn, 's')} of reading. The engine frees a slot when it stops"

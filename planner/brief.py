@@ -230,6 +230,10 @@ class ItlMetric(StrEnum):
     itl = "itl"  # the gaps between consecutive tokens, every step (those carrying a prefill chunk too)
     tpot = "tpot"  # each reply's mean gap (time per output token after the first)
 
+    def judged(self, itl_ms: float, tpot_ms: float) -> float:
+        """Of a per-token ITL figure and a TPOT figure, the one this target judges."""
+        return itl_ms if self is ItlMetric.itl else tpot_ms
+
 
 class Slo(_Frozen):
     ttft_p95_ms: float = Field(default=500, gt=0, le=600_000, description="p95 time to first token target (ms).")

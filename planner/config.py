@@ -12,7 +12,7 @@ import shlex
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ItlMetric, KvPrecision, Precision
+from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
 from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
@@ -165,7 +165,7 @@ def _max_num_batched_tokens_why(brief: Brief, shape: ReplicaShape, slo: SloBudge
 
 
 def _misses_slo(point: TradeoffPoint, brief: Brief) -> bool:
-    judged = point.itl_p95_ms if brief.slo.itl_metric is ItlMetric.itl else point.tpot_p95_ms  # as the brief states it
+    judged = brief.slo.itl_metric.judged(point.itl_p95_ms, point.tpot_p95_ms)  # as the brief states it
     return judged > brief.slo.itl_p95_ms or point.ttft_p95_ms > brief.slo.ttft_p95_ms
 
 

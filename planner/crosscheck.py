@@ -70,8 +70,8 @@ def compare(brief: Brief, label: str, requests: int = REQUESTS) -> Comparison:
     sim = simulate(brief, SimSettings(requests=requests, seed=0)).slo
     assert sim is not None
     slo = design.slo
-    judged = slo.itl_p95_ms if slo.itl_metric.value == "itl" else slo.tpot_p95_ms
-    sim_judged = sim.itl_p95_ms if slo.itl_metric.value == "itl" else sim.tpot_p95_ms
+    judged = slo.judged_itl_p95_ms
+    sim_judged = slo.itl_metric.judged(sim.itl_p95_ms, sim.tpot_p95_ms)
     margins = (abs(sim.ttft_p95_ms / slo.ttft_target_ms - 1), abs(sim_judged / slo.itl_target_ms - 1))
     return Comparison(
         label=label,

@@ -39,6 +39,7 @@ __all__ = [
     "context_tokens",
     "max_num_seqs_for",
     "operating_point",
+    "running_in_general_pool",
     "seed_relation",
     "slo_capacity_rate",
     "solve_running_batch",
@@ -103,6 +104,11 @@ class OperatingPoint(_Model):
     fix: str  # the smallest change that restores a steady state ("" when stable)
     seed_relation: SeedRelation | None  # the worked design's hand relation (None in re-plans, which do not show it)
     arithmetic: dict[str, str]
+
+
+def running_in_general_pool(op: OperatingPoint) -> float:
+    """Sequences the whole general pool runs at the engine's pace: one replica's running batch x its replicas."""
+    return op.in_flight * op.general_replicas
 
 
 def context_tokens(brief: Brief) -> tuple[float, float]:

@@ -408,7 +408,7 @@ def _sim_slo(brief: Brief, rate: float, reqs: Requests, out: EngineOutput, resul
     covered = np.where(np.isfinite(covered), covered, np.inf)
     ttft_p50, ttft_p95 = (v + fixed for v in _quantiles(covered, [50, 95])) if covered.size else (math.inf, math.inf)
     slo = brief.slo
-    judged_itl = result.itl_ms.p95 if slo.itl_metric.value == "itl" else result.tpot_ms.p95
+    judged_itl = slo.itl_metric.judged(result.itl_ms.p95, result.tpot_ms.p95)
     ttft_ok, itl_ok = ttft_p95 <= slo.ttft_p95_ms, not judged_itl > slo.itl_p95_ms  # NaN: no gaps to judge
     return SimSlo(
         ttft_p50_ms=ttft_p50,

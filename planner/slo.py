@@ -184,7 +184,7 @@ class SloBudget(_Model):
     @property
     def judged_itl_p95_ms(self) -> float:
         """The figure the ITL target judges (slo.itl_metric)."""
-        return self.itl_p95_ms if self.itl_metric is ItlMetric.itl else self.tpot_p95_ms
+        return self.itl_metric.judged(self.itl_p95_ms, self.tpot_p95_ms)
 
 
 # --- the replica's step -----------------------------------------------------------------------------
@@ -768,11 +768,7 @@ def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ..
 
 def judged_itl_ms(brief: Brief, p: LatencyPoint) -> float:
     """The p95 figure the brief's ITL target judges: per-token gaps (itl) or each reply's mean gap (tpot)."""
-    return p.itl_p95_ms if brief.slo.itl_metric is ItlMetric.itl else p.tpot_p95_ms
-
-
-def meets_targets(brief: Brief, p: LatencyPoint) -> bool:
-    return p.ttft_p95_ms <= brief.slo.ttft_p95_ms and judged_itl_ms(brief, p) <= brief.slo.itl_p95_ms
+    return brief.slo.itl_metric.judged(p.itl_p95_ms, p.tpot_p95_ms)
 
 
 def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str, curves: bool = True) -> SloBudget:
