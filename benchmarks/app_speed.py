@@ -38,19 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from benchmarks.live import copy_streamlit_config, cpu_seconds, exit_on_sigterm, serve  # noqa: E402
+from benchmarks.live import CHROMIUM, CHROMIUM_FLAGS, copy_streamlit_config, cpu_seconds, exit_on_sigterm, serve  # noqa: E402
 from ui.pages import PAGES  # noqa: E402
 
 TARGET_MS = 150.0
-CHROMIUM = "/usr/bin/chromium"
-_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 _TIMEOUT_MS = 60_000
 TRIVIAL_APP = """import streamlit as st
 
@@ -188,7 +179,7 @@ def _browser() -> Iterator[Any]:
 
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=_FLAGS, viewport={"width": 1400, "height": 1000}
+            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000}
         )
         try:
             yield context.pages[0] if context.pages else context.new_page()

@@ -28,6 +28,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 60
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium, driven by Playwright (no browser downloads here)
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -16,22 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.live import serve
+from benchmarks.live import CHROMIUM, CHROMIUM_FLAGS, serve
 from ui.pages import PAGES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "artifacts" / "e2e"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 FIGURES = '[data-testid="stMetric"], [data-testid="stDataFrame"]'  # what every page shows once its run is done
 RERUN_TIMEOUT_MS = 60_000  # waits return as soon as the condition holds; the first run imports everything
 
@@ -65,7 +56,7 @@ def pw() -> Iterator[object]:
 def _browser_page(pw: object) -> Iterator[object]:
     with tempfile.TemporaryDirectory() as profile:
         context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
-            profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport={"width": 1400, "height": 1000}
+            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000}
         )
         try:
             yield context.pages[0] if context.pages else context.new_page()
