@@ -41,11 +41,19 @@ class GpuSpec(BaseModel):
     dense_tflops: dict[str, float] = Field(description="Dense tensor-core peak per math precision (TFLOP/s).")
     nvlink_domain_gpus: int = Field(description="GPUs one NVLink/NVSwitch (or Infinity Fabric) domain joins.")
     scale_out_gb_per_s: float = Field(description="Scale-out network bandwidth per GPU (GB/s).")
+    interconnect_gb_per_s: float = Field(
+        description="Scale-up (NVLink / Infinity Fabric) bandwidth per GPU, one direction (GB/s): what a tensor-parallel all-reduce moves bytes at."
+    )
+    generation: str = Field(description="Architecture generation (ampere, ada, hopper, blackwell, cdna3): what its tensor cores run natively.")
     source: str
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for a math precision; a GPU without it (A100 and fp8) runs at its bf16 peak."""
         return self.dense_tflops.get(precision, self.dense_tflops["bf16"])
+
+    def runs_natively(self, precision: str) -> bool:
+        """Whether the tensor cores compute in this precision (else the engine dequantizes to bf16: weight-only)."""
+        return precision in self.dense_tflops
 
 
 class ModelSpec(BaseModel):
@@ -65,6 +73,10 @@ class ModelSpec(BaseModel):
     experts: int = 1
     experts_per_token: int = 1
     max_context_tokens: int
+    vocab_size: int = Field(default=0, description="Vocabulary size: the LM head's rows (0 = not known: counted with the other weights).")
+    tied_embeddings: bool = Field(default=False, description="Whether the LM head shares the input embedding's weights.")
+    kv_lora_rank: int = Field(default=0, description="Multi-head latent attention (MLA): width of the compressed KV per token and layer (0 = standard GQA).")
+    qk_rope_head_dim: int = Field(default=0, description="MLA: the decoupled rotary key's width, stored beside the compressed KV.")
     source: str
 
     @property
@@ -104,7 +116,9 @@ GPUS: dict[str, GpuSpec] = {
             dense_tflops=_H100_TFLOPS,
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # one 400 Gb/s NDR InfiniBand port per GPU
-            source="NVIDIA H100 datasheet (SXM5): 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense",
+            interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
+            generation="hopper",
+            source="NVIDIA H100 datasheet (SXM5): 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense, NVLink 900 GB/s",
         ),
         GpuSpec(
             key="h200",
@@ -114,7 +128,9 @@ GPUS: dict[str, GpuSpec] = {
             dense_tflops=_H100_TFLOPS,
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # 400 Gb/s NDR per GPU
-            source="NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s; same Hopper tensor cores as H100 SXM",
+            interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
+            generation="hopper",
+            source="NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; same Hopper tensor cores as H100 SXM",
         ),
         GpuSpec(
             key="a100-80gb",
@@ -124,17 +140,21 @@ GPUS: dict[str, GpuSpec] = {
             dense_tflops={"bf16": 312.0, "int8": 624.0},
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=25,  # 200 Gb/s HDR InfiniBand per GPU
-            source="NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOP/s BF16, 624 TOP/s INT8 dense; no FP8",
+            interconnect_gb_per_s=300,  # NVLink 3: 600 GB/s both directions
+            generation="ampere",
+            source="NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOP/s BF16, 624 TOP/s INT8 dense, NVLink 600 GB/s; no FP8",
         ),
         GpuSpec(
             key="b200",
             name="NVIDIA B200 (HGX) 180GB",
             memory_gb=180,
             hbm_tb_per_s=7.7,
-            dense_tflops={"bf16": 2250.0, "fp8": 4500.0, "int8": 4500.0},
+            dense_tflops={"bf16": 2250.0, "fp8": 4500.0, "int8": 4500.0, "fp4": 9000.0},
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # ConnectX-7, 400 Gb/s per GPU
-            source="NVIDIA HGX B200 datasheet: 180 GB HBM3e and 7.7 TB/s per GPU, 2.25 PFLOP/s BF16 and 4.5 FP8 dense",
+            interconnect_gb_per_s=900,  # NVLink 5: 1.8 TB/s both directions
+            generation="blackwell",
+            source="NVIDIA HGX B200 datasheet: 180 GB HBM3e and 7.7 TB/s per GPU, 2.25 PFLOP/s BF16, 4.5 FP8 and 9 FP4 dense, NVLink 1.8 TB/s",
         ),
         GpuSpec(
             key="mi300x",
@@ -144,7 +164,9 @@ GPUS: dict[str, GpuSpec] = {
             dense_tflops={"bf16": 1307.4, "fp8": 2614.9, "int8": 2614.9},
             nvlink_domain_gpus=8,  # Infinity Fabric joins the 8 GPUs of a platform
             scale_out_gb_per_s=50,  # 400 Gb/s NIC per GPU
-            source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense",
+            interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way to the other GPUs
+            generation="cdna3",
+            source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
         ),
     )
 }
@@ -162,6 +184,7 @@ def _llama_70b(key: str, name: str, context: int, source: str) -> ModelSpec:
         params=70.6e9,
         active_params=70.6e9,
         max_context_tokens=context,
+        vocab_size=128_256,
         source=source,
     )
 
@@ -188,6 +211,7 @@ MODELS: dict[str, ModelSpec] = {
             params=68.98e9,
             active_params=68.98e9,
             max_context_tokens=4096,
+            vocab_size=32_000,
             source="Llama 2 paper and config.json: 80 layers, d 8192, GQA with 8 KV heads, 32k vocab, 69.0e9 params",
         ),
         ModelSpec(
@@ -201,6 +225,7 @@ MODELS: dict[str, ModelSpec] = {
             params=8.03e9,
             active_params=8.03e9,
             max_context_tokens=131_072,
+            vocab_size=128_256,
             source="Meta Llama 3.1 8B config.json: 32 layers, d 4096, 32 heads, 8 KV heads; 8.03e9 params",
         ),
         ModelSpec(
@@ -214,6 +239,7 @@ MODELS: dict[str, ModelSpec] = {
             params=405.9e9,
             active_params=405.9e9,
             max_context_tokens=131_072,
+            vocab_size=128_256,
             source="Meta Llama 3.1 405B config.json: 126 layers, d 16384, 128 heads, 8 KV heads; 405.9e9 params",
         ),
         ModelSpec(
@@ -229,6 +255,7 @@ MODELS: dict[str, ModelSpec] = {
             experts=8,
             experts_per_token=2,
             max_context_tokens=32_768,
+            vocab_size=32_000,
             source="Mistral AI Mixtral-8x7B announcement and config.json: 46.7e9 total, 12.9e9 active, 8 experts, top-2",
         ),
         ModelSpec(
@@ -244,6 +271,7 @@ MODELS: dict[str, ModelSpec] = {
             experts=128,
             experts_per_token=8,
             max_context_tokens=32_768,
+            vocab_size=151_936,
             source="Qwen3 technical report and config.json: 30.5e9 total, 3.3e9 active, 128 experts, top-8, 4 KV heads",
         ),
     )

@@ -69,6 +69,8 @@ class ReplicaShape(BaseModel):
     @property
     def kv_bytes_per_token_per_gpu(self) -> float:
         m = self.model
+        if m.kv_lora_rank:  # MLA: one compressed latent and a rotary key per layer, held whole on every GPU
+            return m.layers * (m.kv_lora_rank + m.qk_rope_head_dim) * self.kv_bytes_per_value
         return 2 * m.layers * self.kv_heads_per_gpu * m.head_dim * self.kv_bytes_per_value  # 2: key and value
 
     @property
