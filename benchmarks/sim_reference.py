@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from planner.sim_engine import StepCosts
+from planner.step_model import chunk_pairs, step_time_s
 
 __all__ = ["ReferenceOutput", "reference_run"]
 
@@ -57,6 +58,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
     reqs = [_Request(arrival[i], prompt[i], output[i], cached[i]) for i in range(len(arrival))]
     max_seqs = min(costs.max_num_seqs, costs.max_num_batched_tokens)
     cap = costs.kv_capacity_tokens
+    constants = costs.step.array()
     waiting: deque[_Request] = deque()
     running: list[_Request] = []  # admission order
     gaps: list[float] = []
@@ -84,6 +86,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
         budget = costs.max_num_batched_tokens - len(decoders)
         tokens = len(decoders)
         context = sum(r.computed + 1 for r in decoders)
+        pairs = 0.0
         kv_used += len(decoders)
         chunks = []
         for r in prefills:
@@ -94,6 +97,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
                 budget -= take
                 tokens += take
                 context += r.computed + take
+                pairs += chunk_pairs(r.computed, take)
         while not preempted and waiting and len(decoders) + len(prefills) < max_seqs and budget > 0:
             r = waiting[0]
             hit = r.cached
@@ -114,6 +118,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
             budget -= take
             tokens += take
             context += hit + take
+            pairs += chunk_pairs(hit, take)
         if tokens == 0:
             if prefills:  # stuck without KV and nothing decoding: free the newest
                 r = prefills[-1]
@@ -124,9 +129,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
                 waiting.popleft()
                 done += 1
             continue
-        weights = costs.weights_s + (costs.experts_s * (1.0 - costs.expert_miss**tokens) if costs.experts_s > 0 else 0.0)
-        dt = max(tokens * costs.compute_s_per_token, weights + context * costs.kv_s_per_token)
-        dt += costs.overhead_s + (len(decoders) + len(prefills)) * costs.per_sequence_s
+        dt = float(step_time_s(constants, tokens, len(decoders) + len(prefills), context, pairs))
         t += dt
         steps += 1
         for r in decoders:

@@ -294,7 +294,27 @@ class Efficiency(_Frozen):
         default=51.0,
         ge=0,
         le=10_000,
-        description="Latency of one tensor-parallel all-reduce when TP > 1; a step runs two per layer (us).",
+        description="Latency of one tensor-parallel all-reduce when TP > 1, before its bytes move; a step runs two per layer (us).",
+    )
+    interconnect_fraction: float = Field(
+        default=0.7,
+        ge=0.01,
+        le=1,
+        description="Achieved fraction of the GPU's NVLink / Infinity Fabric bandwidth when an all-reduce moves activations (0-1).",
+    )
+    allreduce_bytes_moved: bool = Field(
+        default=True,
+        description="Whether the all-reduce's time counts the activations it moves over the link (the seeds use a flat TP factor instead).",
+    )
+    step_roofline: bool = Field(
+        default=False,
+        description="Whether a step is one roofline, max(all its FLOPs, all its bytes) (the 200-QPS seed's model), instead of kernel by kernel (attention's KV reads after the GEMMs).",
+    )
+    per_sequence_us: float = Field(
+        default=0.0,
+        ge=0,
+        le=10_000,
+        description="Time per sequence in a step: sampling, detokenizing, scheduler bookkeeping (us).",
     )
 
 

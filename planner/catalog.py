@@ -44,7 +44,9 @@ class GpuSpec(BaseModel):
     interconnect_gb_per_s: float = Field(
         description="Scale-up (NVLink / Infinity Fabric) bandwidth per GPU, one direction (GB/s): what a tensor-parallel all-reduce moves bytes at."
     )
-    generation: str = Field(description="Architecture generation (ampere, ada, hopper, blackwell, cdna3): what its tensor cores run natively.")
+    generation: str = Field(
+        description="Architecture generation (ampere, ada, hopper, blackwell, cdna3): what its tensor cores run natively."
+    )
     source: str
 
     def peak_tflops(self, precision: str) -> float:
@@ -75,7 +77,9 @@ class ModelSpec(BaseModel):
     max_context_tokens: int
     vocab_size: int = Field(default=0, description="Vocabulary size: the LM head's rows (0 = not known: counted with the other weights).")
     tied_embeddings: bool = Field(default=False, description="Whether the LM head shares the input embedding's weights.")
-    kv_lora_rank: int = Field(default=0, description="Multi-head latent attention (MLA): width of the compressed KV per token and layer (0 = standard GQA).")
+    kv_lora_rank: int = Field(
+        default=0, description="Multi-head latent attention (MLA): width of the compressed KV per token and layer (0 = standard GQA)."
+    )
     qk_rope_head_dim: int = Field(default=0, description="MLA: the decoupled rotary key's width, stored beside the compressed KV.")
     source: str
 

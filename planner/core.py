@@ -138,7 +138,7 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
 
 def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[float, float]:
     """(TTFT, ITL) no load or engine setting can go below: the fixed request path, one sequence's step + scheduler."""
-    return slo.point.fixed_ms, shape.decode_step_real_s(1.0, brief.running_context_tokens) * 1e3 + brief.latency.scheduler_ms
+    return slo.point.fixed_ms, shape.decode_step_s(1.0, brief.running_context_tokens) * 1e3 + brief.latency.scheduler_ms
 
 
 def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> list[Problem]:

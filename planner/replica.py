@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ComputePeak, Precision
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
+from planner.step_model import StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of"]
@@ -39,7 +40,8 @@ class ReplicaShape(BaseModel):
     attention_bandwidth_fraction: float  # KV reads by decode attention
     tp_factor: float  # 1 + all-reduce overhead when TP > 1
     real_kernel_factor: float
-    step_overhead_s: float  # fixed per step, including the TP all-reduce latencies
+    step_overhead_s: float  # fixed per step: scheduling, launch
+    step: StepConstants  # the per-kernel step-time constants (planner.step_model)
     usable_gb_per_gpu: float  # memory x gpu_memory_utilization
     reserve_gb_per_gpu: float
 
@@ -68,10 +70,7 @@ class ReplicaShape(BaseModel):
 
     @property
     def kv_bytes_per_token_per_gpu(self) -> float:
-        m = self.model
-        if m.kv_lora_rank:  # MLA: one compressed latent and a rotary key per layer, held whole on every GPU
-            return m.layers * (m.kv_lora_rank + m.qk_rope_head_dim) * self.kv_bytes_per_value
-        return 2 * m.layers * self.kv_heads_per_gpu * m.head_dim * self.kv_bytes_per_value  # 2: key and value
+        return _kv_bytes_per_token_per_gpu(self.model, self.tp, self.kv_bytes_per_value)
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -112,10 +111,20 @@ class ReplicaShape(BaseModel):
         return self.step_bytes(batch, context_tokens) / self.hbm_bytes_per_s
 
     def decode_step_real_s(self, batch: float, context_tokens: float) -> float:
-        """The real step: weights at the achieved bandwidth, KV at attention's, x TP all-reduce and kernel factors, + fixed time."""
+        """The seeds' hand formula for a decode step (the capacity arithmetic): the bytes read at the achieved
+        bandwidths, x the flat TP and kernel factors, + the fixed step and the all-reduce latencies. No compute term
+        and no bytes moved by the all-reduce: the engine's own step is `decode_step_s`."""
         weights = self.model.params_read_per_step(batch) * self.weight_bytes_per_value / self.bandwidth_fraction
         kv = batch * context_tokens * self.kv_bytes_per_token / self.attention_bandwidth_fraction
-        return (weights + kv) / self.hbm_bytes_per_s * self.tp_factor * self.real_kernel_factor + self.step_overhead_s
+        latencies = self.step.allreduces * self.step.allreduce_latency_s
+        return (weights + kv) / self.hbm_bytes_per_s * self.tp_factor * self.real_kernel_factor + self.step_overhead_s + latencies
+
+    def decode_step_s(self, batch: float, context_tokens: float) -> float:
+        """A pure decode step of `batch` sequences each reading `context_tokens` of KV, as the engine runs it
+        (planner.step_model: GEMMs, attention, all-reduce, fixed and per-sequence costs)."""
+        if not math.isfinite(batch * context_tokens):
+            return math.inf
+        return float(step_time_s(self.step.array(), batch, batch, batch * context_tokens, 0.0))
 
 
 def _compute_precision(brief: Brief) -> str:
@@ -157,6 +166,63 @@ def _engine_fraction(memory_gb: float, gpu_memory_utilization: float, reserve_gb
     return math.floor(wanted / _FRACTION_STEP + 1e-9) * _FRACTION_STEP
 
 
+ACTIVATION_BYTES = 2  # an all-reduce moves BF16 activations
+
+
+def _gemm_params(model: ModelSpec) -> tuple[float, float]:
+    """(parameters a token's projections multiply, excluding the LM head; the LM head's) of the active path.
+    The input embedding is a lookup, not a GEMM; a tied LM head shares its weights (counted once in params)."""
+    head = float(model.vocab_size * model.hidden_size)
+    tables = head if model.tied_embeddings else 2 * head
+    return model.active_params - tables, head
+
+
+def _weights_read(model: ModelSpec) -> tuple[float, float]:
+    """(parameters every step reads, parameters of all routed experts). The input embedding is counted as read in
+    full, as the seeds count it (a step gathers only its tokens' rows: ~1.5% of a 70B model's bytes, ~6% of an 8B's)."""
+    experts = model.experts * model.expert_params if model.is_moe else 0.0
+    return (model.shared_params if model.is_moe else model.params), experts
+
+
+def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
+    """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model)."""
+    dep, eff = brief.deployment, brief.efficiency
+    tp = dep.tp
+    hbm = gpu.hbm_tb_per_s * TB * tp
+    compute = gpu.peak_tflops(precision) * TB * tp * eff.compute_fraction
+    attention_compute = gpu.peak_tflops("bf16") * TB * tp * eff.compute_fraction  # attention runs in BF16
+    dense, experts = _weights_read(model)
+    gemm_params, head_params = _gemm_params(model)
+    bpv = dep.weights.bytes_per_value
+    kv_bytes = _kv_bytes_per_token_per_gpu(model, tp, dep.kv_cache.bytes_per_value) * tp
+    comm = tp > 1
+    reads = hbm / ((1 + eff.tp_comm_overhead if comm else 1.0) * eff.real_kernel_factor)  # the seeds' flat factors slow the reads
+    link = gpu.interconnect_gb_per_s * 1e9 * eff.interconnect_fraction
+    token_bytes = model.hidden_size * ACTIVATION_BYTES if eff.allreduce_bytes_moved else 0.0
+    return StepConstants(
+        weights_s=dense * bpv / (reads * eff.bandwidth_fraction),
+        experts_s=experts * bpv / (reads * eff.bandwidth_fraction),
+        expert_miss=1 - model.experts_per_token / model.experts if model.is_moe else 1.0,
+        gemm_s_per_token=2 * gemm_params / compute,  # 2: a multiply and an add per parameter
+        lm_head_s_per_seq=2 * head_params / compute,
+        kv_s_per_token=kv_bytes / (reads * eff.attention_bandwidth_fraction),
+        attn_s_per_pair=4 * model.layers * model.attention_heads * model.head_dim / attention_compute,  # QK and AV
+        allreduces=2 * model.layers if comm else 0,  # after attention and after the MLP, every layer
+        allreduce_latency_s=eff.allreduce_latency_us / 1e6,
+        one_shot_s_per_token=(tp - 1) * token_bytes / link if comm else 0.0,
+        two_shot_s_per_token=2 * (tp - 1) / tp * token_bytes / link if comm else 0.0,
+        overhead_s=eff.step_overhead_ms / 1e3,
+        per_sequence_s=eff.per_sequence_us / 1e6,
+        roofline=1.0 if eff.step_roofline else 0.0,
+    )
+
+
+def _kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, bytes_per_value: float) -> float:
+    if model.kv_lora_rank:  # MLA: one compressed latent and a rotary key per layer, held whole on every GPU
+        return model.layers * (model.kv_lora_rank + model.qk_rope_head_dim) * bytes_per_value
+    return 2 * model.layers * model.kv_heads / tp * model.head_dim * bytes_per_value  # 2: key and value
+
+
 def shape_of(brief: Brief) -> ReplicaShape:
     """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed."""
     hw, dep = brief.hardware, brief.deployment
@@ -181,7 +247,8 @@ def shape_of(brief: Brief) -> ReplicaShape:
         attention_bandwidth_fraction=eff.attention_bandwidth_fraction,
         tp_factor=1 + eff.tp_comm_overhead if dep.tp > 1 else 1.0,
         real_kernel_factor=eff.real_kernel_factor,
-        step_overhead_s=(eff.step_overhead_ms + (2 * model.layers * eff.allreduce_latency_us / 1e3 if dep.tp > 1 else 0.0)) / 1e3,
+        step_overhead_s=eff.step_overhead_ms / 1e3,
+        step=step_constants(brief, model, gpu, precision),
         usable_gb_per_gpu=gpu.memory_gb * _engine_fraction(gpu.memory_gb, dep.gpu_memory_utilization, dep.reserve_gb_per_gpu)
         + dep.reserve_gb_per_gpu,
         reserve_gb_per_gpu=dep.reserve_gb_per_gpu,

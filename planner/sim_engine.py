@@ -8,9 +8,9 @@ Each step:
 2. Then waiting requests, first come first served, while the token budget (max-num-batched-tokens),
    the sequence limit (max-num-seqs) and the KV cache allow. The prefix cache covers a request's
    cached prompt tokens at admission: they hold KV but cost no compute.
-3. The step takes max(compute of its tokens, bytes read / achieved bandwidth) + a fixed overhead
-   + a cost per scheduled sequence. A request whose KV catches up with its tokens samples one token
-   at the end of the step: the first one sets its TTFT, the last one ends it.
+3. The step takes planner.step_model.step_time_s of its tokens, sequences, KV read and prefill attention
+   pairs (GEMMs, attention, all-reduce, fixed and per-sequence costs). A request whose KV catches up with
+   its tokens samples one token at the end of the step: the first one sets its TTFT, the last one ends it.
 
 The loop is written in the subset of Python that numba compiles (`cache=True`, so later processes
 load the machine code instead of compiling it again); `run_engine` calls the compiled version.
@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
+
+from planner.step_model import StepConstants, step_time_s
 
 __all__ = ["ITL_BINS", "ITL_BINS_PER_DECADE", "ITL_LOW_S", "EngineOutput", "StepCosts", "engine_loop", "run_engine", "warm_up"]
 
@@ -42,17 +44,11 @@ ITL_BINS = 12 * ITL_BINS_PER_DECADE
 
 
 class StepCosts(BaseModel):
-    """What one engine step costs, from the replica's physics (see simulator.step_costs)."""
+    """What one engine step costs (planner.step_model) and the engine's limits (see simulator.step_costs)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    compute_s_per_token: float  # FLOPs per token / achieved FLOP/s
-    weights_s: float  # reading the weights every token uses (dense: all of them), at achieved bandwidth
-    experts_s: float  # reading every routed expert once (0 for a dense model)
-    expert_miss: float  # chance one token leaves a given expert untouched: 1 - top-k / experts
-    kv_s_per_token: float  # reading one token's KV (all layers) at the attention's achieved bandwidth
-    per_sequence_s: float  # cost per sequence in the step: sampling, bookkeeping, per-sequence kernels
-    overhead_s: float  # fixed cost per step: scheduling, launch, TP synchronization
+    step: StepConstants
     max_num_batched_tokens: int
     max_num_seqs: int
     kv_capacity_tokens: int
@@ -84,13 +80,8 @@ def engine_loop(  # one function, so numba compiles the whole loop
     output: I64,
     cached: I64,
     clients: int,
-    compute_s_per_token: float,
-    weights_s: float,
-    experts_s: float,
-    expert_miss: float,
-    kv_s_per_token: float,
-    per_sequence_s: float,
-    overhead_s: float,
+    step_k: F64,
+    step_time: Callable[[F64, float, float, float, float], float],
     max_batched: int,
     max_seqs: int,
     kv_capacity: int,
@@ -196,6 +187,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
         budget = max_batched - n_dec
         tokens = n_dec
         context = dec_context + n_dec
+        pairs = 0.0  # (query, key) pairs of the prompt chunks' attention
         kv_used += n_dec
         # --- 2. running prefills, oldest first, within the budget and the free KV ---------------------
         for j in range(n_pre):
@@ -208,6 +200,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                 budget -= take
                 tokens += take
                 context += computed[r] + take
+                pairs += take * computed[r] + take * (take + 1.0) / 2.0
         # --- 3. waiting requests, first come first served -----------------------------------------
         while not preempted and q_len > 0 and n_dec + n_pre < max_seqs and budget > 0:
             r = queue[q_head]
@@ -240,6 +233,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
             budget -= take
             tokens += take
             context += hit + take
+            pairs += take * hit + take * (take + 1.0) / 2.0
         if tokens == 0:
             if n_pre > 0:  # prefills stuck without KV and nothing decoding: free the newest
                 r = prefilling[n_pre - 1]
@@ -263,10 +257,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                     known += 1
             continue
         # --- 4. the step's time ---------------------------------------------------------------
-        weights = weights_s + experts_s * (1.0 - expert_miss**tokens) if experts_s > 0 else weights_s
-        memory = weights + context * kv_s_per_token
-        compute = tokens * compute_s_per_token
-        dt = max(compute, memory) + overhead_s + (n_dec + n_pre) * per_sequence_s
+        dt = step_time(step_k, float(tokens), float(n_dec + n_pre), float(context), pairs)
         t += dt
         busy += dt
         steps = step
@@ -341,7 +332,13 @@ def _kernel() -> Callable[..., Any]:
     if _compiled is None:
         import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
 
-        _compiled = cast(Callable[..., Any], numba.njit(cache=True, nogil=True)(engine_loop))
+        step = numba.njit(cache=True, nogil=True)(step_time_s)
+        loop = numba.njit(cache=True, nogil=True)(engine_loop)
+
+        def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: F64, *limits: Any) -> Any:
+            return loop(arrival, prompt, output, cached, clients, step_k, step, *limits)
+
+        _compiled = run
     return _compiled
 
 
@@ -350,7 +347,23 @@ def warm_up() -> None:
     global _warm
     if not _warm:
         one = np.ones(1, dtype=np.int64)
-        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, 1e-6, 1e-3, 0.0, 1.0, 1e-9, 0.0, 0.0, 16, 1, 64, True)
+        constants = StepConstants(
+            weights_s=1e-3,
+            experts_s=0.0,
+            expert_miss=1.0,
+            gemm_s_per_token=1e-6,
+            lm_head_s_per_seq=0.0,
+            kv_s_per_token=1e-9,
+            attn_s_per_pair=0.0,
+            allreduces=0.0,
+            allreduce_latency_s=0.0,
+            one_shot_s_per_token=0.0,
+            two_shot_s_per_token=0.0,
+            overhead_s=0.0,
+            per_sequence_s=0.0,
+            roofline=0.0,
+        )
+        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.array(), 16, 1, 64, True)
         _warm = True
 
 
@@ -365,13 +378,7 @@ def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int
         np.ascontiguousarray(output, dtype=np.int64),
         np.ascontiguousarray(cached, dtype=np.int64),
         int(clients),
-        costs.compute_s_per_token,
-        costs.weights_s,
-        costs.experts_s,
-        costs.expert_miss,
-        costs.kv_s_per_token,
-        costs.per_sequence_s,
-        costs.overhead_s,
+        costs.step.array(),
         costs.max_num_batched_tokens,
         costs.max_num_seqs,
         costs.kv_capacity_tokens,

@@ -173,23 +173,14 @@ def benchmark_brief(changes: dict[str, object] | None = None) -> Brief:
 
 
 def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
-    """The replica's step-time constants: the same bytes, FLOPs and factors as replica.decode_step_real_s."""
-    m, dep = shape.model, brief.deployment
-    s_per_byte = shape.tp_factor * shape.real_kernel_factor / (shape.hbm_bytes_per_s * shape.bandwidth_fraction)
-    s_per_kv_byte = shape.tp_factor * shape.real_kernel_factor / (shape.hbm_bytes_per_s * shape.attention_bandwidth_fraction)
-    bpv = shape.weight_bytes_per_value
-    dense_params = m.shared_params if m.is_moe else m.params
+    """The replica's step-time constants (the shape's, as the planner's closed forms use them) and engine limits."""
+    dep = brief.deployment
     kv_capacity = int(shape.kv_capacity_tokens)
     if kv_capacity < 2:
         raise BriefError("deployment.tp", f"the replica holds no KV: {num(shape.kv_gb_per_gpu, 'GB')} per GPU left after the weights")
+    overhead_s = shape.step.overhead_s + brief.latency.scheduler_ms / 1e3  # the plan's per-step scheduler time too
     return StepCosts(
-        compute_s_per_token=shape.flops_per_token / shape.flops_per_s,
-        weights_s=dense_params * bpv * s_per_byte,
-        experts_s=m.experts * m.expert_params * bpv * s_per_byte if m.is_moe else 0.0,
-        expert_miss=1 - m.experts_per_token / m.experts if m.is_moe else 1.0,
-        kv_s_per_token=shape.kv_bytes_per_token * s_per_kv_byte,
-        per_sequence_s=0.0,
-        overhead_s=shape.step_overhead_s + brief.latency.scheduler_ms / 1e3,  # the plan's per-step scheduler time too
+        step=shape.step.model_copy(update={"overhead_s": overhead_s}),
         max_num_batched_tokens=dep.max_num_batched_tokens,
         max_num_seqs=dep.max_num_seqs,
         kv_capacity_tokens=kv_capacity,

@@ -38,6 +38,21 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
+from planner.step_model import (
+    ALLREDUCES,
+    AR_LATENCY_S,
+    AR_ONE_SHOT_S_PER_TOKEN,
+    AR_TWO_SHOT_S_PER_TOKEN,
+    CONSTANTS,
+    EXPERT_MISS,
+    EXPERTS_S,
+    GEMM_S_PER_TOKEN,
+    KV_S_PER_TOKEN,
+    LM_HEAD_S_PER_SEQ,
+    ROOFLINE,
+    WEIGHTS_S,
+    step_time_s,
+)
 
 __all__ = [
     "P95_Z",
@@ -189,6 +204,14 @@ class SloBudget(_Model):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
+# Masks over step_model's constants that keep one part of a step: the GEMMs' weight reads, the GEMMs' compute.
+_GEMM_WEIGHTS = np.zeros(CONSTANTS)
+_GEMM_WEIGHTS[[WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE]] = 1.0
+_GEMM_COMPUTE = np.zeros(CONSTANTS)
+_GEMM_COMPUTE[[GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ]] = 1.0
+_ALLREDUCE = np.zeros(CONSTANTS)
+_ALLREDUCE[[ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN]] = 1.0
+
 
 class _Engine:
     """The constants of one replica under one brief (engine limits and hit rate may be overridden)."""
@@ -210,34 +233,69 @@ class _Engine:
         self.chunked = dep.chunked_prefill
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
-        self.overhead_s = shape.step_overhead_s
+        step = shape.step
+        self.k = step.array()
+        self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
-        self.prefill_rate = shape.prefill_tokens_per_s
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
         self.uncached = w.input_tokens_mean * (1 - self.hit)
         self.longest_uncached = (dep.max_model_len - 1) * (1 - self.hit)  # prompts are clipped at max-model-len
         self.longest_prompt = float(dep.max_model_len - 1)
         self.output = w.output_tokens_mean
+        # A prompt token's GEMMs, its attention over the cached prefix and the uncached tokens before it (mean over gamma
+        # lengths: E[U²] / 2 E[U]) and the chunk's read of its context's KV (one chunk: the prefix and itself).
+        hit_tokens = w.input_tokens_mean * self.hit
+        attends = hit_tokens + (self.uncached * (1 + self.cv2) + 1) / 2
+        reads = 1 + hit_tokens / max(self.uncached, 1.0)
+        self.token_s = step.gemm_s_per_token + step.kv_s_per_token * reads + step.attn_s_per_pair * attends
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
 
-    def memory_s(self, batch: float) -> float:
-        """The batch's weight and KV reads in one step (hidden under a prefill chunk's compute)."""
-        return self.shape.decode_step_real_s(batch, self.context) - self.overhead_s
+    # A step with a decode batch b and c prompt tokens costs  base(b) + max(decode(b) + c x token(b), floor(b)):
+    # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
+    # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
+
+    def prompt_token_s(self, batch: float) -> float:
+        """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
+        mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
+        b = max(batch, 1.0)
+        chunk = max(min(self.uncached, self.room(batch)), 1.0)
+        comm = step_time_s(self.k * _ALLREDUCE, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k * _ALLREDUCE, b, 0.0, 0.0, 0.0)
+        return self.token_s + float(comm) / chunk
+
+    def prefill_rate(self, batch: float) -> float:
+        """Prompt tokens a second, beside a decode batch."""
+        return 1 / self.prompt_token_s(batch)
+
+    def floor_s(self, batch: float) -> float:
+        """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
+        below, however few tokens it computes."""
+        b = max(batch, 1.0)
+        roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
+        return float(step_time_s(self.k * _GEMM_WEIGHTS, b, 0.0, roofline_reads, 0.0))
+
+    def decode_compute_s(self, batch: float) -> float:
+        """The GEMM compute of the batch's decode tokens (LM head included)."""
+        return float(step_time_s(self.k * _GEMM_COMPUTE, batch, batch, 0.0, 0.0))
+
+    def base_s(self, batch: float) -> float:
+        """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
+        b = max(batch, 1.0)
+        return self.decode_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
     def decode_step_s(self, batch: float) -> float:
-        """A pure decode step: fixed overhead + max(compute of the batch's tokens, its reads), as the simulator costs it."""
+        """A pure decode step (planner.step_model.step_time_s), as the simulator costs it."""
         b = max(batch, 1.0)
-        return self.overhead_s + max(b / self.prefill_rate, self.memory_s(b))
+        return float(step_time_s(self.k, b, b, b * self.context, 0.0))
 
     def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
-        """decode_step_s over an array of batches (batches >= 1). A dense model's reads grow linearly with the batch,
-        so two evaluations give them all; a MoE model's expert reads do not: one evaluation each."""
-        if self.shape.model.is_moe:
-            return np.array([self.decode_step_s(float(b)) for b in batches])
-        per_seq = self.memory_s(2.0) - self.memory_s(1.0)
-        memory = self.memory_s(1.0) + per_seq * (batches - 1.0)
-        return self.overhead_s + np.maximum(batches / self.prefill_rate, memory)
+        """decode_step_s over an array of batches (batches >= 1)."""
+        return np.asarray(step_time_s(self.k, batches, batches, batches * self.context, 0.0))
+
+    def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
+        """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
+        compute = tokens * self.prompt_token_s(batch) + chunks * self.decode_compute_s(batch)
+        return chunks * self.base_s(batch) + np.maximum(compute, chunks * self.floor_s(batch))
 
     def room(self, batch: float) -> float:
         """Prompt tokens a step has room for beside the decode batch."""
@@ -246,10 +304,7 @@ class _Engine:
     def service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
         chunks = _prompt_chunks(self.uncached, self.room(batch))
-        s = _prompt_service_moments(
-            self.uncached, self.longest_uncached, self.cv2, chunks, batch, self.memory_s(max(batch, 1.0)), self.fixed_s, self.prefill_rate
-        )
-        return chunks, *s
+        return chunks, *_prompt_service_moments(self, chunks, batch)
 
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
@@ -312,39 +367,22 @@ def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> 
     return min(m1 * m1 / var, 1e3) if var > 0 else 1e3
 
 
-def _chunked_prefill_s(tokens: float, chunks: float, batch: float, memory_s: float, fixed_step_s: float, prefill_rate: float) -> float:
-    """Engine time of `chunks` steps carrying `tokens` prompt tokens beside a decode batch of `batch`.
+def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[float, float, float]:
+    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens.
 
-    Each step costs its fixed time + max(compute of its tokens, the batch's weight and KV reads), as in the
-    simulator: a chunk's compute hides the decode's memory time.
-    """
-    return chunks * fixed_step_s + max((tokens + chunks * batch) / prefill_rate, chunks * memory_s)
-
-
-def _prompt_service_moments(
-    uncached_mean: float,
-    uncached_max: float,
-    cv2: float,
-    chunks: float,
-    batch: float,
-    memory_s: float,
-    fixed_step_s: float,
-    prefill_rate: float,
-) -> tuple[float, float, float]:
-    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _chunked_prefill_s of its uncached tokens.
-
-    S = chunks x fixed + d + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), d = the
-    batch's decode compute in those steps, floor = chunks x memory - d, and ceiling = the uncached part of the
-    longest prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra
-    steps are left out while short prompts, which the engine packs several to a step, are each charged a whole
-    step's floor; the two partly cancel (against the simulator's measured waits: docs/crosscheck.md).
+    S = a + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), a = chunks x (base + the batch's
+    decode compute), floor = chunks x (weight reads - decode compute), and ceiling = the uncached part of the longest
+    prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra steps are left
+    out while short prompts, which the engine packs several to a step, are each charged a whole step's floor; the
+    two partly cancel (against the simulator's measured waits: docs/crosscheck.md).
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
-    decode_s = chunks * batch / prefill_rate
-    floor = max(chunks * memory_s - decode_s, 0.0)
-    z1, z2, z3 = clamped_moments(uncached_mean / prefill_rate, cv2, floor, uncached_max / prefill_rate)
-    a = chunks * fixed_step_s + decode_s  # S = a + Z
+    decode_s = chunks * eng.decode_compute_s(batch)
+    floor = max(chunks * eng.floor_s(batch) - decode_s, 0.0)
+    token_s = eng.prompt_token_s(batch)
+    z1, z2, z3 = clamped_moments(eng.uncached * token_s, eng.cv2, floor, eng.longest_uncached * token_s)
+    a = chunks * eng.base_s(batch) + decode_s  # S = a + Z
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
 
@@ -379,11 +417,10 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
 
 
 def _stage_s(eng: _Engine, uncached: np.ndarray, batch: float) -> np.ndarray:
-    """Each prompt's own chunk steps (vectorized _chunked_prefill_s)."""
+    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts)."""
     room = eng.room(batch)
     chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
-    memory = eng.memory_s(max(batch, 1.0))
-    return np.asarray(chunks * eng.fixed_s + np.maximum((uncached + chunks * batch) / eng.prefill_rate, chunks * memory))
+    return np.asarray(eng.mixed_step_s(uncached, chunks, batch))
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
@@ -474,16 +511,16 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
     decode_gaps = np.sort(eng.decode_steps_s(batches)) + eng.sched_s
     grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
-    memory = eng.memory_s(b)
+    base, floor, decode, rate_b = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b), eng.prefill_rate(b)
 
     def cdf(t: float) -> float:
         pure = float(np.interp(t, decode_gaps, grid_p, left=0.0, right=1.0))
-        head = t - eng.fixed_s  # the compute or reads a mixed step may spend
-        mixed = _chunk_cdf(eng, room, chunks, head * eng.prefill_rate - batch) if head >= memory else 0.0
+        head = t - base  # the GEMM time a mixed step may spend
+        mixed = _chunk_cdf(eng, room, chunks, (head - decode) * rate_b) if head >= floor else 0.0
         return (1 - share) * pure + share * mixed
 
     low = float(decode_gaps[0]) * 0.5
-    high = _chunked_prefill_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch, memory, eng.fixed_s, eng.prefill_rate)
+    high = float(eng.mixed_step_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch))
     high = max(high, float(decode_gaps[-1])) * 1.01
     quantiles = tuple(_invert(cdf, q, low, high) for q in qs)
     return quantiles, share, s1 / chunks
@@ -637,7 +674,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     step_s = eng.decode_step_s(batch)
     step_p95_s = eng.decode_step_s(batch_p95)
-    service_s = eng.uncached / eng.prefill_rate
+    service_s = eng.uncached * eng.prompt_token_s(batch)
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
     chunks_mean, slot, prompt_wait_s, admission_s, step_wait_s = wt.chunks_mean, wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
@@ -650,7 +687,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     else:
         chunk = min(room, cap_tokens)
         chunks = _prompt_chunks(cap_tokens, room)
-        stage_s = _chunked_prefill_s(cap_tokens, chunks, batch, eng.memory_s(max(batch, 1.0)), eng.fixed_s, eng.prefill_rate)
+        stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
     rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, rate, load_batch, wt)
@@ -660,7 +697,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     if eng.output <= _ONE_GAP:  # a reply of at most one gap: its mean gap is that gap (and p95 >= the mean)
         tpot_p95 = max(itl_p95, tpot_p50)
     full_chunk = min(room, w.input_tokens_p95 * (1 - eng.hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - eng.hit)
-    longest = _chunked_prefill_s(max(full_chunk, 0.0), 1, batch_p95, eng.memory_s(max(batch_p95, 1.0)), eng.fixed_s, eng.prefill_rate)
+    longest = float(eng.mixed_step_s(max(full_chunk, 0.0), 1, batch_p95))
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
     hold_s = load_batch / rate if rate > 0 else 0.0
     gap_s = step_s + eng.sched_s
@@ -674,8 +711,8 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         decode_step_ms=step_s * 1e3,
         decode_step_p95_ms=step_p95_s * 1e3,
         scheduler_ms=lat.scheduler_ms,
-        step_fixed_ms=eng.fixed_s * 1e3,
-        step_memory_ms=eng.memory_s(max(batch, 1.0)) * 1e3,
+        step_fixed_ms=eng.base_s(batch) * 1e3,
+        step_memory_ms=eng.floor_s(batch) * 1e3,
         hit_rate=eng.hit,
         uncached_tokens_mean=eng.uncached,
         service_cv2=eng.cv2,

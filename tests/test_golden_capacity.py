@@ -132,7 +132,9 @@ def test_qps10_engine_pace_is_its_own_figure_beside_the_seed(qps10):
     assert op.in_flight < op.seed_relation.in_flight
     assert op.stable and op.limit is None
     assert op.load_vs_capacity == pytest.approx(10 / op.capacity_rate_per_s)
-    assert 0.4 < op.load_vs_capacity < 0.8
+    # the replica carries all 10 req/s within the SLO (the simulator agrees: tests/test_crosscheck.py); per-token ITL
+    # on steps that also carry a prompt chunk binds well before the seed's TPOT relation does (15.9 req/s)
+    assert 0.6 < op.load_vs_capacity < 1.0
 
 
 def test_every_figure_shows_its_arithmetic(capstone):

@@ -18,6 +18,7 @@ from planner.replica import shape_of
 from planner.sim_engine import StepCosts, run_engine
 from planner.sim_workload import make_requests, sample_lengths
 from planner.simulator import SimSettings, _histogram_percentiles, max_rate, simulate, step_costs
+from planner.step_model import StepConstants
 
 pytestmark = pytest.mark.unit
 
@@ -72,13 +73,17 @@ def test_max_rate_progress_reaches_one(qps200):
 
 
 def test_one_request_matches_the_closed_form(qps200):
-    """Alone on the replica: TTFT = prefill FLOPs / achieved FLOP/s + overhead; TPOT = the analytic decode step at the mean context."""
+    """Alone on the replica: TTFT = the prompt's GEMM and attention FLOPs at the achieved FLOP/s + its KV read + the
+    fixed step (a roofline step: the KV read hides under the compute); TPOT = the decode step (planner.step_model) at the mean context."""
     shape = shape_of(qps200)
+    k = shape.step
     r = simulate(qps200, SimSettings(requests=1, rate_per_s=1.0, input_tokens=2000, output_tokens=501))
-    prefill_s = 2000 / shape.prefill_tokens_per_s + shape.step_overhead_s
+    assert k.roofline == 1.0  # the seed's step: the prompt's KV read hides under its compute
+    prefill_s = 2000 * k.gemm_s_per_token + k.lm_head_s_per_seq + 2000 * 2001 / 2 * k.attn_s_per_pair + k.overhead_s
     assert r.ttft_ms.p50 == pytest.approx(prefill_s * 1e3, rel=1e-9)
+    assert r.ttft_ms.p50 == pytest.approx(2000 / shape.prefill_tokens_per_s * 1e3, rel=0.05)  # near the hand arithmetic
     # decode steps read 2,001 ... 2,500 tokens of context: the mean is 2,250.5
-    assert r.tpot_ms.p50 == pytest.approx(shape.decode_step_real_s(1, 2250.5) * 1e3, rel=1e-9)
+    assert r.tpot_ms.p50 == pytest.approx(shape.decode_step_s(1, 2250.5) * 1e3, rel=1e-9)
 
 
 def test_same_seed_same_result(qps200):
@@ -206,14 +211,24 @@ def test_itl_histogram_matches_the_exact_percentiles(reference_run, qps200, rate
 
 
 def test_moe_weights_read_grows_with_the_batch():
-    costs = StepCosts(
-        compute_s_per_token=1e-6,
+    step = StepConstants(
         weights_s=1e-3,
         experts_s=4e-3,
         expert_miss=0.75,
+        gemm_s_per_token=1e-6,
+        lm_head_s_per_seq=0.0,
         kv_s_per_token=0.0,
-        per_sequence_s=0.0,
+        attn_s_per_pair=0.0,
+        allreduces=0.0,
+        allreduce_latency_s=0.0,
+        one_shot_s_per_token=0.0,
+        two_shot_s_per_token=0.0,
         overhead_s=0.0,
+        per_sequence_s=0.0,
+        roofline=0.0,
+    )
+    costs = StepCosts(
+        step=step,
         max_num_batched_tokens=512,
         max_num_seqs=64,
         kv_capacity_tokens=100_000,

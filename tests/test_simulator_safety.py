@@ -23,6 +23,7 @@ from planner.simulator import (
     simulate,
     step_costs,
 )
+from planner.step_model import step_time_s
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.unit
@@ -50,7 +51,7 @@ def _closed_loop(qps200, clients: int, count: int, loop=None):  # type: ignore[n
     if loop is None:
         return run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, costs).finish_s
     c = costs
-    args = (c.compute_s_per_token, c.weights_s, c.experts_s, c.expert_miss, c.kv_s_per_token, c.per_sequence_s, c.overhead_s)
+    args = (c.step.array(), step_time_s)  # the plain-Python step function beside the plain-Python loop
     limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill)
     return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, *args, *limits)[3]
 

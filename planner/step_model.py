@@ -1,0 +1,110 @@
+"""One engine step's time, kernel by kernel: the physics the operating point, the SLO model and the simulator share.
+
+A step runs a batch of tokens through every layer: decode tokens (one per running sequence) and prompt chunks.
+Its time is the sum of what runs one after another on the GPU (kernels do not overlap within a step):
+
+    GEMMs       max(weights read / achieved bandwidth, FLOPs of the step's tokens / achieved compute)
+                (QKV, output and MLP or expert projections, and the LM head for each sequence that samples;
+                small batches read the weights and wait on HBM, large ones wait on the tensor cores)
+    attention   decode: every running sequence's KV read at the attention kernel's achieved bandwidth;
+                prefill: the chunk's (query, key) pairs, 4 FLOPs per pair, head dim and layer, at the GEMMs'
+                compute efficiency, plus one read of the context's KV
+    all-reduce  with TP > 1, two per layer over the step's activations: the engine's faster algorithm at that
+                size, one-shot (latency + (TP-1) x bytes / link) or two-shot (2 x latency + 2 (TP-1)/TP x bytes
+                / link), the link being the GPU's NVLink / Infinity Fabric bandwidth x its achieved fraction
+    fixed       scheduling, launch and sampling set-up, per step; plus a cost per sequence in the step
+                (sampling, detokenizing, bookkeeping)
+
+Left out: GEMM tile quantization (a batch of 65 costs like 128 on some kernels), the embedding gather (the whole
+table is counted as read, as the seeds count it: ~1.5% of a 70B model's bytes, ~6% of an 8B's), norms and activations (memory-bound, a few % of a step), pipeline bubbles (no PP yet), CUDA-graph padding, and any
+overlap of communication with compute. The seeds' simpler model is this one with their constants: a flat TP
+factor and a real-kernel factor on the memory reads instead of the bytes moved (`allreduce_bytes_moved = false`),
+no per-sequence cost; the 200-QPS seed takes the whole step as one roofline (`step_roofline = true`).
+
+`step_time_s` is written in the subset of Python numba compiles, over a flat array of constants, so the
+simulator's compiled loop and the planner's closed forms call the same formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["CONSTANTS", "StepConstants", "chunk_pairs", "step_time_s"]
+
+F64 = npt.NDArray[np.float64]
+
+# positions in StepConstants.array()
+WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2, 3, 4
+KV_S_PER_TOKEN, ATTN_S_PER_PAIR = 5, 6
+ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN = 7, 8, 9, 10
+OVERHEAD_S, PER_SEQ_S, ROOFLINE = 11, 12, 13
+CONSTANTS = 14  # how many
+
+
+class StepConstants(BaseModel):
+    """A replica's step-time constants (s): each the time of one unit of work at the achieved rate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights_s: float  # reading the weights every step reads (dense: all of them); memory reads carry the seeds' factors
+    experts_s: float  # reading every routed expert once (0 for a dense model)
+    expert_miss: float  # chance one token leaves a given expert untouched: 1 - top-k / experts
+    gemm_s_per_token: float  # a token's GEMM FLOPs (LM head excluded) at the achieved compute
+    lm_head_s_per_seq: float  # the LM head's FLOPs for one sampled token
+    kv_s_per_token: float  # reading one token's KV (all layers) at the attention kernel's achieved bandwidth
+    attn_s_per_pair: float  # one (query, key) pair of prefill attention, all layers and heads
+    allreduces: float  # all-reduces per step (2 per layer with TP > 1)
+    allreduce_latency_s: float
+    one_shot_s_per_token: float  # one token's activations, (TP-1) times over the link
+    two_shot_s_per_token: float  # ... 2 (TP-1)/TP times
+    overhead_s: float  # fixed per step
+    per_sequence_s: float
+    roofline: float  # 1: the whole step is one roofline, max(all FLOPs, all bytes): the 200-QPS seed's model
+
+    def array(self) -> F64:
+        values = [
+            self.weights_s,
+            self.experts_s,
+            self.expert_miss,
+            self.gemm_s_per_token,
+            self.lm_head_s_per_seq,
+            self.kv_s_per_token,
+            self.attn_s_per_pair,
+            self.allreduces,
+            self.allreduce_latency_s,
+            self.one_shot_s_per_token,
+            self.two_shot_s_per_token,
+            self.overhead_s,
+            self.per_sequence_s,
+            self.roofline,
+        ]
+        assert len(values) == CONSTANTS
+        return np.array(values, dtype=np.float64)
+
+
+def step_time_s(k: F64, tokens: float, seqs: float, kv_tokens: float, pairs: float) -> float:
+    """One step carrying `tokens` (decode + prompt) for `seqs` sequences, reading `kv_tokens` tokens of KV and
+    computing `pairs` (query, key) pairs of prefill attention. One flat function: numba compiles it as it is, and
+    numpy arrays of loads (same shape) give an array of step times."""
+    weights = k[WEIGHTS_S]
+    if k[EXPERTS_S] > 0.0:  # a MoE step reads only the experts its tokens reach
+        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** tokens)
+    reads = kv_tokens * k[KV_S_PER_TOKEN]
+    if k[ROOFLINE] > 0.0:  # the KV reads overlap the compute, as the weights do
+        weights += reads
+        reads = 0.0
+    gemm = np.maximum(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
+    attention = reads + pairs * k[ATTN_S_PER_PAIR]
+    comm = 0.0
+    if k[ALLREDUCES] > 0.0:  # the engine's faster algorithm at this size
+        one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
+        two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
+        comm = k[ALLREDUCES] * np.minimum(one_shot, two_shot)
+    return gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+
+
+def chunk_pairs(done: float, take: float) -> float:
+    """(query, key) pairs of a prompt chunk: `take` new tokens after `done` cached or computed ones, causal."""
+    return take * done + take * (take + 1.0) / 2.0
