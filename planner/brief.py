@@ -266,14 +266,14 @@ class Efficiency(_Frozen):
     presets set every field to their own stated assumptions."""
 
     compute_fraction: float = Field(
-        default=0.59, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+        default=0.78, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
         description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
     )
     bandwidth_fraction: float = Field(
-        default=0.92, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
+        default=0.73, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
     )
     tp_comm_overhead: float = Field(
         default=0.0, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
@@ -282,22 +282,22 @@ class Efficiency(_Frozen):
         default=1.0, ge=1, le=10, description="Multiplier from the ideal decode step to what kernels really take (1 = ideal)."
     )
     step_overhead_ms: float = Field(
-        default=2.2, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
+        default=1.2, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
     )
     attention_bandwidth_fraction: float = Field(
-        default=0.18,
+        default=0.71,
         ge=0.001,  # below 0.1% of the GPU the figures overflow, and no kernel is that slow
         le=1,
         description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach far less than the weight reads.",
     )
     allreduce_latency_us: float = Field(
-        default=51.0,
+        default=34.0,
         ge=0,
         le=10_000,
         description="Latency of one tensor-parallel all-reduce when TP > 1, before its bytes move; a step runs two per layer (us).",
     )
     interconnect_fraction: float = Field(
-        default=0.7,
+        default=0.4,
         ge=0.01,
         le=1,
         description="Achieved fraction of the GPU's NVLink / Infinity Fabric bandwidth when an all-reduce moves activations (0-1).",
@@ -311,7 +311,7 @@ class Efficiency(_Frozen):
         description="Whether a step is one roofline, max(all its FLOPs, all its bytes) (the 200-QPS seed's model), instead of kernel by kernel (attention's KV reads after the GEMMs).",
     )
     per_sequence_us: float = Field(
-        default=0.0,
+        default=10.0,
         ge=0,
         le=10_000,
         description="Time per sequence in a step: sampling, detokenizing, scheduler bookkeeping (us).",

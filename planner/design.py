@@ -15,6 +15,7 @@ from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
 from planner.loader import load_brief
+from planner.uncertainty import Uncertainty, uncertainty
 from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
 
@@ -31,6 +32,7 @@ class Design(CoreDesign):
     failures: tuple[FailureMode, ...]
     failure_summary: FailureSummary
     cost: CostAnalysis
+    uncertainty: Uncertainty
     variation: VariationAnalysis | None = None
 
 
@@ -104,6 +106,19 @@ def _plan_cached(brief: Brief) -> Design:
         dem.input_tokens_per_s,
         cap.utilization_no_prefix_cache,
     )
+    op, slo = core.operating_point, core.slo
+    predictions = {
+        "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,
+        "operating_point.replicas_at_capacity": op.rate_per_replica_per_s * op.general_replicas / op.capacity_rate_per_s
+        if op.capacity_rate_per_s > 0
+        else float("inf"),
+        "slo.point.decode_step_ms": slo.point.decode_step_ms,
+        "slo.ttft_p50_ms": slo.ttft_p50_ms,
+        "slo.ttft_p95_ms": slo.ttft_p95_ms,
+        "slo.itl_p50_ms": slo.itl_p50_ms,
+        "slo.itl_p95_ms": slo.itl_p95_ms,
+        "slo.tpot_p50_ms": slo.tpot_p50_ms,
+    }
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
         "verdict": _with_availability(core.verdict, brief, failures)
     }
@@ -116,5 +131,6 @@ def _plan_cached(brief: Brief) -> Design:
         failures=failures,
         failure_summary=failure_summary,
         cost=cost,
+        uncertainty=uncertainty(brief, predictions, shape.gpu.key),
     )
     return _with_variation(design, core) if brief.variation is not None else design

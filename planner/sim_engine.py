@@ -81,7 +81,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
     cached: I64,
     clients: int,
     step_k: F64,
-    step_time: Callable[[F64, float, float, float, float], float],
+    step_time: Callable[..., Any],  # step_model.step_time_s, compiled
     max_batched: int,
     max_seqs: int,
     kv_capacity: int,

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["CONSTANTS", "StepConstants", "chunk_pairs", "step_time_s"]
 
 F64 = npt.NDArray[np.float64]
+Load = float | F64  # one step's load, or an array of them (numpy broadcasts the same formula)
 
 # positions in StepConstants.array()
 WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2, 3, 4
@@ -84,7 +85,7 @@ class StepConstants(BaseModel):
         return np.array(values, dtype=np.float64)
 
 
-def step_time_s(k: F64, tokens: float, seqs: float, kv_tokens: float, pairs: float) -> float:
+def step_time_s(k: F64, tokens: Load, seqs: Load, kv_tokens: Load, pairs: Load) -> Load:
     """One step carrying `tokens` (decode + prompt) for `seqs` sequences, reading `kv_tokens` tokens of KV and
     computing `pairs` (query, key) pairs of prefill attention. One flat function: numba compiles it as it is, and
     numpy arrays of loads (same shape) give an array of step times."""
@@ -102,7 +103,8 @@ def step_time_s(k: F64, tokens: float, seqs: float, kv_tokens: float, pairs: flo
         one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
         two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
         comm = k[ALLREDUCES] * np.minimum(one_shot, two_shot)
-    return gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+    total: Load = gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+    return total
 
 
 def chunk_pairs(done: float, take: float) -> float:

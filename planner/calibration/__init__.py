@@ -1,0 +1,1 @@
+"""Calibration: published measurements, the fit of the step model's constants, and its honest error."""

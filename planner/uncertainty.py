@@ -1,0 +1,104 @@
+"""Error bands on the plan's predictions, from how far the planner missed measurements it had not seen.
+
+scripts/calibrate.py predicts every published measurement with constants fitted without that measurement's source
+(leave-one-source-out) and stores the spread of ln(predicted / measured) per metric kind in
+planner/calibration/bands.json. A figure's band divides it by the 90th and the 10th percentile of that spread: an
+80% range for where the real engine's figure falls, if this setup misses the way held-out setups missed. Where the
+setup lies outside the calibrated data (a GPU or an engine without rows), the band says so and takes the widest
+spread of any metric, doubled: a narrow band there would be a claim the data cannot back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief, Efficiency
+
+__all__ = ["Band", "Uncertainty", "uncertainty"]
+
+BANDS_FILE = Path(__file__).resolve().parent / "calibration" / "bands.json"
+_OUTSIDE_WIDENING = 2.0  # outside the data: the widest spread, doubled
+
+
+class Band(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    figure: str  # the plan's JSON path
+    value: float
+    low: float
+    high: float
+    kind: str  # which residuals: ttft, itl, throughput
+
+    @property
+    def plus_minus(self) -> float:
+        """Half the band's width relative to the value (for "±x%")."""
+        if not (math.isfinite(self.value) and self.value > 0 and math.isfinite(self.high)):
+            return math.inf
+        return (self.high - self.low) / 2 / self.value
+
+
+class Uncertainty(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    coverage: float
+    basis: str
+    calibrated: bool  # the setup lies inside the calibrated data (its GPU and engine have rows)
+    bands: tuple[Band, ...]
+
+    def band(self, figure: str) -> Band | None:
+        return next((b for b in self.bands if b.figure == figure), None)
+
+
+@lru_cache(maxsize=1)
+def _bands() -> dict[str, object]:
+    data: dict[str, object] = json.loads(BANDS_FILE.read_text(encoding="utf-8"))
+    return data
+
+
+def _spread(kind: str, inside: bool) -> tuple[float, float]:
+    """(log p10, log p90) of ln(predicted / measured) for a metric kind."""
+    kinds: dict[str, dict[str, float]] = _bands()["by_kind"]  # type: ignore[assignment]
+    if inside and kind in kinds:
+        return kinds[kind]["log_p10"], kinds[kind]["log_p90"]
+    widest = max(max(abs(k["log_p10"]), abs(k["log_p90"])) for k in kinds.values()) * _OUTSIDE_WIDENING
+    return -widest, widest
+
+
+def _band(figure: str, value: float, kind: str, inside: bool, *, inverse: bool = False) -> Band:
+    """The range of the real figure: the prediction divided by its typical over-prediction at p90 and p10. A figure
+    that is the inverse of a prediction (replicas needed from a capacity) takes the inverse range."""
+    p10, p90 = _spread(kind, inside)
+    low, high = value / math.exp(p90), value / math.exp(p10)
+    if inverse:
+        low, high = value * math.exp(p10), value * math.exp(p90)
+    return Band(figure=figure, value=value, low=low, high=high, kind=kind)
+
+
+def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncertainty:
+    """Bands for the plan's headline predictions. `figures` maps JSON paths to values; a path ending in a step,
+    latency or capacity is banded by its kind."""
+    data = _bands()
+    gpus: list[str] = data["gpus"]  # type: ignore[assignment]
+    engine_rows: dict[str, int] = data["engines"]  # type: ignore[assignment]
+    inside = gpu_key in gpus and engine_rows.get("vllm", 0) + engine_rows.get("trtllm", 0) > 0
+    own_constants = brief.efficiency != Efficiency()
+    bands = []
+    for path, value in figures.items():
+        if not math.isfinite(value):
+            continue
+        kind = "ttft" if "ttft" in path else "throughput" if ("capacity_rate" in path or "replicas" in path) else "itl"
+        bands.append(_band(path, value, kind, inside, inverse="replicas" in path))
+    basis = (
+        f"leave-one-source-out residuals of {data['rows']} published measurements ({data['sources']} sources):"
+        f" the {int(float(data['coverage']) * 100)}% range of ln(predicted / measured) per metric kind"  # type: ignore[arg-type]
+    )
+    if not inside:
+        basis += f"; no measurements on this GPU ({gpu_key}): outside the calibrated data, the widest spread doubled"
+    if own_constants:
+        basis += "; the brief sets its own efficiencies, so the band is the calibration's spread, not a check of them"
+    return Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside, bands=tuple(bands))  # type: ignore[arg-type]

@@ -1,0 +1,108 @@
+"""The fit, its cross-validation and the error bands the plan carries (planner.calibration.fit, planner.uncertainty)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from planner import load_brief, plan
+from planner.calibration.fit import Parameter, cross_validate, fit, group_errors
+from planner.uncertainty import BANDS_FILE
+
+pytestmark = pytest.mark.unit
+
+
+@dataclass(frozen=True)
+class _Obs:
+    id: str
+    source: str
+    value: float
+    x: float
+    weight: float = 1.0
+    groups: dict[str, str] = field(default_factory=dict)
+
+
+def _law(obs: _Obs, constants: dict[str, float]) -> float:
+    """A step-like law: fixed time + work / rate."""
+    return constants["fixed"] + obs.x / constants["rate"]
+
+
+_PARAMS = (
+    Parameter(name="fixed", low=0.0, high=10.0, start=3.0, why_range="test"),
+    Parameter(name="rate", low=0.5, high=20.0, start=5.0, why_range="test"),
+)
+
+
+def _observations(noise: float = 0.0) -> list[_Obs]:
+    rng = np.random.default_rng(0)
+    truth = {"fixed": 1.2, "rate": 8.0}
+    out = []
+    for i, x in enumerate(np.linspace(1, 100, 24)):
+        value = _law(_Obs("", "", 1.0, float(x)), truth) * math.exp(rng.normal(0, noise))
+        out.append(_Obs(id=str(i), source=f"s{i % 4}", value=value, x=float(x), groups={"half": "low" if x < 50 else "high"}))
+    return out
+
+
+def test_fit_recovers_known_constants():
+    result = fit(_observations(), _law, parameters=_PARAMS, max_evaluations=400)
+    assert result.constants["fixed"] == pytest.approx(1.2, rel=0.05)
+    assert result.constants["rate"] == pytest.approx(8.0, rel=0.05)
+    assert result.objective < 0.01 and result.at_edge == ()
+
+
+def test_a_constant_pinned_at_its_range_is_reported():
+    narrow = (_PARAMS[0], Parameter(name="rate", low=0.5, high=4.0, start=2.0, why_range="too low on purpose"))
+    assert "rate" in fit(_observations(), _law, parameters=narrow, max_evaluations=300).at_edge
+
+
+def test_held_out_errors_exceed_in_sample_on_noisy_data():
+    obs = _observations(noise=0.1)
+    full = fit(obs, _law, parameters=_PARAMS, max_evaluations=300)
+    held = cross_validate(obs, _law, full, parameters=_PARAMS, max_evaluations=150)
+    assert set(held) == {o.id for o in obs}  # every row predicted by a fold that did not see its source
+    in_sample = np.median([abs(_law(o, full.constants) / o.value - 1) for o in obs])
+    assert np.median(np.abs(list(held.values()))) >= in_sample * 0.95
+    groups = group_errors(held, {o.id: o.groups for o in obs})
+    assert {v: int(s["rows"]) for v, s in groups["half"].items()} == {"low": 12, "high": 12}
+
+
+def test_the_bands_file_is_the_reports_held_out_residuals(root):
+    """planner/calibration/bands.json holds the 10th-90th percentiles of the report's held-out errors per metric kind."""
+    report = json.loads((root / "docs" / "calibration.json").read_text(encoding="utf-8"))
+    bands = json.loads(BANDS_FILE.read_text(encoding="utf-8"))
+    cv = report["cross_validation"]
+    assert cv["median_abs_error"] == pytest.approx(np.median(np.abs(list(cv["rows"].values()))))
+    for kind, band in bands["by_kind"].items():
+        logs = [math.log1p(cv["rows"][str(r["id"])]) for r in report["rows"] if r["groups"]["metric"] == kind]
+        assert band["rows"] == len(logs)
+        assert band["log_p10"] == pytest.approx(np.quantile(logs, 0.1))
+        assert band["log_p90"] == pytest.approx(np.quantile(logs, 0.9))
+    assert bands["rows"] == len(cv["rows"])
+
+
+def test_the_plan_carries_bands_on_its_predictions():
+    design = plan(load_brief("capstone"))
+    u = design.uncertainty
+    ttft = u.band("slo.ttft_p95_ms")
+    assert ttft is not None and ttft.value == design.slo.ttft_p95_ms and ttft.low < ttft.high
+    capacity = u.band("operating_point.capacity_rate_per_s")
+    assert capacity is not None and capacity.value == design.operating_point.capacity_rate_per_s
+    needed = u.band("operating_point.replicas_at_capacity")
+    assert needed is not None
+    # the replicas needed move opposite to the capacity
+    assert needed.low * capacity.high == pytest.approx(needed.value * capacity.value, rel=1e-9)
+    assert u.calibrated and "leave-one-source-out" in u.basis
+    assert "its own efficiencies" in u.basis  # the capstone states the seed's efficiencies
+
+
+def test_outside_the_calibrated_data_the_band_says_so_and_widens():
+    inside = plan(load_brief("capstone").with_changes({"efficiency": {}}))
+    outside = plan(load_brief("capstone").with_changes({"hardware.gpu": "mi300x", "efficiency": {}}))
+    assert not outside.uncertainty.calibrated and "no measurements on this GPU" in outside.uncertainty.basis
+    a, b = inside.uncertainty.band("slo.itl_p95_ms"), outside.uncertainty.band("slo.itl_p95_ms")
+    assert a is not None and b is not None
+    assert b.plus_minus > a.plus_minus
