@@ -10,9 +10,11 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, KvPrecision, Precision
+from planner.brief import Brief, KvPrecision
 from planner.capacity import Demand
+from planner.catalog import gpu_spec
 from planner.fmt import num, pct
+from planner.quantization import weight_scheme
 from planner.replica import ReplicaShape
 
 __all__ = ["LONG_PROMPT_FACTOR", "Architecture", "Decision", "Pool", "architecture", "long_context_utilization"]
@@ -112,6 +114,7 @@ def architecture(
             )
         )
     replicas = hw.nodes * replicas_per_node
+    scheme = weight_scheme(dep.weights, gpu_spec(hw.gpu))
     decisions = [
         Decision(
             decision=f"TP={tp}, DP={replicas}",
@@ -119,8 +122,8 @@ def architecture(
             f" crossing nodes would put it on InfiniBand; data parallelism across {replicas} replicas adds throughput",
         ),
         Decision(
-            decision=f"{dep.weights.value.upper()} weights",
-            why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {_precision_why(dep.weights)}",
+            decision=f"{scheme.scheme} weights",
+            why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {scheme.why}",
         ),
         Decision(
             decision=f"{dep.kv_cache.value.upper()} KV cache",
@@ -184,15 +187,6 @@ def architecture(
         router_nodes=ROUTER_NODES,
         dot=_dot(brief, arch_pools, tp, replicas_per_node),
     )
-
-
-def _precision_why(weights: Precision) -> str:
-    return {
-        Precision.bf16: "no quantization risk, but twice the bytes per decode step of FP8",
-        Precision.fp8: "half the bytes of BF16 per decode step and per GPU; Hopper-native",
-        Precision.int8: "W8A8: half the bytes of BF16 where the GPU has no FP8",
-        Precision.int4: "W4A16: a quarter of the BF16 bytes; decode-bound work gains most",
-    }[weights]
 
 
 def _quote(text: str) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
 from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
+from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
@@ -190,20 +191,14 @@ def fmt_fraction(value: float) -> str:
     return text if len(text.split(".")[1]) >= 2 else f"{value:.2f}"
 
 
-# --quantization per weight precision: (flag value, why it is chosen); BF16 runs unquantized (--dtype bfloat16)
-_WEIGHT_QUANTIZATION = {
-    Precision.fp8: ("fp8", "FP8 weights: {gb} per GPU instead of {bf16} in BF16, half the bytes every decode step reads"),
-    Precision.int8: ("compressed-tensors", "INT8 W8A8 checkpoint (no FP8 on this GPU): {gb} per GPU instead of {bf16}"),
-    Precision.int4: ("awq_marlin", "INT4 (W4A16) weights: {gb} per GPU; decode reads a quarter of the BF16 bytes"),
-}
-
-
 def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     dep = brief.deployment
     gb, bf16 = num(shape.weights_gb_per_gpu, "GB"), num(shape.model.params * 2 / shape.tp / 1e9, "GB")
-    if dep.weights in _WEIGHT_QUANTIZATION:
-        value, why = _WEIGHT_QUANTIZATION[dep.weights]
-        weights = Flag(flag="--quantization", value=value, why=why.format(gb=gb, bf16=bf16))
+    scheme = weight_scheme(dep.weights, shape.gpu)
+    if scheme.flag_value is not None:
+        weights = Flag(
+            flag="--quantization", value=scheme.flag_value, why=f"{scheme.scheme}: {gb} per GPU instead of {bf16} in BF16; {scheme.why}"
+        )
     else:
         weights = Flag(flag="--dtype", value="bfloat16", why=f"BF16 weights: {gb} per GPU, no quantization risk")
     if dep.kv_cache is KvPrecision.fp8:

@@ -10,8 +10,9 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ComputePeak, Precision
+from planner.brief import Brief, ComputePeak
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
+from planner.quantization import weight_scheme
 from planner.step_model import StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
@@ -127,12 +128,12 @@ class ReplicaShape(BaseModel):
         return float(step_time_s(self.step.array(), batch, batch, batch * context_tokens, 0.0))
 
 
-def _compute_precision(brief: Brief) -> str:
+def _compute_precision(brief: Brief, gpu: GpuSpec) -> str:
+    """The peak the GEMMs run at: the brief's choice, else what the weights run as on this GPU (planner.quantization)."""
     peak = brief.efficiency.compute_peak
     if peak is not ComputePeak.auto:
         return str(peak.value)
-    weights = brief.deployment.weights
-    return "bf16" if weights in (Precision.bf16, Precision.int4) else weights.value  # W4A16 math is bf16
+    return weight_scheme(brief.deployment.weights, gpu).compute_precision
 
 
 def _tp_choices(gpus_per_node: int, kv_heads: int) -> str:
@@ -229,7 +230,7 @@ def shape_of(brief: Brief) -> ReplicaShape:
     model = model_spec(brief.model)
     gpu = gpu_spec(hw.gpu)
     _check_tp(dep.tp, hw.gpus_per_node, model.kv_heads)
-    precision = _compute_precision(brief)
+    precision = _compute_precision(brief, gpu)
     eff = brief.efficiency
     replicas_per_node = hw.gpus_per_node // dep.tp
     return ReplicaShape(
