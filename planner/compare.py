@@ -55,7 +55,8 @@ class Difference(BaseModel):
 
     path: str
     label: str
-    left: str
+    target: str  # the target both designs are judged against ("500 ms"); "" when none, or when they differ
+    left: str  # with its own target when the two differ
     right: str
     absolute: str  # "+120 ms", "+12.3 pts", "-$1.20"; "" for a text, a yes/no or an unbounded value
     relative: str  # "+48%", "x15"; "" where it has no meaning
@@ -71,12 +72,16 @@ def compare_paths(left: Any, right: Any) -> tuple[str, ...]:
     return (*COMPARE_FIGURES[:at], _TPOT, *COMPARE_FIGURES[at:])
 
 
-def _with_target(design: Any, path: str, entry: FigureSpec) -> str:
-    """A latency with the target it is judged against: '84.2 ms (target 500 ms)'."""
-    text = show(design, path)
+def _texts(left: Any, right: Any, path: str, entry: FigureSpec) -> dict[str, str]:
+    """Both values as shown, and the target they are judged against: once when it is the same for both, else with
+    each value ('84.2 ms (target 500 ms)')."""
+    a, b = show(left, path), show(right, path)
     if entry.target is None:
-        return text
-    return f"{text} (target {show(design, entry.target)})"
+        return {"path": path, "label": entry.label, "target": "", "left": a, "right": b}
+    ta, tb = show(left, entry.target), show(right, entry.target)
+    if ta == tb:
+        return {"path": path, "label": entry.label, "target": ta, "left": a, "right": b}
+    return {"path": path, "label": entry.label, "target": "", "left": f"{a} (target {ta})", "right": f"{b} (target {tb})"}
 
 
 def _signed(entry: FigureSpec, delta: float) -> str:
@@ -113,7 +118,7 @@ def _direction(entry: FigureSpec, a: float, b: float) -> Direction:
 def _difference(left: Any, right: Any, path: str) -> Difference:
     entry = spec(path)
     a, b = resolve(left, path), resolve(right, path)
-    texts = dict(path=path, label=entry.label, left=_with_target(left, path, entry), right=_with_target(right, path, entry))
+    texts = _texts(left, right, path, entry)
     if entry.format in (Format.text, Format.yes_no) or a is None or b is None:
         same = format_value(entry, a) == format_value(entry, b)
         if same:

@@ -313,11 +313,11 @@ def resolve(root: Any, path: str) -> Any:
 
 # --- why a figure has no finite value --------------------------------------------------------------------
 
-LIMIT_CAUSES = {
-    "slots": "every batch slot (max-num-seqs) is taken",
-    "kv": "the running sequences' KV does not fit",
-    "prefill": "the prefill queue is saturated",
-    "batched_tokens": "max-num-batched-tokens leaves no room for prompts",
+LIMIT_CAUSES = {  # short enough for the line under a metric tile
+    "slots": "batch slots full (max-num-seqs)",
+    "kv": "KV cache full",
+    "prefill": "prefill queue saturated",
+    "batched_tokens": "no room for prompts (max-num-batched-tokens)",
 }
 _NO_STEADY_STATE = "the queue grows without bound"
 _CANNOT_RUN = "the design cannot run"

@@ -62,9 +62,9 @@ def test_no_magnitude_prints_scientific_notation() -> None:
 
 def test_an_infinite_figure_reads_as_words_with_its_cause() -> None:
     design = plan(load_brief("capstone").with_changes(UNSTEADY))
-    assert show(design, "slo.ttft_p95_ms") == "unbounded: every batch slot (max-num-seqs) is taken"
+    assert show(design, "slo.ttft_p95_ms") == "unbounded: batch slots full (max-num-seqs)"
     assert show(design, "slo.ttft_p95_ms", short=True) == "unbounded"
-    assert cause_of(design) == "every batch slot (max-num-seqs) is taken"
+    assert cause_of(design) == "batch slots full (max-num-seqs)"
     entry = spec("slo.ttft_p95_ms")
     assert format_value(entry, math.nan) == "n/a" and format_value(entry, math.inf, cause="x") == "unbounded: x"
 
@@ -130,7 +130,7 @@ def test_the_cli_text_names_figures_as_the_registry_does() -> None:
     text = _plan_text(plan(load_brief("capstone")))
     assert "Cost per M output tokens" in text and "$4.48" in text and "p95 TTFT" in text and "(target 500 ms)" in text
     unsteady = _plan_text(plan(load_brief("capstone").with_changes(UNSTEADY)))
-    assert "unbounded: every batch slot" in unsteady and "inf" not in unsteady.split()
+    assert "unbounded: batch slots full" in unsteady and "inf" not in unsteady.split()
 
 
 def test_practice_labels_and_formats_come_from_the_registry() -> None:
@@ -159,7 +159,7 @@ def test_compare_gives_both_values_the_change_and_its_direction() -> None:
     gpus, cost, ttft = rows["cost.gpus"], rows["cost.usd_per_hour"], rows["slo.ttft_p95_ms"]
     assert (gpus.left, gpus.right, gpus.absolute, gpus.relative) == ("64", "32", "-32", "-50%")
     assert cost.direction is Direction.better and cost.absolute == "-$80.00"
-    assert ttft.direction is Direction.worse and ttft.left == "84.2 ms (target 500 ms)" and ttft.absolute.startswith("+")
+    assert ttft.direction is Direction.worse and ttft.left == "84.2 ms" and ttft.target == "500 ms" and ttft.absolute.startswith("+")
     assert rows["capacity.utilization"].absolute.endswith(" pts") and rows["capacity.utilization"].relative == ""
     assert rows["verdict.meets_slo"].direction is Direction.same
     back = {r.path: r for r in compare(half, capstone)}
@@ -170,9 +170,12 @@ def test_compare_says_unbounded_with_its_cause_and_judges_the_change() -> None:
     capstone = plan(load_brief("capstone"))
     stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
     rows = {r.path: r for r in compare(capstone, stuck)}
-    assert rows["slo.ttft_p95_ms"].right.startswith("unbounded: every batch slot")
+    assert rows["slo.ttft_p95_ms"].right.startswith("unbounded: batch slots full")
     assert rows["slo.ttft_p95_ms"].direction is Direction.worse and rows["slo.ttft_p95_ms"].absolute == ""
     assert rows["verdict.meets_slo"].direction is Direction.worse
+    stricter = plan(load_brief("capstone").with_changes({"slo.ttft_p95_ms": 200}))
+    ttft = {r.path: r for r in compare(capstone, stricter)}["slo.ttft_p95_ms"]
+    assert ttft.target == "" and ttft.left == "84.2 ms (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
 
 
 def test_a_large_change_reads_as_a_ratio() -> None:

@@ -26,10 +26,10 @@ def comparison_frame(rows: Sequence[Difference], left: str, right: str) -> pd.Da
     return pd.DataFrame(
         [
             {
-                "figure": r.label,
+                "figure": f"{r.label} (target {r.target})" if r.target else r.label,
                 left: r.left,
                 right: r.right,
-                "difference": r.absolute or ("same" if r.direction is Direction.same else "-"),
+                "difference": r.absolute or ("same" if r.direction is Direction.same else ""),
                 "change": r.relative,
                 "": "" if r.direction is Direction.same else r.direction.value,
             }

@@ -41,15 +41,15 @@ class Fig:
     note: str | None = None  # one line under the value (why a figure is unbounded)
 
 
-def fig(design: Design, path: str, *, help: str | None = None) -> Fig:
+def fig(design: Design, path: str, *, help: str | None = None, note: str | None = None) -> Fig:
     """The figure at a plan path as the registry names and writes it (planner.figures), with its arithmetic.
 
     A metric tile shows 'unbounded' for a figure without a steady state, its cause in a line under it."""
     entry = spec(path)
     value = show(design, path, short=True)
     full = show(design, path)
-    note = full.removeprefix(f"{value}: ") if full != value else None
-    return Fig(entry.label, value, arithmetic(design, path), help or entry.help or None, note)
+    cause = full.removeprefix(f"{value}: ") if full != value else None
+    return Fig(entry.label, value, arithmetic(design, path), help or entry.help or None, cause or note)
 
 
 def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithmetic") -> None:
