@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from planner.fmt import num, pct
-from ui.show import Fig, arithmetic_expander, figure_row, md, table, text_table
+from planner.figures import show
+from ui.show import arithmetic_expander, fig, figure_row, md, table, text_table
 from ui.sidebar import page_setup
 
 design = page_setup("Architecture")
@@ -14,18 +14,22 @@ arch, cfg = design.architecture, design.config
 st.graphviz_chart(arch.dot, width="stretch")
 figure_row(
     [
-        Fig("Gateway nodes (CPU)", num(arch.gateway_nodes)),
-        Fig("Router nodes (CPU)", num(arch.router_nodes)),
-        Fig("GPU nodes", num(design.brief.hardware.nodes)),
-        Fig("General-pool replicas", num(design.pools.general_replicas), design.operating_point.arithmetic["rate_per_replica_per_s"]),
+        fig(design, path)
+        for path in ("architecture.gateway_nodes", "architecture.router_nodes", "brief.hardware.nodes", "pools.general_replicas")
     ]
 )
 
 st.header("Pools")
 table(
     [
-        {"pool": p.name, "nodes": p.nodes, "replicas": p.replicas, "utilization at peak": pct(p.utilization), "role": p.role}
-        for p in arch.pools
+        {
+            "pool": p.name,
+            "nodes": show(design, f"architecture.pools.{i}.nodes"),
+            "replicas": show(design, f"architecture.pools.{i}.replicas"),
+            "busy at peak": show(design, f"architecture.pools.{i}.utilization"),
+            "role": p.role,
+        }
+        for i, p in enumerate(arch.pools)
     ]
 )
 

@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from planner.fmt import num, pct
 from ui import state
 from ui.brief_files import brief_files
 from ui.brief_form import brief_form
-from ui.show import Fig, figure_row, md, verdict_banner
+from ui.show import fig, figure_row, md, verdict_banner
 from ui.sidebar import page_setup
 
 design = page_setup("Brief")
@@ -15,19 +14,21 @@ if brief.description:
     st.markdown(md(brief.description))
 
 if design is not None:
-    c, m = design.capacity, design.memory
     st.header("Is it even possible?")
     verdict_banner(design)
     figure_row(
         [
-            Fig("Utilization at peak", pct(c.utilization), c.arithmetic["utilization"]),
-            Fig("Binding resource", c.binding_constraint.value, c.arithmetic["binding_constraint"]),
-            Fig("Headroom", f"x{num(c.headroom_factor)}", help="How many times the peak load the fleet could carry at 100% utilization."),
-            Fig("KV in use at peak", pct(c.kv_fraction), m.arithmetic["max_sequences_per_replica"]),
-            Fig("TPOT at the operating point", num(design.operating_point.tpot_ms, "ms"), design.operating_point.arithmetic["tpot_ms"]),
+            fig(design, path)
+            for path in (
+                "capacity.utilization",
+                "capacity.binding_constraint",
+                "capacity.headroom_factor",
+                "capacity.kv_fraction",
+                "operating_point.tpot_ms",
+            )
         ]
     )
-    st.markdown(f"**Binding:** {md(c.binding_reason)}.")
+    st.markdown(f"**Binding:** {md(design.capacity.binding_reason)}.")
 
 st.header("The brief")
 brief_files(brief)

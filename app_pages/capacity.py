@@ -7,7 +7,7 @@ from planner.fmt import num, pct
 from planner.operating_point import running_in_general_pool
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
-from ui.show import Fig, figure_row, md
+from ui.show import fig, figure_row, md
 from ui.sidebar import page_setup
 
 design = page_setup("Capacity")
@@ -18,13 +18,14 @@ d, m, c, op = design.demand, design.memory, design.capacity, design.operating_po
 st.header("Demand at peak")
 figure_row(
     [
-        Fig("Request rate", num(d.request_rate_per_s, "req/s"), d.arithmetic["request_rate_per_s"]),
-        Fig("Generating at once (sizing)", num(d.generating_sequences, "seqs"), d.arithmetic["generating_sequences"]),
-        Fig("Input tokens", num(d.input_tokens_per_s, "tok/s"), d.arithmetic["input_tokens_per_s"]),
-        Fig("Output tokens", num(d.output_tokens_per_s, "tok/s"), d.arithmetic["output_tokens_per_s"]),
-        Fig(
-            "Prefill after prefix hits", num(d.prefill_tokens_per_s_after_cache, "tok/s"), d.arithmetic["prefill_tokens_per_s_after_cache"]
-        ),
+        fig(design, f"demand.{key}")
+        for key in (
+            "request_rate_per_s",
+            "generating_sequences",
+            "input_tokens_per_s",
+            "output_tokens_per_s",
+            "prefill_tokens_per_s_after_cache",
+        )
     ]
 )
 
@@ -42,11 +43,8 @@ st.header("Memory per GPU")
 st.plotly_chart(stacked_bars([memory_stack(m)], f"Memory of one {design.gpu_name}"), key="chart.memory")
 figure_row(
     [
-        Fig("Weights per GPU", num(m.weights_gb_per_gpu, "GB"), m.arithmetic["weights_gb_per_gpu"]),
-        Fig("KV cache per GPU", num(m.kv_gb_per_gpu, "GB"), m.arithmetic["kv_gb_per_gpu"]),
-        Fig("KV per token per GPU", num(m.kv_bytes_per_token_per_gpu, "B"), m.arithmetic["kv_bytes_per_token_per_gpu"]),
-        Fig("Sequences per replica", num(m.max_sequences_per_replica), m.arithmetic["max_sequences_per_replica"]),
-        Fig("Sequences, whole fleet", num(m.max_sequences_fleet), m.arithmetic["max_sequences_per_replica"]),
+        fig(design, f"memory.{key}")
+        for key in ("weights_gb_per_gpu", "kv_gb_per_gpu", "kv_bytes_per_token_per_gpu", "max_sequences_per_replica", "max_sequences_fleet")
     ]
 )
 st.caption(
@@ -57,12 +55,15 @@ st.header("Decode and prefill")
 st.plotly_chart(stacked_bars([decode_step_stack(c)], "Bytes one decode step reads per GPU", height=180), key="chart.step")
 figure_row(
     [
-        Fig("Decode batch per replica", num(c.batch_per_replica, "seqs"), c.arithmetic["batch_per_replica"]),
-        Fig("Step bytes per GPU", num(c.decode_step_bytes_gb_per_gpu, "GB"), c.arithmetic["decode_step_bytes_gb_per_gpu"]),
-        Fig("Decode step (ideal)", num(c.decode_step_ideal_ms, "ms"), c.arithmetic["decode_step_ideal_ms"]),
-        Fig("Decode step (real)", num(c.decode_step_ms, "ms"), c.arithmetic["decode_step_ms"]),
-        Fig("Decode capacity", num(c.decode_tokens_per_s, "tok/s"), c.arithmetic["decode_tokens_per_s"]),
-        Fig("Prefill capacity", num(c.prefill_tokens_per_s, "tok/s"), c.arithmetic["prefill_tokens_per_s"]),
+        fig(design, f"capacity.{key}")
+        for key in (
+            "batch_per_replica",
+            "decode_step_bytes_gb_per_gpu",
+            "decode_step_ideal_ms",
+            "decode_step_ms",
+            "decode_tokens_per_s",
+            "prefill_tokens_per_s",
+        )
     ]
 )
 st.caption(
@@ -75,11 +76,8 @@ st.header("Utilization and the binding resource")
 st.plotly_chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
 figure_row(
     [
-        Fig("Utilization", pct(c.utilization), c.arithmetic["utilization"]),
-        Fig("Without prefix caching", pct(c.utilization_no_prefix_cache), c.arithmetic["utilization_no_prefix_cache"]),
-        Fig("Prefill share", pct(c.prefill_fraction), c.arithmetic["prefill_fraction"]),
-        Fig("Decode share", pct(c.decode_fraction), c.arithmetic["decode_fraction"]),
-        Fig("Binding resource", c.binding_constraint.value, c.arithmetic["binding_constraint"]),
+        fig(design, f"capacity.{key}")
+        for key in ("utilization", "utilization_no_prefix_cache", "prefill_fraction", "decode_fraction", "binding_constraint")
     ]
 )
 st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
@@ -94,11 +92,8 @@ st.caption(
 )
 figure_row(
     [
-        Fig("Rate per replica", num(op.rate_per_replica_per_s, "req/s"), op.arithmetic["rate_per_replica_per_s"]),
-        Fig("In flight", num(op.in_flight, "seqs"), op.arithmetic["in_flight"]),
-        Fig("TPOT", num(op.tpot_ms, "ms"), op.arithmetic["tpot_ms"]),
-        Fig("KV in use", num(op.kv_in_use_gb, "GB"), op.arithmetic["kv_in_use_gb"]),
-        Fig("Capacity under the SLO", num(op.capacity_rate_per_s, "req/s"), op.arithmetic["capacity_rate_per_s"]),
+        fig(design, f"operating_point.{key}")
+        for key in ("rate_per_replica_per_s", "in_flight", "tpot_ms", "kv_in_use_gb", "capacity_rate_per_s")
     ]
 )
 seed = op.seed_relation

@@ -1,45 +1,58 @@
 """Cost: $/hour, $/year, tokens/year, $ per million tokens, the levers, and $ per million against fleet size."""
 
+from dataclasses import replace
+
 import streamlit as st
 
+from planner.figures import label, show
 from planner.fleet import cost_vs_fleet
-from planner.fmt import num
 from ui.charts_stress import cost_vs_fleet_chart
-from ui.show import Fig, arithmetic_expander, figure_row, table
+from ui.show import arithmetic_expander, fig, figure_row, md, table
 from ui.sidebar import page_setup
+from ui.verdict_bar import verdict_headline
 
 design = page_setup("Cost")
 if design is None:
     st.stop()
-cost = design.cost
+cost, verdict = design.cost, design.verdict
+works = verdict.feasible and verdict.meets_slo
 
-
-def usd(value: float, unit: str = "") -> str:
-    return f"${num(value)}{unit}"
-
-
+if not works:  # a price for a fleet that does not serve the brief is no price: say so before the figures
+    first = verdict.problems[0] if verdict.problems else None
+    st.error(
+        f"{verdict_headline(design)}: {show(design, 'cost.usd_per_million_output_tokens')} per M output tokens is what this fleet"
+        " costs, not what serving the brief costs." + (f" Fix first: {md(first.change)}." if first is not None else "")
+    )
+per_m = fig(design, "cost.usd_per_million_output_tokens")
+per_m_in = fig(design, "cost.usd_per_million_input_tokens")
+if not works:
+    per_m, per_m_in = replace(per_m, note="misses the SLO"), replace(per_m_in, note="misses the SLO")
 figure_row(
     [
-        Fig("GPUs", num(cost.gpus)),
-        Fig("Per hour", usd(cost.usd_per_hour), cost.arithmetic.get("usd_per_hour", "")),
-        Fig("Per year", usd(cost.usd_per_year), cost.arithmetic.get("usd_per_year", "")),
-        Fig("Output tokens per year", num(cost.output_tokens_per_year), cost.arithmetic.get("output_tokens_per_year", "")),
-        Fig("Per million output tokens", usd(cost.usd_per_million_output_tokens), cost.arithmetic.get("usd_per_million_output_tokens", "")),
-        Fig("Per million input tokens", usd(cost.usd_per_million_input_tokens), cost.arithmetic.get("usd_per_million_input_tokens", "")),
+        fig(design, "cost.gpus"),
+        fig(design, "cost.usd_per_hour"),
+        fig(design, "cost.usd_per_year"),
+        fig(design, "cost.output_tokens_per_year"),
+        per_m,
+        per_m_in,
     ]
 )
 
 st.header("Levers")
 table(
     [
-        {"lever": lever.name, "$ per M output tokens": usd(lever.usd_per_million_output_tokens), "change": lever.change}
-        for lever in cost.levers
+        {
+            "lever": lever.name,
+            label(f"cost.levers.{i}.usd_per_million_output_tokens"): show(design, f"cost.levers.{i}.usd_per_million_output_tokens"),
+            "change": lever.change,
+        }
+        for i, lever in enumerate(cost.levers)
     ]
 )
 arithmetic_expander(((lever.name, lever.arithmetic) for lever in cost.levers), title="Show the arithmetic of each lever")
 
-st.header("$ per million output tokens against fleet size")
+st.header("Cost per M output tokens by fleet size")
 st.plotly_chart(cost_vs_fleet_chart(cost_vs_fleet(design.brief), design.brief.hardware.nodes), key="chart.cost_fleet")
 st.caption(
-    "The peak's tokens do not change with the fleet, so $ per million grows with the nodes; the marked points are fleets that cannot carry the peak."
+    "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that cannot carry the peak."
 )

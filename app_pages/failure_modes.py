@@ -1,10 +1,10 @@
-"""Failure modes: what each stress does to utilization and the SLO, which one binds, and the critical dependencies."""
+"""Failure modes: what each stress does to latency and load, which one binds, and the critical dependencies."""
 
 import streamlit as st
 
-from planner.fmt import num, pct
-from ui.charts_stress import failure_chart
-from ui.show import Fig, figure_row, md, text_table
+from planner.figures import label, show
+from ui.charts_stress import failure_latency_chart, failure_utilization_chart
+from ui.show import Fig, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 
 design = page_setup("Failure modes")
@@ -12,35 +12,37 @@ if design is None:
     st.stop()
 summary, failures = design.failure_summary, design.failures
 binding = next(f for f in failures if f.scenario == summary.binding_scenario)
+long_context_pool = design.brief.deployment.long_context_nodes > 0
 
 figure_row(
     [
-        Fig("Binding scenario", binding.title, summary.binding_reason),
-        Fig("Its utilization", pct(binding.utilization), binding.note),
-        Fig("N+1 (one node lost)", "holds" if summary.n_plus_one_ok else "fails", summary.availability_note),
-        Fig("Scenarios within the SLO", f"{sum(f.ok for f in failures)} of {len(failures)}"),
+        Fig(label("failure_summary.binding_scenario"), binding.title, summary.binding_reason),
+        fig(design, "failure_summary.n_plus_one_ok", help=summary.availability_note),
+        fig(design, "failure_summary.scenarios_within_slo", help=f"of {len(failures)} scenarios"),
     ],
     arithmetic_title="Show why",
 )
 (st.warning if not binding.ok else st.info)(f"Binds: {binding.title}. {summary.binding_reason}")
 
-st.plotly_chart(failure_chart(failures, summary.binding_scenario), key="chart.failures")
-text_table(
-    [
-        {
-            "scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title,
-            "what changes": f.change,
-            "utilization": pct(f.utilization),
-            "without prefix cache": pct(f.utilization_no_prefix_cache),
-            "seed's linear basis": pct(f.utilization_linear_no_prefix_cache),
-            "p95 TTFT": num(f.ttft_p95_ms, "ms"),
-            "p95 ITL": num(f.itl_p95_ms, "ms"),
-            "SLO": "met" if f.ok else "missed",
-            "note": f.note,
-        }
-        for f in failures
-    ]
-)
+left, right = st.columns(2)
+with left:
+    chart = failure_latency_chart(failures, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms)
+    st.plotly_chart(chart, key="chart.failures")
+with right:
+    st.plotly_chart(failure_utilization_chart(failures, summary.binding_scenario, long_context_pool), key="chart.failures_busy")
+
+
+def _row(i: int) -> dict[str, str]:
+    f, at = failures[i], f"failures.{i}"
+    cells = {"scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title, "what changes": f.change}
+    paths = ["ok", "ttft_p95_ms", "itl_p95_ms", "load_vs_capacity"]
+    paths += ["long_context_utilization"] if long_context_pool else []
+    paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
+    cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
+    return cells | {"note": f.note}
+
+
+text_table([_row(i) for i in range(len(failures))])
 st.caption(f"Load scaling: {md(summary.load_scaling)}")
 
 st.header("Critical dependencies")

@@ -1,10 +1,14 @@
 """SLO budget: TTFT and ITL as waterfalls against their targets, p50 and p95, and the engine-limit trade-offs."""
 
+import math
+
 import streamlit as st
 
-from planner.fmt import num
-from ui.charts import tradeoff_chart, waterfall_chart
-from ui.show import Fig, arithmetic_expander, figure_row, md
+from planner.breakdowns import ttft_paths
+from planner.figures import cause_of, show
+from planner.fmt import num, pct
+from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
+from ui.show import arithmetic_expander, fig, figure_row, md
 from ui.sidebar import page_setup
 from ui.simulator_check import simulator_check
 
@@ -12,55 +16,48 @@ design = page_setup("SLO budget")
 if design is None:
     st.stop()
 slo, dep = design.slo, design.brief.deployment
-
-
-def _verdict(ok: bool) -> str:
-    return "meets the target" if ok else "misses the target"
-
+metric = slo.itl_metric.value.upper()
+judged = "slo.itl_p95_ms" if slo.itl_metric.value == "itl" else "slo.tpot_p95_ms"
 
 figure_row(
     [
-        Fig("TTFT p50", num(slo.ttft_p50_ms, "ms")),
-        Fig(
-            "TTFT p95",
-            num(slo.ttft_p95_ms, "ms"),
-            help=f"Target {num(slo.ttft_target_ms, 'ms')} for prompts up to {slo.ttft_input_cap_tokens:,} tokens.",
-        ),
-        Fig("ITL p50", num(slo.itl_p50_ms, "ms")),
-        Fig("ITL p95", num(slo.itl_p95_ms, "ms"), help=f"Target {num(slo.itl_target_ms, 'ms')}."),
+        fig(design, "slo.ttft_p50_ms"),
+        fig(design, "slo.ttft_p95_ms", note=f"target {show(design, 'slo.ttft_target_ms')}: {'met' if slo.ttft_ok else 'missed'}"),
+        fig(design, "slo.itl_p50_ms"),
+        fig(design, judged, note=f"target {show(design, 'slo.itl_target_ms')}: {'met' if slo.itl_ok else 'missed'}"),
     ],
-    arithmetic_title="Show the arithmetic of the latency model",
+    arithmetic_title="Show the arithmetic",
 )
-(st.success if slo.ttft_ok else st.error)(
-    f"p95 TTFT {num(slo.ttft_p95_ms, 'ms')} {_verdict(slo.ttft_ok)} of {num(slo.ttft_target_ms, 'ms')}."
+p = slo.point
+st.markdown(
+    f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
+    f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
+    " first token out), waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
+    " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT that the target judges;"
+    " the **mean path** is where an average request spends its time."
 )
-(st.success if slo.itl_ok else st.error)(f"p95 ITL {num(slo.itl_p95_ms, 'ms')} {_verdict(slo.itl_ok)} of {num(slo.itl_target_ms, 'ms')}.")
-
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(
-        waterfall_chart(
-            f"Time to first token (prompts up to {slo.ttft_input_cap_tokens:,} tokens)",
-            [(s.component, s.ms) for s in slo.ttft_waterfall],
-            slo.ttft_target_ms,
-            slo.ttft_p50_ms,
-            slo.ttft_p95_ms,
-        ),
-        key="chart.ttft",
-    )
+    if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
+        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms), key="chart.ttft")
+    else:
+        st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:
-    st.plotly_chart(
-        waterfall_chart(
-            "Inter-token latency", [(s.component, s.ms) for s in slo.itl_waterfall], slo.itl_target_ms, slo.itl_p50_ms, slo.itl_p95_ms
-        ),
-        key="chart.itl",
-    )
-st.caption(f"Queue model: {md(slo.queue_model)}")
-st.caption(f"Percentiles: {md(slo.percentile_method)}")
-st.caption(f"Basis: {md(slo.basis)}")
-arithmetic_expander(slo.arithmetic.items())
+    if all(math.isfinite(s.ms) for s in slo.itl_waterfall):
+        chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric)
+        st.plotly_chart(chart, key="chart.itl")
+    else:
+        st.error(f"ITL is unbounded: {cause_of(design)}.")
+with st.expander("How the latency model works"):
+    st.markdown(f"**Queue.** {md(slo.queue_model)}")
+    st.markdown(f"**Percentiles.** {md(slo.percentile_method)}")
+    st.markdown(f"**Basis.** {md(slo.basis)}")
+arithmetic_expander(slo.arithmetic.items(), title="Show the arithmetic of the latency model")
 
 st.header("Engine limits: the trade-off")
+st.caption(
+    "A bigger prefill chunk shortens TTFT but lengthens the steps that carry it (ITL); a bigger batch limit admits more sequences per step."
+)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(
@@ -71,18 +68,23 @@ with left:
             dep.max_num_batched_tokens,
             slo.ttft_target_ms,
             slo.itl_target_ms,
+            log_x=True,
+            metric=metric,
         ),
         key="chart.tradeoff_tokens",
     )
 with right:
     st.plotly_chart(
         tradeoff_chart(
-            "Batch limit (max-num-seqs)", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, slo.ttft_target_ms, slo.itl_target_ms
+            "Batch limit (max-num-seqs)",
+            "sequences",
+            slo.tradeoff_max_num_seqs,
+            dep.max_num_seqs,
+            slo.ttft_target_ms,
+            slo.itl_target_ms,
+            metric=metric,
         ),
         key="chart.tradeoff_seqs",
     )
-st.caption(
-    "A bigger prefill chunk shortens TTFT but makes the steps that carry it longer; a bigger batch limit admits more sequences per step."
-)
 
 simulator_check(design)

@@ -2,46 +2,19 @@
 
 import streamlit as st
 
-from planner import BriefError, Design, InfeasibleDesign, plan, preset_names
-from planner.fmt import num, pct
+from planner import BriefError, InfeasibleDesign, plan, preset_names
+from planner.compare import compare
+from planner.figures import format_unit, label, show
 from ui import state
-from ui.charts import diff_chart
+from ui.compare import comparison_table
 from ui.practice_form import practice
-from ui.show import md, show_problems, table, text_table
+from ui.show import md, show_problems, text_table
 from ui.sidebar import page_setup
 
 BASELINE = "capstone"
 
 design = page_setup("Variations")
 variations = [name for name in preset_names() if name.startswith("variation-")]
-
-
-def _figures(d: Design) -> dict[str, str]:
-    """The figures shown side by side, formatted from one design."""
-    c, slo, cost = d.capacity, d.slo, getattr(d, "cost", None)
-    rows = {
-        "model": d.model_name,
-        "GPU": d.gpu_name,
-        "nodes x GPUs": f"{d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node}",
-        "request rate": num(d.demand.request_rate_per_s, "req/s"),
-        "weights per GPU": num(d.memory.weights_gb_per_gpu, "GB"),
-        "KV cache per GPU": num(d.memory.kv_gb_per_gpu, "GB"),
-        "decode step": num(c.decode_step_ms, "ms"),
-        "utilization": pct(c.utilization),
-        "without prefix caching": pct(c.utilization_no_prefix_cache),
-        "binding resource": c.binding_constraint.value,
-        "p95 TTFT": f"{num(slo.ttft_p95_ms, 'ms')} (target {num(slo.ttft_target_ms, 'ms')})",
-        "p95 ITL": f"{num(slo.itl_p95_ms, 'ms')} (target {num(slo.itl_target_ms, 'ms')})",
-        "feasible": "yes" if d.verdict.feasible else "no",
-        "meets the SLO": "yes" if d.verdict.meets_slo else "no",
-    }
-    if cost is not None:
-        rows["$ per M output tokens"] = f"${num(cost.usd_per_million_output_tokens)}"
-    return rows
-
-
-def _finding_value(value: float, unit: str) -> str:
-    return pct(value) if unit == "fraction" else num(value, unit)
 
 
 def _compare(name: str) -> None:
@@ -58,28 +31,20 @@ def _compare(name: str) -> None:
     if analysis is not None:
         st.markdown(f"**The question:** {md(analysis.question)}")
         st.info(md(analysis.conclusion))
-        text_table([{"finding": f.label, "value": _finding_value(f.value, f.unit), "arithmetic": f.arithmetic} for f in analysis.findings])
+        text_table([{"finding": f.label, "value": format_unit(f.value, f.unit), "arithmetic": f.arithmetic} for f in analysis.findings])
         if analysis.options:
             st.subheader("Options")
+            figures = ("utilization", "ttft_p95_ms", "itl_p95_ms", "ok")
             text_table(
                 [
-                    {
-                        "option": o.name,
-                        "change": o.change,
-                        "utilization": pct(o.utilization),
-                        "p95 TTFT": num(o.ttft_p95_ms, "ms"),
-                        "p95 ITL": num(o.itl_p95_ms, "ms"),
-                        "SLO": "met" if o.ok else "missed",
-                    }
-                    for o in analysis.options
+                    {"option": o.name, "change": o.change}
+                    | {label(f"variation.options.{i}.{key}"): show(other, f"variation.options.{i}.{key}", short=True) for key in figures}
+                    for i, o in enumerate(analysis.options)
                 ]
             )
-    base = _figures(plan(state.preset_brief(BASELINE)))
-    mine = _figures(other)
     st.subheader("Beside the baseline")
-    table([{"figure": k, "baseline (capstone)": base[k], name: mine[k]} for k in base])
-    if analysis is not None and analysis.diff:
-        st.plotly_chart(diff_chart(analysis.diff), key=f"chart.diff.{name}")
+    st.caption("The capstone against this variation on the figures that matter; green is better, red is worse for the variation.")
+    comparison_table(compare(plan(state.preset_brief(BASELINE)), other), "capstone", "this variation")
     if other.verdict.problems:
         show_problems(other.verdict.problems)
     st.button(f"Load {name} as the current brief", key=f"var.load.{name}", on_click=state.select_preset, args=(name,))

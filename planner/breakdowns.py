@@ -5,11 +5,15 @@ The app draws these; keeping the parts here means the page never subtracts or ad
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict
 
+from planner.brief import Latency
 from planner.capacity import Capacity, Memory
+from planner.slo import SloBudget
 
-__all__ = ["Part", "Stack", "decode_step_stack", "memory_stack", "utilization_stacks"]
+__all__ = ["LatencyPath", "Part", "Stack", "decode_step_stack", "memory_stack", "ttft_paths", "utilization_stacks"]
 
 
 class Part(BaseModel):
@@ -77,3 +81,45 @@ def utilization_stacks(cap: Capacity) -> tuple[Stack, Stack]:
             cap.utilization_no_prefix_cache - cap.prefill_fraction_no_prefix_cache,
         ),
     )
+
+
+class LatencyPath(BaseModel):
+    """One path through the TTFT budget: its parts in the order a request meets them, and the total they add up to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str
+    parts: tuple[Part, ...]
+    total_ms: float  # the sum of the parts: the p95 or the mean TTFT the SLO page states
+
+
+def ttft_paths(latency: Latency, slo: SloBudget) -> tuple[LatencyPath, LatencyPath]:
+    """The p95 path and the mean path through TTFT, each adding up to the figure shown beside it.
+
+    p95 path: the fixed request path, the queue wait at its 95th percentile (slo.point.queue_wait_p95_ms: what the
+    p95 TTFT holds beyond the fixed path and the p95 prompt's chunk steps), and the prefill that completes the p95.
+    Mean path: the fixed path, the mean queue wait and the mean covered prompt's chunk steps (slo.ttft_waterfall).
+    With no steady state the queue part is infinite and the total is too.
+    """
+    p = slo.point
+    before = (
+        Part(name="network", value=latency.network_ms),
+        Part(name="gateway", value=latency.gateway_ms),
+        Part(name="tokenization", value=latency.tokenization_ms),
+    )
+    after = (Part(name="first sample", value=latency.first_sample_ms), Part(name="first write", value=latency.first_write_ms))
+    queue_p95 = p.queue_wait_p95_ms
+    # the prefill that completes the p95: the p95 minus the fixed path and the p95 queue (the p95 prompt's chunk steps
+    # when the queue is not empty at the p95; all of the rest when it is)
+    prefill_p95 = slo.ttft_p95_ms - p.fixed_ms - queue_p95 if math.isfinite(slo.ttft_p95_ms) else p.prefill_stage_ms
+    p95 = LatencyPath(
+        label="p95 path",
+        parts=(*before, Part(name="queue wait", value=queue_p95), Part(name="prefill", value=prefill_p95), *after),
+        total_ms=slo.ttft_p95_ms,
+    )
+    mean = LatencyPath(
+        label="mean path",
+        parts=(*before, Part(name="queue wait", value=p.queue_wait_ms), Part(name="prefill", value=p.prefill_covered_mean_ms), *after),
+        total_ms=slo.ttft_mean_ms,
+    )
+    return p95, mean

@@ -167,7 +167,7 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
         max_sequences_fleet=per_replica * shape.replicas,
         arithmetic={
             "weights_gb_per_gpu": (
-                f"{num(m.params / 1e9)}e9 params x {num(dep.weights.bytes_per_value)} B ({dep.weights.value})"
+                f"{num(m.params)} params x {num(dep.weights.bytes_per_value)} B ({dep.weights.value})"
                 f" / TP {shape.tp} = {num(shape.weights_gb_per_gpu, 'GB')}"
             ),
             "kv_gb_per_gpu": (
@@ -365,7 +365,7 @@ def _step_arithmetic(
         ),
         "prefill_tokens_per_s": (
             f"{shape.tp} GPUs x {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
-            f" / (2 x {num(shape.model.active_params / 1e9)}e9 FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
+            f" / (2 x {num(shape.model.active_params)} FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
             f" per replica x {shape.replicas} = {num(prefill_fleet, 'tok/s')}"
         ),
     }

@@ -19,7 +19,7 @@ from planner.brief import Brief
 from planner.catalog import GPUS, MODELS
 from planner.design import Design, plan
 from planner.errors import BriefError
-from planner.fmt import num, pct
+from planner.figures import arithmetic, label, show, spec
 from planner.guard import checked
 from planner.loader import apply_overrides, load_brief, parse_override, preset_names
 from planner.plaintext import terminal_text
@@ -69,25 +69,49 @@ def brief_from_args(args: argparse.Namespace) -> Brief:
     return apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
 
 
+# The figures the text output lists, each as the figure registry names and writes it (planner.figures).
+_TEXT_FIGURES = (
+    "demand.request_rate_per_s",
+    "demand.generating_sequences",
+    "memory.weights_gb_per_gpu",
+    "memory.kv_gb_per_gpu",
+    "memory.kv_bytes_per_token_per_gpu",
+    "memory.max_sequences_per_replica",
+    "capacity.decode_step_ideal_ms",
+    "capacity.decode_step_ms",
+    "capacity.utilization",
+    "capacity.utilization_no_prefix_cache",
+    "capacity.binding_constraint",
+    "operating_point.in_flight",
+    "operating_point.tpot_ms",
+    "operating_point.capacity_rate_per_s",
+    "slo.ttft_p95_ms",
+    "slo.itl_p95_ms",
+    "cost.usd_per_hour",
+    "cost.usd_per_million_output_tokens",
+)
+
+
 def _plan_text(d: Design) -> str:
-    dem, mem, cap, op = d.demand, d.memory, d.capacity, d.operating_point
+    width = max(len(label(path)) for path in _TEXT_FIGURES) + 2
+    binding = next(m for m in d.failures if m.scenario == d.failure_summary.binding_scenario)
     lines = [
         d.brief.title,
-        f"  model {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {cap.replicas} replicas",
-        f"  request rate      {num(dem.request_rate_per_s, 'req/s')}   ({dem.arithmetic['request_rate_per_s']})",
-        f"  generating        {num(dem.generating_sequences)} sequences",
-        f"  weights per GPU   {num(mem.weights_gb_per_gpu, 'GB')}; KV per GPU {num(mem.kv_gb_per_gpu, 'GB')}",
-        f"  KV per token/GPU  {num(mem.kv_bytes_per_token_per_gpu, 'B')}; {num(mem.max_sequences_per_replica)} sequences per replica",
-        f"  decode step       {num(cap.decode_step_ideal_ms, 'ms')} ideal, {num(cap.decode_step_ms, 'ms')} real at batch {num(cap.batch_per_replica)}",
-        f"  utilization       {pct(cap.utilization)} (no prefix cache {pct(cap.utilization_no_prefix_cache)})",
-        f"  binding           {cap.binding_reason}",
-        f"  operating point   {num(op.in_flight)} in flight, TPOT {num(op.tpot_ms, 'ms')}, capacity {num(op.capacity_rate_per_s, 'req/s')} per replica",
-        f"  SLO               p95 TTFT {num(d.slo.ttft_p95_ms, 'ms')} (target {num(d.slo.ttft_target_ms, 'ms')}),"
-        f" p95 ITL {num(d.slo.itl_p95_ms, 'ms')} (target {num(d.slo.itl_target_ms, 'ms')})",
-        f"  failures          binding: {d.failure_summary.binding_scenario.value}; N+1 {'holds' if d.failure_summary.n_plus_one_ok else 'fails'}",
-        f"  cost              ${d.cost.usd_per_hour:,.0f}/hour, ${d.cost.usd_per_million_output_tokens:,.2f} per M output tokens",
-        *([f"  variation         {d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
-        f"  verdict           {'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'} the SLO",
+        f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp},"
+        f" {d.capacity.replicas} replicas",
+    ]
+    for path in _TEXT_FIGURES:
+        entry = spec(path)
+        line = f"  {entry.label:<{width}}{show(d, path)}"
+        if entry.target is not None:
+            line += f" (target {show(d, entry.target)})"
+        if path == "demand.request_rate_per_s":
+            line += f"   ({arithmetic(d, path)})"
+        lines.append(line)
+    lines += [
+        f"  {'Binding scenario':<{width}}{binding.title}; N+1 {show(d, 'failure_summary.n_plus_one_ok')}",
+        *([f"  {'Variation':<{width}}{d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
+        f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'} the SLO",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief
 from planner.core import SIZING_UTILIZATION, fewest_nodes
 from planner.core import utilization_no_prefix_cache as utilization_no_prefix_cache_on
-from planner.fmt import UNBOUNDED, num, pct
+from planner.fmt import num, pct, usd
 
 __all__ = [
     "DEGRADED_UTILIZATION_TARGET",
@@ -98,7 +98,7 @@ def cost_analysis(
             change=_change(trough, per_m_out),
             arithmetic=(
                 f"offline jobs at low priority keep the fleet at its peak load all day: {num(output_tokens_per_s, 'tok/s')} x {num(SECONDS_PER_YEAR)} s"
-                f" = {num(trough_tokens)} tokens/yr; {_usd(per_year)} / {num(trough_tokens / 1e6)} M = {_usd(trough)} per M"
+                f" = {num(trough_tokens)} tokens/yr; {usd(per_year)} / {num(trough_tokens / 1e6)} M = {usd(trough)} per M"
                 f" (the batch tokens cost nothing extra: {pct(1 - c.average_duty)} of the day's capacity is idle today)"
             ),
         ),
@@ -108,8 +108,8 @@ def cost_analysis(
             change=f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}",
             arithmetic=(
                 f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
-                f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {_usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
-                f" = {_usd(small_year)}/yr / {num(out_year / 1e6)} M = {_usd(small)} per M; above that load the ladder sheds batch work,"
+                f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
+                f" = {usd(small_year)}/yr / {num(out_year / 1e6)} M = {usd(small)} per M; above that load the ladder sheds batch work,"
                 " caps output length, then queues free-tier traffic"
             ),
         ),
@@ -119,7 +119,7 @@ def cost_analysis(
             change=_change(spot, per_m_out),
             arithmetic=(
                 f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
-                f" {_usd(per_year)} - {_usd(per_year - spot_year)} = {_usd(spot_year)}/yr / {num(out_year / 1e6)} M = {_usd(spot)} per M;"
+                f" {usd(per_year)} - {usd(per_year - spot_year)} = {usd(spot_year)}/yr / {num(out_year / 1e6)} M = {usd(spot)} per M;"
                 " a reclaimed node is a lost node, so keep spot within what the failure modes absorb"
             ),
         ),
@@ -134,21 +134,13 @@ def cost_analysis(
         usd_per_million_input_tokens=per_m_in,
         levers=levers,
         arithmetic={
-            "usd_per_hour": f"{gpus} GPUs x {_usd(c.usd_per_gpu_hour)} = {_usd(per_hour)} per hour",
-            "usd_per_year": f"{_usd(per_hour)} x {HOURS_PER_YEAR} h = {_usd(per_year)} per year",
+            "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
+            "usd_per_year": f"{usd(per_hour)} x {HOURS_PER_YEAR} h = {usd(per_year)} per year",
             "output_tokens_per_year": (
                 f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
             ),
             "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
-            "usd_per_million_output_tokens": f"{_usd(per_year)} / {num(out_year / 1e6)} M = {_usd(per_m_out)} per M output tokens (the whole fleet's cost)",
-            "usd_per_million_input_tokens": f"{_usd(per_year)} / {num(in_year / 1e6)} M = {_usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
+            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)",
+            "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
         },
     )
-
-
-def _usd(value: float) -> str:
-    if not math.isfinite(value):
-        return UNBOUNDED
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}"

@@ -21,6 +21,7 @@ from planner.core import CoreDesign, replan, verdict_only
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.operating_point import Limit
 from planner.verdict import InfeasibleDesign
 
 __all__ = [
@@ -71,10 +72,13 @@ class FailureMode(BaseModel):
     ttft_p95_ms: float
     itl_p95_ms: float
     load_vs_capacity: float  # a general-pool replica's load against the rate at which it stops meeting the SLO
+    long_context_utilization: float  # share of the long-context pool's GPU time its requests take (0 without the pool)
     ttft_ok: bool
     itl_ok: bool
     ok: bool  # the re-planned design is feasible and meets its SLO (its verdict)
     note: str
+    runs: bool = True  # False: the changed brief cannot be computed at all (every figure unbounded)
+    limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
 
 
 class FailureSummary(BaseModel):
@@ -83,6 +87,7 @@ class FailureSummary(BaseModel):
     binding_scenario: Scenario
     binding_reason: str
     n_plus_one_ok: bool
+    scenarios_within_slo: int
     availability_note: str
     load_scaling: str
 
@@ -134,9 +139,13 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     if brief.efficiency.compute_peak is not ComputePeak.auto:
         changes["efficiency.compute_peak"] = ComputePeak.bf16.value
     peak_moves = brief.efficiency.compute_peak not in (ComputePeak.bf16,) and dep.weights is not Precision.bf16
-    return changes, f"weights {dep.weights.value} -> bf16, KV {dep.kv_cache.value} -> bf16" + (
-        ", prefill math at the BF16 peak" if peak_moves else ""
-    )
+    return changes, _revert_text(dep.weights, dep.kv_cache) + (", prefill math at the BF16 peak" if peak_moves else "")
+
+
+def _revert_text(weights: Precision, kv: KvPrecision) -> str:
+    """What reverting to BF16 changes, naming only what is not BF16 already."""
+    moves = [f"{name} {p.value.upper()} -> BF16" for name, p in (("weights", weights), ("KV cache", kv)) if p.value != "bf16"]
+    return "; ".join(moves) if moves else "already BF16: nothing to revert"
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
@@ -185,6 +194,7 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
         change=change,
         overrides=overrides,
         load_vs_capacity=math.inf,
+        long_context_utilization=math.inf,
         utilization=math.inf,
         utilization_no_prefix_cache=math.inf,
         utilization_linear_no_prefix_cache=linear,
@@ -194,6 +204,7 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
         itl_ok=False,
         ok=False,
         note=note,
+        runs=False,
     )
 
 
@@ -217,6 +228,7 @@ def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
         change=change,
         overrides=changes,
         load_vs_capacity=core.operating_point.load_vs_capacity,
+        long_context_utilization=core.long_context_utilization,
         utilization=core.capacity.utilization,
         utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
         utilization_linear_no_prefix_cache=_linear(base, brief, scenario, core),
@@ -226,6 +238,7 @@ def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
         itl_ok=slo.itl_ok,
         ok=ok,
         note=_note(base, brief, scenario, core, ok),
+        limit=core.operating_point.limit,
     )
 
 
@@ -257,6 +270,7 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         binding_scenario=binding.scenario,
         binding_reason=reason,
         n_plus_one_ok=one.ok,
+        scenarios_within_slo=sum(m.ok for m in modes),
         availability_note=availability,
         load_scaling=(
             "Each scenario is the brief with its overrides applied, planned again by the same function: `plan --set` with a"

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from planner.design import Design
-from planner.fmt import num, pct
+from planner.figures import Format, arithmetic, format_value, resolve, show, spec
+from planner.fmt import num
 
 __all__ = ["BINDING_CHOICES", "PRACTICE_FIGURES", "TOLERANCE", "Feedback", "PracticeFigure", "grade", "practice_figures"]
 
@@ -20,16 +21,30 @@ TOLERANCE = 0.10
 
 
 class PracticeFigure(BaseModel):
-    """One figure a candidate estimates: how to read it from a design, and where its arithmetic lives."""
+    """One figure a candidate estimates: its plan path (the figure registry names and writes it, planner.figures)
+    and the step of the method to revisit when the estimate is off."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     key: str
-    label: str
-    unit: str  # "%" for fractions entered as percentages; "choice" for the binding resource
-    step: str  # the step of the method to revisit when the estimate is off
-    section: str  # Design attribute the figure lives in
-    field: str  # attribute of that section
+    figure: str  # the plan's JSON path the estimate is graded against
+    step: str
+
+    @property
+    def unit(self) -> str:
+        """What the estimate is entered in: "%" for a share, "choice" for the binding resource, else the figure's unit."""
+        entry = spec(self.figure)
+        if entry.format is Format.percent:
+            return "%"
+        if entry.format is Format.text:
+            return "choice"
+        return "$" if entry.format is Format.money else entry.unit
+
+    @property
+    def label(self) -> str:
+        """The registry's name, with the unit the estimate is entered in."""
+        name = spec(self.figure).label
+        return name if self.unit == "choice" else f"{name}, {self.unit}"
 
 
 class Feedback(BaseModel):
@@ -48,83 +63,53 @@ class Feedback(BaseModel):
 PRACTICE_FIGURES: tuple[PracticeFigure, ...] = (
     PracticeFigure(
         key="request_rate_per_s",
-        label="Peak request rate (req/s)",
-        unit="req/s",
+        figure="demand.request_rate_per_s",
         step="Step 1, demand: request rate = users x duty cycle / generation time per turn (the turn lasts generation time / duty)",
-        section="demand",
-        field="request_rate_per_s",
     ),
     PracticeFigure(
         key="generating_sequences",
-        label="Sequences generating at once",
-        unit="sequences",
+        figure="demand.generating_sequences",
         step="Step 1, demand: users x duty cycle (not all users at once: they read and type most of the time)",
-        section="demand",
-        field="generating_sequences",
     ),
     PracticeFigure(
         key="weights_gb_per_gpu",
-        label="Weights per GPU (GB)",
-        unit="GB",
+        figure="memory.weights_gb_per_gpu",
         step="Step 2, memory: parameters x bytes per value at the weight precision / TP",
-        section="memory",
-        field="weights_gb_per_gpu",
     ),
     PracticeFigure(
         key="max_sequences_per_replica",
-        label="Sequences whose KV fits one replica",
-        unit="sequences",
+        figure="memory.max_sequences_per_replica",
         step="Step 2, KV capacity: KV GB per GPU / (KV bytes per token per GPU x context tokens)",
-        section="memory",
-        field="max_sequences_per_replica",
     ),
     PracticeFigure(
         key="decode_step_ms",
-        label="Decode step at the running batch (ms)",
-        unit="ms",
+        figure="capacity.decode_step_ms",
         step="Step 2, decode: bytes read per step (weights + batch x context x KV per token) / bandwidth, then the efficiency factors",
-        section="capacity",
-        field="decode_step_ms",
     ),
     PracticeFigure(
         key="utilization",
-        label="Utilization at peak (%)",
-        unit="%",
+        figure="capacity.utilization",
         step="Step 2, utilization: prefill demand after prefix hits / prefill capacity + output tokens / decode capacity",
-        section="capacity",
-        field="utilization",
     ),
     PracticeFigure(
         key="binding_constraint",
-        label="Binding resource",
-        unit="choice",
+        figure="capacity.binding_constraint",
         step="Step 2, the binding resource: compare KV in use / KV capacity, prefill time share and decode time share",
-        section="capacity",
-        field="binding_constraint",
     ),
     PracticeFigure(
         key="tpot_ms",
-        label="TPOT at the operating point (ms)",
-        unit="ms",
+        figure="operating_point.tpot_ms",
         step="Step 3, the operating point: solve in flight = rate x time in system together with the step time at that batch",
-        section="operating_point",
-        field="tpot_ms",
     ),
     PracticeFigure(
         key="ttft_p95_ms",
-        label="p95 TTFT (ms)",
-        unit="ms",
+        figure="slo.ttft_p95_ms",
         step="Step 5, the SLO budget: network + gateway + tokenization + queue wait + prefill of the uncached tokens + first sample and write",
-        section="slo",
-        field="ttft_p95_ms",
     ),
     PracticeFigure(
         key="usd_per_million_output_tokens",
-        label="$ per million output tokens",
-        unit="$/M",
+        figure="cost.usd_per_million_output_tokens",
         step="Step 7, cost: GPUs x $/GPU-hour x hours per year / (output tokens per second x average duty x seconds per year)",
-        section="cost",
-        field="usd_per_million_output_tokens",
     ),
 )
 
@@ -133,23 +118,14 @@ BINDING_CHOICES = ("memory", "bandwidth", "compute")
 
 def practice_figures(design: Design) -> tuple[PracticeFigure, ...]:
     """The figures this design can grade (every section a figure needs is present)."""
-    return tuple(f for f in PRACTICE_FIGURES if hasattr(design, f.section))
+    return tuple(f for f in PRACTICE_FIGURES if hasattr(design, f.figure.split(".")[0]))
 
 
 def _tool_value(design: Design, figure: PracticeFigure) -> float | str:
-    value = getattr(getattr(design, figure.section), figure.field)
+    value = resolve(design, figure.figure)
     if figure.unit == "choice":
         return str(getattr(value, "value", value))
     return float(value)
-
-
-def _arithmetic(design: Design, figure: PracticeFigure) -> str:
-    arithmetic: Mapping[str, str] = getattr(getattr(design, figure.section), "arithmetic", {})
-    return arithmetic.get(figure.field, "")
-
-
-def _show(value: float, unit: str) -> str:
-    return pct(value) if unit == "%" else num(value, unit)
 
 
 def _grade_number(figure: PracticeFigure, estimate: float, tool: float) -> tuple[bool, str]:
@@ -157,11 +133,19 @@ def _grade_number(figure: PracticeFigure, estimate: float, tool: float) -> tuple
         estimate = estimate / 100  # entered as a percentage
     if tool == 0 or not math.isfinite(tool):
         ok = estimate == tool
-        return ok, "exact" if ok else f"the tool's figure is {_show(tool, figure.unit)}"
+        return ok, "exact" if ok else f"the tool's figure is {format_value(spec(figure.figure), tool)}"
     error = (estimate - tool) / abs(tool)
     if abs(error) <= TOLERANCE:
         return True, "within 10%"
     return False, f"{error:+.0%} {'high' if error > 0 else 'low'}"
+
+
+def _estimate_text(figure: PracticeFigure, estimate: float) -> str:
+    """The user's estimate written as the tool writes its figure: a share entered in percent as 27.7%, money as $4.48."""
+    entry = spec(figure.figure)
+    if figure.unit == "%":
+        return format_value(entry, estimate / 100)
+    return format_value(entry, estimate) if entry.format is Format.money else num(estimate, figure.unit)
 
 
 def grade(design: Design, estimates: Mapping[str, float | str | None]) -> tuple[Feedback, ...]:
@@ -179,18 +163,18 @@ def grade(design: Design, estimates: Mapping[str, float | str | None]) -> tuple[
         else:
             assert isinstance(tool, float)
             ok, off_by = _grade_number(figure, float(estimate), tool)
-            shown_estimate = f"{num(float(estimate))}%" if figure.unit == "%" else num(float(estimate), figure.unit)
-            shown_tool = _show(tool, figure.unit)
+            shown_estimate = _estimate_text(figure, float(estimate))
+            shown_tool = show(design, figure.figure)
         feedback.append(
             Feedback(
                 key=figure.key,
-                label=figure.label,
+                label=spec(figure.figure).label,
                 estimate=shown_estimate,
                 tool=shown_tool,
                 ok=ok,
                 off_by=off_by,
                 revisit="" if ok else figure.step,
-                arithmetic=_arithmetic(design, figure),
+                arithmetic=arithmetic(design, figure.figure),
             )
         )
     return tuple(feedback)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planner.brief import Brief
 from planner.errors import BriefError
-from planner.fmt import num, pct
+from planner.fmt import num, pct, usd
 from planner.replica import ReplicaShape
 from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
@@ -533,10 +533,10 @@ def _fleet(
             "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
             "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
             "gpus": f"{with_headroom} replicas x TP {shape.tp} = {gpus} GPUs",
-            "usd_per_hour": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)} = ${num(usd_hour)} per hour",
+            "usd_per_hour": f"{gpus} GPUs x {usd(brief.cost.usd_per_gpu_hour)} = {usd(usd_hour)} per hour",
             "usd_per_million_output_tokens": (
-                f"${num(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
-                f" = ${usd_per_m:.2f} per M output tokens at peak"
+                f"{usd(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
+                f" = {usd(usd_per_m)} per M output tokens at peak"
             ),
         }
     return MaxRateResult(

@@ -16,6 +16,7 @@ from planner.brief import Brief, VariationKey
 from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.errors import BriefError
+from planner.figures import resolve
 from planner.fmt import num, pct
 from planner.lora import lora_memory
 from planner.operating_point import context_tokens, max_num_seqs_for
@@ -66,7 +67,7 @@ class Option(_Model):
 
 
 class FigureDiff(_Model):
-    figure: str  # dotted path in the Design
+    figure: str  # its path in the plan's JSON (planner.figures names it)
     baseline: float
     value: float
     change_pct: float  # (value / baseline - 1) x 100; inf when the baseline is 0
@@ -84,9 +85,9 @@ class VariationAnalysis(_Model):
 
 # --- the difference of two designs -----------------------------------------------------------------
 
-DIFF_FIGURES = (
-    "hardware.nodes",
-    "hardware.gpus",
+DIFF_FIGURES = (  # paths in the plan's JSON, each with an entry in the figure registry (planner.figures)
+    "brief.hardware.nodes",
+    "cost.gpus",
     "demand.request_rate_per_s",
     "demand.generating_sequences",
     "demand.output_tokens_per_s",
@@ -117,14 +118,7 @@ DIFF_FIGURES = (
 
 
 def _figure(design: Design, path: str) -> float:
-    if path == "hardware.nodes":
-        return float(design.brief.hardware.nodes)
-    if path == "hardware.gpus":
-        return float(design.brief.hardware.nodes * design.brief.hardware.gpus_per_node)
-    value: Any = design
-    for part in path.split("."):
-        value = getattr(value, part)
-    return float(value)
+    return float(resolve(design, path))
 
 
 def _change_pct(baseline: float, value: float) -> float:

@@ -214,16 +214,6 @@ def _by_unit(f: Figures, path: str, unit: str) -> str:
     return f.num(path, unit)
 
 
-def _by_path(f: Figures, path: str, figure: str) -> str:
-    """A diff value shown the way its Design figure is shown elsewhere on the page."""
-    if "fraction" in figure or "utilization" in figure:
-        return f.pct(path)
-    if figure.startswith("cost.usd"):
-        return f.usd(path)
-    units = {"_ms": "ms", "_gb_per_gpu": "GB", "tokens_per_s": "tok/s", "rate_per_s": "req/s", "_bytes_per_token_per_gpu": "B"}
-    return f.num(path, next((unit for suffix, unit in units.items() if figure.endswith(suffix)), ""))
-
-
 def _variation(f: Figures) -> Section:
     v = "variation"
     findings = tuple(
@@ -246,9 +236,9 @@ def _variation(f: Figures) -> Section:
     )
     diff = tuple(
         (
-            f.text(f"{v}.diff.{i}.figure"),
-            _by_path(f, f"{v}.diff.{i}.baseline", f.value(f"{v}.diff.{i}.figure")),
-            _by_path(f, f"{v}.diff.{i}.value", f.value(f"{v}.diff.{i}.figure")),
+            f.label(f.value(f"{v}.diff.{i}.figure")),  # the registry's name of the figure (planner.figures), never its path
+            f.figure(f"{v}.diff.{i}.baseline", f.value(f"{v}.diff.{i}.figure")),
+            f.figure(f"{v}.diff.{i}.value", f.value(f"{v}.diff.{i}.figure")),
             f.change(f"{v}.diff.{i}.change_pct"),
         )
         for i in range(len(f.value(f"{v}.diff")))

@@ -2,7 +2,8 @@
 
 The renderer never writes a number of its own. `Figures` resolves a dotted path ("capacity.utilization",
 "slo.ttft_waterfall.3.ms") on the Design, formats the value with `format_figure` (the planner's own
-`num`/`pct`, so the document reads like the arithmetic), and records (path, style, text). The tests
+`num`/`pct`/`usd`, so the document reads like the arithmetic and the app), and records (path, style, text).
+`Figures.figure(path)` writes a figure in the format and unit the figure registry (planner.figures) gives it. The tests
 re-resolve every recorded path on a fresh plan and on `python -m planner plan --json`, and check that
 once the recorded texts are removed the document holds no digit at all.
 """
@@ -15,12 +16,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.fmt import UNBOUNDED, num, pct
+from planner.figures import Format, resolve, spec
+from planner.fmt import UNBOUNDED, num, pct, usd
 
 __all__ = ["Figure", "Figures", "Style", "format_figure", "resolve"]
 
 # dot: Graphviz source, drawn as SVG in HTML; change: a relative change already in percent (+48.1%)
 Style = Literal["num", "pct", "usd", "text", "dot", "yes_no", "change"]
+
+# the registry's formats (planner.figures.Format) as the document's styles
+_STYLE_OF: dict[Format, Style] = {
+    Format.number: "num",
+    Format.integer: "num",
+    Format.multiple: "num",
+    Format.percent: "pct",
+    Format.money: "usd",
+    Format.text: "text",
+    Format.yes_no: "yes_no",
+}
 
 
 class Figure(BaseModel):
@@ -32,19 +45,6 @@ class Figure(BaseModel):
     style: Style
     unit: str
     text: str
-
-
-def resolve(root: Any, path: str) -> Any:
-    """Walk a dotted path through attributes, dict keys and tuple indices ("failures.0.utilization")."""
-    value = root
-    for part in path.split("."):
-        if isinstance(value, dict):
-            value = value[part]
-        elif isinstance(value, (list, tuple)):
-            value = value[int(part)]
-        else:
-            value = getattr(value, part)
-    return value
 
 
 def format_figure(value: Any, style: Style, unit: str = "") -> str:
@@ -60,10 +60,8 @@ def format_figure(value: Any, style: Style, unit: str = "") -> str:
     if style == "change":
         change = float(value)
         return f"{change:+.1f}%" if math.isfinite(change) else (UNBOUNDED if change > 0 else "n/a")
-    if style == "usd":  # cents below $100 ($2.50, $4.48), the planner's num above ($160, $1,401,600)
-        amount = float(value)
-        text = f"{amount:.2f}" if abs(amount) < 100 else num(amount)
-        return f"${text} {unit}".rstrip() if unit else f"${text}"
+    if style == "usd":  # the one money rule (planner.fmt.usd): $2.50, $4.48, $160, $1,401,600
+        return usd(float(value), unit)
     return num(float(value), unit)
 
 
@@ -99,6 +97,17 @@ class Figures:
 
     def yes_no(self, path: str) -> str:
         return self._get(path, "yes_no")
+
+    def figure(self, path: str, registered_as: str | None = None) -> str:
+        """The value at `path` in the registry's format and unit (planner.figures) for the figure registered at
+        `registered_as` (default: `path` itself; a diff's baseline is written as the figure it is a value of)."""
+        entry = spec(registered_as or path)
+        return self._get(path, _STYLE_OF[entry.format], entry.unit)
+
+    @staticmethod
+    def label(path: str) -> str:
+        """The registry's name of the figure at a plan path."""
+        return spec(path).label
 
     def value(self, path: str) -> Any:
         """The raw value, for choices the renderer makes (which row to bold, a bar's length), never shown."""

@@ -13,14 +13,32 @@ pytestmark = pytest.mark.app
 # The figures each page must show for any computable design (metric labels).
 KEY_FIGURES = {
     "Brief": ("Utilization at peak", "Binding resource", "TPOT at the operating point"),
-    "Capacity": ("Request rate", "Weights per GPU", "Sequences per replica", "Decode step (real)", "Utilization", "In flight", "TPOT"),
+    "Capacity": (
+        "Request rate",
+        "Weights per GPU",
+        "Sequences per replica",
+        "Decode step (real)",
+        "Utilization at peak",
+        "In flight",
+        "TPOT at the operating point",
+    ),
     "Architecture": ("Gateway nodes (CPU)", "General-pool replicas"),
-    "SLO budget": ("TTFT p50", "TTFT p95", "ITL p50", "ITL p95"),
+    "SLO budget": ("p50 TTFT", "p95 TTFT", "p50 ITL"),
     "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
-    "Cost": ("Per hour", "Per year", "Per million output tokens"),
+    "Cost": ("Cost per hour", "Cost per year", "Cost per M output tokens"),
     "Variations": (),
+    "Compare": (),
 }
-VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed", "p95 TTFT", "p95 ITL")
+VERDICT_ERRORS = (
+    "Not feasible as briefed",
+    "Feasible, misses the SLO",
+    "This design cannot be computed",
+    "p95 TTFT",
+    "p95 ITL",
+    "p95 TPOT",
+    "TTFT is unbounded",
+    "ITL is unbounded",
+)
 
 
 @pytest.mark.parametrize("preset", preset_names())

@@ -446,42 +446,95 @@ def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept(
     assert at.session_state["state.overrides"] == {"hardware.nodes": 6}
 
 
+def _chart_strings(spec: Any) -> list[str]:
+    """Every string a plotly chart can put on screen (names, texts, titles, tick and hover texts), from its spec."""
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, dict):
+        return [text for key, value in spec.items() if key != "template" for text in _chart_strings(value)]
+    if isinstance(spec, list):
+        return [text for value in spec for text in _chart_strings(value)]
+    return []
+
+
+def _unplaced_marks(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Lines and labels with a coordinate the chart could not place (an infinity written as null lands at 0)."""
+    layout = spec.get("layout", {})
+    marks = [*layout.get("shapes", []), *layout.get("annotations", [])]
+    keys = ("x0", "x1", "y0", "y1", "x", "y")
+    return [m for m in marks if any(k in m and m[k] is None for k in keys)]
+
+
 def _visible_text(at: AppTest) -> str:
-    """Every text element of the page, metrics and tables included."""
+    """Every text element of the page: Markdown, alerts, headings, metrics (value, the line under it, help), table and
+    dataframe cells and headers, expander labels, and every string of every chart."""
     parts = [
         e.value for e in [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.success, *at.title, *at.header, *at.subheader]
     ]
-    parts += [f"{m.label} {m.value}" for m in at.metric]
+    parts += [f"{m.label} {m.value} {m.proto.delta} {m.proto.help}" for m in at.metric]
     parts += [d.value.to_string() for d in at.dataframe]
-    parts += [t.value.to_string() for t in at.table] if hasattr(at, "table") else []
+    parts += [t.value.to_string() for t in at.table]
+    parts += [e.proto.label for e in at.get("expandable")]
+    for chart in at.get("plotly_chart"):
+        parts += _chart_strings(json.loads(chart.proto.spec))
     return " ".join(str(p) for p in parts)
 
 
-@pytest.mark.parametrize(
-    "params", [{"preset": "capstone", "deployment.max_num_seqs": "20"}, {"preset": "variation-f"}], ids=["slots", "405b"]
-)
+# What a number must never look like on screen: an infinity, a NaN, scientific notation (3.13e+11).
+_RAW_NUMBER = re.compile(r"∞|\binf\b|\bnan\b|\d(?:\.\d+)?e[+-]\d", flags=re.IGNORECASE)
+
+
+def _raw_numbers(text: str) -> list[str]:
+    return [text[max(m.start() - 50, 0) : m.end() + 20] for m in _RAW_NUMBER.finditer(text)]
+
+
+def _charts_place_every_mark(at: AppTest) -> list[dict[str, Any]]:
+    return [mark for chart in at.get("plotly_chart") for mark in _unplaced_marks(json.loads(chart.proto.spec))]
+
+
+_UNSTEADY = [
+    {"preset": "capstone", "deployment.max_num_seqs": "20"},  # every batch slot taken
+    {"preset": "variation-f"},  # the 405B model does not fit the fleet
+    {"preset": "capstone", "workload.users": "200000"},  # twenty times the traffic: the queues grow without bound
+]
+
+
+@pytest.mark.parametrize("params", _UNSTEADY, ids=["slots", "405b", "overload"])
 def test_a_design_without_a_steady_state_never_prints_infinity(params: dict[str, str]) -> None:
-    """No page prints a raw ∞ or inf: an unbounded figure reads 'unbounded' and the verdict names the limit."""
+    """No page prints a raw ∞, inf, NaN or e+ notation: an unbounded figure reads 'unbounded' with its cause, and no
+    chart draws a mark at a coordinate it cannot place."""
     at = new_app(params)
     for page, _, _ in PAGES:
         at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         text = _visible_text(at)
-        assert "∞" not in text and not re.search(r"\binf\b", text), (page, re.findall(r".{40}(?:∞|\binf\b).{20}", text)[:3])
+        assert not _raw_numbers(text), (page, _raw_numbers(text)[:3])
+        assert not _charts_place_every_mark(at), (page, _charts_place_every_mark(at)[:2])
+        bare = [m.label for m in at.metric if m.value == "unbounded" and not m.proto.delta]
+        assert not bare, f"{page}: unbounded without its cause under it: {bare}"
 
 
 @pytest.mark.parametrize("preset", [name for name in __import__("planner").preset_names()])
 def test_every_page_of_every_preset_opens_with_the_verdict_bar(preset: str) -> None:
-    """Issue 16: the verdict at a glance on every page (feasible / meets / availability, p95s against targets, $/M),
-    and never a raw infinity."""
+    """Issue 16: the verdict at a glance on every page (feasible / meets / availability, p95s against targets, $/M);
+    no raw infinity, NaN or e+ notation anywhere on the page (text, metrics, tables, charts); and every metric a page
+    shows is a figure of the registry (planner.figures), under its one name."""
+    from planner.figures import REGISTRY
     from ui.verdict_bar import verdict_headline
 
+    names = {entry.label for entry in REGISTRY.values()}
     at = new_app({"preset": preset})
     headline = verdict_headline(plan(load_brief(preset)))
     for page, _, _ in PAGES:
         at.switch_page(page).run()
         assert not at.exception, (preset, page, [e.value for e in at.exception])
         labels = {m.label for m in at.metric}
-        assert {"p95 TTFT", "Availability", "Cost per M output tokens"} <= labels, (preset, page)
+        assert {"p95 TTFT", "Availability (N+1)", "Cost per M output tokens"} <= labels, (preset, page)
+        assert labels <= names, (preset, page, sorted(labels - names))
+        for frame in (t.value for t in at.table if "difference" in t.value.columns):  # comparisons: one row per figure
+            rows = {re.sub(r" \(target [^)]*\)$", "", name) for name in frame.index}
+            assert rows <= names, (preset, page, sorted(rows - names))
         text = _visible_text(at)
-        assert headline in text and "What binds:" in text and "∞" not in text, (preset, page)
+        assert headline in text and "What binds:" in text, (preset, page)
+        assert not _raw_numbers(text), (preset, page, _raw_numbers(text)[:3])
+        assert not _charts_place_every_mark(at), (preset, page)

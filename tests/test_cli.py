@@ -46,7 +46,7 @@ def test_plan_capstone_reference_figures_from_the_cli():
 
 def test_plan_text_output_is_readable():
     proc = run_cli("plan", "capstone", check=True)
-    assert "utilization" in proc.stdout and "55.6 req/s" in proc.stdout
+    assert "Utilization at peak" in proc.stdout and "55.6 req/s" in proc.stdout and "Cost per M output tokens   " in proc.stdout
 
 
 def test_presets_lists_every_required_preset():

@@ -56,7 +56,7 @@ def test_variation_a_half_budget(capstone):
     int4 = a.options[0]
     assert int4.utilization_no_prefix_cache < design.capacity.utilization_no_prefix_cache  # fewer bytes per decode step
     assert all(o.arithmetic for o in a.options)
-    nodes = next(d for d in a.diff if d.figure == "hardware.nodes")
+    nodes = next(d for d in a.diff if d.figure == "brief.hardware.nodes")
     assert (nodes.baseline, nodes.value, nodes.change_pct) == (8, 4, -50.0)
 
 

@@ -1,7 +1,9 @@
 """Plotly figures for the pages. Each draws numbers the planner computed; none computes one.
 
 Figures are built as one dict and validated once (`go.Figure(spec)`): plotly's add_hline/add_vline
-helpers cost tens of milliseconds each, which a live slider cannot afford.
+helpers cost tens of milliseconds each, which a live slider cannot afford. One colour scheme (PALETTE) for
+every chart; titles short and legends below, so a chart reads at 390 px. Marks that must sit at a data value
+(the brief's engine limit) are drawn as traces, which every axis type places at their data value.
 """
 
 from __future__ import annotations
@@ -12,25 +14,44 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from planner.breakdowns import Stack
+from planner.breakdowns import LatencyPath, Stack
 from planner.fmt import num
-from planner.slo import TradeoffPoint
+from planner.slo import TradeoffPoint, WaterfallStep
 from planner.sweeps import TrafficPoint
-from planner.variations import FigureDiff
 
-__all__ = ["diff_chart", "stacked_bars", "tradeoff_chart", "utilization_vs_traffic_chart", "waterfall_chart"]
+__all__ = [
+    "BAR_TEXT",
+    "PALETTE",
+    "itl_waterfall_chart",
+    "stacked_bars",
+    "tradeoff_chart",
+    "ttft_waterfall_chart",
+    "utilization_vs_traffic_chart",
+]
 
-COLORS = {
-    "weights": "#4C78A8",
-    "reserve": "#9D9D9D",
-    "KV cache": "#F58518",
-    "not used by the engine": "#E5E5E5",
-    "prefill": "#E45756",
-    "decode": "#4C78A8",
-    "headroom": "#D9EAD3",
+PALETTE = {
+    "primary": "#4C78A8",  # the design's own figure: with prefix caching, TTFT, the mean path
+    "secondary": "#F58518",  # its companion: ITL, the p95 path, KV
+    "target": "#C0392B",  # targets and limits, and what misses them
+    "ok": "#54A24B",
+    "muted": "#9D9D9D",  # references: without prefix caching, the fixed path
+    "light": "#D9EAD3",
+    "text": "#31333F",
 }
-_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
-_LEGEND = {"orientation": "h", "y": -0.25, "traceorder": "normal"}
+COLORS = {
+    "weights": PALETTE["primary"],
+    "reserve": PALETTE["muted"],
+    "KV cache": PALETTE["secondary"],
+    "not used by the engine": "#E5E5E5",
+    "prefill": PALETTE["target"],
+    "decode": PALETTE["primary"],
+    "headroom": PALETTE["light"],
+}
+_MARGIN = {"l": 10, "r": 10, "t": 80, "b": 10}
+# legends sit between the title and the plot, where a narrow screen still shows them whole
+_LEGEND = {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left", "traceorder": "normal"}
+_TITLE = {"x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top"}
+_FONT = {"size": 13}
 
 
 def hline(
@@ -40,23 +61,50 @@ def hline(
     line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": yref, "y0": y, "y1": y, "line": {"color": color, "dash": dash}}
     x = 1 if side == "right" else 0
     label = {"xref": "paper", "x": x, "xanchor": side, "yref": yref, "y": y, "yanchor": "bottom", "text": text, "showarrow": False}
+    label["font"] = {"color": color}
     return line, label
 
 
 def vline(x: float, text: str, color: str = "gray", dash: str = "dot", label_y: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A vertical line at x, its label above the plot (or at `label_y` of its height, to keep close labels apart)."""
+    """A vertical line at x on a linear axis, its label above the plot (or at `label_y` of its height)."""
     line = {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": x, "x1": x, "line": {"color": color, "dash": dash}}
     label = {"yref": "paper", "y": label_y, "yanchor": "bottom", "xref": "x", "x": x, "text": text, "showarrow": False}
+    label["font"] = {"color": color}
     if label_y < 1:
         label.update({"xanchor": "left", "bgcolor": "rgba(255,255,255,0.8)"})
     return line, label
 
 
+def vertical(x: float, categories: Sequence[str], name: str, color: str, dash: str = "dash") -> dict[str, Any]:
+    """A vertical mark across a chart's categories as a trace: placed at its data value, named in the legend (where
+    its label never collides with the bars)."""
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": [x, x],
+        "y": [categories[0], categories[-1]],
+        "line": {"color": color, "dash": dash, "width": 2},
+        "hoverinfo": "name",
+    }
+
+
+BAR_TEXT = {"textfont": {"size": 12}, "constraintext": "none", "cliponaxis": False}
+_ROOM = 1.15  # how far an axis runs past the largest value or mark, for the text beside it
+
+
 def figure(data: list[dict[str, Any]], layout: dict[str, Any], marks: Sequence[tuple[dict[str, Any], dict[str, Any]]] = ()) -> go.Figure:
-    layout = {"margin": _MARGIN, "legend": _LEGEND, **layout}
-    layout["shapes"] = [line for line, _ in marks]
-    layout["annotations"] = [label for _, label in marks]
+    layout = {"margin": _MARGIN, "legend": _LEGEND, "font": _FONT, **layout}
+    if "title" in layout:
+        layout["title"] = {**_TITLE, **layout["title"]}
+    layout["shapes"] = [*layout.get("shapes", []), *(line for line, _ in marks)]
+    layout["annotations"] = [*layout.get("annotations", []), *(label for _, label in marks)]
     return go.Figure({"data": data, "layout": layout})
+
+
+def _finite(values: Sequence[float]) -> list[float | None]:
+    """Values a chart can place: an infinite one (no steady state) becomes a gap, never a point at 0."""
+    return [v if math.isfinite(v) else None for v in values]
 
 
 def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, height: int = 220) -> go.Figure:
@@ -73,7 +121,7 @@ def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, 
                 "orientation": "h",
                 "name": name,
                 "y": [s.label for s in stacks],
-                "x": values,
+                "x": _finite(values),
                 "marker": {"color": COLORS.get(name)},
                 "text": [num(v) for v in values],
                 "textposition": "inside",
@@ -81,103 +129,226 @@ def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, 
             }
         )
     marks = [vline(100, "100%", color="black", dash="dash")] if percent else []
-    return figure(data, {"barmode": "stack", "title": {"text": f"{title} ({unit})"}, "height": height}, marks)
+    layout = {"barmode": "stack", "title": {"text": f"{title} ({unit})"}, "height": height, "yaxis": {"automargin": True}}
+    return figure(data, layout, marks)
 
 
 def utilization_vs_traffic_chart(points: Sequence[TrafficPoint]) -> go.Figure:
     x = [p.multiplier for p in points]
     data = [
-        {"type": "scatter", "mode": "lines+markers", "name": "with prefix caching", "x": x, "y": [p.utilization * 100 for p in points]},
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "with prefix caching",
+            "x": x,
+            "y": _finite([p.utilization * 100 for p in points]),
+            "line": {"color": PALETTE["primary"]},
+        },
         {
             "type": "scatter",
             "mode": "lines+markers",
             "name": "without prefix caching",
             "x": x,
-            "y": [p.utilization_no_prefix_cache * 100 for p in points],
+            "y": _finite([p.utilization_no_prefix_cache * 100 for p in points]),
+            "line": {"color": PALETTE["muted"]},
         },
     ]
     layout = {
-        "title": {"text": "Utilization against a traffic multiplier"},
+        "title": {"text": "Utilization as traffic grows"},
         "xaxis": {"title": {"text": "peak traffic, x the brief's"}},
-        "yaxis": {"title": {"text": "utilization (%)"}},
+        "yaxis": {"title": {"text": "utilization (%)"}, "ticksuffix": "%"},
         "height": 340,
     }
-    return figure(data, layout, [hline(100, "100%", "black"), vline(1.0, "the brief's peak")])
+    return figure(data, layout, [hline(100, "100%", "black"), vline(1.0, "the brief")])
 
 
-def waterfall_chart(title: str, steps: Sequence[tuple[str, float]], target_ms: float, p50_ms: float, p95_ms: float) -> go.Figure:
-    """A latency budget, one bar per component from the top, each starting where the previous ended (plotly sums
-    them); the target and the percentiles as vertical lines."""
+# --- the SLO page ----------------------------------------------------------------------------------
+
+
+def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float) -> go.Figure:
+    """TTFT as a waterfall, one bar per part in the order a request meets them and a total bar, for the p95 path
+    and the mean path side by side: each path's bars add up to its total (the p95 and the mean TTFT). The target
+    is a vertical line. Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
+    colors = (PALETTE["secondary"], PALETTE["primary"])
+    data = []
+    for path, color in zip(paths, colors, strict=False):
+        names = [p.name for p in path.parts] + ["TTFT"]
+        values = [p.value for p in path.parts] + [path.total_ms]
+        data.append(
+            {
+                "type": "waterfall",
+                "orientation": "h",
+                "name": f"{path.label}: {num(path.total_ms, 'ms')}",
+                "offsetgroup": path.label,
+                "y": names,
+                "x": values,
+                "measure": ["relative"] * len(path.parts) + ["total"],
+                "text": [num(v) for v in values],
+                "textposition": "outside",
+                **BAR_TEXT,
+                "connector": {"visible": False},
+                "increasing": {"marker": {"color": color}},
+                "totals": {"marker": {"color": color, "line": {"color": PALETTE["text"], "width": 1}}},
+                "hovertemplate": f"{path.label}, %{{y}}: %{{x:.1f}} ms<extra></extra>",
+            }
+        )
+    names = [p.name for p in paths[0].parts] + ["TTFT"] if paths else ["TTFT"]
+    data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
+    rows = len(names)
+    right = max([target_ms, *(p.total_ms for p in paths)]) * _ROOM
+    layout = {
+        "title": {"text": "Time to first token (ms)"},
+        "waterfallmode": "group",
+        "waterfallgroupgap": 0.15,
+        "xaxis": {"title": {"text": "ms"}, "range": [0, right]},
+        "yaxis": {"autorange": "reversed", "automargin": True},
+        "height": 150 + 34 * rows,
+        "showlegend": True,
+    }
+    return figure(data, layout)
+
+
+_ITL_SHORT = ("decode step", "prefill interference", "scheduler")  # the planner's three ITL components, as a chart labels them
+
+
+def itl_waterfall_chart(steps: Sequence[WaterfallStep], p95_ms: float, target_ms: float, metric: str) -> go.Figure:
+    """A reply's mean gap as a waterfall of its parts (decode step, prefill interference, scheduler) with a total bar,
+    and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines."""
+    names = [_ITL_SHORT[i] if i < len(_ITL_SHORT) else s.component for i, s in enumerate(steps)] + ["mean gap"]
+    values = [s.ms for s in steps]
+    total = sum(values)
     data = [
         {
             "type": "waterfall",
             "orientation": "h",
-            "y": [name for name, _ in steps],
-            "x": [ms for _, ms in steps],
-            "measure": ["relative"] * len(steps),
-            "text": [num(ms, "ms") for _, ms in steps],
+            "name": "a reply's mean gap",
+            "y": names,
+            "x": [*values, total],
+            "measure": ["relative"] * len(steps) + ["total"],
+            "text": [num(v) for v in [*values, total]],
             "textposition": "outside",
-            "connector": {"line": {"color": "#BBBBBB"}},
-            "increasing": {"marker": {"color": "#4C78A8"}},
-            "hovertemplate": "%{y}: %{x:.1f} ms<extra></extra>",
+            **BAR_TEXT,
+            "connector": {"visible": False},
+            "increasing": {"marker": {"color": PALETTE["primary"]}},
+            "totals": {"marker": {"color": PALETTE["primary"], "line": {"color": PALETTE["text"], "width": 1}}},
+            "hovertemplate": "%{y}: %{x:.2f} ms<extra></extra>",
         }
     ]
-    marks = [vline(target_ms, f"target {target_ms:g}", "#C0392B", dash="dash")]
-    marks += [vline(p95_ms, f"p95 {p95_ms:.0f}", "#E67E22")] if math.isfinite(p95_ms) else []  # unbounded: no line
-    marks += [vline(p50_ms, f"p50 {p50_ms:.0f}", "#27AE60", label_y=0.02)] if math.isfinite(p50_ms) else []
+    if math.isfinite(p95_ms):
+        data.append(vertical(p95_ms, names, f"p95 {metric}: {num(p95_ms, 'ms')}", PALETTE["secondary"], dash="dot"))
+    data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
+    right = max(v for v in (target_ms, total, p95_ms) if math.isfinite(v)) * _ROOM
     layout = {
-        "title": {"text": title},
-        "xaxis": {"title": {"text": "ms"}},
+        "title": {"text": f"Inter-token latency ({metric}, ms)"},
+        "xaxis": {"title": {"text": "ms"}, "range": [0, right]},
         "yaxis": {"autorange": "reversed", "automargin": True},
-        "height": 120 + 38 * len(steps),
-        "showlegend": False,
+        "height": 170 + 34 * len(names),
+        "showlegend": True,
     }
-    return figure(data, layout, marks)
+    return figure(data, layout)
+
+
+def _round_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """Tick positions at the swept values themselves (all of them round numbers), written as the planner writes them."""
+    ticks = sorted(set(values))
+    return ticks, [num(v) for v in ticks]
 
 
 def tradeoff_chart(
-    title: str, x_title: str, points: Sequence[TradeoffPoint], current: float, ttft_target_ms: float, itl_target_ms: float
+    title: str,
+    x_title: str,
+    points: Sequence[TradeoffPoint],
+    current: float,
+    ttft_target_ms: float,
+    itl_target_ms: float,
+    *,
+    log_x: bool = False,
+    metric: str = "ITL",
 ) -> go.Figure:
-    """p95 TTFT (left axis) and ITL (right axis) against one engine limit, each with its target; the brief's value marked."""
+    """p95 TTFT (top) and the p95 the ITL target judges (bottom: ITL, or TPOT when `metric` is "TPOT") against one
+    engine limit, each with its target; the brief's value drawn as a trace at its own x (any axis type places a
+    trace at its data value), with the brief's point on each curve. A value whose replica has no steady state has
+    no point; an 'x' at the top of its panel says so."""
     x = [p.x for p in points]
-    data = [
-        {"type": "scatter", "mode": "lines+markers", "name": "p95 TTFT (ms)", "x": x, "y": [p.ttft_p95_ms for p in points], "yaxis": "y"},
-        {"type": "scatter", "mode": "lines+markers", "name": "p95 ITL (ms)", "x": x, "y": [p.itl_p95_ms for p in points], "yaxis": "y2"},
-    ]
+    judged = [p.tpot_p95_ms if metric == "TPOT" else p.itl_p95_ms for p in points]
+    panels = (
+        ("y", "p95 TTFT", [p.ttft_p95_ms for p in points], ttft_target_ms, PALETTE["primary"]),
+        ("y2", f"p95 {metric}", judged, itl_target_ms, PALETTE["secondary"]),
+    )
+    data: list[dict[str, Any]] = []
+    marks = []
+    for axis, name, ys, target, color in panels:
+        finite = [v for v in ys if math.isfinite(v)]
+        top = max([*finite, target]) * 1.1 if finite or target else 1.0
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{name} (ms)",
+                "x": x,
+                "y": _finite(ys),
+                "yaxis": axis,
+                "line": {"color": color},
+                "hovertemplate": f"{x_title} %{{x:,}}: {name} %{{y:.1f}} ms<extra></extra>",
+            }
+        )
+        unbounded = [xi for xi, v in zip(x, ys, strict=True) if not math.isfinite(v)]
+        if unbounded:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": "unbounded (the queue grows)",
+                    "x": unbounded,
+                    "y": [top] * len(unbounded),
+                    "yaxis": axis,
+                    "marker": {"symbol": "x", "size": 11, "color": PALETTE["target"]},
+                    "showlegend": axis == "y",
+                    "hovertemplate": f"{x_title} %{{x:,}}: {name} unbounded<extra></extra>",
+                }
+            )
+        at_brief = [v for xi, v in zip(x, ys, strict=True) if xi == current and math.isfinite(v)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"the brief: {num(current)}",
+                "x": [current, current],
+                "y": [0, top],
+                "yaxis": axis,
+                "line": {"color": PALETTE["text"], "dash": "dot", "width": 1.5},
+                "showlegend": axis == "y",
+                "legendgroup": "brief",
+                "hoverinfo": "skip",
+            }
+        )
+        if at_brief:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"the brief: {num(current)}",
+                    "x": [current],
+                    "y": at_brief,
+                    "yaxis": axis,
+                    "marker": {"symbol": "diamond", "size": 12, "color": color, "line": {"color": PALETTE["text"], "width": 1.5}},
+                    "showlegend": False,
+                    "legendgroup": "brief",
+                    "hovertemplate": f"the brief: {name} %{{y:.1f}} ms<extra></extra>",
+                }
+            )
+        marks.append(hline(target, f"target {num(target, 'ms')}", PALETTE["target"], yref=axis, side="left"))
+    tickvals, ticktext = _round_ticks([*x, current])
+    xaxis: dict[str, Any] = {"title": {"text": x_title}, "anchor": "y2"}
+    if log_x:
+        xaxis |= {"type": "log", "tickvals": tickvals, "ticktext": ticktext}
+    else:
+        xaxis |= {"tickformat": ",d", "rangemode": "tozero"}
     layout = {
         "title": {"text": title},
-        "height": 360,
-        "xaxis": {"title": {"text": x_title}, "type": "log"},
-        "yaxis": {"title": {"text": "p95 TTFT (ms)"}},
-        "yaxis2": {"title": {"text": "p95 ITL (ms)"}, "overlaying": "y", "side": "right"},
+        "height": 460,
+        "xaxis": xaxis,
+        "yaxis": {"title": {"text": "p95 TTFT (ms)"}, "domain": [0.56, 1.0], "rangemode": "tozero"},
+        "yaxis2": {"title": {"text": f"p95 {metric} (ms)"}, "domain": [0.0, 0.44], "rangemode": "tozero"},
     }
-    marks = [
-        hline(ttft_target_ms, "TTFT target", "#1F77B4", side="left"),
-        hline(itl_target_ms, "ITL target", "#FF7F0E", yref="y2"),
-        vline(math.log10(current), "the brief"),  # shapes on a log axis take the exponent
-    ]
     return figure(data, layout, marks)
-
-
-def diff_chart(diffs: Sequence[FigureDiff]) -> go.Figure:
-    """Each figure's change against the baseline, in percent (the planner's change_pct)."""
-    shown = [d for d in diffs if math.isfinite(d.change_pct)]
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "y": [d.figure for d in shown],
-            "x": [d.change_pct for d in shown],
-            "marker": {"color": ["#E45756" if d.change_pct > 0 else "#4C78A8" for d in shown]},
-            "text": [f"{d.change_pct:+.0f}%" for d in shown],
-            "textposition": "outside",
-            "hovertemplate": "%{y}: %{x:+.1f}%<extra></extra>",
-        }
-    ]
-    layout = {
-        "title": {"text": "Change against the baseline (%)"},
-        "yaxis": {"autorange": "reversed", "automargin": True},
-        "height": 120 + 26 * len(shown),
-        "showlegend": False,
-    }
-    return figure(data, layout, [vline(0, "", "black", dash="solid")])

@@ -1,48 +1,107 @@
-"""Charts of the Failure modes and Cost pages (same dict-built figures as ui.charts)."""
+"""Charts of the Failure modes and Cost pages (same dict-built figures and colours as ui.charts).
+
+Failure modes are charted by the figure that fails: each scenario's p95 TTFT and p95 ITL as a share of its target
+(100% is the target: a bar past it misses), and beside them how busy it leaves the pools against their limits. An unbounded figure is drawn to the edge of
+the chart, hatched, and labelled with the word.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
 from planner.failures import FailureMode
 from planner.fleet import FleetPoint
-from planner.fmt import pct
-from ui.charts import figure, hline, vline
+from planner.fmt import UNBOUNDED, num, pct, usd
+from ui.charts import BAR_TEXT, PALETTE, figure, vline
 
-__all__ = ["cost_vs_fleet_chart", "failure_chart"]
+__all__ = ["cost_vs_fleet_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
+
+_EDGE_PCT = 250.0  # how far the latency chart reaches at most (% of the target); beyond it, and unbounded, bars stop at the edge
 
 
-def failure_chart(failures: Sequence[FailureMode], binding: str) -> go.Figure:
-    """Utilization per failure scenario, with and without prefix caching; the binding scenario outlined."""
-    titles = [f.title for f in failures]
-    outline = [3 if f.scenario == binding else 0 for f in failures]
+def scenario_labels(failures: Sequence[FailureMode], binding: str) -> list[str]:
+    """Each scenario's name with its verdict on a second line; the binding one says so."""
+    return [f"{f.title}<br>{'meets the SLO' if f.ok else 'misses the SLO'}{' (binds)' if f.scenario == binding else ''}" for f in failures]
+
+
+def _share(value_ms: float, target_ms: float) -> float:
+    return value_ms / target_ms * 100 if math.isfinite(value_ms) else math.inf
+
+
+def failure_latency_chart(failures: Sequence[FailureMode], binding: str, ttft_target_ms: float, itl_target_ms: float) -> go.Figure:
+    """p95 TTFT and p95 ITL of every scenario as a share of its target, one row per scenario; the target at 100%."""
+    labels = scenario_labels(failures, binding)
+    series = (
+        ("p95 TTFT", [f.ttft_p95_ms for f in failures], ttft_target_ms, PALETTE["primary"]),
+        ("p95 ITL", [f.itl_p95_ms for f in failures], itl_target_ms, PALETTE["secondary"]),
+    )
+    finite = [_share(v, t) for _, values, t, _ in series for v in values if math.isfinite(v)]
+    edge = min(max([*finite, 120.0]), _EDGE_PCT) * 1.2  # room for the text beyond the longest bar
+    data: list[dict[str, Any]] = []
+    for name, values, target, color in series:
+        shares = [_share(v, target) for v in values]
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": f"{name} (target {num(target, 'ms')})",
+                "y": labels,
+                "x": [min(s, edge) for s in shares],
+                "text": [num(v, "ms") if math.isfinite(v) else UNBOUNDED for v in values],
+                "textposition": "outside",
+                **BAR_TEXT,
+                "marker": {"color": color, "pattern": {"shape": ["/" if s > edge else "" for s in shares]}},
+                "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
+            }
+        )
+    layout = {
+        "title": {"text": "p95 latency against its target"},
+        "barmode": "group",
+        "height": 160 + 48 * len(failures),
+        "xaxis": {"title": {"text": "% of the target"}, "range": [0, edge], "ticksuffix": "%"},
+        "yaxis": {"autorange": "reversed", "automargin": True},
+    }
+    return figure(data, layout, [vline(100, "target", PALETTE["target"], dash="dash", label_y=0.005)])
+
+
+def failure_utilization_chart(failures: Sequence[FailureMode], binding: str, long_context_pool: bool) -> go.Figure:
+    """How busy each scenario leaves the pools, against their limit (100%): a general-pool replica's load against its
+    capacity under the SLO, and the long-context pool's busy share (when the design has one); the fleet's sizing
+    utilization beside them, grey."""
+    labels = scenario_labels(failures, binding)
+    series = [("general pool: load / SLO capacity", [f.load_vs_capacity for f in failures], PALETTE["primary"])]
+    if long_context_pool:
+        series.append(("long-context pool busy", [f.long_context_utilization for f in failures], PALETTE["secondary"]))
+    series.append(("fleet utilization (sizing)", [f.utilization for f in failures], PALETTE["muted"]))
+    finite = [v * 100 for _, values, _ in series for v in values if math.isfinite(v)]
+    edge = min(max([*finite, 110.0]), _EDGE_PCT) * 1.2
     data = [
         {
             "type": "bar",
-            "name": "utilization",
-            "x": titles,
-            "y": [f.utilization * 100 for f in failures],
-            "marker": {"color": ["#E45756" if not f.ok else "#4C78A8" for f in failures], "line": {"width": outline, "color": "black"}},
-            "text": [pct(f.utilization) for f in failures],
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": [min(v * 100, edge) for v in values],
+            "text": [pct(v) for v in values],
             "textposition": "outside",
-        },
-        {
-            "type": "bar",
-            "name": "without prefix caching",
-            "x": titles,
-            "y": [f.utilization_no_prefix_cache * 100 for f in failures],
-            "marker": {"color": "#BBBBBB"},
-        },
+            **BAR_TEXT,
+            "marker": {"color": color, "pattern": {"shape": ["/" if v * 100 > edge else "" for v in values]}},
+            "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
+        }
+        for name, values, color in series
     ]
     layout = {
-        "title": {"text": "Utilization under each failure (red: SLO missed; outlined: binds)"},
+        "title": {"text": "How busy each scenario leaves the pools"},
         "barmode": "group",
-        "height": 380,
-        "yaxis": {"title": {"text": "%"}},
+        "height": 160 + 24 * len(series) * len(failures),
+        "xaxis": {"title": {"text": "% of the pool's limit"}, "range": [0, edge], "ticksuffix": "%"},
+        "yaxis": {"autorange": "reversed", "automargin": True},
     }
-    return figure(data, layout, [hline(100, "100%", "black")])
+    return figure(data, layout, [vline(100, "limit", PALETTE["target"], dash="dash", label_y=0.005)])
 
 
 def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.Figure:
@@ -51,9 +110,12 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
         {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": "$ per M output tokens",
+            "name": "cost per M output tokens",
             "x": [p.nodes for p in points],
             "y": [p.usd_per_million_output_tokens for p in points],
+            "text": [usd(p.usd_per_million_output_tokens) for p in points],
+            "line": {"color": PALETTE["primary"]},
+            "hovertemplate": "%{x} nodes: %{text}<extra></extra>",
         },
         {
             "type": "scatter",
@@ -61,13 +123,14 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
             "name": "cannot carry the peak",
             "x": [p.nodes for p in over],
             "y": [p.usd_per_million_output_tokens for p in over],
-            "marker": {"color": "#E45756", "size": 12, "symbol": "x"},
+            "marker": {"color": PALETTE["target"], "size": 12, "symbol": "x"},
+            "hoverinfo": "skip",
         },
     ]
     layout = {
-        "title": {"text": "$ per million output tokens against fleet size"},
-        "xaxis": {"title": {"text": "nodes"}},
-        "yaxis": {"title": {"text": "$ per M"}},
+        "title": {"text": "Cost per M output tokens by fleet size"},
+        "xaxis": {"title": {"text": "nodes"}, "tickformat": ",d"},
+        "yaxis": {"title": {"text": "$ per M output tokens"}, "tickprefix": "$"},
         "height": 340,
     }
     return figure(data, layout, [vline(current_nodes, "the brief")])

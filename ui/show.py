@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from planner import Design, Problem
+from planner.figures import arithmetic, field_label, show, spec
 from planner.plaintext import defang_urls
 
-__all__ = ["Fig", "arithmetic_expander", "figure_row", "md", "show_problems", "table", "text_table", "verdict_banner"]
+__all__ = ["Fig", "arithmetic_expander", "fig", "figure_row", "md", "show_problems", "table", "text_table", "verdict_banner"]
 
 _PER_ROW = 4
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
@@ -37,6 +38,18 @@ class Fig:
     value: str
     arithmetic: str = ""
     help: str | None = None
+    note: str | None = None  # one line under the value (why a figure is unbounded)
+
+
+def fig(design: Design, path: str, *, help: str | None = None, note: str | None = None) -> Fig:
+    """The figure at a plan path as the registry names and writes it (planner.figures), with its arithmetic.
+
+    A metric tile shows 'unbounded' for a figure without a steady state, its cause in a line under it."""
+    entry = spec(path)
+    value = show(design, path, short=True)
+    full = show(design, path)
+    cause = full.removeprefix(f"{value}: ") if full != value else None
+    return Fig(entry.label, value, arithmetic(design, path), help or entry.help or None, cause or note)
 
 
 def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithmetic") -> None:
@@ -47,7 +60,7 @@ def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithme
         chunk = figs[start : start + per_row]
         for column, fig in zip(st.columns(per_row), chunk, strict=False):
             with column:
-                st.metric(fig.label, fig.value, help=fig.help)
+                st.metric(fig.label, fig.value, fig.note, help=fig.help, delta_color="off", delta_arrow="off")
     arithmetic_expander(((f.label, f.arithmetic) for f in figs if f.arithmetic), title=arithmetic_title)
 
 
@@ -64,7 +77,7 @@ def arithmetic_of(section: Mapping[str, str], *keys: str) -> str:
 
 def show_problems(problems: Sequence[Problem]) -> None:
     for p in problems:
-        st.markdown(f"- `{p.field}`: {md(p.problem)}. **Change:** {md(p.change)}")
+        st.markdown(f"- **{md(field_label(p.field))}**: {md(p.problem)}. **Change:** {md(p.change)}")
 
 
 def verdict_banner(design: Design) -> None:

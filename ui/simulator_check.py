@@ -13,6 +13,7 @@ import streamlit as st
 from planner import Design
 from planner.crosscheck import TOLERANCE
 from planner.errors import BriefError
+from planner.figures import label, resolve, show
 from planner.fmt import num, pct
 from planner.simulator import MaxRateResult, SimResult, SimSettings, SimSlo, max_rate, simulate
 from ui.show import arithmetic_expander, table
@@ -44,23 +45,28 @@ def _agreement(plan_value: float, simulated: float, tolerance: float | None) -> 
 
 
 def _rows(design: Design, sim: SimSlo, found: MaxRateResult) -> list[dict[str, str]]:
-    slo, op = design.slo, design.operating_point
-    figures = (
-        ("TTFT p50 (end to end, prompts up to the cap)", slo.ttft_p50_ms, sim.ttft_p50_ms, None),
-        ("TTFT p95", slo.ttft_p95_ms, sim.ttft_p95_ms, TOLERANCE["ttft_p95_ms"]),
-        ("ITL p50 (gaps between consecutive tokens)", slo.itl_p50_ms, sim.itl_p50_ms, None),
-        ("ITL p95", slo.itl_p95_ms, sim.itl_p95_ms, TOLERANCE["itl_p95_ms"]),
-        ("TPOT p50 (a reply's mean gap)", slo.tpot_p50_ms, sim.tpot_p50_ms, TOLERANCE["tpot_p50_ms"]),
-        ("TPOT p95", slo.tpot_p95_ms, sim.tpot_p95_ms, None),
+    op = design.operating_point
+    figures = (  # (plan path, the simulator's figure, the tolerance the tests hold)
+        ("slo.ttft_p50_ms", sim.ttft_p50_ms, None),
+        ("slo.ttft_p95_ms", sim.ttft_p95_ms, TOLERANCE["ttft_p95_ms"]),
+        ("slo.itl_p50_ms", sim.itl_p50_ms, None),
+        ("slo.itl_p95_ms", sim.itl_p95_ms, TOLERANCE["itl_p95_ms"]),
+        ("slo.tpot_p50_ms", sim.tpot_p50_ms, TOLERANCE["tpot_p50_ms"]),
+        ("slo.tpot_p95_ms", sim.tpot_p95_ms, None),
     )
     rows = [
-        {"figure": name, "plan": num(planned, "ms"), "simulator": num(simulated, "ms"), "agreement": _agreement(planned, simulated, tol)}
-        for name, planned, simulated, tol in figures
+        {
+            "figure": label(path),
+            "plan": show(design, path, short=True),
+            "simulator": num(simulated, "ms"),
+            "agreement": _agreement(resolve(design, path), simulated, tol),
+        }
+        for path, simulated, tol in figures
     ]
     rows.append(
         {
-            "figure": "highest rate per replica under the SLO",
-            "plan": num(op.capacity_rate_per_s, "req/s"),
+            "figure": label("operating_point.capacity_rate_per_s"),
+            "plan": show(design, "operating_point.capacity_rate_per_s", short=True),
             "simulator": num(found.max_rate_per_s, "req/s"),
             "agreement": _agreement(op.capacity_rate_per_s, found.max_rate_per_s, None),
         }
@@ -72,7 +78,7 @@ def simulator_check(design: Design) -> None:
     st.header("Check with the simulator")
     st.caption(
         "A step-level simulation of continuous batching with chunked prefill on one general-pool replica at the plan's"
-        " rate per replica, with the engine configuration the plan analyses (config.engine), the brief's prompt and reply"
+        " rate per replica, with the engine configuration the plan analyses, the brief's prompt and reply"
         " lengths and its prefix hits; then a search for the highest rate one replica sustains under the SLO."
     )
     stored = st.session_state.get(_RESULT_KEY)

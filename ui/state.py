@@ -33,12 +33,18 @@ __all__ = [
     "init_state",
     "link_errors",
     "load_brief_as_current",
+    "load_pinned",
+    "pin_current",
+    "pin_from_query_params",
+    "pin_params",
+    "pinned",
     "preset_brief",
     "reset_widgets",
     "select_preset",
     "set_field",
     "set_fields",
     "to_query_params",
+    "unpin",
 ]
 
 DEFAULT_PRESET = "capstone"
@@ -50,6 +56,8 @@ NOTICE_KEY = "state.notice"
 INIT_KEY = "state.initialised"
 PAGE_KEY = "state.page"
 GOOD_KEY = "state.last_good"  # (preset, overrides) of the last design every page element drew
+PIN_KEY = "state.pin"  # (preset, overrides) of the design pinned for comparison (app_pages/compare.py)
+PIN_PARAM = "pin"  # the pin in the URL: pin=<preset>, and pin.<path>=<value> for each of its overrides
 WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
 
 
@@ -207,7 +215,7 @@ def from_query_params(params: Mapping[str, str]) -> tuple[str, dict[str, Any], d
     if preset not in preset_names():
         errors["preset"] = f"preset: unknown preset '{clip(preset)}' in the link; showing {DEFAULT_PRESET}"
         preset = DEFAULT_PRESET
-    keys = sorted(key for key in params if key != "preset")
+    keys = sorted(key for key in params if key != "preset" and not _is_pin_param(key))
     if len(keys) > MAX_LINK_PARAMS:
         errors["link"] = f"link: {len(keys)} parameters; the first {MAX_LINK_PARAMS} in path order are used"
         keys = keys[:MAX_LINK_PARAMS]
@@ -223,6 +231,33 @@ def from_query_params(params: Mapping[str, str]) -> tuple[str, dict[str, Any], d
     return preset, _accepted(preset, candidates, errors), errors
 
 
+def _is_pin_param(key: str) -> bool:
+    return key == PIN_PARAM or key.startswith(f"{PIN_PARAM}.")
+
+
+def pin_params(pin: tuple[str, Mapping[str, Any]]) -> dict[str, str]:
+    """The pinned design as URL parameters: pin=<preset>, pin.<path>=<value>."""
+    preset, overrides = pin
+    return {PIN_PARAM: preset, **{f"{PIN_PARAM}.{path}": _raw(value) for path, value in sorted(overrides.items())}}
+
+
+def pin_from_query_params(params: Mapping[str, str]) -> tuple[tuple[str, dict[str, Any]] | None, str | None]:
+    """(pinned design, error) from a URL: nothing pinned without a `pin` parameter; a pin the planner refuses is
+    left out as a whole, with one line saying why."""
+    preset = params.get(PIN_PARAM)
+    if preset is None:
+        return None, None
+    keys = sorted(key for key in params if key.startswith(f"{PIN_PARAM}."))[:MAX_LINK_PARAMS]
+    try:
+        if preset not in preset_names():
+            raise BriefError(PIN_PARAM, f"unknown preset '{clip(preset)}'")
+        overrides = {key.removeprefix(f"{PIN_PARAM}."): parse_value(key.removeprefix(f"{PIN_PARAM}."), params[key]) for key in keys}
+        valid_brief(preset, overrides)
+    except BriefError as exc:
+        return None, f"pinned design: {clip(str(exc), 200)} (from the link; nothing pinned)"
+    return (preset, overrides), None
+
+
 # --- session state ---------------------------------------------------------------------------------
 
 
@@ -231,7 +266,13 @@ def init_state() -> None:
     ss = st.session_state
     if INIT_KEY in ss:
         return
-    preset, overrides, link_errors = from_query_params(st.query_params.to_dict())
+    params = st.query_params.to_dict()
+    preset, overrides, link_errors = from_query_params(params)
+    pin, pin_error = pin_from_query_params(params)
+    if pin is not None:
+        ss[PIN_KEY] = pin
+    if pin_error is not None:
+        link_errors[PIN_PARAM] = pin_error
     ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
     ss[INIT_KEY] = True
 
@@ -261,6 +302,9 @@ def link_errors() -> dict[str, str]:
 def sync_url() -> None:
     """Write the design into the URL (only when it changed, so the browser history stays clean)."""
     wanted = to_query_params(current_preset(), current_overrides())
+    pin = pinned()
+    if pin is not None:
+        wanted |= pin_params(pin)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
 
@@ -352,6 +396,30 @@ def enter_page(name: str) -> None:
     if st.session_state.get(PAGE_KEY) != name:
         reset_widgets()
         st.session_state[PAGE_KEY] = name
+
+
+def pin_current() -> None:
+    """Pin the current design for comparison: kept in the session and in the URL until unpinned."""
+    st.session_state[PIN_KEY] = (current_preset(), current_overrides())
+
+
+def unpin() -> None:
+    st.session_state.pop(PIN_KEY, None)
+
+
+def load_pinned() -> None:
+    """Make the pinned design current again (the pin stays)."""
+    pin = pinned()
+    if pin is not None:
+        ss = st.session_state
+        ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY] = pin[0], pin[1], {}
+        reset_widgets()
+
+
+def pinned() -> tuple[str, dict[str, Any]] | None:
+    """(preset, overrides) of the pinned design, or None."""
+    pin = st.session_state.get(PIN_KEY)
+    return None if pin is None else (str(pin[0]), dict(pin[1]))
 
 
 def set_notice(text: str) -> None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from planner import Design
+from planner.figures import cause_of, field_label, label, show
 from planner.fmt import num, pct
+from ui import state
+from ui.compare import pin_button
 from ui.show import md
 
 __all__ = ["verdict_bar", "verdict_headline"]
@@ -32,7 +35,7 @@ def _binding(design: Design) -> str:
     v, op = design.verdict, design.operating_point
     if v.problems:
         first = v.problems[0]
-        return f"{first.problem} ({first.field})"
+        return f"{first.problem} ({field_label(first.field)})"
     return (
         f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
         f" ({num(op.capacity_rate_per_s, 'req/s')} a replica); the fleet's sizing arithmetic binds on"
@@ -43,42 +46,53 @@ def _binding(design: Design) -> str:
 _COLOURS = {"Not feasible as briefed": "red", "Feasible, misses the SLO": "red", "Meets the SLO, no N+1": "orange"}
 
 
+def _latency(design: Design, path: str, ok: bool) -> tuple[str, str, str]:
+    """(label, value, line under it) of a p95 against its target; an unbounded one names its cause."""
+    value = show(design, path, short=True)
+    verdict = "met" if ok else "missed"
+    target = show(design, "slo.ttft_target_ms" if path == "slo.ttft_p95_ms" else "slo.itl_target_ms")
+    line = f"{verdict}: {cause_of(design)}" if value != show(design, path) else f"target {target}: {verdict}"
+    return label(path), value, line
+
+
 def verdict_bar(design: Design) -> None:
     """The verdict in one coloured line, four figures, what binds and the change that fixes a miss: above the page."""
     slo, v = design.slo, design.verdict
-    metric = slo.itl_metric.value.upper()
+    judged = "slo.itl_p95_ms" if slo.itl_metric.value == "itl" else "slo.tpot_p95_ms"
     headline = verdict_headline(design)
+    works = v.feasible and v.meets_slo
     with st.container(border=True, key="verdict_bar"):
         st.markdown(f"#### :{_COLOURS.get(headline, 'green')}[{headline}]")
         cols = st.columns(4)
-        cols[0].metric(
-            "p95 TTFT",
-            num(slo.ttft_p95_ms, "ms"),
-            f"target {num(slo.ttft_target_ms, 'ms')}: {'met' if slo.ttft_ok else 'missed'}",
-            delta_color="normal" if slo.ttft_ok else "inverse",
-            delta_arrow="off",
-        )
-        cols[1].metric(
-            f"p95 {metric}",
-            num(slo.judged_itl_p95_ms, "ms"),
-            f"target {num(slo.itl_target_ms, 'ms')}: {'met' if slo.itl_ok else 'missed'}",
-            delta_color="normal" if slo.itl_ok else "inverse",
-            delta_arrow="off",
-        )
+        for col, (path, ok) in zip(cols, (("slo.ttft_p95_ms", slo.ttft_ok), (judged, slo.itl_ok)), strict=False):
+            name, value, line = _latency(design, path, ok)
+            col.metric(name, value, line, delta_color="normal" if ok else "inverse", delta_arrow="off")
         cols[2].metric(
-            "Availability",
-            "N+1 holds" if v.availability_ok else "no N+1",
-            f"target {pct(design.brief.slo.availability)}",
+            label("verdict.availability_ok"),
+            show(design, "verdict.availability_ok"),
+            f"target {show(design, 'brief.slo.availability')}",
             delta_color="off",
             delta_arrow="off",
         )
         cols[3].metric(
-            "Cost per M output tokens",
-            f"${num(design.cost.usd_per_million_output_tokens)}",
-            f"${num(design.cost.usd_per_hour)} an hour",
-            delta_color="off",
+            label("cost.usd_per_million_output_tokens"),
+            show(design, "cost.usd_per_million_output_tokens"),
+            f"{show(design, 'cost.usd_per_hour')} an hour" if works else "but the design misses the SLO",
+            delta_color="off" if works else "inverse",
             delta_arrow="off",
         )
         st.markdown(f"**What binds:** {md(_binding(design))}")
         if v.problems:
             st.markdown(f"**The change that fixes it:** {md(v.problems[0].change)}")
+        _pin_line()
+
+
+def _pin_line() -> None:
+    """Pin this design for the Compare page, or say that one is pinned."""
+    pin = state.pinned()
+    if pin is not None and pin == (state.current_preset(), state.current_overrides()):
+        st.caption("This design is pinned: change it, or pick a preset, and the Compare page shows both.")
+        return
+    pin_button(key="vb.pin")
+    if pin is not None:
+        st.caption("Another design is pinned: the Compare page shows it beside this one.")

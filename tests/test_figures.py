@@ -1,0 +1,242 @@
+"""The figure registry (planner.figures): one name and one format per figure; numbers as words, money in one rule,
+unbounded figures with their cause; the comparison of two designs; and the data behind the SLO and failure charts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner import load_brief, plan, preset_names
+from planner.breakdowns import ttft_paths
+from planner.cli import _TEXT_FIGURES, _plan_text, design_json
+from planner.compare import COMPARE_FIGURES, Direction, compare
+from planner.figures import REGISTRY, Band, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
+from planner.fmt import num, pct, usd
+from planner.practice import PRACTICE_FIGURES
+from planner.variations import DIFF_FIGURES
+from ui.charts import tradeoff_chart, ttft_waterfall_chart
+from ui.charts_stress import failure_latency_chart, failure_utilization_chart
+
+pytestmark = pytest.mark.unit
+
+PRESETS = [name for name in preset_names() if name != "variation-f"]  # variation F does not fit its fleet: no plan
+UNSTEADY = {"deployment.max_num_seqs": 20}  # the capstone with every batch slot taken: no steady state
+
+
+# --- the number rules --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2.5, "$2.50"),
+        (4.4817, "$4.48"),
+        (2.8, "$2.80"),
+        (45.2, "$45.20"),
+        (160, "$160"),
+        (1_401_600, "$1,401,600"),
+        (2.1e9, "$2.1 billion"),
+    ],
+)
+def test_money_has_one_rule(value: float, text: str) -> None:
+    """Cents below $100, whole dollars above, words from a billion: never "$2.8" beside "$2.29"."""
+    assert usd(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3.127e11, "313 billion"), (1.072e12, "1.07 trillion"), (999.6e9, "1 trillion"), (70.6e9, "70.6 billion"), (19_444.4, "19,444")],
+)
+def test_large_numbers_read_as_words(value: float, text: str) -> None:
+    assert num(value) == text
+
+
+def test_no_magnitude_prints_scientific_notation() -> None:
+    for exponent in range(-80, 22):
+        for mantissa in (1.0, 3.127, 9.9996):
+            value = mantissa * 10.0**exponent
+            for text in (num(value), num(-value), usd(value), pct(value)):
+                assert "e+" not in text and "e-" not in text, (value, text)
+
+
+def test_an_infinite_figure_reads_as_words_with_its_cause() -> None:
+    design = plan(load_brief("capstone").with_changes(UNSTEADY))
+    assert show(design, "slo.ttft_p95_ms") == "unbounded: batch slots full (max-num-seqs)"
+    assert show(design, "slo.ttft_p95_ms", short=True) == "unbounded"
+    assert cause_of(design) == "batch slots full (max-num-seqs)"
+    entry = spec("slo.ttft_p95_ms")
+    assert format_value(entry, math.nan) == "n/a" and format_value(entry, math.inf, cause="x") == "unbounded: x"
+
+
+def test_a_figure_can_carry_a_band() -> None:
+    """The plan's uncertainty (low and high of a stated coverage) prints after the value, in the figure's format."""
+    assert format_value(spec("slo.ttft_p95_ms"), 84.2, band=Band(low=70.1, high=96.3)) == "84.2 ms (70.1 to 96.3 ms)"
+    assert format_value(spec("capacity.utilization"), 0.277, band=Band(low=0.25, high=0.31)) == "27.7% (25.0% to 31.0%)"
+
+
+def test_yes_no_figures_read_as_their_words() -> None:
+    design = plan(load_brief("capstone"))
+    assert show(design, "failure_summary.n_plus_one_ok") == "holds"
+    assert show(design, "verdict.availability_ok") == "N+1 holds"
+
+
+# --- the registry covers what the tool shows ----------------------------------------------------------------
+
+
+def _concrete(path: str) -> str:
+    return path.replace("*", "0")
+
+
+def test_every_registered_figure_is_a_path_of_the_plans_json() -> None:
+    """Each entry's path (with list index 0), arithmetic and target resolve in `plan --json` of a preset that has it."""
+    designs = {name: design_json(plan(load_brief(name))) for name in ("capstone", "variation-a", "qps10-tp4")}
+    for entry in REGISTRY.values():
+        path = _concrete(entry.path)
+        holders = [data for data in designs.values() if _resolves(data, path)]
+        assert holders, f"{entry.path}: not in the JSON of any preset"
+        for where in (entry.arithmetic, entry.target):
+            if where is not None:
+                assert any(_resolves(data, where) for data in holders), f"{entry.path}: {where} missing"
+
+
+def _resolves(data: object, path: str) -> bool:
+    try:
+        resolve(data, path)
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def test_every_figure_list_of_the_tool_is_registered() -> None:
+    """The variations diff, the comparison, the practice and the CLI's text all name registered figures."""
+    for path in (*DIFF_FIGURES, *COMPARE_FIGURES, *(f.figure for f in PRACTICE_FIGURES), *_TEXT_FIGURES):
+        assert spec(path).label, path
+    with pytest.raises(KeyError, match="no figure registered"):
+        spec("capacity.no_such_figure")
+
+
+def test_list_entries_share_their_pattern() -> None:
+    assert spec("failures.3.ttft_p95_ms") is REGISTRY["failures.*.ttft_p95_ms"]
+
+
+def test_a_brief_field_reads_in_words() -> None:
+    assert field_label("deployment.max_num_seqs") == "max-num-seqs"
+    assert field_label("deployment.tp") == "Tensor parallel (TP)"
+    assert field_label("workload.input_tokens_mean") == "Workload: input tokens mean"
+
+
+def test_the_cli_text_names_figures_as_the_registry_does() -> None:
+    text = _plan_text(plan(load_brief("capstone")))
+    assert "Cost per M output tokens" in text and "$4.48" in text and "p95 TTFT" in text and "(target 500 ms)" in text
+    unsteady = _plan_text(plan(load_brief("capstone").with_changes(UNSTEADY)))
+    assert "unbounded: batch slots full" in unsteady and "inf" not in unsteady.split()
+
+
+def test_practice_labels_and_formats_come_from_the_registry() -> None:
+    from planner.practice import grade
+
+    design = plan(load_brief("capstone"))
+    (cost,) = grade(design, {"usd_per_million_output_tokens": 4.5})
+    assert cost.label == "Cost per M output tokens" and cost.tool == "$4.48" and cost.estimate == "$4.50"
+    (util,) = grade(design, {"utilization": 30})
+    assert util.tool == "27.7%" and util.estimate == "30.0%"
+
+
+def test_the_document_names_variation_differences_by_label() -> None:
+    from report.markdown import render_markdown
+
+    text = render_markdown(plan(load_brief("variation-a")))
+    assert "| Decode step (real) |" in text and "capacity.decode_step_ms" not in text
+
+
+# --- two designs side by side ----------------------------------------------------------------------------------
+
+
+def test_compare_gives_both_values_the_change_and_its_direction() -> None:
+    capstone, half = plan(load_brief("capstone")), plan(load_brief("variation-a"))
+    rows = {r.path: r for r in compare(capstone, half)}
+    gpus, cost, ttft = rows["cost.gpus"], rows["cost.usd_per_hour"], rows["slo.ttft_p95_ms"]
+    assert (gpus.left, gpus.right, gpus.absolute, gpus.relative) == ("64", "32", "-32", "-50%")
+    assert cost.direction is Direction.better and cost.absolute == "-$80.00"
+    assert ttft.direction is Direction.worse and ttft.left == "84.2 ms" and ttft.target == "500 ms" and ttft.absolute.startswith("+")
+    assert rows["capacity.utilization"].absolute.endswith(" pts") and rows["capacity.utilization"].relative == ""
+    assert rows["verdict.meets_slo"].direction is Direction.same
+    back = {r.path: r for r in compare(half, capstone)}
+    assert back["cost.usd_per_hour"].direction is Direction.worse and back["cost.usd_per_hour"].absolute == "+$80.00"
+
+
+def test_compare_says_unbounded_with_its_cause_and_judges_the_change() -> None:
+    capstone = plan(load_brief("capstone"))
+    stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
+    rows = {r.path: r for r in compare(capstone, stuck)}
+    assert rows["slo.ttft_p95_ms"].right.startswith("unbounded: batch slots full")
+    assert rows["slo.ttft_p95_ms"].direction is Direction.worse and rows["slo.ttft_p95_ms"].absolute == ""
+    assert rows["verdict.meets_slo"].direction is Direction.worse
+    stricter = plan(load_brief("capstone").with_changes({"slo.ttft_p95_ms": 200}))
+    ttft = {r.path: r for r in compare(capstone, stricter)}["slo.ttft_p95_ms"]
+    assert ttft.target == "" and ttft.left == "84.2 ms (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
+
+
+def test_a_large_change_reads_as_a_ratio() -> None:
+    entry = FigureSpec(path="x", label="x", unit="ms", format=Format.number)
+    from planner.compare import _relative, _signed
+
+    assert _relative(1.0, 1540.0) == "x1,540" and _relative(10.0, 10.4) == "+4.0%" and _signed(entry, -0.281) == "-0.281 ms"
+
+
+# --- the data behind the charts -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_the_ttft_waterfall_adds_up_to_the_p95_shown_beside_it(preset: str) -> None:
+    design = plan(load_brief(preset))
+    slo = design.slo
+    chart = ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms)
+    p95, mean, target = chart.data
+    assert list(target.x) == [slo.ttft_target_ms] * 2 and target.name.startswith("target")
+    assert p95.name.startswith("p95 path") and mean.name.startswith("mean path")
+    for trace, total in ((p95, slo.ttft_p95_ms), (mean, slo.ttft_mean_ms)):
+        parts = [x for x, m in zip(trace.x, trace.measure, strict=True) if m == "relative"]
+        assert trace.measure[-1] == "total" and trace.x[-1] == pytest.approx(total)
+        assert sum(parts) == pytest.approx(total, abs=1.0), (preset, trace.name)
+        assert all(x >= 0 for x in parts), (preset, trace.name, parts)
+    queue = dict(zip(p95.y, p95.x, strict=True))["queue wait"]
+    assert queue == pytest.approx(slo.point.queue_wait_p95_ms)  # the queue at its p95, not its mean
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_the_brief_marker_sits_at_the_briefs_value(preset: str) -> None:
+    """On the log axis too: a trace at the brief's own value (a shape there took the exponent: x ~3 for 2,048)."""
+    design = plan(load_brief(preset))
+    slo, dep = design.slo, design.brief.deployment
+    charts = (
+        (
+            tradeoff_chart("t", "tokens", slo.tradeoff_batched_tokens, dep.max_num_batched_tokens, 500, 40, log_x=True),
+            dep.max_num_batched_tokens,
+        ),
+        (tradeoff_chart("s", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, 500, 40), dep.max_num_seqs),
+    )
+    for chart, value in charts:
+        marks = [t for t in chart.data if (t.name or "").startswith("the brief")]
+        assert marks and all(list(t.x) == [value] * len(t.x) for t in marks), (preset, value)
+        if chart.layout.xaxis.type == "log":
+            assert value in chart.layout.xaxis.tickvals
+            ticks = dict(zip(chart.layout.xaxis.tickvals, chart.layout.xaxis.ticktext, strict=True))
+            assert all(text == num(v) for v, text in ticks.items())  # round numbers, written as everywhere else
+
+
+def test_failure_charts_draw_the_figure_that_fails() -> None:
+    """The capstone's failing scenarios fail on the long-context pool: that pool's bar passes 100%, the latencies
+    do not; an unbounded latency is drawn to the edge and labelled in words."""
+    design = plan(load_brief("capstone"))
+    busy = failure_utilization_chart(design.failures, design.failure_summary.binding_scenario, long_context_pool=True)
+    pools = {t.name: t for t in busy.data}
+    long_context = pools["long-context pool busy"]
+    for failure, x in zip(design.failures, long_context.x, strict=True):
+        if not failure.ok:
+            assert x > 100, failure.scenario
+    stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
+    latency = failure_latency_chart(stuck.failures, stuck.failure_summary.binding_scenario, 500, 40)
+    ttft = latency.data[0]
+    assert "unbounded" in ttft.text and max(ttft.x) == latency.layout.xaxis.range[1]
