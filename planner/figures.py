@@ -8,7 +8,8 @@ read labels and formats from here, so "p95 TTFT" is called and printed the same 
 
 A figure without a steady state (an infinite queue) reads as words with its cause ("unbounded: every batch slot is
 taken"), never as a raw infinity. A figure can carry a band (the low and high of a stated coverage) when the plan
-gives one: `format_value(..., band=Band(low, high))` prints it after the value.
+gives one (planner.uncertainty): `format_value(..., band=...)` prints its range after the value, and `show(...,
+banded=True)` takes the design's own band for the path.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.fmt import UNBOUNDED, num, pct, unbounded, usd
+from planner.uncertainty import Band
 
 __all__ = [
     "LIMIT_CAUSES",
@@ -81,15 +83,6 @@ class FigureSpec(BaseModel):
     target: str | None = None
     words: tuple[str, str] = ("yes", "no")
     help: str = ""
-
-
-class Band(BaseModel):
-    """The low and high of a figure's stated coverage (the plan's uncertainty), in the figure's own units."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    low: float
-    high: float
 
 
 def _f(path: str, label: str, unit: str = "", fmt: Format = Format.number, **extra: Any) -> FigureSpec:
@@ -368,12 +361,21 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
     return text
 
 
-def show(design: Any, path: str, *, short: bool = False) -> str:
+def band_of(design: Any, path: str) -> Band | None:
+    """The plan's error band on the figure at `path` (planner.uncertainty), from a Design or its JSON."""
+    if isinstance(design, dict):
+        found = next((b for b in design.get("uncertainty", {}).get("bands", []) if b["figure"] == path), None)
+        return Band.model_validate(found) if found else None
+    u = getattr(design, "uncertainty", None)
+    return u.band(path) if u is not None else None
+
+
+def show(design: Any, path: str, *, short: bool = False, banded: bool = False) -> str:
     """The figure at `path` of a Design (or its JSON), written as the registry says. `short`: an unbounded figure
-    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it."""
+    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it. `banded`: its error band after it."""
     value = resolve(design, path)
     cause = "" if short else (cause_of(design, path) if isinstance(value, float) and math.isinf(value) else "")
-    return format_value(spec(path), value, cause=cause)
+    return format_value(spec(path), value, cause=cause, band=band_of(design, path) if banded else None)
 
 
 def arithmetic(design: Any, path: str) -> str:

@@ -11,12 +11,18 @@ from planner import load_brief, plan, preset_names
 from planner.breakdowns import ttft_paths
 from planner.cli import _TEXT_FIGURES, _plan_text, design_json
 from planner.compare import COMPARE_FIGURES, Direction, compare
-from planner.figures import REGISTRY, Band, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
+from planner.figures import REGISTRY, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
 from planner.fmt import num, pct, usd
 from planner.practice import PRACTICE_FIGURES
+from planner.uncertainty import Band
 from planner.variations import DIFF_FIGURES
 from ui.charts import tradeoff_chart, ttft_waterfall_chart
 from ui.charts_stress import failure_latency_chart, failure_utilization_chart
+
+
+def _band(low: float, high: float) -> Band:
+    return Band(figure="test", value=(low + high) / 2, low=low, high=high, kind="ttft")
+
 
 pytestmark = pytest.mark.unit
 
@@ -71,8 +77,8 @@ def test_an_infinite_figure_reads_as_words_with_its_cause() -> None:
 
 def test_a_figure_can_carry_a_band() -> None:
     """The plan's uncertainty (low and high of a stated coverage) prints after the value, in the figure's format."""
-    assert format_value(spec("slo.ttft_p95_ms"), 84.2, band=Band(low=70.1, high=96.3)) == "84.2 ms (70.1 to 96.3 ms)"
-    assert format_value(spec("capacity.utilization"), 0.277, band=Band(low=0.25, high=0.31)) == "27.7% (25.0% to 31.0%)"
+    assert format_value(spec("slo.ttft_p95_ms"), 84.2, band=_band(70.1, 96.3)) == "84.2 ms (70.1 to 96.3 ms)"
+    assert format_value(spec("capacity.utilization"), 0.277, band=_band(0.25, 0.31)) == "27.7% (25.0% to 31.0%)"
 
 
 def test_yes_no_figures_read_as_their_words() -> None:
@@ -159,7 +165,7 @@ def test_compare_gives_both_values_the_change_and_its_direction() -> None:
     gpus, cost, ttft = rows["cost.gpus"], rows["cost.usd_per_hour"], rows["slo.ttft_p95_ms"]
     assert (gpus.left, gpus.right, gpus.absolute, gpus.relative) == ("64", "32", "-32", "-50%")
     assert cost.direction is Direction.better and cost.absolute == "-$80.00"
-    assert ttft.direction is Direction.worse and ttft.left == "84.2 ms" and ttft.target == "500 ms" and ttft.absolute.startswith("+")
+    assert ttft.direction is Direction.worse and ttft.left == show(capstone, "slo.ttft_p95_ms") and ttft.target == "500 ms" and ttft.absolute.startswith("+")
     assert rows["capacity.utilization"].absolute.endswith(" pts") and rows["capacity.utilization"].relative == ""
     assert rows["verdict.meets_slo"].direction is Direction.same
     back = {r.path: r for r in compare(half, capstone)}
@@ -175,7 +181,7 @@ def test_compare_says_unbounded_with_its_cause_and_judges_the_change() -> None:
     assert rows["verdict.meets_slo"].direction is Direction.worse
     stricter = plan(load_brief("capstone").with_changes({"slo.ttft_p95_ms": 200}))
     ttft = {r.path: r for r in compare(capstone, stricter)}["slo.ttft_p95_ms"]
-    assert ttft.target == "" and ttft.left == "84.2 ms (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
+    assert ttft.target == "" and ttft.left == f"{show(capstone, 'slo.ttft_p95_ms')} (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
 
 
 def test_a_large_change_reads_as_a_ratio() -> None:

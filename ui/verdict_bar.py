@@ -7,10 +7,12 @@ verdict is judged on, so it can never disagree with the page under it.
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from planner import Design
-from planner.figures import cause_of, field_label, label, show
+from planner.figures import band_of, cause_of, field_label, label, show
 from planner.fmt import num, pct
 from ui import state
 from ui.compare import pin_button
@@ -52,6 +54,9 @@ def _latency(design: Design, path: str, ok: bool) -> tuple[str, str, str]:
     verdict = "met" if ok else "missed"
     target = show(design, "slo.ttft_target_ms" if path == "slo.ttft_p95_ms" else "slo.itl_target_ms")
     line = f"{verdict}: {cause_of(design)}" if value != show(design, path) else f"target {target}: {verdict}"
+    band = band_of(design, path)
+    if band is not None and math.isfinite(band.plus_minus):  # the calibration's held-out spread (planner.uncertainty)
+        value += f" ±{band.plus_minus * 100:.0f}%"
     return label(path), value, line
 
 
