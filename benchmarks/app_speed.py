@@ -212,7 +212,7 @@ def time_app_in_browser(presses_per_page: int) -> BrowserTimes:
         tab.goto(f"{server.url}/?preset=capstone")
         _settle(tab, PAGES[0][1])
         for _, title, _ in PAGES:
-            tab.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]', has_text=title).first.click()
+            tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]', has_text=title).first.click()
             _settle(tab, title)
             _press_and_time(tab, server.pid, times, presses_per_page, title)
     return times

@@ -17,10 +17,10 @@ def _params(at: object) -> dict[str, str]:
 
 
 def test_link_round_trip_reopens_the_same_design() -> None:
-    at = visit(new_app({"preset": "capstone"}), "app_pages/capacity.py")
+    at = visit(new_app({"preset": "capstone"}), "pages/capacity.py")
     at.slider(key="sb.workload.duty_cycle").set_value(0.12).run()
     at.slider(key="sb.workload.prefix_hit_rate").set_value(0.6).run()
-    at.number_input(key="sb.hardware.nodes").set_value(10).run()
+    at.slider(key="sb.hardware.nodes").set_value(10).run()
     at.selectbox(key="sb.deployment.weights").set_value("int8").run()
     at.selectbox(key="sb.hardware.gpu").set_value("h200").run()
     link = _params(at)
@@ -34,7 +34,7 @@ def test_link_round_trip_reopens_the_same_design() -> None:
     }
     shown = metrics(at)
 
-    reopened = visit(new_app(link), "app_pages/capacity.py")
+    reopened = visit(new_app(link), "pages/capacity.py")
     assert metrics(reopened) == shown
     assert reopened.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
     assert reopened.selectbox(key="sb.hardware.gpu").value == "h200"
@@ -48,10 +48,10 @@ def test_link_to_another_preset() -> None:
 
 
 def test_bad_link_parameter_is_reported_and_the_rest_kept() -> None:
-    at = visit(new_app({"preset": "capstone", "hardware.nodes": "6", "workload.duty_cycle": "7", "no.such": "1"}), "app_pages/capacity.py")
+    at = visit(new_app({"preset": "capstone", "hardware.nodes": "6", "workload.duty_cycle": "7", "no.such": "1"}), "pages/capacity.py")
     warnings = " ".join(shown(w.value) for w in at.warning)
     assert "workload.duty_cycle" in warnings and "no.such" in warnings
-    assert at.number_input(key="sb.hardware.nodes").value == 6
+    assert at.slider(key="sb.hardware.nodes").value == 6
     assert figure(at, "Request rate") == pytest.approx(55.6, rel=0.01)
 
 

@@ -44,7 +44,7 @@ def practice(design: Design) -> None:
     passed = sum(f.ok for f in feedback)
     (st.success if passed == len(feedback) else st.warning)(f"{passed} of {len(feedback)} estimates within 10%.")
     for f in feedback:
-        mark = "✅" if f.ok else "❌"
+        mark = ":green[:material/check_circle: pass]" if f.ok else ":red[:material/cancel: off]"  # icons from Streamlit's font
         st.markdown(f"{mark} **{md(f.label)}**: yours {md(f.estimate)}, the tool's {md(f.tool)} ({md(f.off_by)}).")
         if not f.ok:
             st.markdown(f"↳ Revisit: {md(f.revisit)}")

@@ -49,7 +49,6 @@ LINK_ERRORS_KEY = "state.link_errors"
 NOTICE_KEY = "state.notice"
 INIT_KEY = "state.initialised"
 PAGE_KEY = "state.page"
-GOOD_KEY = "state.last_good"  # (preset, overrides) of the last design every page element drew
 WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
 
 
@@ -327,24 +326,6 @@ def load_brief_as_current(brief: Brief) -> None:
     ss[OVERRIDES_KEY] = diff_overrides(preset_brief(current_preset()), brief)
     ss[ERRORS_KEY] = {}
     reset_widgets()
-
-
-def remember_good() -> None:
-    """Record the current design as one a page drew completely (ui.guard restores it after a failure)."""
-    ss = st.session_state
-    if INIT_KEY in ss:
-        ss[GOOD_KEY] = (current_preset(), current_overrides())
-
-
-def restore_good() -> bool:
-    """Go back to the last design a page drew; False if there is none or it is the current one."""
-    ss = st.session_state
-    good = ss.get(GOOD_KEY)
-    if INIT_KEY not in ss or good is None or good == (current_preset(), current_overrides()):
-        return False
-    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY] = good[0], dict(good[1]), {}
-    reset_widgets()
-    return True
 
 
 def enter_page(name: str) -> None:
