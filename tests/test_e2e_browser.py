@@ -2,9 +2,10 @@
 
 It opens a page URL first (a fresh server's first request: the page file in pages/ runs with its own sidebar
 and the app's page links, and Streamlit's automatic page list stays hidden), visits every page at 1400 and at
-390 px wide, moves the duty-cycle slider, checks that the figures and the URL change, clicks the document
-buttons on a server whose Graphviz and Chromium fail, and saves a screenshot of each step under artifacts/e2e/
-(ignored by git). Servers are stopped by their pid (benchmarks.live.serve).
+390 px wide, moves the duty-cycle slider, checks that the figures and the URL change, that the browser's Back
+undoes a change and Forward redoes it, clicks the document buttons on a server whose Graphviz and Chromium
+fail, and saves a screenshot of each step under artifacts/e2e/ (ignored by git). Servers are stopped by
+their pid (benchmarks.live.serve).
 """
 
 from __future__ import annotations
@@ -159,6 +160,44 @@ def test_the_sidebar_navigates_at_390_px(server: str, page: object) -> None:
         assert _page_width(page) <= PHONE["width"]
     finally:
         page.set_viewport_size(WIDE)  # type: ignore[attr-defined]
+
+
+def _headline(page: object) -> str:
+    """The verdict bar's first line (ui.verdict_bar.verdict_headline): what the page says of the design."""
+    headlines = ("Not feasible as briefed", "Feasible, misses the SLO", "Meets the SLO, no N+1", "Meets the SLO, with N+1")
+    text = str(page.locator('[data-testid="stMain"]').inner_text())  # type: ignore[attr-defined]
+    found = [h for h in headlines if h in text]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_back_undoes_a_slider_change_and_forward_redoes_it(server: str, page: object) -> None:
+    page.goto(f"{server}/capacity?preset=capstone&hardware.nodes=4")  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Fleet size (nodes)"]')  # type: ignore[attr-defined]
+    assert thumb.input_value() == "4" and _headline(page) == "Meets the SLO, with N+1"
+    thumb.focus()
+    thumb.press("ArrowLeft")  # 3 nodes: too few for the load
+    page.wait_for_function("() => window.location.search.includes('hardware.nodes=3')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Not feasible as briefed").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page)
+    assert thumb.input_value() == "3"
+    page.screenshot(path=str(SHOTS / "21-capacity-3-nodes.png"))  # type: ignore[attr-defined]
+
+    page.go_back()  # type: ignore[attr-defined]
+    page.wait_for_function("() => window.location.search.includes('hardware.nodes=4')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Meets the SLO, with N+1").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    assert thumb.input_value() == "4", "the slider returns to the value before the change"
+    assert _headline(page) == "Meets the SLO, with N+1"
+    assert "hardware.nodes=4" in page.url  # type: ignore[attr-defined]  # the session did not write the undone design back
+    page.screenshot(path=str(SHOTS / "22-capacity-after-back.png"))  # type: ignore[attr-defined]
+
+    page.go_forward()  # type: ignore[attr-defined]
+    page.get_by_text("Not feasible as briefed").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    assert thumb.input_value() == "3" and "hardware.nodes=3" in page.url  # type: ignore[attr-defined]
+    _no_exception(page)
 
 
 def test_slider_moves_the_figures(server: str, page: object) -> None:

@@ -225,6 +225,7 @@ def page_setup(title: str) -> Design | None:
     # No page_icon: Streamlit turns a Material icon into a favicon link to fonts.gstatic.com, another host.
     st.set_page_config(page_title=f"{title} · {APP_TITLE}", layout="wide")
     state.init_state()
+    state.follow_url()
     state.enter_page(title)
     brief = state.current_brief()
     with st.sidebar:
