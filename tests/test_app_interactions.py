@@ -128,10 +128,14 @@ def test_form_and_sidebar_show_the_same_brief() -> None:
 
 
 def test_the_form_asks_for_no_field_the_sidebar_has_and_labels_each_with_its_unit() -> None:
-    from ui.brief_form import FIELD_LABELS
+    from ui.brief_form import FIELD_LABELS, SECTION_KEY_PREFIX, SECTIONS
     from ui.sidebar import SIDEBAR_PATHS
 
     at = visit(new_app(), "app.py")
+    assert at.number_input(key="f.deployment.tp") and not at.main.text_input, "deployment open at first, the title's section closed"
+    for key in ["about", *(key for key, _, _ in SECTIONS)]:  # open every section: a closed one draws no fields
+        at.session_state[f"{SECTION_KEY_PREFIX}{key}"] = True
+    at.run()
     form_paths = {str(w.key).removeprefix("f.") for w in [*at.main.number_input, *at.main.selectbox, *at.main.checkbox] if w.key}
     assert form_paths and not form_paths & SIDEBAR_PATHS, form_paths & SIDEBAR_PATHS
     labels = {w.label for w in [*at.main.number_input, *at.main.selectbox, *at.main.checkbox]}

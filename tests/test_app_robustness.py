@@ -98,6 +98,8 @@ def test_text_from_a_link_is_shown_not_rendered(params: dict[str, str]) -> None:
 def test_text_typed_into_a_field_is_shown_not_rendered() -> None:
     at = new_app({"preset": "capstone"})
     visit(at, "app.py")
+    at.session_state["form.section.about"] = True  # open the section (its fields are drawn only while it is open)
+    at.run()
     at.text_input(key="f.title").input(PAYLOAD).run()
     at.text_area(key="f.description").input(PAYLOAD).run()
     assert not at.exception

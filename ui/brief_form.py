@@ -2,7 +2,8 @@
 
 Each widget is a view on a brief path (key `f.<path>`); a change is validated by the planner and either
 kept as an override or reported beside the field, the rest of the brief unchanged. The fields the sidebar
-controls (ui.sidebar.SIDEBAR_PATHS) are not repeated here.
+controls (ui.sidebar.SIDEBAR_PATHS) are not repeated here. A section draws its fields only while it is open, so
+the sections a user has closed cost a control change nothing (some fifty widgets in all).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ui.brief_files import hf_config_upload
 from ui.show import md
 from ui.sidebar import SIDEBAR_PATHS, control
 
-__all__ = ["FIELD_LABELS", "SECTIONS", "brief_form"]
+__all__ = ["FIELD_LABELS", "SECTIONS", "SECTION_KEY_PREFIX", "brief_form"]
 
 SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("hardware", "Hardware", Hardware),
@@ -33,6 +34,8 @@ SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("cost", "Cost", Cost),
 )
 _COLUMNS = 3
+_OPEN_AT_FIRST = ("model", "hardware", "deployment", "workload")
+SECTION_KEY_PREFIX = "form.section."  # an expander's open state; not a brief view, so not re-seeded (ui.state)
 
 # What each field is called on screen, with its unit: the engine's flag name where the field is one.
 FIELD_LABELS: dict[str, str] = {
@@ -130,8 +133,18 @@ def _field(model: type[BaseModel], section: str, name: str, brief: Brief) -> Non
         control(st.text_input, label, path, brief, **kw)
 
 
+def _open_section(title: str, key: str) -> Any | None:
+    """The section's expander if it is open, else None: Streamlit reruns when one opens or closes, so a closed
+    section's fields need not be drawn."""
+    section = st.expander(title, expanded=key in _OPEN_AT_FIRST, key=f"{SECTION_KEY_PREFIX}{key}", on_change="rerun")
+    return section if section.open else None
+
+
 def _section(key: str, title: str, model: type[BaseModel], brief: Brief) -> None:
-    with st.expander(title, expanded=key in ("hardware", "deployment", "workload")):
+    section = _open_section(title, key)
+    if section is None:
+        return
+    with section:
         names = [name for name in model.model_fields if f"{key}.{name}" not in SIDEBAR_PATHS]
         columns = st.columns(_COLUMNS)
         for i, name in enumerate(names):
@@ -145,7 +158,10 @@ def _on_assumptions() -> None:
 
 
 def _about(brief: Brief) -> None:
-    with st.expander("Title, description and assumptions", expanded=False):
+    section = _open_section("Title, description and assumptions", "about")
+    if section is None:
+        return
+    with section:
         control(st.text_input, "Title", "title", brief, key_prefix="f.", help=Brief.model_fields["title"].description)
         control(st.text_area, "Description", "description", brief, key_prefix="f.", help=Brief.model_fields["description"].description)
         if "f.assumptions" not in st.session_state:
@@ -180,7 +196,10 @@ def _on_model() -> None:
 
 
 def _model(brief: Brief) -> None:
-    with st.expander("Model", expanded=True):
+    section = _open_section("Model", "model")
+    if section is None:
+        return
+    with section:
         options = [*MODELS, "custom"]
         if brief.model.name not in options:
             options.append(brief.model.name)
