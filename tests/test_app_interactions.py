@@ -146,6 +146,26 @@ def test_the_form_asks_for_no_field_the_sidebar_has_and_labels_each_with_its_uni
     assert set(FIELD_LABELS) >= form_paths - {"model.name"}, form_paths - set(FIELD_LABELS)  # the model picker has its own
 
 
+def test_the_preset_picker_shows_short_names_and_the_full_title_under_it() -> None:
+    at = new_app({"preset": "variation-a"})
+    picker = at.sidebar.selectbox(key="nav.preset")
+    assert picker.value == "variation-a" and {"Capstone", "Variation A", "10 QPS"} <= set(picker.options)  # options as shown
+    assert max(len(option) for option in picker.options) <= 24, "the picker's box shows about 24 characters"
+    assert "Variation A: half the budget (32 GPUs)" in [shown(c.value) for c in at.sidebar.caption]
+
+
+def test_no_emoji_in_the_app_code() -> None:
+    """Emoji render as boxes on machines without an emoji font (issue 16): icons come from Streamlit's Material font."""
+    import re
+
+    from apphelp import ROOT
+
+    emoji = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
+    files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]
+    found = {p.name: emoji.findall(p.read_text()) for p in files if emoji.search(p.read_text())}
+    assert found == {}, found
+
+
 def test_every_brief_field_has_a_label_with_its_unit() -> None:
     """A field added to the brief needs a label in ui.brief_form.FIELD_LABELS (else the form shows its code name), and
     a label carries the unit its field's description ends with ('... (ms).')."""
