@@ -216,8 +216,11 @@ def _controls(brief: Brief) -> None:
 def _link_caption() -> None:
     changed = state.current_overrides()
     if changed:
-        st.caption(f"{len(changed)} change(s) from the preset; the page URL carries them, so a copied link reopens this design.")
-        st.button("Back to the preset", on_click=state.select_preset, args=(state.current_preset(),))
+        st.caption(
+            f"{len(changed)} change(s) from the preset; the page URL carries them, so a copied link reopens this design"
+            " and the browser's Back undoes the last change."
+        )
+        st.button("Reset to the preset", on_click=state.select_preset, args=(state.current_preset(),))
 
 
 def page_setup(title: str) -> Design | None:
