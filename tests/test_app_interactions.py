@@ -160,7 +160,7 @@ def test_no_emoji_in_the_app_code() -> None:
 
     from apphelp import ROOT
 
-    emoji = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
+    emoji = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")
     files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]
     found = {p.name: emoji.findall(p.read_text()) for p in files if emoji.search(p.read_text())}
     assert found == {}, found
