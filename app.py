@@ -1,13 +1,40 @@
-"""Entry point: `streamlit run app.py`. It declares the navigation; each page renders the planner's Design.
+"""Entry point (`streamlit run app.py`) and the first page, Brief: the whole problem as stated, load and save it, and
+the first verdict: is it even possible?
 
-The pages live in app_pages/ (see ui/pages.py for why not pages/); each renders the shared sidebar first
-(ui.sidebar.page_setup). A page that raises shows one line, never a traceback (ui.guard).
+Streamlit's documented multipage layout: this file is the first page and pages/ holds the others (ui/pages.py lists
+them). Every page renders the shared sidebar first (ui.sidebar.page_setup), the navigation included.
 """
 
 import streamlit as st
 
-from ui.guard import run_page
-from ui.pages import PAGES
+from ui import state
+from ui.brief_files import brief_files
+from ui.brief_form import brief_form
+from ui.show import fig, figure_row, md, verdict_banner
+from ui.sidebar import page_setup
 
-navigation = [st.Page(path, title=title, url_path=url, default=i == 0) for i, (path, title, url) in enumerate(PAGES)]
-run_page(st.navigation(navigation))
+design = page_setup("Brief")
+brief = state.current_brief()
+if brief.description:
+    st.markdown(md(brief.description))
+
+if design is not None:
+    st.header("Is it even possible?")
+    verdict_banner(design)
+    figure_row(
+        [
+            fig(design, path)
+            for path in (
+                "capacity.utilization",
+                "capacity.binding_constraint",
+                "capacity.headroom_factor",
+                "capacity.kv_fraction",
+                "operating_point.tpot_ms",
+            )
+        ]
+    )
+    st.markdown(f"**Binding:** {md(design.capacity.binding_reason)}.")
+
+st.header("The brief")
+brief_files(brief)
+brief_form(brief)

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.app
 
-COMPARE = "app_pages/compare.py"
+COMPARE = "pages/compare.py"
 
 
 def _params(at: AppTest) -> dict[str, str]:
@@ -37,7 +37,7 @@ def test_pin_then_edit_the_sidebar_shows_both_with_the_differences() -> None:
     at.button(key="cmp.pin").click().run()
     assert _params(at)["pin"] == "capstone"
     assert any("is the pinned one" in i.value for i in at.info)
-    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    at.slider(key="sb.hardware.nodes").set_value(6).run()
     assert not at.exception
     frame = _comparison(at)
     assert list(frame.columns) == ["pinned", "current", "difference", "change", ""]
@@ -71,7 +71,7 @@ def test_unpin_and_go_back_to_the_pinned_design() -> None:
     at = visit(new_app({"preset": "capstone", "pin": "capstone", "pin.hardware.nodes": "6"}), COMPARE)
     at.button(key="cmp.load").click().run()
     assert at.session_state["state.overrides"] == {"hardware.nodes": 6}
-    assert at.sidebar.number_input(key="sb.hardware.nodes").value == 6
+    assert at.sidebar.slider(key="sb.hardware.nodes").value == 6
     at.button(key="cmp.unpin").click().run()
     assert "pin" not in _params(at) and any("Nothing is pinned" in i.value for i in at.info)
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.app
 
-CAPACITY = "app_pages/capacity.py"
+CAPACITY = "pages/capacity.py"
 
 
 def _capacity(preset: str = "capstone") -> AppTest:
@@ -70,7 +70,7 @@ def test_request_rate_raises_load_on_a_rate_brief() -> None:
 
 def test_more_nodes_lower_utilization_and_batch() -> None:
     _moves(
-        lambda at: at.number_input(key="sb.hardware.nodes").set_value(12),
+        lambda at: at.slider(key="sb.hardware.nodes").set_value(12),
         up=("Sequences, whole fleet",),
         down=("Utilization at peak", "Decode batch per replica"),
     )
@@ -113,36 +113,92 @@ def test_faster_gpu_lowers_the_decode_step() -> None:
 def test_controls_survive_a_page_switch() -> None:
     at = _capacity()
     at.slider(key="sb.workload.duty_cycle").set_value(0.12).run()
-    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    at.slider(key="sb.hardware.nodes").set_value(6).run()
     rate = figure(at, "Request rate")
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     assert at.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
-    assert at.number_input(key="f.hardware.nodes").value == 6
+    assert at.slider(key="sb.hardware.nodes").value == 6
     visit(at, CAPACITY)
     assert at.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.12)
     assert figure(at, "Request rate") == rate
 
 
 def test_form_and_sidebar_show_the_same_brief() -> None:
-    at = visit(new_app(), "app_pages/brief.py")
-    at.number_input(key="f.hardware.nodes").set_value(5).run()
-    assert at.number_input(key="sb.hardware.nodes").value == 5
-    at.number_input(key="sb.hardware.nodes").set_value(7).run()
-    assert at.number_input(key="f.hardware.nodes").value == 7
+    at = visit(new_app(), "app.py")
+    at.selectbox(key="f.model.name").set_value("llama-3.1-8b").run()
+    assert at.selectbox(key="sb.model.name").value == "llama-3.1-8b"
+    at.selectbox(key="sb.model.name").set_value("llama-3.3-70b").run()
+    assert at.selectbox(key="f.model.name").value == "llama-3.3-70b"
+
+
+def test_the_form_asks_for_no_field_the_sidebar_has_and_labels_each_with_its_unit() -> None:
+    from ui.brief_form import FIELD_LABELS, SECTION_KEY_PREFIX, SECTIONS
+    from ui.sidebar import SIDEBAR_PATHS
+
+    at = visit(new_app(), "app.py")
+    assert at.number_input(key="f.deployment.tp") and not at.main.text_input, "deployment open at first, the title's section closed"
+    for key in ["about", *(key for key, _, _ in SECTIONS)]:  # open every section: a closed one draws no fields
+        at.session_state[f"{SECTION_KEY_PREFIX}{key}"] = True
+    at.run()
+    form_paths = {str(w.key).removeprefix("f.") for w in [*at.main.number_input, *at.main.selectbox, *at.main.checkbox] if w.key}
+    assert form_paths and not form_paths & SIDEBAR_PATHS, form_paths & SIDEBAR_PATHS
+    labels = {w.label for w in [*at.main.number_input, *at.main.selectbox, *at.main.checkbox]}
+    assert {"Tensor parallel (TP)", "Max sequences in a batch (max-num-seqs)", "GPUs per node", "Price per GPU-hour ($)"} <= labels
+    assert not {"Gpu", "Tp", "Gpus per node", "Max num seqs"} & labels
+    assert {w.label for w in at.sidebar.selectbox} >= {"Quantization", "KV cache", "GPU", "Model"}
+    assert {w.label for w in at.sidebar.slider} == {"Duty cycle", "Prefix hit rate", "Fleet size (nodes)"}
+    assert set(FIELD_LABELS) >= form_paths - {"model.name"}, form_paths - set(FIELD_LABELS)  # the model picker has its own
+
+
+def test_the_preset_picker_shows_short_names_and_the_full_title_under_it() -> None:
+    at = new_app({"preset": "variation-a"})
+    picker = at.sidebar.selectbox(key="nav.preset")
+    assert picker.value == "variation-a" and {"Capstone", "Variation A", "10 QPS"} <= set(picker.options)  # options as shown
+    assert max(len(option) for option in picker.options) <= 24, "the picker's box shows about 24 characters"
+    assert "Variation A: half the budget (32 GPUs)" in [shown(c.value) for c in at.sidebar.caption]
+
+
+def test_no_emoji_in_the_app_code() -> None:
+    """Emoji render as boxes on machines without an emoji font (issue 16): icons come from Streamlit's Material font."""
+    import re
+
+    from apphelp import ROOT
+
+    emoji = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")
+    files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]
+    found = {p.name: emoji.findall(p.read_text()) for p in files if emoji.search(p.read_text())}
+    assert found == {}, found
+
+
+def test_every_brief_field_has_a_label_with_its_unit() -> None:
+    """A field added to the brief needs a label in ui.brief_form.FIELD_LABELS (else the form shows its code name), and
+    a label carries the unit its field's description ends with ('... (ms).')."""
+    import re
+
+    from planner.brief import CustomModel
+    from ui.brief_form import FIELD_LABELS, SECTIONS
+
+    models = {key: model for key, _, model in SECTIONS} | {"model.custom": CustomModel}
+    paths = {f"{key}.{name}" for key, model in models.items() for name in model.model_fields}
+    assert paths == set(FIELD_LABELS), (paths - set(FIELD_LABELS), set(FIELD_LABELS) - paths)
+    for path, label in FIELD_LABELS.items():
+        section, name = path.rsplit(".", 1)
+        unit = re.search(r"\((ms|tokens|GB|req/s|s|0-1|\$)\)\.?$", str(models[section].model_fields[name].description))
+        assert unit is None or f"({unit.group(1)}" in label or f"{unit.group(1)})" in label, f"{path}: {label!r} lacks {unit.group(0)}"
 
 
 def test_rejected_value_is_reported_beside_the_field_and_the_rest_kept() -> None:
-    at = visit(new_app(), "app_pages/brief.py")
-    at.number_input(key="f.hardware.nodes").set_value(6).run()
+    at = visit(new_app(), "app.py")
+    at.number_input(key="f.deployment.spare_nodes").set_value(2).run()
     at.number_input(key="f.workload.input_tokens_p95").set_value(100.0).run()
     assert any("workload.input_tokens_p95" in shown(e.value) and "at least input_tokens_mean" in shown(e.value) for e in at.error)
     assert at.number_input(key="f.workload.input_tokens_p95").value == 6000  # the brief keeps its valid value
-    assert at.number_input(key="f.hardware.nodes").value == 6  # and the other changes
-    assert at.query_params.get("hardware.nodes") == ["6"] or at.query_params.get("hardware.nodes") == "6"
+    assert at.number_input(key="f.deployment.spare_nodes").value == 2  # and the other changes
+    assert at.query_params.get("deployment.spare_nodes") in (["2"], "2")
 
 
 def test_custom_model_starts_from_the_catalog_numbers() -> None:
-    at = visit(new_app(), "app_pages/brief.py")
+    at = visit(new_app(), "app.py")
     at.selectbox(key="f.model.name").set_value("custom").run()
     assert not at.error, [e.value for e in at.error]
     assert at.number_input(key="f.model.custom.layers").value == 80
@@ -159,14 +215,14 @@ def test_infeasible_design_is_a_verdict_not_a_traceback() -> None:
 
 def test_back_to_the_preset_clears_the_changes() -> None:
     at = _capacity()
-    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    at.slider(key="sb.hardware.nodes").set_value(6).run()
     at.sidebar.button[0].click().run()
-    assert at.number_input(key="sb.hardware.nodes").value == 8
+    assert at.slider(key="sb.hardware.nodes").value == 8
     assert dict(at.query_params) in ({"preset": ["capstone"]}, {"preset": "capstone"})
 
 
 def test_simulator_check_shows_simulated_beside_analytic() -> None:
-    at = visit(new_app(), "app_pages/slo_budget.py")
+    at = visit(new_app(), "pages/slo_budget.py")
     at.button(key="sim.run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     frame = at.dataframe[-1].value
@@ -182,22 +238,22 @@ def test_simulator_check_shows_simulated_beside_analytic() -> None:
 
 
 def test_practice_gives_feedback_per_figure() -> None:
-    at = visit(new_app(), "app_pages/variations.py")
+    at = visit(new_app(), "pages/variations.py")
     at.number_input(key="practice.request_rate_per_s").set_value(55.0)
     at.number_input(key="practice.weights_gb_per_gpu").set_value(17.6)
     at.selectbox(key="practice.binding_constraint").set_value("bandwidth")
     at.button(key="practice.reveal").click().run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
-    assert ":green[**Pass**] · **Request rate" in text and "within 10%" in text
-    assert ":red[**Off**] · **Weights per GPU" in text and "high" in text and "Revisit: Step 2, memory" in text
-    assert ":green[**Pass**] · **Binding resource" in text
+    assert "pass] **Request rate" in text and "within 10%" in text
+    assert "off] **Weights per GPU" in text and "high" in text and "Revisit: Step 2, memory" in text
+    assert "pass] **Binding resource" in text
     assert "✅" not in text and "❌" not in text  # no emoji: they render as boxes without a colour emoji font
     assert any("2 of 3 estimates within 10%" in w.value for w in at.warning)
 
 
 def test_variation_side_by_side_and_load() -> None:
-    at = visit(new_app(), "app_pages/variations.py")
+    at = visit(new_app(), "pages/variations.py")
     at.selectbox(key="var.chosen").set_value("variation-g").run()
     frame = next(t.value for t in at.table if "this variation" in t.value.columns)
     assert list(frame.columns) == ["capstone", "this variation", "difference", "change", ""]
@@ -212,16 +268,16 @@ def test_variation_side_by_side_and_load() -> None:
 
 
 def test_fewer_nodes_cost_less_per_hour_and_per_token() -> None:
-    at = visit(new_app(), "app_pages/cost.py")
+    at = visit(new_app(), "pages/cost.py")
     before = (figure(at, "Cost per hour"), figure(at, "Cost per M output tokens"))
-    at.number_input(key="sb.hardware.nodes").set_value(6).run()
+    at.slider(key="sb.hardware.nodes").set_value(6).run()
     after = (figure(at, "Cost per hour"), figure(at, "Cost per M output tokens"))
     assert after[0] == pytest.approx(before[0] * 6 / 8) and after[1] < before[1]
     assert len(at.get("plotly_chart")) == 1
 
 
 def test_failure_modes_follow_the_prefix_hit_rate() -> None:
-    at = visit(new_app(), "app_pages/failure_modes.py")
+    at = visit(new_app(), "pages/failure_modes.py")
     at.slider(key="sb.workload.prefix_hit_rate").set_value(0.2).run()
     assert not at.exception
     table_text = at.table[0].value.to_string()

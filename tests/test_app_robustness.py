@@ -97,12 +97,14 @@ def test_text_from_a_link_is_shown_not_rendered(params: dict[str, str]) -> None:
 
 def test_text_typed_into_a_field_is_shown_not_rendered() -> None:
     at = new_app({"preset": "capstone"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
+    at.session_state["form.section.about"] = True  # open the section (its fields are drawn only while it is open)
+    at.run()
     at.text_input(key="f.title").input(PAYLOAD).run()
     at.text_area(key="f.description").input(PAYLOAD).run()
     assert not at.exception
     _assert_shown_as_text(at, "Brief after typing the payload")
-    visit(at, "app_pages/capacity.py")
+    visit(at, "pages/capacity.py")
     _assert_shown_as_text(at, "Capacity after typing the payload")
 
 
@@ -111,7 +113,7 @@ def test_text_typed_into_a_field_is_shown_not_rendered() -> None:
 
 def test_the_uploader_is_limited_to_small_toml_and_json_files() -> None:
     at = new_app({"preset": "capstone"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     uploader = at.get("file_uploader")[0].proto
     assert sorted(uploader.type) == [".json", ".toml"]
     assert 0 < uploader.max_upload_size_mb <= 1
@@ -176,8 +178,8 @@ def test_two_concurrent_sessions_never_see_each_others_brief() -> None:
         assert two.session_state["state.overrides"].get("workload.duty_cycle") is None
         assert one.session_state["state.overrides"]["hardware.nodes"] == 6
         assert two.session_state["state.overrides"] == {"workload.request_rate": 12, "title": "Session two"}
-    visit(one, "app_pages/capacity.py")
-    visit(two, "app_pages/capacity.py")
+    visit(one, "pages/capacity.py")
+    visit(two, "pages/capacity.py")
     assert figure(one, "Request rate") != figure(two, "Request rate")
     count("app: concurrent session rounds", 3)
 
@@ -245,18 +247,14 @@ def test_a_bad_value_in_a_link_gets_the_clis_message_and_the_rest_is_kept(path: 
     count("app: bad link values checked against the CLI's message")
     warnings = [shown(w.value) for w in at.warning]
     assert any(cli_message in w for w in warnings), f"CLI says {cli_message!r}; the app shows {warnings}"
-    assert at.sidebar.number_input(key="sb.hardware.nodes").value == 6  # the rest of the link is kept
+    assert at.sidebar.slider(key="sb.hardware.nodes").value == 6  # the rest of the link is kept
 
 
 # --- crafted links: every one ends in a message or a design, never an exception (issue 17) ------------
 
-_GUARD_TEXT = "could not be drawn"  # ui.guard's message: a page raised after all
-
 
 def _page_failures(at: AppTest, page: str) -> list[str]:
-    shown_here = [e.value for e in at.exception]
-    shown_here += [e.value for e in [*at.error, *at.success] if _GUARD_TEXT in e.value]
-    return [f"{page}: {text[:200]}" for text in shown_here]
+    return [f"{page}: {e.value[:200]}" for e in at.exception]
 
 
 @pytest.mark.parametrize("params", CRAFTED_LINKS, ids=crafted_ids())
@@ -291,7 +289,7 @@ def test_a_link_the_app_wrote_reopens_the_same_custom_model() -> None:
     from ui.state import to_query_params
 
     at = new_app({"preset": "capstone"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     at.selectbox(key="f.model.name").set_value("custom").run()
     overrides = dict(at.session_state["state.overrides"])
     assert overrides.get("model.name") == "custom"
@@ -305,9 +303,17 @@ def test_a_value_a_slider_cannot_show_still_plans_and_the_control_says_so() -> N
     assert at.session_state["state.overrides"] == {"workload.duty_cycle": 0.005}
     assert at.sidebar.slider(key="sb.workload.duty_cycle").value == pytest.approx(0.01)  # its nearest position
     assert any("0.005" in shown(c.value) and "0.01" in shown(c.value) for c in at.sidebar.caption)
-    visit(at, "app_pages/capacity.py")
+    visit(at, "pages/capacity.py")
     expected = plan(load_brief("capstone").with_changes({"workload.duty_cycle": 0.005})).demand.request_rate_per_s
     assert figure(at, "Request rate") == pytest.approx(expected, rel=0.01)
+
+
+def test_a_fleet_larger_than_the_slider_still_plans_and_the_slider_says_so() -> None:
+    at = visit(new_app({"preset": "capstone", "hardware.nodes": "100"}), "pages/cost.py")
+    assert at.sidebar.slider(key="sb.hardware.nodes").value == 64  # its end
+    assert any("100" in shown(c.value) and "64" in shown(c.value) for c in at.sidebar.caption)
+    expected = plan(load_brief("capstone").with_changes({"hardware.nodes": 100})).cost.usd_per_hour
+    assert figure(at, "Per hour") == pytest.approx(expected, rel=0.01)
 
 
 def test_an_unknown_model_and_an_overflowing_value_in_a_link_are_named() -> None:
@@ -345,7 +351,7 @@ def test_text_from_a_link_never_becomes_a_link(payload: str) -> None:
 
 def test_the_diagram_carries_no_user_text() -> None:
     at = new_app({"preset": "capstone", "title": LINK_TEXT_PAYLOADS[0], "description": LINK_TEXT_PAYLOADS[3]})
-    visit(at, "app_pages/architecture.py")
+    visit(at, "pages/architecture.py")
     dot = " ".join(chart.proto.spec for chart in at.get("graphviz_chart"))
     assert dot and "evil" not in dot and "href" not in dot.lower() and "URL" not in dot
 
@@ -379,7 +385,7 @@ def test_a_server_path_in_an_uploaded_brief_is_refused_without_touching_it() -> 
     with pytest.raises(BriefError, match=r"model\.hf_config: a file path is not accepted here"):
         read_upload("brief.toml", text.encode())
     at = new_app({"preset": "capstone"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     at.get("file_uploader")[0].upload("brief.toml", text.encode(), "application/toml").run()
     assert not at.exception
     errors = [shown(e.value) for e in at.error]
@@ -393,7 +399,7 @@ def _hf_uploader(at: AppTest) -> Any:
 
 def test_a_model_comes_from_an_uploaded_config_json() -> None:
     at = new_app({"preset": "capstone"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     _hf_uploader(at).upload("Llama-3.1-8B.json", HF_CONFIGS["good"], "application/json").run()
     assert not at.exception
     brief = at.session_state["state.overrides"]
@@ -411,7 +417,7 @@ def test_a_bad_uploaded_config_json_is_one_message_naming_the_field(name: str) -
 
 def test_bad_config_json_uploads_through_the_page_keep_the_design() -> None:
     at = new_app({"preset": "capstone", "hardware.nodes": "6"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     for name in ("zero-heads", "inf-hidden", "text-layers", "binary", "deep"):
         _hf_uploader(at).upload(f"{name}.json", HF_CONFIGS[name], "application/json").run()
         assert not at.exception, name
@@ -439,7 +445,7 @@ def test_an_uploaded_brief_with_an_unknown_model_is_refused_and_the_design_kept(
     text = (ROOT / "presets" / "capstone.toml").read_text().replace('name = "llama-3-70b"', 'name = "gpt-5"', 1)
     assert 'name = "gpt-5"' in text
     at = new_app({"preset": "capstone", "hardware.nodes": "6"})
-    visit(at, "app_pages/brief.py")
+    visit(at, "app.py")
     at.get("file_uploader")[0].upload("brief.toml", text.encode(), "application/toml").run()
     assert not at.exception
     assert any("model.name: unknown model 'gpt-5'" in shown(e.value) for e in at.error)

@@ -1,10 +1,11 @@
 """End to end in a real browser: `streamlit run app.py` on 127.0.0.1 and Debian's headless Chromium.
 
-It opens a page URL first (a fresh server's first request: app.py's st.navigation must resolve it, with
-the page's own sidebar and exactly the app's page list), visits every page, moves the duty-cycle slider,
-checks that the figures and the URL change, clicks the document buttons on a server whose Graphviz and
-Chromium fail, and saves a screenshot of each step under artifacts/e2e/ (ignored by git). Servers are
-stopped by their pid (benchmarks.live.serve).
+It opens a page URL first (a fresh server's first request: the page file in pages/ runs with its own sidebar
+and the app's page links, and Streamlit's automatic page list stays hidden), visits every page at 1400 and at
+390 px wide, moves the duty-cycle slider, checks that the figures and the URL change, that the browser's Back
+undoes a change and Forward redoes it, clicks the document buttons on a server whose Graphviz and Chromium
+fail, and saves a screenshot of each step under artifacts/e2e/ (ignored by git). Servers are stopped by
+their pid (benchmarks.live.serve).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "e2e"
 FIGURES = '[data-testid="stMetric"], [data-testid="stDataFrame"]'  # what every page shows once its run is done
 RERUN_TIMEOUT_MS = 60_000  # waits return as soon as the condition holds; the first run imports everything
+WIDE, PHONE = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
 
 
 def _require_chromium() -> None:
@@ -87,9 +89,19 @@ def _metric(page: object, label: str) -> str:
 
 
 def _navigation(page: object) -> list[str]:
-    """The page names in the sidebar's navigation, in order."""
-    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')  # type: ignore[attr-defined]
-    return [" ".join(text.split()) for text in links.all_inner_texts()]
+    """The page names the sidebar links to, in order (each link's text ends with its name, after the icon's).
+    Streamlit's own page list must be absent: it names pages after their files."""
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0, "Streamlit's automatic page list is shown"  # type: ignore[attr-defined]
+    links = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')  # type: ignore[attr-defined]
+    return [text.split("\n")[-1].strip() for text in links.all_inner_texts()]
+
+
+_SIDEBAR_FOLDED = """() => window.innerWidth === 390
+    && document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect().right <= 0"""
+
+
+def _page_width(page: object) -> int:
+    return int(page.evaluate("() => document.documentElement.scrollWidth"))  # type: ignore[attr-defined]
 
 
 def _no_exception(page: object) -> None:
@@ -103,21 +115,89 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
     page.get_by_text("Request rate (req/s)").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.get_by_text("10 QPS: Llama-3-70B").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
-    nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
+    nodes = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Fleet size (nodes)"]')  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
-    assert _navigation(page) == [title for _, title, _ in PAGES], "the page list is app.py's, with no automatic entries"
+    assert _navigation(page) == [title for _, title, _ in PAGES], "the sidebar links the app's pages, in order"
+    assert page.title() == "SLO budget · Inference serving design explorer"  # type: ignore[attr-defined]
     page.screenshot(path=str(SHOTS / "00-direct-link-slo-budget.png"), full_page=True)  # type: ignore[attr-defined]
 
     for i, (_, title, url_path) in enumerate(PAGES, start=1):
-        path = "" if i == 1 else url_path  # the default page lives at the root
-        page.goto(f"{server}/{path}?preset=capstone")  # type: ignore[attr-defined]
+        page.set_viewport_size(WIDE)  # type: ignore[attr-defined]
+        page.goto(f"{server}/{url_path}?preset=capstone")  # type: ignore[attr-defined]  # Brief, app.py, is the root
         _settle(page, title)
         _no_exception(page)
         assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
         assert page.locator(FIGURES).count() > 0, f"{title}: no figures shown"
         assert _navigation(page) == [t for _, t, _ in PAGES]
-        page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path}.png"), full_page=True)  # type: ignore[attr-defined]
+        assert page.get_by_role("button", name="Deploy").count() == 0, "the Deploy button is hidden (toolbarMode)"  # type: ignore[attr-defined]
+        page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path or 'brief'}.png"), full_page=True)  # type: ignore[attr-defined]
+        page.set_viewport_size(PHONE)  # type: ignore[attr-defined]
+        page.wait_for_function(_SIDEBAR_FOLDED, timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]  # it slides away
+        _settle(page, title)
+        assert _page_width(page) <= PHONE["width"], f"{title}: the page scrolls sideways at 390 px"
+        page.screenshot(path=str(SHOTS / f"{i:02d}-{url_path or 'brief'}-390px.png"), full_page=True)  # type: ignore[attr-defined]
+    page.set_viewport_size(WIDE)  # type: ignore[attr-defined]
+
+
+def test_the_sidebar_navigates_at_390_px(server: str, page: object) -> None:
+    """On a phone the sidebar folds away; opened, it holds the title, the page links and the controls, and a link
+    goes to its page with the design."""
+    page.set_viewport_size(PHONE)  # type: ignore[attr-defined]
+    try:
+        page.goto(f"{server}/?preset=capstone&hardware.nodes=6")  # type: ignore[attr-defined]
+        _settle(page, "Brief")
+        page.locator('[data-testid="stExpandSidebarButton"]').click()  # type: ignore[attr-defined]
+        sidebar = page.locator('[data-testid="stSidebar"]')  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]  # slid fully in
+            "() => document.querySelector('[data-testid=\"stSidebar\"]').getBoundingClientRect().left >= 0", timeout=RERUN_TIMEOUT_MS
+        )
+        assert sidebar.get_by_text("Inference serving design explorer").is_visible()
+        page.screenshot(path=str(SHOTS / "08-sidebar-390px.png"))  # type: ignore[attr-defined]
+        sidebar.locator('[data-testid="stPageLink"]', has_text="Cost").click()
+        _settle(page, "Cost")
+        assert "/cost?" in page.url and "hardware.nodes=6" in page.url  # type: ignore[attr-defined]
+        assert _page_width(page) <= PHONE["width"]
+    finally:
+        page.set_viewport_size(WIDE)  # type: ignore[attr-defined]
+
+
+def _headline(page: object) -> str:
+    """The verdict bar's first line (ui.verdict_bar.verdict_headline): what the page says of the design."""
+    headlines = ("Not feasible as briefed", "Feasible, misses the SLO", "Meets the SLO, no N+1", "Meets the SLO, with N+1")
+    text = str(page.locator('[data-testid="stMain"]').inner_text())  # type: ignore[attr-defined]
+    found = [h for h in headlines if h in text]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_back_undoes_a_slider_change_and_forward_redoes_it(server: str, page: object) -> None:
+    page.goto(f"{server}/capacity?preset=capstone&hardware.nodes=4")  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Fleet size (nodes)"]')  # type: ignore[attr-defined]
+    assert thumb.input_value() == "4" and _headline(page) == "Meets the SLO, with N+1"
+    thumb.focus()
+    thumb.press("ArrowLeft")  # 3 nodes: too few for the load
+    page.wait_for_function("() => window.location.search.includes('hardware.nodes=3')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Not feasible as briefed").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page)
+    assert thumb.input_value() == "3"
+    page.screenshot(path=str(SHOTS / "21-capacity-3-nodes.png"))  # type: ignore[attr-defined]
+
+    page.go_back()  # type: ignore[attr-defined]
+    page.wait_for_function("() => window.location.search.includes('hardware.nodes=4')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Meets the SLO, with N+1").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    assert thumb.input_value() == "4", "the slider returns to the value before the change"
+    assert _headline(page) == "Meets the SLO, with N+1"
+    assert "hardware.nodes=4" in page.url  # type: ignore[attr-defined]  # the session did not write the undone design back
+    page.screenshot(path=str(SHOTS / "22-capacity-after-back.png"))  # type: ignore[attr-defined]
+
+    page.go_forward()  # type: ignore[attr-defined]
+    page.get_by_text("Not feasible as briefed").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page, "Capacity")
+    assert thumb.input_value() == "3" and "hardware.nodes=3" in page.url  # type: ignore[attr-defined]
+    _no_exception(page)
 
 
 def test_slider_moves_the_figures(server: str, page: object) -> None:

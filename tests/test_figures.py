@@ -165,7 +165,12 @@ def test_compare_gives_both_values_the_change_and_its_direction() -> None:
     gpus, cost, ttft = rows["cost.gpus"], rows["cost.usd_per_hour"], rows["slo.ttft_p95_ms"]
     assert (gpus.left, gpus.right, gpus.absolute, gpus.relative) == ("64", "32", "-32", "-50%")
     assert cost.direction is Direction.better and cost.absolute == "-$80.00"
-    assert ttft.direction is Direction.worse and ttft.left == show(capstone, "slo.ttft_p95_ms") and ttft.target == "500 ms" and ttft.absolute.startswith("+")
+    assert (
+        ttft.direction is Direction.worse
+        and ttft.left == show(capstone, "slo.ttft_p95_ms")
+        and ttft.target == "500 ms"
+        and ttft.absolute.startswith("+")
+    )
     assert rows["capacity.utilization"].absolute.endswith(" pts") and rows["capacity.utilization"].relative == ""
     assert rows["verdict.meets_slo"].direction is Direction.same
     back = {r.path: r for r in compare(half, capstone)}
@@ -181,7 +186,9 @@ def test_compare_says_unbounded_with_its_cause_and_judges_the_change() -> None:
     assert rows["verdict.meets_slo"].direction is Direction.worse
     stricter = plan(load_brief("capstone").with_changes({"slo.ttft_p95_ms": 200}))
     ttft = {r.path: r for r in compare(capstone, stricter)}["slo.ttft_p95_ms"]
-    assert ttft.target == "" and ttft.left == f"{show(capstone, 'slo.ttft_p95_ms')} (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
+    assert (
+        ttft.target == "" and ttft.left == f"{show(capstone, 'slo.ttft_p95_ms')} (target 500 ms)" and ttft.right.endswith("(target 200 ms)")
+    )
 
 
 def test_a_large_change_reads_as_a_ratio() -> None:

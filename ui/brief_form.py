@@ -1,7 +1,9 @@
-"""The whole brief as a grouped form: one widget per field, help text from the field's description.
+"""The whole brief as a grouped form: one widget per field, a label with its unit, help text from the field's description.
 
 Each widget is a view on a brief path (key `f.<path>`); a change is validated by the planner and either
-kept as an override or reported beside the field, the rest of the brief unchanged.
+kept as an override or reported beside the field, the rest of the brief unchanged. The fields the sidebar
+controls (ui.sidebar.SIDEBAR_PATHS) are not repeated here. A section draws its fields only while it is open, so
+the sections a user has closed cost a control change nothing (some fifty widgets in all).
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ from typing import Any, get_args
 import streamlit as st
 from pydantic import BaseModel
 
-from planner import GPUS, MODELS, Brief
+from planner import MODELS, Brief
 from planner.brief import Cost, CustomModel, Deployment, Efficiency, Hardware, Latency, ModelChoice, Slo, Workload
 from ui import state
 from ui.brief_files import hf_config_upload
 from ui.show import md
-from ui.sidebar import control
+from ui.sidebar import SIDEBAR_PATHS, control
 
-__all__ = ["SECTIONS", "brief_form"]
+__all__ = ["FIELD_LABELS", "SECTIONS", "SECTION_KEY_PREFIX", "brief_form"]
 
 SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("hardware", "Hardware", Hardware),
@@ -32,6 +34,76 @@ SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("cost", "Cost", Cost),
 )
 _COLUMNS = 3
+_OPEN_AT_FIRST = ("model", "hardware", "deployment", "workload")
+SECTION_KEY_PREFIX = "form.section."  # an expander's open state; not a brief view, so not re-seeded (ui.state)
+
+# What each field is called on screen, with its unit: the engine's flag name where the field is one.
+FIELD_LABELS: dict[str, str] = {
+    "hardware.gpu": "GPU",
+    "hardware.gpus_per_node": "GPUs per node",
+    "hardware.nodes": "Fleet size (nodes)",
+    "deployment.tp": "Tensor parallel (TP)",
+    "deployment.weights": "Quantization (weights)",
+    "deployment.kv_cache": "KV cache precision",
+    "deployment.reserve_gb_per_gpu": "Reserve per GPU (GB)",
+    "deployment.gpu_memory_utilization": "GPU memory utilization (0-1)",
+    "deployment.max_model_len": "Max sequence length (max-model-len, tokens)",
+    "deployment.max_num_seqs": "Max sequences in a batch (max-num-seqs)",
+    "deployment.max_num_batched_tokens": "Max tokens per step (max-num-batched-tokens)",
+    "deployment.prefix_caching": "Prefix caching",
+    "deployment.chunked_prefill": "Chunked prefill",
+    "deployment.long_context_nodes": "Long-context nodes",
+    "deployment.spare_nodes": "Spare nodes (N+1, canary)",
+    "workload.users": "Users at peak",
+    "workload.duty_cycle": "Duty cycle (0-1)",
+    "workload.generation_s_per_turn": "Reply streaming time (s)",
+    "workload.request_rate": "Request rate (req/s)",
+    "workload.input_tokens_mean": "Input length, mean (tokens)",
+    "workload.input_tokens_p95": "Input length, p95 (tokens)",
+    "workload.output_tokens_mean": "Output length, mean (tokens)",
+    "workload.output_tokens_p95": "Output length, p95 (tokens)",
+    "workload.prefix_hit_rate": "Prefix hit rate (0-1)",
+    "workload.kv_context_tokens": "KV context per sequence (tokens)",
+    "workload.long_context_threshold_tokens": "Long-context threshold (tokens)",
+    "workload.long_context_share": "Long-context share of requests (0-1)",
+    "slo.ttft_p95_ms": "p95 TTFT target (ms)",
+    "slo.ttft_input_cap_tokens": "TTFT target covers prompts up to (tokens)",
+    "slo.itl_p95_ms": "p95 ITL target (ms)",
+    "slo.itl_metric": "ITL target judges",
+    "slo.availability": "Availability target (0-1)",
+    "slo.attainment_target": "SLO attainment target (0-1)",
+    "slo.headroom": "Headroom above peak (0-1)",
+    "efficiency.compute_fraction": "Prefill compute efficiency, MFU (0-1)",
+    "efficiency.compute_peak": "Compute peak precision",
+    "efficiency.bandwidth_fraction": "Weight-read bandwidth efficiency (0-1)",
+    "efficiency.tp_comm_overhead": "TP all-reduce overhead (fraction)",
+    "efficiency.real_kernel_factor": "Real kernel time (x ideal)",
+    "efficiency.step_overhead_ms": "Step overhead (ms)",
+    "efficiency.attention_bandwidth_fraction": "KV-read bandwidth efficiency (0-1)",
+    "efficiency.allreduce_latency_us": "All-reduce latency (µs)",
+    "efficiency.interconnect_fraction": "NVLink bandwidth efficiency (0-1)",
+    "efficiency.allreduce_bytes_moved": "All-reduce moves its bytes over NVLink",
+    "efficiency.step_roofline": "Whole step as one roofline (the 200-QPS seed)",
+    "efficiency.per_sequence_us": "Cost per sequence in a step (µs)",
+    "latency.network_ms": "Network round trip (ms)",
+    "latency.gateway_ms": "Gateway (ms)",
+    "latency.tokenization_ms": "Tokenization (ms)",
+    "latency.first_sample_ms": "First sample (ms)",
+    "latency.first_write_ms": "First streamed write (ms)",
+    "latency.scheduler_ms": "Scheduler per step (ms)",
+    "cost.usd_per_gpu_hour": "Price per GPU-hour ($)",
+    "cost.average_duty": "Average load, fraction of peak (0-1)",
+    "model.custom.layers": "Layers",
+    "model.custom.hidden_size": "Hidden size",
+    "model.custom.attention_heads": "Attention heads",
+    "model.custom.kv_heads": "KV heads (GQA groups)",
+    "model.custom.head_dim": "Head dimension",
+    "model.custom.params": "Parameters (count)",
+    "model.custom.active_params": "Active parameters per token (count)",
+    "model.custom.experts": "Experts per MoE layer",
+    "model.custom.experts_per_token": "Experts per token",
+    "model.custom.max_context_tokens": "Max context (tokens)",
+}
 
 
 def _base_type(annotation: Any) -> tuple[Any, bool]:
@@ -42,21 +114,21 @@ def _base_type(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
-def _label(name: str) -> str:
-    return name.replace("_", " ").capitalize()
+def _label(path: str) -> str:
+    """The field's label; a field added to the brief without one reads as its name until it gets one."""
+    return FIELD_LABELS.get(path) or path.rsplit(".", 1)[-1].replace("_", " ").capitalize()
 
 
 def _field(model: type[BaseModel], section: str, name: str, brief: Brief) -> None:
     info = model.model_fields[name]
     kind, optional = _base_type(info.annotation)
-    path, label, help_text = f"{section}.{name}", _label(name), info.description
+    path, help_text = f"{section}.{name}", info.description
+    label = _label(path)
     kw: dict[str, Any] = {"help": help_text, "key_prefix": "f."}
     if kind is bool:
         control(st.checkbox, label, path, brief, **kw)
     elif isinstance(kind, type) and issubclass(kind, StrEnum):
         control(st.selectbox, label, path, brief, options=[e.value for e in kind], **kw)
-    elif path == "hardware.gpu":
-        control(st.selectbox, label, path, brief, options=list(GPUS), format_func=lambda k: GPUS[k].name if k in GPUS else k, **kw)
     elif kind is int:
         control(st.number_input, label, path, brief, step=1, placeholder="empty" if optional else None, **kw)
     elif kind is float:
@@ -65,9 +137,19 @@ def _field(model: type[BaseModel], section: str, name: str, brief: Brief) -> Non
         control(st.text_input, label, path, brief, **kw)
 
 
+def _open_section(title: str, key: str) -> Any | None:
+    """The section's expander if it is open, else None: Streamlit reruns when one opens or closes, so a closed
+    section's fields need not be drawn."""
+    section = st.expander(title, expanded=key in _OPEN_AT_FIRST, key=f"{SECTION_KEY_PREFIX}{key}", on_change="rerun")
+    return section if section.open else None
+
+
 def _section(key: str, title: str, model: type[BaseModel], brief: Brief) -> None:
-    with st.expander(title, expanded=key in ("hardware", "deployment", "workload")):
-        names = list(model.model_fields)
+    section = _open_section(title, key)
+    if section is None:
+        return
+    with section:
+        names = [name for name in model.model_fields if f"{key}.{name}" not in SIDEBAR_PATHS]
         columns = st.columns(_COLUMNS)
         for i, name in enumerate(names):
             with columns[i % _COLUMNS]:
@@ -80,7 +162,10 @@ def _on_assumptions() -> None:
 
 
 def _about(brief: Brief) -> None:
-    with st.expander("Title, description and assumptions", expanded=False):
+    section = _open_section("Title, description and assumptions", "about")
+    if section is None:
+        return
+    with section:
         control(st.text_input, "Title", "title", brief, key_prefix="f.", help=Brief.model_fields["title"].description)
         control(st.text_area, "Description", "description", brief, key_prefix="f.", help=Brief.model_fields["description"].description)
         if "f.assumptions" not in st.session_state:
@@ -115,7 +200,10 @@ def _on_model() -> None:
 
 
 def _model(brief: Brief) -> None:
-    with st.expander("Model", expanded=True):
+    section = _open_section("Model", "model")
+    if section is None:
+        return
+    with section:
         options = [*MODELS, "custom"]
         if brief.model.name not in options:
             options.append(brief.model.name)

@@ -1,21 +1,36 @@
-"""The app's pages in order: file, title, URL path. app.py builds the navigation from this list; tests visit it.
+"""The app's pages in order: file, title, URL path; and each page's icon. The sidebar links them; tests visit them.
 
-The files live in app_pages/, not pages/: a folder named pages/ next to app.py switches Streamlit to its older
-folder navigation (a page file run alone, without app.py, and an automatic page list) until st.navigation first runs.
-Each URL path is its file's stem, so links made before the move still open the same page.
+Streamlit's documented multipage layout: `app.py` is the first page (Brief, at the root URL) and every other page
+is a file in `pages/`, whose stem is its URL path. Streamlit's own page list is hidden
+(`[client] showSidebarNavigation = false` in .streamlit/config.toml) and ui.sidebar draws this list instead with
+`st.page_link`, in this order, with these titles and icons, carrying the design's URL parameters to the next page.
 """
 
 from __future__ import annotations
 
-__all__ = ["PAGES"]
+__all__ = ["APP_TITLE", "PAGES", "PAGE_ICONS"]
+
+APP_TITLE = "Inference serving design explorer"
 
 PAGES: tuple[tuple[str, str, str], ...] = (
-    ("app_pages/brief.py", "Brief", "brief"),
-    ("app_pages/capacity.py", "Capacity", "capacity"),
-    ("app_pages/architecture.py", "Architecture", "architecture"),
-    ("app_pages/slo_budget.py", "SLO budget", "slo_budget"),
-    ("app_pages/failure_modes.py", "Failure modes", "failure_modes"),
-    ("app_pages/cost.py", "Cost", "cost"),
-    ("app_pages/variations.py", "Variations", "variations"),
-    ("app_pages/compare.py", "Compare", "compare"),  # after Variations: a variation, an edit or a preset against a pin
+    ("app.py", "Brief", ""),
+    ("pages/capacity.py", "Capacity", "capacity"),
+    ("pages/architecture.py", "Architecture", "architecture"),
+    ("pages/slo_budget.py", "SLO budget", "slo_budget"),
+    ("pages/failure_modes.py", "Failure modes", "failure_modes"),
+    ("pages/cost.py", "Cost", "cost"),
+    ("pages/variations.py", "Variations", "variations"),
+    ("pages/compare.py", "Compare", "compare"),  # after Variations: a variation, an edit or a preset against a pin
 )
+
+# Material Symbols (bundled with Streamlit, so no emoji font is needed): by page title.
+PAGE_ICONS: dict[str, str] = {
+    "Brief": ":material/description:",
+    "Capacity": ":material/memory:",
+    "Architecture": ":material/account_tree:",
+    "SLO budget": ":material/timer:",
+    "Failure modes": ":material/warning:",
+    "Cost": ":material/payments:",
+    "Variations": ":material/compare_arrows:",
+    "Compare": ":material/difference:",
+}

@@ -43,9 +43,9 @@ def practice(design: Design) -> None:
         return
     passed = sum(f.ok for f in feedback)
     (st.success if passed == len(feedback) else st.warning)(f"{passed} of {len(feedback)} estimates within 10%.")
-    for f in feedback:  # words, not emoji (they render as boxes without a colour emoji font)
-        mark = ":green[**Pass**]" if f.ok else ":red[**Off**]"
-        st.markdown(f"{mark} · **{md(f.label)}**: yours {md(f.estimate)}, the tool's {md(f.tool)} ({md(f.off_by)}).")
+    for f in feedback:
+        mark = ":green[:material/check_circle: pass]" if f.ok else ":red[:material/cancel: off]"  # icons from Streamlit's font
+        st.markdown(f"{mark} **{md(f.label)}**: yours {md(f.estimate)}, the tool's {md(f.tool)} ({md(f.off_by)}).")
         if not f.ok:
             st.markdown(f"↳ Revisit: {md(f.revisit)}")
             if f.arithmetic:

@@ -1,7 +1,8 @@
-"""The sidebar every page renders first: preset picker, live controls, the design-document download.
+"""The sidebar every page renders first: the app's title, the page links, the preset picker, the live controls and the
+design-document download.
 
-Every page calls `page_setup()` before anything else. app.py runs on every request (st.navigation, and no
-folder named `pages/` for Streamlit's older folder navigation to find), so each page's run starts here.
+Every page calls `page_setup()` before anything else: Streamlit runs the page's own file (app.py for Brief, a file
+in pages/ for the others; see ui/pages.py), so each page's run starts here.
 """
 
 from __future__ import annotations
@@ -16,12 +17,27 @@ from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
 from planner.guard import checked
 from ui import state
 from ui.document import document_download
+from ui.pages import APP_TITLE, PAGE_ICONS, PAGES
 from ui.show import md, show_problems
 from ui.verdict_bar import verdict_bar
 
-__all__ = ["page_setup"]
+__all__ = ["SIDEBAR_PATHS", "page_setup"]
 
 _FRACTION_STEP = 0.01
+_MAX_SLIDER_NODES = 64  # 512 GPUs at 8 a node; a link's larger fleet still plans (the slider says it shows 64)
+# The brief paths the sidebar controls: the Brief page's form leaves them out, so no field is asked for twice.
+SIDEBAR_PATHS = frozenset(
+    {
+        "workload.duty_cycle",
+        "workload.prefix_hit_rate",
+        "workload.users",
+        "workload.request_rate",
+        "hardware.nodes",
+        "deployment.weights",
+        "deployment.kv_cache",
+        "hardware.gpu",
+    }
+)
 
 
 def _help(model: Any, name: str) -> str:
@@ -71,6 +87,13 @@ def _on_preset() -> None:
     state.select_preset(st.session_state["nav.preset"])
 
 
+def _preset_label(name: str) -> str:
+    """A preset's short name for the picker ('Capstone', 'Variation A', '10 QPS'): the part of its title before the
+    colon, so the picker never cuts it off; the full title is shown under the picker."""
+    title = state.preset_brief(name).title
+    return title.split(":", 1)[0].strip() if ":" in title else name
+
+
 def _preset_picker() -> None:
     names = preset_names()
     st.session_state["nav.preset"] = state.current_preset()
@@ -79,9 +102,19 @@ def _preset_picker() -> None:
         names,
         key="nav.preset",
         on_change=_on_preset,
-        format_func=lambda n: f"{n}: {state.preset_brief(n).title}",
+        format_func=_preset_label,
         help="A worked design to start from; the controls below change it, and the URL records the changes.",
     )
+    st.caption(md(state.preset_brief(state.current_preset()).title))
+
+
+def _navigation() -> None:
+    """The app's title and its pages, in order; each link carries the design's URL parameters to the next page."""
+    st.subheader(APP_TITLE)
+    params = state.to_query_params(state.current_preset(), state.current_overrides())
+    for path, title, _ in PAGES:
+        st.page_link(path, label=title, icon=PAGE_ICONS[title], query_params=params)
+    st.divider()
 
 
 def _traffic_control(brief: Brief) -> None:
@@ -131,16 +164,30 @@ def _controls(brief: Brief) -> None:
         help=_help(Workload, "prefix_hit_rate"),
     )
     _traffic_control(brief)
-    control(st.number_input, "Nodes", "hardware.nodes", brief, min_value=1, step=1, help=_help(Hardware, "nodes"))
+    control(
+        st.slider,
+        "Fleet size (nodes)",
+        "hardware.nodes",
+        brief,
+        min_value=1,
+        max_value=_MAX_SLIDER_NODES,
+        step=1,
+        help=f"{_help(Hardware, 'nodes')} Each node has {brief.hardware.gpus_per_node} GPUs (the Brief page's form sets that).",
+    )
     left, right = st.columns(2)
     with left:
         control(
-            st.selectbox, "Weights", "deployment.weights", brief, options=[p.value for p in Precision], help=_help(Deployment, "weights")
+            st.selectbox,
+            "Quantization",
+            "deployment.weights",
+            brief,
+            options=[p.value for p in Precision],
+            help=_help(Deployment, "weights"),
         )
     with right:
         control(
             st.selectbox,
-            "KV cache",
+            "KV cache",  # its precision; a longer label wraps and pushes this box below Quantization's
             "deployment.kv_cache",
             brief,
             options=[p.value for p in KvPrecision],
@@ -169,17 +216,23 @@ def _controls(brief: Brief) -> None:
 def _link_caption() -> None:
     changed = state.current_overrides()
     if changed:
-        st.caption(f"{len(changed)} change(s) from the preset; the page URL carries them, so a copied link reopens this design.")
-        st.button("Back to the preset", on_click=state.select_preset, args=(state.current_preset(),))
+        st.caption(
+            f"{len(changed)} change(s) from the preset; the page URL carries them, so a copied link reopens this design"
+            " and the browser's Back undoes the last change."
+        )
+        st.button("Reset to the preset", on_click=state.select_preset, args=(state.current_preset(),))
 
 
 def page_setup(title: str) -> Design | None:
     """Render the sidebar and the page header; the current design, or None after showing why there is none."""
-    st.set_page_config(page_title=f"{title} · Inference serving design explorer", layout="wide")
+    # No page_icon: Streamlit turns a Material icon into a favicon link to fonts.gstatic.com, another host.
+    st.set_page_config(page_title=f"{title} · {APP_TITLE}", layout="wide")
     state.init_state()
+    state.follow_url()
     state.enter_page(title)
     brief = state.current_brief()
     with st.sidebar:
+        _navigation()
         _preset_picker()
         _controls(brief)
         _link_caption()

@@ -5,6 +5,10 @@ paths: their keys are seeded from the current brief when absent, and their callb
 overrides, so a page that does not render a widget loses nothing. The URL carries `preset` and one
 query parameter per override (`?preset=capstone&workload.duty_cycle=0.16`), so a copied link reopens
 the same design.
+
+The browser's history is the undo list: every change writes the URL, which Streamlit's page pushes as a new
+history entry, and a run that arrives with a URL other than the one this session last wrote (the browser's
+Back or Forward: no control changed anything in it) takes the design from that URL.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = [
     "enter_page",
     "field_errors",
     "flatten",
+    "follow_url",
     "from_query_params",
     "init_state",
     "link_errors",
@@ -55,9 +60,10 @@ LINK_ERRORS_KEY = "state.link_errors"
 NOTICE_KEY = "state.notice"
 INIT_KEY = "state.initialised"
 PAGE_KEY = "state.page"
-GOOD_KEY = "state.last_good"  # (preset, overrides) of the last design every page element drew
-PIN_KEY = "state.pin"  # (preset, overrides) of the design pinned for comparison (app_pages/compare.py)
+PIN_KEY = "state.pin"  # (preset, overrides) of the design pinned for comparison (pages/compare.py)
 PIN_PARAM = "pin"  # the pin in the URL: pin=<preset>, and pin.<path>=<value> for each of its overrides
+URL_KEY = "state.url"  # the query parameters the browser's URL holds after this session's last write
+CHANGED_KEY = "state.changed"  # a control, a button or an upload changed the design since the last page_setup
 WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
 
 
@@ -266,15 +272,34 @@ def init_state() -> None:
     ss = st.session_state
     if INIT_KEY in ss:
         return
-    params = st.query_params.to_dict()
-    preset, overrides, link_errors = from_query_params(params)
-    pin, pin_error = pin_from_query_params(params)
+    url = st.query_params.to_dict()
+    preset, overrides, link_errors = from_query_params(url)
+    pin, pin_error = pin_from_query_params(url)
     if pin is not None:
         ss[PIN_KEY] = pin
     if pin_error is not None:
         link_errors[PIN_PARAM] = pin_error
     ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
+    ss[URL_KEY] = url
     ss[INIT_KEY] = True
+
+
+def follow_url() -> None:
+    """After the browser's Back or Forward, take the design from the URL it went to.
+
+    Such a run brings a URL other than the one this session last wrote, and no control changed the design in it.
+    A change in the same run wins: a key press sent before the browser applied the previous run's URL carries
+    that older URL, and must not undo itself. An empty query (a link without parameters) keeps the design.
+    """
+    ss = st.session_state
+    changed = ss.pop(CHANGED_KEY, False)
+    url = st.query_params.to_dict()
+    if changed or not url or url == ss.get(URL_KEY):
+        return
+    preset, overrides, link_errors = from_query_params(url)
+    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
+    ss[URL_KEY] = url
+    reset_widgets()
 
 
 def current_preset() -> str:
@@ -300,13 +325,14 @@ def link_errors() -> dict[str, str]:
 
 
 def sync_url() -> None:
-    """Write the design into the URL (only when it changed, so the browser history stays clean)."""
+    """Write the design into the URL when it changed (the browser adds one history entry for the change)."""
     wanted = to_query_params(current_preset(), current_overrides())
     pin = pinned()
     if pin is not None:
         wanted |= pin_params(pin)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
+    st.session_state[URL_KEY] = wanted
 
 
 def reset_widgets() -> None:
@@ -347,6 +373,7 @@ def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
             overrides[path] = value
     errors = field_errors()
     errors.pop(report_at, None)
+    ss[CHANGED_KEY] = True
     try:
         valid_brief(preset, overrides)
     except BriefError as exc:
@@ -362,6 +389,7 @@ def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
 def select_preset(name: str) -> None:
     ss = st.session_state
     ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = name, {}, {}, {}
+    ss[CHANGED_KEY] = True
     reset_widgets()
 
 
@@ -370,25 +398,8 @@ def load_brief_as_current(brief: Brief) -> None:
     ss = st.session_state
     ss[OVERRIDES_KEY] = diff_overrides(preset_brief(current_preset()), brief)
     ss[ERRORS_KEY] = {}
+    ss[CHANGED_KEY] = True
     reset_widgets()
-
-
-def remember_good() -> None:
-    """Record the current design as one a page drew completely (ui.guard restores it after a failure)."""
-    ss = st.session_state
-    if INIT_KEY in ss:
-        ss[GOOD_KEY] = (current_preset(), current_overrides())
-
-
-def restore_good() -> bool:
-    """Go back to the last design a page drew; False if there is none or it is the current one."""
-    ss = st.session_state
-    good = ss.get(GOOD_KEY)
-    if INIT_KEY not in ss or good is None or good == (current_preset(), current_overrides()):
-        return False
-    ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY] = good[0], dict(good[1]), {}
-    reset_widgets()
-    return True
 
 
 def enter_page(name: str) -> None:

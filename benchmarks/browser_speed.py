@@ -1,0 +1,234 @@
+"""A control change in the real browser, this app against a trivial Streamlit app, interleaved (issue 16: at most 1.5x).
+
+    .venv/bin/python -m benchmarks.browser_speed [--preset capstone] [--presses 6] [--rounds 2]
+
+Both apps are served at once by `streamlit run` on 127.0.0.1 (benchmarks.live.serve, the repository's
+.streamlit/config.toml for both), each driven by its own headless Debian chromium through Playwright. For every
+page of the preset, in each round: the page is opened at a URL that gives it its own number of users (so no
+design repeats and no timed rerun hits a cached plan), the trivial app is reopened, and then the duty-cycle
+slider is moved one step down by an arrow key, alternately in this app and in the trivial app, `--presses`
+times each. So every figure for a page has its trivial-app figures taken between its own inputs, under the same
+load from whatever else the machine runs.
+
+Timed, in the page's own clock, from the key press to idle: the last change to the page's DOM once Streamlit no
+longer runs and nothing has changed for half a second (the quiet half second is not counted). The server's CPU
+time over each input is read from /proc. Printed per page: the medians and 90th percentiles of both apps, their
+ratio (the target: at most 1.5), and the mean server CPU per input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from benchmarks.live import CHROMIUM, CHROMIUM_FLAGS, ROOT, copy_streamlit_config, cpu_seconds, exit_on_sigterm, serve
+from ui.pages import PAGES
+
+TARGET_RATIO = 1.5
+_TIMEOUT_MS = 60_000
+QUIET_MS = 500
+_SLIDER = '[data-testid="stSidebar"] input[type="range"][aria-label="Duty cycle"]'
+TRIVIAL_APP = """import streamlit as st
+
+value = st.sidebar.slider("Duty cycle", 0.01, 1.0, 0.08, 0.01, key="duty")
+st.title("Trivial")
+st.write(f"value {value:.2f}")
+"""
+
+# Records, in the page's own clock, every key press, the last change to the page's DOM and the last time Streamlit's
+# run state turned to notRunning (the server's run has ended and its elements have arrived). Streamlit's run state
+# alone does not mark idle: a run shorter than a frame never shows as running, and charts draw after it ends.
+_RECORDER = """() => {
+  window.__keys = []; window.__lastChange = 0; window.__finished = 0;
+  if (window.__recording) return;
+  window.__recording = true;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => { window.__lastChange = performance.now(); })
+    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'notRunning') window.__finished = performance.now();
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  document.addEventListener('keydown', () => window.__keys.push(performance.now()), true);
+}"""
+# Idle: after the last key press the page changed, Streamlit is not running, and nothing changed for QUIET_MS;
+# resolves with [key press to the last change, key press to the run's end] (the quiet wait itself is not counted).
+_IDLE_AFTER_KEY = f"""() => new Promise((resolve, reject) => {{
+  const key = window.__keys[window.__keys.length - 1];
+  const app = document.querySelector('[data-testid="stApp"]');
+  const check = () => {{
+    const now = performance.now();
+    if (now - key > {_TIMEOUT_MS}) {{ reject(new Error('the page did not settle')); return; }}
+    const idle = app.getAttribute('data-test-script-state') === 'notRunning';
+    if (window.__lastChange > key && idle && now - window.__lastChange >= {QUIET_MS}) {{
+      resolve([window.__lastChange - key, window.__finished > key ? window.__finished - key : null]); return;
+    }}
+    setTimeout(check, 10);
+  }};
+  check();
+}})"""
+_IDLE_NOW = "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state') === 'notRunning'"
+
+
+@dataclass
+class Samples:
+    """Input-to-idle (ms) and the server's CPU time (ms) of each input."""
+
+    idle_ms: list[float] = field(default_factory=list)
+    server_cpu_ms: list[float] = field(default_factory=list)
+    run_end_ms: list[float] = field(default_factory=list)  # key press to the run's end, where the page showed it running
+
+    @staticmethod
+    def merged(parts: list[Samples]) -> Samples:
+        return Samples(
+            [ms for s in parts for ms in s.idle_ms],
+            [ms for s in parts for ms in s.server_cpu_ms],
+            [ms for s in parts for ms in s.run_end_ms],
+        )
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.idle_ms)
+
+    @property
+    def p90_ms(self) -> float:
+        ordered = sorted(self.idle_ms)
+        return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+
+    @property
+    def run_end_median_ms(self) -> float:
+        return statistics.median(self.run_end_ms) if self.run_end_ms else float("nan")
+
+    @property
+    def cpu_mean_ms(self) -> float:
+        """The mean, not the median: /proc counts CPU time in 10 ms ticks, so single inputs read 0, 10 or 20 ms."""
+        return statistics.fmean(self.server_cpu_ms)
+
+
+@dataclass
+class PageResult:
+    title: str
+    app: Samples = field(default_factory=Samples)
+    trivial: Samples = field(default_factory=Samples)
+
+    @property
+    def ratio(self) -> float:
+        return self.app.median_ms / self.trivial.median_ms
+
+
+@contextmanager
+def playwright() -> Iterator[Any]:
+    """One Playwright for the process: its sync API cannot start a second while the first runs."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        yield pw
+
+
+@contextmanager
+def browser_tab(pw: Any, viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A tab of its own headless chromium (a browser each, so neither app's tab is ever a background tab)."""
+    with tempfile.TemporaryDirectory() as profile:
+        context = pw.chromium.launch_persistent_context(
+            profile,
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=viewport or {"width": 1400, "height": 1000},
+        )
+        try:
+            yield context.pages[0] if context.pages else context.new_page()
+        finally:
+            context.close()
+
+
+def _open(tab: Any, url: str, title: str) -> None:
+    tab.goto(url)
+    tab.locator("h1", has_text=title).first.wait_for(timeout=_TIMEOUT_MS)
+    tab.wait_for_function(_IDLE_NOW, timeout=_TIMEOUT_MS)
+    tab.evaluate(_RECORDER)
+    tab.locator(_SLIDER).focus()
+
+
+def _press(tab: Any, server_pid: int, samples: Samples) -> None:
+    cpu_before = cpu_seconds(server_pid)
+    tab.locator(_SLIDER).press("ArrowLeft")  # one step of 0.01 down: a design this session has not drawn
+    idle_ms, run_end_ms = tab.evaluate(_IDLE_AFTER_KEY)
+    samples.idle_ms.append(float(idle_ms))
+    if run_end_ms is not None:
+        samples.run_end_ms.append(float(run_end_ms))
+    samples.server_cpu_ms.append((cpu_seconds(server_pid) - cpu_before) * 1e3)
+    tab.wait_for_function(_IDLE_NOW, timeout=_TIMEOUT_MS)
+
+
+def measure(preset: str, presses: int, rounds: int, titles: list[str]) -> list[PageResult]:
+    """The pages of the preset, each input in this app followed by one in the trivial app."""
+    pages = [page for page in PAGES if page[1] in titles]
+    results = [PageResult(title) for _, title, _ in pages]
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "trivial.py"
+        script.write_text(TRIVIAL_APP)
+        copy_streamlit_config(Path(folder))
+        with (
+            serve(ROOT / "app.py") as app,
+            serve(script, cwd=Path(folder)) as trivial,
+            playwright() as pw,
+            browser_tab(pw) as app_tab,
+            browser_tab(pw) as trivial_tab,
+        ):
+            users = 10_000
+            for _ in range(rounds):
+                for (_, title, url_path), result in zip(pages, results, strict=True):
+                    users -= 7  # a design no earlier page or round drew
+                    _open(app_tab, f"{app.url}/{url_path}?{urlencode({'preset': preset, 'workload.users': users})}", title)
+                    _open(trivial_tab, trivial.url, "Trivial")
+                    for _ in range(presses):
+                        _press(app_tab, app.pid, result.app)
+                        _press(trivial_tab, trivial.pid, result.trivial)
+    return results
+
+
+def _row(name: str, app: Samples, trivial: Samples, note: str = "") -> str:
+    ratio = app.median_ms / trivial.median_ms
+    return (
+        f"{name:<14} {app.median_ms:>7.0f} [{app.p90_ms:>5.0f}] {app.run_end_median_ms:>8.0f}"
+        f" {trivial.median_ms:>7.0f} [{trivial.p90_ms:>5.0f}] {ratio:>6.2f}x {app.cpu_mean_ms:>8.1f} {trivial.cpu_mean_ms:>8.1f}{note}"
+    )
+
+
+def report(results: list[PageResult], preset: str) -> None:
+    print(f"\n{preset}: key press to idle in Chromium, ms, median [p90]; 'run end': key press to the end of the server's run as")
+    print("the page saw it (the rest of 'idle' is drawing); server CPU per input, ms, mean; ratio of the idle medians")
+    print(f"{'page':<14} {'this app':>15} {'run end':>8} {'trivial':>15} {'ratio':>7} {'CPU app':>8} {'trivial':>8}")
+    for r in results:
+        print(_row(r.title, r.app, r.trivial, "" if r.ratio <= TARGET_RATIO else f"  over {TARGET_RATIO}x"))
+    print(_row("all pages", Samples.merged([r.app for r in results]), Samples.merged([r.trivial for r in results])))
+    worst = max(results, key=lambda r: r.ratio)
+    print(f"slowest page: {worst.title}, {worst.ratio:.2f}x the trivial app (target: at most {TARGET_RATIO}x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--preset", default="capstone")
+    parser.add_argument("--presses", type=int, default=6, help="inputs per page and round in each app")
+    parser.add_argument("--rounds", type=int, default=2, help="passes over the pages")
+    parser.add_argument("--pages", default=",".join(title for _, title, _ in PAGES), help="page titles, comma-separated")
+    args = parser.parse_args()
+    exit_on_sigterm()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    titles = [title.strip() for title in args.pages.split(",")]
+    unknown = set(titles) - {title for _, title, _ in PAGES}
+    if unknown:
+        parser.error(f"--pages: no page titled {sorted(unknown)}")
+    report(measure(args.preset, args.presses, args.rounds, titles), args.preset)
+
+
+if __name__ == "__main__":
+    main()
