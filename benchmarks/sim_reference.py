@@ -58,7 +58,7 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
     reqs = [_Request(arrival[i], prompt[i], output[i], cached[i]) for i in range(len(arrival))]
     max_seqs = min(costs.max_num_seqs, costs.max_num_batched_tokens)
     cap = costs.kv_capacity_tokens
-    constants = costs.step.array()
+    constants = costs.step.values()
     waiting: deque[_Request] = deque()
     running: list[_Request] = []  # admission order
     gaps: list[float] = []

@@ -125,7 +125,7 @@ class ReplicaShape(BaseModel):
         (planner.step_model: GEMMs, attention, all-reduce, fixed and per-sequence costs)."""
         if not math.isfinite(batch * context_tokens):
             return math.inf
-        return float(step_time_s(self.step.array(), batch, batch, batch * context_tokens, 0.0))
+        return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
 
 
 def _compute_precision(brief: Brief, gpu: GpuSpec) -> str:

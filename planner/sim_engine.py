@@ -80,7 +80,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
     output: I64,
     cached: I64,
     clients: int,
-    step_k: F64,
+    step_k: tuple[float, ...],
     step_time: Callable[..., Any],  # step_model.step_time_s, compiled
     max_batched: int,
     max_seqs: int,
@@ -335,7 +335,7 @@ def _kernel() -> Callable[..., Any]:
         step = numba.njit(cache=True, nogil=True)(step_time_s)
         loop = numba.njit(cache=True, nogil=True)(engine_loop)
 
-        def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: F64, *limits: Any) -> Any:
+        def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: tuple[float, ...], *limits: Any) -> Any:
             return loop(arrival, prompt, output, cached, clients, step_k, step, *limits)
 
         _compiled = run
@@ -363,7 +363,7 @@ def warm_up() -> None:
             per_sequence_s=0.0,
             roofline=0.0,
         )
-        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.array(), 16, 1, 64, True)
+        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.values(), 16, 1, 64, True)
         _warm = True
 
 
@@ -378,7 +378,7 @@ def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int
         np.ascontiguousarray(output, dtype=np.int64),
         np.ascontiguousarray(cached, dtype=np.int64),
         int(clients),
-        costs.step.array(),
+        costs.step.values(),
         costs.max_num_batched_tokens,
         costs.max_num_seqs,
         costs.kv_capacity_tokens,

@@ -43,7 +43,6 @@ from planner.step_model import (
     AR_LATENCY_S,
     AR_ONE_SHOT_S_PER_TOKEN,
     AR_TWO_SHOT_S_PER_TOKEN,
-    CONSTANTS,
     EXPERT_MISS,
     EXPERTS_S,
     GEMM_S_PER_TOKEN,
@@ -204,13 +203,11 @@ class SloBudget(_Model):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
-# Masks over step_model's constants that keep one part of a step: the GEMMs' weight reads, the GEMMs' compute.
-_GEMM_WEIGHTS = np.zeros(CONSTANTS)
-_GEMM_WEIGHTS[[WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE]] = 1.0
-_GEMM_COMPUTE = np.zeros(CONSTANTS)
-_GEMM_COMPUTE[[GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ]] = 1.0
-_ALLREDUCE = np.zeros(CONSTANTS)
-_ALLREDUCE[[ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN]] = 1.0
+# The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
+# the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
+_GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
+_GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
+_ALLREDUCE = (ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN)
 
 
 class _Engine:
@@ -234,7 +231,8 @@ class _Engine:
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
         step = shape.step
-        self.k = step.array()
+        self.k = step.values()
+        self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -260,8 +258,8 @@ class _Engine:
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
         b = max(batch, 1.0)
         chunk = max(min(self.uncached, self.room(batch)), 1.0)
-        comm = step_time_s(self.k * _ALLREDUCE, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k * _ALLREDUCE, b, 0.0, 0.0, 0.0)
-        return self.token_s + float(comm) / chunk
+        comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
+        return self.token_s + comm / chunk
 
     def prefill_rate(self, batch: float) -> float:
         """Prompt tokens a second, beside a decode batch."""
@@ -272,11 +270,11 @@ class _Engine:
         below, however few tokens it computes."""
         b = max(batch, 1.0)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
-        return float(step_time_s(self.k * _GEMM_WEIGHTS, b, 0.0, roofline_reads, 0.0))
+        return step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
 
     def decode_compute_s(self, batch: float) -> float:
         """The GEMM compute of the batch's decode tokens (LM head included)."""
-        return float(step_time_s(self.k * _GEMM_COMPUTE, batch, batch, 0.0, 0.0))
+        return step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
 
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
@@ -286,11 +284,11 @@ class _Engine:
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it."""
         b = max(batch, 1.0)
-        return float(step_time_s(self.k, b, b, b * self.context, 0.0))
+        return step_time_s(self.k, b, b, b * self.context, 0.0)
 
     def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
         """decode_step_s over an array of batches (batches >= 1)."""
-        return np.asarray(step_time_s(self.k, batches, batches, batches * self.context, 0.0))
+        return np.array([self.decode_step_s(float(b)) for b in batches])
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""

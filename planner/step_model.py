@@ -27,16 +27,13 @@ simulator's compiled loop and the planner's closed forms call the same formula.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["CONSTANTS", "StepConstants", "chunk_pairs", "step_time_s"]
 
-F64 = npt.NDArray[np.float64]
-Load = float | F64  # one step's load, or an array of them (numpy broadcasts the same formula)
+Constants = tuple[float, ...]  # StepConstants.values(): a tuple, which plain Python indexes fast and numba takes as is
 
-# positions in StepConstants.array()
+# positions in StepConstants.values()
 WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2, 3, 4
 KV_S_PER_TOKEN, ATTN_S_PER_PAIR = 5, 6
 ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN = 7, 8, 9, 10
@@ -64,7 +61,7 @@ class StepConstants(BaseModel):
     per_sequence_s: float
     roofline: float  # 1: the whole step is one roofline, max(all FLOPs, all bytes): the 200-QPS seed's model
 
-    def array(self) -> F64:
+    def values(self) -> Constants:
         values = [
             self.weights_s,
             self.experts_s,
@@ -82,13 +79,17 @@ class StepConstants(BaseModel):
             self.roofline,
         ]
         assert len(values) == CONSTANTS
-        return np.array(values, dtype=np.float64)
+        return tuple(float(v) for v in values)
+
+    def masked(self, keep: tuple[int, ...]) -> Constants:
+        """The constants with all but the positions `keep` zeroed: one part of a step, through the same formula."""
+        return tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
 
 
-def step_time_s(k: F64, tokens: Load, seqs: Load, kv_tokens: Load, pairs: Load) -> Load:
+def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pairs: float) -> float:
     """One step carrying `tokens` (decode + prompt) for `seqs` sequences, reading `kv_tokens` tokens of KV and
-    computing `pairs` (query, key) pairs of prefill attention. One flat function: numba compiles it as it is, and
-    numpy arrays of loads (same shape) give an array of step times."""
+    computing `pairs` (query, key) pairs of prefill attention. One flat function of floats: numba compiles it as it
+    is for the simulator's loop, and the planner's closed forms call it in plain Python."""
     weights = k[WEIGHTS_S]
     if k[EXPERTS_S] > 0.0:  # a MoE step reads only the experts its tokens reach
         weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** tokens)
@@ -96,15 +97,14 @@ def step_time_s(k: F64, tokens: Load, seqs: Load, kv_tokens: Load, pairs: Load) 
     if k[ROOFLINE] > 0.0:  # the KV reads overlap the compute, as the weights do
         weights += reads
         reads = 0.0
-    gemm = np.maximum(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
+    gemm = max(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
     attention = reads + pairs * k[ATTN_S_PER_PAIR]
     comm = 0.0
     if k[ALLREDUCES] > 0.0:  # the engine's faster algorithm at this size
         one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
         two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
-        comm = k[ALLREDUCES] * np.minimum(one_shot, two_shot)
-    total: Load = gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
-    return total
+        comm = k[ALLREDUCES] * min(one_shot, two_shot)
+    return gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
 
 
 def chunk_pairs(done: float, take: float) -> float:

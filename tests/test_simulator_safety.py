@@ -51,7 +51,7 @@ def _closed_loop(qps200, clients: int, count: int, loop=None):  # type: ignore[n
     if loop is None:
         return run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, costs).finish_s
     c = costs
-    args = (c.step.array(), step_time_s)  # the plain-Python step function beside the plain-Python loop
+    args = (c.step.values(), step_time_s)  # the plain-Python step function beside the plain-Python loop
     limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill)
     return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, *args, *limits)[3]
 
