@@ -313,7 +313,7 @@ def test_a_fleet_larger_than_the_slider_still_plans_and_the_slider_says_so() -> 
     assert at.sidebar.slider(key="sb.hardware.nodes").value == 64  # its end
     assert any("100" in shown(c.value) and "64" in shown(c.value) for c in at.sidebar.caption)
     expected = plan(load_brief("capstone").with_changes({"hardware.nodes": 100})).cost.usd_per_hour
-    assert figure(at, "Per hour") == pytest.approx(expected, rel=0.01)
+    assert figure(at, "Cost per hour") == pytest.approx(expected, rel=0.01)
 
 
 def test_an_unknown_model_and_an_overflowing_value_in_a_link_are_named() -> None:
