@@ -192,6 +192,7 @@ def _precision_why(weights: Precision) -> str:
         Precision.fp8: "half the bytes of BF16 per decode step and per GPU; Hopper-native",
         Precision.int8: "W8A8: half the bytes of BF16 where the GPU has no FP8",
         Precision.int4: "W4A16: a quarter of the BF16 bytes; decode-bound work gains most",
+        Precision.fp4: "NVFP4: about a quarter of the BF16 bytes; Blackwell computes in FP4, other GPUs dequantize to BF16",
     }[weights]
 
 

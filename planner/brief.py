@@ -55,10 +55,11 @@ class Precision(StrEnum):
     fp8 = "fp8"
     int8 = "int8"
     int4 = "int4"
+    fp4 = "fp4"  # NVFP4: E2M1 values, one FP8 scale per 16 (MXFP4's E8M0 scale per 32 is 0.53125 bytes: within 6%)
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}[self.value]
+        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5 + 1 / 16}[self.value]
 
 
 class KvPrecision(StrEnum):
@@ -144,7 +145,10 @@ class Hardware(_Frozen):
 
 class Deployment(_Frozen):
     tp: int = Field(default=8, ge=1, le=72, description="Tensor-parallel degree: GPUs per replica, inside one node.")
-    weights: Precision = Field(default=Precision.fp8, description="Weight precision: bf16, fp8, int8 or int4.")
+    weights: Precision = Field(
+        default=Precision.fp8,
+        description="Weight precision: bf16, fp8, int8, int4 or fp4 (NVFP4: computes in FP4 on Blackwell, in BF16 elsewhere).",
+    )
     kv_cache: KvPrecision = Field(default=KvPrecision.fp8, description="KV-cache precision: bf16 or fp8.")
     reserve_gb_per_gpu: float = Field(
         default=5.0,

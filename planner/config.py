@@ -195,6 +195,10 @@ _WEIGHT_QUANTIZATION = {
     Precision.fp8: ("fp8", "FP8 weights: {gb} per GPU instead of {bf16} in BF16, half the bytes every decode step reads"),
     Precision.int8: ("compressed-tensors", "INT8 W8A8 checkpoint (no FP8 on this GPU): {gb} per GPU instead of {bf16}"),
     Precision.int4: ("awq_marlin", "INT4 (W4A16) weights: {gb} per GPU; decode reads a quarter of the BF16 bytes"),
+    Precision.fp4: (
+        "modelopt_fp4",
+        "NVFP4 checkpoint: {gb} per GPU, about a quarter of the BF16 bytes; FP4 math on Blackwell, dequantized to BF16 elsewhere",
+    ),
 }
 
 
