@@ -17,9 +17,7 @@ import argparse
 import csv
 import json
 import math
-import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.brief import Brief, Efficiency  # noqa: E402
-from planner.simulator import SimResult, SimSettings, simulate  # noqa: E402
+from planner.brief import Efficiency  # noqa: E402
+from planner.calibration import Setup, measurement_from_row, metric_of  # noqa: E402
+from planner.calibration import predict as predict_setup  # noqa: E402
+from planner.calibration import setup as setup_of  # noqa: E402
+from planner.simulator import simulate  # noqa: E402
 
 CSV = ROOT / "calibration" / "benchmarks.csv"  # a copy of ../shared/calibration/benchmarks.csv, kept in the repo
 REPORT_MD = ROOT / "docs" / "calibration.md"
@@ -42,101 +43,19 @@ BOUNDS = ((0.05, 1.0), (0.05, 1.0), (0.02, 1.0), (0.0, 100.0), (0.0, 500.0))
 FIXED = {"tp_comm_overhead": 0.0, "real_kernel_factor": 1.0, "compute_peak": "auto"}  # the all-reduce latency replaces the +x% TP factor
 ITERATIONS = 200
 
-MODELS = {"Llama-2-70B": "llama-2-70b", "Llama-3.1-70B": "llama-3.1-70b", "Llama-3.1-8B": "llama-3.1-8b"}
-GPUS = {"H100": "h100-sxm", "H200": "h200", "A100": "a100-80gb"}
-TRT_MAX_BATCH, TRT_MAX_TOKENS = 2048, 8192  # TensorRT-LLM's default max_batch_size and max_num_tokens
-ACTIVATIONS_GB = 1.0  # per GPU, kept out of the KV pool before the engine takes its fraction of what is free
-
-
-@dataclass(frozen=True)
-class Setup:
-    row: dict[str, str]
-    brief: Brief
-    settings: SimSettings
-    weight: float
-
 
 def read_rows(path: Path = CSV) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
 
-def _gpu_key(name: str) -> str:
-    return next(key for prefix, key in GPUS.items() if name.startswith(prefix))
-
-
-def _load(row: dict[str, str], prompt: int) -> tuple[int, float, int, int]:
-    """(requests, rate, max_num_seqs, max_num_batched_tokens) for the row's load column."""
-    load = row["concurrency_or_rate"]
-    static = re.match(r"batch=(\d+)", load)
-    if static:  # a static batch: every request at once, the whole batch prefilled in one step
-        batch = int(static.group(1))
-        return batch, math.inf, batch, min(max(batch * prompt, 16), 1_048_576)
-    if load.startswith("max load"):
-        count = int(re.search(r"\((\d+) req", load).group(1))  # type: ignore[union-attr]
-        return count, math.inf, TRT_MAX_BATCH, TRT_MAX_TOKENS
-    if "QPS=INF" in load:
-        return 500, math.inf, TRT_MAX_BATCH, TRT_MAX_TOKENS  # the online table runs 500 requests
-    rate = float(re.search(r"QPS=([\d.]+)", load).group(1))  # type: ignore[union-attr]
-    return 500, rate, TRT_MAX_BATCH, TRT_MAX_TOKENS
-
-
 def setup(row: dict[str, str], efficiency: dict[str, Any] | None = None) -> Setup:
-    """The brief and load that describe one row; efficiency fields default to the planner's defaults."""
-    prompt, output = int(row["input_len"]), int(row["output_len"])
-    count, rate, seqs, tokens = _load(row, prompt)
-    weights = "fp8" if row["weights_dtype"] == "fp8" else "bf16"
-    kv = "bf16" if row["kv_dtype"].startswith(("fp16", "bf16")) else "fp8"  # 'unstated' with FP8 weights: FP8
-    changes: dict[str, Any] = {
-        "model.name": MODELS[row["model"]],
-        "hardware.gpu": _gpu_key(row["gpu"]),
-        "deployment.tp": int(row["tp"]),
-        "deployment.weights": weights,
-        "deployment.kv_cache": kv,
-        "deployment.max_num_seqs": seqs,
-        "deployment.max_num_batched_tokens": tokens,
-        "deployment.max_model_len": max(256, prompt + output),
-        "deployment.prefix_caching": False,
-        "workload.users": None,
-        "workload.request_rate": rate if math.isfinite(rate) else 1.0,
-        "workload.prefix_hit_rate": 0.0,
-        "latency.scheduler_ms": 0.0,  # the calibrated step overhead holds the engine's scheduling (simulator.BENCHMARK_ENGINE)
-    }
-    changes |= {f"efficiency.{k}": v for k, v in (efficiency or {}).items()}
-    brief = Brief().with_changes(changes)
-    # The engine takes a fraction of the memory left after weights and activations (TensorRT-LLM's
-    # kv_cache_free_gpu_mem_fraction: 0.9, or 0.95 where the row says so).
-    fraction = 0.95 if "0.95" in row["notes"] else 0.9
-    from planner.replica import shape_of
-
-    shape = shape_of(brief)
-    free = shape.gpu.memory_gb - shape.weights_gb_per_gpu - ACTIVATIONS_GB
-    reserve = ACTIVATIONS_GB + (1 - fraction) * free
-    brief = brief.with_changes({"deployment.gpu_memory_utilization": 1.0, "deployment.reserve_gb_per_gpu": round(reserve, 3)})
-    settings = SimSettings(requests=count, rate_per_s=rate, input_tokens=prompt, output_tokens=output, seed=0)
-    old = any(tag in row["engine"] for tag in ("v0.5", "v0.6", "v0.7", "LMDeploy v0.1"))
-    return Setup(row=row, brief=brief, settings=settings, weight=0.5 if old else 1.0)
-
-
-def metric_of(row: dict[str, str], result: SimResult) -> float:
-    """The simulated figure the row measured, in the row's unit."""
-    metric = row["metric"]
-    if metric.startswith("output throughput per GPU"):
-        return result.output_tokens_per_s / int(row["num_gpus"])
-    if metric.startswith("output throughput"):
-        return result.output_tokens_per_s
-    if "first-token latency" in metric or metric == "mean TTFT":
-        return result.ttft_ms.mean
-    if "decode latency p50" in metric:
-        return result.tpot_ms.p50
-    if metric == "mean ITL":
-        return result.itl_ms.mean
-    raise ValueError(f"row {row['id']}: unknown metric {metric!r}")
+    """The brief and load that describe one row (planner.calibration); efficiency fields default to the planner's defaults."""
+    return setup_of(measurement_from_row(row, CSV.name), efficiency)
 
 
 def predict(row: dict[str, str], efficiency: dict[str, Any] | None = None) -> float:
-    s = setup(row, efficiency)
-    return metric_of(row, simulate(s.brief, s.settings))
+    return predict_setup(setup(row, efficiency))
 
 
 def loss(params: np.ndarray, rows: list[dict[str, str]]) -> float:
@@ -146,7 +65,7 @@ def loss(params: np.ndarray, rows: list[dict[str, str]]) -> float:
     total = weights = 0.0
     for row in rows:
         s = setup(row, eff)
-        error = abs(math.log(metric_of(row, simulate(s.brief, s.settings)) / float(row["value"])))
+        error = abs(math.log(metric_of(s, simulate(s.brief, s.settings)) / s.measurement.value))
         total += s.weight * error
         weights += s.weight
     return total / weights
@@ -195,8 +114,8 @@ def evaluate(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     table = []
     for row in rows:
         s = setup(row)
-        predicted = metric_of(row, simulate(s.brief, s.settings))
-        measured = float(row["value"])
+        predicted = metric_of(s, simulate(s.brief, s.settings))
+        measured = s.measurement.value
         table.append(
             {
                 "id": int(row["id"]),
