@@ -16,8 +16,10 @@ from planner.calibration.measurements import (
     MetricKind,
     measurement_from_row,
     read_csv,
+    source_group,
 )
 from planner.calibration.setups import EngineDefaults, Setup, engine_defaults, metric_of, predict, setup
+from planner.calibration.user_files import read_sglang_results, read_user_file, read_vllm_result
 
 __all__ = [
     "BUNDLED_CSVS",
@@ -38,5 +40,9 @@ __all__ = [
     "metric_of",
     "predict",
     "read_csv",
+    "read_sglang_results",
+    "read_user_file",
+    "read_vllm_result",
     "setup",
+    "source_group",
 ]

@@ -30,6 +30,7 @@ class DatasetLengths(BaseModel):
     output_mean_tokens: float
     output_p95_tokens: float
     output_max_tokens: int = Field(description="Longest reply the benchmark lets a request generate (its max_tokens cap).")
+    total_max_tokens: int | None = Field(default=None, description="Longest prompt + reply the benchmark keeps (None: the two caps add).")
     source: str
 
 
@@ -109,6 +110,7 @@ DATASETS: dict[str, DatasetLengths] = {
             output_mean_tokens=203.1,
             output_p95_tokens=609,  # likewise 3 x mean
             output_max_tokens=2048,
+            total_max_tokens=2048,
             source="vllm-project/vllm PR #18566 (vllm bench serve, ShareGPT, Llama-3.1-8B tokenizer, 1,000 prompts: 229,711 input and"
             " 203,068 output tokens); p95s assumed (exponential spread), not published",
         ),

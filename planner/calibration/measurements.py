@@ -38,10 +38,12 @@ __all__ = [
     "LoadKind",
     "Measurement",
     "MetricKind",
+    "gpu_key",
     "measurement_from_row",
     "model_key",
     "read_csv",
     "release_tuple",
+    "source_group",
 ]
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
@@ -362,7 +364,9 @@ def _dataset_lengths(dataset: DatasetLengths, reply_mean: float | None, context:
         out_p95 = max(reply_mean, min(dataset.output_p95_tokens / dataset.output_mean_tokens * reply_mean, dataset.output_max_tokens))
         out_mean = reply_mean
         note += f"; replies {reply_mean:,.1f} tokens a sample, from the row's tokens/s over samples/s"
-    longest = min(dataset.input_max_tokens + max(dataset.output_max_tokens, math.ceil(out_mean)), context)
+    longest = min(
+        dataset.input_max_tokens + max(dataset.output_max_tokens, math.ceil(out_mean)), dataset.total_max_tokens or context, context
+    )
     lengths = Lengths(
         input_mean_tokens=dataset.input_mean_tokens,
         input_p95_tokens=dataset.input_p95_tokens,
@@ -633,3 +637,20 @@ def read_csv(path: Path | str) -> list[Measurement]:
         raise BriefError(path.name, "not UTF-8 text") from None
     except csv.Error as exc:
         raise BriefError(path.name, f"not a CSV file: {exc}") from None
+
+
+def source_group(m: Measurement) -> str:
+    """The publication a row comes from, the unit a leave-one-source-out validation leaves out."""
+    src = m.source
+    if src.startswith("mlcommons/"):
+        return f"MLPerf v5.1 ({'TensorRT-LLM' if m.engine is EngineFamily.trtllm else 'vLLM'})"
+    if "buildkite.com/vllm" in src:
+        return "vLLM CI"
+    if "vllm-project.github.io" in src:
+        return "vLLM blog"
+    if src.startswith("InternLM/lmdeploy"):
+        return "LMDeploy docs"
+    if src.startswith("NVIDIA/TensorRT-LLM"):
+        old = release_tuple(m.engine_release) < (0, 14)
+        return "TensorRT-LLM docs v0.5-v0.8 (static)" if old else "TensorRT-LLM perf-overview v0.14-v0.21"
+    return src.split(" (")[0]

@@ -77,16 +77,32 @@ def _offline(m: Measurement) -> bool:
     return m.load.kind in (LoadKind.max_load, LoadKind.static_batch)
 
 
-def _vllm_defaults(m: Measurement, gpu: GpuSpec) -> EngineDefaults:
-    if not _vllm_v1(m):
+_V0_LONG_CONTEXT = 32_768  # vLLM V0 turned chunked prefill on by default above this context (vLLM PR #6666)
+
+
+def _vllm_v0_defaults(context: int) -> EngineDefaults:
+    if context > _V0_LONG_CONTEXT:
         return EngineDefaults(
             max_num_seqs=256,
-            max_num_batched_tokens=max(m.lengths.max_tokens, 2048),
-            chunked_prefill=False,
+            max_num_batched_tokens=512,
+            chunked_prefill=True,
             kv_fraction=0.9,
             kv_of_free_memory=False,
-            source="vLLM V0 defaults (256 sequences, chunked prefill off, max(max_model_len, 2,048) tokens a step, 0.9 of the GPU)",
+            source="vLLM V0 defaults for a > 32k-context model (256 sequences, chunked prefill on at 512 tokens a step, 0.9 of the GPU)",
         )
+    return EngineDefaults(
+        max_num_seqs=256,
+        max_num_batched_tokens=max(context, 2048),
+        chunked_prefill=False,
+        kv_fraction=0.9,
+        kv_of_free_memory=False,
+        source="vLLM V0 defaults (256 sequences, chunked prefill off, max(the model's context, 2,048) tokens a step, 0.9 of the GPU)",
+    )
+
+
+def _vllm_defaults(m: Measurement, gpu: GpuSpec) -> EngineDefaults:
+    if not _vllm_v1(m):
+        return _vllm_v0_defaults(MODELS[m.model].max_context_tokens)
     big = gpu.memory_gb * 1e9 >= 70 * _GIB and gpu.key != "a100-80gb"  # vLLM: >= 70 GiB and not an A100
     offline = _offline(m)
     tokens = (16_384 if offline else 8192) if big else (8192 if offline else 2048)
@@ -171,15 +187,22 @@ def _limits(m: Measurement, defaults: EngineDefaults) -> tuple[int, int, bool, s
     if m.load.kind is LoadKind.static_batch:
         batch = m.load.requests
         tokens = min(max(round(batch * m.lengths.input_mean_tokens), 16), _MAX_STEP_TOKENS)
-        return batch, tokens, defaults.chunked_prefill, "static batch: the whole batch prefilled in one step"
+        return batch, tokens, defaults.chunked_prefill, f"static batch of {batch:,}: prefilled in one step of {tokens:,} tokens"
     lim = m.limits
+
+    def origin(stated: object) -> str:
+        return "the row's" if stated is not None else "default"
+
     seqs = lim.max_num_seqs or defaults.max_num_seqs
     tokens = lim.max_num_batched_tokens or defaults.max_num_batched_tokens
     chunked = defaults.chunked_prefill if lim.chunked_prefill is None else lim.chunked_prefill
-    note = ""
+    note = (
+        f"engine: {seqs:,} sequences ({origin(lim.max_num_seqs)}), {tokens:,} tokens a step ({origin(lim.max_num_batched_tokens)}),"
+        f" chunked prefill {'on' if chunked else 'off'} ({origin(lim.chunked_prefill)}); defaults: {defaults.source}"
+    )
     if not chunked and tokens < m.lengths.max_tokens:  # the brief refuses it; a prompt that fits the step is never split
         chunked = True
-        note = f"chunked prefill kept on: every prompt fits the {tokens:,}-token step, which the engine needs without it"
+        note += f"; chunked prefill kept on: every prompt fits the {tokens:,}-token step, which the engine needs without it"
     return seqs, tokens, chunked, note
 
 
@@ -209,14 +232,23 @@ def _settings(m: Measurement, units: int) -> SimSettings:
     )
 
 
-def _reserve_changes(brief: Brief, defaults: EngineDefaults, fraction: float) -> dict[str, Any]:
-    """The KV pool: the engine's fraction of free memory (weights and activations out first) or of the whole GPU."""
+def _reserve_changes(brief: Brief, defaults: EngineDefaults, fraction: float) -> tuple[dict[str, Any], str]:
+    """The KV pool: the engine's fraction of free memory (weights and activations out first) or of the whole GPU, and a
+    note when the planner's cap on the engine's share of a GPU (replica.MAX_ENGINE_MEMORY_FRACTION) trims it."""
     if not defaults.kv_of_free_memory:
-        return {"deployment.gpu_memory_utilization": fraction, "deployment.reserve_gb_per_gpu": ACTIVATIONS_GB}
+        return {"deployment.gpu_memory_utilization": fraction, "deployment.reserve_gb_per_gpu": ACTIVATIONS_GB}, ""
     shape = shape_of(brief)
     free = shape.gpu.memory_gb - shape.weights_gb_per_gpu - ACTIVATIONS_GB
     reserve = ACTIVATIONS_GB + (1 - fraction) * free
-    return {"deployment.gpu_memory_utilization": 1.0, "deployment.reserve_gb_per_gpu": round(reserve, 3)}
+    changes = {"deployment.gpu_memory_utilization": 1.0, "deployment.reserve_gb_per_gpu": round(reserve, 3)}
+    granted = shape_of(brief.with_changes(changes)).kv_gb_per_gpu
+    wanted = fraction * free
+    if granted < wanted * 0.99:
+        return (
+            changes,
+            f"the planner's cap on an engine's share of the GPU leaves {granted:.1f} GB of KV a GPU, not the engine's {wanted:.1f} GB",
+        )
+    return changes, ""
 
 
 def setup(measurement: Measurement, efficiency: dict[str, Any] | None = None) -> Setup:
@@ -253,12 +285,14 @@ def setup(measurement: Measurement, efficiency: dict[str, Any] | None = None) ->
     changes |= {f"efficiency.{k}": v for k, v in (efficiency or {}).items()}
     brief = Brief().with_changes(changes)
     fraction = m.limits.kv_memory_fraction or defaults.kv_fraction
-    brief = brief.with_changes(_reserve_changes(brief, defaults, fraction))
-    notes = [defaults.source if m.load.kind is not LoadKind.static_batch else "", limits_note]
+    reserve_changes, cap_note = _reserve_changes(brief, defaults, fraction)
+    brief = brief.with_changes(reserve_changes)
+    pool = "free memory (weights and activations out first)" if defaults.kv_of_free_memory else "the GPU"
+    notes = [limits_note, f"KV pool: {fraction:g} of {pool} ({'the row' if m.limits.kv_memory_fraction else 'default'})", cap_note]
     if m.engine is EngineFamily.sglang and m.limits.max_num_seqs is None:
-        pool = _sglang_request_pool(shape_of(brief).kv_capacity_tokens, spec.max_context_tokens)
-        brief = brief.with_changes({"deployment.max_num_seqs": pool})
-        notes.append(f"SGLang request pool {pool:,}")
+        requests_pool = _sglang_request_pool(shape_of(brief).kv_capacity_tokens, spec.max_context_tokens)
+        brief = brief.with_changes({"deployment.max_num_seqs": requests_pool})
+        notes.append(f"SGLang request pool {requests_pool:,}")
     if m.attention_dp:
         notes.append(
             f"one of {units} attention-DP ranks simulated (TP=1, 1/{m.tp} of the experts, its own sequences' KV); EP all-to-all not modelled"
