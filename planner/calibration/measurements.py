@@ -219,14 +219,20 @@ def release_tuple(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(0).split(".")) if match else ()
 
 
+_FAMILY_NAMES = (
+    ("tensorrt", EngineFamily.trtllm),
+    ("vllm", EngineFamily.vllm),
+    ("sglang", EngineFamily.sglang),
+    ("lmdeploy", EngineFamily.lmdeploy),
+)
+
+
 def _family(engine: str) -> EngineFamily:
     lowered = engine.lower()
-    for words, family in (("tensorrt", EngineFamily.trtllm), ("vllm", EngineFamily.vllm), ("sglang", EngineFamily.sglang)):
-        if words in lowered:
-            return family
-    if "lmdeploy" in lowered:
-        return EngineFamily.lmdeploy
-    raise ValueError(f"'{engine[:60]}' names none of {', '.join(f.value for f in EngineFamily)}")
+    family = next((family for words, family in _FAMILY_NAMES if words in lowered), None)
+    if family is None:
+        raise ValueError(f"'{engine[:60]}' names none of {', '.join(f.value for f in EngineFamily)}")
+    return family
 
 
 _RELEASE_PATTERNS = {
@@ -254,6 +260,7 @@ def _fit_weight(family: EngineFamily, release: str) -> float:
     return 0.5 if numbers and numbers < _FIRST_2024_RELEASE[family] else 1.0
 
 
+# Llama-3-8B is Llama-3.1-8B's architecture (an 8k context instead of 128k)
 _MODEL_ALIASES = {"llama-3-8b": "llama-3.1-8b", "llama-4-maverick-17b-128e": "llama-4-maverick", "internlm-20b-chat": "internlm-20b"}
 _SUFFIXES = ("-instruct", "-chat", "-hf", "-v0.1", "-v0.2", "-v0.3", "-fp8", "-fp4")
 
