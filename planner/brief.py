@@ -55,10 +55,11 @@ class Precision(StrEnum):
     fp8 = "fp8"
     int8 = "int8"
     int4 = "int4"
+    fp4 = "fp4"  # NVFP4: E2M1 values, one FP8 scale per 16 (MXFP4's E8M0 scale per 32 is 0.53125 bytes: within 6%)
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}[self.value]
+        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5 + 1 / 16}[self.value]
 
 
 class KvPrecision(StrEnum):
@@ -144,7 +145,10 @@ class Hardware(_Frozen):
 
 class Deployment(_Frozen):
     tp: int = Field(default=8, ge=1, le=72, description="Tensor-parallel degree: GPUs per replica, inside one node.")
-    weights: Precision = Field(default=Precision.fp8, description="Weight precision: bf16, fp8, int8 or int4.")
+    weights: Precision = Field(
+        default=Precision.fp8,
+        description="Weight precision: bf16, fp8, int8, int4 or fp4 (NVFP4: computes in FP4 on Blackwell, in BF16 elsewhere).",
+    )
     kv_cache: KvPrecision = Field(default=KvPrecision.fp8, description="KV-cache precision: bf16 or fp8.")
     reserve_gb_per_gpu: float = Field(
         default=5.0,
@@ -266,14 +270,14 @@ class Efficiency(_Frozen):
     presets set every field to their own stated assumptions."""
 
     compute_fraction: float = Field(
-        default=0.78, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+        default=0.73, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
         description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
     )
     bandwidth_fraction: float = Field(
-        default=0.73, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
+        default=0.68, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
     )
     tp_comm_overhead: float = Field(
         default=0.0, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
@@ -282,22 +286,22 @@ class Efficiency(_Frozen):
         default=1.0, ge=1, le=10, description="Multiplier from the ideal decode step to what kernels really take (1 = ideal)."
     )
     step_overhead_ms: float = Field(
-        default=1.2, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
+        default=2.6, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
     )
     attention_bandwidth_fraction: float = Field(
-        default=0.71,
+        default=0.92,
         ge=0.001,  # below 0.1% of the GPU the figures overflow, and no kernel is that slow
         le=1,
         description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach far less than the weight reads.",
     )
     allreduce_latency_us: float = Field(
-        default=34.0,
+        default=14.0,
         ge=0,
         le=10_000,
         description="Latency of one tensor-parallel all-reduce when TP > 1, before its bytes move; a step runs two per layer (us).",
     )
     interconnect_fraction: float = Field(
-        default=0.4,
+        default=0.47,
         ge=0.01,
         le=1,
         description="Achieved fraction of the GPU's NVLink / Infinity Fabric bandwidth when an all-reduce moves activations (0-1).",
@@ -311,7 +315,7 @@ class Efficiency(_Frozen):
         description="Whether a step is one roofline, max(all its FLOPs, all its bytes) (the 200-QPS seed's model), instead of kernel by kernel (attention's KV reads after the GEMMs).",
     )
     per_sequence_us: float = Field(
-        default=10.0,
+        default=33.0,
         ge=0,
         le=10_000,
         description="Time per sequence in a step: sampling, detokenizing, scheduler bookkeeping (us).",

@@ -45,7 +45,7 @@ class GpuSpec(BaseModel):
         description="Scale-up (NVLink / Infinity Fabric) bandwidth per GPU, one direction (GB/s): what a tensor-parallel all-reduce moves bytes at."
     )
     generation: str = Field(
-        description="Architecture generation (ampere, ada, hopper, blackwell, cdna3): what its tensor cores run natively."
+        description="Architecture generation (ampere, ada, hopper, blackwell, cdna3, xe2): what its tensor cores run natively."
     )
     source: str
 
@@ -81,6 +81,13 @@ class ModelSpec(BaseModel):
         default=0, description="Multi-head latent attention (MLA): width of the compressed KV per token and layer (0 = standard GQA)."
     )
     qk_rope_head_dim: int = Field(default=0, description="MLA: the decoupled rotary key's width, stored beside the compressed KV.")
+    sliding_window_layers: int = Field(
+        default=0,
+        description="Layers whose attention sees only the last sliding_window_tokens (sliding or chunked local attention; 0 = none).",
+    )
+    sliding_window_tokens: int = Field(
+        default=0, description="Window of those layers (tokens): the KV such a layer keeps per sequence is at most this."
+    )
     source: str
 
     @property
@@ -171,6 +178,78 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way to the other GPUs
             generation="cdna3",
             source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
+        ),
+        GpuSpec(
+            key="mi325x",
+            name="AMD Instinct MI325X 256GB",
+            memory_gb=256,
+            hbm_tb_per_s=6.0,
+            dense_tflops={"bf16": 1307.4, "fp8": 2614.9, "int8": 2614.9},  # the MI300X's CDNA 3 compute die, more HBM
+            nvlink_domain_gpus=8,  # Infinity Fabric joins the 8 GPUs of a platform
+            scale_out_gb_per_s=50,  # 400 Gb/s NIC per GPU
+            interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way, as on MI300X
+            generation="cdna3",
+            source="AMD Instinct MI325X datasheet: 256 GB HBM3E, 6.0 TB/s, 1,307.4 TFLOP/s BF16 and 2,614.9 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
+        ),
+        GpuSpec(
+            key="l40s",
+            name="NVIDIA L40S 48GB (PCIe)",
+            memory_gb=48,
+            hbm_tb_per_s=0.864,  # GDDR6, not HBM: the field is the memory bandwidth
+            dense_tflops={"bf16": 362.05, "fp8": 733.0, "int8": 733.0},
+            nvlink_domain_gpus=8,  # no NVLink: the 8 GPUs of a server share PCIe, which carries the all-reduce
+            scale_out_gb_per_s=25,  # 200 Gb/s per GPU, typical of L40S servers
+            interconnect_gb_per_s=32,  # PCIe Gen4 x16: 64 GB/s both directions
+            generation="ada",
+            source="NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362.05 TFLOP/s BF16 and 733 FP8 dense (1,466 with sparsity), PCIe Gen4 x16 (64 GB/s both directions), no NVLink",
+        ),
+        GpuSpec(
+            key="gh200",
+            name="NVIDIA GH200 96GB (Grace Hopper)",
+            memory_gb=96,
+            hbm_tb_per_s=4.0,
+            dense_tflops=_H100_TFLOPS,  # the H100's Hopper GPU
+            nvlink_domain_gpus=1,  # one superchip per node (NVL2 boards join two)
+            scale_out_gb_per_s=50,  # 400 Gb/s NDR per superchip
+            interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions (NVLink-C2C to Grace is separate)
+            generation="hopper",
+            source="NVIDIA GH200 Grace Hopper Superchip datasheet: 96 GB HBM3, 4 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense (H100 tensor cores), NVLink 900 GB/s",
+        ),
+        GpuSpec(
+            key="gb200",
+            name="NVIDIA GB200 (per Blackwell GPU, NVL72)",
+            memory_gb=186,  # what the engine sees (MLPerf 'GB200-186GB'); 192 GB nominal
+            hbm_tb_per_s=8.0,
+            dense_tflops={"bf16": 2500.0, "fp8": 5000.0, "int8": 5000.0, "fp4": 10000.0},
+            nvlink_domain_gpus=72,
+            scale_out_gb_per_s=50,  # one 400 Gb/s ConnectX-7 per GPU in a compute tray
+            interconnect_gb_per_s=900,  # NVLink 5: 1.8 TB/s both directions
+            generation="blackwell",
+            source="NVIDIA GB200 NVL72 datasheet divided by its 72 GPUs: 13.4 TB HBM3e (186 GB usable each), 576 TB/s (8 TB/s each), 360/720/1,440 PFLOP/s BF16/FP8/FP4 with sparsity (2.5/5/10 PFLOP/s dense each), NVLink 5 1.8 TB/s per GPU",
+        ),
+        GpuSpec(
+            key="rtx-pro-6000",
+            name="NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB",
+            memory_gb=96,
+            hbm_tb_per_s=1.792,  # GDDR7: 512-bit x 28 Gb/s
+            dense_tflops={"bf16": 500.0, "fp8": 1000.0, "int8": 1000.0, "fp4": 2000.0},  # 4,000 FP4 TOPS sparse, halved per step
+            nvlink_domain_gpus=8,  # no NVLink: the 8 GPUs of a server share PCIe
+            scale_out_gb_per_s=50,  # 400 Gb/s per GPU in RTX PRO servers
+            interconnect_gb_per_s=64,  # PCIe Gen5 x16: 128 GB/s both directions
+            generation="blackwell",
+            source="NVIDIA RTX PRO 6000 Blackwell: 96 GB GDDR7 on a 512-bit bus at 28 Gb/s (1,792 GB/s), 4,000 AI TOPS (FP4 with sparsity: 2,000 dense FP4, 1,000 FP8, 500 BF16), PCIe Gen5 x16, no NVLink",
+        ),
+        GpuSpec(
+            key="arc-pro-b60",
+            name="Intel Arc Pro B60 24GB",
+            memory_gb=24,
+            hbm_tb_per_s=0.456,  # GDDR6: 192-bit x 19 Gb/s
+            dense_tflops={"bf16": 98.5, "int8": 197.0},  # XMX engines: BF16 at half the INT8 rate; no FP8 or FP4 math
+            nvlink_domain_gpus=8,  # no GPU link: the GPUs of a workstation share PCIe
+            scale_out_gb_per_s=12.5,  # 100 Gb/s Ethernet, typical of Arc Pro workstations
+            interconnect_gb_per_s=32,  # PCIe 5.0 x8: 64 GB/s both directions
+            generation="xe2",
+            source="Intel Arc Pro B60 product brief: 20 Xe2 cores, 160 XMX engines, up to 197 TOPS INT8 (98.5 TFLOP/s BF16), 24 GB GDDR6 at 456 GB/s (as vLLM's Arc Pro B-series post states), PCIe 5.0 x8",
         ),
     )
 }
@@ -277,6 +356,156 @@ MODELS: dict[str, ModelSpec] = {
             max_context_tokens=32_768,
             vocab_size=151_936,
             source="Qwen3 technical report and config.json: 30.5e9 total, 3.3e9 active, 128 experts, top-8, 4 KV heads",
+        ),
+        ModelSpec(
+            key="llama-2-7b",
+            name="Llama-2-7B",
+            layers=32,
+            hidden_size=4096,
+            attention_heads=32,
+            kv_heads=32,
+            head_dim=128,
+            params=6.74e9,
+            active_params=6.74e9,
+            max_context_tokens=4096,
+            vocab_size=32_000,
+            source="Llama 2 paper and config.json: 32 layers, d 4096, 32 heads (no GQA), 32k vocab, 6.74e9 params",
+        ),
+        ModelSpec(
+            key="llama-2-13b",
+            name="Llama-2-13B",
+            layers=40,
+            hidden_size=5120,
+            attention_heads=40,
+            kv_heads=40,
+            head_dim=128,
+            params=13.02e9,
+            active_params=13.02e9,
+            max_context_tokens=4096,
+            vocab_size=32_000,
+            source="Llama 2 paper and config.json: 40 layers, d 5120, 40 heads (no GQA), 32k vocab, 13.0e9 params",
+        ),
+        ModelSpec(
+            key="mistral-7b",
+            name="Mistral-7B",
+            layers=32,
+            hidden_size=4096,
+            attention_heads=32,
+            kv_heads=8,
+            head_dim=128,
+            params=7.24e9,
+            active_params=7.24e9,
+            max_context_tokens=32_768,
+            vocab_size=32_000,
+            sliding_window_layers=32,
+            sliding_window_tokens=4096,
+            source="Mistral-7B-v0.1 config.json: 32 layers, d 4096, 32 heads, 8 KV heads, sliding window 4,096 on every layer; 7.24e9 params",
+        ),
+        ModelSpec(
+            key="gpt-oss-20b",
+            name="gpt-oss-20b",
+            layers=24,
+            hidden_size=2880,
+            attention_heads=64,
+            kv_heads=8,
+            head_dim=64,
+            params=20.91e9,
+            active_params=3.61e9,
+            experts=32,
+            experts_per_token=4,
+            max_context_tokens=131_072,
+            vocab_size=201_088,
+            sliding_window_layers=12,
+            sliding_window_tokens=128,
+            source="openai/gpt-oss-20b config.json and model card: 24 layers (sliding 128-token and full attention alternate), d 2880, 64 heads of 64, 8 KV heads,"
+            " 32 experts, top-4, 201,088 vocab; 20.9e9 total, 3.6e9 active; experts MXFP4, attention and embeddings BF16",
+        ),
+        ModelSpec(
+            key="gpt-oss-120b",
+            name="gpt-oss-120b",
+            layers=36,
+            hidden_size=2880,
+            attention_heads=64,
+            kv_heads=8,
+            head_dim=64,
+            params=116.83e9,
+            active_params=5.13e9,
+            experts=128,
+            experts_per_token=4,
+            max_context_tokens=131_072,
+            vocab_size=201_088,
+            sliding_window_layers=18,
+            sliding_window_tokens=128,
+            source="openai/gpt-oss-120b config.json and model card: 36 layers (sliding 128-token and full attention alternate), d 2880, 64 heads of 64, 8 KV heads,"
+            " 128 experts, top-4, 201,088 vocab; 116.8e9 total, 5.1e9 active; experts MXFP4, attention and embeddings BF16",
+        ),
+        ModelSpec(
+            key="llama-4-maverick",
+            name="Llama-4-Maverick-17B-128E",
+            layers=48,
+            hidden_size=5120,
+            attention_heads=40,
+            kv_heads=8,
+            head_dim=128,
+            params=400e9,
+            active_params=17e9,
+            experts=128,
+            experts_per_token=1,
+            max_context_tokens=1_048_576,
+            vocab_size=202_048,
+            sliding_window_layers=36,
+            sliding_window_tokens=8192,
+            source="meta-llama/Llama-4-Maverick-17B-128E config.json (text_config) and model card: 48 layers, d 5120, 40 heads, 8 KV heads, 128 routed experts top-1"
+            " plus a shared expert on every other layer, 202,048 vocab, chunked attention (8,192) on 3 of 4 layers; 400e9 total, 17e9 active",
+        ),
+        ModelSpec(
+            key="deepseek-r1",
+            name="DeepSeek-R1",
+            layers=61,
+            hidden_size=7168,
+            attention_heads=128,
+            kv_heads=128,
+            head_dim=128,  # v_head_dim; queries and keys are 128 + 64 rotary wide
+            params=671e9,
+            active_params=37e9,
+            experts=256,
+            experts_per_token=8,
+            max_context_tokens=163_840,
+            vocab_size=129_280,
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            source="deepseek-ai/DeepSeek-R1 config.json and DeepSeek-V3 report: 61 layers (3 dense), d 7168, 128 heads, MLA kv_lora_rank 512 + qk_rope_head_dim 64,"
+            " 256 routed experts top-8 + 1 shared, 129,280 vocab; 671e9 total (685e9 with the MTP module), 37e9 active",
+        ),
+        ModelSpec(
+            key="falcon-180b",
+            name="Falcon-180B",
+            layers=80,
+            hidden_size=14_848,
+            attention_heads=232,
+            kv_heads=8,
+            head_dim=64,
+            params=178.6e9,
+            active_params=178.6e9,
+            max_context_tokens=2048,
+            vocab_size=65_024,
+            tied_embeddings=True,
+            source="tiiuae/falcon-180B config.json: 80 layers, d 14848, 232 heads of 64, 8 KV heads, 4d MLP, 65,024 vocab tied;"
+            " 178.6e9 params from those (the model card rounds to 180B)",
+        ),
+        ModelSpec(
+            key="internlm-20b",
+            name="InternLM-20B",
+            layers=60,
+            hidden_size=5120,
+            attention_heads=40,
+            kv_heads=40,
+            head_dim=128,
+            params=20.09e9,
+            active_params=20.09e9,
+            max_context_tokens=4096,
+            vocab_size=103_168,
+            source="internlm/internlm-20b config.json: 60 layers, d 5120, 40 heads (no GQA), MLP 13,824, 103,168 vocab; 20.1e9 params from those",
         ),
     )
 }

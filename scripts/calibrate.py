@@ -3,7 +3,7 @@
     .venv/bin/python scripts/calibrate.py [--workers N]   # fit, cross-validate, write docs/calibration.md and .json
                                                           # and planner/calibration/bands.json (the plan's error bands)
 
-Each row of calibration/benchmarks.csv (a copy of ../shared/calibration/benchmarks.csv) becomes a brief (model, GPU,
+Each row of calibration/benchmarks*.csv (copies of ../shared/calibration/) becomes a brief (model, GPU,
 TP, precisions, engine limits) and a load (a static batch, every request at once, or Poisson arrivals), which the
 simulator runs; the metric it reports is compared with the measured one. The constants of planner.calibration.fit
 (each with a physical range) are fitted by minimizing the weighted mean |ln(predicted / measured)|; rows from
@@ -18,7 +18,6 @@ import csv
 import json
 import math
 import os
-import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,170 +30,79 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.brief import Brief, Efficiency  # noqa: E402
+from planner.brief import Efficiency  # noqa: E402
+from planner.calibration import BUNDLED_CSVS, Measurement, measurement_from_row, read_csv, source_group  # noqa: E402
+from planner.calibration import predict as predict_setup  # noqa: E402
+from planner.calibration import setup as setup_of  # noqa: E402
 from planner.calibration.fit import PARAMETERS, FitResult, cross_validate, fit, group_errors, median_abs  # noqa: E402
-from planner.simulator import SimResult, SimSettings, simulate  # noqa: E402
 
-CSV = ROOT / "calibration" / "benchmarks.csv"  # a copy of ../shared/calibration/benchmarks.csv, kept in the repo
 REPORT_MD = ROOT / "docs" / "calibration.md"
 REPORT_JSON = ROOT / "docs" / "calibration.json"
 
 FITTED = tuple(p.name for p in PARAMETERS)
 # held fixed: the all-reduce moves its bytes instead of the seeds' flat TP factor; kernels are what they are
 FIXED = {"tp_comm_overhead": 0.0, "real_kernel_factor": 1.0, "compute_peak": "auto", "allreduce_bytes_moved": True, "step_roofline": False}
-MAX_EVALUATIONS = 300  # the full fit
-FOLD_EVALUATIONS = 60  # each cross-validation fold, from the full fit
-MAX_REQUESTS = 3000  # a max-load row's throughput settles well within this many requests
+MAX_EVALUATIONS = 600  # the full fit
+FOLD_EVALUATIONS = 200  # each cross-validation fold, from the full fit
+MAX_REQUESTS = 3000  # a run's throughput and latency percentiles settle well within this many requests
 COVERAGE = 0.8  # the error bands span the 10th to the 90th percentile of the held-out residuals
 BANDS_JSON = ROOT / "planner" / "calibration" / "bands.json"
 
-MODELS = {"Llama-2-70B": "llama-2-70b", "Llama-3.1-70B": "llama-3.1-70b", "Llama-3.1-8B": "llama-3.1-8b"}
-GPUS = {"H100": "h100-sxm", "H200": "h200", "A100": "a100-80gb"}
-TRT_MAX_BATCH, TRT_MAX_TOKENS = 2048, 8192  # TensorRT-LLM's default max_batch_size and max_num_tokens
-ENGINE_FAMILIES = {"tensorrt-llm": "trtllm", "vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy"}
-ACTIVATIONS_GB = 1.0  # per GPU, kept out of the KV pool before the engine takes its fraction of what is free
+
+def read_rows() -> list[dict[str, str]]:
+    """Every row of the bundled CSVs (calibration/benchmarks*.csv, copies of ../shared/calibration/)."""
+    rows: list[dict[str, str]] = []
+    for path in BUNDLED_CSVS:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows += [row | {"_file": path.name} for row in csv.DictReader(f)]
+    return rows
 
 
-@dataclass(frozen=True)
-class Setup:
-    row: dict[str, str]
-    brief: Brief
-    settings: SimSettings
-    weight: float
+def measurement(row: dict[str, str]) -> Measurement:
+    return measurement_from_row({k: v for k, v in row.items() if k != "_file"}, row.get("_file", "calibration CSV"))
 
 
-def read_rows(path: Path = CSV) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def _gpu_key(name: str) -> str:
-    return next(key for prefix, key in GPUS.items() if name.startswith(prefix))
-
-
-def _load(row: dict[str, str], prompt: int) -> tuple[int, float, int, int]:
-    """(requests, rate, max_num_seqs, max_num_batched_tokens) for the row's load column."""
-    load = row["concurrency_or_rate"]
-    static = re.match(r"batch=(\d+)", load)
-    if static:  # a static batch: every request at once, the whole batch prefilled in one step
-        batch = int(static.group(1))
-        return batch, math.inf, batch, min(max(batch * prompt, 16), 1_048_576)
-    if load.startswith("max load"):
-        count = int(re.search(r"\((\d+) req", load).group(1))  # type: ignore[union-attr]
-        return count, math.inf, TRT_MAX_BATCH, TRT_MAX_TOKENS
-    if "QPS=INF" in load:
-        return 500, math.inf, TRT_MAX_BATCH, TRT_MAX_TOKENS  # the online table runs 500 requests
-    rate = float(re.search(r"QPS=([\d.]+)", load).group(1))  # type: ignore[union-attr]
-    return 500, rate, TRT_MAX_BATCH, TRT_MAX_TOKENS
-
-
-def setup(row: dict[str, str], efficiency: dict[str, Any] | None = None) -> Setup:
-    """The brief and load that describe one row; efficiency fields default to the planner's defaults."""
-    prompt, output = int(row["input_len"]), int(row["output_len"])
-    count, rate, seqs, tokens = _load(row, prompt)
-    weights = "fp8" if row["weights_dtype"] == "fp8" else "bf16"
-    kv = "bf16" if row["kv_dtype"].startswith(("fp16", "bf16")) else "fp8"  # 'unstated' with FP8 weights: FP8
-    changes: dict[str, Any] = {
-        "model.name": MODELS[row["model"]],
-        "hardware.gpu": _gpu_key(row["gpu"]),
-        "deployment.tp": int(row["tp"]),
-        "deployment.weights": weights,
-        "deployment.kv_cache": kv,
-        "deployment.max_num_seqs": seqs,
-        "deployment.max_num_batched_tokens": tokens,
-        "deployment.max_model_len": max(256, prompt + output),
-        "deployment.prefix_caching": False,
-        "workload.users": None,
-        "workload.request_rate": rate if math.isfinite(rate) else 1.0,
-        "workload.prefix_hit_rate": 0.0,
-        "latency.scheduler_ms": 0.0,  # the calibrated step overhead holds the engine's scheduling (simulator.BENCHMARK_ENGINE)
-    }
-    changes |= {f"efficiency.{k}": v for k, v in (efficiency or {}).items()}
-    brief = Brief().with_changes(changes)
-    # The engine takes a fraction of the memory left after weights and activations (TensorRT-LLM's
-    # kv_cache_free_gpu_mem_fraction: 0.9, or 0.95 where the row says so).
-    fraction = 0.95 if "0.95" in row["notes"] else 0.9
-    from planner.replica import shape_of
-
-    shape = shape_of(brief)
-    free = shape.gpu.memory_gb - shape.weights_gb_per_gpu - ACTIVATIONS_GB
-    reserve = ACTIVATIONS_GB + (1 - fraction) * free
-    brief = brief.with_changes({"deployment.gpu_memory_utilization": 1.0, "deployment.reserve_gb_per_gpu": round(reserve, 3)})
-    settings = SimSettings(requests=count, rate_per_s=rate, input_tokens=prompt, output_tokens=output, seed=0)
-    old = any(tag in row["engine"] for tag in ("v0.5", "v0.6", "v0.7", "LMDeploy v0.1"))
-    return Setup(row=row, brief=brief, settings=settings, weight=0.5 if old else 1.0)
-
-
-def metric_of(row: dict[str, str], result: SimResult) -> float:
-    """The simulated figure the row measured, in the row's unit."""
-    metric = row["metric"]
-    if metric.startswith("output throughput per GPU"):
-        return result.output_tokens_per_s / int(row["num_gpus"])
-    if metric.startswith("output throughput"):
-        return result.output_tokens_per_s
-    if "first-token latency" in metric or metric == "mean TTFT":
-        return result.ttft_ms.mean
-    if "decode latency p50" in metric:
-        return result.tpot_ms.p50
-    if metric == "mean ITL":
-        return result.itl_ms.mean
-    raise ValueError(f"row {row['id']}: unknown metric {metric!r}")
+def predict_measurement(m: Measurement, efficiency: dict[str, Any] | None = None) -> float:
+    """The simulated figure for one measurement, at most MAX_REQUESTS requests."""
+    s = setup_of(m, efficiency)
+    settings = s.settings.model_copy(update={"requests": min(s.settings.requests, MAX_REQUESTS)})
+    return predict_setup(s.model_copy(update={"settings": settings}))
 
 
 def predict(row: dict[str, str], efficiency: dict[str, Any] | None = None) -> float:
-    s = setup(row, efficiency)
-    settings = s.settings.model_copy(update={"requests": min(s.settings.requests, MAX_REQUESTS)})
-    return metric_of(row, simulate(s.brief, settings))
+    return predict_measurement(measurement(row), efficiency)
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One row as the fit sees it: what was measured, how much it counts, and the groups its error is reported in."""
+    """One row as the fit sees it: what was measured, how much it counts, its source (the unit cross-validation
+    leaves out) and the groups its error is reported in."""
 
     id: str
     source: str
     value: float
     weight: float
     groups: dict[str, str]
-    row: dict[str, str]
+    measurement: Measurement
 
 
-def _engine_family(engine: str) -> str:
-    lowered = engine.lower()
-    return next((family for key, family in ENGINE_FAMILIES.items() if key in lowered), "other")
-
-
-def _metric_kind(metric: str) -> str:
-    lowered = metric.lower()
-    if "first-token" in lowered or "ttft" in lowered:
+def _metric_kind(m: Measurement) -> str:
+    kind = m.metric.value
+    if kind.startswith("ttft"):
         return "ttft"
-    if "itl" in lowered or "decode latency" in lowered or "tpot" in lowered:
+    if kind.startswith(("tpot", "itl", "e2e")):
         return "itl"
     return "throughput"
 
 
-def _load_kind(load: str) -> str:
-    if load.startswith("batch="):
-        return "static batch"
-    if load.startswith("max load") or "QPS=INF" in load:
-        return "max load"
-    return "online"
-
-
-def observation(row: dict[str, str]) -> Observation:
-    s = setup(row)
-    groups = {
-        "engine": _engine_family(row["engine"]),
-        "gpu": _gpu_key(row["gpu"]),
-        "metric": _metric_kind(row["metric"]),
-        "load": _load_kind(row["concurrency_or_rate"]),
-    }
-    return Observation(id=row["id"], source=row["source"], value=float(row["value"]), weight=s.weight, groups=groups, row=row)
+def observation(m: Measurement) -> Observation:
+    groups = {"engine": m.engine.value, "gpu": m.gpu, "metric": _metric_kind(m), "load": m.load.kind.value}
+    return Observation(id=m.id, source=source_group(m), value=m.value, weight=m.weight, groups=groups, measurement=m)
 
 
 def predict_observation(obs: Observation, efficiency: dict[str, Any]) -> float:
     """The fit's prediction function (top level, so a process pool can run it)."""
-    return predict(obs.row, efficiency)
+    return predict_measurement(obs.measurement, efficiency)
 
 
 def current_defaults() -> dict[str, float]:
@@ -207,17 +115,19 @@ def evaluate(observations: list[Observation], cv_errors: dict[str, float]) -> li
     table = []
     defaults = current_defaults() | FIXED
     for obs in observations:
-        row = obs.row
-        predicted = predict(row, defaults)
+        m = obs.measurement
+        predicted = predict_measurement(m, defaults)
+        lengths = m.lengths
         table.append(
             {
-                "id": int(row["id"]),
-                "setup": f"{row['model']} {row['weights_dtype']}/{row['kv_dtype'].split()[0]} on {row['num_gpus']} x {row['gpu']} TP{row['tp']}",
-                "engine": row["engine"],
-                "lengths": f"{row['input_len']}/{row['output_len']}",
-                "load": row["concurrency_or_rate"],
-                "metric": row["metric"],
-                "unit": row["unit"],
+                "id": int(m.id),
+                "setup": f"{m.model} {m.weights.value}/{m.kv_cache.value} on {m.num_gpus} x {m.gpu} TP{m.tp}",
+                "engine": f"{m.engine.value} {m.engine_release}",
+                "source": obs.source,
+                "lengths": f"{lengths.input_mean_tokens:.0f}/{lengths.output_mean_tokens:.0f}",
+                "load": m.load.kind.value,
+                "metric": m.metric.value,
+                "unit": m.basis.value,
                 "measured": obs.value,
                 "predicted": predicted,
                 "error": predicted / obs.value - 1,
@@ -238,11 +148,11 @@ def write_report(
 ) -> None:
     in_sample = float(np.median([abs(r["error"]) for r in table]))
     held_out = median_abs(cv_errors)
-    sources = sorted({r["engine"] for r in table})
+    sources = sorted({r["source"] for r in table})
     lines = [
         "# Calibration against published serving measurements",
         "",
-        "Generated by `scripts/calibrate.py` from `calibration/benchmarks.csv` (published measurements); do not edit by hand.",
+        "Generated by `scripts/calibrate.py` from `calibration/benchmarks*.csv` (published measurements); do not edit by hand.",
         "",
         "Each row's setup (model, GPU, TP, precisions, engine limits, load) is simulated by the planner's step-level",
         "simulator (planner/step_model.py: GEMMs, attention, all-reduce, fixed and per-sequence costs) with the",
@@ -267,7 +177,7 @@ def write_report(
         "",
         f"- In sample (fitted on every row): median |error| **{_pct(in_sample)}** over {len(table)} rows.",
         f"- Held out (leave one source out: each source predicted with constants fitted without it): median |error|"
-        f" **{_pct(held_out)}** over {len(cv_errors)} rows from {len({r['engine'] for r in table})} engine releases.",
+        f" **{_pct(held_out)}** over {len(cv_errors)} rows from {len(sources)} sources.",
         "",
         "Held-out error per group (median and worst |error|, rows):",
         "",
@@ -283,13 +193,11 @@ def write_report(
         "",
         "## Method",
         "",
-        "- Static-batch rows: every request at t = 0, max-num-seqs = the batch and a token budget that prefills",
-        "  the whole batch in one step, so the run is one prefill and then lockstep decode, as the static engine runs it.",
-        f"- Max-load rows: every request at t = 0 (at most {MAX_REQUESTS:,} of them: throughput has settled by then) with",
-        "  TensorRT-LLM's default limits (2,048 sequences, 8,192 tokens a step).",
-        "- Online rows: Poisson arrivals at the stated rate, 500 requests; mean TTFT and mean ITL as the table reports them.",
-        "- KV pool: the engine takes 90% (95% where the row says so) of the memory left after the weights and 1 GB of activations.",
-        "- Per-GPU throughput rows divide the replica's output tokens/s by its GPUs; latencies are the engine's own.",
+        "- Each row becomes a setup (planner.calibration): its engine family's own defaults for max-num-seqs, the",
+        "  token budget and the KV pool, the lengths it states (an MLPerf dataset's distribution where it runs one), and",
+        "  its load: a static batch (one prefill, lockstep decode), every request at once, Poisson arrivals or closed-loop",
+        f"  clients, at most {MAX_REQUESTS:,} requests a run. Each row's note says what was assumed (docs/calibration.json).",
+        "- Throughputs are read in the row's basis (per GPU, per TP group, or the whole system of replicas).",
         "- Rows from releases before 2024 count half in the fit (weight 0.5): the file's notes say old engines are slower.",
         "- The fit minimizes the weighted mean |ln(predicted / measured)| with scipy's bounded Nelder-Mead from fixed",
         "  starts, each constant held inside its physical range; a constant at its range's edge is flagged above.",
@@ -352,7 +260,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes that simulate rows in parallel")
     args = parser.parse_args()
     started = time.perf_counter()
-    observations = [observation(row) for row in read_rows()]
+    observations = [observation(m) for path in BUNDLED_CSVS for m in read_csv(path) if m.excluded_reason is None]
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         result = fit(observations, predict_observation, fixed=FIXED, max_evaluations=MAX_EVALUATIONS, pool=pool)
         print("fitted:", result.constants, "objective", round(result.objective, 4), "at edge:", result.at_edge, flush=True)

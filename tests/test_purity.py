@@ -28,8 +28,8 @@ def test_public_api_is_pinned():
 
 
 # What `python -m planner plan` must not load (issue 17): the simulator and numba (its kernel, ~0.3 s of
-# start-up), Streamlit (the app) and the export layer (report/).
-HEAVY = ("planner.simulator", "numba", "streamlit", "report")
+# start-up), Streamlit (the app), the export layer (report/) and the calibration data (planner.calibration).
+HEAVY = ("planner.simulator", "numba", "streamlit", "report", "planner.calibration")
 
 
 def _loaded_heavy(code: str) -> list[str]:

@@ -225,3 +225,26 @@ def test_the_itl_target_judges_what_the_brief_names():
     chat = plan(load_brief("qps200-chat")).slo
     assert chat.itl_metric == "tpot" and chat.judged_itl_p95_ms == chat.tpot_p95_ms
     assert "TPOT" in chat.basis
+
+
+def test_tpot_p95_is_not_below_its_p50_at_light_load():
+    """One request a second of 50 / 10 tokens on one A100 (a model and GPU of the base catalog)."""
+    brief = load_brief("capstone").with_changes(
+        {
+            "model.name": "llama-3.1-8b",
+            "hardware.gpu": "a100-80gb",
+            "hardware.gpus_per_node": 4,
+            "hardware.nodes": 1,
+            "deployment.tp": 1,
+            "workload.users": None,
+            "workload.request_rate": 1.0,
+            "workload.input_tokens_mean": 50,
+            "workload.input_tokens_p95": 50,
+            "workload.output_tokens_mean": 10,
+            "workload.output_tokens_p95": 10,
+            "workload.prefix_hit_rate": 0.0,
+            "efficiency.bandwidth_fraction": 1.0,
+        }
+    )
+    slo = plan(brief).slo
+    assert slo.tpot_p95_ms >= slo.tpot_p50_ms
