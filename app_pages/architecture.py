@@ -3,6 +3,7 @@
 import streamlit as st
 
 from planner.fmt import num, pct
+from ui.diagram import architecture_diagram
 from ui.show import Fig, arithmetic_expander, figure_row, md, table, text_table
 from ui.sidebar import page_setup
 
@@ -11,7 +12,7 @@ if design is None:
     st.stop()
 arch, cfg = design.architecture, design.config
 
-st.graphviz_chart(arch.dot, width="stretch")
+architecture_diagram(design)
 figure_row(
     [
         Fig("Gateway nodes (CPU)", num(arch.gateway_nodes)),
