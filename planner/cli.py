@@ -22,10 +22,11 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.loader import apply_overrides, load_brief, parse_override, preset_names
+from planner.naming import DesignName, design_name
 from planner.plaintext import terminal_text
 from planner.verdict import InfeasibleDesign
 
-__all__ = ["main", "say"]
+__all__ = ["brief_from_args", "main", "name_from_args", "say"]
 
 DEBUG_ENV = "PLANNER_DEBUG"  # set it to see the traceback of a bug instead of one line
 
@@ -63,16 +64,27 @@ def _emit(payload: dict[str, Any]) -> None:
     print(json.dumps(payload, indent=2, allow_nan=False))
 
 
-def brief_from_args(args: argparse.Namespace) -> Brief:
+def briefs_from_args(args: argparse.Namespace) -> tuple[Brief, Brief]:
+    """The brief BRIEF names, and the brief with the --set changes applied (the same brief without any)."""
     brief = load_brief(args.brief)
     changes = dict(parse_override(s) for s in args.set or ())
-    return apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
+    return brief, apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
 
 
-def _plan_text(d: Design) -> str:
+def brief_from_args(args: argparse.Namespace) -> Brief:
+    return briefs_from_args(args)[1]
+
+
+def name_from_args(args: argparse.Namespace) -> tuple[Brief, DesignName]:
+    """The brief with the --set changes applied, and the design's name (its facts when a change makes the title stale)."""
+    source, brief = briefs_from_args(args)
+    return brief, design_name(brief, source)
+
+
+def _plan_text(d: Design, name: DesignName) -> str:
     dem, mem, cap, op = d.demand, d.memory, d.capacity, d.operating_point
     lines = [
-        d.brief.title,
+        name.title,
         f"  model {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {cap.replicas} replicas",
         f"  request rate      {num(dem.request_rate_per_s, 'req/s')}   ({dem.arithmetic['request_rate_per_s']})",
         f"  generating        {num(dem.generating_sequences)} sequences",
@@ -94,7 +106,7 @@ def _plan_text(d: Design) -> str:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    brief = brief_from_args(args)
+    brief, name = name_from_args(args)
     try:
         design = checked(plan, brief)
     except InfeasibleDesign as exc:
@@ -104,7 +116,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         _emit(design_json(design))
     else:
-        say(_plan_text(design))
+        say(_plan_text(design, name))
     return 0
 
 

@@ -5,6 +5,7 @@ validated, sessions never see each other's brief, and pages never change the pla
 from __future__ import annotations
 
 import ast
+import base64
 import copy
 import json
 import re
@@ -346,8 +347,11 @@ def test_text_from_a_link_never_becomes_a_link(payload: str) -> None:
 def test_the_diagram_carries_no_user_text() -> None:
     at = new_app({"preset": "capstone", "title": LINK_TEXT_PAYLOADS[0], "description": LINK_TEXT_PAYLOADS[3]})
     visit(at, "app_pages/architecture.py")
-    dot = " ".join(chart.proto.spec for chart in at.get("graphviz_chart"))
-    assert dot and "evil" not in dot and "href" not in dot.lower() and "URL" not in dot
+    sent = " ".join(h.proto.body for h in at.get("html"))
+    svgs = [base64.b64decode(data).decode() for data in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", sent)]
+    assert len(svgs) == 2
+    for text in (sent, *svgs):
+        assert "evil" not in text and "href" not in text.lower() and "<script" not in text.lower()
 
 
 # --- the server reads none of its files for a brief from elsewhere ----------------------------------
