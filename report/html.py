@@ -19,7 +19,17 @@ from report.charts import waterfall_svg
 from report.diagram import svg_from_dot, svg_size, svg_with_style
 from report.document import APPENDIX_TITLE, Block, Bullets, Code, Diagram, Document, Lines, Section, Table, Waterfall, build_document
 
-__all__ = ["BODY_PT", "FOOTNOTE_PT", "MARGIN_MM", "MIN_BODY_PT", "MIN_FOOTNOTE_PT", "PAGE_CSS", "PAGE_MM", "html_from_document", "render_html"]
+__all__ = [
+    "BODY_PT",
+    "FOOTNOTE_PT",
+    "MARGIN_MM",
+    "MIN_BODY_PT",
+    "MIN_FOOTNOTE_PT",
+    "PAGE_CSS",
+    "PAGE_MM",
+    "html_from_document",
+    "render_html",
+]
 
 PAGE_MM = (210, 297)  # A4 portrait, width x height
 MARGIN_MM = (9, 8)  # left and right, top and bottom
