@@ -310,7 +310,7 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
         "digraph serving {",
         f"  rankdir={'TB' if narrow else 'LR'}; nodesep=0.12; ranksep=0.3; pad=0.05;",
         f'  node [shape=box, style="rounded,filled", fillcolor="#f6f8fa", color="#8c959f", fontname="DejaVu Sans", fontsize={DIAGRAM_FONT_PT},'
-        ' margin="0.15,0.06"];',
+        ' margin="0.15,0.08"];',
         '  edge [color="#59636e", arrowsize=0.7];',
         "  clients [label=clients, shape=ellipse, fillcolor=white];",
         f"  gateway [label={_html_label(gateway)}];",
