@@ -74,12 +74,12 @@ def test_architecture_page_draws_the_design_on_the_server() -> None:
 
 
 def test_architecture_page_without_graphviz_says_so_and_lists_the_pools(monkeypatch: pytest.MonkeyPatch) -> None:
-    from report.diagram import svg_from_dot
+    from report.diagram import svgs_from_dots
 
     monkeypatch.setenv("DOT", "/nonexistent/dot")
-    svg_from_dot.cache_clear()  # a diagram drawn by an earlier test would still show
+    svgs_from_dots.cache_clear()  # a diagram drawn by an earlier test would still show
     at = visit(new_app({"preset": "capstone"}), "app_pages/architecture.py")
-    svg_from_dot.cache_clear()
+    svgs_from_dots.cache_clear()
     warnings = [shown(w.value) for w in at.warning]
     assert len(warnings) == 1 and warnings[0].startswith("The diagram cannot be drawn on this server: Graphviz dot not found")
     assert "\n" not in warnings[0]

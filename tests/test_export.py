@@ -20,6 +20,7 @@ from planner.architecture import LOAD_LEGEND
 from planner.cli import design_json
 from planner.naming import design_name
 from report import build_document, render_html, render_markdown
+from report.diagram import svg_size
 from report.document import APPENDIX_TITLE
 from report.figures import format_figure, resolve
 from report.markdown import markdown_text
@@ -319,6 +320,18 @@ def test_dot_becomes_inline_svg():
     root = svg[: svg.index(">")]
     assert "viewBox" in root and "width=" not in root and "height=" not in root
     assert external_references(svg) == []
+
+
+def test_one_dot_run_draws_both_layouts():
+    """A design's two layouts come from one `dot` run, each a separate inline <svg>, in order."""
+    from report.diagram import svgs_from_dots
+
+    design = plan(load_brief("capstone"))
+    wide, narrow = svgs_from_dots((design.architecture.dot, design.architecture.dot_narrow))
+    for svg in (wide, narrow):
+        assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and svg.count("<svg") == 1 and "<?xml" not in svg
+    assert svg_size(wide)[0] > 2 * svg_size(narrow)[0] / 1.5  # left to right is the wider drawing
+    assert svg_size(narrow)[1] > svg_size(wide)[1]  # one column is the taller
 
 
 def test_bad_dot_is_a_clear_error():

@@ -1,11 +1,12 @@
 """The architecture diagram on the Architecture page: SVG drawn by Graphviz on the server, at a legible size.
 
 The planner writes two layouts of one picture (planner.architecture): left to right with the pools stacked,
-and one column for a phone. Both are rendered by `dot` on the server (report.diagram, cached by the DOT text,
-so a design is drawn once) and sent as inline SVG; a CSS container query shows the one that fits the column,
-so the browser only paints: no layout runs on its main thread. The type is drawn at PX_PER_POINT pixels per
-Graphviz point (a 12-point label at 15 px); a column narrower than even the one-column layout scrolls sideways.
-Without a working `dot` the page says so in one line and goes on (the pool table below carries the figures).
+and one column for a phone. One `dot` run on the server draws both (report.diagram, ~11 ms for a new design,
+cached by the DOT text, so a design is drawn once); they are sent as SVG images and a CSS container query shows
+the one that fits the column, so the browser only paints: no layout runs on its main thread. The type is drawn
+at PX_PER_POINT pixels per Graphviz point (a 12-point label at 15 px); a column narrower than even the
+one-column layout scrolls sideways. Without a working `dot` the page says so in one line and goes on (the pool
+table below carries the figures).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import streamlit as st
 
 from planner import Design
 from planner.architecture import LOAD_COLORS, LOAD_LEGEND
-from report.diagram import svg_from_dot, svg_size
+from report.diagram import svg_size, svgs_from_dots
 from report.tools import ToolError
 from ui.show import md
 
@@ -57,7 +58,7 @@ def legend_html() -> str:
         for load, text in LOAD_LEGEND
         for fill, border in (LOAD_COLORS[load],)
     )
-    return f'<div class="arch-legend" role="list" aria-label="pool colours">{items}</div>'
+    return f'<div class="arch-legend" aria-label="pool colours">{items}</div>'
 
 
 def diagram_alt(design: Design) -> str:
@@ -84,7 +85,8 @@ def architecture_diagram(design: Design) -> None:
     """Draw the design's serving diagram, or say in one line why it cannot be drawn here."""
     arch = design.architecture
     try:
-        html = diagram_html(svg_from_dot(arch.dot), svg_from_dot(arch.dot_narrow), diagram_alt(design))
+        wide, narrow = svgs_from_dots((arch.dot, arch.dot_narrow))
+        html = diagram_html(wide, narrow, diagram_alt(design))
     except ToolError as exc:
         st.warning(md(f"The diagram cannot be drawn on this server: {exc}. The pools are listed below."))
         return
