@@ -32,7 +32,7 @@ class _Frozen(BaseModel):
 
 
 class Table(_Frozen):
-    """Rows of cells; `note_column` (if any) holds the arithmetic, printed small."""
+    """Rows of cells; `note_column` (if any) holds the arithmetic or a reason, set in a muted colour."""
 
     kind: Literal["table"] = "table"
     header: tuple[str, ...]

@@ -3,8 +3,9 @@
 The same file is what the PDF prints (report/pdf.py). On screen it reads top to bottom: the page, then the
 appendix with the arithmetic. The print CSS sets the page alone on one A4 sheet: the header, the architecture
 diagram across the top with its legend, then two columns; body type BODY_PT (a scale that fits the page may
-take it to MIN_BODY_PT, no further), the footnote FOOTNOTE_PT (at least MIN_FOOTNOTE_PT). The appendix is not printed. The diagram's labels print at the body size: its width is
-set from its natural size (report.diagram.svg_size) so that Graphviz's DIAGRAM_FONT_PT becomes BODY_PT.
+take it to MIN_BODY_PT, no further), the footnote FOOTNOTE_PT (at least MIN_FOOTNOTE_PT). The appendix is not
+printed. The diagram's labels print at the body size: its width is set from its natural size
+(report.diagram.svg_size) so that Graphviz's DIAGRAM_FONT_PT becomes BODY_PT.
 """
 
 from __future__ import annotations

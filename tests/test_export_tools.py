@@ -72,9 +72,9 @@ def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _svg(dot_source: str) -> str:
-    from report.diagram import svg_from_dot
+    from report.diagram import svg_from_dot, svgs_from_dots
 
-    svg_from_dot.cache_clear()  # the cache would answer without running the fake
+    svgs_from_dots.cache_clear()  # the cache would answer without running the fake
     return svg_from_dot(dot_source)
 
 
