@@ -102,7 +102,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     _settle(page, "SLO budget")
     assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
     page.get_by_text("Request rate (req/s)").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
-    page.get_by_text("10 QPS: Llama-3-70B").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Llama-3-70B for 10 req/s on 3 x 4 NVIDIA H100 SXM 80GB").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]  # named as edited
     nodes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]', has_text="Nodes").locator("input")  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
@@ -159,6 +159,10 @@ _DIAGRAM_IMAGES = r"""() => [...document.querySelectorAll('.arch-diagram img')]
   })"""
 
 
+_ONE_DIAGRAM_DRAWN = """() => [...document.querySelectorAll('.arch-diagram img')]
+  .filter(img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0).length === 1"""
+
+
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
 def test_architecture_diagram_is_legible_at_both_widths(server: str, pw: object, width: int, height: int) -> None:
     """Drawn on the server (no graphviz_chart for the browser to lay out): one layout shown, its smallest label at
@@ -168,6 +172,7 @@ def test_architecture_diagram_is_legible_at_both_widths(server: str, pw: object,
         _settle(tab, "Architecture")
         _no_exception(tab)
         assert tab.locator('[data-testid="stGraphVizChart"]').count() == 0  # type: ignore[attr-defined]
+        tab.wait_for_function(_ONE_DIAGRAM_DRAWN, timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
         images = tab.evaluate(_DIAGRAM_IMAGES)  # type: ignore[attr-defined]
         assert len(images) == 1, images
         image = images[0]
