@@ -26,7 +26,7 @@ from pathlib import Path
 
 from planner import load_brief, plan, preset_names
 from report import render_html, render_markdown, render_pdf, shared_printer
-from report.diagram import svg_from_dot
+from report.diagram import svgs_from_dots
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_WARM_MS = 300.0
@@ -52,7 +52,7 @@ def _median_ms(fn: Callable[[], object], runs: int) -> float:
 
 
 def _html_cold(design: object) -> str:
-    svg_from_dot.cache_clear()
+    svgs_from_dots.cache_clear()
     return render_html(design)
 
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from planner.figures import show
+from ui.diagram import architecture_diagram
 from ui.show import arithmetic_expander, fig, figure_row, md, table, text_table
 from ui.sidebar import page_setup
 
@@ -11,7 +12,7 @@ if design is None:
     st.stop()
 arch, cfg = design.architecture, design.config
 
-st.graphviz_chart(arch.dot, width="stretch")
+architecture_diagram(design)
 figure_row(
     [
         fig(design, path)

@@ -1,29 +1,62 @@
 """Step 4a of the method: the serving architecture. Pools, the decisions behind them, routing, and a diagram.
 
-The diagram is Graphviz DOT text whose labels carry the live figures (replicas, TP, utilization), so the
-app and the design document draw the same picture from the same numbers.
+The diagram is Graphviz DOT text drawn from the pool list: one box per pool with its nodes, replicas, TP,
+precision and load at peak, filled by its load level (see LOAD_COLORS and LOAD_LEGEND, which the app and the
+design document print beside it). Two layouts of one picture: `dot` runs left to right with the pools stacked
+(a wide screen and the printed page), `dot_narrow` stacks everything (a phone). Graphviz itself runs in the
+export layer (report.diagram), never in the browser.
 """
 
 from __future__ import annotations
 
 import math
+from html import escape
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from planner.brief import Brief, KvPrecision
+from planner.brief import Brief, KvPrecision, Precision
 from planner.capacity import Demand
 from planner.catalog import gpu_spec
 from planner.fmt import num, pct
+from planner.pools import SIZING_UTILIZATION, Load, load_of
 from planner.quantization import weight_scheme
 from planner.replica import ReplicaShape
 
-__all__ = ["LONG_PROMPT_FACTOR", "Architecture", "Decision", "Pool", "architecture", "long_context_utilization"]
+__all__ = [
+    "DIAGRAM_FONT_PT",
+    "LOAD_COLORS",
+    "LOAD_COLOR_NAMES",
+    "LOAD_LEGEND",
+    "LOAD_WORDS",
+    "LONG_PROMPT_FACTOR",
+    "Architecture",
+    "Decision",
+    "Pool",
+    "architecture",
+    "diagram_dot",
+    "long_context_utilization",
+]
 
 LONG_PROMPT_FACTOR = 1.5  # a long-context prompt is taken as 1.5x the long-context threshold (24k at 16k)
 
+DIAGRAM_FONT_PT = 12  # the boxes' type in Graphviz points: a page scales the drawing to set it at its own size
 GATEWAY_NODES = 6  # CPU nodes: auth, rate limit, tokenization, SSE streaming
 ROUTER_NODES = 3  # CPU nodes: prefix-aware routing with session affinity
-MAX_DRAWN_NODES = 12  # larger fleets draw one box per pool with a count
+
+LOAD_COLORS: dict[Load, tuple[str, str]] = {  # (fill, border) of a pool's box at each load level
+    Load.ok: ("#dafbe1", "#1a7f37"),
+    Load.near: ("#fff1c2", "#9a6700"),
+    Load.over: ("#ffd8d3", "#b42318"),
+    Load.idle: ("#f6f8fa", "#8c959f"),
+}
+LOAD_COLOR_NAMES = {Load.ok: "green", Load.near: "amber", Load.over: "red", Load.idle: "grey, dashed"}  # the legend in plain text
+LOAD_WORDS = {Load.over: "OVER capacity", Load.near: "near the limit"}  # said in the box too: colour is not the only cue
+LOAD_LEGEND: tuple[tuple[Load, str], ...] = (
+    (Load.ok, f"under {pct(SIZING_UTILIZATION)} at peak"),
+    (Load.near, f"{pct(SIZING_UTILIZATION)} to 100%: near the limit"),
+    (Load.over, "over 100%: cannot carry the peak"),
+    (Load.idle, "spare, idle until a node fails"),
+)
 
 
 class _Model(BaseModel):
@@ -31,11 +64,31 @@ class _Model(BaseModel):
 
 
 class Pool(_Model):
-    name: str
-    nodes: int
-    replicas: int
-    role: str
-    utilization: float  # share of the pool's GPU time the peak load takes (0 for the idle spare)
+    """One pool of GPU nodes: what the pool table lists and the diagram draws as one box."""
+
+    name: str = Field(description="The pool's name: general, long-context, spare/canary (prefill, decode when disaggregated).")
+    nodes: int = Field(description="GPU nodes in the pool.")
+    replicas: int = Field(description="Engine replicas the pool runs.")
+    replicas_per_node: int = Field(description="Replicas on one node (GPUs per node / TP).")
+    tp: int = Field(description="Tensor-parallel degree: GPUs per replica, inside one node.")
+    weights: Precision = Field(description="Weight precision the replicas run.")
+    kv_cache: KvPrecision = Field(description="KV-cache precision the replicas run.")
+    role: str = Field(description="What the pool is for.")
+    route: str = Field(description="Which requests reach the pool (the diagram's arrow label).")
+    upstream: str | None = Field(
+        default=None,
+        description="The pool whose requests this one continues (a decode pool after its prefill pool); None: the router feeds it.",
+    )
+    utilization: float = Field(
+        description="Share of the pool's capacity the peak load takes (0 for the idle spare), see utilization_basis."
+    )
+    utilization_basis: str = Field(description="What the utilization is a share of ('SLO capacity', 'GPU time'); empty for an idle pool.")
+    load: Load = Field(description="The load level the diagram colours: over 100%, near the limit, fine, or idle.")
+
+    @property
+    def load_text(self) -> str:
+        """The load at peak: '27.0% of SLO capacity at peak', '87.9% of GPU time at peak', or 'idle at peak'."""
+        return f"{pct(self.utilization)} of {self.utilization_basis} at peak" if self.load is not Load.idle else "idle at peak"
 
 
 class Decision(_Model):
@@ -49,7 +102,8 @@ class Architecture(_Model):
     routing: tuple[Decision, ...]
     gateway_nodes: int
     router_nodes: int
-    dot: str
+    dot: str = Field(description="The diagram as Graphviz DOT, left to right with the pools stacked (wide screens, the printed page).")
+    dot_narrow: str = Field(description="The same diagram stacked top to bottom (a phone's width).")
 
 
 def long_context_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, replicas: int, share: float | None = None) -> float:
@@ -84,34 +138,49 @@ def architecture(
     fleet_utilization_no_prefix_cache: float,
 ) -> Architecture:
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
+    threshold = num(w.long_context_threshold_tokens, "tokens")
+
+    def pool(name: str, nodes: int, role: str, route: str, utilization: float, basis: str) -> Pool:
+        return Pool(
+            name=name,
+            nodes=nodes,
+            replicas=nodes * replicas_per_node,
+            replicas_per_node=replicas_per_node,
+            tp=tp,
+            weights=dep.weights,
+            kv_cache=dep.kv_cache,
+            role=role,
+            route=route,
+            utilization=utilization,
+            utilization_basis=basis,
+            load=load_of(utilization, serving=bool(basis)),
+        )
+
+    # the general pool's load against its replicas' capacity under the SLO; the long-context pool's busy GPU time
     pools = [
-        Pool(
-            name="general",
-            nodes=general_nodes,
-            replicas=general_nodes * replicas_per_node,
-            role=f"chat traffic up to {num(w.long_context_threshold_tokens, 'tokens')} of prompt",
-            utilization=general_utilization,
+        pool(
+            "general",
+            general_nodes,
+            f"chat traffic up to {threshold} of prompt",
+            f"prompts up to {threshold}" if long_context_nodes else "every request",
+            general_utilization,
+            "SLO capacity",
         )
     ]
     if long_context_nodes:
         pools.append(
-            Pool(
-                name="long-context",
-                nodes=long_context_nodes,
-                replicas=long_context_nodes * replicas_per_node,
-                role=f"prompts over {num(w.long_context_threshold_tokens, 'tokens')} ({pct(w.long_context_share)} of requests)",
-                utilization=long_context_utilization,
+            pool(
+                "long-context",
+                long_context_nodes,
+                f"prompts over {threshold} ({pct(w.long_context_share)} of requests)",
+                f"prompts over {threshold}",
+                long_context_utilization,
+                "GPU time",
             )
         )
     if spare_nodes:
         pools.append(
-            Pool(
-                name="spare/canary",
-                nodes=spare_nodes,
-                replicas=spare_nodes * replicas_per_node,
-                role="N+1 for a failed node; canary target for rollouts",
-                utilization=0.0,
-            )
+            pool("spare/canary", spare_nodes, "N+1 for a failed node; canary target for rollouts", "a failed node's share", 0.0, "")
         )
     replicas = hw.nodes * replicas_per_node
     scheme = weight_scheme(dep.weights, gpu_spec(hw.gpu))
@@ -185,57 +254,73 @@ def architecture(
         routing=routing,
         gateway_nodes=GATEWAY_NODES,
         router_nodes=ROUTER_NODES,
-        dot=_dot(brief, arch_pools, tp, replicas_per_node),
+        dot=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES),
+        dot_narrow=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES, narrow=True),
     )
 
 
-def _quote(text: str) -> str:
-    """A DOT string literal; label line breaks (backslash-n) are written by the caller and kept."""
-    return '"' + text.replace('"', '\\"') + '"'
+def _plural(count: int, word: str) -> str:
+    return f"{num(count)} {word}{'' if count == 1 else 's'}"
 
 
-def _dot(brief: Brief, pools: tuple[Pool, ...], tp: int, replicas_per_node: int) -> str:
-    gpu = brief.hardware.gpu
-    newline = "\\n"  # a line break inside a DOT label
-    gateway = f"API gateway ({GATEWAY_NODES} CPU nodes){newline}auth, rate limit, tokenization, SSE"
-    router = f"router ({ROUTER_NODES} CPU nodes){newline}prefix-aware, session affinity, least KV load"
+def _html_label(lines: list[str]) -> str:
+    """A Graphviz HTML-like label: the lines escaped, the first in bold (what the box is)."""
+    parts = [escape(line, quote=False) for line in lines]
+    parts[0] = f"<B>{parts[0]}</B>"
+    return "<" + "<BR/>".join(parts) + ">"
+
+
+def _attrs(attrs: list[str]) -> str:
+    return f" [{', '.join(attrs)}]" if attrs else ""
+
+
+def _pool_node(node_id: str, pool: Pool) -> str:
+    fill, border = LOAD_COLORS[pool.load]
+    per_node = f" ({pool.replicas_per_node} a node)" if pool.replicas_per_node > 1 else ""
+    lines = [
+        f"{pool.name} pool: {_plural(pool.nodes, 'node')}, {_plural(pool.replicas, 'replica')}",
+        f"TP={pool.tp}{per_node}, {pool.weights.value.upper()} weights, {pool.kv_cache.value.upper()} KV",
+    ]
+    if pool.load is Load.idle:
+        lines.append("idle until a node fails")
+    else:
+        lines += [pool.route, pool.load_text]
+    if pool.load in LOAD_WORDS:
+        lines.append(LOAD_WORDS[pool.load])
+    style = "rounded,filled,dashed" if pool.load is Load.idle else "rounded,filled"
+    return f'  {node_id} [label={_html_label(lines)}, fillcolor="{fill}", color="{border}", penwidth=1.6, style="{style}"];'
+
+
+def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, *, narrow: bool = False) -> str:
+    """The serving diagram as Graphviz DOT: clients, gateway and router, then one box per pool, fed by the router or by
+    the pool it continues (`upstream`). Wide: left to right with the pools stacked; narrow: one column."""
+    ids = {p.name: f"pool{i}" for i, p in enumerate(pools)}
+    gateway = ["API gateway", _plural(gateway_nodes, "CPU node"), "auth, rate limit,", "tokenization, SSE"]
+    router = ["router", _plural(router_nodes, "CPU node"), "prefix-aware,", "session affinity"]
+    if narrow:  # two lines each: a phone's column is narrow, not short
+        gateway = [f"API gateway, {gateway[1]}", "auth, rate limit, tokenization, SSE"]
+        router = [f"router, {router[1]}", "prefix-aware, session affinity"]
     lines = [
         "digraph serving {",
-        "  rankdir=TB;",
-        "  compound=true;",
-        '  node [shape=box, style="rounded,filled", fillcolor="#f5f5f5", fontname="Helvetica", fontsize=10];',
-        '  edge [fontname="Helvetica", fontsize=9];',
-        f"  clients [label={_quote('clients')}, shape=ellipse, fillcolor=white];",
-        f"  gateway [label={_quote(gateway)}];",
-        f"  router [label={_quote(router)}];",
+        f"  rankdir={'TB' if narrow else 'LR'}; nodesep=0.12; ranksep=0.3; pad=0.05;",
+        f'  node [shape=box, style="rounded,filled", fillcolor="#f6f8fa", color="#8c959f", fontname="DejaVu Sans", fontsize={DIAGRAM_FONT_PT},'
+        ' margin="0.15,0.08"];',
+        '  edge [color="#59636e", arrowsize=0.7];',
+        "  clients [label=clients, shape=ellipse, fillcolor=white];",
+        f"  gateway [label={_html_label(gateway)}];",
+        f"  router [label={_html_label(router)}];",
         "  clients -> gateway;",
         "  gateway -> router;",
     ]
-    node_index = 0
-    for i, pool in enumerate(pools):
-        cluster = f"cluster_{i}"
-        label = f"{pool.name} pool: {pool.nodes} node{'s' if pool.nodes != 1 else ''}, {pool.replicas} replica{'s' if pool.replicas != 1 else ''}"
-        if pool.name == "general":  # the general pool's load against its replicas' capacity under the SLO
-            label += f", at {pct(pool.utilization)} of its SLO capacity at peak"
-        elif pool.name != "spare/canary":
-            label += f", {pct(pool.utilization)} busy at peak"
-        lines.append(f"  subgraph {cluster} {{")
-        lines.append(f"    label={_quote(label)};")
-        lines.append('    style="rounded,dashed";')
-        if pool.nodes <= MAX_DRAWN_NODES:
-            for _ in range(pool.nodes):
-                name = f"node{node_index}"
-                text = f"{name}{newline}{replicas_per_node} x TP={tp} ({gpu})"
-                lines.append(f"    {name} [label={_quote(text)}];")
-                node_index += 1
-            first = f"node{node_index - pool.nodes}"
-        else:
-            first = f"pool{i}"
-            text = f"{pool.nodes} nodes x {replicas_per_node} x TP={tp} ({gpu})"
-            lines.append(f"    {first} [label={_quote(text)}];")
-            node_index += pool.nodes
-        lines.append("  }")
-        style = ", style=dashed" if pool.name == "spare/canary" else ""
-        lines.append(f"  router -> {first} [lhead={cluster}, label={_quote(pool.name)}{style}];")
+    lines += [_pool_node(ids[p.name], p) for p in pools]
+    fed_by_router = [p for p in pools if p.upstream not in ids]
+    for i, p in enumerate(pools):
+        source = ids.get(p.upstream or "", "router")
+        attrs = ["style=dashed"] if p.load is Load.idle else []
+        if narrow and source == "router" and p is not fed_by_router[0]:
+            attrs.append("constraint=false")  # the router's pools hang in one column: only the first edge sets the ranks
+        lines.append(f"  {source} -> {ids[p.name]}{_attrs(attrs)};")
+        if narrow and i > 0:
+            lines.append(f"  {ids[pools[i - 1].name]} -> {ids[p.name]} [style=invis];")
     lines.append("}")
     return "\n".join(lines) + "\n"

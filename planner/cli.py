@@ -22,10 +22,11 @@ from planner.errors import BriefError
 from planner.figures import arithmetic, label, show, spec
 from planner.guard import checked
 from planner.loader import apply_overrides, load_brief, parse_override, preset_names
+from planner.naming import DesignName, design_name
 from planner.plaintext import terminal_text
 from planner.verdict import InfeasibleDesign
 
-__all__ = ["main", "say"]
+__all__ = ["brief_from_args", "main", "name_from_args", "say"]
 
 DEBUG_ENV = "PLANNER_DEBUG"  # set it to see the traceback of a bug instead of one line
 
@@ -63,10 +64,21 @@ def _emit(payload: dict[str, Any]) -> None:
     print(json.dumps(payload, indent=2, allow_nan=False))
 
 
-def brief_from_args(args: argparse.Namespace) -> Brief:
+def briefs_from_args(args: argparse.Namespace) -> tuple[Brief, Brief]:
+    """The brief BRIEF names, and the brief with the --set changes applied (the same brief without any)."""
     brief = load_brief(args.brief)
     changes = dict(parse_override(s) for s in args.set or ())
-    return apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
+    return brief, apply_overrides(brief, changes, base_dir=Path.cwd()) if changes else brief  # a --set path is the user's own
+
+
+def brief_from_args(args: argparse.Namespace) -> Brief:
+    return briefs_from_args(args)[1]
+
+
+def name_from_args(args: argparse.Namespace) -> tuple[Brief, DesignName]:
+    """The brief with the --set changes applied, and the design's name (its facts when a change makes the title stale)."""
+    source, brief = briefs_from_args(args)
+    return brief, design_name(brief, source)
 
 
 # The figures the text output lists, each as the figure registry names and writes it (planner.figures).
@@ -92,11 +104,11 @@ _TEXT_FIGURES = (
 )
 
 
-def _plan_text(d: Design) -> str:
+def _plan_text(d: Design, name: DesignName) -> str:
     width = max(len(label(path)) for path in _TEXT_FIGURES) + 2
     binding = next(m for m in d.failures if m.scenario == d.failure_summary.binding_scenario)
     lines = [
-        d.brief.title,
+        name.title,
         f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp},"
         f" {d.capacity.replicas} replicas",
     ]
@@ -118,7 +130,7 @@ def _plan_text(d: Design) -> str:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    brief = brief_from_args(args)
+    brief, name = name_from_args(args)
     try:
         design = checked(plan, brief)
     except InfeasibleDesign as exc:
@@ -128,7 +140,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         _emit(design_json(design))
     else:
-        say(_plan_text(design))
+        say(_plan_text(design, name))
     return 0
 
 

@@ -18,7 +18,7 @@ from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
 from planner.fmt import num, pct
 from planner.lora import lora_check
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point
-from planner.pools import Pools, pools_of
+from planner.pools import SIZING_UTILIZATION, Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
 from planner.verdict import InfeasibleDesign, Problem, Verdict
@@ -323,9 +323,6 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
         return math.inf
     dem = demand(smaller, shape)
     return capacity(smaller, shape, dem, memory(smaller, shape)).utilization_no_prefix_cache
-
-
-SIZING_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without the prefix cache
 
 
 def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:

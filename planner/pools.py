@@ -6,6 +6,8 @@ general pool's utilization all describe one general-pool replica carrying its sh
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
@@ -13,7 +15,27 @@ from planner.fmt import num, pct
 from planner.replica import ReplicaShape
 from planner.verdict import Problem
 
-__all__ = ["Pools", "pools_of"]
+__all__ = ["SIZING_UTILIZATION", "Load", "Pools", "load_of", "pools_of"]
+
+SIZING_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without the prefix cache
+
+
+class Load(StrEnum):
+    """How hard a pool runs at the peak, as the diagram colours it."""
+
+    over = "over"  # above 100%: the pool cannot carry its peak
+    near = "near"  # from the sizing target (85%) to 100%: no headroom left for a burst
+    ok = "ok"  # under the sizing target
+    idle = "idle"  # a spare: it serves only when a node fails
+
+
+def load_of(utilization: float, *, serving: bool = True) -> Load:
+    """The load level of a pool at `utilization` (a fraction; unbounded reads as over); a pool that does not serve is idle."""
+    if not serving:
+        return Load.idle
+    if not utilization <= 1:  # above 100%, or unbounded
+        return Load.over
+    return Load.near if utilization >= SIZING_UTILIZATION else Load.ok
 
 
 class Pools(BaseModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from planner.cli import brief_from_args, register, say
+from planner.cli import name_from_args, register, say
 from planner.design import plan
 from planner.errors import BriefError
 from planner.guard import checked
@@ -28,14 +28,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         raise BriefError("--out", f"directory {str(out.parent)!r} does not exist")
-    design = checked(plan, brief_from_args(args))  # bad briefs and uncomputable designs raise BriefError: exit 2
+    brief, name = name_from_args(args)  # the title follows --set: 6 nodes are not called "64 H100"
+    design = checked(plan, brief)  # bad briefs and uncomputable designs raise BriefError: exit 2
     try:  # a missing Graphviz or Chromium: one line naming the tool, as for bad input
         if args.format == "md":
-            payload = render_markdown(design).encode("utf-8")
+            payload = render_markdown(design, name).encode("utf-8")
         elif args.format == "html":
-            payload = render_html(design).encode("utf-8")
+            payload = render_html(design, name).encode("utf-8")
         else:
-            payload = render_pdf(design)
+            payload = render_pdf(design, name)
     except ExportError as exc:
         raise BriefError("--format", f"{args.format}: {exc}") from None
     try:  # a directory, a read-only place or a full disk is bad input, not a bug

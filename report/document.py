@@ -1,9 +1,15 @@
 """The one-page design document as data: sections of tables, lines and charts, built from a Design.
 
-`build_document(design)` decides what the page says; markdown.py and html.py only lay it out, so the
+`build_document(design)` decides what the document says; markdown.py and html.py only lay it out, so the
 formats cannot disagree. Every figure goes through `Figures` (see figures.py): this module holds no
-arithmetic and writes no number of its own. The section order follows the method: the brief, the
-arithmetic, the operating point, the verdict, the assumptions.
+arithmetic and writes no number of its own.
+
+Two parts. The page is what a reviewer needs, curated to print on one A4 sheet at a readable size: the brief,
+the verdict, the architecture diagram, the engine configuration, the SLO table, the binding failure, the
+cost, the critical dependencies and the validation plan. The appendix holds the full arithmetic behind every
+figure (capacity, operating point, waterfalls, every failure mode, cost levers, decisions, flags): it follows
+the page in the HTML and the Markdown and is left off the print. A page table with a `drop` rank may leave
+the print too, lowest rank first, when a design's page would not fit otherwise; the appendix repeats it.
 """
 
 from __future__ import annotations
@@ -12,9 +18,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from planner.architecture import LOAD_COLOR_NAMES, LOAD_COLORS, LOAD_LEGEND
+from planner.naming import DesignName, design_name
 from report.figures import Figure, Figures
 
-__all__ = ["Block", "Bullets", "Code", "Diagram", "Document", "Lines", "Section", "Table", "Waterfall", "build_document"]
+__all__ = ["APPENDIX_TITLE", "Block", "Bullets", "Code", "Diagram", "Document", "Lines", "Section", "Table", "Waterfall", "build_document"]
+
+APPENDIX_TITLE = "Appendix: the arithmetic behind the page"
 
 
 class _Frozen(BaseModel):
@@ -22,14 +32,14 @@ class _Frozen(BaseModel):
 
 
 class Table(_Frozen):
-    """Rows of cells; `note_column` (if any) holds the arithmetic, printed small."""
+    """Rows of cells; `note_column` (if any) holds the arithmetic or a reason, set in a muted colour."""
 
     kind: Literal["table"] = "table"
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     note_column: int | None = None
     emphasis_rows: tuple[int, ...] = ()  # rows to set in bold (the binding one)
-    detail: bool = False  # in the Markdown and on screen, left out of the one-page print
+    drop: int = 0  # on the page: 0 always printed; 1, 2, ...: may leave the print to fit it, 1 first
 
 
 class Lines(_Frozen):
@@ -37,7 +47,7 @@ class Lines(_Frozen):
 
     kind: Literal["lines"] = "lines"
     items: tuple[tuple[str, str], ...]
-    detail: bool = False  # model notes: in the Markdown and on screen, left out of the one-page print
+    inline: bool = False  # short items: printed on one line, one after another
 
 
 class Bullets(_Frozen):
@@ -56,18 +66,21 @@ class Waterfall(_Frozen):
 
 
 class Diagram(_Frozen):
-    """The architecture as Graphviz DOT source (rendered to SVG by the HTML, kept as source in Markdown)."""
+    """The architecture as Graphviz DOT source (rendered to SVG by the HTML, kept as source in Markdown), with the
+    legend of its box colours: (fill, border, colour's name, meaning)."""
 
     kind: Literal["diagram"] = "diagram"
     dot: str
+    legend: tuple[tuple[str, str, str, str], ...]
 
 
 class Code(_Frozen):
-    """A command line, shown verbatim."""
+    """A command line, shown verbatim; `wrap`: its continued lines (a backslash at the end) may run together."""
 
     kind: Literal["code"] = "code"
     text: str
     language: str = "sh"
+    wrap: bool = False
 
 
 Block = Table | Lines | Bullets | Waterfall | Diagram | Code
@@ -80,14 +93,19 @@ class Section(_Frozen):
 
 
 class Document(_Frozen):
-    title: str
+    title: str  # the design's name (planner.naming): follows the design as edited
     subtitle: str
     summary: str  # one line: model, fleet, verdict
-    sections: tuple[Section, ...]
+    sections: tuple[Section, ...]  # the page
+    appendix: tuple[Section, ...]  # the arithmetic behind the page: HTML and Markdown, not the print
     figures: tuple[Figure, ...]  # every figure shown, with the Design path it came from
 
+    @property
+    def all_sections(self) -> tuple[Section, ...]:
+        return self.sections + self.appendix
 
-# --- sections -----------------------------------------------------------------------------------------
+
+# --- the page -----------------------------------------------------------------------------------------
 
 
 def _arith(f: Figures, section: str, key: str) -> str:
@@ -127,14 +145,154 @@ def _workload(f: Figures) -> Section:
         f" p95 ITL < {f.num('brief.slo.itl_p95_ms', 'ms')}; availability {f.pct('brief.slo.availability')}"
     )
     budget = (
-        f"{f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')} {f.text('gpu_name')}"
+        f"{f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')} GPUs"
         f" at {f.usd('brief.cost.usd_per_gpu_hour')} per GPU-hour"
     )
     return Section(
         key="workload",
-        title="Workload and budget",
+        title="Brief",
         blocks=(Lines(items=(("Traffic", traffic), ("Lengths", lengths), ("SLO", slo), ("Budget", budget))),),
     )
+
+
+def _verdict(f: Figures) -> Section:
+    problems = f.value("verdict.problems")
+    answers = (
+        ("Feasible", f.yes_no("verdict.feasible")),
+        ("Meets the SLO", f.yes_no("verdict.meets_slo")),
+        ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
+    )
+    items = []
+    for i in range(len(problems)):
+        p = f"verdict.problems.{i}"
+        items.append((f.text(f"{p}.field"), f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
+    blocks: tuple[Block, ...] = (Lines(items=answers, inline=True), *((Lines(items=tuple(items)),) if items else ()))
+    return Section(key="verdict", title="Verdict", blocks=blocks)
+
+
+def _variation(f: Figures) -> Section:
+    v = "variation"
+    options = tuple(
+        (
+            f.text(f"{v}.options.{i}.name"),
+            f.pct(f"{v}.options.{i}.utilization"),
+            f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
+            f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
+            f.yes_no(f"{v}.options.{i}.ok"),
+        )
+        for i in range(len(f.value(f"{v}.options")))
+    )
+    blocks: list[Block] = [Lines(items=(("Question", f.text(f"{v}.question")), ("Conclusion", f.text(f"{v}.conclusion"))))]
+    if options:
+        blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=2))
+    return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
+
+
+def _legend() -> tuple[tuple[str, str, str, str], ...]:
+    return tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
+
+
+def _architecture(f: Figures) -> Section:
+    return Section(key="architecture", title="Architecture", blocks=(Diagram(dot=f.dot("architecture.dot"), legend=_legend()),))
+
+
+def _engine_config(f: Figures) -> Section:
+    return Section(key="config", title="Engine configuration (general pool)", blocks=(Code(text=f.text("config.command"), wrap=True),))
+
+
+def _slo(f: Figures) -> Section:
+    s = "slo"
+    judged = f.value(f"{s}.itl_metric").value  # which gap figure the ITL target judges: itl or tpot
+
+    def row(label: str, name: str, target: bool, ok: str) -> tuple[str, ...]:
+        shown_target = f.num(f"{s}.{'ttft' if name == 'ttft' else 'itl'}_target_ms", "ms") if target else ""
+        return (label, f.num(f"{s}.{name}_p50_ms", "ms"), f.num(f"{s}.{name}_p95_ms", "ms"), shown_target, f.yes_no(ok) if target else "")
+
+    rows = (
+        row("TTFT", "ttft", True, f"{s}.ttft_ok"),
+        row("ITL (token gaps)", "itl", judged == "itl", f"{s}.itl_ok"),
+        row("TPOT (reply mean)", "tpot", judged == "tpot", f"{s}.itl_ok"),
+    )
+    scope = f"TTFT end to end, for prompts up to {f.num(f'{s}.ttft_input_cap_tokens', 'tokens')}"
+    return Section(
+        key="slo",
+        title="SLO",
+        blocks=(Table(header=("Latency", "p50", "p95", "Target", "Meets"), rows=rows), Lines(items=(("Scope", scope),))),
+    )
+
+
+def _failure_rows(f: Figures, *, notes: bool) -> Table:
+    binding = f.value("failure_summary.binding_scenario")
+    rows, emphasis = [], []
+    for i, mode in enumerate(f.value("failures")):
+        p = f"failures.{i}"
+        row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
+        if notes:
+            row.append(f.pct(f"{p}.utilization_no_prefix_cache"))
+        row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.itl_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
+        if notes:
+            row.append(f.text(f"{p}.note"))
+        rows.append(tuple(row))
+        if mode.scenario == binding:
+            emphasis.append(i)
+    if notes:
+        header: tuple[str, ...] = ("Scenario", "Busy", "No cache", "p95 TTFT", "p95 ITL", "OK", "Note")
+        return Table(header=header, rows=tuple(rows), note_column=6, emphasis_rows=tuple(emphasis))
+    return Table(header=("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=1)
+
+
+def _failures(f: Figures) -> Section:
+    s = "failure_summary"
+    lines = (
+        ("Binds first", f.text(f"{s}.binding_reason")),
+        ("N+1", f"{f.yes_no(f'{s}.n_plus_one_ok')}: {f.text(f'{s}.availability_note')}"),
+    )
+    return Section(key="failures", title="The binding failure", blocks=(Lines(items=lines), _failure_rows(f, notes=False)))
+
+
+def _cost(f: Figures) -> Section:
+    c = "cost"
+    rows = (
+        ("Fleet per hour", f.usd(f"{c}.usd_per_hour")),
+        ("Fleet per year", f.usd(f"{c}.usd_per_year")),
+        ("Per million output tokens", f.usd(f"{c}.usd_per_million_output_tokens")),
+        ("Per million input tokens", f.usd(f"{c}.usd_per_million_input_tokens")),
+    )
+    return Section(key="cost", title="Cost", blocks=(Table(header=("Cost", "Value"), rows=rows, emphasis_rows=(2,)),))
+
+
+def _dependencies(f: Figures) -> Section:
+    c = "config.dependencies"
+    items = tuple((f.text(f"{c}.{i}.what"), f"breaks if {f.text(f'{c}.{i}.breaks_if')}") for i in range(len(f.value(c))))
+    return Section(key="dependencies", title="Critical dependencies", blocks=(Lines(items=items),))
+
+
+def _validation(f: Figures) -> Section:
+    op = "operating_point"
+    replica = (
+        f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
+        f" the plan predicts TPOT {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
+        f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
+    )
+    ramp = (
+        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: TPOT should reach the"
+        f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
+    )
+    fleet = (
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool replicas"
+        f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
+        f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
+        f" Then drain one node: the plan's N+1 case must hold too."
+    )
+    measure = "; ".join(f.text(f"config.measure_first.{i}") for i in range(len(f.value("config.measure_first"))))
+    return Section(
+        key="validation",
+        title="Validation: what to measure first, the load test that would confirm it",
+        blocks=(Lines(items=(("Measure first", measure),)), Bullets(items=(replica, ramp, fleet), numbered=True)),
+    )
+
+
+# --- the appendix: the arithmetic behind the page ------------------------------------------------------
 
 
 def _capacity(f: Figures) -> Section:
@@ -192,106 +350,6 @@ def _operating_point(f: Figures) -> Section:
     )
 
 
-def _verdict(f: Figures) -> Section:
-    problems = f.value("verdict.problems")
-    items: list[tuple[str, str]] = [
-        ("Feasible", f.yes_no("verdict.feasible")),
-        ("Meets the SLO", f.yes_no("verdict.meets_slo")),
-        ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
-    ]
-    for i in range(len(problems)):
-        p = f"verdict.problems.{i}"
-        items.append((f.text(f"{p}.field"), f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
-    return Section(key="verdict", title="Verdict", blocks=(Lines(items=tuple(items)),))
-
-
-def _by_unit(f: Figures, path: str, unit: str) -> str:
-    """A figure whose unit the planner states beside it: fractions as percentages, dollars, the rest with the unit."""
-    if unit == "fraction":
-        return f.pct(path)
-    if unit.startswith("$"):
-        return f.usd(path, unit.removeprefix("$").strip())
-    return f.num(path, unit)
-
-
-def _variation(f: Figures) -> Section:
-    v = "variation"
-    findings = tuple(
-        (
-            f.text(f"{v}.findings.{i}.label"),
-            f"{_by_unit(f, f'{v}.findings.{i}.value', f.value(f'{v}.findings.{i}.unit'))} ({f.text(f'{v}.findings.{i}.arithmetic')})",
-        )
-        for i in range(len(f.value(f"{v}.findings")))
-    )
-    options = tuple(
-        (
-            f.text(f"{v}.options.{i}.name"),
-            f.pct(f"{v}.options.{i}.utilization"),
-            f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
-            f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
-            f.yes_no(f"{v}.options.{i}.ok"),
-            f.text(f"{v}.options.{i}.change"),
-        )
-        for i in range(len(f.value(f"{v}.options")))
-    )
-    diff = tuple(
-        (
-            f.label(f.value(f"{v}.diff.{i}.figure")),  # the registry's name of the figure (planner.figures), never its path
-            f.figure(f"{v}.diff.{i}.baseline", f.value(f"{v}.diff.{i}.figure")),
-            f.figure(f"{v}.diff.{i}.value", f.value(f"{v}.diff.{i}.figure")),
-            f.change(f"{v}.diff.{i}.change_pct"),
-        )
-        for i in range(len(f.value(f"{v}.diff")))
-    )
-    blocks: list[Block] = [Lines(items=(("Question", f.text(f"{v}.question")), *findings, ("Conclusion", f.text(f"{v}.conclusion"))))]
-    if options:
-        blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK", "Change"), rows=options, note_column=5))
-    if diff:
-        blocks.append(Table(header=("Against the capstone", "Capstone", "This design", "Change"), rows=diff, detail=True))
-    return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
-
-
-def _architecture(f: Figures) -> Section:
-    a = "architecture"
-    pools = tuple(
-        (
-            f.text(f"{a}.pools.{i}.name"),
-            f.num(f"{a}.pools.{i}.nodes"),
-            f.num(f"{a}.pools.{i}.replicas"),
-            f.pct(f"{a}.pools.{i}.utilization"),
-            f.text(f"{a}.pools.{i}.role"),
-        )
-        for i in range(len(f.value(f"{a}.pools")))
-    )
-    decisions = tuple(
-        (f.text(f"{a}.{group}.{i}.decision"), f.text(f"{a}.{group}.{i}.why"))
-        for group in ("decisions", "routing")
-        for i in range(len(f.value(f"{a}.{group}")))
-    )
-    return Section(
-        key="architecture",
-        title="Architecture",
-        blocks=(
-            Diagram(dot=f.dot(f"{a}.dot")),
-            Table(header=("Pool", "Nodes", "Replicas", "Busy", "Role"), rows=pools, note_column=4),
-            Table(header=("Decision", "Why"), rows=decisions, note_column=1),
-        ),
-    )
-
-
-def _engine_config(f: Figures) -> Section:
-    c = "config"
-    flags = tuple(
-        (f.text(f"{c}.flags.{i}.flag"), f.text(f"{c}.flags.{i}.value"), f.text(f"{c}.flags.{i}.why"))
-        for i in range(len(f.value(f"{c}.flags")))
-    )
-    return Section(
-        key="config",
-        title="Engine configuration (general pool)",
-        blocks=(Code(text=f.text(f"{c}.command")), Table(header=("Flag", "Value", "Why"), rows=flags, note_column=2)),
-    )
-
-
 def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
     s = "slo"
     steps = tuple(
@@ -309,21 +367,12 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
     return Waterfall(title=title, steps=steps, marks=marks)
 
 
-def _slo(f: Figures) -> Section:
+def _slo_budget(f: Figures) -> Section:
     s = "slo"
-
-    def verdict(name: str) -> str:
-        met = "meets" if f.value(f"{s}.{name}_ok") else "MISSES"
-        return (
-            f"p50 {f.num(f'{s}.{name}_p50_ms', 'ms')}, p95 {f.num(f'{s}.{name}_p95_ms', 'ms')}"
-            f" against {f.num(f'{s}.{name}_target_ms', 'ms')}: {met} the target"
-        )
-
     return Section(
-        key="slo",
-        title="SLO budget",
+        key="slo_budget",
+        title="SLO budget: the latency waterfalls and the model",
         blocks=(
-            Lines(items=(("TTFT", verdict("ttft")), ("ITL", verdict("itl")))),
             _waterfall(f, "ttft", "Time to first token, mean path"),
             _waterfall(f, "itl", "Inter-token latency"),
             Lines(
@@ -331,47 +380,18 @@ def _slo(f: Figures) -> Section:
                     ("Queue", f.text(f"{s}.queue_model")),
                     ("Percentiles", f.text(f"{s}.percentile_method")),
                     ("Basis", f.text(f"{s}.basis")),
-                ),
-                detail=True,
+                )
             ),
         ),
     )
 
 
-def _failures(f: Figures) -> Section:
-    binding = f.value("failure_summary.binding_scenario")
-    rows, emphasis = [], []
-    for i, mode in enumerate(f.value("failures")):
-        p = f"failures.{i}"
-        rows.append(
-            (
-                f.text(f"{p}.title"),
-                f.pct(f"{p}.utilization"),
-                f.pct(f"{p}.utilization_no_prefix_cache"),
-                f.num(f"{p}.ttft_p95_ms", "ms"),
-                f.num(f"{p}.itl_p95_ms", "ms"),
-                f.yes_no(f"{p}.ok"),
-                f.text(f"{p}.note"),
-            )
-        )
-        if mode.scenario == binding:
-            emphasis.append(i)
-    table = Table(
-        header=("Scenario", "Busy", "No cache", "p95 TTFT", "p95 ITL", "OK", "Note"),
-        rows=tuple(rows),
-        note_column=6,
-        emphasis_rows=tuple(emphasis),
-    )
-    s = "failure_summary"
-    lines = (
-        ("Binding", f.text(f"{s}.binding_reason")),
-        ("N+1", f"{f.yes_no(f'{s}.n_plus_one_ok')}: {f.text(f'{s}.availability_note')}"),
-    )
-    basis = Lines(items=(("Basis", f.text(f"{s}.load_scaling")),), detail=True)
-    return Section(key="failures", title="Failure modes", blocks=(table, Lines(items=lines), basis))
+def _failure_modes(f: Figures) -> Section:
+    basis = Lines(items=(("Basis", f.text("failure_summary.load_scaling")),))
+    return Section(key="failure_modes", title="Failure modes, each re-planned", blocks=(_failure_rows(f, notes=True), basis))
 
 
-def _cost(f: Figures) -> Section:
+def _cost_arithmetic(f: Figures) -> Section:
     c = "cost"
     rows = (
         ("Fleet per hour", f.usd(f"{c}.usd_per_hour"), _arith(f, c, "usd_per_hour")),
@@ -390,8 +410,8 @@ def _cost(f: Figures) -> Section:
         for i in range(len(f.value(f"{c}.levers")))
     )
     return Section(
-        key="cost",
-        title="Cost",
+        key="cost_arithmetic",
+        title="Cost: the arithmetic and the levers",
         blocks=(
             Table(header=("Figure", "Value", "Arithmetic"), rows=rows, note_column=2, emphasis_rows=(3,)),
             Table(header=("Lever", "$/M output", "Change", "Arithmetic"), rows=levers, note_column=3),
@@ -399,35 +419,82 @@ def _cost(f: Figures) -> Section:
     )
 
 
-def _dependencies(f: Figures) -> Section:
-    c = "config.dependencies"
-    items = tuple((f.text(f"{c}.{i}.what"), f"breaks if {f.text(f'{c}.{i}.breaks_if')}") for i in range(len(f.value(c))))
-    return Section(key="dependencies", title="Critical dependencies", blocks=(Lines(items=items),))
-
-
-def _validation(f: Figures) -> Section:
-    op = "operating_point"
-    replica = (
-        f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
-        f" the plan predicts TPOT {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
-        f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
+def _decisions(f: Figures) -> Section:
+    a = "architecture"
+    pools = tuple(
+        (
+            f.text(f"{a}.pools.{i}.name"),
+            f.num(f"{a}.pools.{i}.nodes"),
+            f.num(f"{a}.pools.{i}.replicas"),
+            f.pct(f"{a}.pools.{i}.utilization"),
+            f.text(f"{a}.pools.{i}.role"),
+        )
+        for i in range(len(f.value(f"{a}.pools")))
     )
-    ramp = (
-        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: TPOT should reach the"
-        f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
+    decisions = tuple(
+        (f.text(f"{a}.{group}.{i}.decision"), f.text(f"{a}.{group}.{i}.why"))
+        for group in ("decisions", "routing")
+        for i in range(len(f.value(f"{a}.{group}")))
     )
-    fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool replicas"
-        f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
-        f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
-        f" Then drain one node: the plan's N+1 case must hold too."
-    )
-    measure = "; ".join(f.text(f"config.measure_first.{i}") for i in range(len(f.value("config.measure_first"))))
     return Section(
-        key="validation",
-        title="Validation: what to measure first, the load test that would confirm it",
-        blocks=(Lines(items=(("Measure first", measure),)), Bullets(items=(replica, ramp, fleet), numbered=True)),
+        key="decisions",
+        title="Architecture: pools, decisions and routing",
+        blocks=(
+            Table(header=("Pool", "Nodes", "Replicas", "Busy", "Role"), rows=pools, note_column=4),
+            Table(header=("Decision", "Why"), rows=decisions, note_column=1),
+        ),
     )
+
+
+def _flags(f: Figures) -> Section:
+    c = "config"
+    flags = tuple(
+        (f.text(f"{c}.flags.{i}.flag"), f.text(f"{c}.flags.{i}.value"), f.text(f"{c}.flags.{i}.why"))
+        for i in range(len(f.value(f"{c}.flags")))
+    )
+    return Section(
+        key="flags",
+        title="Engine flags, each with its reason",
+        blocks=(Table(header=("Flag", "Value", "Why"), rows=flags, note_column=2),),
+    )
+
+
+def _variation_arithmetic(f: Figures) -> Section:
+    v = "variation"
+    findings = tuple(
+        (
+            f.text(f"{v}.findings.{i}.label"),
+            f"{_by_unit(f, f'{v}.findings.{i}.value', f.value(f'{v}.findings.{i}.unit'))} ({f.text(f'{v}.findings.{i}.arithmetic')})",
+        )
+        for i in range(len(f.value(f"{v}.findings")))
+    )
+    options = tuple((f.text(f"{v}.options.{i}.name"), f.text(f"{v}.options.{i}.change")) for i in range(len(f.value(f"{v}.options"))))
+    diff = tuple(
+        (
+            f.label(f.value(f"{v}.diff.{i}.figure")),  # the registry's name of the figure (planner.figures), never its path
+            f.figure(f"{v}.diff.{i}.baseline", f.value(f"{v}.diff.{i}.figure")),
+            f.figure(f"{v}.diff.{i}.value", f.value(f"{v}.diff.{i}.figure")),
+            f.change(f"{v}.diff.{i}.change_pct"),
+        )
+        for i in range(len(f.value(f"{v}.diff")))
+    )
+    blocks: list[Block] = [Lines(items=findings)] if findings else []
+    if options:
+        blocks.append(Table(header=("Option", "Change"), rows=options, note_column=1))
+    if diff:
+        blocks.append(Table(header=("Against the capstone", "Capstone", "This design", "Change"), rows=diff))
+    return Section(
+        key="variation_arithmetic", title="Variation: findings, options and the difference to the capstone", blocks=tuple(blocks)
+    )
+
+
+def _by_unit(f: Figures, path: str, unit: str) -> str:
+    """A figure whose unit the planner states beside it: fractions as percentages, dollars, the rest with the unit."""
+    if unit == "fraction":
+        return f.pct(path)
+    if unit.startswith("$"):
+        return f.usd(path, unit.removeprefix("$").strip())
+    return f.num(path, unit)
 
 
 def _assumptions(f: Figures) -> Section:
@@ -438,26 +505,33 @@ def _assumptions(f: Figures) -> Section:
     return Section(key="assumptions", title="Assumptions", blocks=(Bullets(items=items),))
 
 
-def build_document(design: Any) -> Document:
-    """The document for one Design: what every format shows, in order."""
+def build_document(design: Any, name: DesignName | None = None) -> Document:
+    """The document for one Design: the page, then the appendix. `name` is the design's name (planner.naming,
+    which knows whether the design was edited from its brief); without it the brief's own title and description."""
     f = Figures(design)
-    title = f.text("brief.title")
-    subtitle = f.text("brief.description")
-    summary = _summary(f)
-    variation = (_variation(f),) if f.value("variation") is not None else ()
-    sections = (
+    name = name or design_name(design.brief)
+    has_variation = f.value("variation") is not None
+    page = (
         _workload(f),
         _verdict(f),
-        *variation,
+        *((_variation(f),) if has_variation else ()),
         _architecture(f),
         _engine_config(f),
-        _capacity(f),
-        _operating_point(f),
         _slo(f),
         _failures(f),
         _cost(f),
         _dependencies(f),
         _validation(f),
+    )
+    appendix = (
+        *((_variation_arithmetic(f),) if has_variation else ()),
+        _capacity(f),
+        _operating_point(f),
+        _slo_budget(f),
+        _failure_modes(f),
+        _cost_arithmetic(f),
+        _decisions(f),
+        _flags(f),
         _assumptions(f),
     )
-    return Document(title=title, subtitle=subtitle, summary=summary, sections=sections, figures=f.used)
+    return Document(title=name.title, subtitle=name.description, summary=_summary(f), sections=page, appendix=appendix, figures=f.used)

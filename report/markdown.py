@@ -1,4 +1,5 @@
-"""The design document as Markdown: the same Document the HTML and PDF lay out, as plain text tables.
+"""The design document as Markdown: the same Document the HTML and PDF lay out, as plain text tables: the page's
+sections, then the appendix with the arithmetic behind them.
 
 Every text is escaped: a brief's title, description, assumptions and names are anyone's text, so they
 must not become markup, raw HTML, an image or a link when a Markdown viewer renders the file (their URLs
@@ -10,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from planner.naming import DesignName
 from planner.plaintext import defang_urls
-from report.document import Block, Bullets, Code, Diagram, Document, Lines, Table, Waterfall, build_document
+from report.document import APPENDIX_TITLE, Block, Bullets, Code, Diagram, Document, Lines, Table, Waterfall, build_document
 
 __all__ = ["markdown_from_document", "markdown_text", "render_markdown"]
 
@@ -64,7 +66,8 @@ def _block(block: Block) -> list[str]:
     if isinstance(block, Code):
         return _fenced(block.language, block.text)
     if isinstance(block, Diagram):
-        return _fenced("dot", block.dot.strip())
+        legend = "; ".join(f"{name}: {meaning}" for _, _, name, meaning in block.legend)
+        return [*_fenced("dot", block.dot.strip()), "", f"Pool colours: {markdown_text(legend)}."]
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
@@ -75,9 +78,14 @@ def markdown_from_document(doc: Document) -> str:
         out += ["", f"## {markdown_text(section.title)}"]
         for block in section.blocks:
             out += ["", *_block(block)]
+    out += ["", "---", "", f"## {APPENDIX_TITLE}"]
+    for section in doc.appendix:
+        out += ["", f"### {markdown_text(section.title)}"]
+        for block in section.blocks:
+            out += ["", *_block(block)]
     return "\n".join(out) + "\n"
 
 
-def render_markdown(design: Any) -> str:
-    """The one-page design document as Markdown (stable: the same Design gives the same text)."""
-    return markdown_from_document(build_document(design))
+def render_markdown(design: Any, name: DesignName | None = None) -> str:
+    """The design document as Markdown, the page then its appendix (stable: the same Design gives the same text)."""
+    return markdown_from_document(build_document(design, name))

@@ -13,11 +13,15 @@ tool timeout (report.tools): a browser that does not start, or hangs, is one Too
 browser is closed so the next document starts a fresh one. A browser left unused for IDLE_CLOSE_S is closed
 too (it holds about half a gigabyte); the next document starts it again.
 
-The page fits on one sheet whatever the preset: at print scale s Chromium lays the page out at (printable
-width / s), so the content gets wider and shorter as s falls. One measurement gives the scale: the
-document is laid out once at MEASURE_SCALE, and its printed height there, P0, is extrapolated with the
-bound on how fast the height changes with the scale (see fitting_scale). The PDF's page count is then
-checked, and in the rare case of a second page the print is repeated a little smaller.
+The page fits on one A4 sheet with its type at the print CSS's size (report.html: body BODY_PT, nothing
+under MIN_BODY_PT but the footnote). At print scale s Chromium lays the page out at (printable width / s), so
+the printed height at s is measured by laying the page out at that width. A page too tall at scale 1 is
+printed a little smaller, at the largest scale that fits (a bisection), but not below READABLE_SCALE
+(MIN_BODY_PT / BODY_PT, and the footnote's floor likewise); if even that is too tall, the page tables the document ranks as droppable
+(`data-drop`: the failure table, a variation's options) leave the print one rank at a time, since the
+appendix of the HTML and Markdown carries them. Only a page too tall even then (a brief with a very long
+description and many problems) is printed smaller than readable, down to MIN_SCALE. The PDF's page count is
+then checked, and in the rare case of a second page the print is repeated smaller.
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.naming import DesignName
 from report.errors import ExportError
-from report.html import render_html
+from report.html import BODY_PT, FOOTNOTE_PT, MARGIN_MM, MIN_BODY_PT, MIN_FOOTNOTE_PT, PAGE_MM, render_html
 from report.tools import CHROMIUM, ToolError, executable, note_outcome, timeout_s
 
 __all__ = [
     "MAX_CONCURRENT_PRINTS",
+    "MIN_SCALE",
+    "PRINTABLE_HEIGHT_PX",
+    "READABLE_SCALE",
     "PdfError",
     "PdfPrinter",
     "PrintedPdf",
@@ -50,13 +58,14 @@ __all__ = [
     "shared_printer",
 ]
 
-# A4 landscape with the 6 mm margins of the print CSS, in CSS pixels (96 per inch).
+# The print CSS's page (report.html) less its margins, in CSS pixels (96 per inch).
 _PX_PER_MM = 96 / 25.4
-PRINTABLE_WIDTH_PX = (297 - 2 * 6) * _PX_PER_MM
-PRINTABLE_HEIGHT_PX = (210 - 2 * 6) * _PX_PER_MM
-MIN_SCALE, MAX_SCALE = 0.3, 1.4
-MEASURE_SCALE = 0.6  # near every preset's fitted scale (0.56-0.65), so the extrapolation is short
+PRINTABLE_WIDTH_PX = (PAGE_MM[0] - 2 * MARGIN_MM[0]) * _PX_PER_MM
+PRINTABLE_HEIGHT_PX = (PAGE_MM[1] - 2 * MARGIN_MM[1]) * _PX_PER_MM
+READABLE_SCALE = max(MIN_BODY_PT / BODY_PT, MIN_FOOTNOTE_PT / FOOTNOTE_PT)  # the smallest scale that keeps the type readable
+MIN_SCALE = 0.5  # the last resort, for a page too tall even without its droppable tables
 _FIT_MARGIN = 0.98  # keep 2% of the page height spare: rounding in the print path
+_FIT_STEPS = 3  # bisection steps for the print scale: from readable to 1, within 0.008 (0.06 pt of body type)
 _SHRINK_ON_OVERFLOW = 0.95  # the rare second try, when the PDF came out on two pages
 _MAX_PRINTS = 3
 MAX_CONCURRENT_PRINTS = 2  # documents in the browser at once; more wait for a free page
@@ -72,6 +81,8 @@ _CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 _HEIGHT_JS = "document.body.getBoundingClientRect().height"  # the content's own height (scrollHeight is never below the viewport)
+_DROP_RANKS_JS = "[...new Set([...document.querySelectorAll('[data-drop]')].map(e => +e.dataset.drop))].sort((a, b) => a - b)"
+_DROP_JS = "rank => document.querySelectorAll(`[data-drop='${rank}']`).forEach(e => { e.style.display = 'none'; })"
 
 
 class PdfError(ExportError):
@@ -82,14 +93,16 @@ class PrintedPdf(BaseModel):
     """One printed document.
 
     Attributes:
-        pdf: the PDF file's bytes (one A4 landscape page).
-        scale: the print scale used: 1 prints the print CSS's 7 pt type at 7 pt.
+        pdf: the PDF file's bytes (one A4 page).
+        scale: the print scale used: 1 prints the print CSS's type at its size (body 8.5 pt).
+        dropped: the `data-drop` ranks left off the print to fit it (empty: the whole page printed).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    pdf: bytes = Field(description="The PDF file (one A4 landscape page).")
-    scale: float = Field(description="Print scale used; 1 prints the 7 pt print type at 7 pt.")
+    pdf: bytes = Field(description="The PDF file (one A4 page).")
+    scale: float = Field(description="Print scale used; 1 prints the print CSS's type at its size.")
+    dropped: tuple[int, ...] = Field(default=(), description="The data-drop ranks left off the print to fit it.")
 
 
 def chromium_path() -> str:
@@ -102,18 +115,12 @@ def pdf_page_count(pdf: bytes) -> int:
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf))
 
 
-def fitting_scale(printed_height_px: float, measured_at: float = MEASURE_SCALE) -> float:
-    """The print scale that fits the page, from the printed height measured at one scale.
-
-    At scale s the printed height is s x (the layout's height at width printable/s). A wider layout (smaller s)
-    is never taller, and it is at most as much shorter as its text is wider, so the printed height changes
-    with s at least linearly and at most quadratically. Shrinking (the document is too tall at `measured_at`)
-    therefore assumes the linear law and growing the quadratic one: both err towards a page that fits.
-    """
+def fitting_scale(printed_height_px: float) -> float:
+    """A print scale at which a page `printed_height_px` tall at scale 1 fits: 1 when it fits, else limit / height
+    (the linear law: at a smaller scale the layout is wider and no taller, so the page fits), at least MIN_SCALE.
+    Never above 1: a short page keeps its type at the print CSS's size."""
     limit = PRINTABLE_HEIGHT_PX * _FIT_MARGIN
-    ratio = limit / printed_height_px
-    scale = measured_at * (ratio if ratio < 1 else ratio**0.5)  # linear law when shrinking, quadratic when growing
-    return min(MAX_SCALE, max(MIN_SCALE, scale))
+    return min(1.0, max(MIN_SCALE, limit / printed_height_px))
 
 
 def _start_failure(exc: Exception, limit_s: float) -> str:
@@ -126,7 +133,7 @@ def _start_failure(exc: Exception, limit_s: float) -> str:
 
 
 class PdfPrinter:
-    """One headless Chromium that prints any number of documents, each on one A4 landscape page.
+    """One headless Chromium that prints any number of documents, each on one A4 page.
 
     Thread-safe: print_document() may be called from any thread. The browser starts with the first document
     and stays until close() (or the end of a `with` block).
@@ -255,20 +262,39 @@ class PdfPrinter:
         if self._idle_pages:
             return self._idle_pages.pop()
         browser = await self._ensure_browser()
-        page = await browser.new_page(viewport={"width": int(PRINTABLE_WIDTH_PX / MEASURE_SCALE), "height": 400})
+        page = await browser.new_page(viewport={"width": int(PRINTABLE_WIDTH_PX), "height": 400})
         await page.route("**/*", lambda route: route.abort())  # self-contained: nothing may load
         await page.emulate_media(media="print")
         return page
 
     async def _print_on(self, page: Any, html: str) -> PrintedPdf:
-        await page.set_content(html, wait_until="load")  # laid out at MEASURE_SCALE's width: the one measurement
-        scale = fitting_scale(await page.evaluate(_HEIGHT_JS) * MEASURE_SCALE)
+        await page.set_content(html, wait_until="load")  # laid out at the printable width: scale 1
+        scale, dropped = await self._fit(page)
         for _ in range(_MAX_PRINTS):
             pdf: bytes = await page.pdf(scale=scale, prefer_css_page_size=True, print_background=True)
             if pdf_page_count(pdf) == 1:
-                return PrintedPdf(pdf=pdf, scale=scale)
+                return PrintedPdf(pdf=pdf, scale=scale, dropped=dropped)
             scale *= _SHRINK_ON_OVERFLOW
         raise PdfError(f"the document does not fit on one page even at print scale {scale:.2f}")
+
+    @staticmethod
+    async def _fit(page: Any) -> tuple[float, tuple[int, ...]]:
+        """The print scale, and the droppable ranks hidden, that fit the page: readable type first, then fewer tables."""
+        limit = PRINTABLE_HEIGHT_PX * _FIT_MARGIN
+        if await _printed_height(page, 1.0) <= limit:
+            return 1.0, ()
+        dropped: list[int] = []
+        ranks = [int(rank) for rank in await page.evaluate(_DROP_RANKS_JS)]
+        readable = await _printed_height(page, READABLE_SCALE) <= limit
+        while not readable and ranks:
+            rank = ranks.pop(0)
+            await page.evaluate(_DROP_JS, rank)
+            dropped.append(rank)
+            readable = await _printed_height(page, READABLE_SCALE) <= limit
+        if dropped and await _printed_height(page, 1.0) <= limit:  # the dropped tables made room for the full size
+            return 1.0, tuple(dropped)
+        low = READABLE_SCALE if readable else fitting_scale(await _printed_height(page, 1.0))  # either fits
+        return await _largest_fitting_scale(page, low, limit), tuple(dropped)
 
     async def _ensure_browser(self) -> Any:
         if self._starting is None:
@@ -322,6 +348,24 @@ class PdfPrinter:
             await asyncio.wait(self._background, timeout=2 * _CLOSE_TIMEOUT_S)
 
 
+async def _printed_height(page: Any, scale: float) -> float:
+    """The page's printed height at a print scale, in CSS pixels: laid out at (printable width / scale), times scale."""
+    await page.set_viewport_size({"width": round(PRINTABLE_WIDTH_PX / scale), "height": 400})
+    return float(await page.evaluate(_HEIGHT_JS)) * scale
+
+
+async def _largest_fitting_scale(page: Any, fits: float, limit: float) -> float:
+    """The largest print scale under 1 at which the page fits, by bisection from `fits`, a scale at which it does."""
+    low, high = fits, 1.0
+    for _ in range(_FIT_STEPS):
+        middle = (low + high) / 2
+        if await _printed_height(page, middle) <= limit:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
 async def _close_page(page: Any) -> None:
     with contextlib.suppress(Exception):
         await asyncio.wait_for(page.close(), _CLOSE_TIMEOUT_S)
@@ -351,6 +395,6 @@ def shared_printer() -> PdfPrinter:
         return _SHARED
 
 
-def render_pdf(design: Any) -> bytes:
-    """The one-page design document as PDF bytes, printed by the process's shared browser."""
-    return shared_printer().print_html(render_html(design))
+def render_pdf(design: Any, name: DesignName | None = None) -> bytes:
+    """The one-page design document as PDF bytes (the page; the appendix is not printed), by the process's shared browser."""
+    return shared_printer().print_html(render_html(design, name))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import re
+
 import pytest
-from apphelp import metrics, new_app, visit
+from apphelp import metrics, new_app, shown, visit
 
 from planner import preset_names
 from ui.pages import PAGES
@@ -50,8 +53,9 @@ def test_page_renders_preset(page: str, preset: str) -> None:
     assert at.title[0].value == title
     assert at.sidebar.selectbox(key="nav.preset").value == preset
     shown = metrics(at)
-    if title == "Architecture":
-        assert at.get("graphviz_chart"), "no diagram"
+    if title == "Architecture":  # drawn on the server: SVG images, nothing for the browser to lay out
+        assert not at.get("graphviz_chart")
+        assert sum("data:image/svg+xml;base64," in h.proto.body for h in at.get("html")) == 1, "no diagram"
     if title == "SLO budget":
         assert len(at.get("plotly_chart")) >= 2, "no waterfalls"
     for label in KEY_FIGURES.get(title, ()):
@@ -64,3 +68,53 @@ def test_page_renders_preset(page: str, preset: str) -> None:
 def test_every_page_has_key_figures_listed() -> None:
     missing = [t for _, t, _ in PAGES if t not in KEY_FIGURES]
     assert not missing, f"add the key figures of {missing} to KEY_FIGURES"
+
+
+def _diagram_svgs(at) -> list[str]:
+    """The SVG documents the Architecture page sends (both layouts), decoded from their data URLs."""
+    bodies = [h.proto.body for h in at.get("html")]
+    return [
+        base64.b64decode(data).decode() for body in bodies for data in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", body)
+    ]
+
+
+def test_architecture_page_draws_the_design_on_the_server() -> None:
+    """Both layouts of the edited design, their labels Graphviz's text, the legend, and the GPU of every node."""
+    at = visit(new_app({"preset": "capstone", "hardware.nodes": "6", "deployment.kv_cache": "bf16"}), "pages/architecture.py")
+    wide, narrow = _diagram_svgs(at)
+    for svg in (wide, narrow):
+        text = " ".join(re.findall(r">([^<>]+)</text>", svg))
+        assert "general pool: 4 nodes, 4 replicas" in text and "FP8 weights, BF16 KV" in text
+    assert 'font-size="12.00"' in wide  # the labels' size the page scales to 15 px
+    html = " ".join(h.proto.body for h in at.get("html"))
+    assert "@container" in html and 'class="arch-legend"' in html and "over 100%: cannot carry the peak" in html
+    assert any("8 x NVIDIA H100 SXM 80GB" in c.value for c in at.caption)
+
+
+def test_architecture_page_without_graphviz_says_so_and_lists_the_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    from report.diagram import svgs_from_dots
+
+    monkeypatch.setenv("DOT", "/nonexistent/dot")
+    svgs_from_dots.cache_clear()  # a diagram drawn by an earlier test would still show
+    at = visit(new_app({"preset": "capstone"}), "pages/architecture.py")
+    svgs_from_dots.cache_clear()
+    warnings = [shown(w.value) for w in at.warning]
+    assert len(warnings) == 1 and warnings[0].startswith("The diagram cannot be drawn on this server: Graphviz dot not found")
+    assert "\n" not in warnings[0]
+    assert not _diagram_svgs(at)
+    assert any("general" in str(df.value.to_dict()) for df in at.dataframe), "the pool table still shows"
+
+
+def test_titles_follow_the_edit_on_every_page() -> None:
+    """With 6 nodes no page calls the design "on 64 H100": the caption under every title is the design's own name.
+    The unedited preset keeps its title; a title the user wrote is kept too."""
+    edited = new_app({"preset": "capstone", "hardware.nodes": "6"})
+    for page, title, _ in PAGES:
+        visit(edited, page)
+        assert edited.caption[0].value.replace("\\", "") == "Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB", title
+        if title != "Variations":  # whose cards describe the variation presets, as written
+            assert not any("64 H100" in c.value for c in edited.caption), title
+    preset = new_app({"preset": "capstone"})
+    assert preset.caption[0].value.replace("\\", "") == "Capstone: Llama-3-70B for 10,000 chat users on 64 H100"
+    own = new_app({"preset": "capstone", "hardware.nodes": "6", "title": "Six nodes"})
+    assert own.caption[0].value.replace("\\", "") == "Six nodes"

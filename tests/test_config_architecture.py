@@ -3,12 +3,18 @@ its pools and routing, and a DOT diagram that Graphviz accepts and whose labels 
 
 from __future__ import annotations
 
+import math
+import re
 import shutil
 import subprocess
+from html import unescape
 
 import pytest
 
 from planner import load_brief, plan
+from planner.architecture import LOAD_COLORS, Pool, diagram_dot
+from planner.brief import KvPrecision, Precision
+from planner.pools import Load, load_of
 
 pytestmark = pytest.mark.unit
 
@@ -122,29 +128,106 @@ def test_capstone_pools(capstone):
     assert "prefix-aware" in routing and "session affinity" in routing
 
 
+def _label(dot: str, node: str) -> str:
+    """The text of one node's HTML-like label, its lines joined by ' | '."""
+    label = re.search(rf"  {node} \[label=<(.*?)>, ", dot)
+    assert label, node
+    return " | ".join(unescape(re.sub(r"</?B>", "", line)) for line in label.group(1).split("<BR/>"))
+
+
+def _fill(dot: str, node: str) -> str:
+    found = re.search(rf'  {node} \[label=<.*?>, fillcolor="(#[0-9a-f]+)"', dot)
+    assert found, node
+    return found.group(1)
+
+
 def test_dot_carries_live_figures(capstone):
+    """One box per pool: nodes, replicas, TP, precision, the requests it serves, its load at peak."""
     dot = capstone.architecture.dot
-    assert dot.startswith("digraph") and "clients" in dot and "gateway" in dot and "router" in dot
-    assert dot.count("TP=8") == 8  # one box per node
-    assert "6 replicas" in dot
+    assert dot.startswith("digraph") and "clients" in dot and "API gateway" in dot and "router" in dot
     general = next(p for p in capstone.architecture.pools if p.name == "general")
-    assert f"at {general.utilization * 100:.1f}% of its SLO capacity at peak" in dot  # load vs capacity under the SLO
-    smaller = plan(load_brief("capstone").with_changes({"hardware.nodes": 5})).architecture.dot
-    assert "3 replicas" in smaller and smaller.count("TP=8") == 5
+    assert _label(dot, "pool0") == (
+        "general pool: 6 nodes, 6 replicas | TP=8, FP8 weights, FP8 KV | prompts up to 16,000 tokens"
+        f" | {general.utilization * 100:.1f}% of SLO capacity at peak"
+    )
+    assert _label(dot, "pool1").endswith("of GPU time at peak | near the limit")  # 87.9% busy: amber
+    assert _label(dot, "pool2") == "spare/canary pool: 1 node, 1 replica | TP=8, FP8 weights, FP8 KV | idle until a node fails"
+    smaller = plan(load_brief("capstone").with_changes({"hardware.nodes": 5, "deployment.kv_cache": "bf16"})).architecture.dot
+    assert _label(smaller, "pool0").startswith("general pool: 3 nodes, 3 replicas | TP=8, FP8 weights, BF16 KV")
+
+
+def test_pools_are_coloured_by_load(capstone):
+    """Green under the 85% sizing target, amber up to 100%, red above (said in words too), grey dashed for the spare."""
+    assert [p.load for p in capstone.architecture.pools] == [Load.ok, Load.near, Load.idle]
+    dot = capstone.architecture.dot
+    assert [_fill(dot, f"pool{i}") for i in range(3)] == [LOAD_COLORS[Load.ok][0], LOAD_COLORS[Load.near][0], LOAD_COLORS[Load.idle][0]]
+    over = plan(load_brief("capstone").with_changes({"workload.users": 40_000}))
+    general = over.architecture.pools[0]
+    assert general.utilization > 1 and general.load is Load.over
+    assert _fill(over.architecture.dot, "pool0") == LOAD_COLORS[Load.over][0]
+    assert _label(over.architecture.dot, "pool0").endswith("| OVER capacity")
+    assert load_of(0.8499) is Load.ok and load_of(0.85) is Load.near and load_of(1.0) is Load.near
+    assert load_of(1.0001) is Load.over and load_of(math.inf) is Load.over and load_of(math.nan) is Load.over
+    assert load_of(5.0, serving=False) is Load.idle
 
 
 def test_large_fleets_draw_one_box_per_pool():
     dot = plan(load_brief("capstone").with_changes({"hardware.nodes": 40, "workload.users": 50_000})).architecture.dot
-    assert "38 nodes x 1 x TP=8" in dot
+    assert _label(dot, "pool0").startswith("general pool: 38 nodes, 38 replicas | TP=8")
+    assert dot.count("label=<") == 2 + 3  # gateway, router and one box per pool
+
+
+def test_replicas_per_node_show_when_tp_is_smaller_than_the_node():
+    dot = plan(load_brief("capstone").with_changes({"deployment.tp": 4})).architecture.dot
+    assert _label(dot, "pool0").startswith("general pool: 6 nodes, 12 replicas | TP=4 (2 a node), FP8 weights")
+
+
+def _pool(name: str, upstream: str | None = None, utilization: float = 0.5) -> Pool:
+    return Pool(
+        name=name,
+        nodes=2,
+        replicas=4,
+        replicas_per_node=2,
+        tp=4,
+        weights=Precision.fp8,
+        kv_cache=KvPrecision.fp8,
+        role=f"{name} work",
+        route=f"{name} requests",
+        upstream=upstream,
+        utilization=utilization,
+        utilization_basis="GPU time",
+        load=load_of(utilization),
+    )
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_the_pool_list_drives_the_drawing(narrow):
+    """Disaggregated pools draw from the same list: the router feeds prefill, prefill hands its KV to decode."""
+    pools = (_pool("prefill", utilization=1.2), _pool("decode", upstream="prefill", utilization=0.9))
+    dot = diagram_dot(pools, 6, 3, narrow=narrow)
+    assert "  router -> pool0" in dot and "  pool0 -> pool1;" in dot and "router -> pool1" not in dot
+    assert _label(dot, "pool0").startswith("prefill pool: 2 nodes, 4 replicas | TP=4 (2 a node), FP8 weights, FP8 KV")
+    assert (_fill(dot, "pool0"), _fill(dot, "pool1")) == (LOAD_COLORS[Load.over][0], LOAD_COLORS[Load.near][0])
+    if shutil.which("dot"):
+        assert subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=30).returncode == 0
+
+
+def test_two_layouts_of_one_picture(capstone):
+    """The narrow layout stacks everything top to bottom; both draw the same boxes."""
+    arch = capstone.architecture
+    assert "rankdir=LR" in arch.dot and "rankdir=TB" in arch.dot_narrow
+    for i in range(len(arch.pools)):
+        assert _label(arch.dot, f"pool{i}") == _label(arch.dot_narrow, f"pool{i}")
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
 @pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-a"])
 def test_graphviz_renders_the_diagram(preset):
-    dot = plan(load_brief(preset)).architecture.dot
-    proc = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 0, proc.stderr
-    assert "<svg" in proc.stdout
+    arch = plan(load_brief(preset)).architecture
+    for dot in (arch.dot, arch.dot_narrow):
+        proc = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        assert "<svg" in proc.stdout
 
 
 def test_max_model_len_is_capped_by_the_model():

@@ -55,10 +55,10 @@ def pw() -> Iterator[object]:
 
 
 @contextmanager
-def _browser_page(pw: object) -> Iterator[object]:
+def _browser_page(pw: object, width: int = 1400, height: int = 1000) -> Iterator[object]:
     with tempfile.TemporaryDirectory() as profile:
         context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
-            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000}
+            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS, viewport={"width": width, "height": height}
         )
         try:
             yield context.pages[0] if context.pages else context.new_page()
@@ -114,7 +114,7 @@ def test_every_page_in_a_real_browser(server: str, page: object) -> None:
     _settle(page, "SLO budget")
     assert page.get_by_text("Page not found").count() == 0  # type: ignore[attr-defined]
     page.get_by_text("Request rate (req/s)").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
-    page.get_by_text("10 QPS: Llama-3-70B").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Llama-3-70B for 10 req/s on 3 x 4 NVIDIA H100 SXM 80GB").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]  # named as edited
     nodes = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Fleet size (nodes)"]')  # type: ignore[attr-defined]
     assert nodes.input_value() == "3"
     _no_exception(page)
@@ -256,6 +256,55 @@ def test_every_page_at_phone_width(server: str, pw: object) -> None:
                     charts.nth(k).screenshot(path=str(SHOTS / f"51-phone-{i:02d}-{url_path}-chart{k}.png"))
         finally:
             context.close()
+
+
+# The diagram images the page shows: their width on screen, their SVG's natural width and smallest type (points).
+_DIAGRAM_IMAGES = r"""() => [...document.querySelectorAll('.arch-diagram img')]
+  .filter(img => img.getBoundingClientRect().width > 0)
+  .map(img => {
+    const svg = atob(img.src.split(',')[1]);
+    const fonts = [...svg.matchAll(/font-size="([\d.]+)"/g)].map(m => +m[1]);
+    const box = img.parentElement;
+    return {shown: img.getBoundingClientRect().width, natural: +/viewBox="[-\d.]+ [-\d.]+ ([\d.]+)/.exec(svg)[1],
+            smallest: Math.min(...fonts), scrolls: box.scrollWidth > box.clientWidth + 1};
+  })"""
+
+
+_ONE_DIAGRAM_DRAWN = """() => [...document.querySelectorAll('.arch-diagram img')]
+  .filter(img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0).length === 1"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_architecture_diagram_is_legible_at_both_widths(server: str, pw: object, width: int, height: int) -> None:
+    """Drawn on the server (no graphviz_chart for the browser to lay out): one layout shown, its smallest label at
+    least 12 px; the wide layout at 1440 px, the one-column layout at 390 px, neither scrolling sideways."""
+    with _browser_page(pw, width, height) as tab:
+        tab.goto(f"{server}/architecture?preset=capstone")  # type: ignore[attr-defined]
+        _settle(tab, "Architecture")
+        _no_exception(tab)
+        assert tab.locator('[data-testid="stGraphVizChart"]').count() == 0  # type: ignore[attr-defined]
+        tab.wait_for_function(_ONE_DIAGRAM_DRAWN, timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+        images = tab.evaluate(_DIAGRAM_IMAGES)  # type: ignore[attr-defined]
+        assert len(images) == 1, images
+        image = images[0]
+        assert image["shown"] / image["natural"] * image["smallest"] >= 12, image  # px of the smallest label
+        assert (image["natural"] > 400) == (width > 700), image  # which layout
+        assert not image["scrolls"], image
+        tab.locator(".arch-diagram").first.scroll_into_view_if_needed()  # type: ignore[attr-defined]
+        tab.screenshot(path=str(SHOTS / f"50-architecture-{width}.png"))  # type: ignore[attr-defined]
+
+
+def test_document_file_names_follow_the_edit(server: str, page: object) -> None:
+    """With 6 nodes the downloaded document is named, and titled, after the design as edited."""
+    page.goto(f"{server}/?preset=capstone&hardware.nodes=6")  # type: ignore[attr-defined]
+    _settle(page, "Brief")
+    stem = "llama-3-70b-for-10-000-users-on-6-x-8-nvidia-h100-sxm-80gb"
+    sidebar = page.locator('[data-testid="stSidebar"]')  # type: ignore[attr-defined]
+    with page.expect_download(timeout=RERUN_TIMEOUT_MS) as download:  # type: ignore[attr-defined]
+        sidebar.get_by_role("button", name="Design document (Markdown)").click()
+    assert download.value.suggested_filename == f"{stem}.md"
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert text.startswith("# Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB\n") and "64 H100" not in text
 
 
 _FOREIGN_RESOURCES = """() => [...document.querySelectorAll('a[href], img[src], iframe[src], link[href], script[src]')]

@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from planner import load_brief, plan, preset_names
+from planner.architecture import LOAD_LEGEND
 from planner.cli import design_json
+from planner.naming import design_name
 from report import build_document, render_html, render_markdown
+from report.diagram import svg_size
+from report.document import APPENDIX_TITLE
 from report.figures import format_figure, resolve
 from report.markdown import markdown_text
 from tests.conftest import ROOT, cli_json, run_cli
@@ -38,9 +42,13 @@ def preset(request):
 
 
 def _variants(text: str) -> list[str]:
-    """A figure's text as each format may show it: verbatim, folded for a table cell, pipes escaped."""
+    """A figure's text as each format may show it: verbatim, folded for a table cell, pipes escaped, a command's
+    continued lines run together (the page's wrapped command)."""
     folded = " ".join(text.split())
-    return [v for v in dict.fromkeys([text, folded, folded.replace("|", "\\|"), markdown_text(text)]) if v]  # a switch's value is empty
+    joined = re.sub(r"\s*\\\n\s*", " ", text)
+    return [
+        v for v in dict.fromkeys([text, folded, folded.replace("|", "\\|"), markdown_text(text), joined]) if v
+    ]  # a switch's value is empty
 
 
 # --- every number is the plan's ------------------------------------------------------------------------
@@ -61,11 +69,18 @@ def test_every_figure_resolves_to_the_plan(preset):
                 assert format_figure(value, fig.style, fig.unit) == fig.text, fig.path
 
 
+def _names_and_legend(doc) -> list[str]:
+    """Text that is no figure of the design: its name (planner.naming, tested there) and the diagram's colour legend."""
+    return [markdown_text(t) for t in (doc.title, doc.subtitle, *(meaning for _, meaning in LOAD_LEGEND)) if t]
+
+
 def test_markdown_holds_no_number_of_its_own(preset):
     """Remove every recorded figure from the Markdown: no digit may be left (the renderer invents none)."""
     _, design = preset
     doc = build_document(design)
     text = render_markdown(design)
+    for words in _names_and_legend(doc):
+        text = text.replace(words, " ")
     for fig in (f for f in doc.figures if f.text):
         assert any(v in text for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the Markdown"
     for fig in sorted(doc.figures, key=lambda f: len(f.text), reverse=True):
@@ -80,32 +95,43 @@ def test_html_shows_every_figure(preset):
     _, design = preset
     html = render_html(design)
     for fig in build_document(design).figures:
-        if fig.style == "dot":  # the diagram's source is drawn as SVG: every label of it must be there
+        if fig.style == "dot":  # the diagram's source is drawn as SVG: every line of every label must be there
             drawn = unescape(html)
-            for label in re.findall(r'label="((?:[^"\\]|\\.)*)"', fig.text):
-                for piece in label.replace('\\"', '"').split("\\n"):
-                    assert piece in drawn, f"diagram label {piece!r} is not drawn"
+            labels = re.findall(r"label=<(.*?)>(?:,|\])", fig.text)
+            assert len(labels) >= 3
+            for label in labels:
+                for piece in label.split("<BR/>"):
+                    line = unescape(re.sub(r"</?B>", "", piece))
+                    assert f">{line}<" in drawn, f"diagram label {line!r} is not drawn"
             continue
         assert not fig.text or any(escape(v) in html for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the HTML"
 
 
 def test_document_has_every_section_of_the_issue(preset):
-    """Issue 6's list: summary, architecture diagram, configuration with reasons, capacity, SLO with both
-    waterfalls, failure modes and the binding one, cost, dependencies, validation plan, assumptions."""
-    from report.document import Code, Diagram, Waterfall
+    """Issue 16's page: brief, verdict, architecture diagram, configuration, SLO table, the binding failure, cost,
+    dependencies, validation plan. The appendix: the arithmetic behind them (issue 6's capacity, operating point,
+    both waterfalls, every failure mode, cost levers, decisions and flags), and the assumptions."""
+    from report.document import Code, Diagram, Table, Waterfall
 
     _, design = preset
     doc = build_document(design)
-    keys = [s.key for s in doc.sections]
-    for key in ("workload", "architecture", "config", "capacity", "slo", "failures", "cost", "dependencies", "validation", "assumptions"):
-        assert key in keys, key
-    blocks = {s.key: s.blocks for s in doc.sections}
-    assert any(isinstance(b, Diagram) for b in blocks["architecture"])
-    assert any(isinstance(b, Code) for b in blocks["config"])
-    assert sum(isinstance(b, Waterfall) for b in blocks["slo"]) == 2
-    assert markdown_text(design.failure_summary.binding_reason) in render_markdown(design)
-    if design.variation is not None:  # a variation preset says what it asks and what it finds
-        assert "variation" in keys and markdown_text(design.variation.conclusion) in render_markdown(design)
+    page = {s.key: s.blocks for s in doc.sections}
+    appendix = {s.key: s.blocks for s in doc.appendix}
+    for key in ("workload", "verdict", "architecture", "config", "slo", "failures", "cost", "dependencies", "validation"):
+        assert key in page, key
+    for key in ("capacity", "operating_point", "slo_budget", "failure_modes", "cost_arithmetic", "decisions", "flags", "assumptions"):
+        assert key in appendix, key
+    assert not page.keys() & appendix.keys()
+    assert any(isinstance(b, Diagram) for b in page["architecture"])
+    assert any(isinstance(b, Code) and b.wrap for b in page["config"])
+    assert any(isinstance(b, Table) and b.header[0] == "Latency" for b in page["slo"])
+    assert sum(isinstance(b, Waterfall) for b in appendix["slo_budget"]) == 2
+    assert not any(isinstance(b, Waterfall) for blocks in page.values() for b in blocks)  # the arithmetic is not on the page
+    md = render_markdown(design)
+    assert markdown_text(design.failure_summary.binding_reason) in md
+    assert md.index("## Validation") < md.index(f"## {APPENDIX_TITLE}") < md.index("### Capacity")
+    if design.variation is not None:  # a variation preset says what it asks and what it finds, on the page
+        assert "variation" in page and markdown_text(design.variation.conclusion) in md
 
 
 def test_headline_figures_capstone():
@@ -196,13 +222,31 @@ def test_markdown_golden_capstone():
 
 
 def test_cli_writes_the_same_document(tmp_path: Path):
-    """The CLI and the app call the same renderer: same brief and overrides, same bytes."""
+    """The CLI and the app call the same renderer: same brief and overrides, same name, same bytes."""
     out_md, out_html = tmp_path / "d.md", tmp_path / "d.html"
     run_cli("export", "capstone", "--set", "workload.duty_cycle=0.16", "--format", "md", "--out", str(out_md), check=True)
     run_cli("export", "capstone", "--set", "workload.duty_cycle=0.16", "--format", "html", "--out", str(out_html), check=True)
-    design = plan(load_brief("capstone").with_changes({"workload.duty_cycle": 0.16}))
-    assert out_md.read_text(encoding="utf-8") == render_markdown(design)
-    assert out_html.read_text(encoding="utf-8") == render_html(design)
+    source = load_brief("capstone")
+    edited = source.with_changes({"workload.duty_cycle": 0.16})
+    design, name = plan(edited), design_name(edited, source)
+    assert out_md.read_text(encoding="utf-8") == render_markdown(design, name)
+    assert out_html.read_text(encoding="utf-8") == render_html(design, name)
+
+
+def test_titles_follow_the_design_as_edited(tmp_path: Path):
+    """With 6 nodes the documents no longer say "on 64 H100": the title is the design's own facts, the line under
+    it what changed; the PDF's title (its metadata) and the HTML's <title> follow. An unedited preset keeps its title."""
+    out_md, out_html = tmp_path / "d.md", tmp_path / "d.html"
+    for fmt, out in (("md", out_md), ("html", out_html)):
+        run_cli("export", "capstone", "--set", "hardware.nodes=6", "--format", fmt, "--out", str(out), check=True)
+    md, html = out_md.read_text(encoding="utf-8"), out_html.read_text(encoding="utf-8")
+    assert "64 H100" not in md and "64 H100" not in html and "8 nodes x 8 H100" not in md
+    assert md.startswith("# Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB\n")
+    assert "Edited from the brief it started from: nodes 8 → 6." in md
+    assert "<title>Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB</title>" in html
+    plain = run_cli("plan", "capstone", "--set", "hardware.nodes=6", check=True).stdout
+    assert plain.splitlines()[0] == "Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB"
+    assert render_markdown(plan(load_brief("capstone"))).startswith("# Capstone: Llama-3-70B for 10,000 chat users on 64 H100\n")
 
 
 def test_cli_document_matches_cli_plan_json(tmp_path: Path):
@@ -276,6 +320,18 @@ def test_dot_becomes_inline_svg():
     root = svg[: svg.index(">")]
     assert "viewBox" in root and "width=" not in root and "height=" not in root
     assert external_references(svg) == []
+
+
+def test_one_dot_run_draws_both_layouts():
+    """A design's two layouts come from one `dot` run, each a separate inline <svg>, in order."""
+    from report.diagram import svgs_from_dots
+
+    design = plan(load_brief("capstone"))
+    wide, narrow = svgs_from_dots((design.architecture.dot, design.architecture.dot_narrow))
+    for svg in (wide, narrow):
+        assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and svg.count("<svg") == 1 and "<?xml" not in svg
+    assert svg_size(wide)[0] > 2 * svg_size(narrow)[0] / 1.5  # left to right is the wider drawing
+    assert svg_size(narrow)[1] > svg_size(wide)[1]  # one column is the taller
 
 
 def test_bad_dot_is_a_clear_error():

@@ -1,27 +1,48 @@
-"""The one-page PDF (issue 6): exactly one page for every preset, printed by Debian's chromium.
+"""The one-page PDF (issues 6 and 16): exactly one A4 page for every preset, with type a reader can read.
 
-One browser prints every preset (PdfPrinter), so the module stays well under a minute. Pages are
-counted by poppler's `pdfinfo` (Debian package poppler-utils, installed by ./run test as root), a
-reader independent of the renderer's own check; `pdftotext` confirms the figures are real text.
+One browser prints every preset (PdfPrinter), so the module stays well under a minute. The page is read back
+with poppler (Debian package poppler-utils, installed by ./run test as root), a reader independent of the
+renderer: `pdfinfo` counts the pages, `pdftotext -bbox` gives every word's box. A word's box is as tall as its
+font's ascent plus descent, a fixed multiple of the font size; the multiple is measured here on a calibration
+page printed by the same browser in the document's fonts (regular, bold, monospace), so a box height reads as
+a size in points. The body type must be at least 8 pt; only the footnote may be smaller (7 pt).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+import statistics
 import subprocess
+from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 from planner import load_brief, plan, preset_names
-from report import PdfPrinter, build_document, render_html
-from report.pdf import MIN_SCALE
+from report import PdfPrinter, PrintedPdf, build_document, render_html
+from report.html import MIN_BODY_PT, MIN_FOOTNOTE_PT
+from report.pdf import READABLE_SCALE
 from tests.conftest import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 PRESETS = preset_names()
-READABLE_SCALE = 0.55  # below this the 7 pt print type would be under 4 pt: not a readable page
+SIZE_TOLERANCE_PT = 0.05  # box heights are written to a millionth of a point; the fonts' ratios differ by less
+_CALIBRATION_PT = 10.0
+_CALIBRATION_HTML = f"""<!DOCTYPE html><html><head><meta charset="utf-8"><style>@page {{ size: A4; margin: 10mm; }}
+p {{ margin: 0 0 4pt; font-size: {_CALIBRATION_PT}pt; }}</style></head><body>
+<p style="font-family: 'DejaVu Sans'">Regular Calibration</p>
+<p style="font-family: 'DejaVu Sans'; font-weight: bold">Bold Calibration</p>
+<p style="font-family: 'DejaVu Sans Mono'">Monospace Calibration</p>
+<p style="font-family: 'Liberation Sans'">Fallback Calibration</p></body></html>"""
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    height_pt: float
 
 
 def _poppler(tool: str) -> str:
@@ -37,50 +58,106 @@ def _pdfinfo(pdf: Path) -> dict[str, str]:
 
 
 def _pdftext(pdf: Path) -> str:
-    return subprocess.run([_poppler("pdftotext"), "-layout", str(pdf), "-"], capture_output=True, text=True, check=True, timeout=60).stdout
+    return subprocess.run([_poppler("pdftotext"), str(pdf), "-"], capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+def words(pdf: Path) -> list[Word]:
+    """Every word on the page with its box's height (poppler's pdftotext -bbox)."""
+    out = subprocess.run([_poppler("pdftotext"), "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True, timeout=60).stdout
+    boxes = re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', out)
+    return [Word(text=unescape(text), height_pt=float(y1) - float(y0)) for y0, y1, text in boxes]
 
 
 @pytest.fixture(scope="module")
-def printed(tmp_path_factory) -> dict[str, tuple[Path, float]]:
-    """Every preset printed by one browser: name -> (pdf file, print scale used)."""
+def printer():
+    with PdfPrinter() as shared:
+        yield shared
+
+
+@pytest.fixture(scope="module")
+def box_per_pt(printer, tmp_path_factory) -> float:
+    """A word box's height per point of font size, the largest over the document's fonts: dividing by it never
+    reads a word larger than it is."""
+    path = tmp_path_factory.mktemp("calibration") / "calibration.pdf"
+    path.write_bytes(printer.print_document(_CALIBRATION_HTML).pdf)
+    ratios = [w.height_pt / _CALIBRATION_PT for w in words(path)]
+    assert len(ratios) == 8 and max(ratios) - min(ratios) < 0.1, ratios  # one ratio, near enough, for every font
+    return max(ratios)
+
+
+@pytest.fixture(scope="module")
+def printed(printer, tmp_path_factory) -> dict[str, tuple[Path, PrintedPdf]]:
+    """Every preset printed by one browser: name -> (pdf file, the print)."""
     folder = tmp_path_factory.mktemp("pdf")
     files = {}
-    with PdfPrinter() as printer:
-        for name in PRESETS:
-            printed = printer.print_document(render_html(plan(load_brief(name))))
-            path = folder / f"{name}.pdf"
-            path.write_bytes(printed.pdf)
-            files[name] = (path, printed.scale)
+    for name in PRESETS:
+        printed = printer.print_document(render_html(plan(load_brief(name))))
+        path = folder / f"{name}.pdf"
+        path.write_bytes(printed.pdf)
+        files[name] = (path, printed)
     return files
 
 
+def _footnote_words() -> set[str]:
+    html = render_html(plan(load_brief("capstone")))
+    footer = re.search(r"<footer>(.*?)</footer>", html, flags=re.S)
+    assert footer
+    return set(unescape(footer.group(1)).split())
+
+
 @pytest.mark.parametrize("name", PRESETS)
-def test_pdf_is_one_readable_page(printed, name):
-    path, scale = printed[name]
+def test_pdf_is_one_a4_page(printed, name):
+    path, _ = printed[name]
     info = _pdfinfo(path)
     assert info["Pages"] == "1"
-    assert "(A4)" in info["Page size"] and info["Page size"].startswith("841.9")  # landscape: 297 mm wide
-    assert MIN_SCALE <= READABLE_SCALE <= scale
+    assert info["Page size"].startswith("594.96 x 841.92") and "(A4)" in info["Page size"]  # portrait
 
 
 @pytest.mark.parametrize("name", PRESETS)
-def test_pdf_text_carries_the_figures(printed, name):
-    """The PDF is text, not a picture: the title and the headline figures can be found in it."""
+def test_pdf_body_type_is_at_least_8_pt(printed, box_per_pt, name):
+    """Measured from the PDF: every word is at least 8 pt, but the footnote's, which are at least 7 pt; and the
+    page was not shrunk below its readable scale to fit."""
+    path, print_ = printed[name]
+    assert print_.scale >= READABLE_SCALE
+    sizes = [(w.text, w.height_pt / box_per_pt) for w in words(path)]
+    assert len(sizes) > 300, "the page should carry the design"
+    footnote = _footnote_words()
+    small = [(text, round(size, 2)) for text, size in sizes if size < MIN_BODY_PT - SIZE_TOLERANCE_PT]
+    body = [(text, size) for text, size in small if text not in footnote]
+    assert not body, f"body words under {MIN_BODY_PT} pt: {body[:10]}"
+    assert min(size for _, size in sizes) >= MIN_FOOTNOTE_PT - SIZE_TOLERANCE_PT
+    assert statistics.median(size for _, size in sizes) >= MIN_BODY_PT - SIZE_TOLERANCE_PT
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_pdf_carries_the_page_not_the_appendix(printed, name):
+    """The PDF is text, not a picture: the title, the headline figures and every page section are on it; the
+    appendix's arithmetic is not (the HTML and Markdown carry it)."""
     path, _ = printed[name]
     text = " ".join(_pdftext(path).split())
     design = plan(load_brief(name))
-    shown = {f.path: f.text for f in build_document(design).figures}
-    for key in ("capacity.utilization", "demand.request_rate_per_s", "memory.weights_gb_per_gpu", "operating_point.tpot_ms"):
+    doc = build_document(design)
+    shown = {f.path: f.text for f in doc.figures}
+    assert doc.title in text
+    for key in ("capacity.utilization", "demand.request_rate_per_s", "slo.ttft_p95_ms", "cost.usd_per_million_output_tokens"):
         assert shown[key] in text, key
-    for section in build_document(design).sections:  # every section is on the one page
+    for section in doc.sections:
         assert section.title in text, section.title
+    for section in doc.appendix:
+        assert section.title not in text, section.title
+    for label in ("router", "API gateway", "general pool"):  # the diagram is text too
+        assert label in text
 
 
 def test_cli_pdf(tmp_path: Path):
     out = tmp_path / "capstone.pdf"
-    proc = run_cli("export", "capstone", "--format", "pdf", "--out", str(out))
+    proc = run_cli("export", "capstone", "--set", "hardware.nodes=6", "--format", "pdf", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert out.read_bytes().startswith(b"%PDF") and _pdfinfo(out)["Pages"] == "1"
+    assert out.read_bytes().startswith(b"%PDF")
+    info = _pdfinfo(out)
+    assert info["Pages"] == "1"
+    assert info["Title"] == "Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100 SXM 80GB"  # the title follows the edit
+    assert "64 H100" not in _pdftext(out)
 
 
 def test_html_loads_nothing_in_a_browser():
@@ -90,11 +167,12 @@ def test_html_loads_nothing_in_a_browser():
     from report.pdf import chromium_path
 
     requests: list[str] = []
+    doc = build_document(plan(load_brief("capstone")))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         page = browser.new_page()
         page.on("request", lambda r: requests.append(r.url))
         page.set_content(render_html(plan(load_brief("capstone"))), wait_until="load")
-        assert page.locator("section").count() == len(build_document(plan(load_brief("capstone"))).sections)
+        assert page.locator("section").count() == len(doc.all_sections)
         browser.close()
     assert requests == []

@@ -24,7 +24,8 @@ import pytest
 
 from planner import load_brief, plan
 from report import PdfPrinter, ToolError, render_html
-from report.pdf import MAX_CONCURRENT_PRINTS, MAX_SCALE, MEASURE_SCALE, MIN_SCALE, PRINTABLE_HEIGHT_PX, fitting_scale
+from report.html import PAGE_CSS
+from report.pdf import MAX_CONCURRENT_PRINTS, MIN_SCALE, PRINTABLE_HEIGHT_PX, READABLE_SCALE, fitting_scale, pdf_page_count
 from report.tools import CHROMIUM, DOT, TIMEOUT_ENV, note_outcome, timeout_s, tool_failures
 from tests.conftest import ROOT
 
@@ -71,9 +72,9 @@ def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _svg(dot_source: str) -> str:
-    from report.diagram import svg_from_dot
+    from report.diagram import svg_from_dot, svgs_from_dots
 
-    svg_from_dot.cache_clear()  # the cache would answer without running the fake
+    svgs_from_dots.cache_clear()  # the cache would answer without running the fake
     return svg_from_dot(dot_source)
 
 
@@ -280,25 +281,52 @@ def test_five_documents_at_once_share_one_browser_two_at_a_time(tmp_path: Path, 
     assert printer.most_inside == MAX_CONCURRENT_PRINTS == 2
 
 
-# --- the print scale from one measurement ------------------------------------------------------------------
+# --- the print scale ---------------------------------------------------------------------------------------
 
 LIMIT = PRINTABLE_HEIGHT_PX * 0.98
 
 
-@pytest.mark.parametrize("too_tall", [1.05, 1.5, 2.0])
-def test_a_document_too_tall_at_the_measured_scale_shrinks_by_the_linear_law(too_tall: float) -> None:
-    assert fitting_scale(LIMIT * too_tall) == pytest.approx(MEASURE_SCALE / too_tall)
+@pytest.mark.parametrize("too_tall", [1.05, 1.5, 1.9])
+def test_a_page_too_tall_shrinks_by_the_linear_law(too_tall: float) -> None:
+    """At a smaller scale the page is laid out wider and is no taller, so limit / height always fits."""
+    assert fitting_scale(LIMIT * too_tall) == pytest.approx(1 / too_tall)
 
 
-@pytest.mark.parametrize("short", [0.5, 0.8, 0.95])
-def test_a_document_with_room_grows_by_the_quadratic_law(short: float) -> None:
-    assert fitting_scale(LIMIT * short) == pytest.approx(MEASURE_SCALE / short**0.5)
+@pytest.mark.parametrize("short", [0.5, 0.8, 1.0])
+def test_a_page_that_fits_keeps_its_type_size(short: float) -> None:
+    assert fitting_scale(LIMIT * short) == 1.0
 
 
 def test_the_scale_stays_within_its_bounds() -> None:
-    assert fitting_scale(1.0) == MAX_SCALE
     assert fitting_scale(LIMIT * 100) == MIN_SCALE
-    assert fitting_scale(LIMIT) == pytest.approx(MEASURE_SCALE)
+    assert pytest.approx(8 / 8.5) == READABLE_SCALE
+    assert MIN_SCALE < READABLE_SCALE < 1
+
+
+def _tall_page(description_words: int, table_rows: int) -> str:
+    """A page of the document's CSS: a description, and one droppable table of `table_rows` rows."""
+    rows = "".join(f"<tr><td>row {i}</td><td>{i}</td></tr>" for i in range(table_rows))
+    text = " ".join(["word"] * description_words)
+    return (
+        f'<!DOCTYPE html><html><head><style>{PAGE_CSS}</style></head><body><main><div class="flow">'
+        f'<section><h2>Text</h2><p class="line">{text}</p></section>'
+        f'<section><h2>Table</h2><table data-drop="1"><tbody>{rows}</tbody></table></section></div></main></body></html>'
+    )
+
+
+@pytest.mark.e2e
+def test_a_page_keeps_readable_type_and_drops_a_ranked_table_first() -> None:
+    """Fits at 1: printed at 1. A little too tall: printed smaller, not under READABLE_SCALE. Too tall for that:
+    the droppable table leaves the print and the type stays readable."""
+    with PdfPrinter() as printer:
+        fits = printer.print_document(_tall_page(300, 10))
+        smaller = printer.print_document(_tall_page(300, 100))
+        dropped = printer.print_document(_tall_page(300, 400))
+    assert (fits.scale, fits.dropped) == (1.0, ())
+    assert READABLE_SCALE <= smaller.scale < 1 and smaller.dropped == ()
+    assert dropped.scale >= READABLE_SCALE and dropped.dropped == (1,)
+    for printed in (fits, smaller, dropped):
+        assert pdf_page_count(printed.pdf) == 1
 
 
 # --- the command line -----------------------------------------------------------------------------------------

@@ -68,4 +68,4 @@ def test_every_section_reads_the_same_replica_at_the_same_load():
     assert f"{op.in_flight:.1f}" in next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")
     one = next(m for m in d.failures if m.scenario == "one_node_lost")
     assert one.ok == d.failure_summary.n_plus_one_ok == d.verdict.availability_ok
-    assert f"{op.load_vs_capacity * 100:.1f}%" in d.architecture.dot
+    assert f"{op.load_vs_capacity * 100:.1f}% of SLO capacity at peak" in d.architecture.dot

@@ -13,7 +13,6 @@ from planner.brief import CustomModel
 from planner.catalog import HF_CONFIG_MAX_BYTES, model_from_hf_config_text
 from planner.loader import MAX_BRIEF_BYTES, brief_from_text
 from ui import state
-from ui.document import file_stem
 from ui.show import md
 
 __all__ = ["HF_UPLOAD_KEY", "UPLOAD_KEY", "brief_files", "hf_config_upload", "read_hf_config", "read_upload"]
@@ -71,9 +70,11 @@ def brief_files(brief: Brief) -> None:
         if error:
             st.error(f"Not loaded: {md(error)}")
     with right:
-        stem = file_stem(brief.title)
-        st.download_button("Save as TOML", brief_to_toml(brief), file_name=f"{stem}.toml", mime="application/toml", on_click="ignore")
-        st.download_button("Save as JSON", brief_to_json(brief), file_name=f"{stem}.json", mime="application/json", on_click="ignore")
+        name = state.current_name()
+        saved = brief.with_changes({"title": name.title, "description": name.description}) if name.edited else brief  # no stale title
+        toml, json = brief_to_toml(saved), brief_to_json(saved)
+        st.download_button("Save as TOML", toml, file_name=f"{name.file_stem}.toml", mime="application/toml", on_click="ignore")
+        st.download_button("Save as JSON", json, file_name=f"{name.file_stem}.json", mime="application/json", on_click="ignore")
 
 
 # --- a model from an uploaded Hugging Face config.json ----------------------------------------------

@@ -11,20 +11,20 @@ that fails for another reason is shown to its session at its next run.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 
 import streamlit as st
 
 from planner import Design
+from planner.naming import DesignName
 from report import ExportError, render_html, render_markdown, render_pdf
 from report.tools import CHROMIUM, DOT, Tool, ToolError, check_tools_in_background, tool_failures
 from ui.show import md
 
-__all__ = ["FORMATS", "SessionExports", "document_download", "file_stem", "tool_problems"]
+__all__ = ["FORMATS", "SessionExports", "document_download", "tool_problems"]
 
-Render = Callable[[Design], str | bytes]
+Render = Callable[[Design, DesignName], str | bytes]
 
 FORMATS: tuple[tuple[str, str, str, Render], ...] = (
     ("Markdown", "md", "text/markdown", render_markdown),
@@ -45,10 +45,10 @@ class SessionExports:
         self._lock = threading.Lock()
         self._errors: dict[str, str] = {}
 
-    def render(self, ext: str, render: Render, design: Design) -> str | bytes:
+    def render(self, ext: str, render: Render, design: Design, name: DesignName) -> str | bytes:
         """Run one render (the deferred download's callable) and record how it ended."""
         try:
-            data = render(design)
+            data = render(design, name)
         except ToolError:  # shown to every session from tool_failures()
             self._record(ext, None)
             raise
@@ -73,12 +73,6 @@ class SessionExports:
             return dict(self._errors)
 
 
-def file_stem(title: str) -> str:
-    """A safe file name from a design title: lower case, dashes, at most 60 characters."""
-    stem = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60].strip("-")
-    return stem or "design"
-
-
 def tool_problems() -> list[str]:
     """One line per broken tool: the formats it stops and its failure (which names it and what to install)."""
     failures = tool_failures()
@@ -98,19 +92,20 @@ def _session_exports() -> SessionExports:
     return exports
 
 
-def _deferred(exports: SessionExports, ext: str, render: Render, design: Design) -> Callable[[], str | bytes]:
-    return lambda: exports.render(ext, render, design)
+def _deferred(exports: SessionExports, ext: str, render: Render, design: Design, name: DesignName) -> Callable[[], str | bytes]:
+    return lambda: exports.render(ext, render, design, name)
 
 
-def document_download(design: Design) -> None:
+def document_download(design: Design, name: DesignName) -> None:
+    """The three download buttons; the documents and their file names carry the design's name (planner.naming)."""
     check_tools_in_background(DOT, CHROMIUM)  # at most once a minute; returns at once
     st.caption("The one-page design document: architecture, configuration, SLO analysis, dependencies, validation plan.")
     exports = _session_exports()
-    stem = file_stem(design.brief.title)
+    stem = name.file_stem
     for label, ext, mime, render in FORMATS:
         st.download_button(
             f"Design document ({label})",
-            _deferred(exports, ext, render, design),
+            _deferred(exports, ext, render, design, name),
             file_name=f"{stem}.{ext}",
             mime=mime,
             key=f"doc.{ext}",

@@ -238,7 +238,8 @@ def page_setup(title: str) -> Design | None:
         _link_caption()
     state.sync_url()
     st.title(title)
-    st.caption(md(brief.title))  # anyone's text (a shared link sets it): escaped, and no URL in it becomes a link
+    name = state.current_name()  # follows the edits: 6 nodes are not called "64 H100"
+    st.caption(md(name.title))  # anyone's text (a shared link sets it): escaped, and no URL in it becomes a link
     for message in state.link_errors().values():
         st.warning(md(message))  # a link's parameters are anyone's text: never render them as links or images
     notice = state.pop_notice()
@@ -254,6 +255,6 @@ def page_setup(title: str) -> Design | None:
         st.error(md(f"This design cannot be computed: {exc}"))
         return None
     with st.sidebar:
-        document_download(design)
+        document_download(design, name)
     verdict_bar(design)
     return design

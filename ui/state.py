@@ -24,11 +24,13 @@ import streamlit as st
 from planner import Brief, BriefError, InfeasibleDesign, apply_overrides, load_brief, plan, preset_names
 from planner.guard import checked
 from planner.loader import parse_value
+from planner.naming import DesignName, design_name
 
 __all__ = [
     "WIDGET_PREFIXES",
     "brief_value",
     "current_brief",
+    "current_name",
     "diff_overrides",
     "enter_page",
     "field_errors",
@@ -312,6 +314,11 @@ def current_overrides() -> dict[str, Any]:
 
 def current_brief() -> Brief:
     return brief_for(current_preset(), current_overrides())
+
+
+def current_name() -> DesignName:
+    """The current design's name: the preset's title while the edits leave its facts alone, else the design's own."""
+    return design_name(current_brief(), preset_brief(current_preset()))
 
 
 def field_errors() -> dict[str, str]:
