@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from planner.brief import HF_CONFIG_PATH_REFUSED, Brief, set_paths
 from planner.catalog import model_from_hf_config
 from planner.errors import BriefError, validation_message
+from planner.profile import PROFILE_KEY, efficiency_from_profile
 
 __all__ = [
     "MAX_BRIEF_BYTES",
@@ -69,11 +70,34 @@ def _resolve_hf_config(data: dict[str, Any], base_dir: Path | None) -> None:
     model.setdefault("display_name", path.parent.name or "custom model")
 
 
+def _resolve_profile(data: dict[str, Any], base_dir: Path | None) -> None:
+    """Replace a top-level efficiency_profile (a file `python -m planner calibrate` wrote) by its [efficiency] values,
+    under the brief's own [efficiency] values. Like model.hf_config, a path is read only from a brief file."""
+    ref = data.pop(PROFILE_KEY, None)
+    if ref is None:
+        return
+    if not isinstance(ref, str) or not ref:
+        raise BriefError(PROFILE_KEY, "must be a path to a profile TOML file")
+    if base_dir is None:
+        raise BriefError(PROFILE_KEY, "a file path is not accepted here (the server reads no files); upload the profile instead")
+    if len(ref) > 1000:
+        raise BriefError(PROFILE_KEY, f"path is {len(ref):,} characters; at most 1,000")
+    path = Path(ref) if Path(ref).is_absolute() else base_dir / ref
+    try:
+        profile = efficiency_from_profile(path)
+    except BriefError as exc:
+        raise BriefError(PROFILE_KEY, f"{exc.field}: {exc.reason}") from None
+    own = data.get("efficiency")
+    data["efficiency"] = profile | (own if isinstance(own, dict) else {})
+
+
 def brief_from_data(data: Any, source: str = "brief", base_dir: Path | None = None) -> Brief:
-    """A validated brief from parsed data; `base_dir` is where model.hf_config paths are read (None: paths refused)."""
+    """A validated brief from parsed data; `base_dir` is where model.hf_config and efficiency_profile paths are read
+    (None: paths refused)."""
     if not isinstance(data, dict):
         raise BriefError(source, "a brief must be a table of sections (model, hardware, workload, ...)")
     _resolve_hf_config(data, base_dir)
+    _resolve_profile(data, base_dir)
     try:
         return Brief.model_validate(data)
     except ValidationError as exc:

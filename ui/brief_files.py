@@ -1,4 +1,5 @@
-"""Loading a brief from an uploaded TOML or JSON file, saving the current one, and a model from an uploaded config.json.
+"""Loading a brief from an uploaded TOML or JSON file, saving the current one, a model from an uploaded config.json,
+and efficiencies from an uploaded profile (planner.profile).
 
 Nothing here reads the server's files: a brief that names a config.json path is refused (planner.loader
 reads paths only for the CLI), and a Hugging Face config is uploaded instead.
@@ -6,19 +7,34 @@ reads paths only for the CLI), and a Hugging Face config is uploaded instead.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from planner import Brief, BriefError, brief_to_json, brief_to_toml
 from planner.brief import CustomModel
 from planner.catalog import HF_CONFIG_MAX_BYTES, model_from_hf_config_text
 from planner.loader import MAX_BRIEF_BYTES, brief_from_text
+from planner.profile import MAX_PROFILE_BYTES, efficiency_from_profile_text
 from ui import state
 from ui.show import md
 
-__all__ = ["HF_UPLOAD_KEY", "UPLOAD_KEY", "brief_files", "hf_config_upload", "read_hf_config", "read_upload"]
+__all__ = [
+    "HF_UPLOAD_KEY",
+    "PROFILE_UPLOAD_KEY",
+    "UPLOAD_KEY",
+    "brief_files",
+    "hf_config_upload",
+    "profile_upload",
+    "read_hf_config",
+    "read_profile",
+    "read_upload",
+]
 
 UPLOAD_KEY = "brief.upload"
 _UPLOAD_ERROR_KEY = "brief.upload_error"
+PROFILE_UPLOAD_KEY = "brief.profile_upload"
+_PROFILE_ERROR_KEY = "brief.profile_upload_error"
 HF_UPLOAD_KEY = "brief.hf_upload"
 _HF_ERROR_KEY = "brief.hf_upload_error"
 
@@ -69,12 +85,52 @@ def brief_files(brief: Brief) -> None:
         error = st.session_state.get(_UPLOAD_ERROR_KEY)
         if error:
             st.error(f"Not loaded: {md(error)}")
+        profile_upload()
     with right:
         name = state.current_name()
         saved = brief.with_changes({"title": name.title, "description": name.description}) if name.edited else brief  # no stale title
         toml, json = brief_to_toml(saved), brief_to_json(saved)
         st.download_button("Save as TOML", toml, file_name=f"{name.file_stem}.toml", mime="application/toml", on_click="ignore")
         st.download_button("Save as JSON", json, file_name=f"{name.file_stem}.json", mime="application/json", on_click="ignore")
+
+
+# --- efficiencies from an uploaded profile (python -m planner calibrate ... --out profile.toml) ------------
+
+
+def read_profile(name: str, data: bytes) -> dict[str, Any]:
+    """The efficiency values of an uploaded profile's bytes: size-limited, UTF-8 TOML, every value checked."""
+    return efficiency_from_profile_text(_upload_text(name, data, MAX_PROFILE_BYTES, "a profile"), name)
+
+
+def _on_profile_upload() -> None:
+    uploaded = st.session_state.get(PROFILE_UPLOAD_KEY)
+    st.session_state.pop(_PROFILE_ERROR_KEY, None)
+    if uploaded is None:
+        return
+    try:
+        values = read_profile(uploaded.name, uploaded.getvalue())
+    except BriefError as exc:
+        st.session_state[_PROFILE_ERROR_KEY] = str(exc)
+        return
+    state.set_fields({f"efficiency.{k}": v for k, v in values.items()}, report_at="efficiency")
+    if "efficiency" not in state.field_errors():
+        state.set_notice(f"Efficiencies from {uploaded.name}: {len(values)} constants fitted to your measurements")
+
+
+def profile_upload() -> None:
+    """An uploader for an efficiency profile: the step model's constants fitted to the user's own benchmark runs."""
+    st.file_uploader(
+        "Efficiencies from your measurements (a profile TOML)",
+        type=["toml"],
+        key=PROFILE_UPLOAD_KEY,
+        on_change=_on_profile_upload,
+        max_upload_size=1,
+        help="Written by `python -m planner calibrate RESULTS... --out profile.toml` from vllm bench serve or SGLang"
+        " bench_serving results: its constants replace the calibrated defaults in this design.",
+    )
+    error = st.session_state.get(_PROFILE_ERROR_KEY) or state.field_errors().get("efficiency")
+    if error:
+        st.error(f"Not loaded: {md(error)}")
 
 
 # --- a model from an uploaded Hugging Face config.json ----------------------------------------------
