@@ -42,6 +42,10 @@ class GpuSpec(BaseModel):
     nvlink_domain_gpus: int = Field(description="GPUs one NVLink/NVSwitch (or Infinity Fabric) domain joins.")
     scale_out_gb_per_s: float = Field(description="Scale-out network bandwidth per GPU (GB/s).")
     source: str
+    usd_per_gpu_hour: float | None = Field(
+        default=None, description="Reference price of one GPU-hour, reserved ($): what the design search prices this GPU at."
+    )
+    price_source: str = ""
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for a math precision; a GPU without it (A100 and fp8) runs at its bf16 peak."""
@@ -105,6 +109,8 @@ GPUS: dict[str, GpuSpec] = {
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # one 400 Gb/s NDR InfiniBand port per GPU
             source="NVIDIA H100 datasheet (SXM5): 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense",
+            usd_per_gpu_hour=2.50,
+            price_source="the capstone's stated reserved price (seeds: 64 H100s at $2.50/GPU-hour)",
         ),
         GpuSpec(
             key="h200",
@@ -115,6 +121,8 @@ GPUS: dict[str, GpuSpec] = {
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # 400 Gb/s NDR per GPU
             source="NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s; same Hopper tensor cores as H100 SXM",
+            usd_per_gpu_hour=3.50,
+            price_source="assumed reserved price: the low end of specialty clouds' H200 SXM on-demand range in May 2026 ($3.50-4.50)",
         ),
         GpuSpec(
             key="a100-80gb",
@@ -125,6 +133,8 @@ GPUS: dict[str, GpuSpec] = {
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=25,  # 200 Gb/s HDR InfiniBand per GPU
             source="NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOP/s BF16, 624 TOP/s INT8 dense; no FP8",
+            usd_per_gpu_hour=1.60,
+            price_source="variation G's stated reserved price ($1.60 against the H100's $2.50)",
         ),
         GpuSpec(
             key="b200",
@@ -135,6 +145,8 @@ GPUS: dict[str, GpuSpec] = {
             nvlink_domain_gpus=8,
             scale_out_gb_per_s=50,  # ConnectX-7, 400 Gb/s per GPU
             source="NVIDIA HGX B200 datasheet: 180 GB HBM3e and 7.7 TB/s per GPU, 2.25 PFLOP/s BF16 and 4.5 FP8 dense",
+            usd_per_gpu_hour=5.00,
+            price_source="assumed reserved price: within neocloud B200 on-demand listings of mid-2026 ($3.75-5.60)",
         ),
         GpuSpec(
             key="mi300x",
@@ -145,6 +157,8 @@ GPUS: dict[str, GpuSpec] = {
             nvlink_domain_gpus=8,  # Infinity Fabric joins the 8 GPUs of a platform
             scale_out_gb_per_s=50,  # 400 Gb/s NIC per GPU
             source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense",
+            usd_per_gpu_hour=2.00,
+            price_source="assumed reserved price: the median MI300X rental of May 2026 across neoclouds (~$1.99)",
         ),
     )
 }

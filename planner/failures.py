@@ -31,6 +31,8 @@ __all__ = [
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
+    "scenario_holds",
+    "scenario_overrides",
 ]
 
 HIT_RATE_AFTER_DROP = 0.20  # e.g. a product change puts a timestamp at the top of every prompt
@@ -137,6 +139,24 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     return changes, f"weights {dep.weights.value} -> bf16, KV {dep.kv_cache.value} -> bf16" + (
         ", prefill math at the BF16 peak" if peak_moves else ""
     )
+
+
+def scenario_overrides(brief: Brief, scenario: Scenario) -> dict[str, Any]:
+    """The brief paths and values a scenario applies (a failure row's `overrides`)."""
+    return _changes(brief, scenario)[0]
+
+
+def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
+    """Whether the design still meets its SLO under the scenario: the `ok` of its failure row, from a verdict-only
+    re-plan (the row's figures are not computed)."""
+    changes = scenario_overrides(brief, scenario)
+    if changes.get("hardware.nodes", 1) < 1:
+        return False
+    try:
+        verdict = verdict_only(brief.with_changes(changes)).verdict if changes else verdict_only(brief).verdict
+    except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
+        return False
+    return verdict.feasible and verdict.meets_slo
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
