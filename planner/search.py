@@ -58,6 +58,7 @@ __all__ = [
     "is_dominated",
     "search",
     "set_args",
+    "survival_fleet",
     "survival_fleets",
 ]
 
@@ -644,10 +645,11 @@ class ScenarioFleet(_Frozen):
 
     scenario: Scenario
     title: str
-    nodes: int | None  # None: no fleet up to the largest a brief describes survives it
+    nodes: int | None  # None: no fleet up to the search's limit survives it
     general_nodes: int | None
     long_context_nodes: int | None
     spare_nodes: int | None
+    overrides: dict[str, Any]  # the fleet as brief paths and values (nodes, and long-context nodes when they grow)
     holds_now: bool  # the brief's own fleet survives it
     text: str
 
@@ -656,54 +658,80 @@ def _fleet_text(title: str, nodes: int | None, general: int, long_ctx: int, spar
     if nodes is None:
         return f"{title}: no fleet size survives it; change the replica (TP, precision, GPU) or the targets"
     parts = [f"{general} general"] + ([f"{long_ctx} long-context"] if long_ctx else []) + ([f"{spare} spare"] if spare else [])
-    return f"{title}: {nodes} node(s), {' + '.join(parts)}"
+    return f"{title}: {nodes} nodes ({' + '.join(parts)})"
 
 
-def fewest_surviving_nodes(brief: Brief, scenario: Scenario, limit: int) -> int | None:
-    """The fewest nodes (at most `limit`) under which the scenario still meets the SLO; a search over nodes only.
-
-    More nodes lower each replica's load, so survival is taken as monotone in the fleet: doubling finds a fleet
-    that survives, bisection the fewest below it. None when even `limit` nodes do not survive.
-    """
-
-    def holds(nodes: int) -> bool:
-        try:
-            return scenario_holds(brief.with_changes({"hardware.nodes": nodes}), scenario)
-        except BriefError:
-            return False
-
-    high = 1
-    while not holds(high):
-        if high >= limit:
+def _fewest(holds: Callable[[int], bool], low: int, high: int) -> int | None:
+    """The fewest n in [low, high] for which `holds` is true, taking it as monotone in n: doubling finds one that
+    holds, bisection the fewest below it. None when even `high` does not hold."""
+    step, top = 1, low
+    while not holds(top):
+        if top >= high:
             return None
-        high = min(high * 2, limit)
-    low = high // 2  # does not hold (or 0)
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if holds(mid) else (mid, high)
-    return high
+        low, top = top + 1, min(top + step, high)
+        step *= 2
+    while top > low:  # holds(top); every n below `low` fails
+        mid = (low + top) // 2
+        low, top = (low, mid) if holds(mid) else (mid + 1, top)
+    return top
 
 
-def survival_fleets(brief: Brief, limit: int = 4096) -> tuple[ScenarioFleet, ...]:
-    """For each failure scenario, the fewest nodes that survive it ("traffic doubles: 18 node(s), 16 general + ...")."""
-    fleets = []
-    for scenario in Scenario:
-        nodes = fewest_surviving_nodes(brief, scenario, limit)
-        general = long_ctx = spare = None
-        if nodes is not None:
-            sized = brief.with_changes({"hardware.nodes": nodes})
-            pools, _ = pools_of(sized, shape_of(sized))
-            general, long_ctx, spare = pools.general_nodes, pools.long_context_nodes, pools.spare_nodes
-        fleets.append(
-            ScenarioFleet(
-                scenario=scenario,
-                title=TITLES[scenario],
-                nodes=nodes,
-                general_nodes=general,
-                long_context_nodes=long_ctx,
-                spare_nodes=spare,
-                holds_now=scenario_holds(brief, scenario),
-                text=_fleet_text(TITLES[scenario], nodes, general or 0, long_ctx or 0, spare or 0),
-            )
+def _holds(brief: Brief, scenario: Scenario, nodes: int, long_context: int) -> bool:
+    try:
+        sized = brief.with_changes({"hardware.nodes": nodes, "deployment.long_context_nodes": long_context})
+    except BriefError:
+        return False
+    return scenario_holds(sized, scenario)
+
+
+def survival_fleet(brief: Brief, scenario: Scenario, limit: int = 512) -> ScenarioFleet:
+    """The fewest nodes that survive a scenario: a search over the fleet only (the replica and the spares kept).
+
+    A brief with a long-context pool may need that pool larger too (traffic doubles its long prompts as well): the
+    fewest long-context nodes that carry their share with a general pool of `limit` nodes come first, then the
+    fewest general nodes beside them. More nodes lower each replica's load, so survival is taken as monotone in both.
+    """
+    dep = brief.deployment
+    spare = dep.spare_nodes
+    longs: int | None = dep.long_context_nodes
+    if dep.long_context_nodes > 0:
+        longs = _fewest(lambda n: _holds(brief, scenario, n + spare + limit, n), dep.long_context_nodes, dep.long_context_nodes + limit)
+    nodes = None
+    if longs is not None:
+        fixed = longs + spare
+        nodes = _fewest(lambda n: _holds(brief, scenario, n, longs), fixed + 1, fixed + limit)
+    holds_now = scenario_holds(brief, scenario)
+    title = TITLES[scenario]
+    if nodes is None or longs is None:
+        return ScenarioFleet(
+            scenario=scenario,
+            title=title,
+            nodes=None,
+            general_nodes=None,
+            long_context_nodes=None,
+            spare_nodes=None,
+            overrides={},
+            holds_now=holds_now,
+            text=_fleet_text(title, None, 0, 0, 0),
         )
-    return tuple(fleets)
+    sized = brief.with_changes({"hardware.nodes": nodes, "deployment.long_context_nodes": longs})
+    pools, _ = pools_of(sized, shape_of(sized))
+    overrides: dict[str, Any] = {"hardware.nodes": nodes}
+    if longs != dep.long_context_nodes:
+        overrides["deployment.long_context_nodes"] = longs
+    return ScenarioFleet(
+        scenario=scenario,
+        title=title,
+        nodes=nodes,
+        general_nodes=pools.general_nodes,
+        long_context_nodes=pools.long_context_nodes,
+        spare_nodes=pools.spare_nodes,
+        overrides=overrides,
+        holds_now=holds_now,
+        text=_fleet_text(title, nodes, pools.general_nodes, pools.long_context_nodes, pools.spare_nodes),
+    )
+
+
+def survival_fleets(brief: Brief, limit: int = 512) -> tuple[ScenarioFleet, ...]:
+    """For each failure scenario, the fewest nodes that survive it ("Traffic doubles: 19 nodes (16 general + ...)")."""
+    return tuple(survival_fleet(brief, scenario, limit) for scenario in Scenario)
