@@ -6,6 +6,7 @@ from planner.fmt import num, pct
 from ui.charts_stress import failure_chart
 from ui.show import Fig, figure_row, md, text_table
 from ui.sidebar import page_setup
+from ui.survival import survival_section
 
 design = page_setup("Failure modes")
 if design is None:
@@ -42,6 +43,7 @@ text_table(
     ]
 )
 st.caption(f"Load scaling: {md(summary.load_scaling)}")
+survival_section(design)
 
 st.header("Critical dependencies")
 for dep in design.config.dependencies:

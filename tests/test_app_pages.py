@@ -19,6 +19,7 @@ KEY_FIGURES = {
     "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
     "Cost": ("Per hour", "Per year", "Per million output tokens"),
     "Variations": (),
+    "Search": (),  # figures only after a search runs (tests/test_search_page.py)
 }
 VERDICT_ERRORS = ("Not feasible as briefed", "This design cannot be computed", "p95 TTFT", "p95 ITL")
 

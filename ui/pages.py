@@ -17,4 +17,5 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("app_pages/failure_modes.py", "Failure modes", "failure_modes"),
     ("app_pages/cost.py", "Cost", "cost"),
     ("app_pages/variations.py", "Variations", "variations"),
+    ("app_pages/search.py", "Search", "search"),
 )
