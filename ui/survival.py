@@ -10,7 +10,7 @@ import streamlit as st
 
 from planner import Design
 from planner.search import survival_fleets
-from ui.show import md, text_table
+from ui.show import text_table
 
 __all__ = ["survival_section"]
 
