@@ -29,9 +29,18 @@ if design is None:
 brief = design.brief
 
 
+SPACE_KEYS = ("search.gpu", "search.tp", "search.weights", "search.kv_cache", "search.seqs", "search.tokens", "search.nodes")
+SPACE_FOR = "search.space_for"  # the brief the space controls were seeded from
+
+
 def _space_form(brief: Brief) -> SearchSpace:
-    """The default space of the brief, each axis narrowed or widened by the user."""
+    """The default space of the brief, each axis narrowed by the user; the controls start again from the default
+    when the brief changes (a clicked frontier point, a slider)."""
     default = default_space(brief)
+    if st.session_state.get(SPACE_FOR) != brief.model_dump_json():
+        for key in SPACE_KEYS:
+            st.session_state.pop(key, None)
+        st.session_state[SPACE_FOR] = brief.model_dump_json()
     with st.expander(f"The space: {default.size:,} candidates by default", expanded=False):
         left, right = st.columns(2)
         with left:

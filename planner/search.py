@@ -618,10 +618,12 @@ def gap_to_best(design: Design, best: Point) -> BestGap:
             changes[path] = (mine, value)
     saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
     meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
+    moves = ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
     if not changes:
         text = "The current design is the best the search found."
+    elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
+        text = f"The best design costs the same, ${num(current)} per M output tokens; it differs in {moves}."
     else:
-        moves = ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
         verb = "saves" if saving >= 0 else "costs"
         text = (
             f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now:"
