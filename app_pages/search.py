@@ -164,12 +164,14 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
 
     if result.knobs:
         st.subheader("The knobs that matter most")
+        around = "the best design's" if result.knobs[0].best_value is not None else "any"
+        st.caption(f"Each knob turned alone, every other one at {around} value, the fleet sized again: the cheapest $/M with each value.")
         text_table(
             [
                 {
-                    "knob": k.axis,
+                    "knob": k.axis + (f" (best: {k.best_value})" if k.best_value is not None else ""),
                     "cheapest $/M with each value": " · ".join(f"{v}: {_cost_text(c)}" for v, c in k.cheapest_usd_per_million.items()),
-                    "spread": pct(k.spread),
+                    "spread": pct(k.spread) + (f", {k.values_without_design} value(s) never meet" if k.values_without_design else ""),
                 }
                 for k in result.knobs
             ]

@@ -103,12 +103,15 @@ class Point(_Frozen):
 
 
 class Knob(_Frozen):
-    """How much one axis moves the cheapest design that meets the SLO with N+1."""
+    """How much one axis moves the cheapest design that meets the SLO with N+1: each of its values with every other
+    axis at the best design's value (one knob turned at a time), the fleet sized again for each."""
 
     axis: str
     path: str
-    cheapest_usd_per_million: dict[str, float | None]  # per value of the axis; None: no design with it meets
-    spread: float  # (dearest - cheapest) / cheapest over the values with a design; 0 when fewer than two have one
+    best_value: str | None  # the best design's value (None when no candidate meets the SLO: then over all candidates)
+    cheapest_usd_per_million: dict[str, float | None]  # per value of the axis; None: no fleet in the space meets with it
+    spread: float  # the dearest value with a design over the cheapest, less one (0 with fewer than two)
+    values_without_design: int  # values of the axis with which no fleet in the space meets the SLO with N+1
 
 
 class SearchResult(_Frozen):
@@ -474,22 +477,42 @@ def _best_row(rows: Iterable[Row]) -> list[Row]:
     return sorted(accepted, key=lambda r: (r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms, r.replica, r.nodes))
 
 
-def _knobs(rows: Sequence[Row], space: SearchSpace) -> tuple[Knob, ...]:
+def _knobs(rows: Sequence[Row], space: SearchSpace, best: Row | None) -> tuple[Knob, ...]:
+    """Each replica axis turned alone around the best design (over every candidate when there is no best): the
+    largest spread first, then the most values without a design."""
     replicas = list(space.replicas())
-    cheapest: dict[str, dict[str, float]] = {axis: {} for axis in REPLICA_AXES}
-    for row in rows:
-        if not (row.meets_slo and row.availability_ok):
-            continue
-        for axis in REPLICA_AXES:
-            value = str(replicas[row.replica][axis])
-            cheapest[axis][value] = min(cheapest[axis].get(value, math.inf), row.usd_per_million)
+    accepted = [r for r in rows if r.meets_slo and r.availability_ok]
     knobs = []
     for axis in REPLICA_AXES:
-        by_value: dict[str, float | None] = {str(v): cheapest[axis].get(str(v)) for v in getattr(space, axis)}
-        costs = [c for c in by_value.values() if c is not None]
-        spread = (max(costs) - min(costs)) / min(costs) if len(costs) >= 2 and min(costs) > 0 else 0.0
-        knobs.append(Knob(axis=axis, path=AXES[axis], cheapest_usd_per_million=by_value, spread=spread))
-    return tuple(sorted(knobs, key=lambda k: (-k.spread, -sum(v is None for v in k.cheapest_usd_per_million.values()))))
+        if best is not None:
+            others = {a: v for a, v in replicas[best.replica].items() if a != axis}
+            pool = [r for r in accepted if all(replicas[r.replica][a] == v for a, v in others.items())]
+        else:
+            pool = accepted
+        cheapest: dict[str, float] = {}
+        for row in pool:
+            value = str(replicas[row.replica][axis])
+            cheapest[value] = min(cheapest.get(value, math.inf), row.usd_per_million)
+        by_value: dict[str, float | None] = {str(v): cheapest.get(str(v)) for v in getattr(space, axis)}
+        known = [c for c in by_value.values() if c is not None]
+        spread = max(known) / min(known) - 1 if len(known) >= 2 and min(known) > 0 else 0.0
+        knobs.append(
+            Knob(
+                axis=axis,
+                path=AXES[axis],
+                best_value=str(replicas[best.replica][axis]) if best is not None else None,
+                cheapest_usd_per_million=by_value,
+                spread=spread,
+                values_without_design=sum(c is None for c in by_value.values()),
+            )
+        )
+    return tuple(sorted(knobs, key=lambda k: (-k.spread, -k.values_without_design)))
+
+
+def _row_of(point: Point | None, ranked: list[Row], space: SearchSpace, replicas: list[dict[str, Any]]) -> Row | None:
+    if point is None:
+        return None
+    return next((r for r in ranked if _overrides_of(r, space, replicas) == point.overrides), None)
 
 
 def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) -> dict[str, Any]:
@@ -547,7 +570,7 @@ def search(
         seed=seed,
         space=space.as_table(),
         usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
-        knobs=_knobs(rows, space),
+        knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
     )
 
 

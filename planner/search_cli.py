@@ -87,7 +87,12 @@ def _text(r: SearchResult) -> str:
             f"  {'meets' if p.meets_slo else 'misses'}  sim {sim_text}  {p.label}"
         )
     if r.knobs:
-        lines.append("knobs (how much each moves the cheapest design): " + ", ".join(f"{k.axis} {pct(k.spread)}" for k in r.knobs))
+        lines.append("knobs (each turned alone around the best: how much it moves the cheapest cost):")
+        lines += [
+            f"  {k.axis:<24} {pct(k.spread):>7}  "
+            + ", ".join(f"{v}: {'none' if c is None else '$' + num(c)}" for v, c in k.cheapest_usd_per_million.items())
+            for k in r.knobs
+        ]
     return "\n".join(lines)
 
 

@@ -332,3 +332,14 @@ def test_search_command_loads_neither_ray_nor_the_simulator_until_it_runs():
 def test_no_point_has_an_unbounded_cost(result):
     for p in [result.best, *result.frontier]:
         assert p is not None and math.isfinite(p.usd_per_million_output_tokens)
+
+
+def test_knobs_turn_one_axis_at_a_time_around_the_best(result):
+    best = result.best
+    assert best is not None and result.knobs
+    for knob in result.knobs:
+        assert knob.best_value == str(best.overrides[knob.path])
+        assert knob.cheapest_usd_per_million[knob.best_value] == best.usd_per_million_output_tokens
+        # nothing is cheaper than the best, so every other value costs as much or more
+        assert all(c is None or c >= best.usd_per_million_output_tokens for c in knob.cheapest_usd_per_million.values())
+    assert [k.spread for k in result.knobs] == sorted((k.spread for k in result.knobs), reverse=True)
