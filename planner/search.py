@@ -1,16 +1,17 @@
 """Design search: the cheapest design that meets the SLO with N+1, and the cost/latency frontier.
 
-    space ──replicas──▶ evaluate_replicas (a worker walks one replica's node counts; verdict-only re-plans)
+    space ──replicas──▶ evaluate_chunk (a task takes whole replicas and walks each one's node counts)
           ──rows────▶ best      the cheapest candidate meeting the SLO with N+1, confirmed by plan()
                       frontier  candidates no other beats on $/M output tokens, p95 TTFT and p95 ITL at once,
                                 each planned with plan() and run through the simulator
 
-Every candidate is the brief with its overrides, re-planned by the same core design plan() uses
-(`verdict_only`: no trade-off curves, no SLO-capacity search, so about a millisecond). Node counts share a
-replica, so a worker takes whole replicas: the replica's shape, its capacity search and the one-node-lost
-re-plan (often another candidate of the same replica) come from the core design's caches. Only the best and
-the frontier are planned in full and simulated. Workers are a process pool or Ray tasks (planner.search_ray);
-results are put back in the space's order, so every backend and worker count gives the same answer.
+Every candidate is the brief with its overrides, judged by the same core design plan() uses. A replica that
+cannot be formed rejects all its node counts at once; most other infeasible candidates fall to steps 1-2 and the
+steady state (core.not_feasible_before_slo, a fraction of a millisecond); the rest get the core verdict
+(`verdict_only`: no trade-off curves, no SLO-capacity search, about a millisecond), and N+1 (the one-node-lost
+re-plan) up to the replica's first fleet that has it. Only the best and the frontier are planned in full and
+simulated. Workers are a process pool or Ray tasks (planner.search_ray); results are put back in the space's
+order, so every backend and worker count gives the same answer.
 """
 
 from __future__ import annotations
@@ -192,8 +193,8 @@ def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_o
         core = None if early else checked(verdict_only, design)
     except InfeasibleDesign as exc:
         return None, _uncomputable(exc)
-    except BriefError as exc:
-        return None, f"invalid: {exc.field}"
+    except BriefError as exc:  # a value out of range, or figures that overflow (planner.guard names the field)
+        return None, f"does not compute: {exc.field}"
     if core is None or not core.verdict.feasible:
         return None, f"not feasible: {early or _late_infeasibility(core)}"
     gpus, per_hour, per_m = _cost(design, core)
@@ -280,10 +281,6 @@ def _shape_rejection(brief: Brief, overrides: dict[str, Any]) -> str | None:
 
 
 # --- the frontier ------------------------------------------------------------------------------------
-
-
-def _objectives(rows: Sequence[Row]) -> np.ndarray:
-    return np.array([(r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms) for r in rows], dtype=float).reshape(-1, 3)
 
 
 def is_dominated(point: Sequence[float], others: np.ndarray) -> bool:
