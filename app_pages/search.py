@@ -198,6 +198,30 @@ st.markdown(
     " cost, p95 TTFT and p95 ITL at once, each planned in full and checked by the simulator."
 )
 space = _space_form(brief)
+figure_row(
+    [
+        Fig(
+            "Candidates",
+            f"{space.size:,}",
+            "the product of the axes' values: " + " x ".join(str(len(v)) for v in space.as_table().values()),
+        ),
+        Fig(
+            "Workers",
+            f"{default_workers()} processes",
+            "a process pool of this machine's cores (the command line's --ray runs on a cluster)",
+        ),
+        Fig(
+            "This design's $ per M",
+            f"${num(design.cost.usd_per_million_output_tokens)}",
+            design.cost.arithmetic["usd_per_million_output_tokens"],
+        ),
+        Fig(
+            "This design",
+            "meets the SLO with N+1" if design.verdict.meets_slo and design.verdict.availability_ok else "misses the SLO or N+1",
+        ),
+    ],
+    arithmetic_title="Show the space",
+)
 if st.button(f"Search {space.size:,} candidates", key="search.run"):
     _run(brief, space)
 stored = st.session_state.get(RESULT_KEY)
