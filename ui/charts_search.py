@@ -14,7 +14,7 @@ from ui.charts import figure, hline
 
 __all__ = ["FRONTIER_AXES", "frontier_chart"]
 
-# What the vertical axis shows: label -> (the point's figure, the brief's target for it or None)
+# What the vertical axis can show: its label -> the Point field it plots
 FRONTIER_AXES: dict[str, str] = {
     "p95 TTFT (ms)": "ttft_p95_ms",
     "p95 ITL (ms)": "itl_p95_ms",
