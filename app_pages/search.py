@@ -137,9 +137,9 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
             [
                 Fig("Best $ per M output tokens", f"${num(best.usd_per_million_output_tokens)}", best.label),
                 Fig(
-                    "This design's $ per M",
-                    f"${num(gap.current_usd_per_million)}",
-                    "meets the SLO with N+1" if gap.current_meets else "misses the SLO or N+1",
+                    "Best p95 TTFT / ITL",
+                    f"{num(best.ttft_p95_ms, 'ms')} / {num(best.itl_p95_ms, 'ms')}",
+                    "the analytic figures, from plan()",
                 ),
                 Fig("Saving against this design", pct(gap.saving), gap.text),
                 Fig(
@@ -216,8 +216,9 @@ figure_row(
             design.cost.arithmetic["usd_per_million_output_tokens"],
         ),
         Fig(
-            "This design",
-            "meets the SLO with N+1" if design.verdict.meets_slo and design.verdict.availability_ok else "misses the SLO or N+1",
+            "This design's SLO with N+1",
+            "met" if design.verdict.meets_slo and design.verdict.availability_ok else "missed",
+            "the verdict bar above says which target or availability binds",
         ),
     ],
     arithmetic_title="Show the space",

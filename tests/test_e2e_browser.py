@@ -253,8 +253,13 @@ def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(ser
     _no_exception(page)
     assert _metric(page, "Best $ per M output tokens").startswith("$")
     page.screenshot(path=str(SHOTS / "30-search.png"), full_page=True)  # type: ignore[attr-defined]
-    box = page.locator(_POINTS).first.bounding_box()  # type: ignore[attr-defined]
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # type: ignore[attr-defined]
+    point = page.locator(_POINTS).first  # type: ignore[attr-defined]
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)  # type: ignore[attr-defined]  # plotly selects the point under the pointer: hover first
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    page.mouse.click(x, y)  # type: ignore[attr-defined]
     page.wait_for_function("() => window.location.search.includes('hardware.gpu=')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.get_by_text("Opened the searched design").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     _settle(page, "Search")
