@@ -10,21 +10,19 @@ cannot be formed rejects all its node counts at once; most other infeasible cand
 steady state (core.not_feasible_before_slo, a fraction of a millisecond); the rest get the core verdict
 (`verdict_only`: no trade-off curves, no SLO-capacity search, about a millisecond), and N+1 (the one-node-lost
 re-plan) up to the replica's first fleet that has it. Only the best and the frontier are planned in full and
-simulated. Workers are a process pool or Ray tasks (planner.search_ray); results are put back in the space's
-order, so every backend and worker count gives the same answer.
+simulated. Workers are this process, a process pool (planner.search_runners) or Ray tasks (planner.search_ray);
+results are put back in the space's order, so every backend and worker count gives the same answer. The fewest
+nodes each failure scenario needs, a search over the fleet only, is planner.survival.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -35,11 +33,10 @@ from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, 
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.design import N_PLUS_ONE_AVAILABILITY, Design, plan
 from planner.errors import BriefError
-from planner.failures import TITLES, Scenario, scenario_holds
+from planner.failures import Scenario, scenario_holds
 from planner.fmt import num, pct
 from planner.guard import checked
-from planner.pools import pools_of
-from planner.replica import shape_of
+from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
 
@@ -50,7 +47,6 @@ __all__ = [
     "Point",
     "PoolRunner",
     "Runner",
-    "ScenarioFleet",
     "SearchResult",
     "SerialRunner",
     "Simulated",
@@ -59,8 +55,6 @@ __all__ = [
     "is_dominated",
     "search",
     "set_args",
-    "survival_fleet",
-    "survival_fleets",
 ]
 
 DEFAULT_SIM_REQUESTS = 2000  # requests a frontier point's simulated check runs
@@ -386,79 +380,6 @@ def confirm_chunk(task: Confirm) -> tuple[Point, ...]:
     return tuple(confirm_point(task.brief, o, task.requests, task.seed) for o in task.overrides)
 
 
-# --- running tasks -----------------------------------------------------------------------------------
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-Progress = Callable[[float, str], None]
-
-
-class Runner(Protocol):
-    """Runs tasks on workers; results come back in the tasks' order."""
-
-    name: str
-    workers: int
-
-    def map(self, fn: Callable[[_T], _R], tasks: Sequence[_T], done: Callable[[int], None]) -> list[_R]: ...
-
-
-def default_workers() -> int:
-    return max(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
-
-
-class SerialRunner:
-    """Every task in this process (one core)."""
-
-    name = "serial"
-    workers = 1
-
-    def __enter__(self) -> SerialRunner:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def map(self, fn: Callable[[_T], _R], tasks: Sequence[_T], done: Callable[[int], None]) -> list[_R]:
-        results = []
-        for task in tasks:
-            results.append(fn(task))
-            done(1)
-        return results
-
-
-class PoolRunner:
-    """A pool of worker processes on this machine. Workers start fresh (spawn): the app's server threads are never
-    forked, and each worker imports the planner once and keeps its caches for the whole search."""
-
-    name = "process pool"
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self._pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> PoolRunner:
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-
-    def map(self, fn: Callable[[_T], _R], tasks: Sequence[_T], done: Callable[[int], None]) -> list[_R]:
-        if self._pool is None:
-            raise RuntimeError("PoolRunner.map outside its `with` block")
-        futures = {self._pool.submit(fn, task): i for i, task in enumerate(tasks)}
-        results: dict[int, _R] = {}
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                results[futures[future]] = future.result()
-                done(1)
-        return [results[i] for i in range(len(tasks))]
-
-
 # --- the search --------------------------------------------------------------------------------------
 
 
@@ -657,103 +578,3 @@ def gap_to_best(design: Design, best: Point) -> BestGap:
         changes=changes,
         text=text,
     )
-
-
-# --- the fewest nodes that survive each failure scenario -------------------------------------------------
-
-
-class ScenarioFleet(_Frozen):
-    """The fewest nodes with which the design still meets its SLO under one failure scenario (its replica kept)."""
-
-    scenario: Scenario
-    title: str
-    nodes: int | None  # None: no fleet up to the search's limit survives it
-    general_nodes: int | None
-    long_context_nodes: int | None
-    spare_nodes: int | None
-    overrides: dict[str, Any]  # the fleet as brief paths and values (nodes, and long-context nodes when they grow)
-    holds_now: bool  # the brief's own fleet survives it
-    text: str
-
-
-def _fleet_text(title: str, nodes: int | None, general: int, long_ctx: int, spare: int) -> str:
-    if nodes is None:
-        return f"{title}: no fleet size survives it; change the replica (TP, precision, GPU) or the targets"
-    parts = [f"{general} general"] + ([f"{long_ctx} long-context"] if long_ctx else []) + ([f"{spare} spare"] if spare else [])
-    return f"{title}: {nodes} nodes ({' + '.join(parts)})"
-
-
-def _fewest(holds: Callable[[int], bool], low: int, high: int) -> int | None:
-    """The fewest n in [low, high] for which `holds` is true, taking it as monotone in n: doubling finds one that
-    holds, bisection the fewest below it. None when even `high` does not hold."""
-    step, top = 1, low
-    while not holds(top):
-        if top >= high:
-            return None
-        low, top = top + 1, min(top + step, high)
-        step *= 2
-    while top > low:  # holds(top); every n below `low` fails
-        mid = (low + top) // 2
-        low, top = (low, mid) if holds(mid) else (mid + 1, top)
-    return top
-
-
-def _holds(brief: Brief, scenario: Scenario, nodes: int, long_context: int) -> bool:
-    try:
-        sized = brief.with_changes({"hardware.nodes": nodes, "deployment.long_context_nodes": long_context})
-    except BriefError:
-        return False
-    return scenario_holds(sized, scenario)
-
-
-def survival_fleet(brief: Brief, scenario: Scenario, limit: int = 512) -> ScenarioFleet:
-    """The fewest nodes that survive a scenario: a search over the fleet only (the replica and the spares kept).
-
-    A brief with a long-context pool may need that pool larger too (traffic doubles its long prompts as well): the
-    fewest long-context nodes that carry their share with a general pool of `limit` nodes come first, then the
-    fewest general nodes beside them. More nodes lower each replica's load, so survival is taken as monotone in both.
-    """
-    dep = brief.deployment
-    spare = dep.spare_nodes
-    longs: int | None = dep.long_context_nodes
-    if dep.long_context_nodes > 0:
-        longs = _fewest(lambda n: _holds(brief, scenario, n + spare + limit, n), dep.long_context_nodes, dep.long_context_nodes + limit)
-    nodes = None
-    if longs is not None:
-        fixed = longs + spare
-        nodes = _fewest(lambda n: _holds(brief, scenario, n, longs), fixed + 1, fixed + limit)
-    holds_now = scenario_holds(brief, scenario)
-    title = TITLES[scenario]
-    if nodes is None or longs is None:
-        return ScenarioFleet(
-            scenario=scenario,
-            title=title,
-            nodes=None,
-            general_nodes=None,
-            long_context_nodes=None,
-            spare_nodes=None,
-            overrides={},
-            holds_now=holds_now,
-            text=_fleet_text(title, None, 0, 0, 0),
-        )
-    sized = brief.with_changes({"hardware.nodes": nodes, "deployment.long_context_nodes": longs})
-    pools, _ = pools_of(sized, shape_of(sized))
-    overrides: dict[str, Any] = {"hardware.nodes": nodes}
-    if longs != dep.long_context_nodes:
-        overrides["deployment.long_context_nodes"] = longs
-    return ScenarioFleet(
-        scenario=scenario,
-        title=title,
-        nodes=nodes,
-        general_nodes=pools.general_nodes,
-        long_context_nodes=pools.long_context_nodes,
-        spare_nodes=pools.spare_nodes,
-        overrides=overrides,
-        holds_now=holds_now,
-        text=_fleet_text(title, nodes, pools.general_nodes, pools.long_context_nodes, pools.spare_nodes),
-    )
-
-
-def survival_fleets(brief: Brief, limit: int = 512) -> tuple[ScenarioFleet, ...]:
-    """For each failure scenario, the fewest nodes that survive it ("Traffic doubles: 19 nodes (16 general + ...)")."""
-    return tuple(survival_fleet(brief, scenario, limit) for scenario in Scenario)

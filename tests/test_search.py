@@ -25,9 +25,9 @@ from planner.search import (
     is_dominated,
     search,
     set_args,
-    survival_fleets,
 )
 from planner.search_space import AXES, PRICE_PATH, SearchSpace, default_space, space_from_data
+from planner.survival import survival_fleets
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.unit

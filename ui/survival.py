@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner import Design
-from planner.search import survival_fleets
+from planner.survival import survival_fleets
 from ui.show import text_table
 
 __all__ = ["survival_section"]
