@@ -10,6 +10,7 @@ stopped by their pid (benchmarks.live.serve).
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -253,6 +254,7 @@ def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(ser
     _no_exception(page)
     assert _metric(page, "Best $ per M output tokens").startswith("$")
     page.screenshot(path=str(SHOTS / "30-search.png"), full_page=True)  # type: ignore[attr-defined]
+    before = _metric(page, "This design's $ per M")
     point = page.locator(_POINTS).first  # type: ignore[attr-defined]
     point.scroll_into_view_if_needed()
     box = point.bounding_box()
@@ -263,7 +265,12 @@ def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(ser
     page.wait_for_function("() => window.location.search.includes('hardware.gpu=')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.get_by_text("Opened the searched design").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     _settle(page, "Search")
+    deadline = time.monotonic() + RERUN_TIMEOUT_MS / 1e3
+    while _metric(page, "This design's $ per M") == before and time.monotonic() < deadline:  # the run the click started
+        page.wait_for_timeout(200)  # type: ignore[attr-defined]
+    _settle(page, "Search")
     opened = _metric(page, "This design's $ per M")
+    assert opened != before, "the clicked design is not the one the page started from"
     page.screenshot(path=str(SHOTS / "31-search-opened.png"), full_page=True)  # type: ignore[attr-defined]
     page.goto(page.url.replace("/search", "/cost"))  # type: ignore[attr-defined]
     _settle(page, "Cost")
