@@ -6,6 +6,7 @@ from planner.figures import label, show
 from ui.charts_stress import failure_latency_chart, failure_utilization_chart
 from ui.show import Fig, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
+from ui.survival import survival_section
 
 design = page_setup("Failure modes")
 if design is None:
@@ -44,6 +45,8 @@ def _row(i: int) -> dict[str, str]:
 
 text_table([_row(i) for i in range(len(failures))])
 st.caption(f"Load scaling: {md(summary.load_scaling)}")
+
+survival_section(design)
 
 st.header("Critical dependencies")
 for dep in design.config.dependencies:

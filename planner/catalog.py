@@ -48,6 +48,10 @@ class GpuSpec(BaseModel):
         description="Architecture generation (ampere, ada, hopper, blackwell, cdna3, xe2): what its tensor cores run natively."
     )
     source: str
+    usd_per_gpu_hour: float | None = Field(
+        default=None, description="Reference price of one GPU-hour, reserved ($): what the design search prices this GPU at."
+    )
+    price_source: str = ""
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for a math precision; a GPU without it (A100 and fp8) runs at its bf16 peak."""
@@ -130,6 +134,8 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
             generation="hopper",
             source="NVIDIA H100 datasheet (SXM5): 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense, NVLink 900 GB/s",
+            usd_per_gpu_hour=2.50,
+            price_source="the capstone's stated reserved price (seeds: 64 H100s at $2.50/GPU-hour)",
         ),
         GpuSpec(
             key="h200",
@@ -142,6 +148,8 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
             generation="hopper",
             source="NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; same Hopper tensor cores as H100 SXM",
+            usd_per_gpu_hour=3.50,
+            price_source="assumed reserved price: the low end of specialty clouds' H200 SXM on-demand range in May 2026 ($3.50-4.50)",
         ),
         GpuSpec(
             key="a100-80gb",
@@ -154,6 +162,8 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=300,  # NVLink 3: 600 GB/s both directions
             generation="ampere",
             source="NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOP/s BF16, 624 TOP/s INT8 dense, NVLink 600 GB/s; no FP8",
+            usd_per_gpu_hour=1.60,
+            price_source="variation G's stated reserved price ($1.60 against the H100's $2.50)",
         ),
         GpuSpec(
             key="b200",
@@ -166,6 +176,8 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=900,  # NVLink 5: 1.8 TB/s both directions
             generation="blackwell",
             source="NVIDIA HGX B200 datasheet: 180 GB HBM3e and 7.7 TB/s per GPU, 2.25 PFLOP/s BF16, 4.5 FP8 and 9 FP4 dense, NVLink 1.8 TB/s",
+            usd_per_gpu_hour=5.00,
+            price_source="assumed reserved price: within neocloud B200 on-demand listings of mid-2026 ($3.75-5.60)",
         ),
         GpuSpec(
             key="mi300x",
@@ -178,6 +190,8 @@ GPUS: dict[str, GpuSpec] = {
             interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way to the other GPUs
             generation="cdna3",
             source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
+            usd_per_gpu_hour=2.00,
+            price_source="assumed reserved price: the median MI300X rental of May 2026 across neoclouds (~$1.99)",
         ),
         GpuSpec(
             key="mi325x",

@@ -224,8 +224,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # Subcommands defined elsewhere, imported only when the command line names them: the simulator's pull in
-# numba, export's live in the rendering layer (report/), which the pure planner must not import otherwise.
-_PLUGINS = {"simulate": "planner.sim_cli", "max-rate": "planner.sim_cli", "calibrate": "planner.calibrate_cli", "export": "report.cli"}
+# numba, search's its worker pool (and ray with --ray), export's live in the rendering layer (report/), which the
+# pure planner must not import otherwise.
+_PLUGINS = {
+    "simulate": "planner.sim_cli",
+    "max-rate": "planner.sim_cli",
+    "calibrate": "planner.calibrate_cli",
+    "search": "planner.search_cli",
+    "export": "report.cli",
+}
 _BUILT_IN = frozenset({"plan", "presets", "catalog"})
 
 

@@ -17,7 +17,7 @@ from planner.brief import MAX_NODES, Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
 from planner.fmt import num, pct
 from planner.lora import lora_check
-from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point
+from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
@@ -29,6 +29,7 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "not_feasible_before_slo",
     "replan",
     "utilization_no_prefix_cache",
     "verdict_only",
@@ -280,6 +281,25 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         long_context_utilization=long_util,
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
     )
+
+
+def not_feasible_before_slo(brief: Brief) -> str | None:
+    """Why the design is not feasible, judged from steps 1-2 and the steady state alone (no latency quantiles, no
+    capacity search), or None when those rules pass. Each rule is one of _core_cached's `feasible` rules, so a
+    design named here is one core_design finds not feasible too; one passing here still needs core_design's verdict.
+    Raises InfeasibleDesign when the design cannot be computed at all. A design search rejects most candidates here."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    dem = demand(brief, shape)
+    cap = capacity(brief, shape, dem, memory(brief, shape))
+    if cap.utilization > 1:
+        return "utilization over 100%"
+    if cap.kv_fraction > 1:
+        return "the KV cache cannot hold the load"
+    if long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node) > 1:
+        return "the long-context pool is over 100%"
+    _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
+    return None if binding is None else f"no steady state ({binding.value} binds)"
 
 
 def _engine_problems(brief: Brief) -> list[Problem]:

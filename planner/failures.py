@@ -32,6 +32,8 @@ __all__ = [
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
+    "scenario_holds",
+    "scenario_overrides",
 ]
 
 HIT_RATE_AFTER_DROP = 0.20  # e.g. a product change puts a timestamp at the top of every prompt
@@ -146,6 +148,24 @@ def _revert_text(weights: Precision, kv: KvPrecision) -> str:
     """What reverting to BF16 changes, naming only what is not BF16 already."""
     moves = [f"{name} {p.value.upper()} -> BF16" for name, p in (("weights", weights), ("KV cache", kv)) if p.value != "bf16"]
     return "; ".join(moves) if moves else "already BF16: nothing to revert"
+
+
+def scenario_overrides(brief: Brief, scenario: Scenario) -> dict[str, Any]:
+    """The brief paths and values a scenario applies (a failure row's `overrides`)."""
+    return _changes(brief, scenario)[0]
+
+
+def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
+    """Whether the design still meets its SLO under the scenario: the `ok` of its failure row, from a verdict-only
+    re-plan (the row's figures are not computed)."""
+    changes = scenario_overrides(brief, scenario)
+    if changes.get("hardware.nodes", 1) < 1:
+        return False
+    try:
+        verdict = verdict_only(brief.with_changes(changes)).verdict if changes else verdict_only(brief).verdict
+    except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
+        return False
+    return verdict.feasible and verdict.meets_slo
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:

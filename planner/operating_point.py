@@ -43,6 +43,7 @@ __all__ = [
     "seed_relation",
     "slo_capacity_rate",
     "solve_running_batch",
+    "steady_state",
 ]
 
 _BISECTIONS = 40  # halvings of the batch range: far below any figure shown
@@ -184,6 +185,12 @@ def _steady(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limi
     limit, which = _limit_of(brief, shape)
     n, binding = solve_running_batch(rate, _pace_fn(brief, shape, rate), limit)
     return n, (which if binding is Limit.slots else binding)
+
+
+def steady_state(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
+    """The running batch at `rate` per replica, and the limit that binds when there is no steady state: the solve
+    operating_point() starts from, without the figures around it."""
+    return _steady(brief, shape, rate)
 
 
 def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:

@@ -31,6 +31,7 @@ KEY_FIGURES = {
     "Cost": ("Cost per hour", "Cost per year", "Cost per M output tokens"),
     "Variations": (),
     "Compare": (),
+    "Search": (),  # figures only after a search runs (tests/test_search_page.py)
 }
 VERDICT_ERRORS = (
     "Not feasible as briefed",

@@ -11,6 +11,7 @@ their pid (benchmarks.live.serve).
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -395,3 +396,42 @@ def test_document_buttons_name_a_failing_tool(tmp_path: Path, pw: object, broken
         _no_exception(tab)
         tab.locator(_ERRORS).last.scroll_into_view_if_needed()  # type: ignore[attr-defined]
         tab.screenshot(path=str(SHOTS / f"40-document-buttons-broken-{broken}.png"))  # type: ignore[attr-defined]
+
+
+_POINTS = ".js-plotly-plot .scatterlayer .trace .points path"
+
+
+def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(server: str, page: object) -> None:
+    """qps10-tp4's default space (a few thousand candidates): search, click the cheapest frontier point, and the
+    design it names becomes the current one: in the URL, on the Search page and on the Cost page."""
+    import re
+
+    page.goto(f"{server}/search?preset=qps10-tp4")  # type: ignore[attr-defined]
+    _settle(page, "Search")
+    page.get_by_role("button", name=re.compile(r"^Search [\d,]+ candidates")).click()  # type: ignore[attr-defined]
+    page.locator(_POINTS).first.wait_for(timeout=300_000)  # type: ignore[attr-defined]
+    _settle(page, "Search")
+    _no_exception(page)
+    assert _metric(page, "Best $ per M output tokens").startswith("$")
+    page.screenshot(path=str(SHOTS / "30-search.png"), full_page=True)  # type: ignore[attr-defined]
+    before = _metric(page, "This design's $ per M")
+    point = page.locator(_POINTS).first  # type: ignore[attr-defined]
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)  # type: ignore[attr-defined]  # plotly selects the point under the pointer: hover first
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    page.mouse.click(x, y)  # type: ignore[attr-defined]
+    page.wait_for_function("() => window.location.search.includes('hardware.gpu=')", timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.get_by_text("Opened the searched design").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    _settle(page, "Search")
+    deadline = time.monotonic() + RERUN_TIMEOUT_MS / 1e3
+    while _metric(page, "This design's $ per M") == before and time.monotonic() < deadline:  # the run the click started
+        page.wait_for_timeout(200)  # type: ignore[attr-defined]
+    _settle(page, "Search")
+    opened = _metric(page, "This design's $ per M")
+    assert opened != before, "the clicked design is not the one the page started from"
+    page.screenshot(path=str(SHOTS / "31-search-opened.png"), full_page=True)  # type: ignore[attr-defined]
+    page.goto(page.url.replace("/search", "/cost"))  # type: ignore[attr-defined]
+    _settle(page, "Cost")
+    assert _metric(page, "Per million output tokens") == opened

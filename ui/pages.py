@@ -20,6 +20,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/failure_modes.py", "Failure modes", "failure_modes"),
     ("pages/cost.py", "Cost", "cost"),
     ("pages/variations.py", "Variations", "variations"),
+    ("pages/search.py", "Search", "search"),  # after Variations: the cheapest design meeting the SLO, the frontier
     ("pages/compare.py", "Compare", "compare"),  # after Variations: a variation, an edit or a preset against a pin
 )
 
@@ -32,5 +33,6 @@ PAGE_ICONS: dict[str, str] = {
     "Failure modes": ":material/warning:",
     "Cost": ":material/payments:",
     "Variations": ":material/compare_arrows:",
+    "Search": ":material/travel_explore:",
     "Compare": ":material/difference:",
 }

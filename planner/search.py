@@ -1,0 +1,580 @@
+"""Design search: the cheapest design that meets the SLO with N+1, and the cost/latency frontier.
+
+    space ──replicas──▶ evaluate_chunk (a task takes whole replicas and walks each one's node counts)
+          ──rows────▶ best      the cheapest candidate meeting the SLO with N+1, confirmed by plan()
+                      frontier  candidates no other beats on $/M output tokens, p95 TTFT and p95 ITL at once,
+                                each planned with plan() and run through the simulator
+
+Every candidate is the brief with its overrides, judged by the same core design plan() uses. A replica that
+cannot be formed rejects all its node counts at once; most other infeasible candidates fall to steps 1-2 and the
+steady state (core.not_feasible_before_slo, a fraction of a millisecond); the rest get the core verdict
+(`verdict_only`: no trade-off curves, no SLO-capacity search, about a millisecond), and N+1 (the one-node-lost
+re-plan) up to the replica's first fleet that has it. Only the best and the frontier are planned in full and
+simulated. Workers are this process, a process pool (planner.search_runners) or Ray tasks (planner.search_ray);
+results are put back in the space's order, so every backend and worker count gives the same answer. The fewest
+nodes each failure scenario needs, a search over the fleet only, is planner.survival.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.catalog import GPUS
+from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, verdict_only
+from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
+from planner.design import N_PLUS_ONE_AVAILABILITY, Design, plan
+from planner.errors import BriefError
+from planner.failures import Scenario, scenario_holds
+from planner.fmt import num, pct
+from planner.guard import checked
+from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
+from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
+from planner.verdict import InfeasibleDesign
+
+__all__ = [
+    "DEFAULT_SIM_REQUESTS",
+    "BestGap",
+    "Knob",
+    "Point",
+    "PoolRunner",
+    "Runner",
+    "SearchResult",
+    "SerialRunner",
+    "Simulated",
+    "default_workers",
+    "gap_to_best",
+    "is_dominated",
+    "search",
+    "set_args",
+]
+
+DEFAULT_SIM_REQUESTS = 2000  # requests a frontier point's simulated check runs
+CHUNKS_PER_WORKER = 8  # tasks per worker: enough to balance slow and fast replicas and to report progress
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Simulated(_Frozen):
+    """One general-pool replica of the design run through the simulator at the plan's rate (simulate BRIEF)."""
+
+    requests: int
+    seed: int
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    tpot_p95_ms: float
+    slo_attainment: float
+    meets_slo: bool
+    agrees: bool  # the simulated verdict on the SLO is the plan's
+
+
+class Point(_Frozen):
+    """One design of the space: its overrides (`plan --set` with them reproduces it) and its figures from plan()."""
+
+    overrides: dict[str, Any]
+    label: str
+    usd_per_million_output_tokens: float
+    usd_per_hour: float
+    gpus: int
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    utilization: float  # capacity.utilization: the fleet's busy share at peak (the sizing arithmetic)
+    output_tokens_per_s_per_gpu: float  # the peak's output tokens over the fleet's GPUs
+    feasible: bool
+    meets_slo: bool
+    availability_ok: bool
+    simulated: Simulated | None
+    simulation_note: str = ""  # why there is no simulated check, when there is none
+
+
+class Knob(_Frozen):
+    """How much one axis moves the cheapest design that meets the SLO with N+1: each of its values with every other
+    axis at the best design's value (one knob turned at a time), the fleet sized again for each."""
+
+    axis: str
+    path: str
+    best_value: str | None  # the best design's value (None when no candidate meets the SLO: then over all candidates)
+    cheapest_usd_per_million: dict[str, float | None]  # per value of the axis; None: no fleet in the space meets with it
+    spread: float  # the dearest value with a design over the cheapest, less one (0 with fewer than two)
+    values_without_design: int  # values of the axis with which no fleet in the space meets the SLO with N+1
+
+
+class SearchResult(_Frozen):
+    best: Point | None  # None when no candidate meets the SLO with N+1
+    frontier: tuple[Point, ...]  # by $/M output tokens, then p95 TTFT
+    evaluated: int  # candidates in the space, every one re-planned or rejected
+    accepted: int  # candidates meeting the SLO with N+1
+    rejected: dict[str, int]  # the others, by why they cannot be the best
+    wall_s: float
+    backend: str
+    workers: int
+    seed: int
+    space: dict[str, list[Any]]
+    usd_per_gpu_hour: dict[str, float]
+    knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
+
+
+# --- one candidate -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """The figures of one feasible candidate (the space's replica index and node count name it)."""
+
+    replica: int
+    nodes: int
+    usd_per_million: float
+    usd_per_hour: float
+    gpus: int
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    utilization: float
+    tokens_per_s_per_gpu: float
+    meets_slo: bool
+    availability_ok: bool | None  # False where it misses the SLO; None where N+1 was left unchecked (NOT_CHECKED)
+
+
+def _cost(brief: Brief, core: CoreDesign) -> tuple[int, float, float]:
+    """(GPUs, $/hour, $/M output tokens) as planner.cost computes them."""
+    gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
+    per_hour = gpus * brief.cost.usd_per_gpu_hour
+    out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
+    return gpus, per_hour, per_million(per_hour * HOURS_PER_YEAR, out_year)
+
+
+def _uncomputable(exc: InfeasibleDesign) -> str:
+    problem = exc.problems[0]
+    if problem.problem.startswith("weights do not fit"):
+        return "cannot be computed: the weights do not fit"
+    if problem.problem.startswith("no room for one sequence"):
+        return "cannot be computed: no room for one sequence's KV"
+    if problem.field == "deployment.tp":
+        return "cannot be computed: TP does not split the node or the KV heads"
+    return f"cannot be computed: {problem.field}"
+
+
+def _missed(core: CoreDesign) -> str:
+    slo = core.slo
+    missed = [name for name, ok in (("p95 TTFT", slo.ttft_ok), ("p95 ITL", slo.itl_ok)) if not ok]
+    return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
+
+
+def n_plus_one(brief: Brief) -> bool:
+    """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost."""
+    return brief.slo.availability < N_PLUS_ONE_AVAILABILITY or scenario_holds(brief, Scenario.one_node_lost)
+
+
+NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same replica has it, and costs less"
+
+
+def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True) -> tuple[Row | None, str | None]:
+    """One candidate: its row when the design is feasible (meeting the SLO or not), and why it cannot be the best
+    (None when it can: it meets the SLO with N+1). Most infeasible candidates are rejected from steps 1-2 and the
+    steady state alone (core.not_feasible_before_slo); the rest get plan()'s core verdict (verdict_only)."""
+    try:
+        design = brief.with_changes(overrides)
+        early = checked(not_feasible_before_slo, design)
+        core = None if early else checked(verdict_only, design)
+    except InfeasibleDesign as exc:
+        return None, _uncomputable(exc)
+    except BriefError as exc:  # a value out of range, or figures that overflow (planner.guard names the field)
+        return None, f"does not compute: {exc.field}"
+    if core is None or not core.verdict.feasible:
+        return None, f"not feasible: {early or _late_infeasibility(core)}"
+    gpus, per_hour, per_m = _cost(design, core)
+    meets = core.verdict.meets_slo
+    available = (n_plus_one(design) if check_n_plus_one else None) if meets else False
+    row = Row(
+        replica=index,
+        nodes=design.hardware.nodes,
+        usd_per_million=per_m,
+        usd_per_hour=per_hour,
+        gpus=gpus,
+        ttft_p95_ms=core.slo.ttft_p95_ms,
+        itl_p95_ms=core.slo.itl_p95_ms,
+        utilization=core.capacity.utilization,
+        tokens_per_s_per_gpu=core.demand.output_tokens_per_s / gpus,
+        meets_slo=meets,
+        availability_ok=available,
+    )
+    if not meets:
+        return row, _missed(core)
+    if available is None:
+        return row, NOT_CHECKED
+    return row, None if available else "no N+1: one node lost misses the SLO"
+
+
+def _late_infeasibility(core: CoreDesign | None) -> str:
+    """The feasibility rules not_feasible_before_slo leaves to the core verdict: LoRA adapters, engine limits."""
+    problems = core.verdict.problems if core is not None else ()
+    return problems[-1].field if problems else "brief"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one task evaluates: whole replicas, every node count of each."""
+
+    brief: Brief
+    space: SearchSpace
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    rows: tuple[Row, ...]
+    rejected: dict[str, int]
+    evaluated: int
+
+
+def evaluate_chunk(chunk: Chunk) -> ChunkResult:
+    """Every candidate of the chunk's replicas, node counts in increasing order. A replica that cannot be formed
+    rejects all its node counts at once; N+1 is checked up to the replica's first fleet that has it (a larger fleet
+    of the same replica costs more, so it cannot be the best)."""
+    replicas = list(chunk.space.replicas())
+    rows: list[Row] = []
+    rejected: Counter[str] = Counter()
+    evaluated = 0
+    for index in chunk.replicas:
+        replica = replicas[index]
+        evaluated += len(chunk.space.nodes)
+        shape_reason = _shape_rejection(chunk.brief, chunk.space.overrides(replica, chunk.space.nodes[0]))
+        if shape_reason is not None:  # no node count can help a replica that cannot be formed
+            rejected[shape_reason] += len(chunk.space.nodes)
+            continue
+        has_n_plus_one = False
+        for nodes in sorted(chunk.space.nodes):
+            row, reason = evaluate(chunk.brief, chunk.space.overrides(replica, nodes), index, check_n_plus_one=not has_n_plus_one)
+            if reason is not None:
+                rejected[reason] += 1
+            if row is not None:
+                rows.append(row)
+                has_n_plus_one = has_n_plus_one or bool(row.availability_ok)
+    return ChunkResult(rows=tuple(rows), rejected=dict(rejected), evaluated=evaluated)
+
+
+def _shape_rejection(brief: Brief, overrides: dict[str, Any]) -> str | None:
+    """The reason every node count of a replica is rejected when the replica itself cannot be formed (the weights
+    or one sequence do not fit, TP does not split): what each candidate's re-plan would say, once."""
+    try:
+        feasible_replica(brief.with_changes(overrides))
+    except InfeasibleDesign as exc:
+        return _uncomputable(exc)
+    except (BriefError, ArithmeticError):
+        return None  # each candidate is judged on its own (planner.guard names the field)
+    return None
+
+
+# --- the frontier ------------------------------------------------------------------------------------
+
+
+def is_dominated(point: Sequence[float], others: np.ndarray) -> bool:
+    """Whether some row of `others` is no worse on every objective and better on one (all minimized)."""
+    if others.size == 0:
+        return False
+    p = np.asarray(point, dtype=float)
+    no_worse = np.all(others <= p, axis=1)
+    better = np.any(others < p, axis=1)
+    return bool(np.any(no_worse & better))
+
+
+def frontier_rows(rows: Sequence[Row]) -> list[Row]:
+    """The non-dominated rows on ($/M, p95 TTFT, p95 ITL), by $/M then TTFT; of rows with the same three figures the
+    first in the space's order is kept."""
+    finite = [r for r in rows if math.isfinite(r.usd_per_million) and math.isfinite(r.ttft_p95_ms) and math.isfinite(r.itl_p95_ms)]
+    order = sorted(finite, key=lambda r: (r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms, r.replica, r.nodes))
+    kept: list[Row] = []
+    kept_objectives = np.empty((0, 3))
+    for row in order:
+        objective = (row.usd_per_million, row.ttft_p95_ms, row.itl_p95_ms)
+        # Sorted by $/M first, a row can only be dominated by one before it: compare with the kept ones.
+        if is_dominated(objective, kept_objectives) or (kept_objectives.size and np.any(np.all(kept_objectives == objective, axis=1))):
+            continue
+        kept.append(row)
+        kept_objectives = np.vstack([kept_objectives, objective])
+    return kept
+
+
+# --- confirming a point: the whole plan and the simulator --------------------------------------------
+
+
+def set_args(overrides: dict[str, Any]) -> list[str]:
+    """The overrides as `--set PATH=VALUE` arguments (values as `--set` parses them)."""
+    return [f"{path}={value}" for path, value in overrides.items()]
+
+
+def label(brief: Brief) -> str:
+    """A design in one line: fleet, replica and engine limits."""
+    hw, dep = brief.hardware, brief.deployment
+    return (
+        f"{hw.nodes} x {hw.gpus_per_node} {GPUS[hw.gpu].name if hw.gpu in GPUS else hw.gpu}, TP{dep.tp},"
+        f" {dep.weights.value} weights, {dep.kv_cache.value} KV, max-num-seqs {dep.max_num_seqs},"
+        f" max-num-batched-tokens {dep.max_num_batched_tokens}"
+    )
+
+
+@dataclass(frozen=True)
+class Confirm:
+    """Plan and simulate these candidates (by their overrides)."""
+
+    brief: Brief
+    overrides: tuple[dict[str, Any], ...]
+    requests: int
+    seed: int
+
+
+def _simulated(design: Design, requests: int, seed: int) -> tuple[Simulated | None, str]:
+    from planner.simulator import SimSettings, simulate  # numba: only when a search confirms its points
+
+    try:
+        run = simulate(design.brief, SimSettings(requests=requests, seed=seed))
+    except BriefError as exc:
+        return None, f"not simulated: {exc}"
+    if run.slo is None:
+        return None, "not simulated: the run gave no SLO check"
+    return Simulated(
+        requests=run.requests,
+        seed=seed,
+        ttft_p95_ms=run.slo.ttft_p95_ms,
+        itl_p95_ms=run.slo.itl_p95_ms,
+        tpot_p95_ms=run.slo.tpot_p95_ms,
+        slo_attainment=run.slo_attainment,
+        meets_slo=run.slo.meets_slo,
+        agrees=run.slo.meets_slo == design.verdict.meets_slo,
+    ), ""
+
+
+def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: int) -> Point:
+    """The candidate planned in full (plan(), as `plan --set` gives it) and simulated."""
+    design = plan(brief.with_changes(overrides))
+    gpus = design.cost.gpus
+    simulated, note = _simulated(design, requests, seed)
+    return Point(
+        overrides=overrides,
+        label=label(design.brief),
+        usd_per_million_output_tokens=design.cost.usd_per_million_output_tokens,
+        usd_per_hour=design.cost.usd_per_hour,
+        gpus=gpus,
+        ttft_p95_ms=design.slo.ttft_p95_ms,
+        itl_p95_ms=design.slo.itl_p95_ms,
+        utilization=design.capacity.utilization,
+        output_tokens_per_s_per_gpu=design.demand.output_tokens_per_s / gpus,
+        feasible=design.verdict.feasible,
+        meets_slo=design.verdict.meets_slo,
+        availability_ok=design.verdict.availability_ok,
+        simulated=simulated,
+        simulation_note=note,
+    )
+
+
+def confirm_chunk(task: Confirm) -> tuple[Point, ...]:
+    return tuple(confirm_point(task.brief, o, task.requests, task.seed) for o in task.overrides)
+
+
+# --- the search --------------------------------------------------------------------------------------
+
+
+def _chunks(count: int, workers: int) -> list[tuple[int, ...]]:
+    """Replica indices dealt round-robin into tasks, so that each task mixes cheap (infeasible) and dear replicas."""
+    tasks = max(1, min(count, workers * CHUNKS_PER_WORKER))
+    return [tuple(range(start, count, tasks)) for start in range(tasks)]
+
+
+def _best_row(rows: Iterable[Row]) -> list[Row]:
+    """Accepted rows, cheapest first (ties: lower p95 TTFT, then ITL, then the space's order)."""
+    accepted = [r for r in rows if r.meets_slo and r.availability_ok]
+    return sorted(accepted, key=lambda r: (r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms, r.replica, r.nodes))
+
+
+def _knobs(rows: Sequence[Row], space: SearchSpace, best: Row | None) -> tuple[Knob, ...]:
+    """Each replica axis turned alone around the best design (over every candidate when there is no best): the
+    largest spread first, then the most values without a design."""
+    replicas = list(space.replicas())
+    accepted = [r for r in rows if r.meets_slo and r.availability_ok]
+    knobs = []
+    for axis in REPLICA_AXES:
+        if best is not None:
+            others = {a: v for a, v in replicas[best.replica].items() if a != axis}
+            pool = [r for r in accepted if all(replicas[r.replica][a] == v for a, v in others.items())]
+        else:
+            pool = accepted
+        cheapest: dict[str, float] = {}
+        for row in pool:
+            value = str(replicas[row.replica][axis])
+            cheapest[value] = min(cheapest.get(value, math.inf), row.usd_per_million)
+        by_value: dict[str, float | None] = {str(v): cheapest.get(str(v)) for v in getattr(space, axis)}
+        known = [c for c in by_value.values() if c is not None]
+        spread = max(known) / min(known) - 1 if len(known) >= 2 and min(known) > 0 else 0.0
+        knobs.append(
+            Knob(
+                axis=axis,
+                path=AXES[axis],
+                best_value=str(replicas[best.replica][axis]) if best is not None else None,
+                cheapest_usd_per_million=by_value,
+                spread=spread,
+                values_without_design=sum(c is None for c in by_value.values()),
+            )
+        )
+    return tuple(sorted(knobs, key=lambda k: (-k.spread, -k.values_without_design)))
+
+
+def _row_of(point: Point | None, ranked: list[Row], space: SearchSpace, replicas: list[dict[str, Any]]) -> Row | None:
+    if point is None:
+        return None
+    return next((r for r in ranked if _overrides_of(r, space, replicas) == point.overrides), None)
+
+
+def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) -> dict[str, Any]:
+    return space.overrides(replicas[row.replica], row.nodes)
+
+
+def search(
+    brief: Brief,
+    space: SearchSpace,
+    runner: Runner,
+    *,
+    seed: int = 0,
+    requests: int = DEFAULT_SIM_REQUESTS,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """Every candidate of the space re-planned; the best and the frontier planned in full and simulated."""
+    start = time.perf_counter()
+    report = progress or (lambda fraction, text: None)
+    replicas = list(space.replicas())
+    chunks = _chunks(len(replicas), runner.workers)
+    finished = [0]
+
+    def evaluated(n: int) -> None:
+        finished[0] += n
+        report(0.85 * finished[0] / len(chunks), f"evaluated {finished[0]} of {len(chunks)} task(s) of {space.size:,} candidates")
+
+    report(0.0, f"{space.size:,} candidates on {runner.workers} worker(s) ({runner.name})")
+    outcomes = runner.map(evaluate_chunk, [Chunk(brief=brief, space=space, replicas=c) for c in chunks], evaluated)
+    rows = sorted((r for o in outcomes for r in o.rows), key=lambda r: (r.replica, r.nodes))
+    rejected: Counter[str] = Counter()
+    for outcome in outcomes:
+        rejected.update(outcome.rejected)
+
+    ranked = _best_row(rows)
+    front = frontier_rows(rows)
+    # The best is confirmed by plan() with the frontier; should plan() disagree, the next cheapest is tried.
+    candidates = [_overrides_of(r, space, replicas) for r in front]
+    best_tries = [_overrides_of(r, space, replicas) for r in ranked[:1]]
+    todo = list(dict.fromkeys(_key(o) for o in best_tries + candidates))
+    lookup = {_key(o): o for o in best_tries + candidates}
+    confirmed = _confirm(brief, [lookup[k] for k in todo], runner, seed, requests, report)
+    points = dict(zip(todo, confirmed, strict=True))
+    best = _confirmed_best(brief, ranked, best_tries, points, space, replicas, seed, requests)
+    frontier = tuple(points[_key(o)] for o in candidates)
+    report(1.0, f"done: {len(frontier)} frontier point(s), best {'found' if best else 'none'}")
+    return SearchResult(
+        best=best,
+        frontier=frontier,
+        evaluated=sum(o.evaluated for o in outcomes),
+        accepted=len(ranked),
+        rejected=dict(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0]))),
+        wall_s=time.perf_counter() - start,
+        backend=runner.name,
+        workers=runner.workers,
+        seed=seed,
+        space=space.as_table(),
+        usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
+        knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
+    )
+
+
+def _key(overrides: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(overrides.items()))
+
+
+def _confirm(brief: Brief, overrides: list[dict[str, Any]], runner: Runner, seed: int, requests: int, report: Progress) -> list[Point]:
+    if not overrides:
+        return []
+    size = max(1, -(-len(overrides) // (runner.workers * 2)))
+    tasks = [
+        Confirm(brief=brief, overrides=tuple(overrides[i : i + size]), requests=requests, seed=seed) for i in range(0, len(overrides), size)
+    ]
+    finished = [0]
+
+    def confirmed(n: int) -> None:
+        finished[0] += n
+        report(
+            0.85 + 0.15 * finished[0] / len(tasks),
+            f"planned and simulated {min(finished[0] * size, len(overrides))} of {len(overrides)} point(s)",
+        )
+
+    return [p for chunk in runner.map(confirm_chunk, tasks, confirmed) for p in chunk]
+
+
+def _confirmed_best(
+    brief: Brief,
+    ranked: list[Row],
+    tried: list[dict[str, Any]],
+    points: dict[tuple[tuple[str, Any], ...], Point],
+    space: SearchSpace,
+    replicas: list[dict[str, Any]],
+    seed: int,
+    requests: int,
+) -> Point | None:
+    """The cheapest accepted candidate whose full plan agrees (meets the SLO with N+1)."""
+    for i, row in enumerate(ranked):
+        overrides = tried[i] if i < len(tried) else _overrides_of(row, space, replicas)
+        point = points.get(_key(overrides)) or confirm_point(brief, overrides, requests, seed)
+        if point.meets_slo and point.availability_ok:
+            return point
+    return None
+
+
+# --- how far a design is from the best ------------------------------------------------------------------
+
+
+class BestGap(_Frozen):
+    """The current design against the search's best: what it costs more, and the changes that reach the best."""
+
+    current_usd_per_million: float
+    best_usd_per_million: float
+    saving: float  # 1 - best / current: the share of the current cost the best saves (negative: the current is cheaper)
+    current_meets: bool  # the current design meets the SLO with N+1
+    changes: dict[str, tuple[Any, Any]]  # path -> (current value, the best's value), only where they differ
+    text: str
+
+
+def gap_to_best(design: Design, best: Point) -> BestGap:
+    current = design.cost.usd_per_million_output_tokens
+    data = design.brief.model_dump(mode="json")
+    changes: dict[str, tuple[Any, Any]] = {}
+    for path, value in best.overrides.items():
+        section, name = path.split(".")
+        mine = data[section][name]
+        if mine != value:
+            changes[path] = (mine, value)
+    saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
+    meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
+    moves = ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+    if not changes:
+        text = "The current design is the best the search found."
+    elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
+        text = f"The best design costs the same, ${num(current)} per M output tokens; it differs in {moves}."
+    else:
+        verb = "saves" if saving >= 0 else "costs"
+        text = (
+            f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now:"
+            f" it {verb} {pct(abs(saving))}{'' if meets else ' and, unlike the current design, meets the SLO with N+1'} ({moves})."
+        )
+    return BestGap(
+        current_usd_per_million=current,
+        best_usd_per_million=best.usd_per_million_output_tokens,
+        saving=saving,
+        current_meets=meets,
+        changes=changes,
+        text=text,
+    )

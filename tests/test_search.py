@@ -1,0 +1,345 @@
+"""Design search (issue 15): the best design is the cheapest that meets the SLO with N+1 (checked by planning every
+candidate of a small space), each candidate's figures are plan()'s, the frontier is non-dominated and complete, and
+the serial run, the process pool and Ray give the same answer. No figure the physics decides is written here."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from planner import InfeasibleDesign, load_brief, plan
+from planner.failures import Scenario, scenario_holds
+from planner.search import (
+    Chunk,
+    Point,
+    PoolRunner,
+    Row,
+    SearchResult,
+    SerialRunner,
+    evaluate_chunk,
+    frontier_rows,
+    gap_to_best,
+    is_dominated,
+    search,
+    set_args,
+)
+from planner.search_space import AXES, PRICE_PATH, SearchSpace, default_space, space_from_data
+from planner.survival import survival_fleets
+from tests.conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.unit
+
+# A small space around the capstone: GPUs at three prices, two TPs, two weight precisions, fleets of 1-8 nodes.
+SMALL: dict[str, Any] = {
+    "gpu": ["h100-sxm", "a100-80gb", "mi300x"],
+    "tp": [4, 8],
+    "weights": ["fp8", "bf16"],
+    "kv_cache": ["fp8"],
+    "max_num_seqs": [160],
+    "max_num_batched_tokens": [2048],
+    "nodes": {"min": 1, "max": 8},
+}
+SIM_REQUESTS = 300  # the simulated checks are not what these tests judge: keep them short
+
+
+@pytest.fixture(scope="module")
+def brief():
+    return load_brief("capstone")
+
+
+@pytest.fixture(scope="module")
+def space(brief) -> SearchSpace:
+    return space_from_data(SMALL, brief)
+
+
+@pytest.fixture(scope="module")
+def result(brief, space) -> SearchResult:
+    with SerialRunner() as runner:
+        return search(brief, space, runner, requests=SIM_REQUESTS)
+
+
+@pytest.fixture(scope="module")
+def rows(brief, space) -> list[Row]:
+    return list(evaluate_chunk(Chunk(brief=brief, space=space, replicas=tuple(range(len(list(space.replicas())))))).rows)
+
+
+@pytest.fixture(scope="module")
+def planned(brief, space) -> dict[tuple[int, int], Any]:
+    """Every candidate of the small space planned in full, as `plan --set` would: (replica, nodes) -> Design or None."""
+    designs: dict[tuple[int, int], Any] = {}
+    for index, replica in enumerate(space.replicas()):
+        for nodes in space.nodes:
+            try:
+                designs[index, nodes] = plan(brief.with_changes(space.overrides(replica, nodes)))
+            except InfeasibleDesign:
+                designs[index, nodes] = None
+    return designs
+
+
+def _cost(design: Any) -> float:
+    return float(design.cost.usd_per_million_output_tokens)
+
+
+def test_best_meets_the_slo_and_nothing_cheaper_in_the_space_does(result, planned):
+    accepted = [d for d in planned.values() if d is not None and d.verdict.meets_slo and d.verdict.availability_ok]
+    assert accepted, "the small space must hold a design that meets the SLO with N+1 for this test to judge anything"
+    assert result.best is not None
+    cheapest = min(_cost(d) for d in accepted)
+    assert result.best.usd_per_million_output_tokens == cheapest
+    assert result.best.meets_slo and result.best.availability_ok
+    # and some candidate cheaper than the best exists but fails, so the search did have to reject something
+    assert any(d is not None and _cost(d) < cheapest for d in planned.values())
+
+
+def test_best_replanned_from_its_overrides_on_the_command_line_meets_the_slo(result):
+    best = result.best
+    assert best is not None
+    args = [arg for item in set_args(best.overrides) for arg in ("--set", item)]
+    proc = run_cli("plan", "capstone", *args, "--json", check=True)
+    data = json.loads(proc.stdout)
+    assert data["verdict"]["meets_slo"] and data["verdict"]["availability_ok"]
+    assert data["cost"]["usd_per_million_output_tokens"] == best.usd_per_million_output_tokens
+    assert data["slo"]["ttft_p95_ms"] == best.ttft_p95_ms
+    assert data["slo"]["itl_p95_ms"] == best.itl_p95_ms
+
+
+def test_every_candidate_is_judged_as_plan_judges_it(space, rows, planned):
+    by_key = {(r.replica, r.nodes): r for r in rows}
+    assert len(planned) == space.size
+    for key, design in planned.items():
+        row = by_key.get(key)
+        feasible = design is not None and design.verdict.feasible
+        assert (row is not None) == feasible, key
+        if row is None:
+            continue
+        assert row.usd_per_million == _cost(design), key
+        assert row.usd_per_hour == design.cost.usd_per_hour
+        assert row.ttft_p95_ms == design.slo.ttft_p95_ms, key
+        assert row.itl_p95_ms == design.slo.itl_p95_ms, key
+        assert row.utilization == design.capacity.utilization, key
+        assert row.meets_slo == design.verdict.meets_slo, key
+        if row.meets_slo and row.availability_ok is not None:
+            assert row.availability_ok == design.verdict.availability_ok, key
+
+
+def test_counts_cover_the_space(result, space):
+    assert result.evaluated == space.size
+    assert result.accepted + sum(result.rejected.values()) == space.size
+    assert all(count > 0 for count in result.rejected.values())
+
+
+def _objective(p: Point) -> tuple[float, float, float]:
+    return (p.usd_per_million_output_tokens, p.ttft_p95_ms, p.itl_p95_ms)
+
+
+def test_frontier_is_non_dominated(result):
+    assert len(result.frontier) >= 2
+    for p in result.frontier:
+        others = [_objective(q) for q in result.frontier if q is not p]
+        assert not is_dominated(_objective(p), _array(others)), p.label
+    assert [p.usd_per_million_output_tokens for p in result.frontier] == sorted(p.usd_per_million_output_tokens for p in result.frontier)
+
+
+def test_every_feasible_candidate_off_the_frontier_is_dominated_by_it(result, rows):
+    front = _array([_objective(p) for p in result.frontier])
+    on = {_objective(p) for p in result.frontier}
+    for row in rows:
+        objective = (row.usd_per_million, row.ttft_p95_ms, row.itl_p95_ms)
+        assert objective in on or is_dominated(objective, front), row
+
+
+def test_frontier_points_are_planned_and_simulated(result):
+    for p in result.frontier:
+        assert p.simulated is not None, p.simulation_note
+        assert p.simulated.requests == SIM_REQUESTS
+        assert p.simulated.agrees == (p.simulated.meets_slo == p.meets_slo)
+        assert p.gpus == p.overrides["hardware.nodes"] * 8
+        assert p.overrides[PRICE_PATH] == result.usd_per_gpu_hour[p.overrides["hardware.gpu"]]
+
+
+def test_frontier_keeps_one_of_identical_points():
+    a = Row(0, 2, 1.0, 1.0, 16, 100.0, 10.0, 0.5, 1.0, True, True)
+    b = Row(1, 2, 1.0, 1.0, 16, 100.0, 10.0, 0.5, 1.0, True, True)
+    c = Row(2, 3, 1.5, 1.5, 24, 90.0, 12.0, 0.4, 1.0, True, True)
+    d = Row(3, 3, 1.5, 1.5, 24, 100.0, 10.0, 0.4, 1.0, True, True)  # dearer than a, no faster: dominated
+    assert frontier_rows([d, c, b, a]) == [a, c]
+
+
+def _array(points: list[tuple[float, float, float]]) -> Any:
+    import numpy as np
+
+    return np.array(points, dtype=float).reshape(-1, 3)
+
+
+def _comparable(r: SearchResult) -> dict[str, Any]:
+    return r.model_dump(exclude={"wall_s", "backend", "workers"})
+
+
+def test_process_pool_gives_the_serial_result(brief, space, result):
+    with PoolRunner(2) as runner:
+        pooled = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert pooled.workers == 2
+    assert _comparable(pooled) == _comparable(result)
+
+
+@pytest.mark.slow
+def test_ray_gives_the_process_pool_result(brief, space, result):
+    """A local Ray cluster of two CPUs, the small space: a few seconds, most of it Ray starting."""
+    pytest.importorskip("ray")
+    from planner.search_ray import RayRunner
+
+    with RayRunner(workers=2) as runner:
+        on_ray = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert on_ray.backend == "ray"
+    assert _comparable(on_ray) == _comparable(result)
+
+
+def test_default_space_of_the_capstone_holds_at_least_20000_candidates(brief):
+    space = default_space(brief)
+    assert space.size >= 20_000
+    assert brief.hardware.gpu in space.gpu
+    assert space.usd_per_gpu_hour[brief.hardware.gpu] == brief.cost.usd_per_gpu_hour
+    assert brief.deployment.tp in space.tp and brief.hardware.nodes in space.nodes
+    for tp in space.tp:  # every TP splits a node and the KV heads
+        assert 8 % tp == 0
+
+
+def test_a_space_file_replaces_only_the_axes_it_names(brief):
+    default = default_space(brief)
+    narrowed = space_from_data({"tp": [8], "nodes": [4, 6]}, brief)
+    assert narrowed.tp == (8,) and narrowed.nodes == (4, 6)
+    assert narrowed.gpu == default.gpu and narrowed.weights == default.weights
+
+
+def test_each_candidate_carries_every_axis_and_its_price(space):
+    replica = next(space.replicas())
+    overrides = space.overrides(replica, 3)
+    assert set(overrides) == {*AXES.values(), PRICE_PATH}
+
+
+def test_gap_to_best_names_the_changes_that_reach_it(brief, result):
+    assert result.best is not None
+    gap = gap_to_best(plan(brief), result.best)
+    reached = brief.with_changes({path: new for path, (_, new) in gap.changes.items()})
+    assert plan(reached).cost.usd_per_million_output_tokens == result.best.usd_per_million_output_tokens
+    assert gap.saving == pytest.approx(1 - gap.best_usd_per_million / gap.current_usd_per_million)
+
+
+def test_survival_fleets_are_the_fewest_nodes_that_survive_each_scenario(brief):
+    fleets = survival_fleets(brief, limit=64)
+    assert [f.scenario for f in fleets] == list(Scenario)
+    for fleet in fleets:
+        assert fleet.holds_now == scenario_holds(brief, fleet.scenario)
+        assert fleet.nodes is not None, fleet.text
+        sized = brief.with_changes(fleet.overrides)
+        assert scenario_holds(sized, fleet.scenario), fleet.text
+        if fleet.general_nodes > 1:  # one general node fewer does not survive
+            assert not scenario_holds(brief.with_changes({**fleet.overrides, "hardware.nodes": fleet.nodes - 1}), fleet.scenario), (
+                fleet.text
+            )
+        if "deployment.long_context_nodes" in fleet.overrides:  # the pool grew: with the brief's own, even 64 more general nodes fail
+            wide = {"hardware.nodes": brief.hardware.nodes + 64}
+            assert not scenario_holds(brief.with_changes(wide), fleet.scenario), fleet.text
+        assert fleet.general_nodes + fleet.long_context_nodes + fleet.spare_nodes == fleet.nodes
+        assert f"{fleet.general_nodes} general" in fleet.text
+        if fleet.holds_now and "deployment.long_context_nodes" not in fleet.overrides:
+            assert fleet.nodes <= brief.hardware.nodes
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def _space_file(tmp_path, text: str) -> str:
+    path = tmp_path / "space.toml"
+    path.write_text(text)
+    return str(path)
+
+
+SMALL_TOML = 'gpu = ["h100-sxm"]\ntp = [8]\nweights = ["fp8"]\nkv_cache = ["fp8"]\nmax_num_seqs = [160]\nmax_num_batched_tokens = [2048]\nnodes = [2, 4, 6]\n'
+
+
+def test_search_json_carries_the_contract_keys_and_nothing_else_on_stdout(tmp_path):
+    proc = run_cli("search", "capstone", "--space", _space_file(tmp_path, SMALL_TOML), "--workers", "1", "--requests", "100", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    for key in ("best", "frontier", "evaluated", "rejected", "wall_s"):
+        assert key in data
+    assert data["evaluated"] == 3
+    for point in [data["best"], *data["frontier"]]:
+        for key in (
+            "overrides",
+            "usd_per_million_output_tokens",
+            "usd_per_hour",
+            "gpus",
+            "ttft_p95_ms",
+            "itl_p95_ms",
+            "utilization",
+            "meets_slo",
+            "simulated",
+        ):
+            assert key in point, key
+
+
+def test_search_text_names_the_best_and_how_to_reproduce_it(tmp_path):
+    proc = run_cli("search", "capstone", "--space", _space_file(tmp_path, SMALL_TOML), "--workers", "1", "--requests", "100")
+    assert proc.returncode == 0, proc.stderr
+    assert "best:" in proc.stdout and "reproduce: plan BRIEF --set hardware.gpu=h100-sxm" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("gpus = ['h100-sxm']\n", "space.gpus: unknown axis"),
+        ("tp = ['eight']\n", "space.tp"),
+        ("gpu = ['h900']\n", "space.gpu: unknown GPU"),
+        ("weights = ['fp4']\n", "space.weights"),
+        ("nodes = {min = 8, max = 4}\n", "space.nodes"),
+        ("nodes = []\n", "space.nodes: an axis needs at least one value"),
+        ("max_num_seqs = [0]\n", "space.max_num_seqs"),
+        ("[usd_per_gpu_hour]\nh200 = -1\n", "space.usd_per_gpu_hour.h200"),
+        ("tp = [8\n", "malformed TOML"),
+    ],
+)
+def test_bad_space_file_exits_2_with_one_line(tmp_path, text, needle):
+    proc = run_cli("search", "capstone", "--space", _space_file(tmp_path, text), "--json")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(("args", "needle"), [(["--workers", "0"], "--workers"), (["--space", "/nonexistent.toml"], "no such file")])
+def test_bad_search_flags_exit_2_with_one_line(args, needle):
+    proc = run_cli("search", "capstone", *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_search_command_loads_neither_ray_nor_the_simulator_until_it_runs():
+    import subprocess
+    import sys
+
+    code = "import sys\nfrom planner.cli import _load_plugins\n_load_plugins('search')\nprint(sorted(m for m in ('ray', 'numba', 'planner.simulator', 'streamlit') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_no_point_has_an_unbounded_cost(result):
+    for p in [result.best, *result.frontier]:
+        assert p is not None and math.isfinite(p.usd_per_million_output_tokens)
+
+
+def test_knobs_turn_one_axis_at_a_time_around_the_best(result):
+    best = result.best
+    assert best is not None and result.knobs
+    for knob in result.knobs:
+        assert knob.best_value == str(best.overrides[knob.path])
+        assert knob.cheapest_usd_per_million[knob.best_value] == best.usd_per_million_output_tokens
+        # nothing is cheaper than the best, so every other value costs as much or more
+        assert all(c is None or c >= best.usd_per_million_output_tokens for c in knob.cheapest_usd_per_million.values())
+    assert [k.spread for k in result.knobs] == sorted((k.spread for k in result.knobs), reverse=True)
