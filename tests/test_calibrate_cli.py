@@ -63,7 +63,7 @@ def test_a_brief_names_the_profile_and_its_own_values_win(profile, tmp_path):
 
 
 def test_a_profile_path_is_refused_outside_a_brief_file():
-    with pytest.raises(BriefError, match="efficiency_profile.*upload the profile"):
+    with pytest.raises(BriefError, match=r"efficiency_profile.*upload the profile"):
         brief_from_text('efficiency_profile = "/etc/passwd"\n', "toml", source="upload")
 
 
@@ -71,7 +71,7 @@ def test_missing_facts_and_bad_profiles_are_one_line_errors(capsys):
     assert main(["calibrate", str(DATA / "vllm_bench_serve_no_metadata.json")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--tp" in err
-    with pytest.raises(BriefError, match="efficiency.compute_fraction"):
+    with pytest.raises(BriefError, match=r"efficiency\.compute_fraction"):
         efficiency_from_profile_text("[efficiency]\ncompute_fraction = 7\n", "p.toml")
     with pytest.raises(BriefError, match=r"no \[efficiency\] table"):
         read_profile("p.toml", b"[other]\nx = 1\n")
