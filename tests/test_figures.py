@@ -13,6 +13,7 @@ from planner.cli import _TEXT_FIGURES, _plan_text, design_json
 from planner.compare import COMPARE_FIGURES, Direction, compare
 from planner.figures import REGISTRY, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
 from planner.fmt import num, pct, usd
+from planner.naming import design_name
 from planner.practice import PRACTICE_FIGURES
 from planner.uncertainty import Band
 from planner.variations import DIFF_FIGURES
@@ -133,9 +134,10 @@ def test_a_brief_field_reads_in_words() -> None:
 
 
 def test_the_cli_text_names_figures_as_the_registry_does() -> None:
-    text = _plan_text(plan(load_brief("capstone")))
+    text = _plan_text(plan(load_brief("capstone")), design_name(load_brief("capstone"), load_brief("capstone")))
     assert "Cost per M output tokens" in text and "$4.48" in text and "p95 TTFT" in text and "(target 500 ms)" in text
-    unsteady = _plan_text(plan(load_brief("capstone").with_changes(UNSTEADY)))
+    stuck = load_brief("capstone").with_changes(UNSTEADY)
+    unsteady = _plan_text(plan(stuck), design_name(stuck, load_brief("capstone")))
     assert "unbounded: batch slots full" in unsteady and "inf" not in unsteady.split()
 
 
