@@ -17,7 +17,7 @@ from planner.search import PoolRunner, SearchResult, SerialRunner, default_worke
 from planner.search_space import SearchSpace, default_space
 from ui import state
 from ui.charts_search import FRONTIER_AXES, frontier_chart
-from ui.show import Fig, figure_row, md, text_table
+from ui.show import Fig, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 
 RESULT_KEY = "search.result"  # {"preset", "overrides", "result"}: the last search and the brief it started from
@@ -210,16 +210,8 @@ figure_row(
             f"{default_workers()} processes",
             "a process pool of this machine's cores (the command line's --ray runs on a cluster)",
         ),
-        Fig(
-            "This design's $ per M",
-            f"${num(design.cost.usd_per_million_output_tokens)}",
-            design.cost.arithmetic["usd_per_million_output_tokens"],
-        ),
-        Fig(
-            "This design's SLO with N+1",
-            "met" if design.verdict.meets_slo and design.verdict.availability_ok else "missed",
-            "the verdict bar above says which target or availability binds",
-        ),
+        fig(design, "cost.usd_per_million_output_tokens"),  # this design's, to set against the best below
+        fig(design, "verdict.availability_ok"),
     ],
     arithmetic_title="Show the space",
 )

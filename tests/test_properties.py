@@ -240,7 +240,11 @@ def test_higher_prefix_hit_rate_never_raises_prefill_share_or_utilization(data: 
     assert _not_above(warm.capacity.utilization, cold.capacity.utilization)
     assert _not_above(warm.operating_point.seed_relation.prefill_ms_per_request, cold.operating_point.seed_relation.prefill_ms_per_request)
     if warm.operating_point.stable and cold.operating_point.stable:
-        assert _not_above(warm.operating_point.tpot_ms, cold.operating_point.tpot_ms)
+        # A prompt that drops from two chunks to one emits one token fewer for the running replies while it is
+        # prefilled, so at that boundary TPOT may rise by a hair (2.5e-5 in one drawn case): held to 1% there.
+        same_chunks = warm.slo.point.chunks_mean == cold.slo.point.chunks_mean
+        tolerance = 1.0 if same_chunks else 1.01
+        assert _not_above(warm.operating_point.tpot_ms, cold.operating_point.tpot_ms * tolerance)
     # and TTFT: less prefill to do and less queueing behind other prompts
     assert _not_above(warm.slo.ttft_p95_ms, cold.slo.ttft_p95_ms)
     assert _not_above(warm.slo.ttft_p50_ms, cold.slo.ttft_p50_ms)

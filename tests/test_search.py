@@ -295,7 +295,7 @@ def test_search_text_names_the_best_and_how_to_reproduce_it(tmp_path):
         ("gpus = ['h100-sxm']\n", "space.gpus: unknown axis"),
         ("tp = ['eight']\n", "space.tp"),
         ("gpu = ['h900']\n", "space.gpu: unknown GPU"),
-        ("weights = ['fp4']\n", "space.weights"),
+        ("weights = ['fp2']\n", "space.weights"),
         ("nodes = {min = 8, max = 4}\n", "space.nodes"),
         ("nodes = []\n", "space.nodes: an axis needs at least one value"),
         ("max_num_seqs = [0]\n", "space.max_num_seqs"),

@@ -64,7 +64,7 @@ def test_opening_the_best_makes_it_the_current_design_on_every_page():
         value = params[path][0] if isinstance(params[path], list) else params[path]
         assert value == str(best.overrides[path]), (path, params)
     visit(at, "pages/cost.py")
-    assert figure(at, "Per million output tokens") == pytest.approx(best.usd_per_million_output_tokens, rel=0.01)
+    assert figure(at, "Cost per M output tokens") == pytest.approx(best.usd_per_million_output_tokens, rel=0.01)
 
 
 def test_failure_modes_page_finds_the_fleet_each_scenario_needs():
