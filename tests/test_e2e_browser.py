@@ -414,7 +414,7 @@ def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(ser
     _no_exception(page)
     assert _metric(page, "Best $ per M output tokens").startswith("$")
     page.screenshot(path=str(SHOTS / "30-search.png"), full_page=True)  # type: ignore[attr-defined]
-    before = _metric(page, "This design's $ per M")
+    before = _metric(page, "Cost per M output tokens")
     point = page.locator(_POINTS).first  # type: ignore[attr-defined]
     point.scroll_into_view_if_needed()
     box = point.bounding_box()
@@ -426,12 +426,12 @@ def test_search_then_a_click_on_the_frontier_opens_that_design_on_every_page(ser
     page.get_by_text("Opened the searched design").first.wait_for(timeout=RERUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     _settle(page, "Search")
     deadline = time.monotonic() + RERUN_TIMEOUT_MS / 1e3
-    while _metric(page, "This design's $ per M") == before and time.monotonic() < deadline:  # the run the click started
+    while _metric(page, "Cost per M output tokens") == before and time.monotonic() < deadline:  # the run the click started
         page.wait_for_timeout(200)  # type: ignore[attr-defined]
     _settle(page, "Search")
-    opened = _metric(page, "This design's $ per M")
+    opened = _metric(page, "Cost per M output tokens")
     assert opened != before, "the clicked design is not the one the page started from"
     page.screenshot(path=str(SHOTS / "31-search-opened.png"), full_page=True)  # type: ignore[attr-defined]
     page.goto(page.url.replace("/search", "/cost"))  # type: ignore[attr-defined]
     _settle(page, "Cost")
-    assert _metric(page, "Per million output tokens") == opened
+    assert _metric(page, "Cost per M output tokens") == opened
