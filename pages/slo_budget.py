@@ -7,6 +7,7 @@ import streamlit as st
 from planner.breakdowns import ttft_paths
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
+from planner.uncertainty import ranges_line
 from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.show import arithmetic_expander, fig, figure_row, md
 from ui.sidebar import page_setup
@@ -28,6 +29,12 @@ figure_row(
     ],
     arithmetic_title="Show the arithmetic",
 )
+ranges = ranges_line(design.uncertainty, (("p95 TTFT", "slo.ttft_p95_ms"), (f"p95 {metric}", judged)))
+if ranges:
+    coverage = f"{design.uncertainty.coverage * 100:.0f}%"
+    st.caption(
+        f"Where the real engine's figures fall ({coverage} range, from the planner's error on measurements it had not seen): {ranges}."
+    )
 p = slo.point
 st.markdown(
     f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
@@ -39,7 +46,9 @@ st.markdown(
 left, right = st.columns(2)
 with left:
     if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
-        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms), key="chart.ttft")
+        ttft_band = design.uncertainty.band("slo.ttft_p95_ms")
+        band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.coverage * 100:.0f}% range of the p95") if ttft_band else None
+        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms, band), key="chart.ttft")
     else:
         st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:

@@ -18,8 +18,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, Efficiency
+from planner.fmt import num
 
-__all__ = ["Band", "Uncertainty", "uncertainty"]
+__all__ = ["Band", "Uncertainty", "ranges_line", "uncertainty"]
 
 BANDS_FILE = Path(__file__).resolve().parent / "calibration" / "bands.json"
 _OUTSIDE_WIDENING = 2.0  # outside the data: the widest spread, doubled
@@ -102,3 +103,13 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
     if own_constants:
         basis += "; the brief sets its own efficiencies, so the band is the calibration's spread, not a check of them"
     return Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside, bands=tuple(bands))  # type: ignore[arg-type]
+
+
+def ranges_line(u: Uncertainty, figures: tuple[tuple[str, str], ...]) -> str:
+    """'p95 TTFT 85.4 to 134 ms; p95 ITL 6.46 to 21.1 ms' for (name, path) pairs the plan bands ('' when none)."""
+    parts = []
+    for name, path in figures:
+        b = u.band(path)
+        if b is not None and math.isfinite(b.low) and math.isfinite(b.high):
+            parts.append(f"{name} {num(b.low, 'ms').removesuffix(' ms')} to {num(b.high, 'ms')}")
+    return "; ".join(parts)

@@ -14,6 +14,7 @@ the print too, lowest rank first, when a design's page would not fit otherwise; 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -367,8 +368,24 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
     return Waterfall(title=title, steps=steps, marks=marks)
 
 
+def _error_bands(f: Figures) -> tuple[str, str] | None:
+    """Where the real engine's p95s fall (planner.uncertainty): how far the planner missed measurements it had not seen."""
+    s = "slo"
+    judged = f.value(f"{s}.itl_metric").value
+    wanted = {f"{s}.ttft_p95_ms": "p95 TTFT", f"{s}.{judged}_p95_ms": f"p95 {judged.upper()}"}
+    ranges = [
+        f"{wanted[b.figure]} {f.num(f'uncertainty.bands.{i}.low', 'ms')} to {f.num(f'uncertainty.bands.{i}.high', 'ms')}"
+        for i, b in enumerate(f.value("uncertainty.bands"))
+        if b.figure in wanted and math.isfinite(b.low) and math.isfinite(b.high)
+    ]
+    if not ranges:
+        return None
+    return f"{f.pct('uncertainty.coverage')} range", "; ".join(ranges) + f" ({f.text('uncertainty.basis')})"
+
+
 def _slo_budget(f: Figures) -> Section:
     s = "slo"
+    bands = _error_bands(f)
     return Section(
         key="slo_budget",
         title="SLO budget: the latency waterfalls and the model",
@@ -380,6 +397,7 @@ def _slo_budget(f: Figures) -> Section:
                     ("Queue", f.text(f"{s}.queue_model")),
                     ("Percentiles", f.text(f"{s}.percentile_method")),
                     ("Basis", f.text(f"{s}.basis")),
+                    *((bands,) if bands else ()),
                 )
             ),
         ),

@@ -165,10 +165,11 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint]) -> go.Figure:
 # --- the SLO page ----------------------------------------------------------------------------------
 
 
-def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float) -> go.Figure:
+def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: tuple[float, float, str] | None = None) -> go.Figure:
     """TTFT as a waterfall, one bar per part in the order a request meets them and a total bar, for the p95 path
     and the mean path side by side: each path's bars add up to its total (the p95 and the mean TTFT). The target
-    is a vertical line. Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
+    is a vertical line; `band` (low, high, label), where the plan gives one, a range on the total's row (where the real
+    p95 falls, planner.uncertainty). Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
     colors = (PALETTE["secondary"], PALETTE["primary"])
     data = []
     for path, color in zip(paths, colors, strict=False):
@@ -194,8 +195,22 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float) -> go.F
         )
     names = [p.name for p in paths[0].parts] + ["TTFT"] if paths else ["TTFT"]
     data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
+    if band is not None:
+        low, high, label = band
+        data.append(
+            {
+                "type": "scatter",
+                "x": [low, high],
+                "y": ["TTFT", "TTFT"],
+                "mode": "lines+markers",
+                "name": label,
+                "line": {"color": PALETTE["text"], "width": 3},
+                "marker": {"symbol": "line-ns-open", "size": 14, "color": PALETTE["text"]},
+                "hovertemplate": f"{label}: {num(low)} to {num(high, 'ms')}<extra></extra>",
+            }
+        )
     rows = len(names)
-    right = max([target_ms, *(p.total_ms for p in paths)]) * _ROOM
+    right = max([target_ms, *(p.total_ms for p in paths), *((band[1],) if band is not None else ())]) * _ROOM
     layout = {
         "title": {"text": "Time to first token (ms)"},
         "waterfallmode": "group",
