@@ -7,7 +7,6 @@ import streamlit as st
 from planner.breakdowns import ttft_paths
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
-from planner.uncertainty import ranges_line
 from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.show import arithmetic_expander, fig, figure_row, md
 from ui.sidebar import page_setup
@@ -29,12 +28,6 @@ figure_row(
     ],
     arithmetic_title="Show the arithmetic",
 )
-ranges = ranges_line(design.uncertainty, (("p95 TTFT", "slo.ttft_p95_ms"), (f"p95 {metric}", judged)))
-if ranges:
-    coverage = f"{design.uncertainty.coverage * 100:.0f}%"
-    st.caption(
-        f"Where the real engine's figures fall ({coverage} range, from the planner's error on measurements it had not seen): {ranges}."
-    )
 p = slo.point
 st.markdown(
     f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"

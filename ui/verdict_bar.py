@@ -7,13 +7,12 @@ verdict is judged on, so it can never disagree with the page under it.
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from planner import Design
-from planner.figures import band_of, cause_of, field_label, label, show
+from planner.figures import cause_of, field_label, label, show
 from planner.fmt import num, pct
+from planner.uncertainty import ranges_line
 from ui import state
 from ui.compare import pin_button
 from ui.show import md
@@ -54,9 +53,6 @@ def _latency(design: Design, path: str, ok: bool) -> tuple[str, str, str]:
     verdict = "met" if ok else "missed"
     target = show(design, "slo.ttft_target_ms" if path == "slo.ttft_p95_ms" else "slo.itl_target_ms")
     line = f"{verdict}: {cause_of(design)}" if value != show(design, path) else f"target {target}: {verdict}"
-    band = band_of(design, path)
-    if band is not None and math.isfinite(band.plus_minus):  # the calibration's held-out spread (planner.uncertainty)
-        value += f" ±{band.plus_minus * 100:.0f}%"
     return label(path), value, line
 
 
@@ -86,10 +82,19 @@ def verdict_bar(design: Design) -> None:
             delta_color="off" if works else "inverse",
             delta_arrow="off",
         )
+        _ranges(design, judged)
         st.markdown(f"**What binds:** {md(_binding(design))}")
         if v.problems:
             st.markdown(f"**The change that fixes it:** {md(v.problems[0].change)}")
         _pin_line()
+
+
+def _ranges(design: Design, judged: str) -> None:
+    """Where the real engine's p95s fall: the calibration's held-out error on this design (planner.uncertainty)."""
+    names = (("p95 TTFT", "slo.ttft_p95_ms"), (label(judged), judged))
+    text = ranges_line(design.uncertainty, names)
+    if text:
+        st.caption(f"Real engine, {design.uncertainty.coverage * 100:.0f}% range from the planner's held-out error: {text}.")
 
 
 def _pin_line() -> None:
