@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.brief import CustomModel, ModelChoice
 from planner.errors import BriefError
+from planner.textfile import read_text_file
 
 __all__ = [
     "GPUS",
@@ -647,17 +648,7 @@ def model_from_hf_config_text(text: str) -> CustomModel:
 def model_from_hf_config(path: Path | str) -> CustomModel:
     """Read a local Hugging Face config.json (nothing is downloaded) into a custom model: the CLI's path."""
     path = Path(path)
-    # a config.json is a few kB: refuse missing paths, devices, FIFOs and huge files before reading them
-    try:
-        if not path.is_file():
-            raise BriefError(str(path), "no such config.json (not a regular file)")
-        if path.stat().st_size > HF_CONFIG_MAX_BYTES:
-            raise BriefError(str(path), f"config.json is {path.stat().st_size:,} bytes; at most {HF_CONFIG_MAX_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:  # a name too long, a permission, a vanished file
-        raise BriefError(str(path)[:120], f"cannot read config.json: {exc.strerror or type(exc).__name__}") from None
-    except UnicodeDecodeError:
-        raise BriefError(str(path), "config.json is not UTF-8 text") from None
+    text = read_text_file(path, HF_CONFIG_MAX_BYTES, "a config.json")
     try:
         return model_from_hf_config_text(text)
     except BriefError as exc:

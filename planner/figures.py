@@ -8,8 +8,7 @@ read labels and formats from here, so "p95 TTFT" is called and printed the same 
 
 A figure without a steady state (an infinite queue) reads as words with its cause ("unbounded: every batch slot is
 taken"), never as a raw infinity. A figure can carry a band (the low and high of a stated coverage) when the plan
-gives one (planner.uncertainty): `format_value(..., band=...)` prints its range after the value, and `show(...,
-banded=True)` takes the design's own band for the path.
+gives one (planner.uncertainty): `format_value(..., band=...)` prints its range after the value.
 """
 
 from __future__ import annotations
@@ -364,21 +363,12 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
     return text
 
 
-def band_of(design: Any, path: str) -> Band | None:
-    """The plan's error band on the figure at `path` (planner.uncertainty), from a Design or its JSON."""
-    if isinstance(design, dict):
-        found = next((b for b in design.get("uncertainty", {}).get("bands", []) if b["figure"] == path), None)
-        return Band.model_validate(found) if found else None
-    u = getattr(design, "uncertainty", None)
-    return u.band(path) if u is not None else None
-
-
-def show(design: Any, path: str, *, short: bool = False, banded: bool = False) -> str:
+def show(design: Any, path: str, *, short: bool = False) -> str:
     """The figure at `path` of a Design (or its JSON), written as the registry says. `short`: an unbounded figure
-    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it. `banded`: its error band after it."""
+    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it."""
     value = resolve(design, path)
     cause = "" if short else (cause_of(design, path) if isinstance(value, float) and math.isinf(value) else "")
-    return format_value(spec(path), value, cause=cause, band=band_of(design, path) if banded else None)
+    return format_value(spec(path), value, cause=cause)
 
 
 def arithmetic(design: Any, path: str) -> str:

@@ -19,6 +19,7 @@ from planner.brief import HF_CONFIG_PATH_REFUSED, Brief, set_paths
 from planner.catalog import model_from_hf_config
 from planner.errors import BriefError, validation_message
 from planner.profile import PROFILE_KEY, efficiency_from_profile
+from planner.textfile import read_text_file
 
 __all__ = [
     "MAX_BRIEF_BYTES",
@@ -157,22 +158,7 @@ def _reject_non_finite(data: Any, path: str) -> None:
 
 
 def _read_file(path: Path) -> Brief:
-    try:
-        if not path.is_file():  # /dev/zero, a FIFO or a socket would never end or never answer
-            raise BriefError(str(path), "not a regular file")
-        size = path.stat().st_size
-        if size > MAX_BRIEF_BYTES:
-            raise BriefError(str(path), f"file is {size:,} bytes; a brief is at most {MAX_BRIEF_BYTES:,}")
-        with path.open("rb") as f:
-            raw = f.read(MAX_BRIEF_BYTES + 1)  # bounded even if the file grows while it is read
-        if len(raw) > MAX_BRIEF_BYTES:
-            raise BriefError(str(path), f"file is larger than {MAX_BRIEF_BYTES:,} bytes; a brief is at most that")
-    except OSError as exc:
-        raise BriefError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BriefError(str(path), "file is not UTF-8 text (binary?)") from None
+    text = read_text_file(path, MAX_BRIEF_BYTES, "a brief (TOML or JSON)")
     fmt = "json" if path.suffix.lower() == ".json" else "toml"
     return brief_from_text(text, fmt, str(path), path.parent)
 

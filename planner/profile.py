@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from planner.brief import Efficiency
 from planner.errors import BriefError, validation_message
+from planner.textfile import read_text_file
 
 __all__ = ["MAX_PROFILE_BYTES", "PROFILE_KEY", "efficiency_from_profile", "efficiency_from_profile_text", "profile_toml"]
 
@@ -45,17 +46,7 @@ def efficiency_from_profile_text(text: str, source: str = "profile") -> dict[str
 
 def efficiency_from_profile(path: Path) -> dict[str, Any]:
     """A profile file's [efficiency] values (the CLI's path: a brief file names it)."""
-    try:
-        if not path.is_file():
-            raise BriefError(str(path), "no such profile (not a regular file)")
-        if path.stat().st_size > MAX_PROFILE_BYTES:
-            raise BriefError(str(path), f"{path.stat().st_size:,} bytes; a profile is at most {MAX_PROFILE_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BriefError(str(path)[:120], f"cannot read the profile: {exc.strerror or type(exc).__name__}") from None
-    except UnicodeDecodeError:
-        raise BriefError(str(path), "the profile is not UTF-8 text") from None
-    return efficiency_from_profile_text(text, str(path))
+    return efficiency_from_profile_text(read_text_file(path, MAX_PROFILE_BYTES, "a profile"), str(path))
 
 
 def profile_toml(constants: dict[str, Any], header: list[str]) -> str:

@@ -41,7 +41,6 @@ class ReplicaShape(BaseModel):
     attention_bandwidth_fraction: float  # KV reads by decode attention
     tp_factor: float  # 1 + all-reduce overhead when TP > 1
     real_kernel_factor: float
-    step_overhead_s: float  # fixed per step: scheduling, launch
     step: StepConstants  # the per-kernel step-time constants (planner.step_model)
     usable_gb_per_gpu: float  # memory x gpu_memory_utilization
     reserve_gb_per_gpu: float
@@ -82,6 +81,11 @@ class ReplicaShape(BaseModel):
     def kv_capacity_tokens(self) -> float:
         """Tokens of KV one replica holds (each GPU holds its heads' share of every token)."""
         return max(self.kv_gb_per_gpu, 0.0) * GB / self.kv_bytes_per_token_per_gpu
+
+    @property
+    def step_overhead_s(self) -> float:
+        """Fixed per step: scheduling, launch (the step model's constant)."""
+        return self.step.overhead_s
 
     # --- bandwidth and compute ----------------------------------------------------------------
     @property
@@ -248,7 +252,6 @@ def shape_of(brief: Brief) -> ReplicaShape:
         attention_bandwidth_fraction=eff.attention_bandwidth_fraction,
         tp_factor=1 + eff.tp_comm_overhead if dep.tp > 1 else 1.0,
         real_kernel_factor=eff.real_kernel_factor,
-        step_overhead_s=eff.step_overhead_ms / 1e3,
         step=step_constants(brief, model, gpu, precision),
         usable_gb_per_gpu=gpu.memory_gb * _engine_fraction(gpu.memory_gb, dep.gpu_memory_utilization, dep.reserve_gb_per_gpu)
         + dep.reserve_gb_per_gpu,

@@ -25,6 +25,7 @@ from planner.catalog import GPUS, model_spec
 from planner.core import fewest_nodes
 from planner.errors import BriefError
 from planner.operating_point import SEQS_STEP
+from planner.textfile import read_text_file
 
 __all__ = [
     "AXES",
@@ -224,12 +225,5 @@ def space_from_toml(text: str, brief: Brief, source: str = "space file") -> Sear
 def load_space(path: Path | str, brief: Brief) -> SearchSpace:
     """A space file (TOML) read from disk; every failure is a BriefError naming the file or the axis."""
     path = Path(path)
-    try:
-        if not path.is_file():
-            raise BriefError(str(path), "no such file (a space file is a TOML file)")
-        if path.stat().st_size > MAX_SPACE_FILE_BYTES:
-            raise BriefError(str(path), f"file is larger than {MAX_SPACE_FILE_BYTES // 1000} kB; a space file is a few lines")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BriefError(str(path), f"cannot read the space file ({type(exc).__name__}: {exc})") from None
+    text = read_text_file(path, MAX_SPACE_FILE_BYTES, "a space file (TOML)")
     return space_from_toml(text, brief, source=str(path))

@@ -61,6 +61,12 @@ class StepConstants(BaseModel):
     per_sequence_s: float
     roofline: float  # 1: the whole step is one roofline, max(all FLOPs, all bytes): the 200-QPS seed's model
 
+    @classmethod
+    def only(cls, **costs: float) -> StepConstants:
+        """Constants with only the named costs: every other is zero (a step that reads no expert misses all of them)."""
+        zero = dict.fromkeys(cls.model_fields, 0.0) | {"expert_miss": 1.0}
+        return cls(**(zero | costs))
+
     def values(self) -> Constants:
         values = [
             self.weights_s,

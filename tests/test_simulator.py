@@ -211,22 +211,7 @@ def test_itl_histogram_matches_the_exact_percentiles(reference_run, qps200, rate
 
 
 def test_moe_weights_read_grows_with_the_batch():
-    step = StepConstants(
-        weights_s=1e-3,
-        experts_s=4e-3,
-        expert_miss=0.75,
-        gemm_s_per_token=1e-6,
-        lm_head_s_per_seq=0.0,
-        kv_s_per_token=0.0,
-        attn_s_per_pair=0.0,
-        allreduces=0.0,
-        allreduce_latency_s=0.0,
-        one_shot_s_per_token=0.0,
-        two_shot_s_per_token=0.0,
-        overhead_s=0.0,
-        per_sequence_s=0.0,
-        roofline=0.0,
-    )
+    step = StepConstants.only(weights_s=1e-3, experts_s=4e-3, expert_miss=0.75, gemm_s_per_token=1e-6)
     costs = StepCosts(
         step=step,
         max_num_batched_tokens=512,

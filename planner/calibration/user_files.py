@@ -47,6 +47,7 @@ from planner.calibration.measurements import (
 )
 from planner.catalog import GPUS, MODELS
 from planner.errors import BriefError
+from planner.textfile import read_text_file
 
 __all__ = ["MAX_USER_FILE_BYTES", "read_sglang_results", "read_user_file", "read_vllm_result"]
 
@@ -57,16 +58,7 @@ _REQUIRED = ("completed", "total_input_tokens", "total_output_tokens", "request_
 
 
 def _read_text(path: Path) -> str:
-    try:
-        if not path.is_file():
-            raise BriefError(str(path), "no such file")
-        if path.stat().st_size > MAX_USER_FILE_BYTES:
-            raise BriefError(path.name, f"{path.stat().st_size:,} bytes; a benchmark result is at most {MAX_USER_FILE_BYTES:,}")
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BriefError(path.name, f"cannot read: {exc.strerror or type(exc).__name__}") from None
-    except UnicodeDecodeError:
-        raise BriefError(path.name, "not UTF-8 text") from None
+    return read_text_file(path, MAX_USER_FILE_BYTES, "a benchmark result")
 
 
 def _json_runs(text: str, name: str) -> list[dict[str, Any]]:
