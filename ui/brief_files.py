@@ -7,7 +7,8 @@ reads paths only for the CLI), and a Hugging Face config is uploaded instead.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -30,6 +31,8 @@ __all__ = [
     "read_profile",
     "read_upload",
 ]
+
+T = TypeVar("T")
 
 UPLOAD_KEY = "brief.upload"
 _UPLOAD_ERROR_KEY = "brief.upload_error"
@@ -94,6 +97,27 @@ def brief_files(brief: Brief) -> None:
         st.download_button("Save as JSON", json, file_name=f"{name.file_stem}.json", mime="application/json", on_click="ignore")
 
 
+def _read_uploaded(key: str, error_key: str, read: Callable[[str, bytes], T]) -> tuple[str, T] | None:
+    """The file just uploaded under `key`, read; a BriefError is kept under `error_key` for the uploader to show."""
+    uploaded = st.session_state.get(key)
+    st.session_state.pop(error_key, None)
+    if uploaded is None:
+        return None
+    try:
+        return uploaded.name, read(uploaded.name, uploaded.getvalue())
+    except BriefError as exc:
+        st.session_state[error_key] = str(exc)
+        return None
+
+
+def _uploader(label: str, types: list[str], key: str, on_change: Callable[[], None], help_text: str, error_key: str, field: str) -> None:
+    """A one-file uploader (1 MB at most) and, under it, why the last file was not loaded."""
+    st.file_uploader(label, type=types, key=key, on_change=on_change, max_upload_size=1, help=help_text)
+    error = st.session_state.get(error_key) or state.field_errors().get(field)
+    if error:
+        st.error(f"Not loaded: {md(error)}")
+
+
 # --- efficiencies from an uploaded profile (python -m planner calibrate ... --out profile.toml) ------------
 
 
@@ -103,34 +127,27 @@ def read_profile(name: str, data: bytes) -> dict[str, Any]:
 
 
 def _on_profile_upload() -> None:
-    uploaded = st.session_state.get(PROFILE_UPLOAD_KEY)
-    st.session_state.pop(_PROFILE_ERROR_KEY, None)
-    if uploaded is None:
+    read = _read_uploaded(PROFILE_UPLOAD_KEY, _PROFILE_ERROR_KEY, read_profile)
+    if read is None:
         return
-    try:
-        values = read_profile(uploaded.name, uploaded.getvalue())
-    except BriefError as exc:
-        st.session_state[_PROFILE_ERROR_KEY] = str(exc)
-        return
+    name, values = read
     state.set_fields({f"efficiency.{k}": v for k, v in values.items()}, report_at="efficiency")
     if "efficiency" not in state.field_errors():
-        state.set_notice(f"Efficiencies from {uploaded.name}: {len(values)} constants fitted to your measurements")
+        state.set_notice(f"Efficiencies from {name}: {len(values)} constants fitted to your measurements")
 
 
 def profile_upload() -> None:
     """An uploader for an efficiency profile: the step model's constants fitted to the user's own benchmark runs."""
-    st.file_uploader(
+    _uploader(
         "Efficiencies from your measurements (a profile TOML)",
-        type=["toml"],
-        key=PROFILE_UPLOAD_KEY,
-        on_change=_on_profile_upload,
-        max_upload_size=1,
-        help="Written by `python -m planner calibrate RESULTS... --out profile.toml` from vllm bench serve or SGLang"
+        ["toml"],
+        PROFILE_UPLOAD_KEY,
+        _on_profile_upload,
+        "Written by `python -m planner calibrate RESULTS... --out profile.toml` from vllm bench serve or SGLang"
         " bench_serving results: its constants replace the calibrated defaults in this design.",
+        _PROFILE_ERROR_KEY,
+        "efficiency",
     )
-    error = st.session_state.get(_PROFILE_ERROR_KEY) or state.field_errors().get("efficiency")
-    if error:
-        st.error(f"Not loaded: {md(error)}")
 
 
 # --- a model from an uploaded Hugging Face config.json ----------------------------------------------
@@ -151,31 +168,24 @@ def _display_name(file_name: str) -> str:
 
 
 def _on_hf_upload() -> None:
-    uploaded = st.session_state.get(HF_UPLOAD_KEY)
-    st.session_state.pop(_HF_ERROR_KEY, None)
-    if uploaded is None:
+    read = _read_uploaded(HF_UPLOAD_KEY, _HF_ERROR_KEY, read_hf_config)
+    if read is None:
         return
-    try:
-        custom = read_hf_config(uploaded.name, uploaded.getvalue())
-    except BriefError as exc:
-        st.session_state[_HF_ERROR_KEY] = str(exc)
-        return
-    changes = {"model.name": "custom", "model.custom": custom.model_dump(mode="json"), "model.display_name": _display_name(uploaded.name)}
+    name, custom = read
+    changes = {"model.name": "custom", "model.custom": custom.model_dump(mode="json"), "model.display_name": _display_name(name)}
     state.set_fields(changes, report_at="model.hf_config")
     if "model.hf_config" not in state.field_errors():
-        state.set_notice(f"Model from {uploaded.name}: {custom.layers} layers, {custom.params / 1e9:.1f}B parameters")
+        state.set_notice(f"Model from {name}: {custom.layers} layers, {custom.params / 1e9:.1f}B parameters")
 
 
 def hf_config_upload() -> None:
     """An uploader for a Hugging Face config.json: its architecture becomes the custom model."""
-    st.file_uploader(
+    _uploader(
         "Model from a Hugging Face config.json",
-        type=["json"],
-        key=HF_UPLOAD_KEY,
-        on_change=_on_hf_upload,
-        max_upload_size=1,
-        help="The model's config.json (as published on its Hugging Face page); its architecture numbers become a custom model.",
+        ["json"],
+        HF_UPLOAD_KEY,
+        _on_hf_upload,
+        "The model's config.json (as published on its Hugging Face page); its architecture numbers become a custom model.",
+        _HF_ERROR_KEY,
+        "model.hf_config",
     )
-    error = st.session_state.get(_HF_ERROR_KEY) or state.field_errors().get("model.hf_config")
-    if error:
-        st.error(f"Not loaded: {md(error)}")
