@@ -13,13 +13,15 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ComputePeak
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.quantization import weight_scheme
-from planner.step_model import StepConstants, step_time_s
+from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of"]
 
 GB = 1e9
 TB = 1e12
+# the capacity arithmetic's decode step: every cost of the engine's step but the GEMM FLOPs (prefill's share)
+_ALL_BUT_COMPUTE = tuple(i for i in range(CONSTANTS) if i not in (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ))
 
 
 class ReplicaShape(BaseModel):
@@ -116,13 +118,13 @@ class ReplicaShape(BaseModel):
         return self.step_bytes(batch, context_tokens) / self.hbm_bytes_per_s
 
     def decode_step_real_s(self, batch: float, context_tokens: float) -> float:
-        """The seeds' hand formula for a decode step (the capacity arithmetic): the bytes read at the achieved
-        bandwidths, x the flat TP and kernel factors, + the fixed step and the all-reduce latencies. No compute term
-        and no bytes moved by the all-reduce: the engine's own step is `decode_step_s`."""
-        weights = self.model.params_read_per_step(batch) * self.weight_bytes_per_value / self.bandwidth_fraction
-        kv = batch * context_tokens * self.kv_bytes_per_token / self.attention_bandwidth_fraction
-        latencies = self.step.allreduces * self.step.allreduce_latency_s
-        return (weights + kv) / self.hbm_bytes_per_s * self.tp_factor * self.real_kernel_factor + self.step_overhead_s + latencies
+        """The capacity arithmetic's decode step: the engine's step (planner.step_model) without its compute term,
+        so the decode share of the replica is its memory and latency time and the prefill share its compute.
+        With the seeds' constants (flat TP and kernel factors, no bytes moved by the all-reduce, no per-sequence
+        cost) this is exactly the worked designs' hand formula; the engine's own step is `decode_step_s`."""
+        if not math.isfinite(batch * context_tokens):
+            return math.inf
+        return float(step_time_s(self.step.masked(_ALL_BUT_COMPUTE), batch, batch, batch * context_tokens, 0.0))
 
     def decode_step_s(self, batch: float, context_tokens: float) -> float:
         """A pure decode step of `batch` sequences each reading `context_tokens` of KV, as the engine runs it

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CONSTANTS", "StepConstants", "chunk_pairs", "step_time_s"]
+__all__ = ["CONSTANTS", "GEMM_S_PER_TOKEN", "LM_HEAD_S_PER_SEQ", "StepConstants", "chunk_pairs", "step_time_s"]
 
 Constants = tuple[float, ...]  # StepConstants.values(): a tuple, which plain Python indexes fast and numba takes as is
 
@@ -98,7 +98,7 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
     is for the simulator's loop, and the planner's closed forms call it in plain Python."""
     weights = k[WEIGHTS_S]
     if k[EXPERTS_S] > 0.0:  # a MoE step reads only the experts its tokens reach
-        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** tokens)
+        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** max(tokens, 1.0))  # at least one token's experts
     reads = kv_tokens * k[KV_S_PER_TOKEN]
     if k[ROOFLINE] > 0.0:  # the KV reads overlap the compute, as the weights do
         weights += reads
