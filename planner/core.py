@@ -261,7 +261,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
     basis = _load_batch_basis(brief, op)
     slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
-    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
+    long_util = long_context_utilization(brief, shape, dem, shape.replicas_in(pools.long_context_nodes))
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
     engine_problems = _engine_problems(brief)
@@ -296,7 +296,7 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
         return "utilization over 100%"
     if cap.kv_fraction > 1:
         return "the KV cache cannot hold the load"
-    if long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node) > 1:
+    if long_context_utilization(brief, shape, dem, shape.replicas_in(pools.long_context_nodes)) > 1:
         return "the long-context pool is over 100%"
     _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
     return None if binding is None else f"no steady state ({binding.value} binds)"

@@ -89,6 +89,7 @@ def _plan_cached(brief: Brief) -> Design:
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
+        shape=shape,
     )
     failures, failure_summary = failure_modes(core)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)

@@ -175,7 +175,8 @@ def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: C
     nodes = brief.hardware.nodes
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
         left = nodes - (1 if scenario is Scenario.one_node_lost else 2)
-        return float(cap.utilization_no_prefix_cache * nodes / left) if left > 0 else math.inf
+        before, after = base.shape.replicas_in(nodes), base.shape.replicas_in(max(left, 0))  # a node lost takes its whole replica
+        return float(cap.utilization_no_prefix_cache * before / after) if after > 0 else math.inf
     if scenario is Scenario.traffic_doubles:
         return float(cap.utilization_no_prefix_cache * 2)
     if scenario is Scenario.inputs_double:

@@ -81,6 +81,6 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
         general_nodes=general,
         long_context_nodes=long_ctx,
         spare_nodes=spare,
-        general_replicas=general * shape.replicas_per_node,
+        general_replicas=shape.replicas_in(general),
         general_share=share,
     ), problems
