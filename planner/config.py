@@ -33,6 +33,8 @@ HF_IDS = {
     "llama-3.1-405b": "meta-llama/Llama-3.1-405B-Instruct",
     "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
     "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+    "deepseek-r1": "deepseek-ai/DeepSeek-R1",
+    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
 }
 
 
@@ -215,6 +217,17 @@ def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     return [weights, kv]
 
 
+def _per_rank(replica_limit: int, shape: ReplicaShape) -> int:
+    """An engine limit as the engine takes it: per DP-attention rank (the brief states the replica's, which the analysis uses)."""
+    return math.ceil(replica_limit / shape.attention_groups)
+
+
+def _rank_note(replica_limit: int, shape: ReplicaShape, what: str) -> str:
+    if shape.attention_groups == 1:
+        return ""
+    return f"per DP rank: {shape.attention_groups} ranks x {_per_rank(replica_limit, shape)} = the replica's {replica_limit:,} {what}, as analysed. "
+
+
 def _parallel_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     """Pipeline stages, DP attention and expert parallelism: the flags that make a replica span GPUs beyond one TP group."""
     gpn, m, k = brief.hardware.gpus_per_node, shape.model, shape.step
@@ -283,8 +296,8 @@ def engine_config(
         quantization=quant[0].value if quant[0].flag == "--quantization" else None,
         kv_cache_dtype=quant[1].value,
         max_model_len=dep.max_model_len,
-        max_num_seqs=dep.max_num_seqs,
-        max_num_batched_tokens=dep.max_num_batched_tokens,
+        max_num_seqs=_per_rank(dep.max_num_seqs, shape),
+        max_num_batched_tokens=_per_rank(dep.max_num_batched_tokens, shape),
         gpu_memory_utilization=shape.engine_memory_fraction,
         enable_prefix_caching=dep.prefix_caching,
         enable_chunked_prefill=dep.chunked_prefill,
@@ -306,8 +319,12 @@ def engine_config(
         ),
         *_parallel_flags(brief, shape),
         Flag(flag="--max-model-len", value=str(engine.max_model_len), why=model_len_why),
-        Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=seqs_why),
-        Flag(flag="--max-num-batched-tokens", value=str(engine.max_num_batched_tokens), why=batched_why),
+        Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=_rank_note(dep.max_num_seqs, shape, "sequences") + seqs_why),
+        Flag(
+            flag="--max-num-batched-tokens",
+            value=str(engine.max_num_batched_tokens),
+            why=_rank_note(dep.max_num_batched_tokens, shape, "tokens a step") + batched_why,
+        ),
         Flag(flag="--gpu-memory-utilization", value=fmt_fraction(engine.gpu_memory_utilization), why=mem_why),
     ]
     unchunked_ms = num(w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3, "ms")

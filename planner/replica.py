@@ -300,6 +300,15 @@ def _a2a_s_per_token(model: ModelSpec, gpu: GpuSpec, stage: int, gpus_per_node: 
     return max(copy_bytes * intra_share / nvlink, copy_bytes * inter_share / network)
 
 
+def _mla_decode_flops(model: ModelSpec) -> float:
+    """FLOPs a decode query spends on one token of MLA's cached latent, all layers (0 for GQA, whose decode attention
+    waits on the KV reads): every one of the heads scores the latent and rotary key (2 x 576 FLOPs) and sums the latent
+    (2 x 512), so a step's attention is compute-bound (FlashMLA: ~660 TFLOP/s BF16 on H800, not the HBM bandwidth)."""
+    if not model.kv_lora_rank:
+        return 0.0
+    return model.layers * model.attention_heads * 2 * (2 * model.kv_lora_rank + model.qk_rope_head_dim)
+
+
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
     """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model).
 
@@ -331,14 +340,14 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
         expert_miss=1 - model.experts_per_token / model.experts if model.is_moe else 1.0,
         gemm_s_per_token=2 * gemm_params / compute,  # 2: a multiply and an add per parameter
         lm_head_s_per_seq=2 * head_params / compute,
-        kv_s_per_token=kv_bytes / (reads * eff.attention_bandwidth_fraction) / groups,
+        kv_s_per_token=max(kv_bytes / (reads * eff.attention_bandwidth_fraction), _mla_decode_flops(model) / attention_compute * groups) / groups,
         attn_s_per_pair=4 * model.layers * model.attention_heads * model.head_dim / attention_compute,  # QK and AV
         allreduces=allreduces,
         allreduce_latency_s=eff.allreduce_latency_us / 1e6,
         one_shot_s_per_token=(tp - 1) * token_bytes / link / groups if comm else 0.0,
         two_shot_s_per_token=2 * (tp - 1) / tp * token_bytes / link / groups if comm else 0.0,
         overhead_s=eff.step_overhead_ms / 1e3,
-        per_sequence_s=eff.per_sequence_us / 1e6,
+        per_sequence_s=eff.per_sequence_us / 1e6 / groups,  # each DP-attention rank schedules and samples its own sequences
         roofline=1.0 if eff.step_roofline else 0.0,
         a2a_latency_s=2 * moe_layers * a2a_latency_s,  # 2: dispatch and combine
         a2a_s_per_token=moe_layers * _a2a_s_per_token(model, gpu, stage, hw.gpus_per_node, link) if moe_layers else 0.0,
