@@ -65,7 +65,7 @@ def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
                     f"weights do not fit: {num(shape.weights_gb_per_gpu, 'GB')} weights + {num(shape.reserve_gb_per_gpu, 'GB')} reserve per GPU"
                     f" exceed the {num(shape.usable_gb_per_gpu, 'GB')} usable on a {shape.gpu.name}"
                 ),
-                change=f"raise TP, quantize the weights, or pick a GPU with more than {num(need, 'GB')}",
+                change=f"raise TP, add pipeline stages (deployment.pp), quantize the weights, or pick a GPU with more than {num(need, 'GB')}",
             ),
         )
     _, held = context_tokens(brief)

@@ -375,6 +375,9 @@ def shape_of(brief: Brief) -> ReplicaShape:
     stage_nodes = max(stage // hw.gpus_per_node, 1)
     units = hw.gpus_per_node * stage_nodes // stage * dep.pp  # replicas on a replica's nodes, x PP streams each
     replica_nodes = stage_nodes * dep.pp
+    if hw.nodes < replica_nodes:
+        problem = f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
+        raise InfeasibleDesign((Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),))
     return ReplicaShape(
         model=model,
         gpu=gpu,
