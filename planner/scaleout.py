@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.core import CoreDesign, replan
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.operating_point import Limit, steady_state
 from planner.replica import ReplicaShape
 from planner.step_model import (
     A2A_LATENCY_S,
@@ -134,6 +135,26 @@ def _option(core: CoreDesign, name: str, overrides: dict[str, Any], batch: float
     )
 
 
+_LIMIT_WORDS = {
+    Limit.kv: "the KV pool: the running sequences' context fills it",
+    Limit.slots: "the batch slots (max-num-seqs)",
+    Limit.prefill: "the prefill slot: prompts arrive faster than their chunks clear",
+    Limit.batched_tokens: "the step's token budget (max-num-batched-tokens)",
+}
+
+
+def _capacity_limit(core: CoreDesign) -> str:
+    """What stops a replica just above its SLO capacity: a steady-state limit, else the latency targets."""
+    rate = core.operating_point.capacity_rate_per_s
+    if not (math.isfinite(rate) and rate > 0):
+        return "no rate meets the SLO"
+    n, limit = steady_state(core.brief, core.shape, rate * 1.01)
+    if limit is not None:
+        return _LIMIT_WORDS[limit]
+    slo = core.brief.slo
+    return f"the latency targets (p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 {slo.itl_metric.value.upper()} {num(slo.itl_p95_ms, 'ms')}) at {num(n)} running"
+
+
 def _mechanism(shape: ReplicaShape) -> str:
     if shape.ep > 1 and shape.attention_groups > 1:
         return f"expert parallelism over {shape.gpus} GPUs with DP attention in {shape.attention_groups} groups"
@@ -156,9 +177,9 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     options = tuple(_option(core, name, overrides, batch) for name, overrides in _alternatives(core))
     parts_text = " + ".join(f"{p.component} {num(p.ms, 'ms')}" for p in parts)
     binds = (
-        f"{largest.component}: {num(largest.ms, 'ms')} of the {num(total, 'ms')} decode step at {num(batch)} running"
-        f" ({pct(largest.ms / total)}); the replica carries {pct(op.load_vs_capacity)} of its SLO capacity"
-        f" ({num(op.rate_per_replica_per_s, 'req/s')} of {num(op.capacity_rate_per_s, 'req/s')})"
+        f"a replica's SLO capacity ({num(op.capacity_rate_per_s, 'req/s')}; it carries {num(op.rate_per_replica_per_s, 'req/s')},"
+        f" {pct(op.load_vs_capacity)}) ends at {_capacity_limit(core)}; the decode step's largest part is {largest.component},"
+        f" {num(largest.ms, 'ms')} of {num(total, 'ms')} at {num(batch)} running ({pct(largest.ms / total)})"
     )
     compared = [
         f"{o.name}: {num(o.max_sequences_per_replica)} sequences a replica, a {num(o.decode_step_ms, 'ms')} step at the same batch,"
@@ -169,7 +190,8 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     ]
     conclusion = (
         f"What binds: {binds}. The design turns on {_mechanism(shape)}: {num(core.memory.max_sequences_per_replica)} sequences"
-        f" a replica of {shape.gpus_per_replica} GPUs, {num(per_node, 'req/s')} a node under the SLO"
+        f" a replica of {shape.gpus_per_replica} GPUs ({core.memory.arithmetic['max_sequences_per_replica']}),"
+        f" {num(per_node, 'req/s')} a node under the SLO"
         + (f"; against {'; '.join(compared)}" if compared else "")
         + "."
     )
