@@ -297,7 +297,11 @@ def parallel_decisions(brief: Brief, shape: ReplicaShape) -> list[Decision]:
         )
     if shape.ep > 1:
         span = "over the network" if shape.gpus > hw.gpus_per_node else "over NVLink"
-        groups = f"; attention data-parallel in {shape.attention_groups} groups of TP={shape.tp}, each with its own sequences' KV" if shape.attention_groups > 1 else ""
+        groups = (
+            f"; attention data-parallel in {shape.attention_groups} groups of TP={shape.tp}, each with its own sequences' KV"
+            if shape.attention_groups > 1
+            else ""
+        )
         out.append(
             Decision(
                 decision=f"EP={shape.ep} over {_plural(max(shape.gpus // hw.gpus_per_node, 1), 'node')}"

@@ -242,7 +242,11 @@ def _parallel_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
                 f" {shape.pp - 1} time{'s' if shape.pp > 2 else ''} ({num(k.pp_s_per_token * 1e6, 'us')} a token +"
                 f" {num(k.pp_latency_s * 1e6, 'us')}); the engine keeps {shape.pp} micro-batches in flight, one a stage",
             ),
-            Flag(flag="--distributed-executor-backend", value="ray", why=f"a replica spans {shape.replica_nodes} nodes: vLLM runs the stages as one Ray cluster"),
+            Flag(
+                flag="--distributed-executor-backend",
+                value="ray",
+                why=f"a replica spans {shape.replica_nodes} nodes: vLLM runs the stages as one Ray cluster",
+            ),
         ]
     if shape.attention_groups > 1:
         local = min(shape.attention_groups, gpn // shape.tp)

@@ -225,7 +225,9 @@ def _parallel_problem(dep: Deployment, model: ModelSpec, gpus_per_node: int) -> 
             change=f"set deployment.ep = {tp}, or turn deployment.dp_attention on to spread them over EP / TP attention groups",
         )
     if dep.dp_attention and ep % tp:
-        return Problem(field="deployment.ep", problem=f"EP={ep} is not a whole number of TP={tp} attention groups", change="set EP to a multiple of TP")
+        return Problem(
+            field="deployment.ep", problem=f"EP={ep} is not a whole number of TP={tp} attention groups", change="set EP to a multiple of TP"
+        )
     stage = ep if dep.dp_attention else tp
     if stage > gpus_per_node and stage % gpus_per_node:
         return Problem(
@@ -234,9 +236,17 @@ def _parallel_problem(dep: Deployment, model: ModelSpec, gpus_per_node: int) -> 
             change=f"set EP to a multiple of {gpus_per_node} (or at most {gpus_per_node})",
         )
     if stage < gpus_per_node and gpus_per_node % stage:
-        return Problem(field="deployment.ep", problem=f"EP={ep} does not divide the {gpus_per_node} GPUs of a node", change="set EP to a divisor of the node")
+        return Problem(
+            field="deployment.ep",
+            problem=f"EP={ep} does not divide the {gpus_per_node} GPUs of a node",
+            change="set EP to a divisor of the node",
+        )
     if dep.pp > model.layers:
-        return Problem(field="deployment.pp", problem=f"{dep.pp} stages for {model.layers} layers", change=f"set deployment.pp to at most {model.layers}")
+        return Problem(
+            field="deployment.pp",
+            problem=f"{dep.pp} stages for {model.layers} layers",
+            change=f"set deployment.pp to at most {model.layers}",
+        )
     return None
 
 
@@ -340,7 +350,8 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
         expert_miss=1 - model.experts_per_token / model.experts if model.is_moe else 1.0,
         gemm_s_per_token=2 * gemm_params / compute,  # 2: a multiply and an add per parameter
         lm_head_s_per_seq=2 * head_params / compute,
-        kv_s_per_token=max(kv_bytes / (reads * eff.attention_bandwidth_fraction), _mla_decode_flops(model) / attention_compute * groups) / groups,
+        kv_s_per_token=max(kv_bytes / (reads * eff.attention_bandwidth_fraction), _mla_decode_flops(model) / attention_compute * groups)
+        / groups,
         attn_s_per_pair=4 * model.layers * model.attention_heads * model.head_dim / attention_compute,  # QK and AV
         allreduces=allreduces,
         allreduce_latency_s=eff.allreduce_latency_us / 1e6,
@@ -376,8 +387,12 @@ def shape_of(brief: Brief) -> ReplicaShape:
     units = hw.gpus_per_node * stage_nodes // stage * dep.pp  # replicas on a replica's nodes, x PP streams each
     replica_nodes = stage_nodes * dep.pp
     if hw.nodes < replica_nodes:
-        problem = f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
-        raise InfeasibleDesign((Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),))
+        problem = (
+            f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
+        )
+        raise InfeasibleDesign(
+            (Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),)
+        )
     return ReplicaShape(
         model=model,
         gpu=gpu,

@@ -107,7 +107,12 @@ def _alternatives(core: CoreDesign) -> list[tuple[str, dict[str, Any]]]:
     node = brief.hardware.gpus_per_node
     out: list[tuple[str, dict[str, Any]]] = []
     if shape.ep > 1:
-        out.append((f"TP={node} with EP={node} in one node, no DP attention", {"deployment.tp": node, "deployment.ep": node, "deployment.dp_attention": False}))
+        out.append(
+            (
+                f"TP={node} with EP={node} in one node, no DP attention",
+                {"deployment.tp": node, "deployment.ep": node, "deployment.dp_attention": False},
+            )
+        )
         if shape.gpus > node:
             out.append((f"DP attention with EP={node} in one node", {"deployment.ep": node, "deployment.dp_attention": True}))
     if shape.pp > 1:
@@ -191,9 +196,7 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     conclusion = (
         f"What binds: {binds}. The design turns on {_mechanism(shape)}: {num(core.memory.max_sequences_per_replica)} sequences"
         f" a replica of {shape.gpus_per_replica} GPUs ({core.memory.arithmetic['max_sequences_per_replica']}),"
-        f" {num(per_node, 'req/s')} a node under the SLO"
-        + (f"; against {'; '.join(compared)}" if compared else "")
-        + "."
+        f" {num(per_node, 'req/s')} a node under the SLO" + (f"; against {'; '.join(compared)}" if compared else "") + "."
     )
     arithmetic = {
         "step": f"decode step at {num(batch)} running x {num(context, 'tokens')} of context: {parts_text} = {num(total, 'ms')}",

@@ -191,12 +191,18 @@ def _variation(f: Figures) -> Section:
 
 def _scale_out(f: Figures) -> Section:
     """A replica beyond one TP group: the conclusion on the page, the step's parts and the options in the appendix."""
-    return Section(key="scale_out", title="Scale-out: what binds, what the design turns on", blocks=(Lines(items=(("Conclusion", f.text("scale_out.conclusion")),)),))
+    return Section(
+        key="scale_out",
+        title="Scale-out: what binds, what the design turns on",
+        blocks=(Lines(items=(("Conclusion", f.text("scale_out.conclusion")),)),),
+    )
 
 
 def _scale_out_arithmetic(f: Figures) -> Section:
     s = "scale_out"
-    parts = tuple((f.text(f"{s}.step_parts.{i}.component"), f.num(f"{s}.step_parts.{i}.ms", "ms")) for i in range(len(f.value(f"{s}.step_parts"))))
+    parts = tuple(
+        (f.text(f"{s}.step_parts.{i}.component"), f.num(f"{s}.step_parts.{i}.ms", "ms")) for i in range(len(f.value(f"{s}.step_parts")))
+    )
     options = tuple(
         (
             f.text(f"{s}.options.{i}.name"),
@@ -213,8 +219,12 @@ def _scale_out_arithmetic(f: Figures) -> Section:
         Table(header=("Part of the decode step", "Time"), rows=parts),
     ]
     if options:
-        blocks.append(Table(header=("The same brief with", "Sequences a replica", "Step, same batch", "A node under the SLO"), rows=options))
-    return Section(key="scale_out_arithmetic", title="Scale-out: the step part by part, and the design without its mechanism", blocks=tuple(blocks))
+        blocks.append(
+            Table(header=("The same brief with", "Sequences a replica", "Step, same batch", "A node under the SLO"), rows=options)
+        )
+    return Section(
+        key="scale_out_arithmetic", title="Scale-out: the step part by part, and the design without its mechanism", blocks=tuple(blocks)
+    )
 
 
 def _legend() -> tuple[tuple[str, str, str, str], ...]:

@@ -138,7 +138,9 @@ def test_405b_bf16_on_h100_plans_with_two_pipeline_stages():
     assert (general["nodes"], general["replicas"], general["replica_nodes"], general["pp"]) == (8, 4, 2, 2)
     one = next(f for f in d["failures"] if f["scenario"] == "one_node_lost")
     assert one["overrides"]["hardware.nodes"] == 6  # the lost node takes its whole 2-node replica out
-    shape = shape_of(load_brief("capstone").with_changes({"model.name": "llama-3.1-405b", "deployment.weights": "bf16", "deployment.pp": 2}))
+    shape = shape_of(
+        load_brief("capstone").with_changes({"model.name": "llama-3.1-405b", "deployment.weights": "bf16", "deployment.pp": 2})
+    )
     k = shape.step
     assert k.pp_s_per_token == pytest.approx(16_384 * 2 / (50e9 * 0.85))  # one BF16 activation row over the NIC
     assert shape.replicas_in(8) == 8 and shape.replicas_in(7) == 6 and shape.nodes_for(5) == 6  # streams: 2 a replica
