@@ -56,8 +56,8 @@ def test_preset_verdict_and_operating_point(moe):
     assert moe.verdict.feasible and moe.verdict.meets_slo and moe.verdict.availability_ok
     op = moe.operating_point
     assert op.rate_per_replica_per_s == pytest.approx(40 / 6)
-    assert op.tpot_ms == pytest.approx(47.9, rel=TOL)
-    assert op.capacity_rate_per_s == pytest.approx(9.25, rel=TOL)
+    assert op.tpot_ms == pytest.approx(42.4, rel=TOL)
+    assert op.capacity_rate_per_s == pytest.approx(9.65, rel=TOL)
     assert moe.cost.usd_per_million_output_tokens == pytest.approx(1.22, rel=TOL)
 
 
