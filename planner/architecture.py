@@ -339,11 +339,37 @@ def _span_line(pool: Pool) -> str:
     """How a multi-node replica is laid out: '1 replica = 2 nodes: PP=2 stages of TP=8', or EP over nodes."""
     parts = []
     if pool.pp > 1:
-        parts.append(f"PP={pool.pp} stages, a node each")
+        parts.append(f"PP={pool.pp}")
     if pool.ep > 1:
-        attention = f"DP attention in {pool.ep // pool.tp} groups of TP={pool.tp}" if pool.dp_attention else f"TP={pool.tp} attention"
-        parts.append(f"EP={pool.ep} experts, {attention}")
-    return f"1 replica = {_plural(pool.replica_nodes, 'node')}: " + "; ".join(parts)
+        parts.append(f"EP={pool.ep}" + (f", DP attention x{pool.ep // pool.tp}" if pool.dp_attention else ""))
+    return f"a replica: {_plural(pool.replica_nodes, 'node')}, " + ", ".join(parts)
+
+
+def _replica_cells(pool: Pool) -> list[str]:
+    """One cell per node of a multi-node replica: which pipeline stage it runs and which EP ranks it holds."""
+    stage_nodes = pool.replica_nodes // pool.pp
+    ranks = pool.ep // stage_nodes if pool.ep > 1 and pool.dp_attention else 0  # EP ranks (GPUs) a node holds
+    cells = []
+    for node in range(pool.replica_nodes):
+        stage, within = divmod(node, stage_nodes)
+        parts = []
+        if pool.pp > 1:
+            parts.append(f"stage {stage + 1}")
+        if ranks:
+            parts.append(f"EP {within * ranks}-{(within + 1) * ranks - 1}")
+        cells.append(f"node {node + 1}: " + ", ".join(parts))
+    return cells
+
+
+def _replica_label(lines: list[str], pool: Pool) -> str:
+    """The pool's lines with one replica drawn as a row of node boxes, an arrow between pipeline stages."""
+    rows = [f"<TR><TD>{escape(line, quote=False)}</TD></TR>" for line in lines]
+    rows[0] = f"<TR><TD><B>{escape(lines[0], quote=False)}</B></TD></TR>"
+    joint = "<TD>&#8594;</TD>" if pool.pp > 1 else ""
+    cells = joint.join(f'<TD BORDER="1" BGCOLOR="white">{escape(cell, quote=False)}</TD>' for cell in _replica_cells(pool))
+    replica = f'<TR><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="3"><TR>{cells}</TR></TABLE></TD></TR>'
+    rows.insert(2, replica)
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">' + "".join(rows) + "</TABLE>>"
 
 
 def _pool_node(node_id: str, pool: Pool) -> str:
@@ -362,7 +388,8 @@ def _pool_node(node_id: str, pool: Pool) -> str:
     if pool.load in LOAD_WORDS:
         lines.append(LOAD_WORDS[pool.load])
     style = "rounded,filled,dashed" if pool.load is Load.idle else "rounded,filled"
-    return f'  {node_id} [label={_html_label(lines)}, fillcolor="{fill}", color="{border}", penwidth=1.6, style="{style}"];'
+    label = _replica_label(lines, pool) if pool.replica_nodes > 1 and pool.load is not Load.idle else _html_label(lines)
+    return f'  {node_id} [label={label}, fillcolor="{fill}", color="{border}", penwidth=1.6, style="{style}"];'
 
 
 def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, *, narrow: bool = False) -> str:

@@ -346,7 +346,10 @@ def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:
 def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
     smaller = brief.with_changes({"hardware.nodes": nodes})
-    shape = shape_of(smaller)
+    try:
+        shape = shape_of(smaller)
+    except InfeasibleDesign:  # fewer nodes than one (multi-node) replica spans: no fleet at all
+        return math.inf
     if shape.kv_gb_per_gpu <= 0:
         return math.inf
     dem = demand(smaller, shape)

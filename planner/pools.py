@@ -82,6 +82,15 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
             )
         )
     general = nodes - spare - long_ctx
+    if general % shape.replica_nodes:
+        problems.append(
+            Problem(
+                field="hardware.nodes",
+                problem=f"the general pool's {general} nodes hold {general // shape.replica_nodes} whole {shape.replica_nodes}-node replicas;"
+                f" {general % shape.replica_nodes} node(s) idle",
+                change=f"give the general pool a multiple of {shape.replica_nodes} nodes",
+            )
+        )
     if long_ctx and shape.replicas_in(long_ctx) == 0:  # a multi-node replica needs its nodes together
         problems.append(
             Problem(
