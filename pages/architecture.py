@@ -3,6 +3,7 @@
 import streamlit as st
 
 from planner.figures import show
+from planner.fmt import num
 from ui.diagram import architecture_diagram
 from ui.show import arithmetic_expander, fig, figure_row, md, table, text_table
 from ui.sidebar import page_setup
@@ -33,6 +34,24 @@ table(
         for i, p in enumerate(arch.pools)
     ]
 )
+
+if design.scale_out is not None:
+    so = design.scale_out
+    st.header("Scale-out: what binds and what the design turns on")
+    st.markdown(md(so.conclusion))
+    text_table([{"part of the decode step": p.component, "ms": num(p.ms, "ms")} for p in so.step_parts])
+    text_table(
+        [
+            {
+                "the same brief with": o.name,
+                "sequences a replica": num(o.max_sequences_per_replica) if o.feasible else "-",
+                "step at the same batch": num(o.decode_step_ms, "ms") if o.feasible else "-",
+                "req/s a node under the SLO": num(o.capacity_rate_per_node_per_s) if o.feasible else o.reason,
+            }
+            for o in so.options
+        ]
+    )
+    arithmetic_expander(so.arithmetic.items())
 
 st.header("Decisions")
 text_table([{"decision": d.decision, "why": d.why} for d in arch.decisions])

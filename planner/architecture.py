@@ -84,6 +84,10 @@ class Pool(_Model):
     )
     utilization_basis: str = Field(description="What the utilization is a share of ('SLO capacity', 'GPU time'); empty for an idle pool.")
     load: Load = Field(description="The load level the diagram colours: over 100%, near the limit, fine, or idle.")
+    pp: int = Field(default=1, description="Pipeline stages of a replica, each on its own node (1 = none).")
+    ep: int = Field(default=1, description="Expert-parallel degree: GPUs a replica's routed experts spread over (1 = none).")
+    dp_attention: bool = Field(default=False, description="Whether attention runs data-parallel in EP / TP groups of each stage.")
+    replica_nodes: int = Field(default=1, description="Nodes one replica spans: PP stages x the nodes of a stage.")
 
     @property
     def load_text(self) -> str:
@@ -136,16 +140,29 @@ def architecture(
     unchunked_prefill_p95_ms: float,
     fleet_utilization: float,
     fleet_utilization_no_prefix_cache: float,
+    shape: ReplicaShape | None = None,
 ) -> Architecture:
+    """The pools, decisions and diagram. With `shape`, replicas may span nodes (pipeline stages, EP over nodes):
+    a pool counts whole replicas of shape.replica_nodes nodes."""
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     threshold = num(w.long_context_threshold_tokens, "tokens")
+    multi = shape is not None and (shape.pp > 1 or shape.ep > 1)
+
+    def engine_replicas(nodes: int) -> int:
+        return shape.replicas_in(nodes) // shape.pp if shape is not None else nodes * replicas_per_node
 
     def pool(name: str, nodes: int, role: str, route: str, utilization: float, basis: str) -> Pool:
+        parallel = (
+            {"pp": shape.pp, "ep": shape.ep, "dp_attention": shape.attention_groups > 1, "replica_nodes": shape.replica_nodes}
+            if shape is not None and multi
+            else {}
+        )
         return Pool(
             name=name,
             nodes=nodes,
-            replicas=nodes * replicas_per_node,
+            replicas=engine_replicas(nodes),
             replicas_per_node=replicas_per_node,
+            **parallel,
             tp=tp,
             weights=dep.weights,
             kv_cache=dep.kv_cache,
@@ -182,7 +199,7 @@ def architecture(
         pools.append(
             pool("spare/canary", spare_nodes, "N+1 for a failed node; canary target for rollouts", "a failed node's share", 0.0, "")
         )
-    replicas = hw.nodes * replicas_per_node
+    replicas = engine_replicas(hw.nodes)
     scheme = weight_scheme(dep.weights, gpu_spec(hw.gpu))
     decisions = [
         Decision(
@@ -190,6 +207,7 @@ def architecture(
             why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU NVSwitch domain (all-reduce every layer needs NVLink);"
             f" crossing nodes would put it on InfiniBand; data parallelism across {replicas} replicas adds throughput",
         ),
+        *(parallel_decisions(brief, shape) if shape is not None and multi else []),
         Decision(
             decision=f"{scheme.scheme} weights",
             why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {scheme.why}",
@@ -259,6 +277,49 @@ def architecture(
     )
 
 
+def parallel_decisions(brief: Brief, shape: ReplicaShape) -> list[Decision]:
+    """The decisions behind a multi-node replica: pipeline stages, expert parallelism and DP attention, with their costs."""
+    hw, m = brief.hardware, shape.model
+    k = shape.step
+    out = []
+    if shape.pp > 1:
+        out.append(
+            Decision(
+                decision=f"PP={shape.pp}: a replica is {shape.pp} stages of TP={shape.tp}, one node each",
+                why=f"{num(shape.weights_gb_per_gpu * shape.pp, 'GB')} of weights a GPU in one stage"
+                f" {'would not fit its' if shape.weights_gb_per_gpu * shape.pp > shape.usable_gb_per_gpu else 'would crowd the KV out of its'}"
+                f" {num(shape.gpu.memory_gb, 'GB')};"
+                f" {shape.pp} stages hold {num(shape.weights_gb_per_gpu, 'GB')} a GPU. Each step crosses {shape.pp - 1} stage boundar"
+                f"{'y' if shape.pp == 2 else 'ies'} over {num(hw_network_gb_per_s(shape), 'GB/s')} a GPU of network"
+                f" ({num(k.pp_latency_s * 1e6, 'us')} latency); a token's latency is the sum of the stages,"
+                f" the throughput {shape.pp} micro-batches' (one in each stage)",
+            )
+        )
+    if shape.ep > 1:
+        span = "over the network" if shape.gpus > hw.gpus_per_node else "over NVLink"
+        groups = (
+            f"; attention data-parallel in {shape.attention_groups} groups of TP={shape.tp}, each with its own sequences' KV"
+            if shape.attention_groups > 1
+            else ""
+        )
+        out.append(
+            Decision(
+                decision=f"EP={shape.ep} over {_plural(max(shape.gpus // hw.gpus_per_node, 1), 'node')}"
+                + (f", DP attention x{shape.attention_groups}" if shape.attention_groups > 1 else ""),
+                why=f"{m.experts} routed experts, {num(m.experts / shape.gpus)} a GPU{groups}; each MoE layer's dispatch and combine"
+                f" all-to-all ({m.experts_per_token} copies of each token, FP8 out, BF16 back) runs {span}:"
+                f" {num(k.a2a_s_per_token * 1e6, 'us')} a token and {num(k.a2a_latency_s * 1e3, 'ms')} of latency a step"
+                f" over {m.moe_layers} MoE layers",
+            )
+        )
+    return out
+
+
+def hw_network_gb_per_s(shape: ReplicaShape) -> float:
+    """The scale-out bandwidth a GPU sends a stage's activations over (the GPU's NIC)."""
+    return shape.gpu.scale_out_gb_per_s
+
+
 def _plural(count: int, word: str) -> str:
     return f"{num(count)} {word}{'' if count == 1 else 's'}"
 
@@ -274,6 +335,43 @@ def _attrs(attrs: list[str]) -> str:
     return f" [{', '.join(attrs)}]" if attrs else ""
 
 
+def _span_line(pool: Pool) -> str:
+    """How a multi-node replica is laid out: '1 replica = 2 nodes: PP=2 stages of TP=8', or EP over nodes."""
+    parts = []
+    if pool.pp > 1:
+        parts.append(f"PP={pool.pp}")
+    if pool.ep > 1:
+        parts.append(f"EP={pool.ep}" + (f", DP attention x{pool.ep // pool.tp}" if pool.dp_attention else ""))
+    return f"a replica: {_plural(pool.replica_nodes, 'node')}, " + ", ".join(parts)
+
+
+def _replica_cells(pool: Pool) -> list[str]:
+    """One cell per node of a multi-node replica: which pipeline stage it runs and which EP ranks it holds."""
+    stage_nodes = pool.replica_nodes // pool.pp
+    ranks = pool.ep // stage_nodes if pool.ep > 1 and pool.dp_attention else 0  # EP ranks (GPUs) a node holds
+    cells = []
+    for node in range(pool.replica_nodes):
+        stage, within = divmod(node, stage_nodes)
+        parts = []
+        if pool.pp > 1:
+            parts.append(f"stage {stage + 1}")
+        if ranks:
+            parts.append(f"EP {within * ranks}-{(within + 1) * ranks - 1}")
+        cells.append(f"node {node + 1}: " + ", ".join(parts))
+    return cells
+
+
+def _replica_label(lines: list[str], pool: Pool) -> str:
+    """The pool's lines with one replica drawn as a row of node boxes, an arrow between pipeline stages."""
+    rows = [f"<TR><TD>{escape(line, quote=False)}</TD></TR>" for line in lines]
+    rows[0] = f"<TR><TD><B>{escape(lines[0], quote=False)}</B></TD></TR>"
+    joint = "<TD>&#8594;</TD>" if pool.pp > 1 else ""
+    cells = joint.join(f'<TD BORDER="1" BGCOLOR="white">{escape(cell, quote=False)}</TD>' for cell in _replica_cells(pool))
+    replica = f'<TR><TD><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="3"><TR>{cells}</TR></TABLE></TD></TR>'
+    rows.insert(2, replica)
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">' + "".join(rows) + "</TABLE>>"
+
+
 def _pool_node(node_id: str, pool: Pool) -> str:
     fill, border = LOAD_COLORS[pool.load]
     per_node = f" ({pool.replicas_per_node} a node)" if pool.replicas_per_node > 1 else ""
@@ -281,6 +379,8 @@ def _pool_node(node_id: str, pool: Pool) -> str:
         f"{pool.name} pool: {_plural(pool.nodes, 'node')}, {_plural(pool.replicas, 'replica')}",
         f"TP={pool.tp}{per_node}, {pool.weights.value.upper()} weights, {pool.kv_cache.value.upper()} KV",
     ]
+    if pool.pp > 1 or pool.ep > 1:
+        lines.insert(1, _span_line(pool))
     if pool.load is Load.idle:
         lines.append("idle until a node fails")
     else:
@@ -288,7 +388,8 @@ def _pool_node(node_id: str, pool: Pool) -> str:
     if pool.load in LOAD_WORDS:
         lines.append(LOAD_WORDS[pool.load])
     style = "rounded,filled,dashed" if pool.load is Load.idle else "rounded,filled"
-    return f'  {node_id} [label={_html_label(lines)}, fillcolor="{fill}", color="{border}", penwidth=1.6, style="{style}"];'
+    label = _replica_label(lines, pool) if pool.replica_nodes > 1 and pool.load is not Load.idle else _html_label(lines)
+    return f'  {node_id} [label={label}, fillcolor="{fill}", color="{border}", penwidth=1.6, style="{style}"];'
 
 
 def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, *, narrow: bool = False) -> str:

@@ -144,7 +144,7 @@ class Hardware(_Frozen):
 
 
 class Deployment(_Frozen):
-    tp: int = Field(default=8, ge=1, le=72, description="Tensor-parallel degree: GPUs per replica, inside one node.")
+    tp: int = Field(default=8, ge=1, le=72, description="Tensor-parallel degree: GPUs per replica (per pipeline stage), inside one node.")
     weights: Precision = Field(
         default=Precision.fp8,
         description="Weight precision: bf16, fp8, int8, int4 or fp4 (NVFP4: computes in FP4 on Blackwell, in BF16 elsewhere).",
@@ -181,6 +181,22 @@ class Deployment(_Frozen):
     )
     spare_nodes: int = Field(
         default=0, ge=0, le=4096, description="Spare/canary nodes held for N+1 and rollouts (they serve until a node fails)."
+    )
+    pp: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Pipeline-parallel stages, each on its own node (1 = none): a replica is TP x PP GPUs over PP nodes, the layers split between the stages.",
+    )
+    ep: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description="Expert-parallel degree: GPUs a MoE layer's routed experts are spread over, tokens sent to them by all-to-all (1 = none; without DP attention it equals TP).",
+    )
+    dp_attention: bool = Field(
+        default=False,
+        description="Data-parallel attention: the replica is EP GPUs a stage, attention runs in EP / TP groups, each holding the attention weights and its own sequences' KV.",
     )
 
 

@@ -163,7 +163,7 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
         kv_context_tokens=held,
         kv_capacity_tokens_per_replica=shape.kv_capacity_tokens,
         max_sequences_per_replica=per_replica,
-        max_sequences_per_node=per_replica * shape.replicas_per_node,
+        max_sequences_per_node=per_replica * shape.units_per_replica_group / shape.replica_nodes,
         max_sequences_fleet=per_replica * shape.replicas,
         arithmetic={
             "weights_gb_per_gpu": (
@@ -183,8 +183,35 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
                 f"{num(shape.kv_gb_per_gpu, 'GB')} / ({num(kv_token / KIB, 'KiB')} x {num(held, 'tokens')})"
                 f" = {num(per_replica)} sequences per replica; x {shape.replicas} replicas = {num(per_replica * shape.replicas)}"
             ),
-        },
+        }
+        | _parallel_memory_text(shape, held, per_replica),
     )
+
+
+def _parallel_memory_text(shape: ReplicaShape, held: float, per_replica: float) -> dict[str, str]:
+    """The memory arithmetic of a replica split by pipeline stages or expert parallelism (empty for one TP group)."""
+    if shape.pp == 1 and shape.ep == 1:
+        return {}
+    m, bpv = shape.model, shape.weight_bytes_per_value
+    experts = m.experts * m.expert_params if m.is_moe else 0.0
+    split = f"({num(m.params - experts)} attention and shared params / TP {shape.tp}"
+    split += f" + {num(experts)} routed-expert params / {shape.gpus} GPUs)" if experts else ")"
+    stages = f" / PP {shape.pp}" if shape.pp > 1 else ""
+    kv = (
+        f"{m.layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rotary key), whole on each GPU of a group"
+        if m.kv_lora_rank
+        else f"2 (K,V) x {m.layers} layers x {num(shape.kv_heads_per_gpu)} KV heads per GPU x {m.head_dim} head dim"
+    )
+    unit = f" ({shape.pp} micro-batch streams a replica, each with 1/{shape.pp} of the pool)" if shape.pp > 1 else ""
+    groups = f" x {shape.attention_groups} attention groups" if shape.attention_groups > 1 else ""
+    return {
+        "weights_gb_per_gpu": f"{split} x {num(bpv)} B{stages} = {num(shape.weights_gb_per_gpu, 'GB')}",
+        "kv_bytes_per_token_per_gpu": f"{kv} x {num(shape.kv_bytes_per_value)} B{stages} = {num(shape.kv_bytes_per_token_per_gpu, 'B')}",
+        "max_sequences_per_replica": (
+            f"{num(shape.kv_gb_per_gpu, 'GB')} / ({num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} x {num(held, 'tokens')}){groups}"
+            f"{' / ' + str(shape.pp) if shape.pp > 1 else ''} = {num(per_replica)} sequences per replica{unit}"
+        ),
+    }
 
 
 # --- capacity --------------------------------------------------------------------------------------
@@ -291,8 +318,9 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
     binding, reason = _binding(kv_fraction, shares.prefill, shares.decode)
     binding_nc, _ = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)
-    weights_read = shape.model.params_read_per_step(batch) * shape.weight_bytes_per_value / shape.tp / GB
-    kv_read = batch * read * shape.kv_bytes_per_token_per_gpu / GB
+    # per GPU of a stage, summed over the stages a step passes (PP); each attention group reads its own sequences' KV
+    weights_read = shape.step_bytes(batch, 0.0) / shape.gpus / GB
+    kv_read = batch * read * shape.kv_bytes_per_token_per_gpu * shape.pp / shape.attention_groups / GB
     step_max_ideal = shape.decode_step_ideal_s(dep.max_num_seqs, read)
     arithmetic = _step_arithmetic(brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
     arithmetic.update(shares.arithmetic)
@@ -321,7 +349,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         binding_constraint=binding,
         binding_reason=reason,
         binding_constraint_no_prefix_cache=binding_nc,
-        step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.tp / GB,
+        step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.gpus / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
         step_at_max_num_seqs_ms=shape.decode_step_real_s(dep.max_num_seqs, read) * 1e3,
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
@@ -364,7 +392,7 @@ def _step_arithmetic(
             f" x {shape.replicas} = {num(decode_replica * shape.replicas, 'tok/s')}"
         ),
         "prefill_tokens_per_s": (
-            f"{shape.tp} GPUs x {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
+            f"{shape.gpus} GPUs x {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
             f" / (2 x {num(shape.model.active_params)} FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
             f" per replica x {shape.replicas} = {num(prefill_fleet, 'tok/s')}"
         ),

@@ -94,10 +94,18 @@ class ModelSpec(BaseModel):
         default=0, description="Window of those layers (tokens): the KV such a layer keeps per sequence is at most this."
     )
     source: str
+    dense_layers: int = Field(
+        default=0, description="MoE models: leading layers with a dense MLP instead of routed experts (DeepSeek's first_k_dense_replace)."
+    )
 
     @property
     def is_moe(self) -> bool:
         return self.experts > 1
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is routed experts: each sends its tokens out and back by all-to-all under expert parallelism."""
+        return self.layers - self.dense_layers if self.is_moe else 0
 
     @property
     def expert_params(self) -> float:
@@ -489,8 +497,30 @@ MODELS: dict[str, ModelSpec] = {
             vocab_size=129_280,
             kv_lora_rank=512,
             qk_rope_head_dim=64,
-            source="deepseek-ai/DeepSeek-R1 config.json and DeepSeek-V3 report: 61 layers (3 dense), d 7168, 128 heads, MLA kv_lora_rank 512 + qk_rope_head_dim 64,"
-            " 256 routed experts top-8 + 1 shared, 129,280 vocab; 671e9 total (685e9 with the MTP module), 37e9 active",
+            dense_layers=3,
+            source="deepseek-ai/DeepSeek-R1 config.json and DeepSeek-V3 report: 61 layers (first_k_dense_replace 3: 3 dense, 58 MoE), d 7168, 128 heads,"
+            " MLA kv_lora_rank 512 + qk_rope_head_dim 64, 256 routed experts (moe_intermediate_size 2048) top-8 + 1 shared, 129,280 vocab;"
+            " 671e9 total (685e9 with the MTP module), 37e9 active",
+        ),
+        ModelSpec(
+            key="deepseek-v3",
+            name="DeepSeek-V3",
+            layers=61,
+            hidden_size=7168,
+            attention_heads=128,
+            kv_heads=128,
+            head_dim=128,  # v_head_dim; queries and keys are 128 + 64 rotary wide
+            params=671e9,
+            active_params=37e9,
+            experts=256,
+            experts_per_token=8,
+            max_context_tokens=163_840,
+            vocab_size=129_280,
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            dense_layers=3,
+            source="deepseek-ai/DeepSeek-V3 config.json and technical report (arXiv 2412.19437): the R1 architecture (R1 is V3 post-trained):"
+            " 61 layers (3 dense), d 7168, 128 heads, MLA kv_lora_rank 512 + rope 64, 256 routed experts top-8 + 1 shared; 671e9 total, 37e9 active",
         ),
         ModelSpec(
             key="falcon-180b",

@@ -33,6 +33,8 @@ HF_IDS = {
     "llama-3.1-405b": "meta-llama/Llama-3.1-405B-Instruct",
     "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
     "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+    "deepseek-r1": "deepseek-ai/DeepSeek-R1",
+    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
 }
 
 
@@ -64,6 +66,9 @@ class EngineSettings(_Model):
     gpu_memory_utilization: float
     enable_prefix_caching: bool
     enable_chunked_prefill: bool
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1  # attention groups of a DP-attention replica (vLLM's DP ranks, joined by EP)
+    enable_expert_parallel: bool = False
 
 
 class Recommendation(_Model):
@@ -193,7 +198,7 @@ def fmt_fraction(value: float) -> str:
 
 def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     dep = brief.deployment
-    gb, bf16 = num(shape.weights_gb_per_gpu, "GB"), num(shape.model.params * 2 / shape.tp / 1e9, "GB")
+    gb, bf16 = num(shape.weights_gb_per_gpu, "GB"), num(shape.weights_gb_per_gpu * 2 / dep.weights.bytes_per_value, "GB")
     scheme = weight_scheme(dep.weights, shape.gpu)
     if scheme.flag_value is not None:
         weights = Flag(
@@ -210,6 +215,71 @@ def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     else:
         kv = Flag(flag="--kv-cache-dtype", value="auto", why="KV in the model's precision (BF16): no KV quantization on this GPU or brief")
     return [weights, kv]
+
+
+def _per_rank(replica_limit: int, shape: ReplicaShape) -> int:
+    """An engine limit as the engine takes it: per DP-attention rank (the brief states the replica's, which the analysis uses)."""
+    return math.ceil(replica_limit / shape.attention_groups)
+
+
+def _rank_note(replica_limit: int, shape: ReplicaShape, what: str) -> str:
+    if shape.attention_groups == 1:
+        return ""
+    return f"per DP rank: {shape.attention_groups} ranks x {_per_rank(replica_limit, shape)} = the replica's {replica_limit:,} {what}, as analysed. "
+
+
+def _parallel_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
+    """Pipeline stages, DP attention and expert parallelism: the flags that make a replica span GPUs beyond one TP group."""
+    gpn, m, k = brief.hardware.gpus_per_node, shape.model, shape.step
+    flags = []
+    if shape.pp > 1:
+        flags += [
+            Flag(
+                flag="--pipeline-parallel-size",
+                value=str(shape.pp),
+                why=f"{shape.pp} stages of {num(m.layers / shape.pp)} layers, one node each: {num(shape.weights_gb_per_gpu, 'GB')} of weights a GPU"
+                f" instead of {num(shape.weights_gb_per_gpu * shape.pp, 'GB')}; each step sends its activations over the network"
+                f" {shape.pp - 1} time{'s' if shape.pp > 2 else ''} ({num(k.pp_s_per_token * 1e6, 'us')} a token +"
+                f" {num(k.pp_latency_s * 1e6, 'us')}); the engine keeps {shape.pp} micro-batches in flight, one a stage",
+            ),
+            Flag(
+                flag="--distributed-executor-backend",
+                value="ray",
+                why=f"a replica spans {shape.replica_nodes} nodes: vLLM runs the stages as one Ray cluster",
+            ),
+        ]
+    if shape.attention_groups > 1:
+        local = min(shape.attention_groups, gpn // shape.tp)
+        flags.append(
+            Flag(
+                flag="--data-parallel-size",
+                value=str(shape.attention_groups),
+                why=f"DP attention: {shape.attention_groups} attention groups of TP={shape.tp}, each with the attention weights and its own"
+                f" sequences' KV ({'MLA latent held once a group, not on every GPU' if m.kv_lora_rank else 'KV split by TP inside a group'});"
+                f" the replica's KV pool is {shape.attention_groups} groups' worth",
+            )
+        )
+        if shape.gpus > gpn:
+            flags.append(
+                Flag(
+                    flag="--data-parallel-size-local",
+                    value=str(local),
+                    why=f"{local} of the {shape.attention_groups} ranks on each of the replica's {max(shape.gpus // gpn, 1)} nodes"
+                    " (start one such command a node, the first with --data-parallel-address of the head node)",
+                )
+            )
+    if shape.ep > 1:
+        span = "over the network (VLLM_ALL2ALL_BACKEND=deepep_low_latency: DeepEP's RDMA kernels)" if shape.gpus > gpn else "over NVLink"
+        flags.append(
+            Flag(
+                flag="--enable-expert-parallel",
+                value="",
+                why=f"EP={shape.ep}: the {m.experts} routed experts spread over {shape.gpus} GPUs ({num(m.experts / shape.gpus)} each) instead of"
+                f" every GPU holding a slice of each; tokens go to their {m.experts_per_token} experts by all-to-all {span},"
+                f" {num(k.a2a_s_per_token * 1e6, 'us')} a token + {num(k.a2a_latency_s * 1e3, 'ms')} a step over {m.moe_layers} MoE layers",
+            )
+        )
+    return flags
 
 
 def engine_config(
@@ -230,11 +300,14 @@ def engine_config(
         quantization=quant[0].value if quant[0].flag == "--quantization" else None,
         kv_cache_dtype=quant[1].value,
         max_model_len=dep.max_model_len,
-        max_num_seqs=dep.max_num_seqs,
-        max_num_batched_tokens=dep.max_num_batched_tokens,
+        max_num_seqs=_per_rank(dep.max_num_seqs, shape),
+        max_num_batched_tokens=_per_rank(dep.max_num_batched_tokens, shape),
         gpu_memory_utilization=shape.engine_memory_fraction,
         enable_prefix_caching=dep.prefix_caching,
         enable_chunked_prefill=dep.chunked_prefill,
+        pipeline_parallel_size=shape.pp,
+        data_parallel_size=shape.attention_groups,
+        enable_expert_parallel=shape.ep > 1,
     )
     model_len_why, len_rec = _max_model_len_why(brief, shape)
     seqs_why, seqs_rec = _max_num_seqs_why(brief, shape, slo, op)
@@ -248,9 +321,14 @@ def engine_config(
             why=f"TP={shape.tp} inside one {brief.hardware.gpus_per_node}-GPU NVSwitch domain; more would cross nodes, fewer would not hold"
             f" {num(shape.weights_gb_per_gpu * shape.tp, 'GB')} of weights with room for KV",
         ),
+        *_parallel_flags(brief, shape),
         Flag(flag="--max-model-len", value=str(engine.max_model_len), why=model_len_why),
-        Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=seqs_why),
-        Flag(flag="--max-num-batched-tokens", value=str(engine.max_num_batched_tokens), why=batched_why),
+        Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=_rank_note(dep.max_num_seqs, shape, "sequences") + seqs_why),
+        Flag(
+            flag="--max-num-batched-tokens",
+            value=str(engine.max_num_batched_tokens),
+            why=_rank_note(dep.max_num_batched_tokens, shape, "tokens a step") + batched_why,
+        ),
         Flag(flag="--gpu-memory-utilization", value=fmt_fraction(engine.gpu_memory_utilization), why=mem_why),
     ]
     unchunked_ms = num(w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3, "ms")

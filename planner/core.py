@@ -65,7 +65,7 @@ def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
                     f"weights do not fit: {num(shape.weights_gb_per_gpu, 'GB')} weights + {num(shape.reserve_gb_per_gpu, 'GB')} reserve per GPU"
                     f" exceed the {num(shape.usable_gb_per_gpu, 'GB')} usable on a {shape.gpu.name}"
                 ),
-                change=f"raise TP, quantize the weights, or pick a GPU with more than {num(need, 'GB')}",
+                change=f"raise TP, add pipeline stages (deployment.pp), quantize the weights, or pick a GPU with more than {num(need, 'GB')}",
             ),
         )
     _, held = context_tokens(brief)
@@ -261,7 +261,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
     basis = _load_batch_basis(brief, op)
     slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
-    long_util = long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node)
+    long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
     engine_problems = _engine_problems(brief)
@@ -283,6 +283,14 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     )
 
 
+def _long_pool_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, pools: Pools) -> float:
+    """The long-context pool's busy share; unbounded when its nodes hold no whole (multi-node) replica."""
+    replicas = shape.replicas_in(pools.long_context_nodes)
+    if pools.long_context_nodes and not replicas and brief.workload.long_context_share > 0:
+        return math.inf
+    return long_context_utilization(brief, shape, dem, replicas)
+
+
 def not_feasible_before_slo(brief: Brief) -> str | None:
     """Why the design is not feasible, judged from steps 1-2 and the steady state alone (no latency quantiles, no
     capacity search), or None when those rules pass. Each rule is one of _core_cached's `feasible` rules, so a
@@ -296,7 +304,7 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
         return "utilization over 100%"
     if cap.kv_fraction > 1:
         return "the KV cache cannot hold the load"
-    if long_context_utilization(brief, shape, dem, pools.long_context_nodes * shape.replicas_per_node) > 1:
+    if _long_pool_utilization(brief, shape, dem, pools) > 1:
         return "the long-context pool is over 100%"
     _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
     return None if binding is None else f"no steady state ({binding.value} binds)"
@@ -338,7 +346,10 @@ def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:
 def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
     smaller = brief.with_changes({"hardware.nodes": nodes})
-    shape = shape_of(smaller)
+    try:
+        shape = shape_of(smaller)
+    except InfeasibleDesign:  # fewer nodes than one (multi-node) replica spans: no fleet at all
+        return math.inf
     if shape.kv_gb_per_gpu <= 0:
         return math.inf
     dem = demand(smaller, shape)

@@ -15,6 +15,7 @@ from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
 from planner.loader import load_brief
+from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.uncertainty import Uncertainty, uncertainty
 from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
@@ -34,6 +35,7 @@ class Design(CoreDesign):
     cost: CostAnalysis
     uncertainty: Uncertainty
     variation: VariationAnalysis | None = None
+    scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -89,6 +91,7 @@ def _plan_cached(brief: Brief) -> Design:
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
+        shape=shape,
     )
     failures, failure_summary = failure_modes(core)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
@@ -132,5 +135,6 @@ def _plan_cached(brief: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
+        scale_out=scale_out_analysis(core),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -22,6 +22,7 @@ from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.operating_point import Limit
+from planner.replica import shape_of
 from planner.verdict import InfeasibleDesign
 
 __all__ = [
@@ -94,11 +95,25 @@ class FailureSummary(BaseModel):
     load_scaling: str
 
 
+def _replica_nodes(brief: Brief) -> int:
+    """Nodes one replica spans (pipeline stages, EP over nodes); 1 when the brief forms no replica."""
+    try:
+        return shape_of(brief).replica_nodes
+    except BriefError:
+        return 1
+
+
 def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
         lost = 1 if scenario is Scenario.one_node_lost else 2
         spare = max(dep.spare_nodes - lost, 0)
+        span = _replica_nodes(brief)
+        if span > 1:  # a lost node stops its whole multi-node replica; at worst each lost node is in a different one
+            out = min(lost * span, hw.nodes)
+            return {"hardware.nodes": hw.nodes - out, "deployment.spare_nodes": spare}, (
+                f"{hw.nodes} -> {hw.nodes - out} serving nodes: each lost node stops its {span}-node replica"
+            )
         return {"hardware.nodes": max(hw.nodes - lost, 0), "deployment.spare_nodes": spare}, (
             f"{hw.nodes} -> {hw.nodes - lost} nodes; the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step in first"
         )
@@ -174,8 +189,10 @@ def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: C
     prefill, decode = cap.prefill_fraction_no_prefix_cache, cap.decode_fraction
     nodes = brief.hardware.nodes
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
-        left = nodes - (1 if scenario is Scenario.one_node_lost else 2)
-        return float(cap.utilization_no_prefix_cache * nodes / left) if left > 0 else math.inf
+        lost = 1 if scenario is Scenario.one_node_lost else 2
+        left = nodes - lost * base.shape.replica_nodes  # a lost node takes its whole replica's nodes out of service
+        before, after = base.shape.replicas_in(nodes), base.shape.replicas_in(max(left, 0))  # a node lost takes its whole replica
+        return float(cap.utilization_no_prefix_cache * before / after) if after > 0 else math.inf
     if scenario is Scenario.traffic_doubles:
         return float(cap.utilization_no_prefix_cache * 2)
     if scenario is Scenario.inputs_double:

@@ -43,6 +43,8 @@ def cost_vs_fleet(brief: Brief, sizes: tuple[int, ...] | None = None) -> tuple[F
     points = []
     for n in sizes or fleet_sizes(nodes):
         resized = brief.with_changes({"hardware.nodes": n})
+        if n < design.shape.replica_nodes:  # not one whole multi-node replica: no fleet to price
+            continue
         shape = shape_of(resized)
         util = capacity(resized, shape, demand(resized, shape), memory(resized, shape)).utilization
         points.append(

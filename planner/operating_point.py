@@ -281,7 +281,7 @@ def operating_point(
             f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
             f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
         ),
-        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.tp, 'GB')}",
+        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.gpus, 'GB')}",
         "capacity_rate_per_s": (
             f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
             f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')};"
@@ -300,7 +300,7 @@ def operating_point(
         kv_in_use_gb=kv_gb,
         kv_capacity_gb=kv_cap_gb,
         memory_used_gb=weights_gb + kv_gb,
-        memory_total_gb=shape.gpu.memory_gb * shape.tp,
+        memory_total_gb=shape.gpu.memory_gb * shape.gpus,
         max_running=limit,
         capacity_rate_per_s=capacity,
         load_vs_capacity=rate / capacity if capacity > 0 else math.inf,
@@ -345,17 +345,18 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
             return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
-    nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape.replicas_per_node)
+    nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape)
     if nodes is None:
         return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets"
     return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring each general-pool replica under its {num(capacity, 'req/s')} SLO capacity"
 
 
-def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity_per_replica: float, replicas_per_node: int) -> int | None:
-    """The fewest nodes whose general pool carries its share of `request_rate` at or under each replica's SLO capacity."""
+def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity_per_replica: float, shape: ReplicaShape) -> int | None:
+    """The fewest nodes whose general pool carries its share of `request_rate` at or under each replica's SLO capacity
+    (whole replicas: a multi-node replica's nodes come together)."""
     if capacity_per_replica <= 0:
         return None
-    general = math.ceil(request_rate * pools.general_share / (capacity_per_replica * replicas_per_node) - 1e-9)
+    general = shape.nodes_for(math.ceil(request_rate * pools.general_share / capacity_per_replica - 1e-9))
     dep = brief.deployment  # the brief's own pools: a small fleet's clipped ones come back as it grows
     return max(general, 1) + dep.long_context_nodes + dep.spare_nodes
 

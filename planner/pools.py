@@ -48,6 +48,7 @@ class Pools(BaseModel):
     spare_nodes: int
     general_replicas: int  # the replicas the general pool's requests spread over
     general_share: float  # share of the requests the general pool serves: all but the long-context pool's
+    streams_per_replica: int = 1  # PP: a replica's micro-batch streams, each counted in general_replicas
 
     def general_rate_per_replica(self, request_rate_per_s: float) -> float:
         return request_rate_per_s * self.general_share / max(self.general_replicas, 1)
@@ -55,8 +56,13 @@ class Pools(BaseModel):
     def general_rate_text(self, request_rate_per_s: float) -> str:
         """The arithmetic of general_rate_per_replica."""
         share = "" if self.general_share == 1 else f" x {pct(self.general_share)} (the long-context pool takes the rest)"
+        units = (
+            f"{self.general_replicas} micro-batch streams ({self.general_replicas // self.streams_per_replica} PP={self.streams_per_replica} replicas)"
+            if self.streams_per_replica > 1
+            else f"{self.general_replicas} general-pool replicas"
+        )
         return (
-            f"{num(request_rate_per_s, 'req/s')}{share} / {self.general_replicas} general-pool replicas (spares excluded)"
+            f"{num(request_rate_per_s, 'req/s')}{share} / {units} (spares excluded)"
             f" = {num(self.general_rate_per_replica(request_rate_per_s), 'req/s')}"
         )
 
@@ -76,11 +82,29 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
             )
         )
     general = nodes - spare - long_ctx
+    if general % shape.replica_nodes:
+        problems.append(
+            Problem(
+                field="hardware.nodes",
+                problem=f"the general pool's {general} nodes hold {general // shape.replica_nodes} whole {shape.replica_nodes}-node replicas;"
+                f" {general % shape.replica_nodes} node(s) idle",
+                change=f"give the general pool a multiple of {shape.replica_nodes} nodes",
+            )
+        )
+    if long_ctx and shape.replicas_in(long_ctx) == 0:  # a multi-node replica needs its nodes together
+        problems.append(
+            Problem(
+                field="deployment.long_context_nodes",
+                problem=f"{long_ctx} long-context node(s) hold no whole replica: one spans {shape.replica_nodes} nodes",
+                change=f"give the long-context pool a multiple of {shape.replica_nodes} nodes, or none",
+            )
+        )
     share = 1 - brief.workload.long_context_share if long_ctx > 0 else 1.0
     return Pools(
         general_nodes=general,
         long_context_nodes=long_ctx,
         spare_nodes=spare,
-        general_replicas=general * shape.replicas_per_node,
+        general_replicas=shape.replicas_in(general),
         general_share=share,
+        streams_per_replica=shape.pp,
     ), problems

@@ -2,6 +2,16 @@
 
 Everything the capacity arithmetic, the operating point and the simulator share lives here, so the
 three agree by construction. Per-GPU figures divide by TP; per-replica figures are the whole TP group.
+
+Multi-GPU shapes beyond one TP group (each off by default):
+- pipeline parallelism (PP stages, each on its own node): the layers, their weights and KV split between the stages.
+  The unit the analysis serves is one micro-batch stream: it passes every stage in turn (its step is the sum of the
+  stages' times plus the sends between them), and a replica keeps PP of them in flight, one in each stage, so the
+  replica's throughput is PP streams' and a stream holds 1/PP of the replica's KV. `replicas` counts these streams.
+- expert parallelism (EP) with data-parallel attention: a stage is EP GPUs (possibly several nodes); the routed
+  experts are spread over all of them, the attention runs in EP / TP groups of TP GPUs, each with its own
+  sequences' KV (MLA's latent is then held once per group, not on every GPU of a TP group). One engine step runs
+  every group at once and joins them in the all-to-alls.
 """
 
 from __future__ import annotations
@@ -10,7 +20,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ComputePeak
+from planner.brief import Brief, ComputePeak, Deployment
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.quantization import weight_scheme
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
@@ -32,6 +42,11 @@ class ReplicaShape(BaseModel):
     model: ModelSpec
     gpu: GpuSpec
     tp: int
+    pp: int  # pipeline stages, each on its own node(s)
+    ep: int  # expert-parallel degree (1: the experts split with the TP group)
+    attention_groups: int  # data-parallel attention groups of TP GPUs in a stage (1 without DP attention)
+    replica_nodes: int  # nodes one replica spans: PP stages x the nodes of a stage
+    units_per_replica_group: int  # serving units (replicas x PP micro-batch streams) on those replica_nodes nodes
     replicas: int
     replicas_per_node: int
     weight_bytes_per_value: float
@@ -49,13 +64,33 @@ class ReplicaShape(BaseModel):
 
     # --- memory -------------------------------------------------------------------------------
     @property
+    def gpus(self) -> int:
+        """GPUs of one pipeline stage: TP, or EP with DP attention (the serving unit's share of the replica's GPUs)."""
+        return self.tp * self.attention_groups
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.gpus * self.pp
+
+    @property
     def weights_bytes(self) -> float:
-        """All weights of the model, held once per replica (MoE: every expert)."""
-        return self.model.params * self.weight_bytes_per_value
+        """The weights one serving unit holds (without PP or DP attention: the whole model, every expert, once)."""
+        return self.weights_gb_per_gpu * GB * self.gpus
 
     @property
     def weights_gb_per_gpu(self) -> float:
-        return self.weights_bytes / self.tp / GB
+        """The attention and shared weights split by TP, the routed experts over the stage's GPUs, the layers by PP."""
+        experts = self.model.experts * self.model.expert_params if self.model.is_moe else 0.0
+        shared = self.model.params - experts
+        return (shared / self.tp + experts / self.gpus) * self.weight_bytes_per_value / self.pp / GB
+
+    def replicas_in(self, nodes: int) -> int:
+        """Serving units `nodes` nodes run: whole replicas only (a replica spans replica_nodes nodes)."""
+        return nodes // self.replica_nodes * self.units_per_replica_group
+
+    def nodes_for(self, units: int) -> int:
+        """The fewest nodes that run `units` serving units: whole replicas of replica_nodes nodes."""
+        return math.ceil(units / self.units_per_replica_group - 1e-9) * self.replica_nodes
 
     @property
     def kv_gb_per_gpu(self) -> float:
@@ -72,17 +107,20 @@ class ReplicaShape(BaseModel):
 
     @property
     def kv_bytes_per_token_per_gpu(self) -> float:
-        return _kv_bytes_per_token_per_gpu(self.model, self.tp, self.kv_bytes_per_value)
+        """One token's KV on a GPU of its attention group: its heads' share (MLA: the whole latent), its stage's layers."""
+        return _kv_bytes_per_token_per_gpu(self.model, self.tp, self.kv_bytes_per_value) / self.pp
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """KV of one token across the whole replica."""
-        return self.kv_bytes_per_token_per_gpu * self.tp
+        """KV of one token across the replica: the TP group that holds it, every stage."""
+        return self.kv_bytes_per_token_per_gpu * self.tp * self.pp
 
     @property
     def kv_capacity_tokens(self) -> float:
-        """Tokens of KV one replica holds (each GPU holds its heads' share of every token)."""
-        return max(self.kv_gb_per_gpu, 0.0) * GB / self.kv_bytes_per_token_per_gpu
+        """Tokens of KV one serving unit holds: each GPU holds its heads' share of its group's tokens, each attention
+        group its own sequences; with PP a stream has 1/PP of the replica's pool."""
+        per_group = max(self.kv_gb_per_gpu, 0.0) * GB / self.kv_bytes_per_token_per_gpu
+        return per_group * self.attention_groups / self.pp
 
     @property
     def step_overhead_s(self) -> float:
@@ -92,13 +130,13 @@ class ReplicaShape(BaseModel):
     # --- bandwidth and compute ----------------------------------------------------------------
     @property
     def hbm_bytes_per_s(self) -> float:
-        """Peak HBM bandwidth of the replica (all its GPUs)."""
-        return self.gpu.hbm_tb_per_s * TB * self.tp
+        """Peak HBM bandwidth of the replica (all its GPUs; with PP, one stage's: a stream is in one stage at a time)."""
+        return self.gpu.hbm_tb_per_s * TB * self.gpus
 
     @property
     def flops_per_s(self) -> float:
         """Achieved tensor-core throughput of the replica: peak x compute fraction."""
-        return self.peak_tflops_per_gpu * TB * self.tp * self.compute_fraction
+        return self.peak_tflops_per_gpu * TB * self.gpus * self.compute_fraction
 
     @property
     def flops_per_token(self) -> float:
@@ -109,8 +147,10 @@ class ReplicaShape(BaseModel):
         return self.flops_per_s / self.flops_per_token
 
     def step_bytes(self, batch: float, context_tokens: float) -> float:
-        """Bytes one decode step reads on the replica: the weights it touches and every sequence's KV."""
-        weights = self.model.params_read_per_step(batch) * self.weight_bytes_per_value
+        """Bytes one decode step reads on the replica: the weights it touches (each attention group its copy of the
+        shared ones) and every sequence's KV."""
+        copies = (self.attention_groups - 1) * self.model.shared_params
+        weights = (self.model.params_read_per_step(batch) + copies) * self.weight_bytes_per_value
         return weights + batch * context_tokens * self.kv_bytes_per_token
 
     def decode_step_ideal_s(self, batch: float, context_tokens: float) -> float:
@@ -148,9 +188,14 @@ def _tp_choices(gpus_per_node: int, kv_heads: int) -> str:
 
 
 def _check_tp(tp: int, gpus_per_node: int, kv_heads: int) -> None:
-    """A replica is TP GPUs of one node that split the KV heads evenly; anything else is a verdict, not a number."""
+    """A replica is TP GPUs of one node that split the KV heads evenly; anything else is a verdict, not a number.
+    TP across nodes is not modelled: its two all-reduces a layer would cross the network (~50 GB/s a GPU against
+    NVLink's 450), so a model too large for one node is split into pipeline stages instead."""
     if tp > gpus_per_node:
-        problem = f"TP={tp} is larger than a node ({gpus_per_node} GPUs); TP must stay inside one NVLink domain"
+        problem = (
+            f"TP={tp} is larger than a node ({gpus_per_node} GPUs); TP must stay inside one NVLink domain:"
+            f" for a model too large for a node, add pipeline stages (deployment.pp, one node each)"
+        )
     elif gpus_per_node % tp:
         problem = f"TP={tp} does not divide the {gpus_per_node} GPUs of a node"
     elif kv_heads % tp:
@@ -159,6 +204,55 @@ def _check_tp(tp: int, gpus_per_node: int, kv_heads: int) -> None:
         return
     change = f"set deployment.tp to one of {_tp_choices(gpus_per_node, kv_heads)}, or change hardware.gpus_per_node"
     raise InfeasibleDesign((Problem(field="deployment.tp", problem=problem, change=change),))
+
+
+def _parallel_problem(dep: Deployment, model: ModelSpec, gpus_per_node: int) -> Problem | None:
+    """What makes the brief's EP, DP attention and PP no replica (None when they form one)."""
+    tp, ep = dep.tp, dep.ep
+    if ep > 1 and not model.is_moe:
+        return Problem(field="deployment.ep", problem=f"{model.name} has no routed experts to spread", change="set deployment.ep = 1")
+    if dep.dp_attention and ep == 1:
+        return Problem(
+            field="deployment.dp_attention",
+            problem="DP attention spreads a replica's attention groups over its expert-parallel GPUs, and EP is 1",
+            change="set deployment.ep to the GPUs the experts spread over (a multiple of TP), or turn dp_attention off",
+        )
+    if ep > 1 and not dep.dp_attention and ep != tp:
+        return Problem(
+            field="deployment.ep",
+            problem=f"without DP attention the experts spread over the TP group: EP={ep} must equal TP={tp}",
+            change=f"set deployment.ep = {tp}, or turn deployment.dp_attention on to spread them over EP / TP attention groups",
+        )
+    if dep.dp_attention and ep % tp:
+        return Problem(
+            field="deployment.ep", problem=f"EP={ep} is not a whole number of TP={tp} attention groups", change="set EP to a multiple of TP"
+        )
+    stage = ep if dep.dp_attention else tp
+    if stage > gpus_per_node and stage % gpus_per_node:
+        return Problem(
+            field="deployment.ep",
+            problem=f"EP={ep} is not a whole number of {gpus_per_node}-GPU nodes",
+            change=f"set EP to a multiple of {gpus_per_node} (or at most {gpus_per_node})",
+        )
+    if stage < gpus_per_node and gpus_per_node % stage:
+        return Problem(
+            field="deployment.ep",
+            problem=f"EP={ep} does not divide the {gpus_per_node} GPUs of a node",
+            change="set EP to a divisor of the node",
+        )
+    if dep.pp > model.layers:
+        return Problem(
+            field="deployment.pp",
+            problem=f"{dep.pp} stages for {model.layers} layers",
+            change=f"set deployment.pp to at most {model.layers}",
+        )
+    return None
+
+
+def _check_parallel(dep: Deployment, model: ModelSpec, gpus_per_node: int) -> None:
+    problem = _parallel_problem(dep, model, gpus_per_node)
+    if problem is not None:
+        raise InfeasibleDesign((problem,))
 
 
 MAX_ENGINE_MEMORY_FRACTION = 0.95
@@ -191,13 +285,51 @@ def _weights_read(model: ModelSpec) -> tuple[float, float]:
     return (model.shared_params if model.is_moe else model.params), experts
 
 
+# Expert and pipeline parallelism's network: the stated assumptions (the brief has no fields for them).
+A2A_BYTES_PER_VALUE = 3.0  # a routed token copy goes out in FP8 (1 byte) and comes back in BF16 (2): DeepEP's dispatch and combine
+NETWORK_FRACTION = 0.85  # achieved share of a GPU's scale-out NIC (DeepEP's README: ~43-47 GB/s RDMA of 400 Gb/s ConnectX-7)
+NETWORK_LATENCY_US = 10.0  # one RDMA message across the InfiniBand fabric, on top of the all-reduce's NVLink latency
+PP_SEND_BYTES_PER_VALUE = 2.0  # the activations a stage hands the next, BF16
+
+
+def _comm_groups(brief: Brief, model: ModelSpec) -> tuple[int, int, int]:
+    """(GPUs of a stage, attention groups in it, MoE layers that all-to-all: 0 without EP)."""
+    dep = brief.deployment
+    stage = dep.ep if dep.dp_attention else dep.tp
+    return stage, stage // dep.tp, model.moe_layers if dep.ep > 1 else 0
+
+
+def _a2a_s_per_token(model: ModelSpec, gpu: GpuSpec, stage: int, gpus_per_node: int, nvlink: float) -> float:
+    """One token's dispatch and combine in one MoE layer: its top-k copies, each GPU sending its 1/stage share of the
+    tokens, to the other GPUs of its node over NVLink and to the other nodes' over the network, both at once."""
+    copy_bytes = model.hidden_size * model.experts_per_token * A2A_BYTES_PER_VALUE / stage
+    in_node = min(stage, gpus_per_node)
+    intra_share, inter_share = (in_node - 1) / stage, (stage - in_node) / stage  # where a routed copy lands
+    network = gpu.scale_out_gb_per_s * 1e9 * NETWORK_FRACTION
+    return max(copy_bytes * intra_share / nvlink, copy_bytes * inter_share / network)
+
+
+def _mla_decode_flops(model: ModelSpec) -> float:
+    """FLOPs a decode query spends on one token of MLA's cached latent, all layers (0 for GQA, whose decode attention
+    waits on the KV reads): every one of the heads scores the latent and rotary key (2 x 576 FLOPs) and sums the latent
+    (2 x 512), so a step's attention is compute-bound (FlashMLA: ~660 TFLOP/s BF16 on H800, not the HBM bandwidth)."""
+    if not model.kv_lora_rank:
+        return 0.0
+    return model.layers * model.attention_heads * 2 * (2 * model.kv_lora_rank + model.qk_rope_head_dim)
+
+
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
-    """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model)."""
-    dep, eff = brief.deployment, brief.efficiency
+    """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model).
+
+    A serving unit's step runs its stages in turn, so the constants are the whole model's (the sum of the stages').
+    With DP attention the attention groups run side by side on their shares of the batch (per-token costs / groups),
+    and the routed experts' reads and FLOPs spread over the stage's GPUs."""
+    dep, eff, hw = brief.deployment, brief.efficiency, brief.hardware
     tp = dep.tp
+    stage, groups, moe_layers = _comm_groups(brief, model)
     hbm = gpu.hbm_tb_per_s * TB * tp
-    compute = gpu.peak_tflops(precision) * TB * tp * eff.compute_fraction
-    attention_compute = gpu.peak_tflops("bf16") * TB * tp * eff.compute_fraction  # attention runs in BF16
+    compute = gpu.peak_tflops(precision) * TB * stage * eff.compute_fraction
+    attention_compute = gpu.peak_tflops("bf16") * TB * stage * eff.compute_fraction  # attention runs in BF16
     dense, experts = _weights_read(model)
     gemm_params, head_params = _gemm_params(model)
     bpv = dep.weights.bytes_per_value
@@ -206,21 +338,31 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
     reads = hbm / ((1 + eff.tp_comm_overhead if comm else 1.0) * eff.real_kernel_factor)  # the seeds' flat factors slow the reads
     link = gpu.interconnect_gb_per_s * 1e9 * eff.interconnect_fraction
     token_bytes = model.hidden_size * ACTIVATION_BYTES if eff.allreduce_bytes_moved else 0.0
+    # all-reduces: after attention and after the MLP, every layer; with EP the MoE layers all-to-all instead
+    allreduces = (2 * model.layers if dep.ep == 1 else model.layers + model.dense_layers) if comm else 0
+    stage_sends = dep.pp - 1
+    network = gpu.scale_out_gb_per_s * 1e9 * NETWORK_FRACTION
+    a2a_latency_s = (eff.allreduce_latency_us + (NETWORK_LATENCY_US if stage > hw.gpus_per_node else 0.0)) / 1e6
     return StepConstants(
         weights_s=dense * bpv / (reads * eff.bandwidth_fraction),
-        experts_s=experts * bpv / (reads * eff.bandwidth_fraction),
+        experts_s=experts * bpv / (reads * stage / tp * eff.bandwidth_fraction),  # every GPU of the stage reads its experts
         expert_miss=1 - model.experts_per_token / model.experts if model.is_moe else 1.0,
         gemm_s_per_token=2 * gemm_params / compute,  # 2: a multiply and an add per parameter
         lm_head_s_per_seq=2 * head_params / compute,
-        kv_s_per_token=kv_bytes / (reads * eff.attention_bandwidth_fraction),
+        kv_s_per_token=max(kv_bytes / (reads * eff.attention_bandwidth_fraction), _mla_decode_flops(model) / attention_compute * groups)
+        / groups,
         attn_s_per_pair=4 * model.layers * model.attention_heads * model.head_dim / attention_compute,  # QK and AV
-        allreduces=2 * model.layers if comm else 0,  # after attention and after the MLP, every layer
+        allreduces=allreduces,
         allreduce_latency_s=eff.allreduce_latency_us / 1e6,
-        one_shot_s_per_token=(tp - 1) * token_bytes / link if comm else 0.0,
-        two_shot_s_per_token=2 * (tp - 1) / tp * token_bytes / link if comm else 0.0,
+        one_shot_s_per_token=(tp - 1) * token_bytes / link / groups if comm else 0.0,
+        two_shot_s_per_token=2 * (tp - 1) / tp * token_bytes / link / groups if comm else 0.0,
         overhead_s=eff.step_overhead_ms / 1e3,
-        per_sequence_s=eff.per_sequence_us / 1e6,
+        per_sequence_s=eff.per_sequence_us / 1e6 / groups,  # each DP-attention rank schedules and samples its own sequences
         roofline=1.0 if eff.step_roofline else 0.0,
+        a2a_latency_s=2 * moe_layers * a2a_latency_s,  # 2: dispatch and combine
+        a2a_s_per_token=moe_layers * _a2a_s_per_token(model, gpu, stage, hw.gpus_per_node, link) if moe_layers else 0.0,
+        pp_latency_s=stage_sends * NETWORK_LATENCY_US / 1e6,
+        pp_s_per_token=stage_sends * model.hidden_size * PP_SEND_BYTES_PER_VALUE / network / groups,
     )
 
 
@@ -236,15 +378,31 @@ def shape_of(brief: Brief) -> ReplicaShape:
     model = model_spec(brief.model)
     gpu = gpu_spec(hw.gpu)
     _check_tp(dep.tp, hw.gpus_per_node, model.kv_heads)
+    _check_parallel(dep, model, hw.gpus_per_node)
     precision = _compute_precision(brief, gpu)
     eff = brief.efficiency
-    replicas_per_node = hw.gpus_per_node // dep.tp
+    stage, groups, _ = _comm_groups(brief, model)
+    stage_nodes = max(stage // hw.gpus_per_node, 1)
+    units = hw.gpus_per_node * stage_nodes // stage * dep.pp  # replicas on a replica's nodes, x PP streams each
+    replica_nodes = stage_nodes * dep.pp
+    if hw.nodes < replica_nodes:
+        problem = (
+            f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
+        )
+        raise InfeasibleDesign(
+            (Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),)
+        )
     return ReplicaShape(
         model=model,
         gpu=gpu,
         tp=dep.tp,
-        replicas=replicas_per_node * hw.nodes,
-        replicas_per_node=replicas_per_node,
+        pp=dep.pp,
+        ep=dep.ep,
+        attention_groups=groups,
+        replica_nodes=replica_nodes,
+        units_per_replica_group=units,
+        replicas=hw.nodes // replica_nodes * units,
+        replicas_per_node=units // replica_nodes,
         weight_bytes_per_value=dep.weights.bytes_per_value,
         kv_bytes_per_value=dep.kv_cache.bytes_per_value,
         compute_precision=precision,

@@ -526,13 +526,13 @@ def _fleet(
     else:
         needed = math.ceil(peak / rate)
         with_headroom = math.ceil(peak / rate * (1 + headroom))
-        gpus = with_headroom * shape.tp
+        gpus = with_headroom * shape.gpus  # a PP replica's micro-batch stream: its share, TP GPUs (whole replicas on the fleet)
         usd_hour = gpus * brief.cost.usd_per_gpu_hour
         usd_per_m = per_million(usd_hour, peak * brief.workload.output_tokens_mean * 3600)
         arithmetic |= {
             "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
             "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
-            "gpus": f"{with_headroom} replicas x TP {shape.tp} = {gpus} GPUs",
+            "gpus": f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs",
             "usd_per_hour": f"{gpus} GPUs x {usd(brief.cost.usd_per_gpu_hour)} = {usd(usd_hour)} per hour",
             "usd_per_million_output_tokens": (
                 f"{usd(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"

@@ -39,6 +39,8 @@ from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 from planner.step_model import (
+    A2A_LATENCY_S,
+    A2A_S_PER_TOKEN,
     ALLREDUCES,
     AR_LATENCY_S,
     AR_ONE_SHOT_S_PER_TOKEN,
@@ -48,6 +50,8 @@ from planner.step_model import (
     GEMM_S_PER_TOKEN,
     KV_S_PER_TOKEN,
     LM_HEAD_S_PER_SEQ,
+    PP_LATENCY_S,
+    PP_S_PER_TOKEN,
     ROOFLINE,
     WEIGHTS_S,
     step_time_s,
@@ -207,7 +211,16 @@ class SloBudget(_Model):
 # the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
 _GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
 _GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
-_ALLREDUCE = (ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN)
+_ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls, pipeline stages' sends
+    ALLREDUCES,
+    AR_LATENCY_S,
+    AR_ONE_SHOT_S_PER_TOKEN,
+    AR_TWO_SHOT_S_PER_TOKEN,
+    A2A_LATENCY_S,
+    A2A_S_PER_TOKEN,
+    PP_LATENCY_S,
+    PP_S_PER_TOKEN,
+)
 
 
 class _Engine:

@@ -12,11 +12,14 @@ Its time is the sum of what runs one after another on the GPU (kernels do not ov
     all-reduce  with TP > 1, two per layer over the step's activations: the engine's faster algorithm at that
                 size, one-shot (latency + (TP-1) x bytes / link) or two-shot (2 x latency + 2 (TP-1)/TP x bytes
                 / link), the link being the GPU's NVLink / Infinity Fabric bandwidth x its achieved fraction
+    all-to-all  with EP > 1, a dispatch and a combine per MoE layer: a latency each, and each token's top-k copies
+                (FP8 out, BF16 back) over NVLink to the node's GPUs and over the network to other nodes'
+    pipeline    with PP > 1, each stage's activations sent to the next over the network: a latency and the bytes
     fixed       scheduling, launch and sampling set-up, per step; plus a cost per sequence in the step
                 (sampling, detokenizing, bookkeeping)
 
 Left out: GEMM tile quantization (a batch of 65 costs like 128 on some kernels), the embedding gather (the whole
-table is counted as read, as the seeds count it: ~1.5% of a 70B model's bytes, ~6% of an 8B's), norms and activations (memory-bound, a few % of a step), pipeline bubbles (no PP yet), CUDA-graph padding, and any
+table is counted as read, as the seeds count it: ~1.5% of a 70B model's bytes, ~6% of an 8B's), norms and activations (memory-bound, a few % of a step), pipeline bubbles (PP: the stages are taken as balanced, with a micro-batch in each), CUDA-graph padding, and any
 overlap of communication with compute. The seeds' simpler model is this one with their constants: a flat TP
 factor and a real-kernel factor on the memory reads instead of the bytes moved (`allreduce_bytes_moved = false`),
 no per-sequence cost; the 200-QPS seed takes the whole step as one roofline (`step_roofline = true`).
@@ -38,7 +41,8 @@ WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2
 KV_S_PER_TOKEN, ATTN_S_PER_PAIR = 5, 6
 ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN = 7, 8, 9, 10
 OVERHEAD_S, PER_SEQ_S, ROOFLINE = 11, 12, 13
-CONSTANTS = 14  # how many
+A2A_LATENCY_S, A2A_S_PER_TOKEN, PP_LATENCY_S, PP_S_PER_TOKEN = 14, 15, 16, 17
+CONSTANTS = 18  # how many
 
 
 class StepConstants(BaseModel):
@@ -60,6 +64,10 @@ class StepConstants(BaseModel):
     overhead_s: float  # fixed per step
     per_sequence_s: float
     roofline: float  # 1: the whole step is one roofline, max(all FLOPs, all bytes): the 200-QPS seed's model
+    a2a_latency_s: float = 0.0  # expert parallelism: the latencies of a step's all-to-alls (dispatch and combine, every MoE layer)
+    a2a_s_per_token: float = 0.0  # ... one token's routed copies out and back, over NVLink and the network
+    pp_latency_s: float = 0.0  # pipeline parallelism: the latencies of the sends between stages, per step
+    pp_s_per_token: float = 0.0  # ... one token's activations over the network between stages
 
     @classmethod
     def only(cls, **costs: float) -> StepConstants:
@@ -83,6 +91,10 @@ class StepConstants(BaseModel):
             self.overhead_s,
             self.per_sequence_s,
             self.roofline,
+            self.a2a_latency_s,
+            self.a2a_s_per_token,
+            self.pp_latency_s,
+            self.pp_s_per_token,
         ]
         assert len(values) == CONSTANTS
         return tuple(float(v) for v in values)
@@ -110,6 +122,8 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
         one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
         two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
         comm = k[ALLREDUCES] * min(one_shot, two_shot)
+    comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]  # expert parallelism's all-to-alls (0 without EP)
+    comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]  # pipeline stages' sends (0 without PP)
     return gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
 
 

@@ -189,6 +189,44 @@ def _variation(f: Figures) -> Section:
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
 
 
+def _scale_out(f: Figures) -> Section:
+    """A replica beyond one TP group: the conclusion on the page, the step's parts and the options in the appendix."""
+    return Section(
+        key="scale_out",
+        title="Scale-out: what binds, what the design turns on",
+        blocks=(Lines(items=(("Conclusion", f.text("scale_out.conclusion")),)),),
+    )
+
+
+def _scale_out_arithmetic(f: Figures) -> Section:
+    s = "scale_out"
+    parts = tuple(
+        (f.text(f"{s}.step_parts.{i}.component"), f.num(f"{s}.step_parts.{i}.ms", "ms")) for i in range(len(f.value(f"{s}.step_parts")))
+    )
+    options = tuple(
+        (
+            f.text(f"{s}.options.{i}.name"),
+            f.num(f"{s}.options.{i}.max_sequences_per_replica"),
+            f.num(f"{s}.options.{i}.decode_step_ms", "ms"),
+            f.num(f"{s}.options.{i}.capacity_rate_per_node_per_s", "req/s"),
+        )
+        if f.value(f"{s}.options.{i}.feasible")
+        else (f.text(f"{s}.options.{i}.name"), "-", "-", f.text(f"{s}.options.{i}.reason"))
+        for i in range(len(f.value(f"{s}.options")))
+    )
+    blocks: list[Block] = [
+        Lines(items=(("Binds", f.text(f"{s}.binds")), ("Step", f.text(f"{s}.arithmetic.step")))),
+        Table(header=("Part of the decode step", "Time"), rows=parts),
+    ]
+    if options:
+        blocks.append(
+            Table(header=("The same brief with", "Sequences a replica", "Step, same batch", "A node under the SLO"), rows=options)
+        )
+    return Section(
+        key="scale_out_arithmetic", title="Scale-out: the step part by part, and the design without its mechanism", blocks=tuple(blocks)
+    )
+
+
 def _legend() -> tuple[tuple[str, str, str, str], ...]:
     return tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
 
@@ -529,11 +567,13 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
     f = Figures(design)
     name = name or design_name(design.brief)
     has_variation = f.value("variation") is not None
+    has_scale_out = f.value("scale_out") is not None
     page = (
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
         _architecture(f),
+        *((_scale_out(f),) if has_scale_out else ()),
         _engine_config(f),
         _slo(f),
         _failures(f),
@@ -550,6 +590,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _cost_arithmetic(f),
         _decisions(f),
         _flags(f),
+        *((_scale_out_arithmetic(f),) if has_scale_out else ()),
         _assumptions(f),
     )
     return Document(title=name.title, subtitle=name.description, summary=_summary(f), sections=page, appendix=appendix, figures=f.used)

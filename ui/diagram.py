@@ -63,7 +63,12 @@ def legend_html() -> str:
 
 def diagram_alt(design: Design) -> str:
     """The diagram in words, for a screen reader: the path of a request and each pool's box."""
-    pools = "; ".join(f"{p.name} pool: {p.nodes} nodes, {p.replicas} replicas, TP={p.tp}, {p.load_text}" for p in design.architecture.pools)
+    pools = "; ".join(
+        f"{p.name} pool: {p.nodes} nodes, {p.replicas} replicas, TP={p.tp}"
+        + (f", a replica spans {p.replica_nodes} nodes (PP={p.pp}, EP={p.ep})" if p.replica_nodes > 1 else "")
+        + f", {p.load_text}"
+        for p in design.architecture.pools
+    )
     return f"Serving architecture: clients, API gateway, router, then {pools}."
 
 
@@ -92,4 +97,6 @@ def architecture_diagram(design: Design) -> None:
         return
     st.html(html)
     hw = design.brief.hardware
-    st.caption(md(f"Every GPU node: {hw.gpus_per_node} x {design.gpu_name}."))
+    span = design.shape.replica_nodes
+    spans = f" One replica spans {span} nodes: their GPUs step together." if span > 1 else ""
+    st.caption(md(f"Every GPU node: {hw.gpus_per_node} x {design.gpu_name}.{spans}"))
