@@ -405,13 +405,21 @@ def _operating_point(design: Design) -> Step | None:
 
 
 def _tp_options(design: Design) -> list[Option]:
-    gpn, weights_gb = design.brief.hardware.gpus_per_node, design.memory.weights_gb_per_gpu * design.brief.deployment.tp
+    """TP degrees to choose from, each with its consequence in words (no figure another step asks for)."""
+    gpn, gpu_gb = design.brief.hardware.gpus_per_node, design.shape.gpu.memory_gb
+    weights_gb = design.memory.weights_gb_per_gpu * design.brief.deployment.tp
     degrees = sorted({d for d in range(1, gpn + 1) if gpn % d == 0} | {2 * gpn, design.brief.deployment.tp})
     options = []
     for tp in degrees:
-        per_gpu = weights_gb / tp
-        where = "across nodes: every layer's all-reduce crosses the network" if tp > gpn else "inside one NVSwitch node"
-        options.append(Option(key=f"tp{tp}", text=f"TP={tp}: {num(per_gpu, 'GB')} of weights per GPU, {where}"))
+        if weights_gb / tp >= gpu_gb:
+            consequence = "the weights do not fit on the GPUs"
+        elif tp > gpn:
+            consequence = "spans nodes: every layer's all-reduce crosses the network"
+        elif tp == gpn:
+            consequence = "fills one NVSwitch node: the shortest step without leaving it"
+        else:
+            consequence = f"{gpn // tp} replicas per node: more replicas, each with a longer step and less room for KV"
+        options.append(Option(key=f"tp{tp}", text=f"TP={tp}: {consequence}"))
     return options
 
 
@@ -757,7 +765,7 @@ def _followups(design: Design) -> Step:
         _choice(
             "followups.why_cost",
             "followups",
-            f"The cost is {format_value(spec('cost.usd_per_million_output_tokens'), cost.usd_per_million_output_tokens)} per M output tokens. Why, and what lowers it?",
+            "The cost per million output tokens looks high for this fleet. Why, and what lowers it?",
             why_cost,
             ["sized_for_peak"],
             why_cost[0].text,
