@@ -667,11 +667,19 @@ def _replanned(brief: Brief, changes: dict[str, Any]) -> Design | None:
 
 
 def _follow_number(
-    qid: str, prompt: str, design: Design, changes: dict[str, Any], figure: str, tolerance: float, mistake: str, why: str, more: tuple[Basis, ...] = ()
+    qid: str, prompt: str, design: Design, changes: dict[str, Any], figure: str, tolerance: float, mistake: str, why: str
 ) -> Question | None:
     other = _replanned(design.brief, changes)
     if other is None:
         return None
+    more: tuple[Basis, ...] = ()
+    seed = other.operating_point.seed_relation
+    if figure == "operating_point.capacity_rate_per_s" and seed is not None:  # the worked designs' hand relation
+        work = seed.arithmetic.get("capacity_rate_per_s", "")
+        more = (
+            Basis(name="the hand relation, real step", value=seed.capacity_rate_per_s, arithmetic=work),
+            Basis(name="the hand relation, ideal step", value=seed.capacity_rate_ideal_per_s, arithmetic=work),
+        )
     return _number(qid, "followups", prompt, design, figure, tolerance, mistake, why, more=more, overrides=changes, source=other)
 
 
@@ -721,13 +729,17 @@ def _half_tp(design: Design) -> Question | None:
 
 
 def _longer_outputs(design: Design) -> Question | None:
-    mean = design.brief.workload.output_tokens_mean
+    w = design.brief.workload
+    mean = w.output_tokens_mean
     longer = 1000.0 if mean < 1000 else 2 * mean
+    changes: dict[str, Any] = {"workload.output_tokens_mean": longer}
+    if w.output_tokens_p95 < longer:  # the p95 cannot sit under the mean: it grows with it
+        changes["workload.output_tokens_p95"] = longer * w.output_tokens_p95 / mean
     return _follow_number(
         "followups.longer_outputs",
         f"Outputs grow to {num(longer)} tokens: one replica's capacity under the SLO",
         design,
-        {"workload.output_tokens_mean": longer},
+        changes,
         "operating_point.capacity_rate_per_s",
         MODEL,
         "Adding replicas before recomputing: decode work and time in the system grow with the output, and so does the KV in use.",
@@ -738,11 +750,15 @@ def _longer_outputs(design: Design) -> Question | None:
 def _followups(design: Design) -> Step:
     c = design.capacity
     cost = design.cost
+    trough = design.brief.cost.average_duty < 0.9  # a day that averages well under its peak
+    idle = design.operating_point.load_vs_capacity < 0.6  # replicas far under their SLO capacity at the peak
     why_cost = [
-        Option(key="sized_for_peak", text=f"The fleet is sized for the peak, and the day averages {pct(design.brief.cost.average_duty)} of it: fill the trough with batch work"),
-        Option(key="gpu_price", text="The GPU price is too high: negotiate it down"),
+        Option(key="sized_for_peak", text="The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work"),
+        Option(key="headroom", text="The replicas run far below their SLO capacity even at the peak: fewer or busier replicas"),
+        Option(key="gpu_price", text="The fleet is busy all day: the price per GPU-hour is the lever left"),
         Option(key="model_too_big", text="The model is too big for chat"),
     ]
+    cost_right = [key for key, holds in (("sized_for_peak", trough), ("headroom", idle)) if holds] or ["gpu_price"]
     questions = _present(
         _half_budget(design),
         _half_tp(design),
@@ -767,9 +783,10 @@ def _followups(design: Design) -> Step:
             "followups",
             "The cost per million output tokens looks high for this fleet. Why, and what lowers it?",
             why_cost,
-            ["sized_for_peak"],
-            why_cost[0].text,
-            cost.arithmetic.get("usd_per_million_output_tokens", ""),
+            cost_right,
+            next(o.text for o in why_cost if o.key == cost_right[0]),
+            f"{cost.arithmetic.get('usd_per_million_output_tokens', '')}; the day averages {pct(design.brief.cost.average_duty)} of the peak;"
+            f" a general-pool replica runs at {pct(design.operating_point.load_vs_capacity)} of its SLO capacity at the peak.",
             "Blaming the hardware price: the tokens per year are counted at the average duty, not the peak.",
             "The trough is the largest cost lever left once the peak design is fixed.",
         ),
