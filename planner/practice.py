@@ -245,11 +245,10 @@ def _clarify(design: Design) -> Step:
         Option(key="ui_theme", text="The chat window's colour scheme"),
     ]
     options = sorted([*matter, *distractors], key=lambda o: o.text)
-    traffic = (
-        f"{num(w.users)} users x {pct(w.duty_cycle)} duty = {num(design.demand.generating_sequences)} generating"
-        if users
-        else f"{num(w.request_rate, 'req/s')} given"
-    )
+    if w.users is not None:
+        traffic = f"{num(w.users)} users at a {pct(w.duty_cycle)} duty cycle"
+    else:
+        traffic = f"{num(w.request_rate or 0.0, 'req/s')} given"
     answer = "; ".join(o.text for o in matter)
     return Step(
         key="clarify",
@@ -287,11 +286,20 @@ def _demand(design: Design) -> Step:
         if users
         else None,
         _number(
-            "demand.generating", "demand", "Sequences generating at once (sizing)", design, "demand.generating_sequences", DEMAND, mistake, why
+            "demand.generating",
+            "demand",
+            "Sequences generating at once (sizing)",
+            design,
+            "demand.generating_sequences",
+            DEMAND,
+            mistake,
+            why,
         )
         if users
         else None,
-        _number("demand.input_tokens", "demand", "Input tokens per second at peak", design, "demand.input_tokens_per_s", DEMAND, mistake, why),
+        _number(
+            "demand.input_tokens", "demand", "Input tokens per second at peak", design, "demand.input_tokens_per_s", DEMAND, mistake, why
+        ),
         _number(
             "demand.output_tokens", "demand", "Output tokens per second at peak", design, "demand.output_tokens_per_s", DEMAND, mistake, why
         ),
@@ -309,7 +317,16 @@ def _memory(design: Design) -> Step:
         questions=_present(
             _number("memory.weights", "memory", "Weights per GPU", design, "memory.weights_gb_per_gpu", EXACT, mistake, why),
             _number("memory.kv", "memory", "KV cache per GPU", design, "memory.kv_gb_per_gpu", DEMAND, mistake, why),
-            _number("memory.sequences", "memory", "Sequences one replica holds", design, "memory.max_sequences_per_replica", SIZING, mistake, why),
+            _number(
+                "memory.sequences",
+                "memory",
+                "Sequences one replica holds",
+                design,
+                "memory.max_sequences_per_replica",
+                SIZING,
+                mistake,
+                why,
+            ),
         ),
     )
 
@@ -317,19 +334,47 @@ def _memory(design: Design) -> Step:
 def _capacity(design: Design) -> Step:
     c = design.capacity
     mistake = "Reading only the weights each decode step and forgetting the whole batch's KV, or leaving out the efficiency factors."
-    why = "The decode step is the floor of the ITL and sets decode capacity; prefill capacity sets how many prompts a second the fleet takes."
-    ideal = Basis(name="the ideal step (bytes / bandwidth)", value=c.decode_step_ideal_ms, arithmetic=c.arithmetic.get("decode_step_ideal_ms", ""))
+    why = (
+        "The decode step is the floor of the ITL and sets decode capacity; prefill capacity sets how many prompts a second the fleet takes."
+    )
+    ideal = Basis(
+        name="the ideal step (bytes / bandwidth)", value=c.decode_step_ideal_ms, arithmetic=c.arithmetic.get("decode_step_ideal_ms", "")
+    )
     return Step(
         key="capacity",
         title="Decode and prefill capacity",
         method="Bytes per decode step over bandwidth; FLOPs per prompt token over compute.",
         questions=_present(
             _number(
-                "capacity.decode_step", "capacity", "Decode step at the peak batch", design, "capacity.decode_step_ms", MODEL, mistake, why, more=(ideal,)
+                "capacity.decode_step",
+                "capacity",
+                "Decode step at the peak batch",
+                design,
+                "capacity.decode_step_ms",
+                MODEL,
+                mistake,
+                why,
+                more=(ideal,),
             ),
-            _number("capacity.decode_tokens", "capacity", "Decode capacity, whole fleet", design, "capacity.decode_tokens_per_s", SIZING, mistake, why),
             _number(
-                "capacity.prefill_tokens", "capacity", "Prefill capacity, whole fleet", design, "capacity.prefill_tokens_per_s", SIZING, mistake, why
+                "capacity.decode_tokens",
+                "capacity",
+                "Decode capacity, whole fleet",
+                design,
+                "capacity.decode_tokens_per_s",
+                SIZING,
+                mistake,
+                why,
+            ),
+            _number(
+                "capacity.prefill_tokens",
+                "capacity",
+                "Prefill capacity, whole fleet",
+                design,
+                "capacity.prefill_tokens_per_s",
+                SIZING,
+                mistake,
+                why,
             ),
         ),
     )
@@ -345,7 +390,9 @@ _BINDING_OPTIONS = [
 def _utilization(design: Design) -> Step:
     c = design.capacity
     no_cache = Basis(
-        name="without prefix caching", value=c.utilization_no_prefix_cache * 100, arithmetic=c.arithmetic.get("utilization_no_prefix_cache", "")
+        name="without prefix caching",
+        value=c.utilization_no_prefix_cache * 100,
+        arithmetic=c.arithmetic.get("utilization_no_prefix_cache", ""),
     )
     mistake = "Checking prefill and decode capacity separately: they share the same GPUs, so their time shares add."
     why = "Utilization is the verdict on the budget: well under 100% leaves room for failures and growth; over it, something must change."
@@ -357,7 +404,15 @@ def _utilization(design: Design) -> Step:
         method="Add the prefill and decode time shares; name the resource that runs out first.",
         questions=_present(
             _number(
-                "utilization.peak", "utilization", "Utilization at peak", design, "capacity.utilization", SIZING, mistake, why, more=(no_cache,)
+                "utilization.peak",
+                "utilization",
+                "Utilization at peak",
+                design,
+                "capacity.utilization",
+                SIZING,
+                mistake,
+                why,
+                more=(no_cache,),
             ),
             _choice(
                 "utilization.binding",
@@ -388,11 +443,33 @@ def _operating_point(design: Design) -> Step | None:
             Basis(name="the hand relation, real step", value=seed.tpot_ms, arithmetic=seed.arithmetic.get("tpot_ms", "")),
             Basis(name="the hand relation, ideal step", value=seed.tpot_ideal_ms, arithmetic=seed.arithmetic.get("tpot_ms", "")),
         )
-    mistake = "Using the TPOT target as the step time in Little's law: the real step is several times shorter, so in flight comes out too high."
+    mistake = (
+        "Using the TPOT target as the step time in Little's law: the real step is several times shorter, so in flight comes out too high."
+    )
     why = "The operating point is what the engine really runs: it sets max-num-seqs, the KV in use and the headroom to the SLO."
     questions = _present(
-        _number("operating_point.in_flight", "operating_point", "Sequences in flight per replica", design, "operating_point.in_flight", MODEL, mistake, why, more=more_in),
-        _number("operating_point.tpot", "operating_point", "TPOT at the operating point", design, "operating_point.tpot_ms", MODEL, mistake, why, more=more_tpot),
+        _number(
+            "operating_point.in_flight",
+            "operating_point",
+            "Sequences in flight per replica",
+            design,
+            "operating_point.in_flight",
+            MODEL,
+            mistake,
+            why,
+            more=more_in,
+        ),
+        _number(
+            "operating_point.tpot",
+            "operating_point",
+            "TPOT at the operating point",
+            design,
+            "operating_point.tpot_ms",
+            MODEL,
+            mistake,
+            why,
+            more=more_tpot,
+        ),
     )
     if not questions:
         return None
@@ -432,7 +509,8 @@ def _architecture(design: Design) -> Step:
     dep, c = design.brief.deployment, design.capacity
     tp = dep.tp
     chunk_on = Option(
-        key="on", text=f"On: an unchunked p95 prompt holds a replica {num(c.unchunked_prefill_p95_ms, 'ms')} and stalls every decode step behind it"
+        key="on",
+        text=f"On: an unchunked p95 prompt holds a replica {num(c.unchunked_prefill_p95_ms, 'ms')} and stalls every decode step behind it",
     )
     chunk_off = Option(key="off", text="Off: whole prompts prefill faster, and decode steps can wait for them")
     hit = design.brief.workload.prefix_hit_rate
@@ -528,7 +606,16 @@ def _cost(design: Design) -> Step:
         method="GPUs x price; divide by the tokens served over the average day.",
         questions=_present(
             _number("cost.per_hour", "cost", "Cost per hour", design, "cost.usd_per_hour", EXACT, mistake, why),
-            _number("cost.per_million", "cost", "Cost per million output tokens", design, "cost.usd_per_million_output_tokens", SIZING, mistake, why),
+            _number(
+                "cost.per_million",
+                "cost",
+                "Cost per million output tokens",
+                design,
+                "cost.usd_per_million_output_tokens",
+                SIZING,
+                mistake,
+                why,
+            ),
         ),
     )
 
@@ -753,7 +840,10 @@ def _followups(design: Design) -> Step:
     trough = design.brief.cost.average_duty < 0.9  # a day that averages well under its peak
     idle = design.operating_point.load_vs_capacity < 0.6  # replicas far under their SLO capacity at the peak
     why_cost = [
-        Option(key="sized_for_peak", text="The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work"),
+        Option(
+            key="sized_for_peak",
+            text="The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work",
+        ),
         Option(key="headroom", text="The replicas run far below their SLO capacity even at the peak: fewer or busier replicas"),
         Option(key="gpu_price", text="The fleet is busy all day: the price per GPU-hour is the lever left"),
         Option(key="model_too_big", text="The model is too big for chat"),
@@ -791,7 +881,9 @@ def _followups(design: Design) -> Step:
             "The trough is the largest cost lever left once the peak design is fixed.",
         ),
     )
-    return Step(key="followups", title="Follow-up questions", method="The interviewer's follow-ups, worked on this brief.", questions=questions)
+    return Step(
+        key="followups", title="Follow-up questions", method="The interviewer's follow-ups, worked on this brief.", questions=questions
+    )
 
 
 def practice_steps(design: Design) -> tuple[Step, ...]:
@@ -948,7 +1040,9 @@ def summary_markdown(title: str, steps: tuple[Step, ...], attempt: Attempt) -> s
     lines = [f"# Interview practice: {title}", "", f"Score: {num(attempt.score)} of {attempt.total} ({attempt.answered} answered)", ""]
     lines += ["| step | answered | right | points |", "|---|---|---|---|"]
     for step, grades in attempt.by_step(steps):
-        lines.append(f"| {step.title} | {len(grades)} of {len(step.questions)} | {sum(g.correct for g in grades)} | {num(sum(g.points for g in grades))} |")
+        lines.append(
+            f"| {step.title} | {len(grades)} of {len(step.questions)} | {sum(g.correct for g in grades)} | {num(sum(g.points for g in grades))} |"
+        )
     for step, grades in attempt.by_step(steps):
         if not grades:
             continue

@@ -125,7 +125,11 @@ def test_cli_lists_questions_without_answers_and_grades_an_answers_file(tmp_path
 
 @pytest.mark.parametrize(
     ("content", "suffix", "message"),
-    [("{not json", ".json", "not valid JSON"), ('"x" = 1', ".toml", "no such question"), ('"utilization.peak" = "lots"', ".toml", "expected a number")],
+    [
+        ("{not json", ".json", "not valid JSON"),
+        ('"x" = 1', ".toml", "no such question"),
+        ('"utilization.peak" = "lots"', ".toml", "expected a number"),
+    ],
 )
 def test_cli_bad_answers_file_exits_2_with_one_line(tmp_path: Path, content: str, suffix: str, message: str) -> None:
     path = tmp_path / f"answers{suffix}"

@@ -83,8 +83,12 @@ def test_practice_mode_survives_a_page_switch_and_lives_in_the_url() -> None:
 def test_every_step_answered_brings_the_pages_back() -> None:
     at = new_app({"practice": "on"})
     steps = practice_steps(plan(load_brief("capstone")))
-    store = {step.key: {q.id: (q.correct[0] if q.kind is Kind.choice else list(q.correct) if q.kind is Kind.several else 1.0)
-                        for q in step.questions} for step in steps}
+    store = {
+        step.key: {
+            q.id: (q.correct[0] if q.kind is Kind.choice else list(q.correct) if q.kind is Kind.several else 1.0) for q in step.questions
+        }
+        for step in steps
+    }
     at.session_state["practice.answers"] = {json.dumps(["capstone", {}], sort_keys=True): store}
     at = visit(at, "pages/capacity.py")
     assert at.metric  # the verdict bar is back
