@@ -288,7 +288,7 @@ def _demand(design: Design) -> Step:
         _number(
             "demand.generating",
             "demand",
-            "Sequences generating at once (sizing)",
+            "Sequences generating at once",
             design,
             "demand.generating_sequences",
             DEMAND,
@@ -951,7 +951,8 @@ def _written(question: Question, value: float) -> str:
     return num(value, question.unit)
 
 
-def _grade_number(question: Question, value: float) -> tuple[bool, float, str, str]:
+def _grade_number(question: Question, value: float) -> tuple[bool, float, Basis | None, str]:
+    """Right when within the tolerance of any basis; the note names the nearest basis."""
     best: tuple[float, Basis] | None = None
     for basis in question.bases:
         error = (value - basis.value) / abs(basis.value) if basis.value else (0.0 if value == 0 else math.inf)
@@ -961,9 +962,9 @@ def _grade_number(question: Question, value: float) -> tuple[bool, float, str, s
     error, basis = best
     within = f"within {question.tolerance:.0%}"
     if abs(error) <= question.tolerance:
-        return True, 1.0, basis.name, f"{within} of {_written(question, basis.value)} ({basis.name})"
+        return True, 1.0, basis, f"{within} of {_written(question, basis.value)}, {basis.name}"
     direction = "high" if error > 0 else "low"
-    return False, 0.0, "", f"{error:+.0%} {direction} against {_written(question, basis.value)} ({basis.name}); {within} passes"
+    return False, 0.0, None, f"{error:+.0%} {direction} against {_written(question, basis.value)}, {basis.name}; {within} passes"
 
 
 def _grade_choice(question: Question, picked: str) -> tuple[bool, float, str, str]:
@@ -997,9 +998,13 @@ def _grade_several(question: Question, picked: tuple[str, ...]) -> tuple[bool, f
 def grade_question(question: Question, raw: Any) -> Grade:
     """Grade one answer (raises BriefError when the answer cannot be read for this question)."""
     value = answer_value(question, raw)
+    work = question.arithmetic
     if question.kind is Kind.number:
         assert isinstance(value, float)
-        ok, points, basis, note = _grade_number(question, value)
+        ok, points, matched, note = _grade_number(question, value)
+        basis = matched.name if matched is not None else ""
+        if matched is not None and matched.name != "the plan" and matched.arithmetic and matched.arithmetic != work:
+            work = f"{work}; {matched.name}: {matched.arithmetic}" if work else matched.arithmetic
         given = _written(question, value)
     elif question.kind is Kind.choice:
         assert isinstance(value, str)
@@ -1019,7 +1024,7 @@ def grade_question(question: Question, raw: Any) -> Grade:
         basis=basis,
         note=note,
         answer=question.answer,
-        arithmetic=question.arithmetic,
+        arithmetic=work,
         mistake=question.mistake,
         why=question.why,
     )

@@ -185,13 +185,15 @@ def _feedback(step: Step) -> None:
         st.caption(f"{right} of {len(step.questions)} right; {attempt.score:.1f} points.")
         for question in step.questions:
             g = by_id.get(question.id)
+            prompt = f"**{md(question.prompt)}**" + ("" if question.prompt.endswith("?") else ":")
             if g is None:
-                st.markdown(f":grey[:material/remove: skipped] **{md(question.prompt)}**: the planner's answer is {md(question.answer)}.")
+                st.markdown(f":grey[:material/remove: skipped] {prompt} the planner's answer is {md(question.answer)}.")
             else:
                 mark = ":green[:material/check_circle: right]" if g.correct else ":red[:material/cancel: not yet]"  # Streamlit's icon font
-                st.markdown(f"{mark} **{md(question.prompt)}**: yours {md(g.given)}; the planner's {md(g.answer)} ({md(g.note)}).")
-            if question.arithmetic:
-                st.caption(md(f"Arithmetic: {question.arithmetic}"))
+                st.markdown(f"{mark} {prompt} yours {md(g.given)}; the planner's {md(g.answer)}. {md(g.note[:1].upper() + g.note[1:])}.")
+            work = g.arithmetic if g is not None else question.arithmetic
+            if work:
+                st.caption(md(f"Arithmetic: {work}"))
         st.markdown(f"**The usual mistake:** {md(step.questions[0].mistake)}")
         st.markdown(f"**Why it matters:** {md(step.questions[0].why)}")
         st.button("Try this step again", key=f"practice.retry.{step.key}", on_click=_retry, args=(step.key,))
