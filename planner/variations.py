@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
-from planner.catalog import GPUS
+from planner.catalog import GPUS, MODELS
 from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.errors import BriefError
@@ -32,6 +32,8 @@ __all__ = [
     "FigureDiff",
     "Finding",
     "Option",
+    "RegionFleet",
+    "SpikeHeadroom",
     "VariationAnalysis",
     "diff_designs",
     "variation_analysis",
@@ -74,6 +76,28 @@ class FigureDiff(_Model):
     change_pct: float  # (value / baseline - 1) x 100; inf when the baseline is 0
 
 
+class RegionFleet(_Model):
+    """One region of a global deployment (variation D): its share of the users and the nodes it is sized for."""
+
+    region: str
+    share: float  # of the users, 0-1
+    own_nodes: int  # its own traffic at the sizing utilization without prefix cache
+    failover_share: float  # its share plus the largest neighbour's, 0-1
+    failover_nodes: int  # that traffic at <= 100% (degraded)
+    nodes: int  # max of the two: what the region holds
+
+
+class SpikeHeadroom(_Model):
+    """What a spiky peak (variation E) asks of the fleet: hold nodes for the spike, or the average and a ladder."""
+
+    peak_to_average: float
+    nodes_for_spike: int
+    nodes_for_average: int
+    spike_utilization_on_average_fleet: float  # without prefix cache, 0-1 (over 1: the ladder sheds the rest)
+    usd_per_million_output_tokens_for_spike: float
+    node_cold_start_s: float
+
+
 class VariationAnalysis(_Model):
     key: VariationKey
     title: str
@@ -82,6 +106,8 @@ class VariationAnalysis(_Model):
     options: tuple[Option, ...]
     conclusion: str
     diff: tuple[FigureDiff, ...]
+    regions: tuple[RegionFleet, ...] = ()  # variation D: the per-region fleets the main pages show
+    spike: SpikeHeadroom | None = None  # variation E: the spike headroom the main pages show
 
 
 # --- the difference of two designs -----------------------------------------------------------------
@@ -500,27 +526,41 @@ def _scaled(brief: Brief, share: float) -> Brief:
     return brief.with_changes({"workload.request_rate": (w.request_rate or 0) * share})
 
 
-def _variation_d(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
-    brief = core.brief
-    findings = []
-    total = 0
-    largest = max(REGION_SHARES.values())
+def region_fleets(brief: Brief) -> tuple[RegionFleet, ...]:
+    """Each region sized for its own users and for a degraded failover of its largest neighbour."""
+    fleets = []
     for region, share in REGION_SHARES.items():
         own = _nodes_needed(_scaled(brief, share))
         neighbour = max(s for r, s in REGION_SHARES.items() if r != region) if len(REGION_SHARES) > 1 else 0.0
-        failover_brief = _scaled(brief, share + neighbour)
-        failover = _nodes_needed(failover_brief, target=1.0)
-        nodes = max(own, failover)
-        total += nodes
-        findings.append(
-            _f(
-                f"{region} nodes",
-                nodes,
-                "nodes",
-                f"{pct(share)} of users: {own} nodes at <= {pct(TARGET_UTILIZATION)} without cache; taking a failed neighbour's"
-                f" {pct(neighbour)} too needs {failover} at <= 100% (degraded); sized for max = {nodes}",
+        failover = _nodes_needed(_scaled(brief, share + neighbour), target=1.0)
+        fleets.append(
+            RegionFleet(
+                region=region,
+                share=share,
+                own_nodes=own,
+                failover_share=share + neighbour,
+                failover_nodes=failover,
+                nodes=max(own, failover),
             )
         )
+    return tuple(fleets)
+
+
+def _variation_d(core: CoreDesign, fleets: tuple[RegionFleet, ...]) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    findings = []
+    largest = max(REGION_SHARES.values())
+    for fleet in fleets:
+        findings.append(
+            _f(
+                f"{fleet.region} nodes",
+                fleet.nodes,
+                "nodes",
+                f"{pct(fleet.share)} of users: {fleet.own_nodes} nodes at <= {pct(TARGET_UTILIZATION)} without cache; taking a failed neighbour's"
+                f" {pct(fleet.failover_share - fleet.share)} too needs {fleet.failover_nodes} at <= 100% (degraded); sized for max = {fleet.nodes}",
+            )
+        )
+    total = sum(f.nodes for f in fleets)
     single = brief.hardware.nodes
     findings.append(_f("total nodes", total, "nodes", f"sum over regions = {total} vs {single} in one region ({num(total / single)}x)"))
     rtt = CROSS_REGION_RTT_MS - brief.latency.network_ms
@@ -543,15 +583,29 @@ def _variation_d(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
 # --- E: 10x spiky peak ------------------------------------------------------------------------------
 
 
-def _variation_e(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
-    brief = core.brief
-    ratio = 1 / brief.cost.average_duty
+def spike_headroom(brief: Brief, output_tokens_per_s: float) -> SpikeHeadroom:
+    """Nodes for the spike against nodes for the average, and what each costs."""
     peak_nodes = _nodes_needed(brief)
     average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty))
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    out_year = output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
+    return SpikeHeadroom(
+        peak_to_average=1 / brief.cost.average_duty,
+        nodes_for_spike=peak_nodes,
+        nodes_for_average=average_nodes,
+        spike_utilization_on_average_fleet=utilization_no_prefix_cache(brief, average_nodes),
+        usd_per_million_output_tokens_for_spike=per_million(peak_nodes * per_node_year, out_year),
+        node_cold_start_s=NODE_COLD_START_S,
+    )
+
+
+def _variation_e(core: CoreDesign, baseline: Design | None, spike: SpikeHeadroom) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    ratio, peak_nodes, average_nodes = spike.peak_to_average, spike.nodes_for_spike, spike.nodes_for_average
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
-    peak_cost = per_million(peak_nodes * per_node_year, out_year)
-    overload = utilization_no_prefix_cache(brief, average_nodes)
+    peak_cost = spike.usd_per_million_output_tokens_for_spike
+    overload = spike.spike_utilization_on_average_fleet
     findings = [
         _f("peak / average", ratio, "x", f"1 / {num(brief.cost.average_duty)} average duty = {num(ratio)}x"),
         _f(
@@ -790,6 +844,13 @@ def _question(key: VariationKey, brief: Brief, baseline: Design | None, fixed: s
         return f"The budget is {gpus} GPUs{was}: what runs out, and which options bring it back?"
     if key is VariationKey.b:
         return f"The SLO is p95 TTFT < {num(brief.slo.ttft_p95_ms, 'ms')}: which part is irreducible, and which requests can meet it?"
+    if key is VariationKey.c:
+        return f"Serve {brief.lora.adapters:,} LoRA adapters of the base model: memory, overhead, routing."
+    if key is VariationKey.e:
+        return f"Peak is {num(1 / brief.cost.average_duty)}x the average and spiky: headroom or a degradation ladder?"
+    if key is VariationKey.f:
+        model = MODELS[brief.model.name].name if brief.model.name in MODELS else brief.model.name
+        return f"What if the model were {model}: memory, decode speed, fleet?"
     if key is VariationKey.g:
         gpu = GPUS[brief.hardware.gpu].name if brief.hardware.gpu in GPUS else brief.hardware.gpu
         return f"Can the design run on {gpus} {gpu} GPUs, and at what $ per million tokens?"
@@ -805,6 +866,8 @@ def variation_analysis(
     key = core.brief.variation
     if key is None:
         return None
+    regions: tuple[RegionFleet, ...] = ()
+    spike: SpikeHeadroom | None = None
     if key is VariationKey.a:
         findings, options, conclusion = _variation_a(core, baseline)
     elif key is VariationKey.b:
@@ -812,9 +875,11 @@ def variation_analysis(
     elif key is VariationKey.c:
         findings, options, conclusion = _variation_c(core)
     elif key is VariationKey.d:
-        findings, options, conclusion = _variation_d(core)
+        regions = region_fleets(core.brief)
+        findings, options, conclusion = _variation_d(core, regions)
     elif key is VariationKey.e:
-        findings, options, conclusion = _variation_e(core, baseline)
+        spike = spike_headroom(core.brief, core.demand.output_tokens_per_s)
+        findings, options, conclusion = _variation_e(core, baseline, spike)
     elif key is VariationKey.f:
         findings, options, conclusion = _variation_f(core, baseline)
     else:
@@ -830,4 +895,6 @@ def variation_analysis(
         options=tuple(options),
         conclusion=conclusion,
         diff=diff,
+        regions=regions,
+        spike=spike,
     )
