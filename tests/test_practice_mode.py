@@ -43,15 +43,17 @@ def _leaks(text: str, answers: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("page", [path for path, _, _ in PAGES])
-def test_practice_mode_hides_every_answer_figure_on_every_page(page: str) -> None:
-    at = new_app({"practice": "on"})
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-g"])
+def test_practice_mode_hides_every_answer_figure_on_every_page(preset: str, page: str) -> None:
+    at = new_app({"practice": "on", "preset": preset})
     if page != "app.py":
         at = visit(at, page)
     text = _rendered(at)
-    answers = _answer_values("capstone")
+    answers = _answer_values(preset)
     assert not _leaks(text, answers), _leaks(text, answers)
     assert not at.metric, "the verdict bar's figures give the answers away"
-    off = new_app() if page == "app.py" else visit(new_app(), page)  # the same page out of practice mode shows them
+    off = new_app({"preset": preset})
+    off = off if page == "app.py" else visit(off, page)  # the same page out of practice mode shows them
     assert _leaks(_rendered(off), answers) or page in ("pages/compare.py", "pages/search.py")
 
 
