@@ -787,7 +787,7 @@ def _half_budget(design: Design) -> Question | None:
     return _number(
         "followups.half_budget",
         "followups",
-        f"The budget is halved to {gpus} GPUs ({half} nodes): utilization at peak?",
+        f"The budget is halved to {gpus} GPUs ({half} node{'' if half == 1 else 's'}): utilization at peak?",
         design,
         "capacity.utilization",
         SIZING,
@@ -871,7 +871,7 @@ def _followups(design: Design) -> Step:
         _choice(
             "followups.why_cost",
             "followups",
-            "The cost per million output tokens looks high for this fleet. Why, and what lowers it?",
+            "What drives the cost per million output tokens of this fleet, and what lowers it?",
             why_cost,
             cost_right,
             next(o.text for o in why_cost if o.key == cost_right[0]),
@@ -971,8 +971,9 @@ def _grade_choice(question: Question, picked: str) -> tuple[bool, float, str, st
     ok = picked in question.correct
     texts = {o.key: o.text for o in question.options}
     if ok:
-        basis = "the plan" if picked == question.correct[0] else "another basis the worked designs use"
-        return True, 1.0, basis, "right"
+        if picked == question.correct[0]:
+            return True, 1.0, "the plan", "right"
+        return True, 1.0, "another basis the worked designs use", f"right too; the planner puts first: {texts[question.correct[0]]}"
     return False, 0.0, "", f"the planner's answer: {texts.get(question.correct[0], question.answer)}"
 
 

@@ -185,12 +185,13 @@ def _feedback(step: Step) -> None:
         st.caption(f"{right} of {len(step.questions)} right; {attempt.score:.1f} points.")
         for question in step.questions:
             g = by_id.get(question.id)
-            prompt = f"**{md(question.prompt)}**" + ("" if question.prompt.endswith("?") else ":")
+            prompt = f"**{md(question.prompt)}**" + ("" if question.prompt.endswith(("?", ".")) else ":")
             if g is None:
-                st.markdown(f":grey[:material/remove: skipped] {prompt} the planner's answer is {md(question.answer)}.")
+                st.markdown(f":grey[:material/remove: skipped] {prompt} The planner's answer: {md(question.answer)}.")
             else:
                 mark = ":green[:material/check_circle: right]" if g.correct else ":red[:material/cancel: not yet]"  # Streamlit's icon font
-                st.markdown(f"{mark} {prompt} yours {md(g.given)}; the planner's {md(g.answer)}. {md(g.note[:1].upper() + g.note[1:])}.")
+                planner = "" if question.kind is Kind.several else f"; the planner's {md(g.answer)}"  # its note lists what was missed
+                st.markdown(f"{mark} {prompt} Yours: {md(g.given)}{planner}. {md(g.note[:1].upper() + g.note[1:])}.")
             work = g.arithmetic if g is not None else question.arithmetic
             if work:
                 st.caption(md(f"Arithmetic: {work}"))
