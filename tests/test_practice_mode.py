@@ -97,3 +97,15 @@ def test_every_step_answered_brings_the_pages_back() -> None:
     assert "8.71 ms" in _rendered(at)
     at = visit(at, "pages/variations.py")
     assert any("Your practice, by step" in h.value for h in at.header)
+
+
+def test_answers_are_kept_per_brief() -> None:
+    at = visit(new_app({"practice": "on"}), "pages/capacity.py")
+    next(n for n in at.number_input if n.key.endswith("utilization.peak")).set_value(27.7)
+    at.button(key="practice.submit.utilization").click().run()
+    assert not at.exception and not any(b.key == "practice.submit.utilization" for b in at.button)  # graded
+    at.slider(key="sb.workload.duty_cycle").set_value(0.16).run()  # another brief: its own, empty, answers
+    assert any(b.key == "practice.submit.utilization" for b in at.button)
+    at.slider(key="sb.workload.duty_cycle").set_value(0.08).run()  # back: the capstone's answers come back
+    assert not any(b.key == "practice.submit.utilization" for b in at.button)
+    assert any(b.key == "practice.retry.utilization" for b in at.button)
