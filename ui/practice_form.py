@@ -65,12 +65,16 @@ def _steps(design: Design) -> tuple[Step, ...]:
     return practice_steps(design)
 
 
+_ORDER = [step for asks, _ in PAGE_STEPS.values() for step in asks]  # the method's order, page by page
+
+
 def _needed(steps: tuple[Step, ...], through: str | None) -> list[Step]:
-    """The steps a page's figures depend on: every step up to `through` in the method's order (all for None)."""
-    keys = [s.key for s in steps]
-    if through is None or through not in keys:
+    """The steps a page's figures depend on: every step up to `through` in the method's order (all for None); a step
+    this design has nothing to ask for (no finite figure) is simply absent."""
+    if through is None:
         return list(steps)
-    return list(steps[: keys.index(through) + 1])
+    last = _ORDER.index(through)
+    return [s for s in steps if s.key in _ORDER and _ORDER.index(s.key) <= last]
 
 
 def revealed(design: Design, title: str) -> bool:
