@@ -705,7 +705,7 @@ def _variation(design: Design) -> Step | None:
         return None
     questions: list[Question] = []
     for i, finding in enumerate(analysis.findings):
-        if not math.isfinite(finding.value):
+        if not math.isfinite(finding.value) or finding.arithmetic.startswith("assumed"):  # an assumption is given, not worked
             continue
         share = finding.unit == "fraction"
         questions.append(

@@ -135,7 +135,7 @@ def _field(question: Question, prefix: str) -> None:
     key = f"{prefix}{question.id}"
     if question.kind is Kind.number:
         unit = f" ({question.unit})" if question.unit else ""
-        st.number_input(f"{question.prompt}{unit}", value=None, key=key, placeholder="your answer", format="%.4g")
+        st.number_input(f"{question.prompt}{unit}", value=None, key=key, placeholder="your answer", format="%g")
     elif question.kind is Kind.choice:
         texts = {o.key: o.text for o in question.options}
         st.radio(question.prompt, list(texts), index=None, key=key, format_func=lambda k: texts[k])
