@@ -692,30 +692,19 @@ def _variation_f(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
         )
     nodes = _nodes_needed(brief)
     multiplier = nodes / brief.hardware.nodes
-    relation = (
-        f"; the worked design's ~4x divides the utilizations linearly ({num(linear)}x here) and keeps the capstone's headroom,"
-        f" this sizes to <= {pct(TARGET_UTILIZATION)} without cache"
-        if baseline is not None
-        else ""
-    )
+    relation = f"; the worked design's ~4x is the linear ratio of utilizations ({num(linear)}x here)" if baseline is not None else ""
     findings.append(
         _f(
             "GPU multiplier",
             multiplier,
             "x",
-            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} / {brief.hardware.nodes} briefed = {num(multiplier)}x the GPUs{relation}",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
         )
     )
+    linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
     conclusion = (
-        f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights per GPU, {num(mem.kv_gb_per_gpu, 'GB')} left for KV),"
-        f" but {brief.hardware.nodes * brief.hardware.gpus_per_node} GPUs run at {pct(cap.utilization)}: it needs {nodes} nodes, {num(multiplier)}x the GPUs,"
-        " or a smaller model."
-        + (
-            f" The worked design's ~4x scales the utilization linearly ({num(linear)}x here); with the batch following the load, each added node"
-            " still reads all its weights every step, so the decode share falls slowly and sizing to the target takes more."
-            if baseline is not None
-            else ""
-        )
+        f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
+        f" but the fleet runs at {pct(cap.utilization)}: it needs {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
     )
     return findings, [], conclusion
 
