@@ -222,9 +222,13 @@ def practice_gate(design: Design, title: str) -> bool:
         "Practice mode: answer each step before the planner's figures appear. The verdict bar and the design document"
         " come back once every step is answered; switch practice mode off in the sidebar to see everything."
     )
+    if title == "Brief" and design.brief.description:
+        st.markdown(f"**The question:** {md(design.brief.description)}")
     for step in steps:
         if step.key in asks:
             (_feedback if _answered(step.key) else _form)(step)
+    if title == "Variations":
+        practice_summary(design)
     missing = [s for s in _needed(steps, PAGE_STEPS.get(title, ((), None))[1]) if not _answered(s.key)]
     if not missing:
         return True
