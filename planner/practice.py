@@ -704,9 +704,28 @@ def _variation(design: Design) -> Step | None:
     if analysis is None:
         return None
     questions: list[Question] = []
-    for i, finding in enumerate(analysis.findings):
-        if not math.isfinite(finding.value) or finding.arithmetic.startswith("assumed"):  # an assumption is given, not worked
-            continue
+    asked = [(i, f) for i, f in enumerate(analysis.findings) if math.isfinite(f.value) and not f.arithmetic.startswith("assumed")]
+    shares = [(i, f) for i, f in asked if f.unit == "fraction"]
+    if len(shares) > 1:  # one figure on several bases (at the hit rate, without the cache, the seed's linear): one question
+        first_index, first = shares[0]
+        questions.append(
+            Question(
+                id=f"variation.finding{first_index}",
+                step="variation",
+                prompt="Utilization at peak" if "utilization" in first.label else first.label[:1].upper() + first.label[1:],
+                kind=Kind.number,
+                unit="%",
+                figure=f"variation.findings.{first_index}.value",
+                tolerance=MODEL,
+                bases=tuple(Basis(name=f.label, value=f.value * 100, arithmetic=f.arithmetic) for _, f in shares),
+                answer=format_unit(first.value, first.unit),
+                arithmetic=first.arithmetic,
+                mistake="Answering from the capstone's figures: work this brief's own numbers.",
+                why=analysis.conclusion,
+            )
+        )
+        asked = [(i, f) for i, f in asked if f.unit != "fraction"]
+    for i, finding in asked:
         share = finding.unit == "fraction"
         questions.append(
             Question(

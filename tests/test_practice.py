@@ -44,6 +44,15 @@ def test_littles_law_accepts_both_the_solved_point_and_the_hand_relation() -> No
     assert not tpot_target.correct and "TPOT target" in tpot_target.mistake
 
 
+def test_a_variation_accepts_the_seeds_linear_figure_and_the_plans() -> None:
+    util = _questions("variation-a")["variation.finding0"]
+    assert util.prompt == "Utilization at peak" and util.figure == "variation.findings.0.value"
+    seed, ours = grade_question(util, 102), grade_question(util, 44.4)  # the worked design's 102%; the plan at the hit rate
+    assert seed.correct and "linear" in seed.basis
+    assert ours.correct and "hit rate" in ours.basis
+    assert not grade_question(util, 200).correct
+
+
 def test_tolerance_edges_and_wrong_choices() -> None:
     qs = _questions("capstone")
     rate = qs["demand.request_rate"]
