@@ -158,3 +158,19 @@ def test_every_preset_can_be_practised() -> None:
             continue
         steps = practice_steps(design)
         assert steps[0].key == "clarify" and any(q.kind is Kind.number for s in steps for q in s.questions), name
+
+
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-a"])
+def test_every_figure_path_reads_the_graded_value_from_the_plan_json(preset: str) -> None:
+    """A number's `figure` is the plan's JSON path (under its `overrides`: `plan --set` reproduces it)."""
+    from planner.cli import design_json
+    from planner.figures import resolve
+
+    brief = load_brief(preset)
+    for step in practice_steps(plan(brief)):
+        for q in step.questions:
+            if q.figure is None:
+                continue
+            source = plan(brief.with_changes(dict(q.overrides))) if q.overrides else plan(brief)
+            value = float(resolve(design_json(source), q.figure)) * (100 if q.unit == "%" else 1)
+            assert value == pytest.approx(q.bases[0].value, rel=1e-9), q.id
