@@ -109,3 +109,6 @@ def test_answers_are_kept_per_brief() -> None:
     at.slider(key="sb.workload.duty_cycle").set_value(0.08).run()  # back: the capstone's answers come back
     assert not any(b.key == "practice.submit.utilization" for b in at.button)
     assert any(b.key == "practice.retry.utilization" for b in at.button)
+    at.button(key="practice.retry.utilization").click().run()  # try the step again: its questions, no answers
+    assert any(b.key == "practice.submit.utilization" for b in at.button)
+    assert "27.7%" not in _rendered(at)
