@@ -15,7 +15,7 @@ from ui.sidebar import page_setup
 
 design = page_setup("Brief")
 brief = state.current_brief()
-if brief.description:
+if brief.description and not state.practice_on():  # in practice mode the question opens the page, above its steps
     st.markdown(md(brief.description))
 
 if design is not None:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from planner.figures import show
-from planner.fmt import num
+from planner.fmt import num, pct
 from ui.diagram import architecture_diagram
 from ui.show import arithmetic_expander, fig, figure_row, md, table, text_table
 from ui.sidebar import page_setup
@@ -52,6 +52,29 @@ if design.scale_out is not None:
         ]
     )
     arithmetic_expander(so.arithmetic.items())
+
+regions = design.variation.regions if design.variation is not None else ()
+if regions:  # variation D: users are global
+    st.header("Regions")
+    st.caption(
+        "Users are global: each region serves its own users at a regional round trip, sized for its own traffic and for a"
+        " degraded failover of its largest neighbour. Sessions and prefix caches stay in their region."
+    )
+    table(
+        [
+            {
+                "region": r.region,
+                "share of users": pct(r.share),
+                "nodes for its own traffic": str(r.own_nodes),
+                "with a neighbour's failover": f"{r.failover_nodes} ({pct(r.failover_share)} of users, degraded)",
+                "nodes held": str(r.nodes),
+            }
+            for r in regions
+        ]
+    )
+    st.markdown(
+        f"**{sum(r.nodes for r in regions)} nodes** across {len(regions)} regions, against {design.brief.hardware.nodes} in one region."
+    )
 
 st.header("Decisions")
 text_table([{"decision": d.decision, "why": d.why} for d in arch.decisions])

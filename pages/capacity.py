@@ -7,7 +7,7 @@ from planner.fmt import num, pct
 from planner.operating_point import running_in_general_pool
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
-from ui.show import fig, figure_row, md
+from ui.show import fig, figure_row, md, table
 from ui.sidebar import page_setup
 
 design = page_setup("Capacity")
@@ -83,6 +83,24 @@ figure_row(
 st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
 st.caption(f"Basis: {c.utilization_basis}.")
 st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
+
+spike = design.variation.spike if design.variation is not None else None
+if spike is not None:  # variation E: a spiky peak
+    st.header("The spike")
+    st.caption(
+        f"The peak is {num(spike.peak_to_average)}x the daily average and rises faster than a {num(spike.node_cold_start_s, 's')} node cold start:"
+        " autoscaling cannot follow it, so the fleet either holds the spike's nodes or holds fewer and sheds the rest."
+    )
+    table(
+        [
+            {"fleet": "sized for the spike", "nodes": str(spike.nodes_for_spike), "the spike without prefix cache": "carried"},
+            {
+                "fleet": "sized for the average",
+                "nodes": str(spike.nodes_for_average),
+                "the spike without prefix cache": f"{pct(spike.spike_utilization_on_average_fleet)} busy: the degradation ladder sheds the rest",
+            },
+        ]
+    )
 
 st.header("The operating point (Little's law)")
 st.caption(

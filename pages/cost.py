@@ -6,6 +6,7 @@ import streamlit as st
 
 from planner.figures import label, show
 from planner.fleet import cost_vs_fleet
+from planner.fmt import usd
 from ui.charts_stress import cost_vs_fleet_chart
 from ui.show import arithmetic_expander, fig, figure_row, md, table
 from ui.sidebar import page_setup
@@ -37,6 +38,22 @@ figure_row(
         per_m_in,
     ]
 )
+
+spike = design.variation.spike if design.variation is not None else None
+if spike is not None:  # variation E: what holding the spike's nodes costs
+    st.markdown(
+        "**Sized for the spike:** "
+        + md(
+            f"{spike.nodes_for_spike} nodes at {usd(spike.usd_per_million_output_tokens_for_spike)} per M output tokens;"
+            f" sized for the average, {spike.nodes_for_average} node{'' if spike.nodes_for_average == 1 else 's'} and a degradation ladder for the rest (the Capacity page's spike)."
+        )
+    )
+regions = design.variation.regions if design.variation is not None else ()
+if regions:  # variation D: the regional fleets hold more nodes than one region
+    st.markdown(
+        f"**Global users:** the regions hold {sum(r.nodes for r in regions)} nodes against {design.brief.hardware.nodes} in one region"
+        " (the Architecture page's regions); this page prices the briefed fleet."
+    )
 
 st.header("Levers")
 table(

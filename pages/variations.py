@@ -1,4 +1,4 @@
-"""Variations: the follow-up questions A-G as presets, each beside the baseline; and interview practice."""
+"""Variations: the follow-up questions A-G as presets, each beside the baseline."""
 
 import streamlit as st
 
@@ -7,7 +7,6 @@ from planner.compare import compare
 from planner.figures import format_unit, label, show
 from ui import state
 from ui.compare import comparison_table
-from ui.practice_form import practice
 from ui.show import md, show_problems, text_table
 from ui.sidebar import page_setup
 
@@ -65,6 +64,3 @@ if chosen:
         _compare(chosen)
     except BriefError as exc:
         st.error(str(exc))
-
-if design is not None:
-    practice(design)

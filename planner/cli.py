@@ -232,6 +232,7 @@ _PLUGINS = {
     "calibrate": "planner.calibrate_cli",
     "search": "planner.search_cli",
     "export": "report.cli",
+    "practice": "planner.practice_cli",
 }
 _BUILT_IN = frozenset({"plan", "presets", "catalog"})
 

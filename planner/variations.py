@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
+from planner.catalog import GPUS, MODELS
 from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.errors import BriefError
@@ -31,6 +32,8 @@ __all__ = [
     "FigureDiff",
     "Finding",
     "Option",
+    "RegionFleet",
+    "SpikeHeadroom",
     "VariationAnalysis",
     "diff_designs",
     "variation_analysis",
@@ -73,6 +76,28 @@ class FigureDiff(_Model):
     change_pct: float  # (value / baseline - 1) x 100; inf when the baseline is 0
 
 
+class RegionFleet(_Model):
+    """One region of a global deployment (variation D): its share of the users and the nodes it is sized for."""
+
+    region: str
+    share: float  # of the users, 0-1
+    own_nodes: int  # its own traffic at the sizing utilization without prefix cache
+    failover_share: float  # its share plus the largest neighbour's, 0-1
+    failover_nodes: int  # that traffic at <= 100% (degraded)
+    nodes: int  # max of the two: what the region holds
+
+
+class SpikeHeadroom(_Model):
+    """What a spiky peak (variation E) asks of the fleet: hold nodes for the spike, or the average and a ladder."""
+
+    peak_to_average: float
+    nodes_for_spike: int
+    nodes_for_average: int
+    spike_utilization_on_average_fleet: float  # without prefix cache, 0-1 (over 1: the ladder sheds the rest)
+    usd_per_million_output_tokens_for_spike: float
+    node_cold_start_s: float
+
+
 class VariationAnalysis(_Model):
     key: VariationKey
     title: str
@@ -81,6 +106,8 @@ class VariationAnalysis(_Model):
     options: tuple[Option, ...]
     conclusion: str
     diff: tuple[FigureDiff, ...]
+    regions: tuple[RegionFleet, ...] = ()  # variation D: the per-region fleets the main pages show
+    spike: SpikeHeadroom | None = None  # variation E: the spike headroom the main pages show
 
 
 # --- the difference of two designs -----------------------------------------------------------------
@@ -225,17 +252,29 @@ def _variation_a(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
     engine: dict[str, Any] = {"deployment.max_num_seqs": seqs}
     read, _ = context_tokens(brief)
     short_kv = min(read, 2000.0)
-    options = []
-    int4, why = _try(brief, {**engine, "deployment.weights": "int4"})
-    options.append(
+    options = [
         _option(
-            "INT4 weights",
-            "weights fp8 -> int4 (W4A16): a quarter of the BF16 bytes per decode step; prefill math stays BF16",
-            int4,
-            f"{gpus} GPUs, max-num-seqs {seqs}",
-            why,
+            "accept degradation",
+            "change nothing: the peak queues, p95s stretch, and the degradation ladder sheds the rest",
+            core,
+            f"{gpus} GPUs as briefed, max-num-seqs {brief.deployment.max_num_seqs}",
         )
-    )
+    ]
+    weights = brief.deployment.weights
+    if weights.value != "int4":
+        int4, why = _try(brief, {**engine, "deployment.weights": "int4"})
+        weight_gb = core.memory.weights_gb_per_gpu
+        int4_gb = int4.memory.weights_gb_per_gpu if int4 is not None else math.nan
+        options.append(
+            _option(
+                "INT4 weights",
+                f"weights {weights.value} -> int4 (W4A16): {num(weight_gb, 'GB')} -> {num(int4_gb, 'GB')} of weights read per GPU each decode"
+                " step; prefill math stays BF16",
+                int4,
+                f"{gpus} GPUs, max-num-seqs {seqs}",
+                why,
+            )
+        )
     short, why = _try(
         brief,
         {
@@ -487,27 +526,41 @@ def _scaled(brief: Brief, share: float) -> Brief:
     return brief.with_changes({"workload.request_rate": (w.request_rate or 0) * share})
 
 
-def _variation_d(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
-    brief = core.brief
-    findings = []
-    total = 0
-    largest = max(REGION_SHARES.values())
+def region_fleets(brief: Brief) -> tuple[RegionFleet, ...]:
+    """Each region sized for its own users and for a degraded failover of its largest neighbour."""
+    fleets = []
     for region, share in REGION_SHARES.items():
         own = _nodes_needed(_scaled(brief, share))
         neighbour = max(s for r, s in REGION_SHARES.items() if r != region) if len(REGION_SHARES) > 1 else 0.0
-        failover_brief = _scaled(brief, share + neighbour)
-        failover = _nodes_needed(failover_brief, target=1.0)
-        nodes = max(own, failover)
-        total += nodes
-        findings.append(
-            _f(
-                f"{region} nodes",
-                nodes,
-                "nodes",
-                f"{pct(share)} of users: {own} nodes at <= {pct(TARGET_UTILIZATION)} without cache; taking a failed neighbour's"
-                f" {pct(neighbour)} too needs {failover} at <= 100% (degraded); sized for max = {nodes}",
+        failover = _nodes_needed(_scaled(brief, share + neighbour), target=1.0)
+        fleets.append(
+            RegionFleet(
+                region=region,
+                share=share,
+                own_nodes=own,
+                failover_share=share + neighbour,
+                failover_nodes=failover,
+                nodes=max(own, failover),
             )
         )
+    return tuple(fleets)
+
+
+def _variation_d(core: CoreDesign, fleets: tuple[RegionFleet, ...]) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    findings = []
+    largest = max(REGION_SHARES.values())
+    for fleet in fleets:
+        findings.append(
+            _f(
+                f"{fleet.region} nodes",
+                fleet.nodes,
+                "nodes",
+                f"{pct(fleet.share)} of users: {fleet.own_nodes} nodes at <= {pct(TARGET_UTILIZATION)} without cache; taking a failed neighbour's"
+                f" {pct(fleet.failover_share - fleet.share)} too needs {fleet.failover_nodes} at <= 100% (degraded); sized for max = {fleet.nodes}",
+            )
+        )
+    total = sum(f.nodes for f in fleets)
     single = brief.hardware.nodes
     findings.append(_f("total nodes", total, "nodes", f"sum over regions = {total} vs {single} in one region ({num(total / single)}x)"))
     rtt = CROSS_REGION_RTT_MS - brief.latency.network_ms
@@ -530,15 +583,29 @@ def _variation_d(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
 # --- E: 10x spiky peak ------------------------------------------------------------------------------
 
 
-def _variation_e(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
-    brief = core.brief
-    ratio = 1 / brief.cost.average_duty
+def spike_headroom(brief: Brief, output_tokens_per_s: float) -> SpikeHeadroom:
+    """Nodes for the spike against nodes for the average, and what each costs."""
     peak_nodes = _nodes_needed(brief)
     average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty))
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    out_year = output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
+    return SpikeHeadroom(
+        peak_to_average=1 / brief.cost.average_duty,
+        nodes_for_spike=peak_nodes,
+        nodes_for_average=average_nodes,
+        spike_utilization_on_average_fleet=utilization_no_prefix_cache(brief, average_nodes),
+        usd_per_million_output_tokens_for_spike=per_million(peak_nodes * per_node_year, out_year),
+        node_cold_start_s=NODE_COLD_START_S,
+    )
+
+
+def _variation_e(core: CoreDesign, baseline: Design | None, spike: SpikeHeadroom) -> tuple[list[Finding], list[Option], str]:
+    brief = core.brief
+    ratio, peak_nodes, average_nodes = spike.peak_to_average, spike.nodes_for_spike, spike.nodes_for_average
+    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
-    peak_cost = per_million(peak_nodes * per_node_year, out_year)
-    overload = utilization_no_prefix_cache(brief, average_nodes)
+    peak_cost = spike.usd_per_million_output_tokens_for_spike
+    overload = spike.spike_utilization_on_average_fleet
     findings = [
         _f("peak / average", ratio, "x", f"1 / {num(brief.cost.average_duty)} average duty = {num(ratio)}x"),
         _f(
@@ -624,17 +691,20 @@ def _variation_f(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
             )
         )
     nodes = _nodes_needed(brief)
+    multiplier = nodes / brief.hardware.nodes
+    relation = f"; the worked design's ~4x is the linear ratio of utilizations ({num(linear)}x here)" if baseline is not None else ""
     findings.append(
         _f(
-            "nodes to carry the load",
-            nodes,
-            "nodes",
-            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} ({num(nodes / brief.hardware.nodes)}x the {brief.hardware.nodes})",
+            "GPU multiplier",
+            multiplier,
+            "x",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
         )
     )
+    linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
     conclusion = (
-        f"405B fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights per GPU, {num(mem.kv_gb_per_gpu, 'GB')} left for KV), but the same"
-        f" fleet runs at {pct(cap.utilization)}: it needs ~{nodes} nodes ({num(nodes / brief.hardware.nodes)}x), or a smaller model."
+        f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
+        f" but the fleet runs at {pct(cap.utilization)}: it needs {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
     )
     return findings, [], conclusion
 
@@ -642,21 +712,33 @@ def _variation_f(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
 # --- G: A100 ----------------------------------------------------------------------------------------
 
 
+def _short(name: str) -> str:
+    """A GPU's short name: "NVIDIA A100 SXM 80GB" -> "A100"."""
+    return name.removeprefix("NVIDIA ").removeprefix("AMD ").split()[0]
+
+
+def _precisions(brief: Brief) -> str:
+    return f"{brief.deployment.weights.value.upper()} weights, {brief.deployment.kv_cache.value.upper()} KV"
+
+
 def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
     brief, shape, cap = core.brief, core.shape, core.capacity
-    findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{shape.gpu.name}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
+    gpu = _short(shape.gpu.name)
+    fleet = f"{brief.hardware.nodes} nodes of {brief.hardware.gpus_per_node}"
+    findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{gpu}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
     nodes = _nodes_needed(brief)
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
     sized_cost = per_million(nodes * per_node_year, out_year)
     if baseline is not None:
+        base_gpu, base_hw = _short(baseline.shape.gpu.name), baseline.brief.hardware
         bw = baseline.shape.gpu.hbm_tb_per_s / shape.gpu.hbm_tb_per_s
         findings.append(
             _f(
                 "decode slower (bandwidth)",
                 bw,
                 "x",
-                f"{num(baseline.shape.gpu.hbm_tb_per_s, 'TB/s')} / {num(shape.gpu.hbm_tb_per_s, 'TB/s')} = {num(bw)}x",
+                f"{base_gpu} {num(baseline.shape.gpu.hbm_tb_per_s, 'TB/s')} / {gpu} {num(shape.gpu.hbm_tb_per_s, 'TB/s')} = {num(bw)}x",
             )
         )
         step = cap.decode_step_ms / baseline.capacity.decode_step_ms
@@ -669,47 +751,64 @@ def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
                 f" (bandwidth, and {brief.deployment.kv_cache.value} KV at {num(core.memory.kv_bytes_per_token_per_gpu / 1024, 'KiB')} per token per GPU)",
             )
         )
-        linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache
+        linear = cap.utilization_no_prefix_cache / baseline.capacity.utilization_no_prefix_cache * brief.hardware.nodes / base_hw.nodes
         findings.append(
             _f(
                 "nodes for the capstone's headroom (linear)",
                 linear,
                 "x",
-                f"{pct(cap.utilization_no_prefix_cache)} / {pct(baseline.capacity.utilization_no_prefix_cache)} without cache on the same 8 nodes"
-                f" = {num(linear)}x (prefill is slower too: INT8 at {num(shape.peak_tflops_per_gpu, 'TOP/s')})",
+                f"{pct(cap.utilization_no_prefix_cache)} on {brief.hardware.nodes} {gpu} nodes / {pct(baseline.capacity.utilization_no_prefix_cache)}"
+                f" on {base_hw.nodes} {base_gpu} nodes, without cache, x {brief.hardware.nodes} / {base_hw.nodes} nodes"
+                f" = {num(linear)}x (prefill is slower too: {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} a GPU)",
             )
         )
         base_nodes = _nodes_needed(baseline.brief)
+        base_bf16_brief = baseline.brief.with_changes({"deployment.kv_cache": "bf16"})
+        base_bf16_nodes = _nodes_needed(base_bf16_brief)
         findings.append(
             _f(
-                "nodes vs H100 at the same headroom",
+                f"nodes vs {base_gpu} ({_precisions(baseline.brief)})",
                 nodes / base_nodes,
                 "x",
-                f"{nodes} A100 nodes vs {base_nodes} H100 nodes at <= {pct(TARGET_UTILIZATION)} without cache = {num(nodes / base_nodes)}x",
+                f"{nodes} {gpu} nodes ({_precisions(brief)}) vs {base_nodes} {base_gpu} nodes at <= {pct(TARGET_UTILIZATION)} without cache"
+                f" = {num(nodes / base_nodes)}x",
             )
         )
-        base_year = base_nodes * baseline.brief.hardware.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+        findings.append(
+            _f(
+                f"nodes vs {base_gpu} with BF16 KV",
+                nodes / base_bf16_nodes,
+                "x",
+                f"{nodes} {gpu} nodes vs {base_bf16_nodes} {base_gpu} nodes ({_precisions(base_bf16_brief)}) = {num(nodes / base_bf16_nodes)}x:"
+                " the GPU alone, both on BF16 KV",
+            )
+        )
+        base_year = base_nodes * base_hw.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
         base_cost = per_million(base_year, out_year)
         findings.append(
             _f(
-                "H100 $ per M at that sizing",
+                f"{base_gpu} $ per M at that sizing",
                 base_cost,
                 "$",
-                f"{base_nodes} nodes x 8 x ${num(baseline.brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M = ${num(base_cost)}",
+                f"{base_nodes} nodes x {base_hw.gpus_per_node} x ${num(baseline.brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M"
+                f" = ${num(base_cost)}",
             )
         )
     findings += [
-        _f("utilization on 64 A100 (INT8 W8A8, BF16 KV)", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
-        _f("A100 nodes needed", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),
+        _f(f"utilization on {fleet} {gpu} ({_precisions(brief)})", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
+        _f(f"{gpu} nodes needed", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),
         _f(
-            "A100 $ per M at that sizing",
+            f"{gpu} $ per M at that sizing",
             sized_cost,
             "$",
-            f"{nodes} nodes x {brief.hardware.gpus_per_node} x ${num(brief.cost.usd_per_gpu_hour)} (stated A100 price) x 8760 h / {num(out_year / 1e6)} M = ${num(sized_cost)}",
+            f"{nodes} nodes x {brief.hardware.gpus_per_node} x ${num(brief.cost.usd_per_gpu_hour)} (stated {gpu} price) x 8760 h"
+            f" / {num(out_year / 1e6)} M = ${num(sized_cost)}",
         ),
     ]
+    fp8 = shape.gpu.runs_natively("fp8")
+    precision = f"On {gpu}: {_precisions(brief)}." if fp8 else f"No FP8 on {gpu}: {_precisions(brief)}."
     conclusion = (
-        f"No FP8 on A100: INT8 W8A8 keeps the weight bytes, KV goes to BF16. Decode is bandwidth-bound, so the fleet needs {nodes} nodes;"
+        f"{precision} Decode is bandwidth-bound, so the fleet needs {nodes} nodes;"
         f" at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is ${num(sized_cost)} per M output tokens."
     )
     return findings, [], conclusion
@@ -726,6 +825,27 @@ TITLES = {
 }
 
 
+def _question(key: VariationKey, brief: Brief, baseline: Design | None, fixed: str) -> str:
+    """The question a variation asks, with this brief's numbers where it has them."""
+    gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
+    if key is VariationKey.a:
+        was = f", not {baseline.brief.hardware.nodes * baseline.brief.hardware.gpus_per_node}" if baseline is not None else ""
+        return f"The budget is {gpus} GPUs{was}: what runs out, and which options bring it back?"
+    if key is VariationKey.b:
+        return f"The SLO is p95 TTFT < {num(brief.slo.ttft_p95_ms, 'ms')}: which part is irreducible, and which requests can meet it?"
+    if key is VariationKey.c:
+        return f"Serve {brief.lora.adapters:,} LoRA adapters of the base model: memory, overhead, routing."
+    if key is VariationKey.e:
+        return f"Peak is {num(1 / brief.cost.average_duty)}x the average and spiky: headroom or a degradation ladder?"
+    if key is VariationKey.f:
+        model = MODELS[brief.model.name].name if brief.model.name in MODELS else brief.model.name
+        return f"What if the model were {model}: memory, decode speed, fleet?"
+    if key is VariationKey.g:
+        gpu = GPUS[brief.hardware.gpu].name if brief.hardware.gpu in GPUS else brief.hardware.gpu
+        return f"Can the design run on {gpus} {gpu} GPUs, and at what $ per million tokens?"
+    return fixed
+
+
 def variation_analysis(
     core: CoreDesign,
     baseline: Design | None,
@@ -735,6 +855,8 @@ def variation_analysis(
     key = core.brief.variation
     if key is None:
         return None
+    regions: tuple[RegionFleet, ...] = ()
+    spike: SpikeHeadroom | None = None
     if key is VariationKey.a:
         findings, options, conclusion = _variation_a(core, baseline)
     elif key is VariationKey.b:
@@ -742,14 +864,17 @@ def variation_analysis(
     elif key is VariationKey.c:
         findings, options, conclusion = _variation_c(core)
     elif key is VariationKey.d:
-        findings, options, conclusion = _variation_d(core)
+        regions = region_fleets(core.brief)
+        findings, options, conclusion = _variation_d(core, regions)
     elif key is VariationKey.e:
-        findings, options, conclusion = _variation_e(core, baseline)
+        spike = spike_headroom(core.brief, core.demand.output_tokens_per_s)
+        findings, options, conclusion = _variation_e(core, baseline, spike)
     elif key is VariationKey.f:
         findings, options, conclusion = _variation_f(core, baseline)
     else:
         findings, options, conclusion = _variation_g(core, baseline)
     title, question = TITLES[key]
+    question = _question(key, core.brief, baseline, question)
     diff = diff_designs(baseline, design_for_diff) if baseline is not None and design_for_diff is not None else ()
     return VariationAnalysis(
         key=key,
@@ -759,4 +884,6 @@ def variation_analysis(
         options=tuple(options),
         conclusion=conclusion,
         diff=diff,
+        regions=regions,
+        spike=spike,
     )

@@ -237,21 +237,6 @@ def test_simulator_check_shows_simulated_beside_analytic() -> None:
     assert all("simulator" not in d.value.columns for d in at.dataframe)
 
 
-def test_practice_gives_feedback_per_figure() -> None:
-    at = visit(new_app(), "pages/variations.py")
-    at.number_input(key="practice.request_rate_per_s").set_value(55.0)
-    at.number_input(key="practice.weights_gb_per_gpu").set_value(17.6)
-    at.selectbox(key="practice.binding_constraint").set_value("bandwidth")
-    at.button(key="practice.reveal").click().run()
-    assert not at.exception
-    text = " ".join(m.value for m in at.markdown)
-    assert "pass] **Request rate" in text and "within 10%" in text
-    assert "off] **Weights per GPU" in text and "high" in text and "Revisit: Step 2, memory" in text
-    assert "pass] **Binding resource" in text
-    assert "✅" not in text and "❌" not in text  # no emoji: they render as boxes without a colour emoji font
-    assert any("2 of 3 estimates within 10%" in w.value for w in at.warning)
-
-
 def test_variation_side_by_side_and_load() -> None:
     at = visit(new_app(), "pages/variations.py")
     at.selectbox(key="var.chosen").set_value("variation-g").run()

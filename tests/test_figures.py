@@ -14,7 +14,7 @@ from planner.compare import COMPARE_FIGURES, Direction, compare
 from planner.figures import REGISTRY, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
 from planner.fmt import num, pct, usd
 from planner.naming import design_name
-from planner.practice import PRACTICE_FIGURES
+from planner.practice import Kind, practice_steps
 from planner.uncertainty import Band
 from planner.variations import DIFF_FIGURES
 from ui.charts import tradeoff_chart, ttft_waterfall_chart
@@ -123,7 +123,8 @@ def _resolves(data: object, path: str) -> bool:
 
 def test_every_figure_list_of_the_tool_is_registered() -> None:
     """The variations diff, the comparison, the practice and the CLI's text all name registered figures."""
-    for path in (*DIFF_FIGURES, *COMPARE_FIGURES, *(f.figure for f in PRACTICE_FIGURES), *_TEXT_FIGURES):
+    practised = [q.figure for s in practice_steps(plan(load_brief("capstone"))) for q in s.questions if q.figure and q.step != "variation"]
+    for path in (*DIFF_FIGURES, *COMPARE_FIGURES, *practised, *_TEXT_FIGURES):
         assert spec(path).label, path
     with pytest.raises(KeyError, match="no figure registered"):
         spec("capacity.no_such_figure")
@@ -147,14 +148,11 @@ def test_the_cli_text_names_figures_as_the_registry_does() -> None:
     assert "unbounded: batch slots full" in unsteady and "inf" not in unsteady.split()
 
 
-def test_practice_labels_and_formats_come_from_the_registry() -> None:
-    from planner.practice import grade
-
+def test_practice_answers_are_written_as_the_registry_writes_them() -> None:
     design = plan(load_brief("capstone"))
-    (cost,) = grade(design, {"usd_per_million_output_tokens": 4.5})
-    assert cost.label == "Cost per M output tokens" and cost.tool == "$4.48" and cost.estimate == "$4.50"
-    (util,) = grade(design, {"utilization": 30})
-    assert util.tool == "27.7%" and util.estimate == "30.0%"
+    numbers = {q.id: q for s in practice_steps(design) for q in s.questions if q.kind is Kind.number}
+    assert numbers["cost.per_million"].answer == show(design, "cost.usd_per_million_output_tokens") == "$4.48"
+    assert numbers["utilization.peak"].answer == "27.7%" and numbers["utilization.peak"].unit == "%"
 
 
 def test_the_document_names_variation_differences_by_label() -> None:

@@ -1,41 +1,176 @@
-"""Interview practice grades estimates within 10% and points at the step to revisit."""
+"""Interview practice: questions derived from the design, graded on every basis the worked designs use, rejecting
+wrong answers; the CLI's contract (`python -m planner practice`)."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from planner import load_brief, plan
-from planner.practice import PRACTICE_FIGURES, grade, practice_figures
+from planner.errors import BriefError
+from planner.practice import Kind, Question, grade, grade_question, practice_steps, summary_markdown
 
 pytestmark = pytest.mark.unit
 
 
-def test_good_estimates_pass_and_bad_ones_say_where_to_look() -> None:
-    design = plan(load_brief("capstone"))
-    feedback = {
-        f.key: f
-        for f in grade(design, {"request_rate_per_s": 56, "utilization": 60, "binding_constraint": "memory", "weights_gb_per_gpu": None})
-    }
-    assert set(feedback) == {"request_rate_per_s", "utilization", "binding_constraint"}
-    assert feedback["request_rate_per_s"].ok and feedback["request_rate_per_s"].off_by == "within 10%"
-    assert feedback["request_rate_per_s"].revisit == ""
-    util = feedback["utilization"]
-    assert not util.ok and util.off_by.endswith("high") and "Step 2" in util.revisit
-    assert util.arithmetic == design.capacity.arithmetic["utilization"]
-    binding = feedback["binding_constraint"]
-    assert not binding.ok and binding.off_by.startswith("bandwidth binds")
+def _questions(preset: str, **changes: object) -> dict[str, Question]:
+    brief = load_brief(preset)
+    if changes:
+        brief = brief.with_changes(dict(changes))
+    return {q.id: q for s in practice_steps(plan(brief)) for q in s.questions}
 
 
-def test_tolerance_edges() -> None:
-    design = plan(load_brief("capstone"))
-    rate = design.demand.request_rate_per_s
-    (inside,) = grade(design, {"request_rate_per_s": rate * 1.099})
-    (outside,) = grade(design, {"request_rate_per_s": rate * 0.85})
-    assert inside.ok and not outside.ok and outside.off_by == "-15% low"
+def test_the_seed_figure_and_the_plan_figure_both_count_and_the_grade_names_the_basis() -> None:
+    q = _questions("capstone")["utilization.peak"]
+    seed = grade_question(q, 51.4)  # the worked design's utilization without prefix caching
+    ours = grade_question(q, 27.7)  # the plan's, at the brief's 78% hit rate
+    assert seed.correct and seed.basis == "without prefix caching"
+    assert ours.correct and ours.basis == "the plan"
+    wrong = grade_question(q, 80)
+    assert not wrong.correct and wrong.points == 0 and "high" in wrong.note and wrong.mistake and wrong.why
+    assert "prefill 6.5% + decode 21.2% = 27.7%" in wrong.arithmetic
 
 
-def test_every_figure_is_gradable_on_every_base_preset() -> None:
-    for preset in ("capstone", "qps10-tp4"):
-        design = plan(load_brief(preset))
-        assert practice_figures(design) == PRACTICE_FIGURES
-        assert all(f.arithmetic for f in grade(design, {f.key: 1.0 for f in PRACTICE_FIGURES if f.unit != "choice"}))
+def test_littles_law_accepts_both_the_solved_point_and_the_hand_relation() -> None:
+    qs = _questions("qps10-tp4")
+    in_flight = qs["operating_point.in_flight"]
+    assert {b.name for b in in_flight.bases} >= {"the plan", "the hand relation, real step", "the hand relation, ideal step"}
+    assert grade_question(in_flight, 51).correct and grade_question(in_flight, 29).correct  # the seed's 51 real, 29 ideal
+    tpot_target = grade_question(qs["operating_point.tpot"], 40.0)  # the usual mistake: the TPOT target as the step
+    assert not tpot_target.correct and "TPOT target" in tpot_target.mistake
+
+
+def test_a_variation_accepts_the_seeds_linear_figure_and_the_plans() -> None:
+    util = _questions("variation-a")["variation.finding0"]
+    assert util.prompt == "Utilization at peak" and util.figure == "variation.findings.0.value"
+    seed, ours = grade_question(util, 102), grade_question(util, 44.4)  # the worked design's 102%; the plan at the hit rate
+    assert seed.correct and "linear" in seed.basis
+    assert ours.correct and "hit rate" in ours.basis
+    assert not grade_question(util, 200).correct
+
+
+def test_tolerance_edges_and_wrong_choices() -> None:
+    qs = _questions("capstone")
+    rate = qs["demand.request_rate"]
+    value = rate.bases[0].value
+    assert grade_question(rate, value * 1.099).correct
+    assert not grade_question(rate, value * 0.85).correct
+    assert not grade_question(qs["demand.generating"], 10_000).correct  # 10,000 simultaneous generations
+    binding = qs["utilization.binding"]
+    assert grade_question(binding, "bandwidth").correct and grade_question(binding, "compute").correct  # with / without cache
+    assert not grade_question(binding, "memory").correct
+    assert grade_question(qs["dependency.critical"], "weights_quality").correct  # the capstone's FP8 dependency
+
+
+def test_pick_several_scores_what_matters_against_distractors() -> None:
+    q = _questions("capstone")["clarify.questions"]
+    good = grade_question(q, ["duty_cycle", "lengths", "prefix_sharing", "slo_scope"])
+    padded = grade_question(q, ["duty_cycle", "lengths", "prefix_sharing", "slo_scope", "ui_theme"])
+    assert good.correct and 0.5 < good.points < 1
+    assert not padded.correct and padded.points < good.points and "distractors picked" in padded.note
+    rate_brief = _questions("qps10-tp4")["clarify.questions"]
+    assert "duty_cycle" not in rate_brief.correct  # a brief given as a rate has no duty cycle to ask about
+
+
+def test_questions_follow_the_brief() -> None:
+    base, half = _questions("capstone"), _questions("capstone", **{"hardware.nodes": 4})
+    assert "32 GPUs (4 nodes)" in base["followups.half_budget"].prompt
+    assert "16 GPUs (2 nodes)" in half["followups.half_budget"].prompt
+    assert base["followups.half_budget"].overrides == {"hardware.nodes": 4}
+    assert base["demand.request_rate"].answer != _questions("capstone", **{"workload.duty_cycle": 0.16})["demand.request_rate"].answer
+    tp2 = _questions("qps10-tp4")["followups.half_tp"]  # the seed: TP=2 falls to about 5.8 QPS real
+    assert tp2.overrides == {"deployment.tp": 2} and tp2.figure == "operating_point.capacity_rate_per_s"
+    variation = _questions("variation-a")
+    assert any(q.startswith("variation.") for q in variation) and "variation.options" in variation
+
+
+def test_bad_answers_are_named() -> None:
+    steps = practice_steps(plan(load_brief("capstone")))
+    with pytest.raises(BriefError, match="no such question"):
+        grade(steps, {"nope": 1})
+    with pytest.raises(BriefError, match="expected a number"):
+        grade(steps, {"utilization.peak": "lots"})
+    with pytest.raises(BriefError, match="unknown option"):
+        grade(steps, {"utilization.binding": "network"})
+
+
+def test_summary_scores_by_step() -> None:
+    steps = practice_steps(plan(load_brief("capstone")))
+    attempt = grade(steps, {"utilization.peak": 51.4, "demand.generating": 10_000})
+    text = summary_markdown("Capstone", steps, attempt)
+    assert "| Utilization and the binding resource | 1 of 2 | 1 | 1 |" in text
+    assert "| Demand | 1 of 4 | 0 | 0 |" in text and "Usual mistake:" in text
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "planner", "practice", *args], capture_output=True, text=True, check=False)
+
+
+def test_cli_lists_questions_without_answers_and_grades_an_answers_file(tmp_path: Path) -> None:
+    listed = _cli("capstone", "--json")
+    assert listed.returncode == 0, listed.stderr
+    steps = json.loads(listed.stdout)["steps"]
+    questions = [q for s in steps for q in s["questions"]]
+    util = next(q for q in questions if q["id"] == "utilization.peak")
+    assert util["figure"] == "capacity.utilization" and util["unit"] == "%"
+    assert all("answer" not in q and "correct" not in q for q in questions)
+    assert all("options" in q for q in questions if q["kind"] != "number")
+    answers = tmp_path / "a.toml"
+    answers.write_text('"utilization.peak" = 51.4\n"utilization.binding" = "memory"\n', encoding="utf-8")
+    graded = _cli("capstone", "--answers", str(answers), "--json")
+    assert graded.returncode == 0, graded.stderr
+    payload = json.loads(graded.stdout)
+    by_id = {q["id"]: q for s in payload["steps"] for q in s["questions"]}
+    assert by_id["utilization.peak"]["correct"] is True and by_id["utilization.binding"]["correct"] is False
+    assert by_id["utilization.peak"]["arithmetic"] and by_id["utilization.peak"]["note"]
+    assert payload["score"]["points"] == 1 and payload["score"]["answered"] == 2
+    text = _cli("capstone", "--answers", str(answers))
+    assert text.returncode == 0 and "Score: 1.0 of" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "message"),
+    [
+        ("{not json", ".json", "not valid JSON"),
+        ('"x" = 1', ".toml", "no such question"),
+        ('"utilization.peak" = "lots"', ".toml", "expected a number"),
+    ],
+)
+def test_cli_bad_answers_file_exits_2_with_one_line(tmp_path: Path, content: str, suffix: str, message: str) -> None:
+    path = tmp_path / f"answers{suffix}"
+    path.write_text(content, encoding="utf-8")
+    result = _cli("capstone", "--answers", str(path))
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_every_preset_can_be_practised() -> None:
+    from planner import preset_names
+
+    for name in preset_names():
+        try:
+            design = plan(load_brief(name))
+        except BriefError:
+            continue
+        steps = practice_steps(design)
+        assert steps[0].key == "clarify" and any(q.kind is Kind.number for s in steps for q in s.questions), name
+
+
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-a"])
+def test_every_figure_path_reads_the_graded_value_from_the_plan_json(preset: str) -> None:
+    """A number's `figure` is the plan's JSON path (under its `overrides`: `plan --set` reproduces it)."""
+    from planner.cli import design_json
+    from planner.figures import resolve
+
+    brief = load_brief(preset)
+    for step in practice_steps(plan(brief)):
+        for q in step.questions:
+            if q.figure is None:
+                continue
+            source = plan(brief.with_changes(dict(q.overrides))) if q.overrides else plan(brief)
+            value = float(resolve(design_json(source), q.figure)) * (100 if q.unit == "%" else 1)
+            assert value == pytest.approx(q.bases[0].value, rel=1e-9), q.id

@@ -52,8 +52,8 @@ def test_variation_a_half_budget(capstone):
     assert design.capacity.utilization_no_prefix_cache == pytest.approx(0.90, rel=0.05)
     assert _finding(a, "seed's linear").value == pytest.approx(1.027, rel=TOL)
     names = [o.name for o in a.options]
-    assert names == ["INT4 weights", "shorter max context", "tiered SLO", "overflow to a smaller model"]
-    int4 = a.options[0]
+    assert names == ["accept degradation", "INT4 weights", "shorter max context", "tiered SLO", "overflow to a smaller model"]
+    int4 = next(o for o in a.options if o.name == "INT4 weights")
     assert int4.utilization_no_prefix_cache < design.capacity.utilization_no_prefix_cache  # fewer bytes per decode step
     assert all(o.arithmetic for o in a.options)
     nodes = next(d for d in a.diff if d.figure == "brief.hardware.nodes")
@@ -118,7 +118,9 @@ def test_variation_f_405b():
     assert 24 <= _finding(f, "KV per GPU").value <= 25  # "~24-25 GB left for KV"
     assert _finding(f, "decode slower per token").value == pytest.approx(5.7, rel=TOL)
     assert design.capacity.utilization > 1  # the same fleet cannot carry it
-    assert _finding(f, "nodes to carry the load").value > design.brief.hardware.nodes
+    multiplier = _finding(f, "GPU multiplier")
+    assert multiplier.value > 1 and "~4x" in multiplier.arithmetic  # one multiplier, related to the worked design's ~4x
+    assert "~4x" in f.conclusion and f"{multiplier.value:.3g}x" in f.conclusion
 
 
 def test_variation_g_a100(capstone):
@@ -145,3 +147,46 @@ def test_diff_handles_infinite_figures(capstone):
     broken = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 20}))
     ttft = next(d for d in diff_designs(capstone, broken) if d.figure == "slo.ttft_p95_ms")
     assert math.isinf(ttft.value) and math.isinf(ttft.change_pct)
+
+
+# --- each variation's text follows its brief (issue 13 item 4) ----------------------------------------------
+
+
+def _text(analysis) -> str:
+    parts = [analysis.question, analysis.conclusion]
+    parts += [f"{f.label} {f.arithmetic}" for f in analysis.findings]
+    parts += [f"{o.name} {o.change} {o.arithmetic}" for o in analysis.options]
+    return " ".join(parts)
+
+
+def _changed(preset: str, changes: dict) -> object:
+    return plan(load_brief(preset).with_changes(changes)).variation
+
+
+def test_variation_g_text_follows_the_fleet_and_node_size():
+    ten = _text(_changed("variation-g", {"hardware.nodes": 10}))
+    assert "64 A100" not in ten and "same 8 nodes" not in ten
+    assert "80 NVIDIA A100 SXM 80GB GPUs" in ten and "10 nodes of 8 A100" in ten
+    four = _changed("variation-g", {"hardware.gpus_per_node": 4, "deployment.tp": 4, "hardware.nodes": 16})
+    cost = next(f for f in four.findings if f.label.startswith("A100 $ per M"))
+    assert " x 4 x $" in cost.arithmetic and " x 8 x $" not in cost.arithmetic
+
+
+def test_variation_g_states_its_node_ratio_with_fp8_and_with_bf16_kv():
+    g = _changed("variation-g", {})
+    fp8 = next(f for f in g.findings if f.label.startswith("nodes vs H100 (FP8 weights, FP8 KV)"))
+    bf16 = next(f for f in g.findings if f.label.startswith("nodes vs H100 with BF16 KV"))
+    assert bf16.value < fp8.value  # BF16 KV costs the H100 nodes too: the GPU alone explains less
+    assert "BF16 KV" in bf16.arithmetic
+
+
+def test_variation_a_text_follows_the_weights_and_the_budget():
+    bf16 = _changed("variation-a", {"deployment.weights": "bf16"})
+    int4 = next(o for o in bf16.options if o.name == "INT4 weights")
+    assert int4.change.startswith("weights bf16 -> int4") and "fp8 -> int4" not in _text(bf16)
+    assert all(o.arithmetic for o in bf16.options)  # accept degradation included
+    degrade = next(o for o in bf16.options if o.name == "accept degradation")
+    assert "32 GPUs as briefed" in degrade.arithmetic and "utilization" in degrade.arithmetic
+    assert "48 GPUs, not 64" in _changed("variation-a", {"hardware.nodes": 6}).question
+    already = _changed("variation-a", {"deployment.weights": "int4"})
+    assert "INT4 weights" not in [o.name for o in already.options]  # nothing to quantize further

@@ -18,6 +18,7 @@ from planner.guard import checked
 from ui import state
 from ui.document import document_download
 from ui.pages import APP_TITLE, PAGE_ICONS, PAGES
+from ui.practice_form import all_answered, practice_gate, practice_score, practice_toggle
 from ui.show import md, show_problems
 from ui.verdict_bar import verdict_bar
 
@@ -111,7 +112,7 @@ def _preset_picker() -> None:
 def _navigation() -> None:
     """The app's title and its pages, in order; each link carries the design's URL parameters to the next page."""
     st.subheader(APP_TITLE)
-    params = state.to_query_params(state.current_preset(), state.current_overrides())
+    params = state.to_query_params(state.current_preset(), state.current_overrides()) | state.practice_params()
     for path, title, _ in PAGES:
         st.page_link(path, label=title, icon=PAGE_ICONS[title], query_params=params)
     st.divider()
@@ -236,6 +237,7 @@ def page_setup(title: str) -> Design | None:
         _preset_picker()
         _controls(brief)
         _link_caption()
+        practice_toggle()
     state.sync_url()
     st.title(title)
     name = state.current_name()  # follows the edits: 6 nodes are not called "64 H100"
@@ -254,7 +256,15 @@ def page_setup(title: str) -> Design | None:
     except BriefError as exc:  # the app validates every change with plan(), so this is a safety net
         st.error(md(f"This design cannot be computed: {exc}"))
         return None
+    answered = all_answered(design)  # practice mode hides every answer until its step is answered
     with st.sidebar:
-        document_download(design, name)
-    verdict_bar(design)
+        practice_score(design)
+        if answered:
+            document_download(design, name)
+    if answered:
+        verdict_bar(design)
+    if not practice_gate(design, title):
+        if title == "Brief":
+            return None  # the Brief page still shows the brief itself: it is the question
+        st.stop()
     return design

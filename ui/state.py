@@ -45,11 +45,14 @@ __all__ = [
     "pin_from_query_params",
     "pin_params",
     "pinned",
+    "practice_on",
+    "practice_params",
     "preset_brief",
     "reset_widgets",
     "select_preset",
     "set_field",
     "set_fields",
+    "set_practice",
     "to_query_params",
     "unpin",
 ]
@@ -66,6 +69,8 @@ PIN_KEY = "state.pin"  # (preset, overrides) of the design pinned for comparison
 PIN_PARAM = "pin"  # the pin in the URL: pin=<preset>, and pin.<path>=<value> for each of its overrides
 URL_KEY = "state.url"  # the query parameters the browser's URL holds after this session's last write
 CHANGED_KEY = "state.changed"  # a control, a button or an upload changed the design since the last page_setup
+PRACTICE_PARAM = "practice"  # practice mode in the URL: practice=on (ui/practice_form.py)
+PRACTICE_KEY = "state.practice"  # practice mode on or off, kept out of the toggle widget so a page switch keeps it
 WIDGET_PREFIXES = ("sb.", "f.")  # sidebar controls and brief-form fields: views re-seeded from the brief
 
 
@@ -223,7 +228,7 @@ def from_query_params(params: Mapping[str, str]) -> tuple[str, dict[str, Any], d
     if preset not in preset_names():
         errors["preset"] = f"preset: unknown preset '{clip(preset)}' in the link; showing {DEFAULT_PRESET}"
         preset = DEFAULT_PRESET
-    keys = sorted(key for key in params if key != "preset" and not _is_pin_param(key))
+    keys = sorted(key for key in params if key not in ("preset", PRACTICE_PARAM) and not _is_pin_param(key))
     if len(keys) > MAX_LINK_PARAMS:
         errors["link"] = f"link: {len(keys)} parameters; the first {MAX_LINK_PARAMS} in path order are used"
         keys = keys[:MAX_LINK_PARAMS]
@@ -282,6 +287,7 @@ def init_state() -> None:
     if pin_error is not None:
         link_errors[PIN_PARAM] = pin_error
     ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
+    ss[PRACTICE_KEY] = url.get(PRACTICE_PARAM) == "on"
     ss[URL_KEY] = url
     ss[INIT_KEY] = True
 
@@ -300,6 +306,7 @@ def follow_url() -> None:
         return
     preset, overrides, link_errors = from_query_params(url)
     ss[PRESET_KEY], ss[OVERRIDES_KEY], ss[ERRORS_KEY], ss[LINK_ERRORS_KEY] = preset, overrides, {}, link_errors
+    ss[PRACTICE_KEY] = url.get(PRACTICE_PARAM) == "on"
     ss[URL_KEY] = url
     reset_widgets()
 
@@ -333,13 +340,28 @@ def link_errors() -> dict[str, str]:
 
 def sync_url() -> None:
     """Write the design into the URL when it changed (the browser adds one history entry for the change)."""
-    wanted = to_query_params(current_preset(), current_overrides())
+    wanted = to_query_params(current_preset(), current_overrides()) | practice_params()
     pin = pinned()
     if pin is not None:
         wanted |= pin_params(pin)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[URL_KEY] = wanted
+
+
+def practice_on() -> bool:
+    """Whether practice mode is on: the pages hide the planner's answers until the candidate gives theirs."""
+    return bool(st.session_state.get(PRACTICE_KEY, False))
+
+
+def set_practice(on: bool) -> None:
+    st.session_state[PRACTICE_KEY] = on
+    st.session_state[CHANGED_KEY] = True
+
+
+def practice_params() -> dict[str, str]:
+    """Practice mode as URL parameters: practice=on, nothing when off."""
+    return {PRACTICE_PARAM: "on"} if practice_on() else {}
 
 
 def reset_widgets() -> None:

@@ -1,0 +1,35 @@
+"""Presets D and E change the main pages, not only the Variations page: per-region fleets on Architecture and Cost,
+the spike headroom on Capacity and Cost (issue 13 item 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import load_brief, plan
+from tests.apphelp import new_app, shown, visit
+
+pytestmark = pytest.mark.app
+
+
+def _texts(at) -> str:  # type: ignore[no-untyped-def]
+    parts = [h.value for h in at.header] + [shown(m.value) for m in at.markdown] + [shown(c.value) for c in at.caption]
+    parts += [t.value.to_string() for t in at.table] + [d.value.to_string() for d in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_global_users_show_their_regional_fleets() -> None:
+    regions = plan(load_brief("variation-d")).variation.regions  # type: ignore[union-attr]
+    text = _texts(visit(new_app({"preset": "variation-d"}), "pages/architecture.py"))
+    assert "Regions" in text and all(r.region in text for r in regions)
+    assert f"{sum(r.nodes for r in regions)} nodes" in text
+    assert "Regions" not in _texts(visit(new_app(), "pages/architecture.py"))  # the capstone has no regions
+
+
+def test_a_spiky_peak_shows_its_headroom_on_capacity_and_cost() -> None:
+    spike = plan(load_brief("variation-e")).variation.spike  # type: ignore[union-attr]
+    assert spike is not None and spike.nodes_for_spike > spike.nodes_for_average
+    at = new_app({"preset": "variation-e"})
+    capacity = _texts(visit(at, "pages/capacity.py"))
+    assert "The spike" in capacity and "sized for the spike" in capacity
+    cost = _texts(visit(at, "pages/cost.py"))
+    assert f"Sized for the spike:** {spike.nodes_for_spike} nodes" in cost
