@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.brief import Brief, KvPrecision, Precision
 from planner.capacity import Demand
 from planner.catalog import gpu_spec
+from planner.disagg import DisaggAnalysis
 from planner.fmt import num, pct
 from planner.pools import SIZING_UTILIZATION, Load, load_of
 from planner.quantization import weight_scheme
@@ -136,6 +137,7 @@ def architecture(
     unchunked_prefill_p95_ms: float,
     fleet_utilization: float,
     fleet_utilization_no_prefix_cache: float,
+    disaggregation: DisaggAnalysis | None = None,
 ) -> Architecture:
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     threshold = num(w.long_context_threshold_tokens, "tokens")
@@ -167,6 +169,8 @@ def architecture(
             "SLO capacity",
         )
     ]
+    if disaggregation is not None:
+        pools = list(_disaggregated_pools(brief, disaggregation, tp))
     if long_context_nodes:
         pools.append(
             pool(
@@ -217,6 +221,15 @@ def architecture(
                 " stalling every running sequence",
             )
         )
+    if disaggregation is not None:
+        dis = disaggregation
+        decisions.append(
+            Decision(
+                decision=f"prefill/decode disaggregation: {dis.prefill_nodes} prefill + {dis.decode_nodes} decode nodes",
+                why=f"{dis.comparison.verdict}; each prompt's KV ({num(dis.kv_transfer_mb_mean, 'MB')}) crosses the network in"
+                f" {num(dis.transfer_ms_mean, 'ms')}",
+            )
+        )
     if long_context_nodes:
         decisions.append(
             Decision(
@@ -257,6 +270,43 @@ def architecture(
         dot=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES),
         dot_narrow=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES, narrow=True),
     )
+
+
+def _disaggregated_pools(brief: Brief, dis: DisaggAnalysis, tp: int) -> tuple[Pool, Pool]:
+    """The general pool split in two: prefill (fed by the router) and decode (fed by the prefill pool's KV)."""
+    dep, gpn = brief.deployment, brief.hardware.gpus_per_node
+    link = f"{num(brief.disaggregation.kv_link_gbps_per_gpu)} Gb/s a GPU"
+    decode_load = dis.decode_batch / dep.max_num_seqs if math.isfinite(dis.decode_batch) else math.inf
+    prefill = Pool(
+        name="prefill",
+        nodes=dis.prefill_nodes,
+        replicas=dis.prefill_replicas,
+        replicas_per_node=gpn // dis.prefill_tp,
+        tp=dis.prefill_tp,
+        weights=dep.weights,
+        kv_cache=dep.kv_cache,
+        role="prefill",
+        route="every prompt",
+        utilization=dis.prefill_busy,
+        utilization_basis="GPU time",
+        load=load_of(dis.prefill_busy),
+    )
+    decode = Pool(
+        name="decode",
+        nodes=dis.decode_nodes,
+        replicas=dis.decode_replicas,
+        replicas_per_node=gpn // tp,
+        tp=tp,
+        weights=dep.weights,
+        kv_cache=dep.kv_cache,
+        role="decode",
+        route=f"KV transfer, {link}: {num(dis.transfer_ms_mean, 'ms')} a prompt",
+        upstream="prefill",
+        utilization=decode_load,
+        utilization_basis="batch slots",
+        load=load_of(decode_load),
+    )
+    return prefill, decode
 
 
 def _plural(count: int, word: str) -> str:
@@ -317,6 +367,8 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
     for i, p in enumerate(pools):
         source = ids.get(p.upstream or "", "router")
         attrs = ["style=dashed"] if p.load is Load.idle else []
+        if p.upstream in ids:  # the link between pools: what crosses it
+            attrs += ['label="KV cache"', "fontsize=10", "penwidth=2"]
         if narrow and source == "router" and p is not fed_by_router[0]:
             attrs.append("constraint=false")  # the router's pools hang in one column: only the first edge sets the ranks
         lines.append(f"  {source} -> {ids[p.name]}{_attrs(attrs)};")
