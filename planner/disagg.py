@@ -325,9 +325,10 @@ def _comparison(
     split = f"the split gives {brief.disaggregation.prefill_nodes} of {pools.general_nodes} nodes to prefill; the prefill:decode GPU time of the aggregated design ({pct(share)} prefill) balances at {balanced}"
     if beats:
         verdict = (
-            f"disaggregation beats chunked prefill here: p95 ITL {num(itl_p95, 'ms')} against {num(chunked.itl_p95_ms, 'ms')}"
-            f" ({pct(mixed)} of the aggregated replica's token gaps fall on a step carrying a prompt chunk), p95 TTFT"
-            f" {num(ttft_p95, 'ms')} against {num(chunked.ttft_p95_ms, 'ms')}; {split}"
+            f"disaggregation beats chunked prefill on the token gaps here: p95 ITL {num(itl_p95, 'ms')} against {num(chunked.itl_p95_ms, 'ms')}"
+            f" ({pct(mixed)} of the aggregated replica's token gaps fall on a step carrying a prompt chunk); p95 TTFT"
+            f" {num(ttft_p95, 'ms')} against {num(chunked.ttft_p95_ms, 'ms')}"
+            f"{' (the price: prompts queue for a third of the GPUs instead of all of them)' if ttft_p95 > chunked.ttft_p95_ms else ''}; {split}"
         )
     elif not stable:
         verdict = (
