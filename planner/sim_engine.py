@@ -333,9 +333,10 @@ def _kernel(speculative: bool = False) -> Callable[..., Any]:
     if speculative not in _compiled:
         import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
 
-        step = numba.njit(cache=True, nogil=True)(step_time_s)
-        if speculative:
-            step = numba.njit(nogil=True)(speculative_step(step))  # a closure over a compiled function: not cacheable
+        plain: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
+        step = (
+            numba.njit(nogil=True)(speculative_step(plain)) if speculative else plain
+        )  # a closure over a compiled function: not cacheable
         loop = numba.njit(cache=True, nogil=True)(engine_loop)
 
         def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: tuple[float, ...], *limits: Any) -> Any:

@@ -145,7 +145,7 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
     crossover = math.inf if gain(top) >= 1 else (0.0 if gain(1.0) <= 1 else root_in_bracket(lambda b: gain(b) - 1.0, 1.0, top, 0.01))
     off = spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else int(top), 0)
     batch = max(operating_batch, 1.0)
-    rows = []
+    rows: list[SpecPoint] = []
     for b in (*[b for b in _BATCHES if b <= brief.deployment.max_num_seqs], brief.deployment.max_num_seqs):
         if rows and rows[-1].batch == b:
             continue
