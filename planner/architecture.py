@@ -368,7 +368,7 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
         source = ids.get(p.upstream or "", "router")
         attrs = ["style=dashed"] if p.load is Load.idle else []
         if p.upstream in ids:  # the link between pools: what crosses it
-            attrs += ['label="KV cache"', "fontsize=10", "penwidth=2"]
+            attrs += ['label="KV cache"', 'fontname="DejaVu Sans"', "fontsize=10", "penwidth=2"]
         if narrow and source == "router" and p is not fed_by_router[0]:
             attrs.append("constraint=false")  # the router's pools hang in one column: only the first edge sets the ranks
         lines.append(f"  {source} -> {ids[p.name]}{_attrs(attrs)};")

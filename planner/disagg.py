@@ -253,7 +253,8 @@ def disaggregation_analysis(
         *fixed_parts[3:],
     )
     itl_waterfall = (
-        WaterfallStep(component=f"pure decode step at batch {num(b)} (no prefill chunks)", ms=step_ms),
+        WaterfallStep(component=f"decode step at batch {num(b)}, pure decode on the decode pool", ms=step_ms),
+        WaterfallStep(component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
     judged = brief.slo.itl_metric.judged(itl_p95, itl_p95)
@@ -322,13 +323,14 @@ def _comparison(
     chunked_judged = chunked.judged_itl_p95_ms
     beats = meets and (not chunked_meets or itl_p95 < chunked_judged) and ttft_p95 <= brief.slo.ttft_p95_ms
     mixed = chunked.point.mixed_step_share
+    price = f" (the price: prompts queue for the {brief.disaggregation.prefill_nodes} prefill nodes' replicas instead of all {pools.general_nodes} nodes')"
     split = f"the split gives {brief.disaggregation.prefill_nodes} of {pools.general_nodes} nodes to prefill; the prefill:decode GPU time of the aggregated design ({pct(share)} prefill) balances at {balanced}"
     if beats:
         verdict = (
             f"disaggregation beats chunked prefill on the token gaps here: p95 ITL {num(itl_p95, 'ms')} against {num(chunked.itl_p95_ms, 'ms')}"
             f" ({pct(mixed)} of the aggregated replica's token gaps fall on a step carrying a prompt chunk); p95 TTFT"
             f" {num(ttft_p95, 'ms')} against {num(chunked.ttft_p95_ms, 'ms')}"
-            f"{' (the price: prompts queue for a third of the GPUs instead of all of them)' if ttft_p95 > chunked.ttft_p95_ms else ''}; {split}"
+            f"{price if ttft_p95 > chunked.ttft_p95_ms else ''}; {split}"
         )
     elif not stable:
         verdict = (

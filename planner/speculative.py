@@ -44,7 +44,7 @@ EAGLE_HEADS = {
 }
 
 DRAFT_PASS_OVERHEAD_S = 0.2e-3  # launching one draft forward pass (CUDA-graphed, a few kernels): an assumption, stated
-_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the gain-vs-batch table's rows (up to max-num-seqs)
+_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)  # the gain-vs-batch table's rows
 
 
 class _Model(BaseModel):
@@ -146,7 +146,9 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
     off = spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else int(top), 0)
     batch = max(operating_batch, 1.0)
     rows: list[SpecPoint] = []
-    for b in (*[b for b in _BATCHES if b <= brief.deployment.max_num_seqs], brief.deployment.max_num_seqs):
+    # the rows run past max-num-seqs to twice the crossover, so the table shows the loss beyond it
+    last = max(brief.deployment.max_num_seqs, min(2 * crossover, top) if math.isfinite(crossover) else 0)
+    for b in sorted({*[b for b in _BATCHES if b <= last], brief.deployment.max_num_seqs}):
         if rows and rows[-1].batch == b:
             continue
         plain, verify = point(float(b))

@@ -198,7 +198,50 @@ def _architecture(f: Figures) -> Section:
 
 
 def _engine_config(f: Figures) -> Section:
+    if f.value("config.prefill_command") is not None:  # disaggregated: one command a pool
+        blocks = (
+            Lines(items=(("Decode pool", "the KV connector receives each prompt's KV"),)),
+            Code(text=f.text("config.command"), wrap=True),
+            Lines(items=(("Prefill pool", "its own TP and step budget, the same connector"),)),
+            Code(text=f.text("config.prefill_command"), wrap=True),
+        )
+        return Section(key="config", title="Engine configuration (decode and prefill pools)", blocks=blocks)
     return Section(key="config", title="Engine configuration (general pool)", blocks=(Code(text=f.text("config.command"), wrap=True),))
+
+
+def _mechanism(f: Figures) -> Section:
+    """What binds and the serving mechanism the design turns on (disaggregation, speculative decoding)."""
+    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("mechanism_conclusion")),))]
+    if f.value("disaggregation") is not None:
+        c = "disaggregation.comparison"
+        rows = (
+            (
+                "chunked prefill, same GPUs",
+                f.num(f"{c}.chunked_ttft_p95_ms", "ms"),
+                f.num(f"{c}.chunked_itl_p95_ms", "ms"),
+                f.yes_no(f"{c}.chunked_meets_slo"),
+            ),
+            (
+                "disaggregated",
+                f.num(f"{c}.disaggregated_ttft_p95_ms", "ms"),
+                f.num(f"{c}.disaggregated_itl_p95_ms", "ms"),
+                f.yes_no(f"{c}.disaggregated_meets_slo"),
+            ),
+        )
+        blocks.append(Table(header=("Design", "p95 TTFT", "p95 ITL", "Meets"), rows=rows))
+    if f.value("speculative") is not None:
+        points = f.value("speculative.points")
+        rows = tuple(
+            (
+                f.num(f"speculative.points.{i}.batch"),
+                f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
+                f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
+                f.num(f"speculative.points.{i}.gain"),
+            )
+            for i in range(len(points))
+        )
+        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=rows))
+    return Section(key="mechanism", title="Mechanism: what binds and what the design turns on", blocks=tuple(blocks))
 
 
 def _slo(f: Figures) -> Section:
@@ -533,6 +576,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
+        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         _architecture(f),
         _engine_config(f),
         _slo(f),
