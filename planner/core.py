@@ -286,6 +286,8 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         )
         plain = slo
         slo = apply_speculation(slo, spec, brief, shape)
+        problems += list(spec.problems)
+        feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
         aggregated = plain
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     return CoreDesign(

@@ -31,7 +31,7 @@ from planner.pools import Pools
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
-from planner.verdict import Problem
+from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = [
     "DisaggAnalysis",
@@ -117,6 +117,20 @@ def prefill_brief(brief: Brief) -> Brief:
     return brief.with_changes(changes) if changes else brief
 
 
+def _prefill_shape(brief: Brief) -> ReplicaShape:
+    """The prefill replica; a TP that cannot form one is named as the prefill pool's."""
+    try:
+        return shape_of(prefill_brief(brief))
+    except InfeasibleDesign as exc:
+        named = tuple(
+            p.model_copy(
+                update={"field": "disaggregation.prefill_tp", "change": p.change.replace("deployment.tp", "disaggregation.prefill_tp")}
+            )
+            for p in exc.problems
+        )
+        raise InfeasibleDesign(named) from None
+
+
 def prefill_time_s(shape: ReplicaShape, prompt_tokens: float, cached_tokens: float, budget: int) -> float:
     """A prompt alone on a prefill replica: its uncached tokens in chunks of the step budget, each step's time from
     the step model (its tokens, one sequence, the KV read so far, the chunk's attention pairs)."""
@@ -149,7 +163,7 @@ def disaggregation_analysis(
 ) -> DisaggAnalysis:
     """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill."""
     d, w, dep, hw = brief.disaggregation, brief.workload, brief.deployment, brief.hardware
-    pshape = shape_of(prefill_brief(brief))
+    pshape = _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
     problems: list[Problem] = []
     prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))

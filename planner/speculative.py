@@ -18,13 +18,15 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, SpecMethod
-from planner.catalog import ModelSpec
+from planner.brief import Brief, ModelChoice, SpecMethod
+from planner.catalog import ModelSpec, model_spec
+from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.numerics import root_in_bracket
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, WaterfallStep
 from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
+from planner.verdict import Problem
 
 __all__ = [
     "EAGLE_HEADS",
@@ -62,6 +64,7 @@ class SpecPoint(_Model):
 
 
 class SpeculativeAnalysis(_Model):
+    problems: tuple[Problem, ...]  # a missing EAGLE head, a draft model with another vocabulary
     method: SpecMethod
     draft: str  # what proposes: the EAGLE head's id or the draft model's name
     num_speculative_tokens: int
@@ -85,7 +88,10 @@ def draft_constants(brief: Brief, shape: ReplicaShape) -> tuple[StepConstants, s
     target's TP and precision. Either way a draft pass costs its launch, not the engine's whole step overhead."""
     spec = brief.speculative
     if spec.method is SpecMethod.draft and spec.draft_model:
-        draft_shape = shape_of(brief.with_changes({"model.name": spec.draft_model, "model.custom": None}))
+        try:
+            draft_shape = shape_of(brief.with_changes({"model.name": spec.draft_model, "model.custom": None}))
+        except BriefError as exc:  # an unknown key, or a TP the draft's heads do not divide
+            raise BriefError("speculative.draft_model", str(exc)) from None
         return draft_shape.step.model_copy(update={"overhead_s": DRAFT_PASS_OVERHEAD_S, "per_sequence_s": 0.0}), draft_shape.model.name
     return _eagle_head(shape.step, shape.model), EAGLE_HEADS.get(shape.model.key, f"an EAGLE head for {shape.model.name}")
 
@@ -106,6 +112,29 @@ def _eagle_head(target: StepConstants, model: ModelSpec) -> StepConstants:
             "per_sequence_s": 0.0,
         }
     )
+
+
+def _problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
+    spec = brief.speculative
+    if spec.method is SpecMethod.eagle and shape.model.key not in EAGLE_HEADS:
+        return (
+            Problem(
+                field="speculative.method",
+                problem=f"no published EAGLE head for {shape.model.name} in the catalog: the command names one to train or find",
+                change="train an EAGLE head for the model, or set method 'draft' with a small model of the same tokenizer",
+            ),
+        )
+    if spec.method is SpecMethod.draft and spec.draft_model:
+        draft = model_spec(ModelChoice(name=spec.draft_model))
+        if draft.vocab_size and shape.model.vocab_size and draft.vocab_size != shape.model.vocab_size:
+            return (
+                Problem(
+                    field="speculative.draft_model",
+                    problem=f"{draft.name}'s vocabulary ({draft.vocab_size:,}) is not {shape.model.name}'s ({shape.model.vocab_size:,}): the target cannot verify its tokens",
+                    change="pick a draft model of the same family and tokenizer",
+                ),
+            )
+    return ()
 
 
 def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: int) -> str:
@@ -164,6 +193,7 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
     plain1, verify1 = point(1.0)
     a = spec.acceptance_rate
     return SpeculativeAnalysis(
+        problems=_problems(brief, shape),
         method=spec.method,
         draft=draft_name,
         num_speculative_tokens=k,

@@ -230,3 +230,29 @@ def test_simulated_speculation_agrees_with_the_plan(spec):
     assert sim.tpot_p95_ms == pytest.approx(spec.slo.tpot_p95_ms, rel=0.12)
     assert sim.itl_p50_ms == pytest.approx(spec.slo.itl_p50_ms, rel=0.10)
     assert sim.tpot_p50_ms < off.tpot_p50_ms / 2
+
+
+def test_a_prefill_tp_that_cannot_form_a_replica_names_the_prefill_field():
+    proc = run_cli("plan", "chat-disaggregated", "--set", "disaggregation.prefill_tp=3")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: disaggregation.prefill_tp:") and "Traceback" not in proc.stderr
+
+
+def test_a_draft_model_with_another_vocabulary_is_not_feasible():
+    """Llama-2-7B's 32,000 tokens cannot be verified by Llama-3-70B's 128,256-token head."""
+    d = plan(load_brief("chat-speculative").with_changes({"speculative.method": "draft", "speculative.draft_model": "llama-2-7b"}))
+    assert not d.verdict.feasible and any(p.field == "speculative.draft_model" for p in d.verdict.problems)
+
+
+def test_a_model_without_a_published_eagle_head_says_so():
+    d = plan(load_brief("chat-speculative").with_changes({"model.name": "llama-3.1-70b"}))
+    assert any(p.field == "speculative.method" and "EAGLE head" in p.problem for p in d.verdict.problems)
+
+
+def test_every_other_preset_leaves_both_mechanisms_off():
+    from planner import preset_names
+
+    for name in preset_names():
+        d = plan(load_brief(name))
+        on = (d.disaggregation is not None, d.speculative is not None)
+        assert on == (name == "chat-disaggregated", name == "chat-speculative"), name
+        assert ("--kv-transfer-config" in d.config.command) == on[0] and ("--speculative-config" in d.config.command) == on[1]
