@@ -231,7 +231,7 @@ def _mechanism(f: Figures) -> Section:
         blocks.append(Table(header=("Design", "p95 TTFT", "p95 ITL", "Meets"), rows=rows))
     if f.value("speculative") is not None:
         points = f.value("speculative.points")
-        rows = tuple(
+        gains = tuple(
             (
                 f.num(f"speculative.points.{i}.batch"),
                 f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
@@ -240,7 +240,7 @@ def _mechanism(f: Figures) -> Section:
             )
             for i in range(len(points))
         )
-        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=rows))
+        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains))
     return Section(key="mechanism", title="Mechanism: what binds and what the design turns on", blocks=tuple(blocks))
 
 
