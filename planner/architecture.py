@@ -368,10 +368,12 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
         source = ids.get(p.upstream or "", "router")
         attrs = ["style=dashed"] if p.load is Load.idle else []
         if p.upstream in ids:  # the link between pools: what crosses it
-            attrs += ['label="KV cache"', 'fontname="DejaVu Sans"', "fontsize=10", "penwidth=2"]
+            attrs += ['label="KV cache"', 'fontname="DejaVu Sans"', f"fontsize={DIAGRAM_FONT_PT}", "penwidth=2"]
         if narrow and source == "router" and p is not fed_by_router[0]:
             attrs.append("constraint=false")  # the router's pools hang in one column: only the first edge sets the ranks
         lines.append(f"  {source} -> {ids[p.name]}{_attrs(attrs)};")
+        if not narrow and p.upstream in ids:  # wide: a pool that continues another stacks under it, the link runs down
+            lines.append(f"  {{rank=same; {source}; {ids[p.name]}}}")
         if narrow and i > 0:
             lines.append(f"  {ids[pools[i - 1].name]} -> {ids[p.name]} [style=invis];")
     lines.append("}")

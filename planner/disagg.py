@@ -309,7 +309,7 @@ def disaggregation_analysis(
         itl_waterfall=itl_waterfall,
         comparison=comparison,
         problems=tuple(problems),
-        kv_transfer_flag='{"kv_connector":"' + KV_CONNECTOR + '","kv_role":"kv_both"}',
+        kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
         arithmetic={
             "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
             f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",

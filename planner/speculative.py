@@ -149,7 +149,7 @@ def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: 
         config["model"] = HF_IDS.get(spec.draft_model or "", spec.draft_model)
     config["num_speculative_tokens"] = spec.num_speculative_tokens
     config["disable_by_batch_size"] = off_above_batch
-    return json.dumps(config, separators=(",", ":"))
+    return json.dumps(config, separators=(", ", ": "))  # spaced: the printed command wraps between keys
 
 
 def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
