@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.brief import Brief, KvPrecision, Precision
 from planner.capacity import Demand
 from planner.catalog import gpu_spec
-from planner.disagg import DisaggAnalysis
+from planner.disagg import DisaggAnalysis, link_gbps_per_gpu
 from planner.fmt import num, pct
 from planner.pools import SIZING_UTILIZATION, Load, load_of
 from planner.quantization import weight_scheme
@@ -275,7 +275,7 @@ def architecture(
 def _disaggregated_pools(brief: Brief, dis: DisaggAnalysis, tp: int) -> tuple[Pool, Pool]:
     """The general pool split in two: prefill (fed by the router) and decode (fed by the prefill pool's KV)."""
     dep, gpn = brief.deployment, brief.hardware.gpus_per_node
-    link = f"{num(brief.disaggregation.kv_link_gbps_per_gpu)} Gb/s a GPU"
+    link = f"{num(link_gbps_per_gpu(brief))} Gb/s a GPU"
     decode_load = dis.decode_batch / dep.max_num_seqs if math.isfinite(dis.decode_batch) else math.inf
     prefill = Pool(
         name="prefill",

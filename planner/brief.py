@@ -379,11 +379,11 @@ class Disaggregation(_Frozen):
     prefill_max_num_batched_tokens: int | None = Field(
         default=None, ge=16, le=1_048_576, description="Token budget of one prefill-pool step. Empty: deployment.max_num_batched_tokens."
     )
-    kv_link_gbps_per_gpu: float = Field(
-        default=400.0,
+    kv_link_gbps_per_gpu: float | None = Field(
+        default=None,
         gt=0,
         le=100_000,
-        description="Network bandwidth each GPU sends KV over to the decode pool (Gb/s): 400 is one NDR InfiniBand / ConnectX-7 NIC per GPU.",
+        description="Network bandwidth each GPU sends KV over to the decode pool (Gb/s). Empty: the GPU's scale-out NIC from the catalog (H100: 400, one NDR InfiniBand port per GPU).",
     )
     transfer_efficiency: float = Field(
         default=0.7, gt=0, le=1, description="Achieved fraction of that link when the KV connector moves a prompt's KV (0-1)."

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.capacity import Capacity
+from planner.catalog import gpu_spec
 from planner.fmt import num, pct
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
@@ -39,6 +40,7 @@ __all__ = [
     "apply_disaggregation",
     "disaggregation_analysis",
     "kv_transfer_s",
+    "link_gbps_per_gpu",
     "prefill_brief",
     "prefill_time_s",
 ]
@@ -144,10 +146,16 @@ def prefill_time_s(shape: ReplicaShape, prompt_tokens: float, cached_tokens: flo
     return total
 
 
+def link_gbps_per_gpu(brief: Brief) -> float:
+    """The network each GPU sends KV over (Gb/s): the brief's, else the GPU's scale-out NIC from the catalog."""
+    given = brief.disaggregation.kv_link_gbps_per_gpu
+    return given if given is not None else gpu_spec(brief.hardware.gpu).scale_out_gb_per_s * 8  # x8: bytes to bits
+
+
 def kv_transfer_s(brief: Brief, prompt_tokens: float, kv_bytes_per_token: float, sending_gpus: int) -> float:
     """Moving a prompt's KV to the decode pool: set-up + bytes / (GPUs in parallel x link x efficiency)."""
     d = brief.disaggregation
-    link_bytes_per_s = sending_gpus * d.kv_link_gbps_per_gpu / 8 * 1e9 * d.transfer_efficiency  # /8: bits to bytes
+    link_bytes_per_s = sending_gpus * link_gbps_per_gpu(brief) / 8 * 1e9 * d.transfer_efficiency  # /8: bits to bytes
     return d.transfer_latency_ms / 1e3 + prompt_tokens * kv_bytes_per_token / link_bytes_per_s
 
 
@@ -212,7 +220,7 @@ def disaggregation_analysis(
     sending = min(pshape.tp, shape.tp)  # each GPU sends its heads' share; a smaller side bounds the parallel links
     transfer_mean = kv_transfer_s(brief, mean_prompt, kv_token, sending)
     transfer_p95 = kv_transfer_s(brief, p95_prompt, kv_token, sending)
-    link = sending * d.kv_link_gbps_per_gpu / 8 * d.transfer_efficiency
+    link = sending * link_gbps_per_gpu(brief) / 8 * d.transfer_efficiency
 
     # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
     ctx = brief.running_context_tokens
@@ -317,7 +325,7 @@ def disaggregation_analysis(
             f" ({num(mean_prompt * (1 - hit), 'tokens')} uncached, steps of up to {budget}) = {pct(busy)} busy;"
             f" M/G/1 wait {num(wait_mean * 1e3, 'ms')} mean, {num(wait_p95 * 1e3, 'ms')} p95",
             "transfer": f"{num(mean_prompt, 'tokens')} x {num(kv_token / 1e3, 'kB')} = {num(mean_prompt * kv_token / 1e6, 'MB')}"
-            f" / ({sending} GPUs x {num(d.kv_link_gbps_per_gpu, 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
+            f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
             "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
             f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps) = {num(b)};"

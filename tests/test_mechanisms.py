@@ -256,3 +256,13 @@ def test_every_other_preset_leaves_both_mechanisms_off():
         on = (d.disaggregation is not None, d.speculative is not None)
         assert on == (name == "chat-disaggregated", name == "chat-speculative"), name
         assert ("--kv-transfer-config" in d.config.command) == on[0] and ("--speculative-config" in d.config.command) == on[1]
+
+
+def test_the_kv_link_defaults_to_the_gpus_nic():
+    """Empty: the catalog's scale-out NIC, 50 GB/s = 400 Gb/s on an H100, 25 GB/s = 200 Gb/s on an A100 (HDR):
+    the same prompt's transfer 1.17 ms + 1 ms on H100, 2.34 ms + 1 ms on A100 (TP=8, 70%)."""
+    brief = load_brief("chat-disaggregated").with_changes({"disaggregation.kv_link_gbps_per_gpu": None})
+    assert plan(brief).disaggregation.transfer_ms_mean == pytest.approx(2.170, rel=0.005)
+    a100 = plan(brief.with_changes({"hardware.gpu": "a100-80gb", "deployment.weights": "int8", "deployment.kv_cache": "bf16"}))
+    assert a100.disaggregation.kv_bytes_per_token == pytest.approx(327_680)  # BF16 KV: twice the bytes
+    assert a100.disaggregation.transfer_ms_mean == pytest.approx(1 + 2000 * 327_680 / (8 * 25e9 * 0.7) * 1e3, rel=0.005)
