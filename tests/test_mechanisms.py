@@ -266,3 +266,19 @@ def test_the_kv_link_defaults_to_the_gpus_nic():
     a100 = plan(brief.with_changes({"hardware.gpu": "a100-80gb", "deployment.weights": "int8", "deployment.kv_cache": "bf16"}))
     assert a100.disaggregation.kv_bytes_per_token == pytest.approx(327_680)  # BF16 KV: twice the bytes
     assert a100.disaggregation.transfer_ms_mean == pytest.approx(1 + 2000 * 327_680 / (8 * 25e9 * 0.7) * 1e3, rel=0.005)
+
+
+def test_the_simulators_draws_emit_the_expected_tokens_a_step():
+    """2,000 replies of 1,001 tokens: 1,000 after the first, at 2.533 a step is 394.7 steps each (+1 for the first
+    token); the draws' mean within 1%. At a = 0 every step emits one token; no reply takes more steps than tokens."""
+    import numpy as np
+
+    from planner.sim_mechanisms import speculative_steps
+
+    out = np.full(2000, 1001, dtype=np.int64)
+    steps = speculative_steps(out, 0.7, 3, seed=0)
+    assert float(steps.mean()) == pytest.approx(1 + 1000 / tokens_per_step(0.7, 3), rel=0.01)
+    assert (speculative_steps(out, 0.0, 3, seed=0) == 1001).all()
+    mixed = np.array([1, 2, 5, 300], dtype=np.int64)
+    drawn = speculative_steps(mixed, 0.9, 5, seed=1)
+    assert drawn[0] == 1 and drawn[1] == 2 and (drawn <= mixed).all() and (drawn >= 1 + np.ceil((mixed - 1) / 6)).all()
