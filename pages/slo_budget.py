@@ -88,6 +88,21 @@ if dis is not None:
         ]
     )
     st.markdown(md(c.verdict))
+    st.subheader("Every split of the same nodes")
+    st.caption(md(dis.arithmetic["splits"]))
+    text_table(
+        [
+            {
+                "prefill nodes": str(sp.prefill_nodes),
+                "prefill busy": pct(sp.prefill_busy),
+                "decode batch": num(sp.decode_batch),
+                "p95 TTFT": num(sp.ttft_p95_ms, "ms"),
+                "p95 ITL": num(sp.itl_p95_ms, "ms"),
+                "meets the SLO": ("yes" if sp.meets_slo else "no") + (" (the brief's)" if sp.prefill_nodes == dis.prefill_nodes else ""),
+            }
+            for sp in dis.splits
+        ]
+    )
     arithmetic_expander(dis.arithmetic.items(), title="Show the arithmetic of the two pools")
 if spec is not None:
     st.header("Speculative decoding: the gain by batch")

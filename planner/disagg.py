@@ -37,6 +37,7 @@ from planner.verdict import InfeasibleDesign, Problem
 __all__ = [
     "DisaggAnalysis",
     "DisaggComparison",
+    "SplitPoint",
     "apply_disaggregation",
     "disaggregation_analysis",
     "kv_transfer_s",
@@ -67,6 +68,17 @@ class DisaggComparison(_Model):
     balanced_prefill_nodes: int  # the split that matches the prefill:decode GPU time of the aggregated design
     beats_chunked: bool
     verdict: str
+
+
+class SplitPoint(_Model):
+    """The same GPUs split another way: how many prefill nodes, and what the design then gives."""
+
+    prefill_nodes: int
+    prefill_busy: float
+    decode_batch: float  # inf: the decode pool cannot keep up
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    meets_slo: bool
 
 
 class DisaggAnalysis(_Model):
@@ -103,6 +115,7 @@ class DisaggAnalysis(_Model):
     ttft_waterfall: tuple[WaterfallStep, ...]
     itl_waterfall: tuple[WaterfallStep, ...]
     comparison: DisaggComparison
+    splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
     arithmetic: dict[str, str]
@@ -166,10 +179,41 @@ def _wait_quantile_s(busy: float, wait_mean_s: float, q: float) -> float:
     return wait_mean_s / busy * math.log(busy / (1 - q))
 
 
-def disaggregation_analysis(
+MAX_SPLITS = 24
+
+
+def _splits(
     brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+) -> tuple[SplitPoint, ...]:
+    """The design at each split of the general pool's nodes (the brief's own included)."""
+    count = pools.general_nodes - 1
+    if count < 1:
+        return ()
+    step = max(1, math.ceil(count / MAX_SPLITS))
+    own = min(brief.disaggregation.prefill_nodes, count)
+    points = []
+    for n in sorted({*range(1, count + 1, step), own}):
+        other = disaggregation_analysis(
+            brief.with_changes({"disaggregation.prefill_nodes": n}), shape, pools, rate_per_s, chunked, cap, splits=False
+        )
+        points.append(
+            SplitPoint(
+                prefill_nodes=n,
+                prefill_busy=other.prefill_busy,
+                decode_batch=other.decode_batch,
+                ttft_p95_ms=other.ttft_p95_ms,
+                itl_p95_ms=other.itl_p95_ms,
+                meets_slo=other.comparison.disaggregated_meets_slo,
+            )
+        )
+    return tuple(points)
+
+
+def disaggregation_analysis(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
 ) -> DisaggAnalysis:
-    """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill."""
+    """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
+    (with `splits`, also every other split of the same nodes)."""
     d, w, dep, hw = brief.disaggregation, brief.workload, brief.deployment, brief.hardware
     pshape = _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
@@ -282,6 +326,7 @@ def disaggregation_analysis(
     judged = brief.slo.itl_metric.judged(itl_p95, itl_p95)
     meets = stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
+    split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
     return DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
@@ -316,6 +361,7 @@ def disaggregation_analysis(
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
         comparison=comparison,
+        splits=split_points,
         problems=tuple(problems),
         kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
         arithmetic={
@@ -330,9 +376,23 @@ def disaggregation_analysis(
             "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
             f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps) = {num(b)};"
             f" a pure decode step {num(step_ms, 'ms')}, at the p95 batch {num(step_p95_ms, 'ms')}",
+            "splits": _splits_text(split_points, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
         },
+    )
+
+
+def _splits_text(points: tuple[SplitPoint, ...], nodes: int) -> str:
+    """Which splits of the general pool's nodes meet the SLO: where disaggregation stops paying on either side."""
+    ok = [p.prefill_nodes for p in points if p.meets_slo]
+    if not points:
+        return "no split: the general pool has one node"
+    if not ok:
+        return f"no split of the {nodes} nodes meets the SLO disaggregated"
+    return (
+        f"of the {nodes} general-pool nodes, {ok[0]} to {ok[-1]} on prefill meet the SLO; fewer leave the prefill pool over"
+        " 100% busy (TTFT unbounded), more leave the decode pool short of batch slots or KV"
     )
 
 

@@ -28,6 +28,7 @@ def _disaggregation_text(brief: Brief, cap: Capacity, dis: DisaggAnalysis) -> st
         f" KV transfer: {dis.arithmetic['transfer']}. Decode: {dis.arithmetic['decode']}."
         f" p95 TTFT {num(dis.ttft_p95_ms, 'ms')} (chunked {num(c.chunked_ttft_p95_ms, 'ms')}), p95 ITL {num(dis.itl_p95_ms, 'ms')}"
         f" (chunked {num(c.chunked_itl_p95_ms, 'ms')}) against {num(brief.slo.ttft_p95_ms, 'ms')} and {num(brief.slo.itl_p95_ms, 'ms')}: {c.verdict}."
+        f" The split: {dis.arithmetic['splits']}."
     )
 
 

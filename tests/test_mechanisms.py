@@ -282,3 +282,15 @@ def test_the_simulators_draws_emit_the_expected_tokens_a_step():
     mixed = np.array([1, 2, 5, 300], dtype=np.int64)
     drawn = speculative_steps(mixed, 0.9, 5, seed=1)
     assert drawn[0] == 1 and drawn[1] == 2 and (drawn <= mixed).all() and (drawn >= 1 + np.ceil((mixed - 1) / 6)).all()
+
+
+def test_the_splits_show_where_disaggregation_stops_paying(disagg):
+    """Prefill needs 200 x 46.4 ms = 9.3 replicas' time: 9 prefill nodes or fewer is over 100% busy (TTFT unbounded).
+    The decode pool's batch grows as it shrinks: at 14 prefill nodes two decode replicas cannot hold the load within
+    512 sequences. 10 to 13 meet the SLO."""
+    splits = {p.prefill_nodes: p for p in disagg.disaggregation.splits}
+    assert list(splits) == list(range(1, 16))
+    assert [n for n, p in splits.items() if p.meets_slo] == [10, 11, 12, 13]
+    assert splits[9].prefill_busy > 1 and math.isinf(splits[9].ttft_p95_ms)
+    assert math.isinf(splits[14].decode_batch)
+    assert "10 to 13 on prefill" in disagg.disaggregation.arithmetic["splits"]
