@@ -390,7 +390,7 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     _check_lengths(settings, brief, max_len)
     _check_work(settings.requests, _tokens_per_request(brief, settings, max_len), runs=1, limit=MAX_RUN_TOKENS)
     reqs = _requests(brief, settings, rate, max_len)
-    costs, steps, notes = _mechanisms(brief, shape, costs, reqs, settings)
+    costs, steps, notes = _mechanisms(brief, shape, costs, reqs, settings, rate)
     warm_up()
     start = time.perf_counter()
     if brief.disaggregation.enabled:
@@ -405,7 +405,7 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
 
 
 def _mechanisms(
-    brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, settings: SimSettings
+    brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, settings: SimSettings, rate: float
 ) -> tuple[StepCosts, npt.NDArray[np.int64], dict[str, str]]:
     """Speculative decoding's costs and step counts when the plan has it on at its running batch (planner.sim_mechanisms);
     else the costs and replies as they are."""
@@ -416,9 +416,15 @@ def _mechanisms(
     if brief.disaggregation.enabled:
         dis = core_design(brief, curves=False, capacity=False).disaggregation
         assert dis is not None
+        if settings.concurrency is not None:
+            raise BriefError(
+                "--concurrency",
+                "a disaggregated design runs open-loop arrivals through its two pools: give --rate (per decode replica) instead",
+            )
+        prefill_rate = rate * dis.decode_replicas / dis.prefill_replicas
         notes["pools"] = (
-            f"disaggregated: one prefill replica at {num(dis.prefill_rate_per_replica_per_s, 'req/s')} feeding one decode replica at"
-            f" {num(dis.decode_rate_per_replica_per_s, 'req/s')} ({dis.arithmetic['split']}); each prompt's KV crosses in {num(dis.transfer_ms_mean, 'ms')} (mean)"
+            f"disaggregated: one prefill replica at {num(prefill_rate, 'req/s')} feeding one decode replica at"
+            f" {num(rate, 'req/s')} ({dis.arithmetic['split']}); each prompt's KV crosses in {num(dis.transfer_ms_mean, 'ms')} (mean)"
         )
     if not brief.speculative.enabled:
         return costs, reqs.output_tokens, notes

@@ -294,3 +294,8 @@ def test_the_splits_show_where_disaggregation_stops_paying(disagg):
     assert splits[9].prefill_busy > 1 and math.isinf(splits[9].ttft_p95_ms)
     assert math.isinf(splits[14].decode_batch)
     assert "10 to 13 on prefill" in disagg.disaggregation.arithmetic["splits"]
+
+
+def test_a_disaggregated_run_takes_a_rate_not_closed_loop_clients():
+    proc = run_cli("simulate", "chat-disaggregated", "--concurrency", "20", "--requests", "50")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency:") and "Traceback" not in proc.stderr
