@@ -75,6 +75,18 @@ if regions:  # variation D: users are global
     st.markdown(
         f"**{sum(r.nodes for r in regions)} nodes** across {len(regions)} regions, against {design.brief.hardware.nodes} in one region."
     )
+if design.mechanism_conclusion is not None:
+    st.header("What binds, and the mechanism it turns on")
+    st.markdown(md(design.mechanism_conclusion))
+if design.disaggregation is not None:
+    dis = design.disaggregation
+    st.subheader("The KV link")
+    st.markdown(
+        md(
+            f"Each prompt's KV crosses from the prefill pool to the decode pool: {dis.arithmetic['transfer']}"
+            f" ({num(dis.transfer_ms_p95, 'ms')} for the p95 covered prompt)."
+        )
+    )
 
 st.header("Decisions")
 text_table([{"decision": d.decision, "why": d.why} for d in arch.decisions])
@@ -82,7 +94,12 @@ st.subheader("Routing")
 text_table([{"rule": d.decision, "why": d.why} for d in arch.routing])
 
 st.header("Engine configuration")
+if cfg.prefill_command is not None:
+    st.caption("Decode pool")
 st.code(cfg.command, language="bash")
+if cfg.prefill_command is not None:
+    st.caption("Prefill pool: the same engine with its own TP and step budget, and the same KV connector")
+    st.code(cfg.prefill_command, language="bash")
 text_table([{"flag": f.flag, "value": f.value, "why": f.why} for f in cfg.flags])
 arithmetic_expander(cfg.arithmetic.items(), title="Show the arithmetic behind the tuned values")
 

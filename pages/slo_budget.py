@@ -7,8 +7,9 @@ import streamlit as st
 from planner.breakdowns import ttft_paths
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
-from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
-from ui.show import arithmetic_expander, fig, figure_row, md
+from planner.speculative import speculative_summary
+from ui.charts import itl_waterfall_chart, speculative_gain_chart, tradeoff_chart, ttft_waterfall_chart
+from ui.show import arithmetic_expander, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 from ui.simulator_check import simulator_check
 
@@ -29,19 +30,29 @@ figure_row(
     arithmetic_title="Show the arithmetic",
 )
 p = slo.point
-st.markdown(
-    f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
-    f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
-    " first token out), waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
-    " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT that the target judges;"
-    " the **mean path** is where an average request spends its time."
-)
+dis, spec = design.disaggregation, design.speculative
+if dis is not None:
+    st.markdown(
+        f"Disaggregated: a prompt waits for one of {dis.prefill_replicas} prefill replicas ({pct(dis.prefill_busy)} busy), is prefilled"
+        f" with no decode in its steps, its KV ({num(dis.kv_transfer_mb_mean, 'MB')}) crosses to a decode replica in"
+        f" {num(dis.transfer_ms_mean, 'ms')}, and the decode replica's next step samples its first token. Decode steps carry no"
+        f" prompt chunk: the token gap is a pure decode step at the decode pool's batch of {num(dis.decode_batch)}."
+        " The **p95 path** sums each part's 95th percentile; the **mean path** is where an average request spends its time."
+    )
+else:
+    st.markdown(
+        f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
+        f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
+        " first token out), waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
+        " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT that the target judges;"
+        " the **mean path** is where an average request spends its time."
+    )
 left, right = st.columns(2)
 with left:
     if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
         ttft_band = design.uncertainty.band("slo.ttft_p95_ms")
         band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.coverage * 100:.0f}% range of the p95") if ttft_band else None
-        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms, band), key="chart.ttft")
+        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms, band), key="chart.ttft")
     else:
         st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:
@@ -55,8 +66,65 @@ with st.expander("How the latency model works"):
     st.markdown(f"**Percentiles.** {md(slo.percentile_method)}")
     st.markdown(f"**Basis.** {md(slo.basis)}")
 arithmetic_expander(slo.arithmetic.items(), title="Show the arithmetic of the latency model")
+if dis is not None:
+    st.header("Disaggregated against chunked prefill")
+    c = dis.comparison
+    text_table(
+        [
+            {
+                "design": "chunked prefill on the same GPUs",
+                "p95 TTFT": num(c.chunked_ttft_p95_ms, "ms"),
+                "p95 ITL": num(c.chunked_itl_p95_ms, "ms"),
+                "p95 TPOT": num(c.chunked_tpot_p95_ms, "ms"),
+                "meets the SLO": "yes" if c.chunked_meets_slo else "no",
+            },
+            {
+                "design": "prefill/decode disaggregated",
+                "p95 TTFT": num(c.disaggregated_ttft_p95_ms, "ms"),
+                "p95 ITL": num(c.disaggregated_itl_p95_ms, "ms"),
+                "p95 TPOT": num(c.disaggregated_tpot_p95_ms, "ms"),
+                "meets the SLO": "yes" if c.disaggregated_meets_slo else "no",
+            },
+        ]
+    )
+    st.markdown(md(c.verdict))
+    st.subheader("Every split of the same nodes")
+    st.caption(md(dis.arithmetic["splits"]))
+    text_table(
+        [
+            {
+                "prefill nodes": str(sp.prefill_nodes),
+                "prefill busy": pct(sp.prefill_busy),
+                "decode batch": num(sp.decode_batch),
+                "p95 TTFT": num(sp.ttft_p95_ms, "ms"),
+                "p95 ITL": num(sp.itl_p95_ms, "ms"),
+                "meets the SLO": ("yes" if sp.meets_slo else "no") + (" (the brief's)" if sp.prefill_nodes == dis.prefill_nodes else ""),
+            }
+            for sp in dis.splits
+        ]
+    )
+    arithmetic_expander(dis.arithmetic.items(), title="Show the arithmetic of the two pools")
+if spec is not None:
+    st.header("Speculative decoding: the gain by batch")
+    st.markdown(md(speculative_summary(spec)))
+    st.plotly_chart(speculative_gain_chart(spec.points, spec.operating_batch, spec.crossover_batch), key="chart.speculative")
+    text_table(
+        [
+            {
+                "batch": str(r.batch),
+                "step without": num(r.plain_step_ms, "ms"),
+                "speculative step": num(r.spec_step_ms, "ms"),
+                "a token with it": num(r.spec_ms_per_token, "ms"),
+                "gain": f"x{num(r.gain)}",
+            }
+            for r in spec.points
+        ]
+    )
+    arithmetic_expander(spec.arithmetic.items(), title="Show the arithmetic of speculation")
 
 st.header("Engine limits: the trade-off")
+if dis is not None:
+    st.caption("The curves below are the aggregated design on the same GPUs (chunked prefill), the comparison's other side.")
 st.caption(
     "A bigger prefill chunk shortens TTFT but lengthens the steps that carry it (ITL); a bigger batch limit admits more sequences per step."
 )

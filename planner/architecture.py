@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.brief import Brief, KvPrecision, Precision
 from planner.capacity import Demand
 from planner.catalog import gpu_spec
+from planner.disagg import DisaggAnalysis, link_gbps_per_gpu
 from planner.fmt import num, pct
 from planner.pools import SIZING_UTILIZATION, Load, load_of
 from planner.quantization import weight_scheme
@@ -141,6 +142,7 @@ def architecture(
     fleet_utilization: float,
     fleet_utilization_no_prefix_cache: float,
     shape: ReplicaShape | None = None,
+    disaggregation: DisaggAnalysis | None = None,
 ) -> Architecture:
     """The pools, decisions and diagram. With `shape`, replicas may span nodes (pipeline stages, EP over nodes):
     a pool counts whole replicas of shape.replica_nodes nodes."""
@@ -184,6 +186,8 @@ def architecture(
             "SLO capacity",
         )
     ]
+    if disaggregation is not None:
+        pools = list(_disaggregated_pools(brief, disaggregation, tp))
     if long_context_nodes:
         pools.append(
             pool(
@@ -233,6 +237,15 @@ def architecture(
                 decision=f"chunked prefill, {dep.max_num_batched_tokens} tokens per step",
                 why=f"an unchunked p95 prompt ({num(w.input_tokens_p95, 'tokens')}) holds the GPU for {num(unchunked_prefill_p95_ms, 'ms')},"
                 " stalling every running sequence",
+            )
+        )
+    if disaggregation is not None:
+        dis = disaggregation
+        decisions.append(
+            Decision(
+                decision=f"prefill/decode disaggregation: {dis.prefill_nodes} prefill + {dis.decode_nodes} decode nodes",
+                why=f"{dis.comparison.verdict}; each prompt's KV ({num(dis.kv_transfer_mb_mean, 'MB')}) crosses the network in"
+                f" {num(dis.transfer_ms_mean, 'ms')}",
             )
         )
     if long_context_nodes:
@@ -318,6 +331,43 @@ def parallel_decisions(brief: Brief, shape: ReplicaShape) -> list[Decision]:
 def hw_network_gb_per_s(shape: ReplicaShape) -> float:
     """The scale-out bandwidth a GPU sends a stage's activations over (the GPU's NIC)."""
     return shape.gpu.scale_out_gb_per_s
+
+
+def _disaggregated_pools(brief: Brief, dis: DisaggAnalysis, tp: int) -> tuple[Pool, Pool]:
+    """The general pool split in two: prefill (fed by the router) and decode (fed by the prefill pool's KV)."""
+    dep, gpn = brief.deployment, brief.hardware.gpus_per_node
+    link = f"{num(link_gbps_per_gpu(brief))} Gb/s a GPU"
+    decode_load = dis.decode_batch / dep.max_num_seqs if math.isfinite(dis.decode_batch) else math.inf
+    prefill = Pool(
+        name="prefill",
+        nodes=dis.prefill_nodes,
+        replicas=dis.prefill_replicas,
+        replicas_per_node=gpn // dis.prefill_tp,
+        tp=dis.prefill_tp,
+        weights=dep.weights,
+        kv_cache=dep.kv_cache,
+        role="prefill",
+        route="every prompt",
+        utilization=dis.prefill_busy,
+        utilization_basis="GPU time",
+        load=load_of(dis.prefill_busy),
+    )
+    decode = Pool(
+        name="decode",
+        nodes=dis.decode_nodes,
+        replicas=dis.decode_replicas,
+        replicas_per_node=gpn // tp,
+        tp=tp,
+        weights=dep.weights,
+        kv_cache=dep.kv_cache,
+        role="decode",
+        route=f"KV transfer, {link}: {num(dis.transfer_ms_mean, 'ms')} a prompt",
+        upstream="prefill",
+        utilization=decode_load,
+        utilization_basis="batch slots",
+        load=load_of(decode_load),
+    )
+    return prefill, decode
 
 
 def _plural(count: int, word: str) -> str:
@@ -418,9 +468,13 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
     for i, p in enumerate(pools):
         source = ids.get(p.upstream or "", "router")
         attrs = ["style=dashed"] if p.load is Load.idle else []
+        if p.upstream in ids:  # the link between pools: what crosses it
+            attrs += ['label="KV cache"', 'fontname="DejaVu Sans"', f"fontsize={DIAGRAM_FONT_PT}", "penwidth=2"]
         if narrow and source == "router" and p is not fed_by_router[0]:
             attrs.append("constraint=false")  # the router's pools hang in one column: only the first edge sets the ranks
         lines.append(f"  {source} -> {ids[p.name]}{_attrs(attrs)};")
+        if not narrow and p.upstream in ids:  # wide: a pool that continues another stacks under it, the link runs down
+            lines.append(f"  {{rank=same; {source}; {ids[p.name]}}}")
         if narrow and i > 0:
             lines.append(f"  {ids[pools[i - 1].name]} -> {ids[p.name]} [style=invis];")
     lines.append("}")

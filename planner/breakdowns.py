@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Latency
 from planner.capacity import Capacity, Memory
+from planner.disagg import DisaggAnalysis
 from planner.slo import SloBudget
 
 __all__ = ["LatencyPath", "Part", "Stack", "decode_step_stack", "memory_stack", "ttft_paths", "utilization_stacks"]
@@ -93,7 +94,7 @@ class LatencyPath(BaseModel):
     total_ms: float  # the sum of the parts: the p95 or the mean TTFT the SLO page states
 
 
-def ttft_paths(latency: Latency, slo: SloBudget) -> tuple[LatencyPath, LatencyPath]:
+def ttft_paths(latency: Latency, slo: SloBudget, disaggregation: DisaggAnalysis | None = None) -> tuple[LatencyPath, LatencyPath]:
     """The p95 path and the mean path through TTFT, each adding up to the figure shown beside it.
 
     p95 path: the fixed request path, the queue wait at its 95th percentile (slo.point.queue_wait_p95_ms: what the
@@ -108,6 +109,8 @@ def ttft_paths(latency: Latency, slo: SloBudget) -> tuple[LatencyPath, LatencyPa
         Part(name="tokenization", value=latency.tokenization_ms),
     )
     after = (Part(name="first sample", value=latency.first_sample_ms), Part(name="first write", value=latency.first_write_ms))
+    if disaggregation is not None:
+        return _disaggregated_paths(before, after, slo, disaggregation)
     queue_p95 = p.queue_wait_p95_ms
     # the prefill that completes the p95: the p95 minus the fixed path and the p95 queue (the p95 prompt's chunk steps
     # when the queue is not empty at the p95; all of the rest when it is)
@@ -120,6 +123,38 @@ def ttft_paths(latency: Latency, slo: SloBudget) -> tuple[LatencyPath, LatencyPa
     mean = LatencyPath(
         label="mean path",
         parts=(*before, Part(name="queue wait", value=p.queue_wait_ms), Part(name="prefill", value=p.prefill_covered_mean_ms), *after),
+        total_ms=slo.ttft_mean_ms,
+    )
+    return p95, mean
+
+
+def _disaggregated_paths(
+    before: tuple[Part, ...], after: tuple[Part, ...], slo: SloBudget, dis: DisaggAnalysis
+) -> tuple[LatencyPath, LatencyPath]:
+    """A disaggregated TTFT: the prefill pool's wait and prefill, the KV transfer, the first decode step (planner.disagg:
+    the p95 path is its sum of p95s, the mean path its waterfall)."""
+    p95 = LatencyPath(
+        label="p95 path",
+        parts=(
+            *before,
+            Part(name="prefill-pool wait", value=dis.prefill_wait_ms_p95),
+            Part(name="prefill", value=dis.prefill_stage_ms_p95),
+            Part(name="KV transfer", value=dis.transfer_ms_p95),
+            Part(name="first decode step", value=2 * dis.decode_step_p95_ms),
+            *after,
+        ),
+        total_ms=slo.ttft_p95_ms,
+    )
+    mean = LatencyPath(
+        label="mean path",
+        parts=(
+            *before,
+            Part(name="prefill-pool wait", value=dis.prefill_wait_ms_mean),
+            Part(name="prefill", value=dis.prefill_stage_ms_mean),
+            Part(name="KV transfer", value=dis.transfer_ms_mean),
+            Part(name="first decode step", value=1.5 * dis.decode_step_ms),
+            *after,
+        ),
         total_ms=slo.ttft_mean_ms,
     )
     return p95, mean

@@ -21,6 +21,7 @@ __all__ = [
     "Cost",
     "CustomModel",
     "Deployment",
+    "Disaggregation",
     "Efficiency",
     "Hardware",
     "ItlMetric",
@@ -31,6 +32,8 @@ __all__ = [
     "ModelChoice",
     "Precision",
     "Slo",
+    "SpecMethod",
+    "Speculative",
     "VariationKey",
     "Workload",
 ]
@@ -379,6 +382,66 @@ class Lora(_Frozen):
     modules: LoraModules = Field(default=LoraModules.qkvo, description="Projections each adapter adapts: qv or qkvo.")
 
 
+class Disaggregation(_Frozen):
+    """Prefill/decode disaggregation: a prefill pool and a decode pool, the KV moved between them (off by default)."""
+
+    enabled: bool = Field(default=False, description="Serve prompts on a prefill pool and replies on a separate decode pool.")
+    prefill_nodes: int = Field(
+        default=1, ge=1, le=MAX_NODES, description="Nodes of the general pool that run prefill; the rest of it decodes."
+    )
+    prefill_tp: int | None = Field(
+        default=None, ge=1, le=72, description="Tensor-parallel degree of a prefill replica. Empty: deployment.tp."
+    )
+    prefill_max_num_batched_tokens: int | None = Field(
+        default=None, ge=16, le=1_048_576, description="Token budget of one prefill-pool step. Empty: deployment.max_num_batched_tokens."
+    )
+    kv_link_gbps_per_gpu: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="Network bandwidth each GPU sends KV over to the decode pool (Gb/s). Empty: the GPU's scale-out NIC from the catalog (H100: 400, one NDR InfiniBand port per GPU).",
+    )
+    transfer_efficiency: float = Field(
+        default=0.7, gt=0, le=1, description="Achieved fraction of that link when the KV connector moves a prompt's KV (0-1)."
+    )
+    transfer_latency_ms: float = Field(
+        default=1.0, ge=0, le=10_000, description="Fixed cost of one KV transfer: the connector's handshake and the RDMA set-up (ms)."
+    )
+
+
+class SpecMethod(StrEnum):
+    """How draft tokens are proposed."""
+
+    eagle = "eagle"  # an EAGLE head: one decoder layer on the target's hidden states, the target's LM head
+    draft = "draft"  # a small draft model of the same family
+
+
+class Speculative(_Frozen):
+    """Speculative decoding: draft k tokens, verify them in one target step (off by default)."""
+
+    enabled: bool = Field(default=False, description="Run speculative decoding (vLLM --speculative-config).")
+    method: SpecMethod = Field(default=SpecMethod.eagle, description="eagle (a one-layer head) or draft (a small draft model).")
+    draft_model: str | None = Field(
+        default=None, max_length=80, description="Catalog key of the draft model, for method 'draft' (e.g. llama-3.1-8b for a 70B target)."
+    )
+    num_speculative_tokens: int = Field(default=3, ge=1, le=16, description="Draft tokens proposed per step (k).")
+    acceptance_rate: float = Field(
+        default=0.7, ge=0, lt=1, description="Chance each draft token is accepted, given the ones before it were (0-1)."
+    )
+    off_above_batch: int | None = Field(
+        default=None,
+        ge=1,
+        le=16_384,
+        description="Turn speculation off when more sequences than this run (vLLM disable_by_batch_size). Empty: the computed crossover.",
+    )
+
+    @model_validator(mode="after")
+    def _draft_named(self) -> Speculative:
+        if self.enabled and self.method is SpecMethod.draft and not self.draft_model:
+            raise ValueError("draft_model: method 'draft' needs a draft model's catalog key")
+        return self
+
+
 class Brief(_Frozen):
     """A serving problem as stated: model, hardware, deployment, traffic, SLO, assumptions, cost."""
 
@@ -399,6 +462,8 @@ class Brief(_Frozen):
     variation: VariationKey | None = Field(
         default=None, description="The capstone follow-up question this brief poses (a-g): its plan carries that variation's analysis."
     )
+    disaggregation: Disaggregation = Field(default_factory=Disaggregation)
+    speculative: Speculative = Field(default_factory=Speculative)
 
     @property
     def effective_hit_rate(self) -> float:

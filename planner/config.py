@@ -19,7 +19,17 @@ from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
-__all__ = ["HF_IDS", "Dependency", "EngineConfig", "EngineSettings", "Flag", "Recommendation", "engine_config", "fmt_fraction"]
+__all__ = [
+    "HF_IDS",
+    "Dependency",
+    "EngineConfig",
+    "EngineSettings",
+    "Flag",
+    "Recommendation",
+    "engine_config",
+    "fmt_fraction",
+    "with_flags",
+]
 
 MODEL_LEN_HEADROOM = 0.10  # max-model-len above p95 input + p95 output
 MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
@@ -82,12 +92,30 @@ class Recommendation(_Model):
 
 class EngineConfig(_Model):
     engine: EngineSettings
-    command: str
+    command: str  # the general pool's (a disaggregated design's decode pool's)
     flags: tuple[Flag, ...]
     recommendations: tuple[Recommendation, ...]
     dependencies: tuple[Dependency, ...]
     measure_first: tuple[str, ...]
     arithmetic: dict[str, str]
+    prefill_command: str | None = None  # a disaggregated design's prefill pool
+
+
+def _command(model: str, flags: list[Flag] | tuple[Flag, ...]) -> str:
+    parts = [f"vllm serve {shlex.quote(model)}"] + [f"  {f.flag}{' ' + shlex.quote(f.value) if f.value else ''}" for f in flags]
+    return " \\\n".join(parts)
+
+
+def with_flags(config: EngineConfig, extra: list[Flag], prefill_changes: dict[str, str] | None = None) -> EngineConfig:
+    """The configuration with mechanism flags (KV transfer, speculative decoding) before --port; with
+    `prefill_changes` (flag -> value) also the prefill pool's command: the same flags with those values."""
+    port = [f for f in config.flags if f.flag == "--port"]
+    flags = [f for f in config.flags if f.flag != "--port"] + extra + port
+    prefill = None
+    if prefill_changes is not None:
+        prefill_flags = [f.model_copy(update={"value": prefill_changes[f.flag]}) if f.flag in prefill_changes else f for f in flags]
+        prefill = _command(config.engine.model, [f for f in prefill_flags if f.flag != "--speculative-config"])
+    return config.model_copy(update={"flags": tuple(flags), "command": _command(config.engine.model, flags), "prefill_command": prefill})
 
 
 def _round_up(value: float, step: int) -> int:
@@ -368,10 +396,9 @@ def engine_config(
         )
     )
     flags.append(Flag(flag="--port", value="8000", why="the router's upstream port"))
-    parts = [f"vllm serve {shlex.quote(engine.model)}"] + [f"  {f.flag}{' ' + shlex.quote(f.value) if f.value else ''}" for f in flags]
     return EngineConfig(
         engine=engine,
-        command=" \\\n".join(parts),
+        command=_command(engine.model, flags),
         flags=tuple(flags),
         recommendations=tuple(r for r in (seqs_rec, batched_rec, len_rec) if r is not None),
         dependencies=_dependencies(brief, revert_utilization, hit_rate_floor),

@@ -15,12 +15,15 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
+from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_analysis
 from planner.fmt import num, pct
 from planner.lora import lora_check
+from planner.mechanisms import mechanism_conclusion
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, slo_budget
+from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = [
@@ -52,6 +55,9 @@ class CoreDesign(BaseModel):
     load_batch_basis: str  # where the running batch of the SLO budget comes from
     long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
+    disaggregation: DisaggAnalysis | None = None  # the prefill and decode pools when the brief disaggregates
+    speculative: SpeculativeAnalysis | None = None  # speculation's gain by batch when the brief turns it on
+    mechanism_conclusion: str | None = None  # what binds and which mechanism the design turns on, with the arithmetic
 
 
 def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
@@ -267,6 +273,22 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     engine_problems = _engine_problems(brief)
     problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
+    dis, spec, aggregated = None, None, slo
+    if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
+        dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap)
+        slo = apply_disaggregation(slo, dis, brief)
+        problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)
+        feasible = feasible and dis.stable
+    if brief.speculative.enabled:  # at the running batch: the decode pool's when disaggregated
+        batch = dis.decode_batch if dis is not None else min(op.in_flight, float(brief.deployment.max_num_seqs))
+        spec = speculative_analysis(
+            brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
+        )
+        plain = slo
+        slo = apply_speculation(slo, spec, brief, shape)
+        problems += list(spec.problems)
+        feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
+        aggregated = plain
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     return CoreDesign(
         brief=brief,
@@ -280,6 +302,9 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         load_batch_basis=basis,
         long_context_utilization=long_util,
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
+        disaggregation=dis,
+        speculative=spec,
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo),
     )
 
 

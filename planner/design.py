@@ -9,13 +9,14 @@ from functools import lru_cache
 
 from planner.architecture import Architecture, architecture
 from planner.brief import Brief
-from planner.config import EngineConfig, engine_config
+from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
 from planner.loader import load_brief
 from planner.scaleout import ScaleOut, scale_out_analysis
+from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
 from planner.variations import VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
@@ -68,6 +69,31 @@ def _with_variation(design: Design, core: CoreDesign) -> Design:
     return design.model_copy(update={"variation": analysis})
 
 
+def _with_mechanisms(config: EngineConfig, core: CoreDesign) -> EngineConfig:
+    """The engine command with the KV-transfer and speculative-decoding options the design turns on."""
+    extra = []
+    if core.disaggregation is not None:
+        dis = core.disaggregation
+        extra.append(
+            Flag(
+                flag="--kv-transfer-config",
+                value=dis.kv_transfer_flag,
+                why=f"moves each prompt's KV from the prefill pool to the decode pool over NIXL (RDMA): {dis.arithmetic['transfer']}",
+            )
+        )
+    if core.speculative is not None:
+        spec = core.speculative
+        extra.append(Flag(flag="--speculative-config", value=spec.config_json, why=speculative_summary(spec)))
+    if not extra:
+        return config
+    prefill = None
+    if core.disaggregation is not None:
+        dis, brief = core.disaggregation, core.brief
+        budget = brief.disaggregation.prefill_max_num_batched_tokens or brief.deployment.max_num_batched_tokens
+        prefill = {"--tensor-parallel-size": str(dis.prefill_tp), "--max-num-batched-tokens": str(budget)}
+    return with_flags(config, extra, prefill)
+
+
 def plan(brief: Brief) -> Design:
     """The whole design for a brief; raises InfeasibleDesign when it cannot be computed at all."""
     return _plan_cached(brief)
@@ -92,6 +118,7 @@ def _plan_cached(brief: Brief) -> Design:
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
         shape=shape,
+        disaggregation=core.disaggregation,
     )
     failures, failure_summary = failure_modes(core)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
@@ -103,6 +130,7 @@ def _plan_cached(brief: Brief) -> Design:
         (revert.utilization, revert.utilization_no_prefix_cache),
         hit_rate_floor(core),
     )
+    config = _with_mechanisms(config, core)
     cost = cost_analysis(
         brief,
         dem.output_tokens_per_s,

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from planner.step_model import StepConstants, step_time_s
+from planner.step_model import StepConstants, speculative_step, step_time_s
 
 __all__ = ["ITL_BINS", "ITL_BINS_PER_DECADE", "ITL_LOW_S", "EngineOutput", "StepCosts", "engine_loop", "run_engine", "warm_up"]
 
@@ -53,6 +53,7 @@ class StepCosts(BaseModel):
     max_num_seqs: int
     kv_capacity_tokens: int
     chunked_prefill: bool
+    speculative: tuple[float, ...] | None = None  # step_model.spec_constants: every step verifies k + 1 tokens a sequence
 
 
 class EngineOutput(BaseModel):
@@ -324,22 +325,25 @@ def engine_loop(  # one function, so numba compiles the whole loop
     return arrival, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy
 
 
-_compiled: Callable[..., Any] | None = None
+_compiled: dict[bool, Callable[..., Any]] = {}
 
 
-def _kernel() -> Callable[..., Any]:
-    global _compiled
-    if _compiled is None:
+def _kernel(speculative: bool = False) -> Callable[..., Any]:
+    """The compiled loop over the compiled step function: step_time_s, or the speculative step built on it."""
+    if speculative not in _compiled:
         import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
 
-        step = numba.njit(cache=True, nogil=True)(step_time_s)
+        plain: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
+        step = (
+            numba.njit(nogil=True)(speculative_step(plain)) if speculative else plain
+        )  # a closure over a compiled function: not cacheable
         loop = numba.njit(cache=True, nogil=True)(engine_loop)
 
         def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: tuple[float, ...], *limits: Any) -> Any:
             return loop(arrival, prompt, output, cached, clients, step_k, step, *limits)
 
-        _compiled = run
-    return _compiled
+        _compiled[speculative] = run
+    return _compiled[speculative]
 
 
 def warm_up() -> None:
@@ -357,13 +361,14 @@ _warm = False
 
 def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
     """Run the compiled loop over one set of requests."""
-    res = _kernel()(
+    spec = costs.speculative
+    res = _kernel(spec is not None)(
         np.ascontiguousarray(arrival, dtype=np.float64),
         np.ascontiguousarray(prompt, dtype=np.int64),
         np.ascontiguousarray(output, dtype=np.int64),
         np.ascontiguousarray(cached, dtype=np.int64),
         int(clients),
-        costs.step.values(),
+        spec if spec is not None else costs.step.values(),
         costs.max_num_batched_tokens,
         costs.max_num_seqs,
         costs.kv_capacity_tokens,

@@ -194,6 +194,12 @@ def default_rate_per_s(brief: Brief, shape: ReplicaShape) -> float:
     from planner.pools import pools_of
 
     pools, _ = pools_of(brief, shape)
+    if brief.disaggregation.enabled:  # the decode pool's replicas carry the requests; the prefill pool's clock is scaled
+        from planner.core import core_design
+
+        dis = core_design(brief, curves=False, capacity=False).disaggregation
+        assert dis is not None
+        return dis.decode_rate_per_replica_per_s
     return pools.general_rate_per_replica(demand(brief, shape).request_rate_per_s)
 
 
@@ -384,12 +390,72 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     _check_lengths(settings, brief, max_len)
     _check_work(settings.requests, _tokens_per_request(brief, settings, max_len), runs=1, limit=MAX_RUN_TOKENS)
     reqs = _requests(brief, settings, rate, max_len)
+    costs, steps, notes = _mechanisms(brief, shape, costs, reqs, settings, rate)
     warm_up()
     start = time.perf_counter()
-    out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, reqs.clients, costs)
+    if brief.disaggregation.enabled:
+        out = _run_disaggregated(brief, shape, costs, reqs, steps)
+    else:
+        out = run_engine(reqs.arrival_s, reqs.prompt_tokens, steps, reqs.cached_tokens, reqs.clients, costs)
     wall = time.perf_counter() - start
     result = _summarize(brief, settings, rate, reqs, out, wall)
+    if notes:
+        result = result.model_copy(update={"arithmetic": result.arithmetic | notes})
     return result.model_copy(update={"slo": _sim_slo(brief, rate, reqs, out, result)}) if check else result
+
+
+def _mechanisms(
+    brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, settings: SimSettings, rate: float
+) -> tuple[StepCosts, npt.NDArray[np.int64], dict[str, str]]:
+    """Speculative decoding's costs and step counts when the plan has it on at its running batch (planner.sim_mechanisms);
+    else the costs and replies as they are."""
+    from planner.core import core_design  # the plan's running batch decides whether speculation is on
+    from planner.sim_mechanisms import speculative_costs, speculative_steps
+
+    notes: dict[str, str] = {}
+    if brief.disaggregation.enabled:
+        dis = core_design(brief, curves=False, capacity=False).disaggregation
+        assert dis is not None
+        if settings.concurrency is not None:
+            raise BriefError(
+                "--concurrency",
+                "a disaggregated design runs open-loop arrivals through its two pools: give --rate (per decode replica) instead",
+            )
+        prefill_rate = rate * dis.decode_replicas / dis.prefill_replicas
+        notes["pools"] = (
+            f"disaggregated: one prefill replica at {num(prefill_rate, 'req/s')} feeding one decode replica at"
+            f" {num(rate, 'req/s')} ({dis.arithmetic['split']}); each prompt's KV crosses in {num(dis.transfer_ms_mean, 'ms')} (mean)"
+        )
+    if not brief.speculative.enabled:
+        return costs, reqs.output_tokens, notes
+    spec = core_design(brief, curves=False, capacity=False).speculative
+    assert spec is not None
+    if not spec.on_at_load:
+        notes["speculative"] = f"speculation off: the running batch of {num(spec.operating_batch)} is above {spec.off_above_batch}"
+        return costs, reqs.output_tokens, notes
+    notes["speculative"] = (
+        f"speculative steps: k={spec.num_speculative_tokens}, acceptance {num(spec.acceptance_rate)}, {num(spec.tokens_per_step)} tokens a step"
+        " in expectation (drawn per step); ITL is the gap between streamed chunks"
+    )
+    steps = speculative_steps(reqs.output_tokens, spec.acceptance_rate, spec.num_speculative_tokens, settings.seed)
+    return speculative_costs(brief, shape, costs, spec), steps, notes
+
+
+def _run_disaggregated(brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, steps: npt.NDArray[np.int64]) -> EngineOutput:
+    """One prefill replica feeding one decode replica (planner.sim_mechanisms)."""
+    from planner.core import core_design, feasible_replica
+    from planner.disagg import kv_transfer_s, prefill_brief
+    from planner.sim_mechanisms import disaggregated_output
+
+    dis = core_design(brief, curves=False, capacity=False).disaggregation
+    assert dis is not None
+    pbrief = prefill_brief(brief)
+    pcosts = step_costs(pbrief, feasible_replica(pbrief))
+    sending = min(dis.prefill_tp, dis.decode_tp)
+    transfer = np.array([kv_transfer_s(brief, float(p), shape.kv_bytes_per_token, sending) for p in reqs.prompt_tokens])
+    return disaggregated_output(
+        reqs.arrival_s, reqs.prompt_tokens, steps, reqs.cached_tokens, pcosts, costs, dis.prefill_replicas / dis.decode_replicas, transfer
+    )
 
 
 def _sim_slo(brief: Brief, rate: float, reqs: Requests, out: EngineOutput, result: SimResult) -> SimSlo:

@@ -30,11 +30,25 @@ simulator's compiled loop and the planner's closed forms call the same formula.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CONSTANTS", "GEMM_S_PER_TOKEN", "LM_HEAD_S_PER_SEQ", "StepConstants", "chunk_pairs", "step_time_s"]
+__all__ = [
+    "CONSTANTS",
+    "GEMM_S_PER_TOKEN",
+    "LM_HEAD_S_PER_SEQ",
+    "SPEC_CONSTANTS",
+    "StepConstants",
+    "chunk_pairs",
+    "spec_constants",
+    "speculative_step_time_s",
+    "step_time_s",
+    "tokens_per_step",
+]
 
 Constants = tuple[float, ...]  # StepConstants.values(): a tuple, which plain Python indexes fast and numba takes as is
+StepFn = Callable[[Constants, float, float, float, float], float]
 
 # positions in StepConstants.values()
 WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2, 3, 4
@@ -130,3 +144,43 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
 def chunk_pairs(done: float, take: float) -> float:
     """(query, key) pairs of a prompt chunk: `take` new tokens after `done` cached or computed ones, causal."""
     return take * done + take * (take + 1.0) / 2.0
+
+
+# Speculative decoding appends to the target's constants: tokens each sequence verifies (k + 1), sequential draft
+# passes (k), then the draft's own constants (an EAGLE head or a draft model, through the same formula).
+SPEC_TOKENS, DRAFT_PASSES, DRAFT = CONSTANTS, CONSTANTS + 1, CONSTANTS + 2
+SPEC_CONSTANTS = 2 * CONSTANTS + 2  # how many
+
+
+def spec_constants(target: StepConstants, draft: StepConstants, speculative_tokens: int) -> Constants:
+    """The flat constants `speculative_step_time_s` reads: the target's, k + 1 and k, the draft's."""
+    return (*target.values(), float(speculative_tokens + 1), float(speculative_tokens), *draft.values())
+
+
+def speculative_step(step: StepFn) -> StepFn:
+    """`speculative_step_time_s` over a given `step_time_s` (the plain function, or numba's compiled one, which a
+    compiled caller needs)."""
+
+    def speculative_step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pairs: float) -> float:
+        """One speculative engine step: the target verifies k + 1 tokens for every sequence in the step (its weights
+        read once, k + 1 times the GEMM FLOPs, the LM head and sampling at every position; each sequence's KV read
+        once, as a multi-query attention kernel reads it for all its queries), after k draft passes over the same
+        sequences (each one draft token a sequence, reading the draft's weights and its own KV). Sequences still
+        prefilling are counted as verifying too (at most a few a step). Same signature as `step_time_s`, so the
+        simulator's loop takes either."""
+        extra = (k[SPEC_TOKENS] - 1.0) * seqs
+        verify = step(k[:CONSTANTS], tokens + extra, seqs + extra, kv_tokens, pairs)
+        draft = k[DRAFT_PASSES] * step(k[DRAFT:], seqs, seqs, kv_tokens, 0.0)
+        return verify + draft
+
+    return speculative_step_time_s
+
+
+speculative_step_time_s = speculative_step(step_time_s)
+
+
+def tokens_per_step(acceptance_rate: float, speculative_tokens: int) -> float:
+    """Expected tokens a sequence emits per verification step: the accepted run of drafts plus the target's own
+    token, (1 - a^(k+1)) / (1 - a) (Leviathan et al. 2023, eq. 1)."""
+    a, n = acceptance_rate, speculative_tokens + 1
+    return float(n) if a >= 1.0 else (1.0 - a**n) / (1.0 - a)

@@ -236,7 +236,76 @@ def _architecture(f: Figures) -> Section:
 
 
 def _engine_config(f: Figures) -> Section:
+    if f.value("config.prefill_command") is not None:  # disaggregated: one command a pool
+        prefill = f"the same command with --tensor-parallel-size {f.num('disaggregation.prefill_tp')} and the prefill step budget, printed in full in the appendix"
+        blocks = (
+            Lines(items=(("Decode pool", "the KV connector receives each prompt's KV"),)),
+            Code(text=f.text("config.command"), wrap=True),
+            Lines(items=(("Prefill pool", prefill),)),
+        )
+        return Section(key="config", title="Engine configuration (decode and prefill pools)", blocks=blocks)
     return Section(key="config", title="Engine configuration (general pool)", blocks=(Code(text=f.text("config.command"), wrap=True),))
+
+
+def _mechanism(f: Figures) -> Section:
+    """The serving mechanism the design turns on, in short: disaggregation's comparison with chunked prefill,
+    speculation's gain at batch 1, at the load and its crossover (the whole argument is the appendix's)."""
+    blocks: list[Block] = []
+    if f.value("disaggregation") is not None:
+        c = "disaggregation.comparison"
+        rows = (
+            (
+                "chunked prefill, same GPUs",
+                f.num(f"{c}.chunked_ttft_p95_ms", "ms"),
+                f.num(f"{c}.chunked_itl_p95_ms", "ms"),
+                f.yes_no(f"{c}.chunked_meets_slo"),
+            ),
+            (
+                "disaggregated",
+                f.num(f"{c}.disaggregated_ttft_p95_ms", "ms"),
+                f.num(f"{c}.disaggregated_itl_p95_ms", "ms"),
+                f.yes_no(f"{c}.disaggregated_meets_slo"),
+            ),
+        )
+        blocks.append(
+            Lines(
+                items=(("Split", f.text("disaggregation.arithmetic.split")), ("KV transfer", f.text("disaggregation.arithmetic.transfer")))
+            )
+        )
+        blocks.append(Table(header=("Design", "p95 TTFT", "p95 ITL", "Meets"), rows=rows))
+    if f.value("speculative") is not None:
+        s = "speculative"
+        blocks.append(
+            Lines(
+                items=(
+                    ("Tokens a step", f.text(f"{s}.arithmetic.tokens_per_step")),
+                    (
+                        "Gain",
+                        f"x{f.num(f'{s}.gain_at_batch_1')} at batch 1, x{f.num(f'{s}.gain_at_load')} at the running batch of {f.num(f'{s}.operating_batch')}",
+                    ),
+                    ("Off", f.text(f"{s}.arithmetic.crossover")),
+                )
+            )
+        )
+    return Section(key="mechanism", title="Mechanism: what binds and what the design turns on", blocks=tuple(blocks))
+
+
+def _mechanism_arithmetic(f: Figures) -> Section:
+    """The whole argument: what binds, the mechanism's arithmetic, and speculation's gain at every batch."""
+    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("mechanism_conclusion")),))]
+    if f.value("speculative") is not None:
+        points = f.value("speculative.points")
+        gains = tuple(
+            (
+                f.num(f"speculative.points.{i}.batch"),
+                f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
+                f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
+                f.num(f"speculative.points.{i}.gain"),
+            )
+            for i in range(len(points))
+        )
+        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains))
+    return Section(key="mechanism_arithmetic", title="Mechanism: the arithmetic", blocks=tuple(blocks))
 
 
 def _slo(f: Figures) -> Section:
@@ -508,11 +577,10 @@ def _flags(f: Figures) -> Section:
         (f.text(f"{c}.flags.{i}.flag"), f.text(f"{c}.flags.{i}.value"), f.text(f"{c}.flags.{i}.why"))
         for i in range(len(f.value(f"{c}.flags")))
     )
-    return Section(
-        key="flags",
-        title="Engine flags, each with its reason",
-        blocks=(Table(header=("Flag", "Value", "Why"), rows=flags, note_column=2),),
-    )
+    blocks: tuple[Block, ...] = (Table(header=("Flag", "Value", "Why"), rows=flags, note_column=2),)
+    if f.value(f"{c}.prefill_command") is not None:  # disaggregated: the prefill pool's own command
+        blocks += (Lines(items=(("Prefill pool", "its command"),)), Code(text=f.text(f"{c}.prefill_command"), wrap=True))
+    return Section(key="flags", title="Engine flags, each with its reason", blocks=blocks)
 
 
 def _variation_arithmetic(f: Figures) -> Section:
@@ -572,6 +640,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
+        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         _architecture(f),
         *((_scale_out(f),) if has_scale_out else ()),
         _engine_config(f),
@@ -581,8 +650,10 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _dependencies(f),
         _validation(f),
     )
+    has_mechanism = f.value("mechanism_conclusion") is not None
     appendix = (
         *((_variation_arithmetic(f),) if has_variation else ()),
+        *((_mechanism_arithmetic(f),) if has_mechanism else ()),
         _capacity(f),
         _operating_point(f),
         _slo_budget(f),

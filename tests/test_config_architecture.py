@@ -205,7 +205,7 @@ def test_the_pool_list_drives_the_drawing(narrow):
     """Disaggregated pools draw from the same list: the router feeds prefill, prefill hands its KV to decode."""
     pools = (_pool("prefill", utilization=1.2), _pool("decode", upstream="prefill", utilization=0.9))
     dot = diagram_dot(pools, 6, 3, narrow=narrow)
-    assert "  router -> pool0" in dot and "  pool0 -> pool1;" in dot and "router -> pool1" not in dot
+    assert "  router -> pool0" in dot and '  pool0 -> pool1 [label="KV cache"' in dot and "router -> pool1" not in dot
     assert _label(dot, "pool0").startswith("prefill pool: 2 nodes, 4 replicas | TP=4 (2 a node), FP8 weights, FP8 KV")
     assert (_fill(dot, "pool0"), _fill(dot, "pool1")) == (LOAD_COLORS[Load.over][0], LOAD_COLORS[Load.near][0])
     if shutil.which("dot"):

@@ -145,7 +145,7 @@ def test_pdf_carries_the_page_not_the_appendix(printed, name):
         assert section.title in text, section.title
     for section in doc.appendix:
         assert section.title not in text, section.title
-    for label in ("router", "API gateway", "general pool"):  # the diagram is text too
+    for label in ("router", "API gateway", *(f"{p.name} pool" for p in design.architecture.pools)):  # the diagram is text too
         assert label in text
 
 

@@ -211,7 +211,8 @@ def test_a_large_change_reads_as_a_ratio() -> None:
 def test_the_ttft_waterfall_adds_up_to_the_p95_shown_beside_it(preset: str) -> None:
     design = plan(load_brief(preset))
     slo = design.slo
-    chart = ttft_waterfall_chart(ttft_paths(design.brief.latency, slo), slo.ttft_target_ms)
+    dis = design.disaggregation
+    chart = ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms)  # as the SLO page calls it
     p95, mean, target = chart.data
     assert list(target.x) == [slo.ttft_target_ms] * 2 and target.name.startswith("target")
     assert p95.name.startswith("p95 path") and mean.name.startswith("mean path")
@@ -220,6 +221,10 @@ def test_the_ttft_waterfall_adds_up_to_the_p95_shown_beside_it(preset: str) -> N
         assert trace.measure[-1] == "total" and trace.x[-1] == pytest.approx(total)
         assert sum(parts) == pytest.approx(total, abs=1.0), (preset, trace.name)
         assert all(x >= 0 for x in parts), (preset, trace.name, parts)
+    if dis is not None:  # the prefill pool's wait at its p95, and the KV transfer's own bar
+        bars = dict(zip(p95.y, p95.x, strict=True))
+        assert (bars["prefill-pool wait"], bars["KV transfer"]) == pytest.approx((dis.prefill_wait_ms_p95, dis.transfer_ms_p95))
+        return
     queue = dict(zip(p95.y, p95.x, strict=True))["queue wait"]
     assert queue == pytest.approx(slo.point.queue_wait_p95_ms)  # the queue at its p95, not its mean
 

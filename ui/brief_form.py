@@ -16,7 +16,19 @@ import streamlit as st
 from pydantic import BaseModel
 
 from planner import MODELS, Brief
-from planner.brief import Cost, CustomModel, Deployment, Efficiency, Hardware, Latency, ModelChoice, Slo, Workload
+from planner.brief import (
+    Cost,
+    CustomModel,
+    Deployment,
+    Disaggregation,
+    Efficiency,
+    Hardware,
+    Latency,
+    ModelChoice,
+    Slo,
+    Speculative,
+    Workload,
+)
 from ui import state
 from ui.brief_files import hf_config_upload
 from ui.show import md
@@ -32,6 +44,8 @@ SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("efficiency", "Efficiency", Efficiency),
     ("latency", "Latency budget", Latency),
     ("cost", "Cost", Cost),
+    ("disaggregation", "Prefill/decode disaggregation", Disaggregation),
+    ("speculative", "Speculative decoding", Speculative),
 )
 _COLUMNS = 3
 _OPEN_AT_FIRST = ("model", "hardware", "deployment", "workload")
@@ -106,6 +120,19 @@ FIELD_LABELS: dict[str, str] = {
     "model.custom.experts": "Experts per MoE layer",
     "model.custom.experts_per_token": "Experts per token",
     "model.custom.max_context_tokens": "Max context (tokens)",
+    "disaggregation.enabled": "Disaggregate prefill and decode",
+    "disaggregation.prefill_nodes": "Prefill nodes",
+    "disaggregation.prefill_tp": "Prefill TP",
+    "disaggregation.prefill_max_num_batched_tokens": "Prefill tokens per step",
+    "disaggregation.kv_link_gbps_per_gpu": "KV link per GPU (Gb/s)",
+    "disaggregation.transfer_efficiency": "KV link efficiency (0-1)",
+    "disaggregation.transfer_latency_ms": "KV transfer set-up (ms)",
+    "speculative.enabled": "Speculative decoding",
+    "speculative.method": "Draft method",
+    "speculative.draft_model": "Draft model (catalog key)",
+    "speculative.num_speculative_tokens": "Draft tokens per step (k)",
+    "speculative.acceptance_rate": "Acceptance rate per token (0-1)",
+    "speculative.off_above_batch": "Off above batch (sequences)",
 }
 
 

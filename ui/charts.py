@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from planner.breakdowns import LatencyPath, Stack
 from planner.fmt import num
 from planner.slo import TradeoffPoint, WaterfallStep
+from planner.speculative import SpecPoint
 from planner.sweeps import TrafficPoint
 
 __all__ = [
@@ -226,10 +227,17 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
 _ITL_SHORT = ("decode step", "prefill interference", "scheduler")  # the planner's three ITL components, as a chart labels them
 
 
+def _itl_label(i: int, step: WaterfallStep) -> str:
+    """A component's short label: the planner's three by position; a speculative step says so."""
+    if step.component.startswith("speculative"):
+        return "speculative step / tokens"
+    return _ITL_SHORT[i] if i < len(_ITL_SHORT) else step.component
+
+
 def itl_waterfall_chart(steps: Sequence[WaterfallStep], p95_ms: float, target_ms: float, metric: str) -> go.Figure:
     """A reply's mean gap as a waterfall of its parts (decode step, prefill interference, scheduler) with a total bar,
     and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines."""
-    names = [_ITL_SHORT[i] if i < len(_ITL_SHORT) else s.component for i, s in enumerate(steps)] + ["mean gap"]
+    names = [_itl_label(i, s) for i, s in enumerate(steps)] + ["mean gap"]
     values = [s.ms for s in steps]
     total = sum(values)
     data = [
@@ -365,5 +373,47 @@ def tradeoff_chart(
         "xaxis": xaxis,
         "yaxis": {"title": {"text": "p95 TTFT (ms)"}, "domain": [0.56, 1.0], "rangemode": "tozero"},
         "yaxis2": {"title": {"text": f"p95 {metric} (ms)"}, "domain": [0.0, 0.44], "rangemode": "tozero"},
+    }
+    return figure(data, layout, marks)
+
+
+def speculative_gain_chart(points: Sequence[SpecPoint], operating_batch: float, crossover_batch: float) -> go.Figure:
+    """Speculation's gain in time per token against the batch: above 1 it pays, below it costs; the running batch and
+    the crossover as vertical lines. The batch axis is drawn as log10 on a linear axis, labelled in sequences."""
+    batches = [p.batch for p in points]
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "gain: time a token without / with",
+            "x": [math.log10(b) for b in batches],
+            "y": [p.gain for p in points],
+            "customdata": batches,
+            "line": {"color": PALETTE["primary"], "width": 2},
+            "hovertemplate": "batch %{customdata}: x%{y:.2f}<extra></extra>",
+        }
+    ]
+    marks = [
+        hline(1.0, "no gain", color=PALETTE["target"]),
+        vline(math.log10(max(operating_batch, 1.0)), f"running batch {num(operating_batch)}"),
+    ]
+    right = max(batches)
+    if math.isfinite(crossover_batch) and crossover_batch >= 1:
+        marks.append(
+            vline(math.log10(crossover_batch), f"off above {num(crossover_batch)}", color=PALETTE["target"], dash="dash", label_y=0.8)
+        )
+        right = max(right, crossover_batch)
+    ticks = [b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096) if b <= right * 1.5]
+    layout = {
+        "title": {"text": "Speculative decoding: gain by batch"},
+        "xaxis": {
+            "title": {"text": "running batch (sequences)"},
+            "tickvals": [math.log10(b) for b in ticks],
+            "ticktext": [str(b) for b in ticks],
+            "range": [-0.1, math.log10(right) * 1.08 + 0.05],
+        },
+        "yaxis": {"title": {"text": "x time a token"}, "rangemode": "tozero"},
+        "height": 320,
+        "showlegend": False,
     }
     return figure(data, layout, marks)

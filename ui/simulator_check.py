@@ -81,6 +81,12 @@ def simulator_check(design: Design) -> None:
         " rate per replica, with the engine configuration the plan analyses, the brief's prompt and reply"
         " lengths and its prefix hits; then a search for the highest rate one replica sustains under the SLO."
     )
+    if design.disaggregation is not None or design.speculative is not None:
+        runs = "one prefill replica feeding one decode replica" if design.disaggregation is not None else "every step speculative"
+        st.caption(
+            f"This design's plan check runs its mechanism ({runs}, planner.sim_mechanisms); the max-rate search runs the"
+            " aggregated replica without it."
+        )
     stored = st.session_state.get(_RESULT_KEY)
     if st.button("Check with the simulator", key="sim.run"):
         try:

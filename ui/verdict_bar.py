@@ -37,6 +37,13 @@ def _binding(design: Design) -> str:
     if v.problems:
         first = v.problems[0]
         return f"{first.problem} ({field_label(first.field)})"
+    dis = design.disaggregation
+    if dis is not None:
+        return (
+            f"disaggregated: the prefill pool is {pct(dis.prefill_busy)} busy ({dis.prefill_replicas} replicas), a decode replica runs"
+            f" {num(dis.decode_batch)} sequences at {num(dis.decode_step_ms, 'ms')} a step; each prompt's KV crosses in"
+            f" {num(dis.transfer_ms_mean, 'ms')}"
+        )
     return (
         f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
         f" ({num(op.capacity_rate_per_s, 'req/s')} a replica); the fleet's sizing arithmetic binds on"

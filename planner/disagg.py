@@ -1,0 +1,467 @@
+"""Prefill/decode disaggregation: a prefill pool and a decode pool sized separately, the KV moved between them.
+
+The general pool's nodes split in two. A prefill replica runs prompts only: its steps carry no decode tokens, so a
+prompt's time is its own chunk steps (planner.step_model), and prompts queue FCFS for it (M/G/1, Poisson arrivals
+spread over the prefill replicas). When a prompt's KV is done it moves to a decode replica over the network:
+bytes = prompt tokens x the KV bytes of one token across the whole model; time = a fixed set-up + bytes / (the
+GPUs sending in parallel x each GPU's link x the achieved fraction). A decode replica then runs pure decode steps
+(no prefill chunk rides in them), its running batch from Little's law at its own pace.
+
+    TTFT = fixed request path + prefill-pool wait + the prompt's prefill steps + KV transfer + the first decode step
+    ITL  = a pure decode step at the decode pool's batch (+ the scheduler)
+
+It beats chunked prefill on the same GPUs when chunked prefill's ITL is dominated by the steps that carry a prompt
+chunk and the split matches the prefill:decode GPU time; it does not when the split leaves one pool short (whole
+nodes rarely divide the work exactly, and disaggregation adds no throughput) or the transfer takes a real share of
+the TTFT budget. `comparison` states both on the same brief.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.capacity import Capacity
+from planner.catalog import gpu_spec
+from planner.fmt import num, pct
+from planner.lengths import length_cv2
+from planner.numerics import root_in_bracket
+from planner.pools import Pools
+from planner.replica import ReplicaShape, shape_of
+from planner.slo import SloBudget, WaterfallStep
+from planner.step_model import chunk_pairs, step_time_s
+from planner.verdict import InfeasibleDesign, Problem
+
+__all__ = [
+    "DisaggAnalysis",
+    "DisaggComparison",
+    "SplitPoint",
+    "apply_disaggregation",
+    "disaggregation_analysis",
+    "kv_transfer_s",
+    "link_gbps_per_gpu",
+    "prefill_brief",
+    "prefill_time_s",
+]
+
+P95_Z = 1.645  # a Poisson batch's p95: mean + 1.645 sqrt(mean)
+KV_CONNECTOR = "NixlConnector"  # vLLM's KV connector over NIXL (UCX / RDMA)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DisaggComparison(_Model):
+    """Disaggregated against chunked prefill on the same GPUs (the aggregated design of the same brief)."""
+
+    chunked_ttft_p95_ms: float
+    chunked_itl_p95_ms: float
+    chunked_tpot_p95_ms: float
+    chunked_meets_slo: bool
+    disaggregated_ttft_p95_ms: float
+    disaggregated_itl_p95_ms: float
+    disaggregated_tpot_p95_ms: float
+    disaggregated_meets_slo: bool
+    balanced_prefill_nodes: int  # the split that matches the prefill:decode GPU time of the aggregated design
+    beats_chunked: bool
+    verdict: str
+
+
+class SplitPoint(_Model):
+    """The same GPUs split another way: how many prefill nodes, and what the design then gives."""
+
+    prefill_nodes: int
+    prefill_busy: float
+    decode_batch: float  # inf: the decode pool cannot keep up
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    meets_slo: bool
+
+
+class DisaggAnalysis(_Model):
+    prefill_nodes: int
+    decode_nodes: int
+    prefill_tp: int
+    decode_tp: int
+    prefill_replicas: int
+    decode_replicas: int
+    kv_bytes_per_token: float  # the whole model's KV of one token
+    kv_transfer_mb_mean: float
+    link_gb_per_s: float  # per replica pair: the sending GPUs x each GPU's link x the achieved fraction (GB/s)
+    transfer_ms_mean: float
+    transfer_ms_p95: float
+    prefill_rate_per_replica_per_s: float
+    prefill_service_ms_mean: float
+    prefill_busy: float
+    prefill_wait_ms_mean: float
+    prefill_wait_ms_p95: float
+    prefill_stage_ms_mean: float
+    prefill_stage_ms_p95: float
+    decode_rate_per_replica_per_s: float
+    decode_batch: float
+    decode_step_ms: float
+    decode_step_p95_ms: float
+    decode_kv_fraction: float
+    stable: bool
+    ttft_p50_ms: float
+    ttft_p95_ms: float
+    itl_p50_ms: float
+    itl_p95_ms: float
+    tpot_p50_ms: float
+    tpot_p95_ms: float
+    ttft_waterfall: tuple[WaterfallStep, ...]
+    itl_waterfall: tuple[WaterfallStep, ...]
+    comparison: DisaggComparison
+    splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
+    problems: tuple[Problem, ...]
+    kv_transfer_flag: str  # the --kv-transfer-config value both pools run
+    arithmetic: dict[str, str]
+
+
+def prefill_brief(brief: Brief) -> Brief:
+    """The brief of one prefill-pool replica: its TP and step budget."""
+    d = brief.disaggregation
+    changes: dict[str, object] = {}
+    if d.prefill_tp is not None:
+        changes["deployment.tp"] = d.prefill_tp
+    if d.prefill_max_num_batched_tokens is not None:
+        changes["deployment.max_num_batched_tokens"] = d.prefill_max_num_batched_tokens
+    return brief.with_changes(changes) if changes else brief
+
+
+def _prefill_shape(brief: Brief) -> ReplicaShape:
+    """The prefill replica; a TP that cannot form one is named as the prefill pool's."""
+    try:
+        return shape_of(prefill_brief(brief))
+    except InfeasibleDesign as exc:
+        named = tuple(
+            p.model_copy(
+                update={"field": "disaggregation.prefill_tp", "change": p.change.replace("deployment.tp", "disaggregation.prefill_tp")}
+            )
+            for p in exc.problems
+        )
+        raise InfeasibleDesign(named) from None
+
+
+def prefill_time_s(shape: ReplicaShape, prompt_tokens: float, cached_tokens: float, budget: int) -> float:
+    """A prompt alone on a prefill replica: its uncached tokens in chunks of the step budget, each step's time from
+    the step model (its tokens, one sequence, the KV read so far, the chunk's attention pairs)."""
+    done, left, total = cached_tokens, max(prompt_tokens - cached_tokens, 1.0), 0.0
+    k = shape.step.values()
+    while left > 0:
+        take = min(left, float(budget))
+        total += step_time_s(k, take, 1.0, done + take, chunk_pairs(done, take))
+        done += take
+        left -= take
+    return total
+
+
+def link_gbps_per_gpu(brief: Brief) -> float:
+    """The network each GPU sends KV over (Gb/s): the brief's, else the GPU's scale-out NIC from the catalog."""
+    given = brief.disaggregation.kv_link_gbps_per_gpu
+    return given if given is not None else gpu_spec(brief.hardware.gpu).scale_out_gb_per_s * 8  # x8: bytes to bits
+
+
+def kv_transfer_s(brief: Brief, prompt_tokens: float, kv_bytes_per_token: float, sending_gpus: int) -> float:
+    """Moving a prompt's KV to the decode pool: set-up + bytes / (GPUs in parallel x link x efficiency)."""
+    d = brief.disaggregation
+    link_bytes_per_s = sending_gpus * link_gbps_per_gpu(brief) / 8 * 1e9 * d.transfer_efficiency  # /8: bits to bytes
+    return d.transfer_latency_ms / 1e3 + prompt_tokens * kv_bytes_per_token / link_bytes_per_s
+
+
+def _wait_quantile_s(busy: float, wait_mean_s: float, q: float) -> float:
+    """M/G/1 wait quantile: zero with probability 1 - busy, else exponential with mean wait / busy."""
+    if busy <= 0 or busy <= 1 - q:
+        return 0.0
+    return wait_mean_s / busy * math.log(busy / (1 - q))
+
+
+MAX_SPLITS = 24
+
+
+def _splits(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+) -> tuple[SplitPoint, ...]:
+    """The design at each split of the general pool's nodes (the brief's own included)."""
+    count = pools.general_nodes - 1
+    if count < 1:
+        return ()
+    step = max(1, math.ceil(count / MAX_SPLITS))
+    own = min(brief.disaggregation.prefill_nodes, count)
+    points = []
+    for n in sorted({*range(1, count + 1, step), own}):
+        other = disaggregation_analysis(
+            brief.with_changes({"disaggregation.prefill_nodes": n}), shape, pools, rate_per_s, chunked, cap, splits=False
+        )
+        points.append(
+            SplitPoint(
+                prefill_nodes=n,
+                prefill_busy=other.prefill_busy,
+                decode_batch=other.decode_batch,
+                ttft_p95_ms=other.ttft_p95_ms,
+                itl_p95_ms=other.itl_p95_ms,
+                meets_slo=other.comparison.disaggregated_meets_slo,
+            )
+        )
+    return tuple(points)
+
+
+def disaggregation_analysis(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
+) -> DisaggAnalysis:
+    """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
+    (with `splits`, also every other split of the same nodes)."""
+    d, w, dep, hw = brief.disaggregation, brief.workload, brief.deployment, brief.hardware
+    pshape = _prefill_shape(brief)
+    budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
+    problems: list[Problem] = []
+    prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
+    decode_nodes = pools.general_nodes - prefill_nodes
+    if prefill_nodes != d.prefill_nodes or prefill_nodes == 0:
+        problems.append(
+            Problem(
+                field="disaggregation.prefill_nodes",
+                problem=f"{d.prefill_nodes} prefill nodes leave no decode pool in a {pools.general_nodes}-node general pool",
+                change=f"set it below {pools.general_nodes}, or add nodes",
+            )
+        )
+    p_replicas = max(prefill_nodes * (hw.gpus_per_node // pshape.tp), 1)
+    d_replicas = max(decode_nodes * shape.replicas_per_node, 1)
+    rate = rate_per_s * pools.general_share
+    hit = brief.effective_hit_rate
+    sched = brief.latency.scheduler_ms / 1e3
+
+    # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
+    cap_tokens = float(brief.slo.ttft_input_cap_tokens)
+    mean_prompt = min(w.input_tokens_mean, float(dep.max_model_len))
+    p95_prompt = min(w.input_tokens_p95, cap_tokens, float(dep.max_model_len))
+    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
+    service = prefill_time_s(pshape, mean_prompt, mean_prompt * hit, budget)
+    stage_mean = prefill_time_s(pshape, min(mean_prompt, cap_tokens), min(mean_prompt, cap_tokens) * hit, budget)
+    stage_p95 = prefill_time_s(pshape, p95_prompt, p95_prompt * hit, budget)
+    p_rate = rate / p_replicas
+    busy = p_rate * service
+    stable = busy < 1
+    second_moment = service**2 * (1 + cv2)  # service grows with the prompt: its CV^2 is the prompt's
+    wait_mean = p_rate * second_moment / (2 * (1 - busy)) if stable else math.inf
+    wait_p50 = _wait_quantile_s(busy, wait_mean, 0.5) if stable else math.inf
+    wait_p95 = _wait_quantile_s(busy, wait_mean, 0.95) if stable else math.inf
+    if not stable:
+        problems.append(
+            Problem(
+                field="disaggregation.prefill_nodes",
+                problem=f"the prefill pool is {pct(busy)} busy: {p_replicas} replicas cannot prefill {num(rate, 'req/s')}"
+                f" of {num(mean_prompt * (1 - hit), 'tokens')} each ({num(service * 1e3, 'ms')} a prompt)",
+                change=f"give the prefill pool more nodes (at least {math.ceil(rate * service / (hw.gpus_per_node // pshape.tp))})",
+            )
+        )
+
+    # --- the KV transfer -----------------------------------------------------------------------------------
+    kv_token = shape.kv_bytes_per_token
+    sending = min(pshape.tp, shape.tp)  # each GPU sends its heads' share; a smaller side bounds the parallel links
+    transfer_mean = kv_transfer_s(brief, mean_prompt, kv_token, sending)
+    transfer_p95 = kv_transfer_s(brief, p95_prompt, kv_token, sending)
+    link = sending * link_gbps_per_gpu(brief) / 8 * d.transfer_efficiency
+
+    # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
+    ctx = brief.running_context_tokens
+    held = w.input_tokens_mean + w.output_tokens_mean
+    d_rate = rate / d_replicas
+    gaps = max(w.output_tokens_mean - 1, 0.0)
+
+    def step(batch: float) -> float:
+        return shape.decode_step_s(max(batch, 1.0), ctx)
+
+    def excess(batch: float) -> float:
+        return d_rate * (gaps * (step(batch) + sched) + 1.5 * step(batch)) - batch
+
+    top = float(dep.max_num_seqs)
+    if excess(top) > 0:
+        batch = math.inf
+        stable = False
+        problems.append(
+            Problem(
+                field="hardware.nodes",
+                problem=f"a decode replica cannot keep up with {num(d_rate, 'req/s')}: the batch the load needs exceeds max-num-seqs ({dep.max_num_seqs})",
+                change="give the decode pool more nodes (fewer prefill nodes, or more nodes in all)",
+            )
+        )
+    else:
+        batch = root_in_bracket(excess, 0.0, top, 1e-6)
+    kv_fraction = batch * held / shape.kv_capacity_tokens if math.isfinite(batch) else math.inf
+    if kv_fraction > 1:
+        stable = False
+        problems.append(
+            Problem(
+                field="workload.kv_context_tokens",
+                problem=f"a decode replica's {num(batch)} sequences need {pct(kv_fraction)} of its KV cache",
+                change="give the decode pool more nodes, or use FP8 KV",
+            )
+        )
+    b = batch if math.isfinite(batch) else top
+    step_ms = step(b) * 1e3
+    step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
+    sched_ms = brief.latency.scheduler_ms
+    fixed = chunked.point.fixed_ms
+    ttft_p50 = fixed + (wait_p50 + stage_mean + transfer_mean) * 1e3 + 1.5 * step_ms
+    ttft_p95 = fixed + (wait_p95 + stage_p95 + transfer_p95) * 1e3 + 2 * step_p95_ms
+    itl_p50, itl_p95 = step_ms + sched_ms, step_p95_ms + sched_ms
+    fixed_parts = tuple(s for s in chunked.ttft_waterfall if not s.component.startswith(("queue wait", "prefill")))
+    ttft_waterfall = (
+        *fixed_parts[:3],
+        WaterfallStep(component="prefill-pool queue wait (mean)", ms=wait_mean * 1e3),
+        WaterfallStep(component="prefill on the prefill pool, no decode in its steps (mean covered prompt)", ms=stage_mean * 1e3),
+        WaterfallStep(component="KV transfer to the decode pool (mean prompt)", ms=transfer_mean * 1e3),
+        WaterfallStep(component="first decode step on the decode pool (1.5 steps)", ms=1.5 * step_ms),
+        *fixed_parts[3:],
+    )
+    itl_waterfall = (
+        WaterfallStep(component=f"decode step at batch {num(b)}, pure decode on the decode pool", ms=step_ms),
+        WaterfallStep(component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
+        WaterfallStep(component="scheduler and sampling", ms=sched_ms),
+    )
+    judged = brief.slo.itl_metric.judged(itl_p95, itl_p95)
+    meets = stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms
+    comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
+    split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
+    return DisaggAnalysis(
+        prefill_nodes=prefill_nodes,
+        decode_nodes=decode_nodes,
+        prefill_tp=pshape.tp,
+        decode_tp=shape.tp,
+        prefill_replicas=p_replicas,
+        decode_replicas=d_replicas,
+        kv_bytes_per_token=kv_token,
+        kv_transfer_mb_mean=mean_prompt * kv_token / 1e6,
+        link_gb_per_s=link,
+        transfer_ms_mean=transfer_mean * 1e3,
+        transfer_ms_p95=transfer_p95 * 1e3,
+        prefill_rate_per_replica_per_s=p_rate,
+        prefill_service_ms_mean=service * 1e3,
+        prefill_busy=busy,
+        prefill_wait_ms_mean=wait_mean * 1e3,
+        prefill_wait_ms_p95=wait_p95 * 1e3,
+        prefill_stage_ms_mean=stage_mean * 1e3,
+        prefill_stage_ms_p95=stage_p95 * 1e3,
+        decode_rate_per_replica_per_s=d_rate,
+        decode_batch=batch,
+        decode_step_ms=step_ms,
+        decode_step_p95_ms=step_p95_ms,
+        decode_kv_fraction=kv_fraction,
+        stable=stable,
+        ttft_p50_ms=ttft_p50,
+        ttft_p95_ms=ttft_p95,
+        itl_p50_ms=itl_p50,
+        itl_p95_ms=itl_p95,
+        tpot_p50_ms=itl_p50,
+        tpot_p95_ms=itl_p95,
+        ttft_waterfall=ttft_waterfall,
+        itl_waterfall=itl_waterfall,
+        comparison=comparison,
+        splits=split_points,
+        problems=tuple(problems),
+        kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
+        arithmetic={
+            "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
+            f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",
+            "prefill": f"{num(rate, 'req/s')} / {p_replicas} = {num(p_rate, 'req/s')} a prefill replica x {num(service * 1e3, 'ms')} a prompt"
+            f" ({num(mean_prompt * (1 - hit), 'tokens')} uncached, steps of up to {budget}) = {pct(busy)} busy;"
+            f" M/G/1 wait {num(wait_mean * 1e3, 'ms')} mean, {num(wait_p95 * 1e3, 'ms')} p95",
+            "transfer": f"{num(mean_prompt, 'tokens')} x {num(kv_token / 1e3, 'kB')} = {num(mean_prompt * kv_token / 1e6, 'MB')}"
+            f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
+            f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
+            "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
+            f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps) = {num(b)};"
+            f" a pure decode step {num(step_ms, 'ms')}, at the p95 batch {num(step_p95_ms, 'ms')}",
+            "splits": _splits_text(split_points, pools.general_nodes),
+            "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
+            f" + {num(transfer_p95 * 1e3, 'ms')} transfer + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
+        },
+    )
+
+
+def _splits_text(points: tuple[SplitPoint, ...], nodes: int) -> str:
+    """Which splits of the general pool's nodes meet the SLO: where disaggregation stops paying on either side."""
+    ok = [p.prefill_nodes for p in points if p.meets_slo]
+    if not points:
+        return "no split: the general pool has one node"
+    if not ok:
+        return f"no split of the {nodes} nodes meets the SLO disaggregated"
+    return (
+        f"of the {nodes} general-pool nodes, {ok[0]} to {ok[-1]} on prefill meet the SLO; fewer leave the prefill pool over"
+        " 100% busy (TTFT unbounded), more leave the decode pool short of batch slots or KV"
+    )
+
+
+def _comparison(
+    brief: Brief, pools: Pools, chunked: SloBudget, cap: Capacity, ttft_p95: float, itl_p95: float, meets: bool, stable: bool, busy: float
+) -> DisaggComparison:
+    share = cap.prefill_fraction / max(cap.prefill_fraction + cap.decode_fraction, 1e-12)
+    balanced = min(max(round(pools.general_nodes * share), 1), max(pools.general_nodes - 1, 1))
+    chunked_meets = chunked.ttft_ok and chunked.itl_ok
+    chunked_judged = chunked.judged_itl_p95_ms
+    beats = meets and (not chunked_meets or itl_p95 < chunked_judged) and ttft_p95 <= brief.slo.ttft_p95_ms
+    mixed = chunked.point.mixed_step_share
+    price = f" (the price: prompts queue for the {brief.disaggregation.prefill_nodes} prefill nodes' replicas instead of all {pools.general_nodes} nodes')"
+    split = f"the split gives {brief.disaggregation.prefill_nodes} of {pools.general_nodes} nodes to prefill; the prefill:decode GPU time of the aggregated design ({pct(share)} prefill) balances at {balanced}"
+    if beats:
+        verdict = (
+            f"disaggregation beats chunked prefill on the token gaps here: p95 ITL {num(itl_p95, 'ms')} against {num(chunked.itl_p95_ms, 'ms')}"
+            f" ({pct(mixed)} of the aggregated replica's token gaps fall on a step carrying a prompt chunk); p95 TTFT"
+            f" {num(ttft_p95, 'ms')} against {num(chunked.ttft_p95_ms, 'ms')}"
+            f"{price if ttft_p95 > chunked.ttft_p95_ms else ''}; {split}"
+        )
+    elif not stable:
+        verdict = (
+            f"chunked prefill wins: the split leaves a pool short (prefill {pct(busy)} busy, or the decode batch does not fit); {split}"
+        )
+    else:
+        verdict = (
+            f"chunked prefill is as good or better: p95 ITL {num(chunked.itl_p95_ms, 'ms')} aggregated against {num(itl_p95, 'ms')},"
+            f" p95 TTFT {num(chunked.ttft_p95_ms, 'ms')} against {num(ttft_p95, 'ms')}; disaggregation adds no throughput, only"
+            f" removes prefill interference; {split}"
+        )
+    return DisaggComparison(
+        chunked_ttft_p95_ms=chunked.ttft_p95_ms,
+        chunked_itl_p95_ms=chunked.itl_p95_ms,
+        chunked_tpot_p95_ms=chunked.tpot_p95_ms,
+        chunked_meets_slo=chunked_meets,
+        disaggregated_ttft_p95_ms=ttft_p95,
+        disaggregated_itl_p95_ms=itl_p95,
+        disaggregated_tpot_p95_ms=itl_p95,
+        disaggregated_meets_slo=meets,
+        balanced_prefill_nodes=balanced,
+        beats_chunked=beats,
+        verdict=verdict,
+    )
+
+
+def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief) -> SloBudget:
+    """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones."""
+    judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
+    return slo.model_copy(
+        update={
+            "ttft_p50_ms": analysis.ttft_p50_ms,
+            "ttft_p95_ms": analysis.ttft_p95_ms,
+            "ttft_mean_ms": sum(s.ms for s in analysis.ttft_waterfall),
+            "itl_p50_ms": analysis.itl_p50_ms,
+            "itl_p95_ms": analysis.itl_p95_ms,
+            "tpot_p50_ms": analysis.tpot_p50_ms,
+            "tpot_p95_ms": analysis.tpot_p95_ms,
+            "ttft_ok": analysis.stable and analysis.ttft_p95_ms <= slo.ttft_target_ms,
+            "itl_ok": analysis.stable and judged <= slo.itl_target_ms,
+            "ttft_waterfall": analysis.ttft_waterfall,
+            "itl_waterfall": analysis.itl_waterfall,
+            "queue_model": "Disaggregated: prompts queue FCFS for a prefill-pool replica (M/G/1, a prompt's service its own chunk steps,"
+            " no decode in them); the KV moves to a decode replica over the network; decode replicas run pure decode steps,"
+            " their batch from Little's law.",
+            "percentile_method": "TTFT p95: the M/G/1 wait's p95 (zero with probability 1 - busy, else exponential) + the p95 covered prompt's"
+            " prefill and transfer + two decode steps at the p95 batch (a sum of p95s: conservative). ITL and TPOT: the pure decode"
+            " step at the mean and the p95 batch (mean + 1.645 sqrt(mean)).",
+            "basis": f"Prefill/decode disaggregation: {analysis.arithmetic['split']}. The aggregated figures on the same nodes are"
+            " disaggregation.comparison.",
+        }
+    )

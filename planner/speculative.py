@@ -1,0 +1,280 @@
+"""Speculative decoding: the decode step and ITL it gives at each batch, and the batch at which to turn it off.
+
+A speculative step drafts k tokens for every running sequence (k passes of an EAGLE head or a draft model) and
+verifies them in one target step over k + 1 tokens a sequence: the target's weights are read once, its GEMM FLOPs,
+LM head and sampling run k + 1 times, each sequence's KV is read once (planner.step_model.speculative_step_time_s).
+A sequence emits (1 - a^(k+1)) / (1 - a) tokens a step in expectation (a: the chance each draft token is accepted).
+
+At a small batch the step reads the weights and waits on HBM: verifying k + 1 tokens costs little more than one,
+so a sequence's time per token falls by nearly the tokens a step emits. As the batch grows the step turns
+compute-bound, k + 1 tokens cost k + 1 times one, and the k draft passes add on top: past a crossover batch the
+time per token is longer than without speculation. vLLM's `disable_by_batch_size` turns it off above a batch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief, ModelChoice, SpecMethod
+from planner.catalog import ModelSpec, model_spec
+from planner.errors import BriefError
+from planner.fmt import num, pct
+from planner.numerics import root_in_bracket
+from planner.replica import ReplicaShape, shape_of
+from planner.slo import SloBudget, WaterfallStep
+from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
+from planner.verdict import Problem
+
+__all__ = [
+    "EAGLE_HEADS",
+    "SpecPoint",
+    "SpeculativeAnalysis",
+    "apply_speculation",
+    "draft_constants",
+    "speculative_analysis",
+    "speculative_config_json",
+    "speculative_summary",
+]
+
+# Published EAGLE heads (Hugging Face ids) for catalog models; vLLM's docs use the 8B one in their example.
+EAGLE_HEADS = {
+    "llama-3-70b": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
+    "llama-3.1-8b": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
+}
+
+DRAFT_PASS_OVERHEAD_S = 0.2e-3  # launching one draft forward pass (CUDA-graphed, a few kernels): an assumption, stated
+_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)  # the gain-vs-batch table's rows
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SpecPoint(_Model):
+    """Speculation at one batch: the step with and without it, and the time per token of each."""
+
+    batch: int
+    plain_step_ms: float  # one decode step, scheduler included: also the time per token without speculation
+    spec_step_ms: float  # one speculative step (k drafts + the k + 1 verification), scheduler included
+    spec_ms_per_token: float  # spec step / expected tokens a step
+    gain: float  # plain time per token / speculative time per token (> 1: speculation pays)
+
+
+class SpeculativeAnalysis(_Model):
+    problems: tuple[Problem, ...]  # a missing EAGLE head, a draft model with another vocabulary
+    method: SpecMethod
+    draft: str  # what proposes: the EAGLE head's id or the draft model's name
+    num_speculative_tokens: int
+    acceptance_rate: float
+    tokens_per_step: float
+    crossover_batch: float  # the batch at which the gain falls to 1 (inf: it never does up to max-num-seqs x 8)
+    off_above_batch: int  # the batch above which speculation is off: the brief's, else the crossover's floor
+    operating_batch: float  # the running batch at the design's load
+    on_at_load: bool
+    gain_at_load: float
+    gain_at_batch_1: float
+    gain_at_max_batch: float
+    points: tuple[SpecPoint, ...]
+    config_json: str  # the --speculative-config value
+    arithmetic: dict[str, str]
+
+
+def draft_constants(brief: Brief, shape: ReplicaShape) -> tuple[StepConstants, str]:
+    """The draft's step constants and its name. EAGLE: one decoder layer of the target (its share of the per-token
+    GEMMs, KV and all-reduces) plus the target's LM head read and computed; a draft model: its own replica at the
+    target's TP and precision. Either way a draft pass costs its launch, not the engine's whole step overhead."""
+    spec = brief.speculative
+    if spec.method is SpecMethod.draft and spec.draft_model:
+        try:
+            draft_shape = shape_of(brief.with_changes({"model.name": spec.draft_model, "model.custom": None}))
+        except BriefError as exc:  # an unknown key, or a TP the draft's heads do not divide
+            raise BriefError("speculative.draft_model", str(exc)) from None
+        return draft_shape.step.model_copy(update={"overhead_s": DRAFT_PASS_OVERHEAD_S, "per_sequence_s": 0.0}), draft_shape.model.name
+    return _eagle_head(shape.step, shape.model), EAGLE_HEADS.get(shape.model.key, f"an EAGLE head for {shape.model.name}")
+
+
+def _eagle_head(target: StepConstants, model: ModelSpec) -> StepConstants:
+    layers = float(model.layers)
+    head = float(model.vocab_size * model.hidden_size)
+    body = model.active_params - (head if model.tied_embeddings else 2 * head)
+    read_share = (body / layers + head) / model.params  # one layer and the LM head, of the weights a step reads
+    return target.model_copy(
+        update={
+            "weights_s": target.weights_s * read_share,
+            "experts_s": 0.0,
+            "gemm_s_per_token": target.gemm_s_per_token / layers,
+            "kv_s_per_token": target.kv_s_per_token / layers,
+            "allreduces": target.allreduces / layers,
+            "overhead_s": DRAFT_PASS_OVERHEAD_S,
+            "per_sequence_s": 0.0,
+        }
+    )
+
+
+def _problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
+    spec = brief.speculative
+    if spec.method is SpecMethod.eagle and shape.model.key not in EAGLE_HEADS:
+        return (
+            Problem(
+                field="speculative.method",
+                problem=f"no published EAGLE head for {shape.model.name} in the catalog: the command names one to train or find",
+                change="train an EAGLE head for the model, or set method 'draft' with a small model of the same tokenizer",
+            ),
+        )
+    if spec.method is SpecMethod.draft and spec.draft_model:
+        draft = model_spec(ModelChoice(name=spec.draft_model))
+        if draft.vocab_size and shape.model.vocab_size and draft.vocab_size != shape.model.vocab_size:
+            return (
+                Problem(
+                    field="speculative.draft_model",
+                    problem=f"{draft.name}'s vocabulary ({draft.vocab_size:,}) is not {shape.model.name}'s ({shape.model.vocab_size:,}): the target cannot verify its tokens",
+                    change="pick a draft model of the same family and tokenizer",
+                ),
+            )
+    return ()
+
+
+def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: int) -> str:
+    """The value of vLLM's --speculative-config."""
+    spec = brief.speculative
+    config: dict[str, object] = {"method": "eagle"} if spec.method is SpecMethod.eagle else {"method": "draft_model"}
+    if spec.method is SpecMethod.eagle:
+        config["model"] = EAGLE_HEADS.get(shape.model.key, f"<EAGLE head for {shape.model.name}>")
+    else:
+        from planner.config import HF_IDS  # the Hugging Face ids the engine command uses
+
+        config["model"] = HF_IDS.get(spec.draft_model or "", spec.draft_model)
+    config["num_speculative_tokens"] = spec.num_speculative_tokens
+    config["disable_by_batch_size"] = off_above_batch
+    return json.dumps(config, separators=(", ", ": "))  # spaced: the printed command wraps between keys
+
+
+def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
+    """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch."""
+    spec = brief.speculative
+    k = spec.num_speculative_tokens
+    draft, draft_name = draft_constants(brief, shape)
+    constants = spec_constants(shape.step, draft, k)
+    expected = tokens_per_step(spec.acceptance_rate, k)
+    sched_s = brief.latency.scheduler_ms / 1e3
+
+    def point(batch: float) -> tuple[float, float]:
+        plain = step_time_s(shape.step.values(), batch, batch, batch * context_tokens, 0.0) + sched_s
+        verify = speculative_step_time_s(constants, batch, batch, batch * context_tokens, 0.0) + sched_s
+        return plain, verify
+
+    def gain(batch: float) -> float:
+        plain, verify = point(batch)
+        return plain * expected / verify
+
+    top = 8.0 * brief.deployment.max_num_seqs
+    crossover = math.inf if gain(top) >= 1 else (0.0 if gain(1.0) <= 1 else root_in_bracket(lambda b: gain(b) - 1.0, 1.0, top, 0.01))
+    off = spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else int(top), 0)
+    batch = max(operating_batch, 1.0)
+    rows: list[SpecPoint] = []
+    # the rows run past max-num-seqs to twice the crossover, so the table shows the loss beyond it
+    last = max(brief.deployment.max_num_seqs, min(2 * crossover, top) if math.isfinite(crossover) else 0)
+    for b in sorted({*[b for b in _BATCHES if b <= last], brief.deployment.max_num_seqs}):
+        if rows and rows[-1].batch == b:
+            continue
+        plain, verify = point(float(b))
+        rows.append(
+            SpecPoint(
+                batch=b,
+                plain_step_ms=plain * 1e3,
+                spec_step_ms=verify * 1e3,
+                spec_ms_per_token=verify / expected * 1e3,
+                gain=plain * expected / verify,
+            )
+        )
+    plain1, verify1 = point(1.0)
+    a = spec.acceptance_rate
+    return SpeculativeAnalysis(
+        problems=_problems(brief, shape),
+        method=spec.method,
+        draft=draft_name,
+        num_speculative_tokens=k,
+        acceptance_rate=a,
+        tokens_per_step=expected,
+        crossover_batch=crossover,
+        off_above_batch=off,
+        operating_batch=batch,
+        on_at_load=batch <= off and gain(batch) > 1,
+        gain_at_load=gain(batch),
+        gain_at_batch_1=gain(1.0),
+        gain_at_max_batch=gain(float(brief.deployment.max_num_seqs)),
+        points=tuple(rows),
+        config_json=speculative_config_json(brief, shape, off),
+        arithmetic={
+            "tokens_per_step": f"(1 - {num(a)}^{k + 1}) / (1 - {num(a)}) = {num(expected)} tokens a sequence per step",
+            "batch_1": f"batch 1: {num(plain1 * 1e3, 'ms')} a token plain; a speculative step {num(verify1 * 1e3, 'ms')}"
+            f" / {num(expected)} tokens = {num(verify1 / expected * 1e3, 'ms')} a token: x{num(plain1 * expected / verify1)}",
+            "crossover": f"the gain falls to 1 at a batch of {num(crossover)}: above it the k + 1 tokens' compute and the"
+            f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
+            if math.isfinite(crossover)
+            else f"the gain stays above 1 up to a batch of {num(top)}",
+            "at_load": f"at the running batch of {num(batch)}: x{num(gain(batch))} ({'on' if batch <= off and gain(batch) > 1 else 'off'},"
+            f" turned off above {off} sequences)",
+        },
+    )
+
+
+def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
+    """The SLO budget with speculation on at the running batch: a streamed chunk's gap is the speculative step, a
+    reply's mean gap (TPOT) is that step over the tokens it emits; prefill interference is left as it was."""
+    if not analysis.on_at_load:
+        return slo
+    row = _at(analysis, brief, shape, analysis.operating_batch)
+    plain_ms, spec_ms, per_token_ms = row
+    itl_p50, itl_p95 = slo.itl_p50_ms - plain_ms + spec_ms, slo.itl_p95_ms - plain_ms + spec_ms
+    tpot_p50, tpot_p95 = slo.tpot_p50_ms - plain_ms + per_token_ms, slo.tpot_p95_ms - plain_ms + per_token_ms
+    waterfall = tuple(
+        WaterfallStep(
+            component=f"speculative step / {num(analysis.tokens_per_step)} tokens (k={analysis.num_speculative_tokens}, a={num(analysis.acceptance_rate)})",
+            ms=w.ms - (plain_ms - brief.latency.scheduler_ms) + (per_token_ms - brief.latency.scheduler_ms),
+        )
+        if w.component.startswith("decode step")
+        else w
+        for w in slo.itl_waterfall
+    )
+    judged = slo.itl_metric.judged(itl_p95, tpot_p95)
+    return slo.model_copy(
+        update={
+            "itl_p50_ms": itl_p50,
+            "itl_p95_ms": itl_p95,
+            "tpot_p50_ms": tpot_p50,
+            "tpot_p95_ms": tpot_p95,
+            "itl_ok": judged <= slo.itl_target_ms,
+            "itl_waterfall": waterfall,
+            "basis": slo.basis
+            + f" Speculative decoding is on at this batch: {num(analysis.tokens_per_step)} tokens a step, x{num(analysis.gain_at_load)} per token"
+            " (a gap between streamed chunks is one speculative step; TPOT is a reply's mean gap per token).",
+        }
+    )
+
+
+def _at(analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape, batch: float) -> tuple[float, float, float]:
+    ctx = brief.running_context_tokens
+    draft, _ = draft_constants(brief, shape)
+    constants = spec_constants(shape.step, draft, analysis.num_speculative_tokens)
+    sched = brief.latency.scheduler_ms
+    plain = step_time_s(shape.step.values(), batch, batch, batch * ctx, 0.0) * 1e3 + sched
+    spec = speculative_step_time_s(constants, batch, batch, batch * ctx, 0.0) * 1e3 + sched
+    return plain, spec, spec / analysis.tokens_per_step
+
+
+def speculative_summary(analysis: SpeculativeAnalysis) -> str:
+    """One line: the gain at batch 1, at the load, the crossover."""
+    cross = (
+        f"turn it off above a batch of {num(analysis.crossover_batch)}"
+        if math.isfinite(analysis.crossover_batch)
+        else "it pays at every batch up to max-num-seqs"
+    )
+    return (
+        f"{analysis.method.value} speculation, k={analysis.num_speculative_tokens} at acceptance {pct(analysis.acceptance_rate)}:"
+        f" {num(analysis.tokens_per_step)} tokens a step; x{num(analysis.gain_at_batch_1)} per token at batch 1,"
+        f" x{num(analysis.gain_at_load)} at the running batch of {num(analysis.operating_batch)}; {cross}"
+    )

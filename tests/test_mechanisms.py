@@ -1,0 +1,301 @@
+"""Prefill/decode disaggregation and speculative decoding (issue 14, mechanisms 1 and 2): the presets' figures
+derived by hand, the mechanisms' invariants, and the simulator against the plan on each."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from planner import load_brief
+from planner.design import plan
+from planner.replica import shape_of
+from planner.simulator import SimSettings, simulate, step_costs
+from planner.speculative import draft_constants, speculative_analysis
+from planner.step_model import spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def disagg():
+    return plan(load_brief("chat-disaggregated"))
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return plan(load_brief("chat-speculative"))
+
+
+# --- chat-disaggregated: 200 req/s, 2,000 in / 500 out, 12 prefill + 4 decode nodes of 8 x H100, TP=8 -----------
+
+
+def test_disaggregated_kv_transfer(disagg):
+    """KV of one token, whole model: 2 (K and V) x 80 layers x 8 KV heads x 128 x 1 byte (FP8) = 163,840 B.
+    A 2,000-token prompt: 327.7 MB over 8 GPUs x 400 Gb/s / 8 bits x 70% = 280 GB/s: 1.170 ms, + 1 ms set-up = 2.170 ms.
+    Tolerance 0.5%."""
+    d = disagg.disaggregation
+    assert d.kv_bytes_per_token == pytest.approx(163_840, rel=0.005)
+    assert d.kv_transfer_mb_mean == pytest.approx(327.68, rel=0.005)
+    assert d.link_gb_per_s == pytest.approx(280, rel=0.005)
+    assert d.transfer_ms_mean == pytest.approx(2.170, rel=0.005)
+
+
+def test_disaggregated_prefill_pool(disagg):
+    """A prompt alone on a prefill replica: 2,000 tokens x 2 x 70.6e9 FLOPs / (8 x 1,979 TFLOP/s x 40%) = 44.6 ms,
+    + 1.5 ms fixed a step = 46.1 ms (the causal attention adds a few tenths). 200 req/s / 12 replicas = 16.7 req/s;
+    busy 16.7 x 46.1 ms = 77%; M/D/1 wait rho S / (2 (1 - rho)) = 0.77 x 46.1 / (2 x 0.23) = 77 ms. Tolerance 3%."""
+    d = disagg.disaggregation
+    assert (d.prefill_nodes, d.decode_nodes, d.prefill_replicas, d.decode_replicas) == (12, 4, 12, 4)
+    assert d.prefill_service_ms_mean == pytest.approx(46.1, rel=0.03)
+    assert d.prefill_busy == pytest.approx(200 / 12 * 0.0461, rel=0.03)
+    assert d.prefill_wait_ms_mean == pytest.approx(77, rel=0.05)
+
+
+def test_disaggregated_decode_pool(disagg):
+    """A decode replica at 200 / 4 = 50 req/s runs pure decode steps (the seed's roofline step, bytes bind):
+    weights 70.6 GB / (8 x 3.35 TB/s) = 2.634 ms, + 1.5 ms fixed; each sequence reads 2,250 tokens (2,000 + 500 / 2)
+    x 163,840 B = 368.6 MB / 26.8 TB/s = 0.01375 ms. Little's law: B = 50 x (499 gaps + 1.5) x (4.134 + 0.01375 B) ms
+    gives B = 103.45 / (1 - 0.3441) = 157.7 and a step of 6.30 ms; at the p95 batch 157.7 + 1.645 sqrt(157.7) = 178.4,
+    6.59 ms. Tolerance 2%."""
+    d = disagg.disaggregation
+    assert d.decode_batch == pytest.approx(157.7, rel=0.02)
+    assert d.decode_step_ms == pytest.approx(6.30, rel=0.02)
+    assert disagg.slo.itl_p95_ms == pytest.approx(6.59, rel=0.02)
+    assert disagg.slo.tpot_p50_ms == pytest.approx(6.30, rel=0.02)
+
+
+def test_disaggregated_design_against_chunked_prefill(disagg):
+    """The same 16 nodes aggregated (qps200-chat) give p95 ITL 48 ms (13.7% of the gaps on a step carrying a prompt
+    chunk); disaggregated 6.6 ms. TTFT p95 rises (prompts queue for 12 replicas, not 16) but stays under 2 s."""
+    c = disagg.disaggregation.comparison
+    aggregated = plan(load_brief("qps200-chat"))
+    assert c.chunked_itl_p95_ms == pytest.approx(aggregated.slo.itl_p95_ms)
+    assert c.chunked_ttft_p95_ms == pytest.approx(aggregated.slo.ttft_p95_ms)
+    assert c.beats_chunked and c.disaggregated_itl_p95_ms < c.chunked_itl_p95_ms / 5
+    assert c.chunked_ttft_p95_ms < disagg.slo.ttft_p95_ms < 2000
+    assert disagg.verdict.feasible and disagg.verdict.meets_slo
+    assert c.balanced_prefill_nodes == 13  # 55.7% prefill / (55.7% + 14.4% decode) of 16 nodes = 12.7
+
+
+def test_disaggregated_pools_command_and_diagram(disagg):
+    pools = {p.name: p for p in disagg.architecture.pools}
+    assert (pools["prefill"].role, pools["decode"].role, pools["decode"].upstream) == ("prefill", "decode", "prefill")
+    assert "general" not in pools and pools["prefill"].nodes + pools["decode"].nodes == 16
+    assert "--kv-transfer-config" in disagg.config.command and "NixlConnector" in disagg.config.command
+    assert disagg.config.prefill_command is not None and "--kv-transfer-config" in disagg.config.prefill_command
+    assert 'pool0 -> pool1 [label="KV cache"' in disagg.architecture.dot
+    components = [s.component for s in disagg.slo.ttft_waterfall]
+    assert any("KV transfer" in c for c in components) and any("prefill-pool queue" in c for c in components)
+    assert "Compute binds" in (disagg.mechanism_conclusion or "") and "Disaggregation turns on" in (disagg.mechanism_conclusion or "")
+
+
+def test_a_split_without_a_decode_pool_is_a_verdict(disagg):
+    d = plan(load_brief("chat-disaggregated").with_changes({"disaggregation.prefill_nodes": 16}))
+    assert any(p.field == "disaggregation.prefill_nodes" for p in d.verdict.problems)
+
+
+def test_too_few_prefill_nodes_overload_the_prefill_pool():
+    """Four prefill replicas at 50 req/s x 46 ms = 230% busy: infeasible, the fix names the prefill nodes."""
+    d = plan(load_brief("chat-disaggregated").with_changes({"disaggregation.prefill_nodes": 4}))
+    assert not d.verdict.feasible and not d.disaggregation.comparison.beats_chunked
+    assert any(p.field == "disaggregation.prefill_nodes" and "busy" in p.problem for p in d.verdict.problems)
+
+
+def test_a_slow_link_shows_in_the_ttft():
+    """At 10 Gb/s a GPU the 327.7 MB move at 8 x 1.25 GB/s x 70% = 7 GB/s: 46.8 ms + 1 ms, 22x the InfiniBand figure."""
+    d = plan(load_brief("chat-disaggregated").with_changes({"disaggregation.kv_link_gbps_per_gpu": 10.0}))
+    assert d.disaggregation.transfer_ms_mean == pytest.approx(47.8, rel=0.01)
+
+
+# --- chat-speculative: Llama-3-70B, TP=4 FP8 on H100, 1 req/s a replica, EAGLE k=3 at a = 0.7 -------------------------
+
+
+def test_tokens_per_step_formula():
+    """(1 - a^(k+1)) / (1 - a): 1 at a = 0, k + 1 as a -> 1; (1 - 0.7^4) / 0.3 = 2.533."""
+    assert tokens_per_step(0.0, 3) == 1.0
+    assert tokens_per_step(0.7, 3) == pytest.approx(2.533, abs=1e-3)
+    assert tokens_per_step(0.999999, 5) == pytest.approx(6.0, rel=1e-4)
+
+
+def test_speculative_gain_at_batch_1(spec):
+    """Batch 1, calibrated defaults: weights 70.6 GB / (4 x 3.35 TB/s x 68%) = 7.75 ms, 160 all-reduces x 14 us =
+    2.24 ms, 2.6 ms fixed, the sequence's 33 us and KV: 12.7 ms a token. A speculative step: the same reads for 4
+    tokens (12.8 ms) + 3 EAGLE passes (one layer + the LM head, 1.9e9 of 70.6e9 weights: 0.21 ms, 2 all-reduces,
+    0.2 ms launch: 0.44 ms each) = 14.2 ms for 2.533 tokens: 5.6 ms a token, x2.26. Tolerance 3%."""
+    s = spec.speculative
+    one = s.points[0]
+    assert one.batch == 1
+    assert one.plain_step_ms == pytest.approx(12.7, rel=0.03)
+    assert one.spec_step_ms == pytest.approx(14.2, rel=0.03)
+    assert s.gain_at_batch_1 == pytest.approx(2.26, rel=0.03)
+
+
+def test_speculation_turns_on_at_load_and_has_a_crossover(spec):
+    """At 1 req/s a replica the batch is ~5.4: on, x2.1; the gain falls with the batch and crosses 1 above
+    max-num-seqs' reach (the off switch is the crossover's floor). TPOT p95 falls from 14.1 ms to ~7.1 ms."""
+    s = spec.speculative
+    gains = [p.gain for p in s.points]
+    assert all(a >= b for a, b in itertools.pairwise(gains))
+    assert s.on_at_load and s.gain_at_load > 2
+    assert math.isfinite(s.crossover_batch) and s.off_above_batch == int(s.crossover_batch)
+    plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
+    assert plain.slo.tpot_p95_ms == pytest.approx(14.1, rel=0.03)
+    assert spec.slo.tpot_p95_ms == pytest.approx(7.1, rel=0.05)
+    assert spec.verdict.meets_slo
+
+
+def test_speculation_costs_more_than_it_saves_past_the_crossover():
+    """A compute-bound batch: every one of the k + 1 tokens costs its FLOPs, the drafts add on top."""
+    brief = load_brief("chat-speculative")
+    shape = shape_of(brief)
+    a = speculative_analysis(brief, shape, 4 * 215.0, brief.running_context_tokens)
+    assert a.gain_at_load < 1 and not a.on_at_load
+
+
+def test_speculation_off_above_a_given_batch():
+    d = plan(load_brief("chat-speculative").with_changes({"speculative.off_above_batch": 2}))
+    assert not d.speculative.on_at_load
+    assert d.slo.tpot_p95_ms == pytest.approx(
+        plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False})).slo.tpot_p95_ms
+    )
+
+
+def test_speculative_config_in_the_command(spec):
+    value = spec.config.command.split("--speculative-config ")[1].split(" \\")[0].strip("'")
+    config = json.loads(value)
+    assert config == {
+        "method": "eagle",
+        "model": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
+        "num_speculative_tokens": 3,
+        "disable_by_batch_size": spec.speculative.off_above_batch,
+    }
+
+
+def test_a_draft_model_costs_more_than_an_eagle_head():
+    brief = load_brief("chat-speculative")
+    draft = brief.with_changes({"speculative.method": "draft", "speculative.draft_model": "llama-3.1-8b"})
+    shape = shape_of(brief)
+    eagle = speculative_analysis(brief, shape, 1.0, brief.running_context_tokens)
+    small = speculative_analysis(draft, shape, 1.0, brief.running_context_tokens)
+    assert small.gain_at_batch_1 < eagle.gain_at_batch_1 and "draft_model" in small.config_json
+
+
+def test_a_draft_method_without_a_draft_model_is_refused():
+    proc = run_cli("plan", "chat-speculative", "--set", "speculative.method=draft")
+    assert proc.returncode == 2 and "draft_model" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_simulator_steps_through_the_planners_formula():
+    """The speculative step the simulator compiles is step_model's: the same constants give the same time."""
+    brief = load_brief("chat-speculative")
+    shape = shape_of(brief)
+    draft, _ = draft_constants(brief, shape)
+    k = spec_constants(shape.step, draft, 3)
+    import numba
+
+    compiled = numba.njit(step_time_s)
+    from planner.step_model import speculative_step
+
+    fast = numba.njit(speculative_step(compiled))
+    assert fast(k, 8.0, 8.0, 8 * 1900.0, 0.0) == pytest.approx(speculative_step_time_s(k, 8.0, 8.0, 8 * 1900.0, 0.0), rel=1e-12)
+    assert step_costs(brief, shape).speculative is None  # the costs gain the speculative constants only when it is on
+
+
+# --- the simulator against the plan ---------------------------------------------------------------------------------
+
+
+def test_simulated_disaggregation_agrees_with_the_plan(disagg):
+    """One prefill replica feeding one decode replica, 2,000 requests. Tolerances: TPOT and ITL p50/p95 within 10%
+    (pure decode steps on both sides), TTFT p95 within 20% (the plan sums p95s; the prefill replica packs prompts)."""
+    sim = simulate(load_brief("chat-disaggregated"), SimSettings(requests=2000)).slo
+    assert sim is not None
+    assert sim.tpot_p50_ms == pytest.approx(disagg.slo.tpot_p50_ms, rel=0.10)
+    assert sim.itl_p95_ms == pytest.approx(disagg.slo.itl_p95_ms, rel=0.10)
+    assert sim.ttft_p95_ms == pytest.approx(disagg.slo.ttft_p95_ms, rel=0.20)
+    assert sim.meets_slo
+
+
+def test_simulated_speculation_agrees_with_the_plan(spec):
+    """Every step speculative, tokens a step drawn per sequence. Tolerances: TPOT p50 and p95 within 12%, the gap
+    between streamed chunks (ITL p50) within 10%; and the TPOT is less than half the simulation without it."""
+    brief = load_brief("chat-speculative")
+    sim = simulate(brief, SimSettings(requests=1500)).slo
+    off = simulate(brief.with_changes({"speculative.enabled": False}), SimSettings(requests=1500)).slo
+    assert sim is not None and off is not None
+    assert sim.tpot_p50_ms == pytest.approx(spec.slo.tpot_p50_ms, rel=0.12)
+    assert sim.tpot_p95_ms == pytest.approx(spec.slo.tpot_p95_ms, rel=0.12)
+    assert sim.itl_p50_ms == pytest.approx(spec.slo.itl_p50_ms, rel=0.10)
+    assert sim.tpot_p50_ms < off.tpot_p50_ms / 2
+
+
+def test_a_prefill_tp_that_cannot_form_a_replica_names_the_prefill_field():
+    proc = run_cli("plan", "chat-disaggregated", "--set", "disaggregation.prefill_tp=3")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: disaggregation.prefill_tp:") and "Traceback" not in proc.stderr
+
+
+def test_a_draft_model_with_another_vocabulary_is_not_feasible():
+    """Llama-2-7B's 32,000 tokens cannot be verified by Llama-3-70B's 128,256-token head."""
+    d = plan(load_brief("chat-speculative").with_changes({"speculative.method": "draft", "speculative.draft_model": "llama-2-7b"}))
+    assert not d.verdict.feasible and any(p.field == "speculative.draft_model" for p in d.verdict.problems)
+
+
+def test_a_model_without_a_published_eagle_head_says_so():
+    d = plan(load_brief("chat-speculative").with_changes({"model.name": "llama-3.1-70b"}))
+    assert any(p.field == "speculative.method" and "EAGLE head" in p.problem for p in d.verdict.problems)
+
+
+def test_every_other_preset_leaves_both_mechanisms_off():
+    from planner import preset_names
+
+    for name in preset_names():
+        d = plan(load_brief(name))
+        on = (d.disaggregation is not None, d.speculative is not None)
+        assert on == (name == "chat-disaggregated", name == "chat-speculative"), name
+        assert ("--kv-transfer-config" in d.config.command) == on[0] and ("--speculative-config" in d.config.command) == on[1]
+
+
+def test_the_kv_link_defaults_to_the_gpus_nic():
+    """Empty: the catalog's scale-out NIC, 50 GB/s = 400 Gb/s on an H100, 25 GB/s = 200 Gb/s on an A100 (HDR):
+    the same prompt's transfer 1.17 ms + 1 ms on H100, 2.34 ms + 1 ms on A100 (TP=8, 70%)."""
+    brief = load_brief("chat-disaggregated").with_changes({"disaggregation.kv_link_gbps_per_gpu": None})
+    assert plan(brief).disaggregation.transfer_ms_mean == pytest.approx(2.170, rel=0.005)
+    a100 = plan(brief.with_changes({"hardware.gpu": "a100-80gb", "deployment.weights": "int8", "deployment.kv_cache": "bf16"}))
+    assert a100.disaggregation.kv_bytes_per_token == pytest.approx(327_680)  # BF16 KV: twice the bytes
+    assert a100.disaggregation.transfer_ms_mean == pytest.approx(1 + 2000 * 327_680 / (8 * 25e9 * 0.7) * 1e3, rel=0.005)
+
+
+def test_the_simulators_draws_emit_the_expected_tokens_a_step():
+    """2,000 replies of 1,001 tokens: 1,000 after the first, at 2.533 a step is 394.7 steps each (+1 for the first
+    token); the draws' mean within 1%. At a = 0 every step emits one token; no reply takes more steps than tokens."""
+    import numpy as np
+
+    from planner.sim_mechanisms import speculative_steps
+
+    out = np.full(2000, 1001, dtype=np.int64)
+    steps = speculative_steps(out, 0.7, 3, seed=0)
+    assert float(steps.mean()) == pytest.approx(1 + 1000 / tokens_per_step(0.7, 3), rel=0.01)
+    assert (speculative_steps(out, 0.0, 3, seed=0) == 1001).all()
+    mixed = np.array([1, 2, 5, 300], dtype=np.int64)
+    drawn = speculative_steps(mixed, 0.9, 5, seed=1)
+    assert drawn[0] == 1 and drawn[1] == 2 and (drawn <= mixed).all() and (drawn >= 1 + np.ceil((mixed - 1) / 6)).all()
+
+
+def test_the_splits_show_where_disaggregation_stops_paying(disagg):
+    """Prefill needs 200 x 46.4 ms = 9.3 replicas' time: 9 prefill nodes or fewer is over 100% busy (TTFT unbounded).
+    The decode pool's batch grows as it shrinks: at 14 prefill nodes two decode replicas cannot hold the load within
+    512 sequences. 10 to 13 meet the SLO."""
+    splits = {p.prefill_nodes: p for p in disagg.disaggregation.splits}
+    assert list(splits) == list(range(1, 16))
+    assert [n for n, p in splits.items() if p.meets_slo] == [10, 11, 12, 13]
+    assert splits[9].prefill_busy > 1 and math.isinf(splits[9].ttft_p95_ms)
+    assert math.isinf(splits[14].decode_batch)
+    assert "10 to 13 on prefill" in disagg.disaggregation.arithmetic["splits"]
+
+
+def test_a_disaggregated_run_takes_a_rate_not_closed_loop_clients():
+    proc = run_cli("simulate", "chat-disaggregated", "--concurrency", "20", "--requests", "50")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency:") and "Traceback" not in proc.stderr
