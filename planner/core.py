@@ -18,7 +18,7 @@ from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
 from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_analysis
 from planner.fmt import num, pct
 from planner.lora import lora_check
-from planner.mechanisms import mechanism_conclusion
+from planner.mechanism_conclusion import mechanism_conclusion
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
