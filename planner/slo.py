@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
+from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 from planner.step_model import (
@@ -230,6 +231,7 @@ class _Engine:
         self.chunked = dep.chunked_prefill
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
+        self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
         step = shape.step
         self.k = step.values()
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
@@ -596,7 +598,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
-        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3,
+        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s,
     )
 
 
@@ -834,6 +836,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
         WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
         WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
+        *(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape)),
         WaterfallStep(component="first sample", ms=lat.first_sample_ms),
         WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
     )
