@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from planner.architecture import Architecture, architecture
 from planner.brief import Brief
+from planner.conclusion import conclusion
 from planner.config import EngineConfig, engine_config
 from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
@@ -44,6 +45,7 @@ class Design(CoreDesign):
     multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
+    conclusion: str | None = None  # a problem-library design: what binds and which mechanism it turns on (planner.conclusion)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -153,5 +155,6 @@ def _plan_cached(stated: Brief) -> Design:
         multimodal=images,
         objective=goal,
         lora_serving=lora,
+        conclusion=conclusion(core, tiers, images, lora, goal),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -1,6 +1,6 @@
 """Images in each request: the tokens they add to the prompt, the vision encoder's compute, the encoder cache.
 
-The image tokens join the prompt (they take KV and prefill like text): the planner adds them to the brief's
+The encoder runs in BF16 (it is not quantized with the language model) at the brief's compute fraction. The image tokens join the prompt (they take KV and prefill like text): the planner adds them to the brief's
 prompt lengths unless the brief says they are counted already. The encoder runs on the replica's GPUs before
 the prefill: a ViT's forward pass is 2 FLOPs per parameter per patch, so an image costs 2 x params x patches,
 and a cached image (the same one re-sent) costs nothing. Its time is a TTFT term, and its share of the GPUs'
@@ -52,7 +52,8 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
     if not mm.enabled:
         return None
     flops = 2 * mm.encoder_params * mm.encoder_patches_per_image
-    per_image_s = flops / shape.flops_per_s
+    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.tp * shape.compute_fraction  # the ViT runs unquantized, in BF16
+    per_image_s = flops / encoder_flops_per_s
     per_request_s = mm.images_per_request * (1 - mm.encoder_cache_hit_rate) * per_image_s
     p95_images = min(float(mm.max_images_per_request), max(mm.images_per_request, 2 * mm.images_per_request))
     ttft_s = p95_images * per_image_s if mm.encoder_cache_hit_rate < 1 - 0.05 else 0.0
@@ -61,7 +62,7 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         "tokens": f"{num(mm.images_per_request)} images x {num(mm.tokens_per_image, 'tokens')} = {num(mm.images_per_request * mm.tokens_per_image, 'tokens')} added to each prompt (KV and prefill)",
         "encoder": (
             f"2 x {num(mm.encoder_params / 1e6)}M params x {num(mm.encoder_patches_per_image)} patches = {num(flops / 1e12)} TFLOP per image"
-            f" / {num(shape.flops_per_s / 1e12)} TFLOP/s achieved = {num(per_image_s * 1e3, 'ms')}"
+            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.tp} GPUs x {pct(shape.compute_fraction)}) = {num(per_image_s * 1e3, 'ms')}"
         ),
         "per_request": (
             f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"

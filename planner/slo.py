@@ -195,6 +195,7 @@ class SloBudget(_Model):
     tradeoff_batched_tokens: tuple[TradeoffPoint, ...]
     tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
     arithmetic: dict[str, str]
+    mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
 
     @property
     def judged_itl_p95_ms(self) -> float:
@@ -830,13 +831,14 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         )
         for v in (_max_num_seqs_values(dep.max_num_seqs, load_batch) if curves else ())
     ]
+    mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     ttft_waterfall = (
         WaterfallStep(component="network round trip", ms=lat.network_ms),
         WaterfallStep(component="gateway: auth, rate limit, route", ms=lat.gateway_ms),
         WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
         WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
         WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
-        *(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape)),
+        *mechanisms,
         WaterfallStep(component="first sample", ms=lat.first_sample_ms),
         WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
     )
@@ -869,6 +871,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         tradeoff_batched_tokens=_tradeoff(tokens_curve),
         tradeoff_max_num_seqs=_tradeoff(seqs_curve),
         arithmetic=_arithmetic(brief, p, basis),
+        mechanisms=mechanisms,
     )
 
 
