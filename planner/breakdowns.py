@@ -120,7 +120,13 @@ def ttft_paths(latency: Latency, slo: SloBudget) -> tuple[LatencyPath, LatencyPa
     )
     mean = LatencyPath(
         label="mean path",
-        parts=(*before, Part(name="queue wait", value=p.queue_wait_ms), Part(name="prefill", value=p.prefill_covered_mean_ms), *extra, *after),
+        parts=(
+            *before,
+            Part(name="queue wait", value=p.queue_wait_ms),
+            Part(name="prefill", value=p.prefill_covered_mean_ms),
+            *extra,
+            *after,
+        ),
         total_ms=slo.ttft_mean_ms,
     )
     return p95, mean
