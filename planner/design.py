@@ -18,6 +18,7 @@ from planner.fmt import pct
 from planner.kv_tiers import KvTierAnalysis, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
+from planner.mechanism_diagram import with_mechanisms
 from planner.mechanism_flags import with_mechanism_flags
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
@@ -137,6 +138,7 @@ def _plan_cached(stated: Brief) -> Design:
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization)
     config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)
+    arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
         "verdict": mechanism_verdict(verdict, core, images, lora, goal)
