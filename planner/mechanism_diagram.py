@@ -14,6 +14,7 @@ from planner.objective import ObjectiveAnalysis
 __all__ = ["with_mechanisms"]
 
 _SIDE = 'fillcolor="#fff8e6", color="#bf8700"'  # a mechanism's box: amber, apart from the load colours of the pools
+_BESIDE = "  {{rank=same; pool0; {};}}"  # stacked with the general pool: the diagram grows no wider, the printed page keeps its type
 
 
 def _extras(
@@ -27,7 +28,11 @@ def _extras(
         if t.nvme_gb_per_node > 0:
             label.append(f"NVMe {num(t.nvme_gb_per_node, 'GB')} a node, {num(t.nvme_gb_s_per_node, 'GB/s')}")
         label.append(f"hit rate {pct(tiers.hit_rate)} (HBM alone {pct(tiers.hit_rate_hbm_only)})")
-        lines += [f"  kvtiers [label={_html_label(label)}, {_SIDE}];", "  pool0 -> kvtiers [dir=both, style=dashed];"]
+        lines += [
+            f"  kvtiers [label={_html_label(label)}, {_SIDE}];",
+            "  pool0 -> kvtiers [dir=both, style=dashed];",
+            _BESIDE.format("kvtiers"),
+        ]
         decisions.append(
             Decision(
                 decision="offload the prefix cache to host memory" + (" and NVMe" if t.nvme_gb_per_node > 0 else ""),
@@ -43,8 +48,8 @@ def _extras(
         ]
         lines += [
             f"  encoder [label={_html_label(label)}, {_SIDE}];",
-            "  router -> encoder [style=dashed];",
             "  encoder -> pool0 [style=dashed];",
+            _BESIDE.format("encoder"),
         ]
         decisions.append(
             Decision(
@@ -57,7 +62,7 @@ def _extras(
             f"{lora.gpu_slots} GPU slots, {lora.cpu_slots} in host memory a replica",
             f"{num(brief.lora.adapters)} adapters on storage",
         ]
-        lines += [f"  adapters [label={_html_label(label)}, {_SIDE}];", "  adapters -> pool0 [style=dashed];"]
+        lines += [f"  adapters [label={_html_label(label)}, {_SIDE}];", "  adapters -> pool0 [style=dashed];", _BESIDE.format("adapters")]
         decisions.append(
             Decision(
                 decision="route by tenant to the replicas holding its adapter",

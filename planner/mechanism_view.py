@@ -11,7 +11,7 @@ from planner.figures import label, show
 if TYPE_CHECKING:
     from planner.design import Design
 
-__all__ = ["MECHANISM_FIGURES", "mechanism_figures", "mechanism_lines"]
+__all__ = ["MECHANISM_FIGURES", "mechanism_figures", "mechanism_lines", "mechanism_paths"]
 
 MECHANISM_FIGURES: dict[str, tuple[str, ...]] = {
     "kv_tiers": ("kv_tiers.hit_rate", "kv_tiers.hit_rate_hbm_only", "kv_tiers.cpu_reload_ms", "kv_tiers.ttft_reload_ms"),
@@ -27,12 +27,17 @@ MECHANISM_FIGURES: dict[str, tuple[str, ...]] = {
 }
 
 
-def mechanism_figures(design: Design) -> list[tuple[str, str]]:
-    """(label, value) of every mechanism figure the design has, in a fixed order."""
+def mechanism_paths(design: Design) -> list[str]:
+    """The plan paths of every mechanism figure the design has, in a fixed order: the objective first."""
     keys = [key for key in ("kv_tiers", "multimodal", "lora_serving") if getattr(design, key) is not None]
     if design.objective is not None:
         keys.insert(0, "throughput" if design.objective.kind is ObjectiveKind.throughput else "batch_completion")
-    return [(label(path), show(design, path)) for key in keys for path in MECHANISM_FIGURES[key]]
+    return [path for key in keys for path in MECHANISM_FIGURES[key]]
+
+
+def mechanism_figures(design: Design) -> list[tuple[str, str]]:
+    """(label, value) of every mechanism figure the design has."""
+    return [(label(path), show(design, path)) for path in mechanism_paths(design)]
 
 
 def mechanism_lines(design: Design, width: int) -> list[str]:

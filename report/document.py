@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LOAD_COLOR_NAMES, LOAD_COLORS, LOAD_LEGEND
+from planner.mechanism_view import mechanism_paths
 from planner.naming import DesignName, design_name
 from report.figures import Figure, Figures
 
@@ -117,7 +118,8 @@ def _arith(f: Figures, section: str, key: str) -> str:
 
 def _summary(f: Figures) -> str:
     verdict = "feasible" if f.value("verdict.feasible") else "NOT feasible"
-    slo = "meets the SLO" if f.value("verdict.meets_slo") else "misses the SLO"
+    judged = "the SLO" if f.value("objective") is None else "its deadline"
+    slo = f"meets {judged}" if f.value("verdict.meets_slo") else f"misses {judged}"
     slo += "" if f.value("verdict.availability_ok") else ", no N+1"
     return (
         f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
@@ -160,7 +162,7 @@ def _verdict(f: Figures) -> Section:
     problems = f.value("verdict.problems")
     answers = (
         ("Feasible", f.yes_no("verdict.feasible")),
-        ("Meets the SLO", f.yes_no("verdict.meets_slo")),
+        ("Meets the SLO" if f.value("objective") is None else "Meets its deadline", f.yes_no("verdict.meets_slo")),
         ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
     )
     items = []
@@ -187,6 +189,15 @@ def _variation(f: Figures) -> Section:
     if options:
         blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=2))
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
+
+
+def _mechanisms(f: Figures, design: Any) -> Section:
+    """A problem-library design: its conclusion (what binds, which mechanism it turns on) and the mechanisms' figures."""
+    rows = tuple((f.label(path), f.figure(path)) for path in mechanism_paths(design))
+    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("conclusion")),))]
+    if rows:
+        blocks.append(Table(header=("Mechanism figure", "Value"), rows=rows, drop=1))
+    return Section(key="mechanisms", title="Conclusion and mechanisms", blocks=tuple(blocks))
 
 
 def _legend() -> tuple[tuple[str, str, str, str], ...]:
@@ -529,10 +540,12 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
     f = Figures(design)
     name = name or design_name(design.brief)
     has_variation = f.value("variation") is not None
+    has_conclusion = f.value("conclusion") is not None
     page = (
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
+        *((_mechanisms(f, design),) if has_conclusion and not has_variation else ()),
         _architecture(f),
         _engine_config(f),
         _slo(f),
@@ -543,6 +556,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
     )
     appendix = (
         *((_variation_arithmetic(f),) if has_variation else ()),
+        *((_mechanisms(f, design),) if has_conclusion and has_variation else ()),  # the variation's own section leads the page
         _capacity(f),
         _operating_point(f),
         _slo_budget(f),
