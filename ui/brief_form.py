@@ -16,7 +16,21 @@ import streamlit as st
 from pydantic import BaseModel
 
 from planner import MODELS, Brief
-from planner.brief import Cost, CustomModel, Deployment, Efficiency, Hardware, Latency, ModelChoice, Slo, Workload
+from planner.brief import (
+    Cost,
+    CustomModel,
+    Deployment,
+    Efficiency,
+    Hardware,
+    KvTiers,
+    Latency,
+    Lora,
+    ModelChoice,
+    Multimodal,
+    Objective,
+    Slo,
+    Workload,
+)
 from ui import state
 from ui.brief_files import hf_config_upload
 from ui.show import md
@@ -32,6 +46,10 @@ SECTIONS: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("efficiency", "Efficiency", Efficiency),
     ("latency", "Latency budget", Latency),
     ("cost", "Cost", Cost),
+    ("lora", "Multi-LoRA adapters", Lora),
+    ("kv_tiers", "KV tiers: host memory and NVMe below HBM", KvTiers),
+    ("multimodal", "Images per request", Multimodal),
+    ("objective", "Objective: latency, throughput or batch completion", Objective),
 )
 _COLUMNS = 3
 _OPEN_AT_FIRST = ("model", "hardware", "deployment", "workload")
