@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.kv_tiers import kv_tier_analysis
+from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
 from planner.lora_serving import LoraServing, lora_serving
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from planner.core import CoreDesign
     from planner.objective import ObjectiveAnalysis
 
-__all__ = ["engine_problems", "mechanism_verdict", "resolve", "ttft_extra_components_ms", "ttft_extra_s"]
+__all__ = ["engine_problems", "mechanism_verdict", "resolve", "ttft_extra_components_ms", "ttft_extra_ms", "ttft_extra_s"]
 
 
 def resolve(brief: Brief) -> Brief:
@@ -41,7 +41,7 @@ def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[s
     parts: list[tuple[str, float]] = []
     tiers = kv_tier_analysis(brief, shape)
     if tiers is not None and tiers.ttft_reload_ms > 0:
-        tier = "NVMe" if tiers.ttft_reload_ms == tiers.nvme_reload_ms and tiers.share_from_nvme > 0 else "CPU"
+        tier = "NVMe" if tiers.share_from_nvme > P95_TAIL else "CPU"
         parts.append(
             (f"KV reload from the {tier} tier ({pct(tiers.share_from_cpu + tiers.share_from_nvme)} of requests)", tiers.ttft_reload_ms)
         )
@@ -54,10 +54,19 @@ def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[s
     return tuple(parts)
 
 
+def _any_on(brief: Brief) -> bool:
+    return brief.kv_tiers.enabled or brief.multimodal.enabled or brief.lora.adapters > 0
+
+
 def ttft_extra_s(brief: Brief, shape: ReplicaShape) -> float:
-    if not (brief.kv_tiers.enabled or brief.multimodal.enabled or brief.lora.adapters > 0):
+    if not _any_on(brief):
         return 0.0
     return sum(ms for _, ms in ttft_extra_components_ms(brief, shape)) / 1e3
+
+
+def ttft_extra_ms(brief: Brief) -> float:
+    """ttft_extra_s of the brief's own replica, in ms (the simulator adds it to its fixed path as the plan does)."""
+    return ttft_extra_s(brief, shape_of(brief)) * 1e3 if _any_on(brief) else 0.0
 
 
 def mechanism_verdict(

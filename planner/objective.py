@@ -150,7 +150,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     share = 1 - work_s / makespan if makespan > 0 else 0.0
     deadline_s = o.batch_deadline_s
     meets = makespan <= deadline_s
-    need = max(math.ceil(nodes * work_s / deadline_s), 1) if work_s <= deadline_s or straggler_s < deadline_s else 0
+    need = max(math.ceil(nodes * work_s / deadline_s), 1) if straggler_s <= deadline_s else 0  # 0: no fleet beats the straggler
     arithmetic["longest"] = (
         f"the longest of {prompts:,} outputs (gamma, mean {num(w.output_tokens_mean)}, p95 {num(w.output_tokens_p95)}): its 1 - 1/{prompts + 1:,}"
         f" quantile, capped at {num(o.output_tokens_max)} = {num(longest, 'tokens')}"

@@ -23,24 +23,24 @@ def test_agent_platform_derives_its_hit_rate_from_the_cpu_tier() -> None:
     d = _plan("agent-platform")
     tiers = d.kv_tiers
     assert tiers is not None
-    # 20 req/s x (20 s generating + 20 s think) = 800 sessions over 8 replicas
-    assert tiers.sessions_per_replica == pytest.approx(100)
-    # 19 of 20 turns return; 1 - 1,500 / 24,000 of their prompt is history; the CPU tier holds every session
+    # 30 req/s x (15 s generating + 120 s think) = 4,050 sessions over 8 replicas
+    assert tiers.sessions_per_replica == pytest.approx(30 * 135 / 8)
+    # 19 of 20 turns return; 1 - 800 / 8,000 of their prompt is history; the CPU tier holds every session
     assert tiers.resident_all == 1.0 and tiers.resident_hbm < 1
-    assert tiers.hit_rate == pytest.approx(19 / 20 * (1 - 1500 / 24000))
+    assert tiers.hit_rate == pytest.approx(19 / 20 * (1 - 800 / 8000))
     assert d.brief.workload.prefix_hit_rate == pytest.approx(tiers.hit_rate)  # the derived rate replaces the stated 50%
     assert load_brief("agent-platform").workload.prefix_hit_rate == 0.5
     # the CPU tier per replica: 1,024 GB / 164 kB per token
     assert tiers.cpu_tokens == pytest.approx(1024e9 / KV_BYTES_70B_FP8)
-    # a capped prompt's 32,000 x 93.75% history over 8 GPUs x 50 GB/s
-    assert tiers.cpu_reload_ms == pytest.approx(32000 * 0.9375 * KV_BYTES_70B_FP8 / (8 * 50e9) * 1e3)
+    # a capped prompt's 16,000 x 90% history over 8 GPUs x 50 GB/s
+    assert tiers.cpu_reload_ms == pytest.approx(16000 * 0.9 * KV_BYTES_70B_FP8 / (8 * 50e9) * 1e3)
     assert tiers.ttft_reload_ms == pytest.approx(tiers.cpu_reload_ms)  # over 5% of requests reload from CPU
     assert tiers.cpu_reload_ms < tiers.recompute_ms / 10
     reload = next(s for s in d.slo.mechanisms if s.component.startswith("KV reload from the CPU tier"))
     assert reload.ms == pytest.approx(tiers.ttft_reload_ms)
     assert "--kv-offloading-backend native" in d.config.command and "--kv-offloading-size 954" in d.config.command  # 1,024 GB in GiB
     assert d.verdict.feasible and d.verdict.meets_slo
-    assert d.conclusion is not None and "The KV tiers turn on" in d.conclusion and "HBM alone: 65.4%" in d.conclusion
+    assert d.conclusion is not None and "The KV tiers turn on" in d.conclusion and "HBM alone: 51.5%" in d.conclusion
 
 
 def test_the_tiers_hit_rate_falls_when_the_cpu_tier_shrinks_and_rises_with_nvme() -> None:
@@ -48,7 +48,7 @@ def test_the_tiers_hit_rate_falls_when_the_cpu_tier_shrinks_and_rises_with_nvme(
     small = plan(base.with_changes({"kv_tiers.cpu_gb_per_node": 64})).kv_tiers
     with_nvme = plan(base.with_changes({"kv_tiers.cpu_gb_per_node": 64, "kv_tiers.nvme_gb_per_node": 4000})).kv_tiers
     assert small is not None and with_nvme is not None
-    assert small.hit_rate < with_nvme.hit_rate == pytest.approx(19 / 20 * (1 - 1500 / 24000))
+    assert small.hit_rate < with_nvme.hit_rate == pytest.approx(19 / 20 * (1 - 800 / 8000))
     assert with_nvme.share_from_nvme > 0.05 and with_nvme.ttft_reload_ms == pytest.approx(with_nvme.nvme_reload_ms)
     assert "--kv-transfer-config" in plan(base.with_changes({"kv_tiers.nvme_gb_per_node": 4000})).config.command
 
