@@ -88,11 +88,19 @@ def mechanism_verdict(
                 change="add nodes, cache repeated images, cap the images per request or their resolution (fewer patches)",
             )
         )
+    if core.brief.kv_tiers.enabled and not core.brief.deployment.prefix_caching:
+        problems.append(
+            Problem(
+                field="deployment.prefix_caching",
+                problem="the brief sets KV tiers but turns prefix caching off: no prompt reuses the KV the tiers keep",
+                change="turn deployment.prefix_caching on, or leave the kv_tiers section out",
+            )
+        )
     if lora is not None and lora.problems:
         feasible = False
         problems += lora.problems
     if goal is None:
-        if images is None and lora is None:
+        if images is None and lora is None and len(problems) == len(verdict.problems):
             return verdict
         return verdict.model_copy(update={"feasible": feasible, "meets_slo": verdict.meets_slo and feasible, "problems": tuple(problems)})
     brief, shape = core.brief, core.shape

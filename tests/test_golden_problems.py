@@ -141,3 +141,22 @@ def test_chat_presets_have_no_mechanism_and_no_conclusion() -> None:
         d = _plan(name)
         assert all(x is None for x in (d.kv_tiers, d.multimodal, d.objective, d.lora_serving, d.conclusion)), name
         assert d.slo.mechanisms == ()
+
+
+def test_longer_think_time_keeps_more_sessions_alive_and_lowers_the_hit_rate() -> None:
+    base = load_brief("agent-platform").with_changes({"kv_tiers.cpu_gb_per_node": 128})
+    rates = [plan(base.with_changes({"kv_tiers.think_time_s": t})).kv_tiers for t in (30.0, 120.0, 600.0)]
+    assert all(r is not None for r in rates)
+    hits = [r.hit_rate for r in rates if r is not None]
+    assert hits[0] >= hits[1] > hits[2]
+
+
+def test_tiers_without_prefix_caching_are_a_verdict_not_a_silent_figure() -> None:
+    d = plan(load_brief("agent-platform").with_changes({"deployment.prefix_caching": False}))
+    assert any(p.field == "deployment.prefix_caching" for p in d.verdict.problems)
+
+
+def test_an_offline_job_has_no_latency_verdict() -> None:
+    d = plan(load_brief("offline-batch").with_changes({"slo.ttft_p95_ms": 1.0, "slo.itl_p95_ms": 1.0}))
+    assert d.verdict.meets_slo  # the deadline judges it; a 1 ms TTFT target is not part of the verdict
+    assert not any(p.field.startswith("slo.") for p in d.verdict.problems)
