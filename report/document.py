@@ -216,12 +216,14 @@ def _slo(f: Figures) -> Section:
     s = "slo"
     judged = f.value(f"{s}.itl_metric").value  # which gap figure the ITL target judges: itl or tpot
     if f.value("objective") is not None:  # an offline job or a rollout: no TTFT or ITL target, latency for reference
-        rows = tuple(
+        reference = tuple(
             (name, f.num(f"{s}.{key}_p50_ms", "ms"), f.num(f"{s}.{key}_p95_ms", "ms")) for name, key in (("TTFT", "ttft"), ("ITL", "itl"))
         )
         note = ("Targets", "none: the objective (its deadline) judges this design, not latency")
         return Section(
-            key="slo", title="Latency (for reference)", blocks=(Table(header=("Latency", "p50", "p95"), rows=rows), Lines(items=(note,)))
+            key="slo",
+            title="Latency (for reference)",
+            blocks=(Table(header=("Latency", "p50", "p95"), rows=reference), Lines(items=(note,))),
         )
 
     def row(label: str, name: str, target: bool, ok: str) -> tuple[str, ...]:
