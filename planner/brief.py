@@ -369,7 +369,7 @@ class Lora(_Frozen):
         default=0,
         ge=0,
         le=4096,
-        description="Adapter slots on the GPUs of one replica (vLLM --max-loras); 0 = every adapter the replica serves stays resident.",
+        description="Adapter slots on the GPUs of one replica (vLLM --max-loras); 0 = every adapter stays resident on every replica.",
     )
     max_cpu_loras: int = Field(
         default=0,

@@ -2,7 +2,8 @@
 tenant-aware routing, the batched-LoRA overhead and the engine options.
 
 Tenant-aware routing partitions the adapters over the general pool's replicas, so a replica serves
-adapters / replicas of them; without it every replica sees every adapter. A replica holds max_loras adapters in
+adapters / replicas of them; without it every replica sees every adapter. Without max_loras every adapter stays
+resident on every replica (what variation C and the memory check assume); with it a replica holds max_loras adapters in
 GPU slots and max_cpu_loras in host memory (vLLM's LRU caches); requests spread evenly over the adapters a replica
 serves, so a slot hit is slots / adapters served (capped at 1). A miss loads the adapter over the host link from
 host memory, or first from storage when host memory misses too. The batched kernels (Punica's SGMV, S-LoRA) add
@@ -60,7 +61,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
     mem = lora_memory(lora, shape.model, shape.tp)
     replicas = max(shape.replicas, 1)
     served = math.ceil(lora.adapters / replicas) if lora.tenant_routing else lora.adapters
-    slots = min(lora.max_loras, served) if lora.max_loras > 0 else served
+    slots = min(lora.max_loras, served) if lora.max_loras > 0 else lora.adapters  # 0: every adapter resident on every replica
     cpu = max(lora.max_cpu_loras, slots)
     gpu_hit = min(1.0, slots / served)
     cpu_hit = min(1.0, cpu / served)
@@ -89,6 +90,8 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
         "cache": (
             f"{slots} GPU slots (--max-loras) and {cpu} in host memory (--max-cpu-loras) for {served} adapters:"
             f" {pct(gpu_hit)} of requests find theirs on the GPU, {pct(cpu_hit)} in GPU or host memory (even spread)"
+            if lora.max_loras > 0
+            else f"no --max-loras in the brief: all {slots} adapters stay resident on every replica ({slots} GPU slots), so every request finds its adapter on the GPU"
         ),
         "load": (
             f"a miss loads {num(mem.gb_per_adapter * 1e3, 'MB')}: from host memory over {shape.tp} x {num(HOST_LINK_GB_S_PER_GPU, 'GB/s')}"
