@@ -134,7 +134,7 @@ def _plan_cached(stated: Brief) -> Design:
         "slo.tpot_p50_ms": slo.tpot_p50_ms,
     }
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
-    images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s)
+    images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s, cap.utilization)
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization)
     config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)

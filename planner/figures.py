@@ -281,6 +281,13 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         better=_LOWER,
     ),
     _f("multimodal.ttft_encoder_ms", "Encoder in the p95 TTFT", "ms", arithmetic="multimodal.arithmetic.ttft", better=_LOWER),
+    _f(
+        "multimodal.utilization_with_encoder",
+        "Utilization with the encoder",
+        fmt=_P,
+        arithmetic="multimodal.arithmetic.utilization",
+        better=_LOWER,
+    ),
     _f("objective.kind", "Objective", fmt=_T),
     _f("objective.batch_per_replica", "Batch per replica", "sequences", arithmetic="objective.arithmetic.batch"),
     _f("objective.tokens_per_s", "Throughput (input + output)", "tok/s", arithmetic="objective.arithmetic.throughput", better=_HIGHER),

@@ -15,7 +15,12 @@ __all__ = ["MECHANISM_FIGURES", "mechanism_figures", "mechanism_lines", "mechani
 
 MECHANISM_FIGURES: dict[str, tuple[str, ...]] = {
     "kv_tiers": ("kv_tiers.hit_rate", "kv_tiers.hit_rate_hbm_only", "kv_tiers.cpu_reload_ms", "kv_tiers.ttft_reload_ms"),
-    "multimodal": ("multimodal.image_tokens_per_request", "multimodal.encoder_ms_per_image", "multimodal.ttft_encoder_ms"),
+    "multimodal": (
+        "multimodal.image_tokens_per_request",
+        "multimodal.encoder_ms_per_image",
+        "multimodal.utilization_with_encoder",
+        "multimodal.ttft_encoder_ms",
+    ),
     "lora_serving": (
         "lora_serving.adapters_per_replica",
         "lora_serving.gpu_hit_rate",

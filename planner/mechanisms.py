@@ -76,7 +76,7 @@ def mechanism_verdict(
     (an offline job or a rollout batch has no TTFT or ITL target: it meets its objective when it finishes in time)."""
     problems = list(verdict.problems)
     feasible = verdict.feasible
-    if images is not None and core.capacity.utilization + images.encoder_busy_share > 1:
+    if images is not None and images.utilization_with_encoder > 1:
         feasible = False
         problems.append(
             Problem(

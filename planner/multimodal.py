@@ -26,6 +26,7 @@ class MultimodalAnalysis(BaseModel):
     encoder_ms_per_image: float
     encoder_ms_per_request: float  # the images a request carries, less the cached ones
     encoder_busy_share: float  # of one replica's time at its share of the peak
+    utilization_with_encoder: float  # the fleet's utilization at the peak with the encoder's time added
     ttft_encoder_ms: float  # what the p95 TTFT carries: a request with the most images, none cached
     arithmetic: dict[str, str]
 
@@ -47,7 +48,7 @@ def with_image_tokens(brief: Brief) -> Brief:
     )
 
 
-def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: float) -> MultimodalAnalysis | None:
+def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: float, utilization: float = 0.0) -> MultimodalAnalysis | None:
     mm = brief.multimodal
     if not mm.enabled:
         return None
@@ -68,6 +69,7 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
             f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"
             f" = {num(per_request_s * 1e3, 'ms')}; at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
         ),
+        "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
         "ttft": f"the p95 request carries {num(p95_images)} uncached images: {num(ttft_s * 1e3, 'ms')} of encoder before its prefill",
     }
     return MultimodalAnalysis(
@@ -76,6 +78,7 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         encoder_ms_per_image=per_image_s * 1e3,
         encoder_ms_per_request=per_request_s * 1e3,
         encoder_busy_share=busy,
+        utilization_with_encoder=utilization + busy,
         ttft_encoder_ms=ttft_s * 1e3,
         arithmetic=arithmetic,
     )

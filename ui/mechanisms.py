@@ -26,6 +26,7 @@ _IMAGES = (
     "multimodal.image_tokens_per_request",
     "multimodal.encoder_ms_per_image",
     "multimodal.encoder_busy_share",
+    "multimodal.utilization_with_encoder",
     "multimodal.ttft_encoder_ms",
 )
 _LORA = (
