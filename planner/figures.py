@@ -298,6 +298,13 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("objective.nodes_for_deadline", "Nodes the work needs by the deadline", fmt=_C),
     _f("objective.longest_output_tokens", "Longest output (the straggler)", "tokens", arithmetic="objective.arithmetic.longest"),
     _f("objective.straggler_share", "Makespan spent on stragglers", fmt=_P, arithmetic="objective.arithmetic.makespan", better=_LOWER),
+    _f(
+        "objective.time_one_node_lost_s",
+        "Time to finish with one node lost",
+        "s",
+        arithmetic="objective.arithmetic.one_node_lost",
+        better=_LOWER,
+    ),
     _f("lora_serving.adapters_per_replica", "Adapters per replica", fmt=_C, arithmetic="lora_serving.arithmetic.routing"),
     _f("lora_serving.gpu_hit_rate", "Adapter found on the GPU", fmt=_P, arithmetic="lora_serving.arithmetic.cache", better=_HIGHER),
     _f("lora_serving.gpu_gb_per_gpu", "Adapter memory per GPU", "GB", arithmetic="lora_serving.arithmetic.memory"),
@@ -368,6 +375,8 @@ _CANNOT_RUN = "the design cannot run"
 def cause_of(design: Any, path: str = "") -> str:
     """Why an infinite figure at `path` has no value: the limit that binds its replica (a failure row's own, else the
     design's), in words."""
+    if path == "objective.time_one_node_lost_s":
+        return "its only node is lost, so the job stops"
     index = re.match(r"failures\.(\d+)\.", path)
     if index:
         mode = design.failures[int(index.group(1))]

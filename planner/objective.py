@@ -48,6 +48,7 @@ class ObjectiveAnalysis(BaseModel):
     longest_output_tokens: float  # batch completion: the straggler's output (0 for throughput)
     straggler_s: float  # batch completion: the straggler's own prefill + decode
     straggler_share: float  # batch completion: the makespan's share spent waiting on stragglers
+    time_one_node_lost_s: float  # the same work on one node fewer (inf with a single node)
     headline: str
     problems: tuple[Problem, ...]
     arithmetic: dict[str, str]
@@ -62,6 +63,18 @@ def _longest_output(brief: Brief, prompts: int) -> float:
     k = 1 / cv2
     q = 1 - 1 / (prompts + 1)
     return min(gamma_quantile(k, q) / k * w.output_tokens_mean, o.output_tokens_max)
+
+
+def _one_node_lost(time_s: float, nodes: int) -> float:
+    """The bulk of the work on one node fewer: its time grows by nodes / (nodes - 1)."""
+    return time_s * nodes / (nodes - 1) if nodes > 1 else math.inf
+
+
+def _lost_text(time_s: float, lost_s: float, nodes: int, deadline_s: float) -> str:
+    if not math.isfinite(lost_s):
+        return "with its only node lost the job stops: keep a checkpoint and a spare, or accept a restart"
+    verdict = "still met" if lost_s <= deadline_s else "missed"
+    return f"one of {nodes} nodes lost: {num(time_s, 's')} -> {num(lost_s, 's')}, the deadline {verdict}"
 
 
 def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> ObjectiveAnalysis | None:
@@ -101,6 +114,8 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         deadline_s = o.deadline_hours * 3600
         meets = time_s <= deadline_s
         need = max(math.ceil(nodes * time_s / deadline_s), 1)
+        lost_s = _one_node_lost(time_s, nodes)
+        arithmetic["one_node_lost"] = _lost_text(time_s, lost_s, nodes, deadline_s)
         arithmetic["job"] = (
             f"{num(o.job_tokens / 1e9)}B tokens / {num(tokens_per_s, 'tokens/s')} = {num(time_s / 3600, 'h')}"
             f" vs the {num(o.deadline_hours, 'h')} deadline: {'met' if meets else 'missed'}; {need} node(s) finish it in time"
@@ -136,6 +151,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
             longest_output_tokens=0.0,
             straggler_s=0.0,
             straggler_share=0.0,
+            time_one_node_lost_s=lost_s,
             headline=headline,
             problems=problems,
             arithmetic=arithmetic,
@@ -147,6 +163,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     tail_step_s = shape.decode_step_s(tail_batch, w.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
     straggler_s = prefill_s + longest * tail_step_s
     makespan = max(work_s, straggler_s)
+    lost_s = max(_one_node_lost(work_s, nodes), straggler_s)
     share = 1 - work_s / makespan if makespan > 0 else 0.0
     deadline_s = o.batch_deadline_s
     meets = makespan <= deadline_s
@@ -161,6 +178,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         f" = {num(straggler_s, 's')}; makespan max = {num(makespan, 's')}, {pct(share)} of it waiting on stragglers"
     )
     binds = "the stragglers set it" if straggler_s > work_s else "the bulk's work sets it"
+    arithmetic["one_node_lost"] = _lost_text(makespan, lost_s, nodes, o.batch_deadline_s)
     headline = (
         f"A {prompts:,}-prompt batch finishes in {num(makespan, 's')} of its {num(deadline_s, 's')}: {binds}"
         f" ({pct(share)} of the makespan waits on the longest output, {num(longest, 'tokens')})"
@@ -197,6 +215,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         longest_output_tokens=longest,
         straggler_s=straggler_s,
         straggler_share=share,
+        time_one_node_lost_s=lost_s,
         headline=headline,
         problems=tuple(problems_list),
         arithmetic=arithmetic,

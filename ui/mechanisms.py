@@ -38,6 +38,7 @@ _LORA = (
 )
 _THROUGHPUT = (
     "objective.time_s",
+    "objective.time_one_node_lost_s",
     "objective.tokens_per_s",
     "objective.usd_per_m_tokens",
     "objective.batch_per_replica",
@@ -45,6 +46,7 @@ _THROUGHPUT = (
 )
 _BATCH = (
     "objective.time_s",
+    "objective.time_one_node_lost_s",
     "objective.longest_output_tokens",
     "objective.straggler_share",
     "objective.tokens_per_s",
