@@ -426,6 +426,12 @@ class KvTiers(_Frozen):
         le=10_000_000,
         description="Prompt tokens each turn adds that no cache holds: the user's message, a tool's result (tokens).",
     )
+    shared_prefix_tokens: float = Field(
+        default=0.0,
+        ge=0,
+        le=10_000_000,
+        description="Tokens at the front of every prompt that all sessions share (system prompt, tool definitions): they hit on every request, first turns too (tokens).",
+    )
 
     @property
     def enabled(self) -> bool:

@@ -99,8 +99,10 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     r_cpu = min(1.0, (hbm + cpu) / demand_tokens)
     r_all = min(1.0, (hbm + cpu + nvme) / demand_tokens)
     returning = (t.turns_per_session - 1) / t.turns_per_session
-    reused = max(0.0, 1 - t.new_tokens_per_turn / w.input_tokens_mean)
-    hit = returning * reused * r_all
+    shared = min(t.shared_prefix_tokens, w.input_tokens_mean) / w.input_tokens_mean  # every request hits it; it stays in HBM
+    reused = max(0.0, 1 - shared - t.new_tokens_per_turn / w.input_tokens_mean)  # the session's own history
+    hit = shared + returning * reused * r_all
+    hbm_only = shared + returning * reused * r_hbm
     from_cpu, from_nvme = returning * (r_cpu - r_hbm), returning * (r_all - r_cpu)
     capped = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95)
     reload_tokens = capped * reused
@@ -121,9 +123,10 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
             f"LRU resident share = capacity / demand (Che approximation): HBM {pct(r_hbm)}, + CPU {pct(r_cpu)}, + NVMe {pct(r_all)}"
         ),
         "hit_rate": (
-            f"{pct(returning)} returning ({num(t.turns_per_session)} turns per session) x {pct(reused)} of the prompt is history"
-            f" (1 - {num(t.new_tokens_per_turn)} new / {num(w.input_tokens_mean)}) x {pct(r_all)} resident = {pct(hit)}"
-            f" (HBM alone: {pct(returning * reused * r_hbm)}); derived, replacing workload.prefix_hit_rate {pct(w.prefix_hit_rate)}"
+            (f"{pct(shared)} shared prefix ({num(t.shared_prefix_tokens)} tokens) + " if shared > 0 else "")
+            + f"{pct(returning)} returning ({num(t.turns_per_session)} turns per session) x {pct(reused)} of the prompt is history"
+            f" (1 - {num(t.new_tokens_per_turn)} new{' - shared' if shared > 0 else ''} / {num(w.input_tokens_mean)}) x {pct(r_all)} resident = {pct(hit)}"
+            f" (HBM alone: {pct(hbm_only)}); derived, replacing workload.prefix_hit_rate {pct(w.prefix_hit_rate)}"
         ),
         "reload": (
             f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"
@@ -148,7 +151,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
         resident_hbm=r_hbm,
         resident_cpu=r_cpu,
         resident_all=r_all,
-        hit_rate_hbm_only=returning * reused * r_hbm,
+        hit_rate_hbm_only=hbm_only,
         hit_rate=hit,
         share_from_cpu=from_cpu,
         share_from_nvme=from_nvme,

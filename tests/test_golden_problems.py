@@ -160,3 +160,13 @@ def test_an_offline_job_has_no_latency_verdict() -> None:
     d = plan(load_brief("offline-batch").with_changes({"slo.ttft_p95_ms": 1.0, "slo.itl_p95_ms": 1.0}))
     assert d.verdict.meets_slo  # the deadline judges it; a 1 ms TTFT target is not part of the verdict
     assert not any(p.field.startswith("slo.") for p in d.verdict.problems)
+
+
+def test_a_shared_prefix_hits_on_every_request() -> None:
+    base = load_brief("agent-platform").with_changes({"kv_tiers.cpu_gb_per_node": 64})
+    plain = plan(base).kv_tiers
+    shared = plan(base.with_changes({"kv_tiers.shared_prefix_tokens": 2000})).kv_tiers
+    assert plain is not None and shared is not None
+    # 2,000 of 8,000 tokens hit on every request; the history share shrinks by the same tokens
+    expected = 0.25 + 19 / 20 * (1 - 0.25 - 800 / 8000) * shared.resident_all
+    assert shared.hit_rate == pytest.approx(expected) and shared.hit_rate > plain.hit_rate

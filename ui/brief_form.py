@@ -135,6 +135,7 @@ FIELD_LABELS: dict[str, str] = {
     "kv_tiers.think_time_s": "Think and tool time between turns (s)",
     "kv_tiers.turns_per_session": "Turns per session",
     "kv_tiers.new_tokens_per_turn": "New prompt tokens per turn (tokens)",
+    "kv_tiers.shared_prefix_tokens": "Prefix every prompt shares (tokens)",
     "multimodal.images_per_request": "Images per request (mean; 0 = text only)",
     "multimodal.max_images_per_request": "Most images a prompt (limit-mm-per-prompt)",
     "multimodal.tokens_per_image": "Tokens per image",
