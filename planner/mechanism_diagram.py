@@ -11,9 +11,11 @@ from planner.lora_serving import LoraServing
 from planner.multimodal import MultimodalAnalysis
 from planner.objective import ObjectiveAnalysis
 
-__all__ = ["with_mechanisms"]
+__all__ = ["MECHANISM_COLORS", "MECHANISM_LEGEND", "has_mechanisms", "with_mechanisms"]
 
-_SIDE = 'fillcolor="#fff8e6", color="#bf8700"'  # a mechanism's box: amber, apart from the load colours of the pools
+MECHANISM_COLORS = ("#ddf4ff", "#0969da")  # (fill, border) of a mechanism's box: blue, apart from the pools' load colours
+MECHANISM_LEGEND = "a mechanism the brief turns on (KV tiers, images, adapters, an offline job)"
+_SIDE = f'fillcolor="{MECHANISM_COLORS[0]}", color="{MECHANISM_COLORS[1]}"'
 _BESIDE = "  {{rank=same; pool0; {};}}"  # stacked with the general pool: the diagram grows no wider, the printed page keeps its type
 
 
@@ -79,6 +81,11 @@ def _extras(
         lines += [f"  job [label={_html_label([what, size, 'largest batch, no TTFT target'])}, {_SIDE}];", "  job -> gateway;"]
         decisions.append(Decision(decision="run every replica at its largest batch", why=goal.arithmetic["batch"]))
     return lines, decisions
+
+
+def has_mechanisms(design: object) -> bool:
+    """Whether the design's diagram carries a mechanism's box (its legend then names the colour)."""
+    return any(getattr(design, key, None) is not None for key in ("kv_tiers", "multimodal", "lora_serving", "objective"))
 
 
 def _with_lines(dot: str, lines: list[str]) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LOAD_COLOR_NAMES, LOAD_COLORS, LOAD_LEGEND
+from planner.mechanism_diagram import MECHANISM_COLORS, MECHANISM_LEGEND, has_mechanisms
 from planner.mechanism_view import mechanism_paths
 from planner.naming import DesignName, design_name
 from report.figures import Figure, Figures
@@ -200,12 +201,13 @@ def _mechanisms(f: Figures, design: Any) -> Section:
     return Section(key="mechanisms", title="Conclusion and mechanisms", blocks=tuple(blocks))
 
 
-def _legend() -> tuple[tuple[str, str, str, str], ...]:
-    return tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
+def _legend(design: Any) -> tuple[tuple[str, str, str, str], ...]:
+    pools = tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
+    return (*pools, (*MECHANISM_COLORS, "blue", MECHANISM_LEGEND)) if has_mechanisms(design) else pools
 
 
-def _architecture(f: Figures) -> Section:
-    return Section(key="architecture", title="Architecture", blocks=(Diagram(dot=f.dot("architecture.dot"), legend=_legend()),))
+def _architecture(f: Figures, design: Any) -> Section:
+    return Section(key="architecture", title="Architecture", blocks=(Diagram(dot=f.dot("architecture.dot"), legend=_legend(design)),))
 
 
 def _engine_config(f: Figures) -> Section:
@@ -556,7 +558,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
         *((_mechanisms(f, design),) if has_conclusion and not has_variation else ()),
-        _architecture(f),
+        _architecture(f, design),
         _engine_config(f),
         _slo(f),
         _failures(f),
