@@ -7,6 +7,7 @@ from planner.fmt import num, pct
 from planner.operating_point import running_in_general_pool
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
+from ui.mechanisms import conclusion_box, mechanism_sections, objective_section
 from ui.show import fig, figure_row, md, table
 from ui.sidebar import page_setup
 
@@ -14,6 +15,9 @@ design = page_setup("Capacity")
 if design is None:
     st.stop()
 d, m, c, op = design.demand, design.memory, design.capacity, design.operating_point
+conclusion_box(design)
+objective_section(design)
+mechanism_sections(design)
 
 st.header("Demand at peak")
 figure_row(

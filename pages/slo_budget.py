@@ -9,6 +9,7 @@ from planner.figures import cause_of, show
 from planner.fmt import num, pct
 from planner.speculative import speculative_summary
 from ui.charts import itl_waterfall_chart, speculative_gain_chart, tradeoff_chart, ttft_waterfall_chart
+from ui.mechanisms import objective_section
 from ui.show import arithmetic_expander, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 from ui.simulator_check import simulator_check
@@ -19,13 +20,23 @@ if design is None:
 slo, dep = design.slo, design.brief.deployment
 metric = slo.itl_metric.value.upper()
 judged = "slo.itl_p95_ms" if slo.itl_metric.value == "itl" else "slo.tpot_p95_ms"
+objective_section(design)  # an offline job or a rollout batch: its deadline judges it, the latency below is for reference
+judging = design.objective is None
 
 figure_row(
     [
         fig(design, "slo.ttft_p50_ms"),
-        fig(design, "slo.ttft_p95_ms", note=f"target {show(design, 'slo.ttft_target_ms')}: {'met' if slo.ttft_ok else 'missed'}"),
+        fig(
+            design,
+            "slo.ttft_p95_ms",
+            note=f"target {show(design, 'slo.ttft_target_ms')}: {'met' if slo.ttft_ok else 'missed'}" if judging else "no target",
+        ),
         fig(design, "slo.itl_p50_ms"),
-        fig(design, judged, note=f"target {show(design, 'slo.itl_target_ms')}: {'met' if slo.itl_ok else 'missed'}"),
+        fig(
+            design,
+            judged,
+            note=f"target {show(design, 'slo.itl_target_ms')}: {'met' if slo.itl_ok else 'missed'}" if judging else "no target",
+        ),
     ],
     arithmetic_title="Show the arithmetic",
 )

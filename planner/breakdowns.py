@@ -112,17 +112,24 @@ def ttft_paths(latency: Latency, slo: SloBudget, disaggregation: DisaggAnalysis 
     if disaggregation is not None:
         return _disaggregated_paths(before, after, slo, disaggregation)
     queue_p95 = p.queue_wait_p95_ms
+    extra = tuple(Part(name=step.component, value=step.ms) for step in slo.mechanisms)  # a KV reload, the encoder, an adapter load
     # the prefill that completes the p95: the p95 minus the fixed path and the p95 queue (the p95 prompt's chunk steps
     # when the queue is not empty at the p95; all of the rest when it is)
     prefill_p95 = slo.ttft_p95_ms - p.fixed_ms - queue_p95 if math.isfinite(slo.ttft_p95_ms) else p.prefill_stage_ms
     p95 = LatencyPath(
         label="p95 path",
-        parts=(*before, Part(name="queue wait", value=queue_p95), Part(name="prefill", value=prefill_p95), *after),
+        parts=(*before, Part(name="queue wait", value=queue_p95), Part(name="prefill", value=prefill_p95), *extra, *after),
         total_ms=slo.ttft_p95_ms,
     )
     mean = LatencyPath(
         label="mean path",
-        parts=(*before, Part(name="queue wait", value=p.queue_wait_ms), Part(name="prefill", value=p.prefill_covered_mean_ms), *after),
+        parts=(
+            *before,
+            Part(name="queue wait", value=p.queue_wait_ms),
+            Part(name="prefill", value=p.prefill_covered_mean_ms),
+            *extra,
+            *after,
+        ),
         total_ms=slo.ttft_mean_ms,
     )
     return p95, mean

@@ -26,10 +26,14 @@ __all__ = [
     "Hardware",
     "ItlMetric",
     "KvPrecision",
+    "KvTiers",
     "Latency",
     "Lora",
     "LoraModules",
     "ModelChoice",
+    "Multimodal",
+    "Objective",
+    "ObjectiveKind",
     "Precision",
     "Slo",
     "SpecMethod",
@@ -380,6 +384,143 @@ class Lora(_Frozen):
     adapters: int = Field(default=0, ge=0, le=100_000, description="Fine-tuned LoRA adapters served on the base model (0 = none).")
     rank: int = Field(default=16, ge=1, le=1024, description="LoRA rank of each adapter.")
     modules: LoraModules = Field(default=LoraModules.qkvo, description="Projections each adapter adapts: qv or qkvo.")
+    max_loras: int = Field(
+        default=0,
+        ge=0,
+        le=4096,
+        description="Adapter slots on the GPUs of one replica (vLLM --max-loras); 0 = every adapter stays resident on every replica.",
+    )
+    max_cpu_loras: int = Field(
+        default=0,
+        ge=0,
+        le=100_000,
+        description="Adapters one replica keeps in host memory (vLLM --max-cpu-loras); 0 = as many as the GPU slots.",
+    )
+    tenant_routing: bool = Field(
+        default=True,
+        description="Route each tenant's requests to the replicas that hold its adapter (adapters partitioned over replicas).",
+    )
+    adapter_storage_gb_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=1000,
+        description="Bandwidth an adapter loads at from storage on a host-cache miss (GB/s; a local NVMe reads 3-7 GB/s, object storage less).",
+    )
+
+
+class KvTiers(_Frozen):
+    """Host memory and local NVMe below the GPU's prefix cache (vLLM's KV offloading / LMCache). Off while both sizes are 0;
+    on, the planner derives the prefix hit rate from the cache capacity instead of taking workload.prefix_hit_rate."""
+
+    cpu_gb_per_node: float = Field(
+        default=0.0, ge=0, le=100_000, description="Host memory per node given to the KV cache (GB; 0 = no CPU tier)."
+    )
+    nvme_gb_per_node: float = Field(
+        default=0.0, ge=0, le=1_000_000, description="Local NVMe per node given to the KV cache (GB; 0 = no NVMe tier)."
+    )
+    cpu_gb_s_per_gpu: float = Field(
+        default=50.0,
+        gt=0,
+        le=10_000,
+        description="Host-to-GPU bandwidth per GPU a reload achieves (GB/s; PCIe Gen5 x16 is 64 GB/s a direction, about 50 achieved).",
+    )
+    nvme_gb_s_per_node: float = Field(
+        default=12.0,
+        gt=0,
+        le=10_000,
+        description="Read bandwidth of the node's NVMe KV store (GB/s; a Gen4 drive reads about 7 GB/s, two striped about 12-14).",
+    )
+    think_time_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=86_400,
+        description="Time between a reply's end and the session's next request: the user thinking, tools running (s). Briefs given as users take it from the duty cycle.",
+    )
+    turns_per_session: float = Field(
+        default=8.0, ge=1, le=10_000, description="Requests in one session on average: the first has no history to hit."
+    )
+    new_tokens_per_turn: float = Field(
+        default=300.0,
+        ge=0,
+        le=10_000_000,
+        description="Prompt tokens each turn adds that no cache holds: the user's message, a tool's result (tokens).",
+    )
+    shared_prefix_tokens: float = Field(
+        default=0.0,
+        ge=0,
+        le=10_000_000,
+        description="Tokens at the front of every prompt that all sessions share (system prompt, tool definitions): they hit on every request, first turns too (tokens).",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.cpu_gb_per_node > 0 or self.nvme_gb_per_node > 0
+
+
+class Multimodal(_Frozen):
+    """Images in each request: the vision encoder's compute, the tokens they add to the prompt, the encoder cache. Off at 0 images."""
+
+    images_per_request: float = Field(default=0.0, ge=0, le=1000, description="Images in a request on average (0 = text only).")
+    max_images_per_request: int = Field(
+        default=4, ge=1, le=1000, description="Most images one prompt may carry (vLLM --limit-mm-per-prompt)."
+    )
+    tokens_per_image: float = Field(
+        default=1024.0,
+        ge=1,
+        le=100_000,
+        description="Prompt tokens one image becomes after the encoder (Qwen2.5-VL: one per 28x28 pixels).",
+    )
+    encoder_params: float = Field(
+        default=675e6, gt=0, le=1e11, description="Parameters of the vision encoder (count; Qwen2.5-VL's ViT: 675M)."
+    )
+    encoder_patches_per_image: float = Field(
+        default=4096.0,
+        ge=1,
+        le=1_000_000,
+        description="Patches the encoder runs per image (Qwen2.5-VL: 4 per output token, 14x14 pixels each).",
+    )
+    encoder_cache_hit_rate: float = Field(
+        default=0.0, ge=0, le=1, description="Fraction of images whose encoder output is already cached (the same image re-sent) (0-1)."
+    )
+    processor_cache_gb: float = Field(
+        default=4.0, ge=0, le=1000, description="Host memory for the multimodal processor cache (vLLM --mm-processor-cache-gb)."
+    )
+    prompt_includes_images: bool = Field(
+        default=False, description="Whether workload.input_tokens_* already count the image tokens (the planner adds them otherwise)."
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.images_per_request > 0
+
+
+class ObjectiveKind(StrEnum):
+    """What the design is judged on."""
+
+    latency = "latency"  # interactive: TTFT and ITL targets at the peak
+    throughput = "throughput"  # an offline job: tokens processed by a deadline, cost per token
+    batch_completion = "batch_completion"  # RL rollout: the time to finish a batch of prompts
+
+
+class Objective(_Frozen):
+    kind: ObjectiveKind = Field(
+        default=ObjectiveKind.latency,
+        description="What the design is judged on: latency (TTFT/ITL targets), throughput (an offline job by a deadline) or batch_completion (an RL rollout batch).",
+    )
+    job_tokens: float = Field(
+        default=1e9, gt=0, le=1e15, description="Throughput: tokens the offline job processes, input and output together (tokens)."
+    )
+    deadline_hours: float = Field(default=24.0, gt=0, le=10_000, description="Throughput: hours the job must finish in (h).")
+    batch_prompts: int = Field(default=4096, ge=1, le=10_000_000, description="Batch completion: prompts in one rollout batch (count).")
+    batch_deadline_s: float = Field(
+        default=600.0, gt=0, le=1e7, description="Batch completion: seconds a rollout batch must finish in, prefill to the last token (s)."
+    )
+    output_tokens_max: float = Field(
+        default=16_384,
+        ge=1,
+        le=10_000_000,
+        description="Batch completion: the longest output a rollout may generate (tokens): the straggler.",
+    )
 
 
 class Disaggregation(_Frozen):
@@ -464,6 +605,9 @@ class Brief(_Frozen):
     )
     disaggregation: Disaggregation = Field(default_factory=Disaggregation)
     speculative: Speculative = Field(default_factory=Speculative)
+    kv_tiers: KvTiers = Field(default_factory=KvTiers)
+    multimodal: Multimodal = Field(default_factory=Multimodal)
+    objective: Objective = Field(default_factory=Objective)
 
     @property
     def effective_hit_rate(self) -> float:

@@ -22,6 +22,7 @@ from planner.errors import BriefError
 from planner.figures import arithmetic, label, show, spec
 from planner.guard import checked
 from planner.loader import apply_overrides, load_brief, parse_override, preset_names
+from planner.mechanism_view import mechanism_lines
 from planner.naming import DesignName, design_name
 from planner.plaintext import terminal_text
 from planner.verdict import InfeasibleDesign
@@ -115,7 +116,7 @@ def _plan_text(d: Design, name: DesignName) -> str:
     for path in _TEXT_FIGURES:
         entry = spec(path)
         line = f"  {entry.label:<{width}}{show(d, path)}"
-        if entry.target is not None:
+        if entry.target is not None and d.objective is None:  # an offline job or a rollout has no latency target
             line += f" (target {show(d, entry.target)})"
         if path == "demand.request_rate_per_s":
             line += f"   ({arithmetic(d, path)})"
@@ -124,7 +125,9 @@ def _plan_text(d: Design, name: DesignName) -> str:
         f"  {'Binding scenario':<{width}}{binding.title}; N+1 {show(d, 'failure_summary.n_plus_one_ok')}",
         *([f"  {'Variation':<{width}}{d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
         *([f"  {'Mechanism':<{width}}{d.mechanism_conclusion}"] if d.mechanism_conclusion is not None else []),
-        f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'} the SLO",
+        *mechanism_lines(d, width),
+        f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'}"
+        f" {'the SLO' if d.objective is None else 'its deadline'}",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_
 from planner.fmt import num, pct
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
+from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of
 from planner.replica import ReplicaShape, shape_of
@@ -270,7 +271,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
-    engine_problems = _engine_problems(brief)
+    engine_problems = mechanism_engine_problems(brief)
     problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
@@ -333,24 +334,6 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
         return "the long-context pool is over 100%"
     _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
     return None if binding is None else f"no steady state ({binding.value} binds)"
-
-
-def _engine_problems(brief: Brief) -> list[Problem]:
-    """Engine limits the engine itself refuses: without chunked prefill every prompt must fit one step's token budget
-    (vLLM will not start with max-num-batched-tokens below max-model-len then)."""
-    dep = brief.deployment
-    if dep.chunked_prefill or dep.max_num_batched_tokens >= dep.max_model_len:
-        return []
-    return [
-        Problem(
-            field="deployment.max_num_batched_tokens",
-            problem=(
-                f"without chunked prefill a prompt must fit one step, but max-num-batched-tokens ({dep.max_num_batched_tokens})"
-                f" is below max-model-len ({dep.max_model_len}): the engine refuses this configuration"
-            ),
-            change=f"raise deployment.max_num_batched_tokens to at least {dep.max_model_len}, or turn deployment.chunked_prefill on",
-        )
-    ]
 
 
 def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:

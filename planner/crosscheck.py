@@ -67,7 +67,7 @@ def compare(brief: Brief, label: str, requests: int = REQUESTS) -> Comparison:
     from planner.simulator import SimSettings, simulate  # numba only where a simulation runs
 
     design = plan(brief)
-    sim = simulate(brief, SimSettings(requests=requests, seed=0)).slo
+    sim = simulate(design.brief, SimSettings(requests=requests, seed=0)).slo  # the brief the plan analyses (planner.mechanisms.resolve)
     assert sim is not None
     slo = design.slo
     judged = slo.judged_itl_p95_ms

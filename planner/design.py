@@ -9,12 +9,20 @@ from functools import lru_cache
 
 from planner.architecture import Architecture, architecture
 from planner.brief import Brief
+from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
+from planner.kv_tiers import KvTierAnalysis, kv_tier_analysis
 from planner.loader import load_brief
+from planner.lora_serving import LoraServing, lora_serving
+from planner.mechanism_diagram import with_mechanisms
+from planner.mechanism_flags import with_mechanism_flags
+from planner.mechanisms import mechanism_verdict, resolve
+from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
+from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -37,6 +45,11 @@ class Design(CoreDesign):
     uncertainty: Uncertainty
     variation: VariationAnalysis | None = None
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
+    kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
+    multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
+    objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
+    lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
+    conclusion: str | None = None  # a problem-library design: what binds and which mechanism it turns on (planner.conclusion)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -100,7 +113,8 @@ def plan(brief: Brief) -> Design:
 
 
 @lru_cache(maxsize=256)
-def _plan_cached(brief: Brief) -> Design:
+def _plan_cached(stated: Brief) -> Design:
+    brief = resolve(stated)  # image tokens in the prompt, the hit rate the KV tiers give (unchanged when both are off)
     core = core_design(brief)
     shape, pools, dem, cap = core.shape, core.pools, core.demand, core.capacity
     long_util = core.long_context_utilization
@@ -150,8 +164,15 @@ def _plan_cached(brief: Brief) -> Design:
         "slo.itl_p95_ms": slo.itl_p95_ms,
         "slo.tpot_p50_ms": slo.tpot_p50_ms,
     }
+    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
+    images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s, cap.utilization)
+    goal = objective_analysis(brief, shape, core.memory)
+    lora = lora_serving(brief, shape, cap.utilization)
+    config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)
+    arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
+    verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
-        "verdict": _with_availability(core.verdict, brief, failures)
+        "verdict": mechanism_verdict(verdict, core, images, lora, goal)
     }
     design = Design(
         **core_fields,
@@ -164,5 +185,10 @@ def _plan_cached(brief: Brief) -> Design:
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
         scale_out=scale_out_analysis(core),
+        kv_tiers=tiers,
+        multimodal=images,
+        objective=goal,
+        lora_serving=lora,
+        conclusion=conclusion(core, tiers, images, lora, goal),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -262,6 +262,60 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("variation.options.*.ttft_p95_ms", "p95 TTFT", "ms", better=_LOWER),
     _f("variation.options.*.itl_p95_ms", "p95 ITL", "ms", better=_LOWER),
     _f("variation.options.*.ok", "SLO", fmt=_Y, words=("met", "missed")),
+    # the mechanisms (issue 14c): KV tiers, multimodal, objectives other than latency, multi-LoRA
+    _f("kv_tiers.hit_rate", "Prefix hit rate (derived from the tiers)", fmt=_P, arithmetic="kv_tiers.arithmetic.hit_rate", better=_HIGHER),
+    _f("kv_tiers.hit_rate_hbm_only", "Prefix hit rate with HBM alone", fmt=_P, arithmetic="kv_tiers.arithmetic.resident"),
+    _f("kv_tiers.sessions_per_replica", "Live sessions per replica", "sessions", arithmetic="kv_tiers.arithmetic.sessions"),
+    _f("kv_tiers.demand_tokens", "Context the sessions hold per replica", "tokens", arithmetic="kv_tiers.arithmetic.demand"),
+    _f("kv_tiers.cpu_tokens", "CPU tier per replica", "tokens", arithmetic="kv_tiers.arithmetic.capacity"),
+    _f("kv_tiers.nvme_tokens", "NVMe tier per replica", "tokens", arithmetic="kv_tiers.arithmetic.capacity"),
+    _f("kv_tiers.cpu_reload_ms", "Reload of a capped prompt from CPU", "ms", arithmetic="kv_tiers.arithmetic.reload", better=_LOWER),
+    _f("kv_tiers.ttft_reload_ms", "KV reload in the p95 TTFT", "ms", arithmetic="kv_tiers.arithmetic.ttft", better=_LOWER),
+    _f("multimodal.image_tokens_per_request", "Image tokens per request", "tokens", arithmetic="multimodal.arithmetic.tokens"),
+    _f("multimodal.encoder_ms_per_image", "Encoder time per image", "ms", arithmetic="multimodal.arithmetic.encoder", better=_LOWER),
+    _f(
+        "multimodal.encoder_busy_share",
+        "Encoder share of the GPUs at peak",
+        fmt=_P,
+        arithmetic="multimodal.arithmetic.per_request",
+        better=_LOWER,
+    ),
+    _f("multimodal.ttft_encoder_ms", "Encoder in the p95 TTFT", "ms", arithmetic="multimodal.arithmetic.ttft", better=_LOWER),
+    _f(
+        "multimodal.utilization_with_encoder",
+        "Utilization with the encoder",
+        fmt=_P,
+        arithmetic="multimodal.arithmetic.utilization",
+        better=_LOWER,
+    ),
+    _f("objective.kind", "Objective", fmt=_T),
+    _f("objective.batch_per_replica", "Batch per replica", "sequences", arithmetic="objective.arithmetic.batch"),
+    _f("objective.tokens_per_s", "Throughput (input + output)", "tok/s", arithmetic="objective.arithmetic.throughput", better=_HIGHER),
+    _f("objective.usd_per_m_tokens", "Cost per M tokens (input + output)", fmt=_M, arithmetic="objective.arithmetic.cost", better=_LOWER),
+    _f("objective.time_s", "Time to finish", "s", better=_LOWER),
+    _f("objective.deadline_s", "Deadline", "s"),
+    _f("objective.meets", "Deadline", fmt=_Y, words=("met", "missed"), better=_HIGHER),
+    _f("objective.nodes_for_deadline", "Nodes the work needs by the deadline", fmt=_C),
+    _f("objective.longest_output_tokens", "Longest output (the straggler)", "tokens", arithmetic="objective.arithmetic.longest"),
+    _f("objective.straggler_share", "Makespan spent on stragglers", fmt=_P, arithmetic="objective.arithmetic.makespan", better=_LOWER),
+    _f(
+        "objective.time_one_node_lost_s",
+        "Time to finish with one node lost",
+        "s",
+        arithmetic="objective.arithmetic.one_node_lost",
+        better=_LOWER,
+    ),
+    _f("lora_serving.adapters_per_replica", "Adapters per replica", fmt=_C, arithmetic="lora_serving.arithmetic.routing"),
+    _f("lora_serving.gpu_hit_rate", "Adapter found on the GPU", fmt=_P, arithmetic="lora_serving.arithmetic.cache", better=_HIGHER),
+    _f("lora_serving.gpu_gb_per_gpu", "Adapter memory per GPU", "GB", arithmetic="lora_serving.arithmetic.memory"),
+    _f("lora_serving.ttft_load_ms", "Adapter load in the p95 TTFT", "ms", arithmetic="lora_serving.arithmetic.load", better=_LOWER),
+    _f(
+        "lora_serving.utilization_with_overhead",
+        "Utilization with the LoRA overhead",
+        fmt=_P,
+        arithmetic="lora_serving.arithmetic.overhead",
+        better=_LOWER,
+    ),
 )
 
 REGISTRY: dict[str, FigureSpec] = {entry.path: entry for entry in _ENTRIES}
@@ -321,6 +375,8 @@ _CANNOT_RUN = "the design cannot run"
 def cause_of(design: Any, path: str = "") -> str:
     """Why an infinite figure at `path` has no value: the limit that binds its replica (a failure row's own, else the
     design's), in words."""
+    if path == "objective.time_one_node_lost_s":
+        return "its only node is lost, so the job stops"
     index = re.match(r"failures\.(\d+)\.", path)
     if index:
         mode = design.failures[int(index.group(1))]

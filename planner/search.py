@@ -36,6 +36,7 @@ from planner.errors import BriefError
 from planner.failures import Scenario, scenario_holds
 from planner.fmt import num, pct
 from planner.guard import checked
+from planner.mechanisms import resolve
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -437,6 +438,16 @@ def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) 
     return space.overrides(replicas[row.replica], row.nodes)
 
 
+def _resolved(brief: Brief) -> Brief:
+    """The brief every candidate re-plans from: image tokens in the prompt, the hit rate the brief's KV tiers give at its
+    own fleet (planner.mechanisms.resolve); the stated brief when its own replica cannot be built (the search may still
+    find one that can)."""
+    try:
+        return resolve(brief)
+    except BriefError:
+        return brief
+
+
 def search(
     brief: Brief,
     space: SearchSpace,
@@ -449,6 +460,7 @@ def search(
     """Every candidate of the space re-planned; the best and the frontier planned in full and simulated."""
     start = time.perf_counter()
     report = progress or (lambda fraction, text: None)
+    brief = _resolved(brief)
     replicas = list(space.replicas())
     chunks = _chunks(len(replicas), runner.workers)
     finished = [0]

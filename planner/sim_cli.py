@@ -15,6 +15,7 @@ from planner.cli import brief_from_args, jsonable, register, say
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.loader import parse_override
+from planner.mechanisms import resolve
 from planner.simulator import MaxRateResult, SimResult, SimSettings, benchmark_brief, max_rate, simulate
 
 _R = TypeVar("_R", SimResult, MaxRateResult)
@@ -99,7 +100,7 @@ def _run_and_print(args: argparse.Namespace, compute: Callable[[], _R], text: Ca
 def cmd_simulate(args: argparse.Namespace) -> int:
     brief = _brief(args)
     settings = _settings(args)
-    return _run_and_print(args, lambda: simulate(brief, settings), _sim_text)
+    return _run_and_print(args, lambda: simulate(resolve(brief), settings), _sim_text)  # the brief the plan analyses
 
 
 def _max_rate_text(r: MaxRateResult) -> str:
@@ -117,7 +118,7 @@ def cmd_max_rate(args: argparse.Namespace) -> int:
     brief = brief_from_args(args)
     if args.requests < 10:
         raise BriefError("--requests", "must be at least 10 for a max-rate search")
-    return _run_and_print(args, lambda: max_rate(brief, requests=args.requests, seed=args.seed), _max_rate_text)
+    return _run_and_print(args, lambda: max_rate(resolve(brief), requests=args.requests, seed=args.seed), _max_rate_text)
 
 
 def _common(p: argparse.ArgumentParser, brief_optional: bool) -> None:

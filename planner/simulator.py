@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.brief import Brief
 from planner.errors import BriefError
 from planner.fmt import num, pct, usd
+from planner.mechanisms import ttft_extra_ms
 from planner.replica import ReplicaShape
 from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
@@ -295,9 +296,10 @@ def _per_request_ms(out: EngineOutput, reqs: Requests) -> tuple[npt.NDArray[np.f
 
 
 def fixed_ttft_ms(brief: Brief) -> float:
-    """The request path outside the engine: network, gateway, tokenization, first sample, first write."""
+    """The request path outside the engine: network, gateway, tokenization, first sample, first write, and the terms of
+    the mechanisms the brief turns on (a KV reload from a tier, the vision encoder, an adapter load: the plan's too)."""
     lat = brief.latency
-    return lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms
+    return lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms + ttft_extra_ms(brief)
 
 
 def attainment(brief: Brief, reqs: Requests, ttft_ms: npt.NDArray[np.float64], tpot_ms: npt.NDArray[np.float64]) -> float:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
+from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 from planner.step_model import (
@@ -198,6 +199,7 @@ class SloBudget(_Model):
     tradeoff_batched_tokens: tuple[TradeoffPoint, ...]
     tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
     arithmetic: dict[str, str]
+    mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
 
     @property
     def judged_itl_p95_ms(self) -> float:
@@ -243,6 +245,7 @@ class _Engine:
         self.chunked = dep.chunked_prefill
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
+        self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
         step = shape.step
         self.k = step.values()
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
@@ -609,7 +612,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
-        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3,
+        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s,
     )
 
 
@@ -841,12 +844,14 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         )
         for v in (_max_num_seqs_values(dep.max_num_seqs, load_batch) if curves else ())
     ]
+    mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     ttft_waterfall = (
         WaterfallStep(component="network round trip", ms=lat.network_ms),
         WaterfallStep(component="gateway: auth, rate limit, route", ms=lat.gateway_ms),
         WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
         WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
         WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
+        *mechanisms,
         WaterfallStep(component="first sample", ms=lat.first_sample_ms),
         WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
     )
@@ -879,6 +884,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         tradeoff_batched_tokens=_tradeoff(tokens_curve),
         tradeoff_max_num_seqs=_tradeoff(seqs_curve),
         arithmetic=_arithmetic(brief, p, basis),
+        mechanisms=mechanisms,
     )
 
 

@@ -19,7 +19,7 @@ from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.errors import BriefError
 from planner.figures import resolve
 from planner.fmt import num, pct
-from planner.lora import lora_memory
+from planner.lora import LORA_OVERHEAD, lora_memory
 from planner.operating_point import context_tokens, max_num_seqs_for
 from planner.slo import LatencyPoint, latency_point
 
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 TARGET_UTILIZATION = SIZING_UTILIZATION
-LORA_OVERHEAD = 0.10  # decode and prefill slow-down of batched multi-LoRA kernels (5-15% measured; midpoint)
 REGION_SHARES = {"Americas": 0.5, "Europe": 0.3, "Asia-Pacific": 0.2}  # assumed split of the users
 CROSS_REGION_RTT_MS = 150.0  # assumed round trip when a region's users fail over to another region
 NODE_COLD_START_S = 120.0  # assumed: provision, load 70 GB of weights, capture CUDA graphs, warm the cache

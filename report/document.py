@@ -20,6 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LOAD_COLOR_NAMES, LOAD_COLORS, LOAD_LEGEND
+from planner.mechanism_diagram import MECHANISM_COLORS, MECHANISM_LEGEND, has_mechanisms
+from planner.mechanism_view import mechanism_paths
 from planner.naming import DesignName, design_name
 from report.figures import Figure, Figures
 
@@ -117,7 +119,8 @@ def _arith(f: Figures, section: str, key: str) -> str:
 
 def _summary(f: Figures) -> str:
     verdict = "feasible" if f.value("verdict.feasible") else "NOT feasible"
-    slo = "meets the SLO" if f.value("verdict.meets_slo") else "misses the SLO"
+    judged = "the SLO" if f.value("objective") is None else "its deadline"
+    slo = f"meets {judged}" if f.value("verdict.meets_slo") else f"misses {judged}"
     slo += "" if f.value("verdict.availability_ok") else ", no N+1"
     return (
         f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
@@ -160,7 +163,7 @@ def _verdict(f: Figures) -> Section:
     problems = f.value("verdict.problems")
     answers = (
         ("Feasible", f.yes_no("verdict.feasible")),
-        ("Meets the SLO", f.yes_no("verdict.meets_slo")),
+        ("Meets the SLO" if f.value("objective") is None else "Meets its deadline", f.yes_no("verdict.meets_slo")),
         ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
     )
     items = []
@@ -227,12 +230,22 @@ def _scale_out_arithmetic(f: Figures) -> Section:
     )
 
 
-def _legend() -> tuple[tuple[str, str, str, str], ...]:
-    return tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
+def _mechanisms(f: Figures, design: Any) -> Section:
+    """A problem-library design: its conclusion (what binds, which mechanism it turns on) and the mechanisms' figures."""
+    rows = tuple((f.label(path), f.figure(path)) for path in mechanism_paths(design))
+    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("conclusion")),))]
+    if rows:
+        blocks.append(Table(header=("Mechanism figure", "Value"), rows=rows, drop=1))
+    return Section(key="mechanisms", title="Conclusion and mechanisms", blocks=tuple(blocks))
 
 
-def _architecture(f: Figures) -> Section:
-    return Section(key="architecture", title="Architecture", blocks=(Diagram(dot=f.dot("architecture.dot"), legend=_legend()),))
+def _legend(design: Any) -> tuple[tuple[str, str, str, str], ...]:
+    pools = tuple((*LOAD_COLORS[load], LOAD_COLOR_NAMES[load], text) for load, text in LOAD_LEGEND)
+    return (*pools, (*MECHANISM_COLORS, "blue", MECHANISM_LEGEND)) if has_mechanisms(design) else pools
+
+
+def _architecture(f: Figures, design: Any) -> Section:
+    return Section(key="architecture", title="Architecture", blocks=(Diagram(dot=f.dot("architecture.dot"), legend=_legend(design)),))
 
 
 def _engine_config(f: Figures) -> Section:
@@ -311,6 +324,16 @@ def _mechanism_arithmetic(f: Figures) -> Section:
 def _slo(f: Figures) -> Section:
     s = "slo"
     judged = f.value(f"{s}.itl_metric").value  # which gap figure the ITL target judges: itl or tpot
+    if f.value("objective") is not None:  # an offline job or a rollout: no TTFT or ITL target, latency for reference
+        reference = tuple(
+            (name, f.num(f"{s}.{key}_p50_ms", "ms"), f.num(f"{s}.{key}_p95_ms", "ms")) for name, key in (("TTFT", "ttft"), ("ITL", "itl"))
+        )
+        note = ("Targets", "none: the objective (its deadline) judges this design, not latency")
+        return Section(
+            key="slo",
+            title="Latency (for reference)",
+            blocks=(Table(header=("Latency", "p50", "p95"), rows=reference), Lines(items=(note,))),
+        )
 
     def row(label: str, name: str, target: bool, ok: str) -> tuple[str, ...]:
         shown_target = f.num(f"{s}.{'ttft' if name == 'ttft' else 'itl'}_target_ms", "ms") if target else ""
@@ -636,12 +659,14 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
     name = name or design_name(design.brief)
     has_variation = f.value("variation") is not None
     has_scale_out = f.value("scale_out") is not None
+    has_conclusion = f.value("conclusion") is not None
     page = (
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
         *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
-        _architecture(f),
+        *((_mechanisms(f, design),) if has_conclusion and not has_variation else ()),
+        _architecture(f, design),
         *((_scale_out(f),) if has_scale_out else ()),
         _engine_config(f),
         _slo(f),
@@ -654,6 +679,7 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
     appendix = (
         *((_variation_arithmetic(f),) if has_variation else ()),
         *((_mechanism_arithmetic(f),) if has_mechanism else ()),
+        *((_mechanisms(f, design),) if has_conclusion and has_variation else ()),  # the variation's own section leads the page
         _capacity(f),
         _operating_point(f),
         _slo_budget(f),

@@ -98,7 +98,10 @@ def _concrete(path: str) -> str:
 def test_every_registered_figure_is_a_path_of_the_plans_json() -> None:
     """Each entry's path (with list index 0), arithmetic and target resolve in `plan --json` of a preset that has it;
     the search's figures are keys of `search --json`."""
-    designs = {name: design_json(plan(load_brief(name))) for name in ("capstone", "variation-a", "qps10-tp4")}
+    designs = {
+        name: design_json(plan(load_brief(name)))
+        for name in ("capstone", "variation-a", "qps10-tp4", "agent-platform", "multimodal", "rl-rollout", "lora-platform")
+    }
     from planner.search import SearchResult
 
     for entry in REGISTRY.values():

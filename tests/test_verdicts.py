@@ -171,9 +171,14 @@ def test_adapters_that_do_not_fit_the_gpu_make_the_design_infeasible() -> None:
         assert "GB per GPU" in problem.problem and problem.change
 
 
-def test_lora_fields_outside_variation_c_are_reported_not_dropped() -> None:
+def test_adapters_are_first_class_in_any_brief_and_fields_without_adapters_are_reported() -> None:
     design = plan(load_brief("capstone").with_changes({"lora.adapters": 5}))
     assert design.verdict.feasible  # five small adapters fit
-    assert any(p.field == "lora" and "variation C" in p.problem for p in design.verdict.problems)
+    assert design.lora_serving is not None and design.lora_serving.adapters_per_replica == 1  # 5 adapters over 8 replicas
+    assert "--enable-lora" in design.config.command and "--max-lora-rank 16" in design.config.command
+    assert not any(p.field.startswith("lora") for p in design.verdict.problems)
+    idle = plan(load_brief("capstone").with_changes({"lora.rank": 32}))
+    assert any(p.field == "lora" and "lora.adapters is 0" in p.problem for p in idle.verdict.problems)
+    assert idle.lora_serving is None and "--enable-lora" not in idle.config.command
     assert not any(p.field.startswith("lora") for p in plan(load_brief("variation-c")).verdict.problems)
     assert not any(p.field.startswith("lora") for p in plan(load_brief("capstone")).verdict.problems)

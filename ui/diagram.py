@@ -18,6 +18,7 @@ import streamlit as st
 
 from planner import Design
 from planner.architecture import LOAD_COLORS, LOAD_LEGEND
+from planner.mechanism_diagram import MECHANISM_COLORS, MECHANISM_LEGEND, has_mechanisms
 from report.diagram import svg_size, svgs_from_dots
 from report.tools import ToolError
 from ui.show import md
@@ -52,11 +53,13 @@ def _image(svg: str, alt: str, *, fit: bool) -> str:
     return f'<img src="data:image/svg+xml;base64,{data}" alt="{escape(alt)}" style="width: {px}px; {limit}; height: auto; display: block">'
 
 
-def legend_html() -> str:
+def legend_html(mechanisms: bool = False) -> str:
+    entries = [(*LOAD_COLORS[load], text) for load, text in LOAD_LEGEND]
+    if mechanisms:
+        entries.append((*MECHANISM_COLORS, MECHANISM_LEGEND))
     items = "".join(
         f'<span><span class="swatch" style="background: {fill}; border-color: {border}"></span>{escape(text)}</span>'
-        for load, text in LOAD_LEGEND
-        for fill, border in (LOAD_COLORS[load],)
+        for fill, border, text in entries
     )
     return f'<div class="arch-legend" aria-label="pool colours">{items}</div>'
 
@@ -72,7 +75,7 @@ def diagram_alt(design: Design) -> str:
     return f"Serving architecture: clients, API gateway, router, then {pools}."
 
 
-def diagram_html(wide_svg: str, narrow_svg: str, alt: str) -> str:
+def diagram_html(wide_svg: str, narrow_svg: str, alt: str, mechanisms: bool = False) -> str:
     """Both layouts, the legend, and the CSS that shows the layout that fits."""
     wide_px = round(svg_size(wide_svg)[0] * PX_PER_POINT)
     css = _CSS.replace("WIDE_PX", str(wide_px))
@@ -82,7 +85,7 @@ def diagram_html(wide_svg: str, narrow_svg: str, alt: str) -> str:
         f'<div class="layout wide">{_image(wide_svg, alt, fit=False)}</div>'
         f'<div class="layout narrow">{_image(narrow_svg, alt, fit=True)}</div>'
         "</div>"
-        f"{legend_html()}"
+        f"{legend_html(mechanisms)}"
     )
 
 
@@ -91,7 +94,7 @@ def architecture_diagram(design: Design) -> None:
     arch = design.architecture
     try:
         wide, narrow = svgs_from_dots((arch.dot, arch.dot_narrow))
-        html = diagram_html(wide, narrow, diagram_alt(design))
+        html = diagram_html(wide, narrow, diagram_alt(design), has_mechanisms(design))
     except ToolError as exc:
         st.warning(md(f"The diagram cannot be drawn on this server: {exc}. The pools are listed below."))
         return

@@ -82,10 +82,11 @@ def show_problems(problems: Sequence[Problem]) -> None:
 
 def verdict_banner(design: Design) -> None:
     v = design.verdict
+    judged = "the SLO" if design.objective is None else "its deadline"  # an offline job or a rollout: no latency target
     if v.feasible and v.meets_slo:
-        st.success("Feasible and meets the SLO.")
+        st.success(f"Feasible and meets {judged}.")
     elif v.feasible:
-        st.warning("Feasible, but the SLO is not met.")
+        st.warning(f"Feasible, but {judged} is not met.")
     else:
         st.error("Not feasible as briefed.")
     if v.problems:

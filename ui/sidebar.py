@@ -162,7 +162,13 @@ def _controls(brief: Brief) -> None:
         min_value=0.0,
         max_value=1.0,
         step=_FRACTION_STEP,
-        help=_help(Workload, "prefix_hit_rate"),
+        disabled=brief.kv_tiers.enabled,
+        help=_help(Workload, "prefix_hit_rate")
+        + (
+            " This brief sets KV tiers, so the planner derives the hit rate from the cache's capacity instead."
+            if brief.kv_tiers.enabled
+            else ""
+        ),
     )
     _traffic_control(brief)
     control(

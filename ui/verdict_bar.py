@@ -15,6 +15,7 @@ from planner.fmt import num, pct
 from planner.uncertainty import ranges_line
 from ui import state
 from ui.compare import pin_button
+from ui.mechanisms import objective_tiles
 from ui.show import md
 
 __all__ = ["verdict_bar", "verdict_headline"]
@@ -24,6 +25,8 @@ def verdict_headline(design: Design) -> str:
     v = design.verdict
     if not v.feasible:
         return "Not feasible as briefed"
+    if design.objective is not None:  # an offline job or a rollout batch: judged on its deadline, not on latency
+        return "Meets its deadline" if v.meets_slo else "Feasible, misses its deadline"
     if not v.meets_slo:
         return "Feasible, misses the SLO"
     if not v.availability_ok:
@@ -37,6 +40,8 @@ def _binding(design: Design) -> str:
     if v.problems:
         first = v.problems[0]
         return f"{first.problem} ({field_label(first.field)})"
+    if design.objective is not None:
+        return design.objective.headline
     dis = design.disaggregation
     if dis is not None:
         return (
@@ -51,7 +56,12 @@ def _binding(design: Design) -> str:
     )
 
 
-_COLOURS = {"Not feasible as briefed": "red", "Feasible, misses the SLO": "red", "Meets the SLO, no N+1": "orange"}
+_COLOURS = {
+    "Not feasible as briefed": "red",
+    "Feasible, misses the SLO": "red",
+    "Meets the SLO, no N+1": "orange",
+    "Feasible, misses its deadline": "red",
+}
 
 
 def _latency(design: Design, path: str, ok: bool) -> tuple[str, str, str]:
@@ -72,6 +82,14 @@ def verdict_bar(design: Design) -> None:
     with st.container(border=True, key="verdict_bar"):
         st.markdown(f"#### :{_COLOURS.get(headline, 'green')}[{headline}]")
         cols = st.columns(4)
+        if design.objective is not None:
+            for col, (name, value, line, good) in zip(cols, objective_tiles(design), strict=True):
+                col.metric(name, value, line, delta_color="normal" if good else "inverse", delta_arrow="off")
+            st.markdown(f"**What binds:** {md(_binding(design))}")
+            if v.problems:
+                st.markdown(f"**The change that fixes it:** {md(v.problems[0].change)}")
+            _pin_line()
+            return
         for col, (path, ok) in zip(cols, (("slo.ttft_p95_ms", slo.ttft_ok), (judged, slo.itl_ok)), strict=False):
             name, value, line = _latency(design, path, ok)
             col.metric(name, value, line, delta_color="normal" if ok else "inverse", delta_arrow="off")

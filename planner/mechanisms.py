@@ -1,0 +1,128 @@
+"""The serving mechanisms a brief turns on beyond the base method: KV tiers, multimodal inputs, multi-LoRA.
+
+Each is off by default. `resolve` applies what a mechanism changes in the brief itself before the method runs
+(the image tokens in the prompt, the hit rate the KV tiers give); `ttft_extra_s` is what they add to every
+request's path before its first token; `mechanism_flags` the engine options they need.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.brief import Brief
+from planner.fmt import num, pct
+from planner.kv_tiers import P95_TAIL, kv_tier_analysis
+from planner.lora import lora_check
+from planner.lora_serving import LoraServing, lora_serving
+from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
+from planner.replica import ReplicaShape, shape_of
+from planner.verdict import Problem, Verdict
+
+if TYPE_CHECKING:
+    from planner.core import CoreDesign
+    from planner.objective import ObjectiveAnalysis
+
+__all__ = ["engine_problems", "mechanism_verdict", "resolve", "ttft_extra_components_ms", "ttft_extra_ms", "ttft_extra_s"]
+
+
+def resolve(brief: Brief) -> Brief:
+    """The brief the method plans: image tokens added to the prompt lengths, and the prefix hit rate derived from the
+    KV tiers when the brief sets one (said in the design's kv_tiers arithmetic). Idempotent: resolving twice changes nothing."""
+    brief = with_image_tokens(brief)
+    if brief.kv_tiers.enabled:
+        tiers = kv_tier_analysis(brief, shape_of(brief))
+        if tiers is not None and abs(tiers.hit_rate - brief.workload.prefix_hit_rate) > 1e-12:
+            brief = brief.with_changes({"workload.prefix_hit_rate": tiers.hit_rate})
+    return brief
+
+
+def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
+    """(component, ms) the p95 request's path carries beyond the base method: a KV reload, the vision encoder."""
+    parts: list[tuple[str, float]] = []
+    tiers = kv_tier_analysis(brief, shape)
+    if tiers is not None and tiers.ttft_reload_ms > 0:
+        tier = "NVMe" if tiers.share_from_nvme > P95_TAIL else "CPU"
+        parts.append(
+            (f"KV reload from the {tier} tier ({pct(tiers.share_from_cpu + tiers.share_from_nvme)} of requests)", tiers.ttft_reload_ms)
+        )
+    mm = multimodal_analysis(brief, shape, 0.0)
+    if mm is not None and mm.ttft_encoder_ms > 0:
+        parts.append((f"vision encoder ({num(mm.ttft_encoder_ms / mm.encoder_ms_per_image)} uncached images)", mm.ttft_encoder_ms))
+    lora = lora_serving(brief, shape, 0.0)
+    if lora is not None and lora.ttft_load_ms > 0:
+        parts.append((f"LoRA adapter load on a miss ({pct(1 - lora.gpu_hit_rate)} of requests)", lora.ttft_load_ms))
+    return tuple(parts)
+
+
+def _any_on(brief: Brief) -> bool:
+    return brief.kv_tiers.enabled or brief.multimodal.enabled or brief.lora.adapters > 0
+
+
+def ttft_extra_s(brief: Brief, shape: ReplicaShape) -> float:
+    if not _any_on(brief):
+        return 0.0
+    return sum(ms for _, ms in ttft_extra_components_ms(brief, shape)) / 1e3
+
+
+def ttft_extra_ms(brief: Brief) -> float:
+    """ttft_extra_s of the brief's own replica, in ms (the simulator adds it to its fixed path as the plan does)."""
+    return ttft_extra_s(brief, shape_of(brief)) * 1e3 if _any_on(brief) else 0.0
+
+
+def mechanism_verdict(
+    verdict: Verdict, core: CoreDesign, images: MultimodalAnalysis | None, lora: LoraServing | None, goal: ObjectiveAnalysis | None
+) -> Verdict:
+    """The verdict with what the mechanisms judge: the encoder's share of the GPUs, and an objective other than latency
+    (an offline job or a rollout batch has no TTFT or ITL target: it meets its objective when it finishes in time)."""
+    problems = list(verdict.problems)
+    feasible = verdict.feasible
+    if images is not None and images.utilization_with_encoder > 1:
+        feasible = False
+        problems.append(
+            Problem(
+                field="multimodal.encoder_cache_hit_rate",
+                problem=(
+                    f"the vision encoder takes {pct(images.encoder_busy_share)} of the GPUs' time on top of {pct(core.capacity.utilization)}"
+                    " for prefill and decode: over 100% at the peak"
+                ),
+                change="add nodes, cache repeated images, cap the images per request or their resolution (fewer patches)",
+            )
+        )
+    if core.brief.kv_tiers.enabled and not core.brief.deployment.prefix_caching:
+        problems.append(
+            Problem(
+                field="deployment.prefix_caching",
+                problem="the brief sets KV tiers but turns prefix caching off: no prompt reuses the KV the tiers keep",
+                change="turn deployment.prefix_caching on, or leave the kv_tiers section out",
+            )
+        )
+    if lora is not None and lora.problems:
+        feasible = False
+        problems += lora.problems
+    if goal is None:
+        if images is None and lora is None and len(problems) == len(verdict.problems):
+            return verdict
+        return verdict.model_copy(update={"feasible": feasible, "meets_slo": verdict.meets_slo and feasible, "problems": tuple(problems)})
+    brief, shape = core.brief, core.shape
+    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
+    kept = [*lora_problems, *engine_problems(brief), *goal.problems]
+    fits = adapters_fit and not engine_problems(brief)
+    return Verdict(feasible=fits, meets_slo=fits and goal.meets, availability_ok=True, problems=tuple(kept))
+
+
+def engine_problems(brief: Brief) -> list[Problem]:
+    """Engine limits the engine itself refuses: without chunked prefill every prompt must fit one step's token budget
+    (vLLM will not start with max-num-batched-tokens below max-model-len then)."""
+    dep = brief.deployment
+    if dep.chunked_prefill or dep.max_num_batched_tokens >= dep.max_model_len:
+        return []
+    return [
+        Problem(
+            field="deployment.max_num_batched_tokens",
+            problem=(
+                f"without chunked prefill a prompt must fit one step, but max-num-batched-tokens ({dep.max_num_batched_tokens})"
+                f" is below max-model-len ({dep.max_model_len}): the engine refuses this configuration"
+            ),
+            change=f"raise deployment.max_num_batched_tokens to at least {dep.max_model_len}, or turn deployment.chunked_prefill on",
+        )
+    ]

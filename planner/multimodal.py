@@ -1,0 +1,84 @@
+"""Images in each request: the tokens they add to the prompt, the vision encoder's compute, the encoder cache.
+
+The encoder runs in BF16 (it is not quantized with the language model) at the brief's compute fraction. The image tokens join the prompt (they take KV and prefill like text): the planner adds them to the brief's
+prompt lengths unless the brief says they are counted already. The encoder runs on the replica's GPUs before
+the prefill: a ViT's forward pass is 2 FLOPs per parameter per patch, so an image costs 2 x params x patches,
+and a cached image (the same one re-sent) costs nothing. Its time is a TTFT term, and its share of the GPUs'
+time at the peak is work the prefill budget does not see.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief
+from planner.fmt import num, pct
+from planner.replica import ReplicaShape
+
+__all__ = ["MultimodalAnalysis", "multimodal_analysis", "with_image_tokens"]
+
+
+class MultimodalAnalysis(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    image_tokens_per_request: float
+    encoder_tflop_per_image: float
+    encoder_ms_per_image: float
+    encoder_ms_per_request: float  # the images a request carries, less the cached ones
+    encoder_busy_share: float  # of one replica's time at its share of the peak
+    utilization_with_encoder: float  # the fleet's utilization at the peak with the encoder's time added
+    ttft_encoder_ms: float  # what the p95 TTFT carries: a request with the most images, none cached
+    arithmetic: dict[str, str]
+
+
+def with_image_tokens(brief: Brief) -> Brief:
+    """The brief with the image tokens in its prompt lengths (once: the multimodal section records it)."""
+    mm = brief.multimodal
+    if not mm.enabled or mm.prompt_includes_images:
+        return brief
+    w = brief.workload
+    mean_add = mm.images_per_request * mm.tokens_per_image
+    p95_add = max(mean_add, min(mm.max_images_per_request, 2 * mm.images_per_request) * mm.tokens_per_image)
+    return brief.with_changes(
+        {
+            "workload.input_tokens_mean": w.input_tokens_mean + mean_add,
+            "workload.input_tokens_p95": w.input_tokens_p95 + p95_add,
+            "multimodal.prompt_includes_images": True,
+        }
+    )
+
+
+def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: float, utilization: float = 0.0) -> MultimodalAnalysis | None:
+    mm = brief.multimodal
+    if not mm.enabled:
+        return None
+    flops = 2 * mm.encoder_params * mm.encoder_patches_per_image
+    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.tp * shape.compute_fraction  # the ViT runs unquantized, in BF16
+    per_image_s = flops / encoder_flops_per_s
+    per_request_s = mm.images_per_request * (1 - mm.encoder_cache_hit_rate) * per_image_s
+    p95_images = min(float(mm.max_images_per_request), max(mm.images_per_request, 2 * mm.images_per_request))
+    ttft_s = p95_images * per_image_s if mm.encoder_cache_hit_rate < 1 - 0.05 else 0.0
+    busy = rate_per_replica * per_request_s
+    arithmetic = {
+        "tokens": f"{num(mm.images_per_request)} images x {num(mm.tokens_per_image, 'tokens')} = {num(mm.images_per_request * mm.tokens_per_image, 'tokens')} added to each prompt (KV and prefill)",
+        "encoder": (
+            f"2 x {num(mm.encoder_params / 1e6)}M params x {num(mm.encoder_patches_per_image)} patches = {num(flops / 1e12)} TFLOP per image"
+            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.tp} GPUs x {pct(shape.compute_fraction)}) = {num(per_image_s * 1e3, 'ms')}"
+        ),
+        "per_request": (
+            f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"
+            f" = {num(per_request_s * 1e3, 'ms')}; at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
+        ),
+        "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
+        "ttft": f"the p95 request carries {num(p95_images)} uncached images: {num(ttft_s * 1e3, 'ms')} of encoder before its prefill",
+    }
+    return MultimodalAnalysis(
+        image_tokens_per_request=mm.images_per_request * mm.tokens_per_image,
+        encoder_tflop_per_image=flops / 1e12,
+        encoder_ms_per_image=per_image_s * 1e3,
+        encoder_ms_per_request=per_request_s * 1e3,
+        encoder_busy_share=busy,
+        utilization_with_encoder=utilization + busy,
+        ttft_encoder_ms=ttft_s * 1e3,
+        arithmetic=arithmetic,
+    )

@@ -1,0 +1,222 @@
+"""Objectives other than latency: an offline job judged on throughput and cost, an RL rollout on its makespan.
+
+An offline job has no TTFT or ITL target: every replica runs at its largest batch (max-num-seqs, or what the KV pool
+holds) and the job's time is its tokens over the fleet's throughput. A replica's time per request is its uncached
+prompt's prefill (compute bound) plus its reply's decode steps shared with the batch:
+    t = uncached / prefill tokens/s + output x step(batch) / batch.
+
+An RL rollout batch of N prompts ends when its longest output ends. Output lengths are gamma-distributed with the
+brief's mean and p95; the longest of N is near their 1 - 1/N quantile (capped at the rollout's limit). The bulk of
+the batch runs at full batch; the stragglers decode at a small batch long after, so the makespan is the larger of
+the bulk's work time and the straggler's own prefill + decode, and the straggler share is the part of the makespan
+the fleet spends under-filled waiting on them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.brief import Brief, ObjectiveKind
+from planner.capacity import Memory
+from planner.fmt import num, pct
+from planner.lengths import gamma_quantile, length_cv2
+from planner.replica import ReplicaShape
+from planner.verdict import Problem
+
+__all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "objective_analysis"]
+
+TAIL_SHARE = 0.05  # the stragglers: the longest 5% of a rollout batch's outputs decode together at the end
+
+
+class ObjectiveAnalysis(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ObjectiveKind
+    batch_per_replica: float  # sequences a replica runs at once
+    decode_step_ms: float  # at that batch
+    request_s: float  # a replica's time per request at that batch
+    tokens_per_s: float  # the fleet, input and output tokens
+    output_tokens_per_s: float  # the fleet
+    usd_per_m_tokens: float  # input and output tokens
+    usd_per_m_output_tokens: float
+    time_s: float  # the job's time (throughput) or the batch's makespan (batch completion)
+    deadline_s: float
+    meets: bool
+    nodes_for_deadline: int  # nodes the work alone needs to finish by the deadline
+    longest_output_tokens: float  # batch completion: the straggler's output (0 for throughput)
+    straggler_s: float  # batch completion: the straggler's own prefill + decode
+    straggler_share: float  # batch completion: the makespan's share spent waiting on stragglers
+    time_one_node_lost_s: float  # the same work on one node fewer (inf with a single node)
+    headline: str
+    problems: tuple[Problem, ...]
+    arithmetic: dict[str, str]
+
+
+def _longest_output(brief: Brief, prompts: int) -> float:
+    """The longest of `prompts` gamma-distributed outputs: the 1 - 1/N quantile, capped at the rollout's limit."""
+    w, o = brief.workload, brief.objective
+    cv2 = length_cv2(w.output_tokens_mean, w.output_tokens_p95)
+    if cv2 <= 0:
+        return min(w.output_tokens_mean, o.output_tokens_max)
+    k = 1 / cv2
+    q = 1 - 1 / (prompts + 1)
+    return min(gamma_quantile(k, q) / k * w.output_tokens_mean, o.output_tokens_max)
+
+
+def _one_node_lost(time_s: float, nodes: int) -> float:
+    """The bulk of the work on one node fewer: its time grows by nodes / (nodes - 1)."""
+    return time_s * nodes / (nodes - 1) if nodes > 1 else math.inf
+
+
+def _lost_text(time_s: float, lost_s: float, nodes: int, deadline_s: float) -> str:
+    if not math.isfinite(lost_s):
+        return "with its only node lost the job stops: keep a checkpoint and a spare, or accept a restart"
+    verdict = "still met" if lost_s <= deadline_s else "missed"
+    return f"one of {nodes} nodes lost: {num(time_s, 's')} -> {num(lost_s, 's')}, the deadline {verdict}"
+
+
+def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> ObjectiveAnalysis | None:
+    """The design judged on its objective, or None for the latency objective (the SLO budget judges it)."""
+    o, w, dep = brief.objective, brief.workload, brief.deployment
+    if o.kind is ObjectiveKind.latency:
+        return None
+    replicas = max(shape.replicas, 1)
+    batch = max(min(float(dep.max_num_seqs), math.floor(mem.max_sequences_per_replica)), 1.0)
+    if o.kind is ObjectiveKind.batch_completion:
+        batch = min(batch, max(math.ceil(o.batch_prompts / replicas), 1))
+    context = brief.running_context_tokens
+    step_s = shape.decode_step_s(batch, context) + brief.latency.scheduler_ms / 1e3
+    uncached = w.input_tokens_mean * (1 - brief.effective_hit_rate)
+    prefill_s = uncached / shape.prefill_tokens_per_s
+    request_s = prefill_s + w.output_tokens_mean * step_s / batch
+    per_request_tokens = w.input_tokens_mean + w.output_tokens_mean
+    rate = replicas / request_s  # requests/s, the fleet
+    tokens_per_s = rate * per_request_tokens
+    usd_per_s = shape.replicas * shape.tp * brief.cost.usd_per_gpu_hour / 3600
+    usd_per_m = usd_per_s / tokens_per_s * 1e6
+    usd_per_m_out = usd_per_s / (rate * w.output_tokens_mean) * 1e6
+    nodes = brief.hardware.nodes
+    arithmetic = {
+        "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds) = {num(batch)} per replica",
+        "request": (
+            f"{num(uncached, 'tokens')} uncached / {num(shape.prefill_tokens_per_s, 'tokens/s')} = {num(prefill_s * 1e3, 'ms')} prefill"
+            f" + {num(w.output_tokens_mean, 'tokens')} x {num(step_s * 1e3, 'ms')} step / {num(batch)} = {num(request_s * 1e3, 'ms')} of a replica per request"
+        ),
+        "throughput": (
+            f"{replicas} replicas / {num(request_s, 's')} = {num(rate, 'req/s')} x {num(per_request_tokens, 'tokens')} = {num(tokens_per_s, 'tokens/s')}"
+        ),
+        "cost": f"{shape.replicas * shape.tp} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
+    }
+    if o.kind is ObjectiveKind.throughput:
+        time_s = o.job_tokens / tokens_per_s
+        deadline_s = o.deadline_hours * 3600
+        meets = time_s <= deadline_s
+        need = max(math.ceil(nodes * time_s / deadline_s), 1)
+        lost_s = _one_node_lost(time_s, nodes)
+        arithmetic["one_node_lost"] = _lost_text(time_s, lost_s, nodes, deadline_s)
+        arithmetic["job"] = (
+            f"{num(o.job_tokens / 1e9)}B tokens / {num(tokens_per_s, 'tokens/s')} = {num(time_s / 3600, 'h')}"
+            f" vs the {num(o.deadline_hours, 'h')} deadline: {'met' if meets else 'missed'}; {need} node(s) finish it in time"
+        )
+        headline = (
+            f"The job takes {num(time_s / 3600, 'h')} of its {num(o.deadline_hours, 'h')} at {num(tokens_per_s, 'tokens/s')}"
+            f" (${num(usd_per_m)} per M tokens, batch {num(batch)} per replica)"
+        )
+        problems = (
+            ()
+            if meets
+            else (
+                Problem(
+                    field="objective.deadline_hours",
+                    problem=f"the job takes {num(time_s / 3600, 'h')}, over its {num(o.deadline_hours, 'h')} deadline",
+                    change=f"run on {need} nodes (hardware.nodes), quantize, or move the deadline",
+                ),
+            )
+        )
+        return ObjectiveAnalysis(
+            kind=o.kind,
+            batch_per_replica=batch,
+            decode_step_ms=step_s * 1e3,
+            request_s=request_s,
+            tokens_per_s=tokens_per_s,
+            output_tokens_per_s=rate * w.output_tokens_mean,
+            usd_per_m_tokens=usd_per_m,
+            usd_per_m_output_tokens=usd_per_m_out,
+            time_s=time_s,
+            deadline_s=deadline_s,
+            meets=meets,
+            nodes_for_deadline=need,
+            longest_output_tokens=0.0,
+            straggler_s=0.0,
+            straggler_share=0.0,
+            time_one_node_lost_s=lost_s,
+            headline=headline,
+            problems=problems,
+            arithmetic=arithmetic,
+        )
+    prompts = o.batch_prompts
+    work_s = prompts * request_s / replicas
+    longest = _longest_output(brief, prompts)
+    tail_batch = max(1.0, TAIL_SHARE * prompts / replicas)
+    tail_step_s = shape.decode_step_s(tail_batch, w.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
+    straggler_s = prefill_s + longest * tail_step_s
+    makespan = max(work_s, straggler_s)
+    lost_s = max(_one_node_lost(work_s, nodes), straggler_s)
+    share = 1 - work_s / makespan if makespan > 0 else 0.0
+    deadline_s = o.batch_deadline_s
+    meets = makespan <= deadline_s
+    need = max(math.ceil(nodes * work_s / deadline_s), 1) if straggler_s <= deadline_s else 0  # 0: no fleet beats the straggler
+    arithmetic["longest"] = (
+        f"the longest of {prompts:,} outputs (gamma, mean {num(w.output_tokens_mean)}, p95 {num(w.output_tokens_p95)}): its 1 - 1/{prompts + 1:,}"
+        f" quantile, capped at {num(o.output_tokens_max)} = {num(longest, 'tokens')}"
+    )
+    arithmetic["makespan"] = (
+        f"bulk: {prompts:,} x {num(request_s, 's')} / {replicas} replicas = {num(work_s, 's')};"
+        f" straggler: {num(prefill_s * 1e3, 'ms')} prefill + {num(longest)} x {num(tail_step_s * 1e3, 'ms')} (step at the tail's batch {num(tail_batch)})"
+        f" = {num(straggler_s, 's')}; makespan max = {num(makespan, 's')}, {pct(share)} of it waiting on stragglers"
+    )
+    binds = "the stragglers set it" if straggler_s > work_s else "the bulk's work sets it"
+    arithmetic["one_node_lost"] = _lost_text(makespan, lost_s, nodes, o.batch_deadline_s)
+    headline = (
+        f"A {prompts:,}-prompt batch finishes in {num(makespan, 's')} of its {num(deadline_s, 's')}: {binds}"
+        f" ({pct(share)} of the makespan waits on the longest output, {num(longest, 'tokens')})"
+    )
+    problems_list: list[Problem] = []
+    if not meets:
+        if straggler_s > deadline_s:
+            change = (
+                f"cap the rollout's output (objective.output_tokens_max, now {num(o.output_tokens_max)}), use partial rollouts"
+                " (carry unfinished outputs to the next batch), or shorten the step (lower-precision weights, higher TP)"
+            )
+        else:
+            change = f"run on {need} nodes (hardware.nodes), or raise the batch per replica"
+        problems_list.append(
+            Problem(
+                field="objective.batch_deadline_s",
+                problem=f"the batch finishes in {num(makespan, 's')}, over its {num(deadline_s, 's')} deadline ({binds})",
+                change=change,
+            )
+        )
+    return ObjectiveAnalysis(
+        kind=o.kind,
+        batch_per_replica=batch,
+        decode_step_ms=step_s * 1e3,
+        request_s=request_s,
+        tokens_per_s=tokens_per_s,
+        output_tokens_per_s=rate * w.output_tokens_mean,
+        usd_per_m_tokens=usd_per_m,
+        usd_per_m_output_tokens=usd_per_m_out,
+        time_s=makespan,
+        deadline_s=deadline_s,
+        meets=meets,
+        nodes_for_deadline=need,
+        longest_output_tokens=longest,
+        straggler_s=straggler_s,
+        straggler_share=share,
+        time_one_node_lost_s=lost_s,
+        headline=headline,
+        problems=tuple(problems_list),
+        arithmetic=arithmetic,
+    )

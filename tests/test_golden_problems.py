@@ -1,0 +1,172 @@
+"""Golden figures of the problem-library presets (issue 14c): each mechanism's arithmetic redone by hand from the
+preset's stated numbers, and the design's conclusion naming what binds and which mechanism it turns on."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner.brief import ObjectiveKind
+from planner.design import Design, plan
+from planner.loader import load_brief
+from planner.mechanisms import resolve
+
+KV_BYTES_70B_FP8 = 80 * 8 * 128 * 2 * 1  # layers x KV heads x head dim x (K and V) x 1 byte
+
+
+def _plan(name: str) -> Design:
+    return plan(load_brief(name))
+
+
+def test_agent_platform_derives_its_hit_rate_from_the_cpu_tier() -> None:
+    d = _plan("agent-platform")
+    tiers = d.kv_tiers
+    assert tiers is not None
+    # 30 req/s x (15 s generating + 120 s think) = 4,050 sessions over 8 replicas
+    assert tiers.sessions_per_replica == pytest.approx(30 * 135 / 8)
+    # 19 of 20 turns return; 1 - 800 / 8,000 of their prompt is history; the CPU tier holds every session
+    assert tiers.resident_all == 1.0 and tiers.resident_hbm < 1
+    assert tiers.hit_rate == pytest.approx(19 / 20 * (1 - 800 / 8000))
+    assert d.brief.workload.prefix_hit_rate == pytest.approx(tiers.hit_rate)  # the derived rate replaces the stated 50%
+    assert load_brief("agent-platform").workload.prefix_hit_rate == 0.5
+    # the CPU tier per replica: 1,024 GB / 164 kB per token
+    assert tiers.cpu_tokens == pytest.approx(1024e9 / KV_BYTES_70B_FP8)
+    # a capped prompt's 16,000 x 90% history over 8 GPUs x 50 GB/s
+    assert tiers.cpu_reload_ms == pytest.approx(16000 * 0.9 * KV_BYTES_70B_FP8 / (8 * 50e9) * 1e3)
+    assert tiers.ttft_reload_ms == pytest.approx(tiers.cpu_reload_ms)  # over 5% of requests reload from CPU
+    assert tiers.cpu_reload_ms < tiers.recompute_ms / 10
+    reload = next(s for s in d.slo.mechanisms if s.component.startswith("KV reload from the CPU tier"))
+    assert reload.ms == pytest.approx(tiers.ttft_reload_ms)
+    assert "--kv-offloading-backend native" in d.config.command and "--kv-offloading-size 954" in d.config.command  # 1,024 GB in GiB
+    assert d.verdict.feasible and d.verdict.meets_slo
+    assert d.conclusion is not None and "The KV tiers turn on" in d.conclusion and "HBM alone: 51.5%" in d.conclusion
+
+
+def test_the_tiers_hit_rate_falls_when_the_cpu_tier_shrinks_and_rises_with_nvme() -> None:
+    base = load_brief("agent-platform")
+    small = plan(base.with_changes({"kv_tiers.cpu_gb_per_node": 64})).kv_tiers
+    with_nvme = plan(base.with_changes({"kv_tiers.cpu_gb_per_node": 64, "kv_tiers.nvme_gb_per_node": 4000})).kv_tiers
+    assert small is not None and with_nvme is not None
+    assert small.hit_rate < with_nvme.hit_rate == pytest.approx(19 / 20 * (1 - 800 / 8000))
+    assert with_nvme.share_from_nvme > 0.05 and with_nvme.ttft_reload_ms == pytest.approx(with_nvme.nvme_reload_ms)
+    assert "--kv-transfer-config" in plan(base.with_changes({"kv_tiers.nvme_gb_per_node": 4000})).config.command
+
+
+def test_resolving_a_brief_twice_changes_nothing() -> None:
+    for name in ("agent-platform", "multimodal", "capstone"):
+        once = resolve(load_brief(name))
+        assert resolve(once) == once
+    assert resolve(load_brief("capstone")) == load_brief("capstone")
+
+
+def test_offline_batch_is_judged_on_throughput_at_its_largest_batch() -> None:
+    d = _plan("offline-batch")
+    goal = d.objective
+    assert goal is not None and goal.kind is ObjectiveKind.throughput
+    assert goal.batch_per_replica == 512  # max-num-seqs; the KV pool holds more
+    # the fleet's tokens/s: replicas / (prefill + output x step / batch) x tokens per request
+    request_s = 1500 * 0.4 / d.shape.prefill_tokens_per_s + 300 * goal.decode_step_ms / 1e3 / 512
+    assert goal.request_s == pytest.approx(request_s)
+    assert goal.tokens_per_s == pytest.approx(1 / request_s * 1800)
+    assert goal.time_s == pytest.approx(1e9 / goal.tokens_per_s)
+    assert goal.usd_per_m_tokens == pytest.approx(8 * 2.5 / 3600 / goal.tokens_per_s * 1e6)
+    assert goal.time_s / 3600 == pytest.approx(6.04, abs=0.01) and goal.meets
+    assert d.verdict.meets_slo and not any(p.field.startswith("slo.") for p in d.verdict.problems)
+    assert d.conclusion is not None and d.conclusion.startswith("Judged on throughput, not latency")
+
+
+def test_an_offline_job_past_its_deadline_is_a_verdict_naming_the_nodes() -> None:
+    d = plan(load_brief("offline-batch").with_changes({"objective.job_tokens": 5e9}))
+    assert d.objective is not None and not d.objective.meets
+    assert d.verdict.feasible and not d.verdict.meets_slo
+    problem = next(p for p in d.verdict.problems if p.field == "objective.deadline_hours")
+    assert f"run on {math.ceil(d.objective.time_s / 86400)} nodes" in problem.change
+
+
+def test_rl_rollout_makespan_is_set_by_the_stragglers() -> None:
+    d = _plan("rl-rollout")
+    goal = d.objective
+    assert goal is not None and goal.kind is ObjectiveKind.batch_completion
+    assert goal.longest_output_tokens == 16384  # the 1 - 1/4,097 quantile of the gamma lies beyond the cap
+    bulk = 4096 * goal.request_s / 16
+    assert goal.time_s == pytest.approx(goal.straggler_s) and goal.straggler_s > bulk
+    assert goal.straggler_share == pytest.approx(1 - bulk / goal.straggler_s)
+    assert goal.time_s == pytest.approx(251.0, abs=0.5) and goal.meets
+    capped = plan(load_brief("rl-rollout").with_changes({"objective.output_tokens_max": 8192})).objective
+    assert capped is not None and capped.time_s < goal.time_s and capped.straggler_share < goal.straggler_share
+    assert d.conclusion is not None and "the stragglers set it" in d.conclusion
+
+
+def test_lora_platform_adapter_cache_routing_and_flags() -> None:
+    d = _plan("lora-platform")
+    lora = d.lora_serving
+    assert lora is not None
+    assert lora.adapters_per_replica == math.ceil(2000 / 24)
+    assert lora.gpu_hit_rate == pytest.approx(32 / 84) and lora.cpu_hit_rate == 1.0
+    # rank 16 x (q 4096+4096, k 4096+1024, v 4096+1024, o 4096+4096) x 32 layers x 2 bytes
+    assert lora.gb_per_adapter == pytest.approx(16 * (8192 + 5120 + 5120 + 8192) * 32 * 2 / 1e9)
+    assert lora.ttft_load_ms == pytest.approx(lora.gb_per_adapter / 50 * 1e3)  # a miss reloads from host memory
+    assert lora.utilization_with_overhead == pytest.approx(d.capacity.utilization * 1.1)
+    for flag in ("--enable-lora", "--max-loras 32", "--max-lora-rank 16", "--max-cpu-loras 128"):
+        assert flag in d.config.command
+    assert d.verdict.meets_slo
+    assert d.conclusion is not None and "Multi-LoRA turns on" in d.conclusion
+
+
+def test_multimodal_adds_image_tokens_and_the_encoder() -> None:
+    d = _plan("multimodal")
+    mm = d.multimodal
+    assert mm is not None
+    assert d.brief.workload.input_tokens_mean == 300 + 2 * 1024
+    assert d.brief.workload.input_tokens_p95 == 1000 + 4 * 1024
+    assert mm.encoder_tflop_per_image == pytest.approx(2 * 675e6 * 4096 / 1e12)
+    assert mm.encoder_ms_per_image == pytest.approx(2 * 675e6 * 4096 / (989.4e12 * 8 * 0.6) * 1e3, rel=1e-3)
+    assert mm.ttft_encoder_ms == pytest.approx(4 * mm.encoder_ms_per_image)
+    assert """--limit-mm-per-prompt '{"image":4}'""" in d.config.command and "--mm-processor-cache-gb 8" in d.config.command
+    assert d.verdict.meets_slo
+    assert d.conclusion is not None and "the image tokens, not the encoder, drive prefill" in d.conclusion
+
+
+def test_rag_is_prefill_dominated() -> None:
+    d = _plan("rag")
+    assert d.capacity.prefill_fraction > 3 * d.capacity.decode_fraction
+    assert d.slo.ttft_p95_ms == pytest.approx(735.4, abs=1) and d.verdict.meets_slo
+    assert d.conclusion is not None and "prefill dominates" in d.conclusion
+    assert all(x is None for x in (d.kv_tiers, d.multimodal, d.objective, d.lora_serving))
+
+
+def test_chat_presets_have_no_mechanism_and_no_conclusion() -> None:
+    for name in ("capstone", "qps10-tp4", "qps200-chat", "variation-a"):
+        d = _plan(name)
+        assert all(x is None for x in (d.kv_tiers, d.multimodal, d.objective, d.lora_serving, d.conclusion)), name
+        assert d.slo.mechanisms == ()
+
+
+def test_longer_think_time_keeps_more_sessions_alive_and_lowers_the_hit_rate() -> None:
+    base = load_brief("agent-platform").with_changes({"kv_tiers.cpu_gb_per_node": 128})
+    rates = [plan(base.with_changes({"kv_tiers.think_time_s": t})).kv_tiers for t in (30.0, 120.0, 600.0)]
+    assert all(r is not None for r in rates)
+    hits = [r.hit_rate for r in rates if r is not None]
+    assert hits[0] >= hits[1] > hits[2]
+
+
+def test_tiers_without_prefix_caching_are_a_verdict_not_a_silent_figure() -> None:
+    d = plan(load_brief("agent-platform").with_changes({"deployment.prefix_caching": False}))
+    assert any(p.field == "deployment.prefix_caching" for p in d.verdict.problems)
+
+
+def test_an_offline_job_has_no_latency_verdict() -> None:
+    d = plan(load_brief("offline-batch").with_changes({"slo.ttft_p95_ms": 1.0, "slo.itl_p95_ms": 1.0}))
+    assert d.verdict.meets_slo  # the deadline judges it; a 1 ms TTFT target is not part of the verdict
+    assert not any(p.field.startswith("slo.") for p in d.verdict.problems)
+
+
+def test_a_shared_prefix_hits_on_every_request() -> None:
+    base = load_brief("agent-platform").with_changes({"kv_tiers.cpu_gb_per_node": 64})
+    plain = plan(base).kv_tiers
+    shared = plan(base.with_changes({"kv_tiers.shared_prefix_tokens": 2000})).kv_tiers
+    assert plain is not None and shared is not None
+    # 2,000 of 8,000 tokens hit on every request; the history share shrinks by the same tokens
+    expected = 0.25 + 19 / 20 * (1 - 0.25 - 800 / 8000) * shared.resident_all
+    assert shared.hit_rate == pytest.approx(expected) and shared.hit_rate > plain.hit_rate
