@@ -34,7 +34,9 @@ figure_row(
 
 left, right = st.columns(2)
 with left:
-    chart = failure_latency_chart(failures, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms)
+    chart = failure_latency_chart(
+        failures, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty
+    )
     st.plotly_chart(chart, key="chart.failures")
 with right:
     st.plotly_chart(failure_utilization_chart(failures, summary.binding_scenario, long_context_pool), key="chart.failures_busy")

@@ -62,13 +62,16 @@ left, right = st.columns(2)
 with left:
     if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
         ttft_band = design.uncertainty.band("slo.ttft_p95_ms")
-        band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.coverage * 100:.0f}% range of the p95") if ttft_band else None
+        band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.legend} of the p95") if ttft_band else None
         st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms, band), key="chart.ttft")
     else:
         st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:
     if all(math.isfinite(s.ms) for s in slo.itl_waterfall):
-        chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric)
+        mean_gap_ms = sum(s.ms for s in slo.itl_waterfall)
+        low, high = design.uncertainty.range_of(mean_gap_ms, "itl")
+        gap_band = (low, high, f"{design.uncertainty.legend} of the mean gap")
+        chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric, gap_band)
         st.plotly_chart(chart, key="chart.itl")
     else:
         st.error(f"ITL is unbounded: {cause_of(design)}.")
@@ -151,6 +154,7 @@ with left:
             slo.itl_target_ms,
             log_x=True,
             metric=metric,
+            uncertainty=design.uncertainty,
         ),
         key="chart.tradeoff_tokens",
     )
@@ -164,6 +168,7 @@ with right:
             slo.ttft_target_ms,
             slo.itl_target_ms,
             metric=metric,
+            uncertainty=design.uncertainty,
         ),
         key="chart.tradeoff_seqs",
     )

@@ -42,7 +42,10 @@ def _compare(name: str) -> None:
                 ]
             )
     st.subheader("Beside the baseline")
-    st.caption("The capstone against this variation on the figures that matter; green is better, red is worse for the variation.")
+    st.caption(
+        "The capstone against this variation on the figures that matter; green is better, red is worse for the variation."
+        f" In brackets: {other.uncertainty.legend}, as on the verdict bar."
+    )
     comparison_table(compare(plan(state.preset_brief(BASELINE)), other), "capstone", "this variation")
     if other.verdict.problems:
         show_problems(other.verdict.problems)

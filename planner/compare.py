@@ -61,6 +61,8 @@ class Difference(BaseModel):
     absolute: str  # "+120 ms", "+12.3 pts", "-$1.20"; "" for a text, a yes/no or an unbounded value
     relative: str  # "+48%", "x15"; "" where it has no meaning
     direction: Direction
+    left_range: str = ""  # where the real engine's figure falls ("61.2 to 104 ms"), for a predicted figure; else ""
+    right_range: str = ""
 
 
 def compare_paths(left: Any, right: Any) -> tuple[str, ...]:
@@ -70,6 +72,26 @@ def compare_paths(left: Any, right: Any) -> tuple[str, ...]:
         return COMPARE_FIGURES
     at = COMPARE_FIGURES.index("slo.itl_p95_ms") + 1
     return (*COMPARE_FIGURES[:at], _TPOT, *COMPARE_FIGURES[at:])
+
+
+# The predicted figures that carry a range (planner.uncertainty), by the kind of residuals that band them
+_RANGED = {
+    "slo.ttft_p95_ms": "ttft",
+    "slo.itl_p95_ms": "itl",
+    "slo.tpot_p95_ms": "itl",
+    "capacity.decode_step_ms": "itl",
+    "operating_point.capacity_rate_per_s": "throughput",
+}
+
+
+def _range(design: Any, path: str, entry: FigureSpec) -> str:
+    """'61.2 to 104 ms': the range of a predicted figure on the plan's basis and coverage (the verdict bar's), or ''."""
+    u = getattr(design, "uncertainty", None)
+    value = resolve(design, path)
+    if u is None or path not in _RANGED or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return ""
+    low, high = u.range_of(float(value), _RANGED[path])
+    return f"{num(low)} to {num(high, entry.unit)}" if math.isfinite(high) else ""
 
 
 def _texts(left: Any, right: Any, path: str, entry: FigureSpec) -> dict[str, str]:
@@ -134,5 +156,11 @@ def _difference(left: Any, right: Any, path: str) -> Difference:
 
 
 def compare(left: Any, right: Any, paths: tuple[str, ...] | None = None) -> tuple[Difference, ...]:
-    """Each figure of `paths` (default: the figures that matter) for two Designs, with the change from left to right."""
-    return tuple(_difference(left, right, path) for path in (paths or compare_paths(left, right)))
+    """Each figure of `paths` (default: the figures that matter) for two Designs, with the change from left to right
+    and, for a predicted figure, where each design's real figure falls."""
+    return tuple(
+        _difference(left, right, path).model_copy(
+            update={"left_range": _range(left, path, spec(path)), "right_range": _range(right, path, spec(path))}
+        )
+        for path in (paths or compare_paths(left, right))
+    )

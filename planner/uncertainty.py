@@ -54,6 +54,20 @@ class Uncertainty(BaseModel):
     def band(self, figure: str) -> Band | None:
         return next((b for b in self.bands if b.figure == figure), None)
 
+    def range_of(self, value: float, kind: str) -> tuple[float, float]:
+        """(low, high) of any predicted latency of a metric kind (ttft, itl) on the bands' basis: a curve's or a
+        scenario's p95, or a mean gap, with the same spread and coverage as the plan's own figures. An unbounded
+        value has an unbounded range."""
+        if not (math.isfinite(value) and value > 0):
+            return value, value
+        band = _band("", value, kind, self.calibrated)
+        return band.low, band.high
+
+    @property
+    def legend(self) -> str:
+        """How a chart names its range: '80% range (held-out error)', the verdict bar's basis."""
+        return f"{self.coverage * 100:.0f}% range (held-out error)"
+
 
 @lru_cache(maxsize=1)
 def _bands() -> dict[str, object]:

@@ -17,7 +17,7 @@ from planner.naming import design_name
 from planner.practice import Kind, practice_steps
 from planner.uncertainty import Band
 from planner.variations import DIFF_FIGURES
-from ui.charts import tradeoff_chart, ttft_waterfall_chart
+from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.charts_stress import failure_latency_chart, failure_utilization_chart
 
 
@@ -267,3 +267,69 @@ def test_failure_charts_draw_the_figure_that_fails() -> None:
     latency = failure_latency_chart(stuck.failures, stuck.failure_summary.binding_scenario, 500, 40)
     ttft = latency.data[0]
     assert "unbounded" in ttft.text and max(ttft.x) == latency.layout.xaxis.range[1]
+
+
+# --- the error bands on every chart of a prediction ------------------------------------------------------------
+
+
+def test_the_range_of_any_latency_is_the_verdict_bars_basis() -> None:
+    """A curve's or a scenario's range is the plan's own band for the same value: the same spread and coverage."""
+    design = plan(load_brief("capstone"))
+    u = design.uncertainty
+    for path, kind in (("slo.ttft_p95_ms", "ttft"), ("slo.itl_p95_ms", "itl")):
+        band = u.band(path)
+        assert band is not None and u.range_of(band.value, kind) == pytest.approx((band.low, band.high))
+    low, high = u.range_of(100.0, "itl")
+    assert low < high and high / low > 1.2  # a spread, not a point
+    assert u.range_of(math.inf, "ttft") == (math.inf, math.inf)
+    assert "80% range" in u.legend
+
+
+def test_the_trade_off_curves_carry_a_shaded_range_around_each_p95() -> None:
+    design = plan(load_brief("capstone"))
+    slo, dep, u = design.slo, design.brief.deployment, design.uncertainty
+    chart = tradeoff_chart("s", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, 500, 40, uncertainty=u)
+    shades = [t for t in chart.data if t.fill == "toself"]
+    assert [t.yaxis for t in shades] == ["y", "y2"] and shades[0].name == u.legend
+    finite = [p for p in slo.tradeoff_max_num_seqs if math.isfinite(p.ttft_p95_ms)]
+    top = shades[0].y[: len(finite)]  # along the highs, then back along the lows
+    bottom = shades[0].y[len(finite) :][::-1]
+    for p, high, low in zip(finite, top, bottom, strict=True):
+        assert low < high and (low, high) == pytest.approx(u.range_of(p.ttft_p95_ms, "ttft"))  # the held-out skew: not centred
+    plain = tradeoff_chart("s", "sequences", slo.tradeoff_max_num_seqs, dep.max_num_seqs, 500, 40)
+    assert not [t for t in plain.data if t.fill == "toself"]
+
+
+def test_each_bounded_scenario_bar_carries_its_range_and_an_unbounded_one_none() -> None:
+    design = plan(load_brief("capstone"))
+    u, slo = design.uncertainty, design.slo
+    chart = failure_latency_chart(design.failures, design.failure_summary.binding_scenario, slo.ttft_target_ms, slo.itl_target_ms, u)
+    ttft = chart.data[0]
+    for f, x, plus, minus in zip(design.failures, ttft.x, ttft.error_x.array, ttft.error_x.arrayminus, strict=True):
+        low, high = u.range_of(f.ttft_p95_ms, "ttft")
+        assert (x - minus, x + plus) == pytest.approx((low / slo.ttft_target_ms * 100, high / slo.ttft_target_ms * 100)), f.scenario
+    assert any(t.name.startswith(u.legend) for t in chart.data)  # the legend says what the whiskers are
+    stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
+    latency = failure_latency_chart(stuck.failures, stuck.failure_summary.binding_scenario, 500, 40, stuck.uncertainty)
+    unbounded = [i for i, f in enumerate(stuck.failures) if not math.isfinite(f.ttft_p95_ms)]
+    assert unbounded and all(latency.data[0].error_x.array[i] == 0 == latency.data[0].error_x.arrayminus[i] for i in unbounded)
+
+
+def test_the_itl_waterfall_total_carries_its_range() -> None:
+    design = plan(load_brief("capstone"))
+    slo, u = design.slo, design.uncertainty
+    gap = sum(s.ms for s in slo.itl_waterfall)
+    low, high = u.range_of(gap, "itl")
+    chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, "ITL", (low, high, u.legend))
+    band = next(t for t in chart.data if t.name == u.legend)
+    assert list(band.y) == ["mean gap", "mean gap"] and list(band.x) == pytest.approx([low, high])
+    assert chart.layout.xaxis.range[1] > high
+
+
+def test_compare_gives_each_predicted_figure_its_range() -> None:
+    capstone, half = plan(load_brief("capstone")), plan(load_brief("variation-a"))
+    rows = {r.path: r for r in compare(capstone, half)}
+    low, high = capstone.uncertainty.range_of(capstone.slo.ttft_p95_ms, "ttft")
+    assert rows["slo.ttft_p95_ms"].left_range == f"{num(low)} to {num(high, 'ms')}"
+    assert rows["operating_point.capacity_rate_per_s"].right_range.endswith("req/s")
+    assert rows["cost.gpus"].left_range == "" and rows["verdict.meets_slo"].right_range == ""

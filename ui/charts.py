@@ -19,6 +19,7 @@ from planner.fmt import num
 from planner.slo import TradeoffPoint, WaterfallStep
 from planner.speculative import SpecPoint
 from planner.sweeps import TrafficPoint
+from planner.uncertainty import Uncertainty
 
 __all__ = [
     "BAR_TEXT",
@@ -197,19 +198,7 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
     names = [p.name for p in paths[0].parts] + ["TTFT"] if paths else ["TTFT"]
     data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
     if band is not None:
-        low, high, label = band
-        data.append(
-            {
-                "type": "scatter",
-                "x": [low, high],
-                "y": ["TTFT", "TTFT"],
-                "mode": "lines+markers",
-                "name": label,
-                "line": {"color": PALETTE["text"], "width": 3},
-                "marker": {"symbol": "line-ns-open", "size": 14, "color": PALETTE["text"]},
-                "hovertemplate": f"{label}: {num(low)} to {num(high, 'ms')}<extra></extra>",
-            }
-        )
+        data.append(_range_on_row(band, "TTFT"))
     rows = len(names)
     right = max([target_ms, *(p.total_ms for p in paths), *((band[1],) if band is not None else ())]) * _ROOM
     layout = {
@@ -224,6 +213,21 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
     return figure(data, layout)
 
 
+def _range_on_row(band: tuple[float, float, str], row: str) -> dict[str, Any]:
+    """A horizontal range (low to high) across a waterfall's row: where the real figure falls (planner.uncertainty)."""
+    low, high, label = band
+    return {
+        "type": "scatter",
+        "x": [low, high],
+        "y": [row, row],
+        "mode": "lines+markers",
+        "name": label,
+        "line": {"color": PALETTE["text"], "width": 3},
+        "marker": {"symbol": "line-ns-open", "size": 14, "color": PALETTE["text"]},
+        "hovertemplate": f"{label}: {num(low)} to {num(high, 'ms')}<extra></extra>",
+    }
+
+
 _ITL_SHORT = ("decode step", "prefill interference", "scheduler")  # the planner's three ITL components, as a chart labels them
 
 
@@ -234,9 +238,12 @@ def _itl_label(i: int, step: WaterfallStep) -> str:
     return _ITL_SHORT[i] if i < len(_ITL_SHORT) else step.component
 
 
-def itl_waterfall_chart(steps: Sequence[WaterfallStep], p95_ms: float, target_ms: float, metric: str) -> go.Figure:
+def itl_waterfall_chart(
+    steps: Sequence[WaterfallStep], p95_ms: float, target_ms: float, metric: str, band: tuple[float, float, str] | None = None
+) -> go.Figure:
     """A reply's mean gap as a waterfall of its parts (decode step, prefill interference, scheduler) with a total bar,
-    and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines."""
+    and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines; `band` (low, high, label), where
+    the plan gives one, a range on the total's row (where the real mean gap falls, planner.uncertainty)."""
     names = [_itl_label(i, s) for i, s in enumerate(steps)] + ["mean gap"]
     values = [s.ms for s in steps]
     total = sum(values)
@@ -260,7 +267,9 @@ def itl_waterfall_chart(steps: Sequence[WaterfallStep], p95_ms: float, target_ms
     if math.isfinite(p95_ms):
         data.append(vertical(p95_ms, names, f"p95 {metric}: {num(p95_ms, 'ms')}", PALETTE["secondary"], dash="dot"))
     data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
-    right = max(v for v in (target_ms, total, p95_ms) if math.isfinite(v)) * _ROOM
+    if band is not None:
+        data.append(_range_on_row(band, "mean gap"))
+    right = max(v for v in (target_ms, total, p95_ms, *(band[:2] if band is not None else ())) if math.isfinite(v)) * _ROOM
     layout = {
         "title": {"text": f"Inter-token latency ({metric}, ms)"},
         "xaxis": {"title": {"text": "ms"}, "range": [0, right]},
@@ -287,22 +296,26 @@ def tradeoff_chart(
     *,
     log_x: bool = False,
     metric: str = "ITL",
+    uncertainty: Uncertainty | None = None,
 ) -> go.Figure:
     """p95 TTFT (top) and the p95 the ITL target judges (bottom: ITL, or TPOT when `metric` is "TPOT") against one
     engine limit, each with its target; the brief's value drawn as a trace at its own x (any axis type places a
     trace at its data value), with the brief's point on each curve. A value whose replica has no steady state has
-    no point; an 'x' at the top of its panel says so."""
+    no point; an 'x' at the top of its panel says so. With the plan's `uncertainty`, a shaded range around each curve
+    says where the real engine's p95 falls (the verdict bar's basis and coverage)."""
     x = [p.x for p in points]
     judged = [p.tpot_p95_ms if metric == "TPOT" else p.itl_p95_ms for p in points]
     panels = (
-        ("y", "p95 TTFT", [p.ttft_p95_ms for p in points], ttft_target_ms, PALETTE["primary"]),
-        ("y2", f"p95 {metric}", judged, itl_target_ms, PALETTE["secondary"]),
+        ("y", "p95 TTFT", [p.ttft_p95_ms for p in points], ttft_target_ms, PALETTE["primary"], "ttft"),
+        ("y2", f"p95 {metric}", judged, itl_target_ms, PALETTE["secondary"], "itl"),
     )
     data: list[dict[str, Any]] = []
     marks = []
-    for axis, name, ys, target, color in panels:
+    for axis, name, ys, target, color, kind in panels:
         finite = [v for v in ys if math.isfinite(v)]
         top = max([*finite, target]) * 1.1 if finite or target else 1.0
+        if uncertainty is not None and finite:
+            data.append(_shaded_range(x, ys, uncertainty, kind, axis, color))
         data.append(
             {
                 "type": "scatter",
@@ -375,6 +388,31 @@ def tradeoff_chart(
         "yaxis2": {"title": {"text": f"p95 {metric} (ms)"}, "domain": [0.0, 0.44], "rangemode": "tozero"},
     }
     return figure(data, layout, marks)
+
+
+def _shaded_range(x: Sequence[float], ys: Sequence[float], u: Uncertainty, kind: str, axis: str, color: str) -> dict[str, Any]:
+    """A shaded band from each finite point's low to its high (planner.uncertainty's range of a `kind` figure), drawn
+    as one closed shape: along the highs, back along the lows."""
+    points = [(xi, *u.range_of(v, kind)) for xi, v in zip(x, ys, strict=True) if math.isfinite(v)]
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": u.legend,
+        "x": [p[0] for p in points] + [p[0] for p in reversed(points)],
+        "y": [p[2] for p in points] + [p[1] for p in reversed(points)],
+        "yaxis": axis,
+        "fill": "toself",
+        "fillcolor": _translucent(color),
+        "line": {"width": 0},
+        "showlegend": axis == "y",
+        "legendgroup": "range",
+        "hoverinfo": "skip",
+    }
+
+
+def _translucent(hex_color: str, alpha: float = 0.18) -> str:
+    r, g, b = (int(hex_color.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha})"
 
 
 def speculative_gain_chart(points: Sequence[SpecPoint], operating_batch: float, crossover_batch: float) -> go.Figure:

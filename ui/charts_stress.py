@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from planner.failures import FailureMode
 from planner.fleet import FleetPoint
 from planner.fmt import UNBOUNDED, num, pct, usd
+from planner.uncertainty import Uncertainty
 from ui.charts import BAR_TEXT, PALETTE, figure, vline
 
 __all__ = ["cost_vs_fleet_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
@@ -32,32 +33,39 @@ def _share(value_ms: float, target_ms: float) -> float:
     return value_ms / target_ms * 100 if math.isfinite(value_ms) else math.inf
 
 
-def failure_latency_chart(failures: Sequence[FailureMode], binding: str, ttft_target_ms: float, itl_target_ms: float) -> go.Figure:
-    """p95 TTFT and p95 ITL of every scenario as a share of its target, one row per scenario; the target at 100%."""
+def failure_latency_chart(
+    failures: Sequence[FailureMode], binding: str, ttft_target_ms: float, itl_target_ms: float, uncertainty: Uncertainty | None = None
+) -> go.Figure:
+    """p95 TTFT and p95 ITL of every scenario as a share of its target, one row per scenario; the target at 100%.
+    With the plan's `uncertainty`, each bounded bar carries a whisker: where the real engine's p95 falls (the verdict
+    bar's basis and coverage); a bar cut at the chart's edge or unbounded has none."""
     labels = scenario_labels(failures, binding)
     series = (
-        ("p95 TTFT", [f.ttft_p95_ms for f in failures], ttft_target_ms, PALETTE["primary"]),
-        ("p95 ITL", [f.itl_p95_ms for f in failures], itl_target_ms, PALETTE["secondary"]),
+        ("p95 TTFT", [f.ttft_p95_ms for f in failures], ttft_target_ms, PALETTE["primary"], "ttft"),
+        ("p95 ITL", [f.itl_p95_ms for f in failures], itl_target_ms, PALETTE["secondary"], "itl"),
     )
-    finite = [_share(v, t) for _, values, t, _ in series for v in values if math.isfinite(v)]
+    finite = [_share(v, t) for _, values, t, _, _ in series for v in values if math.isfinite(v)]
     edge = min(max([*finite, 120.0]), _EDGE_PCT) * 1.2  # room for the text beyond the longest bar
     data: list[dict[str, Any]] = []
-    for name, values, target, color in series:
+    for name, values, target, color, kind in series:
         shares = [_share(v, target) for v in values]
-        data.append(
-            {
-                "type": "bar",
-                "orientation": "h",
-                "name": f"{name} (target {num(target, 'ms')})",
-                "y": labels,
-                "x": [min(s, edge) for s in shares],
-                "text": [num(v, "ms") if math.isfinite(v) else UNBOUNDED for v in values],
-                "textposition": "outside",
-                **BAR_TEXT,
-                "marker": {"color": color, "pattern": {"shape": ["/" if s > edge else "" for s in shares]}},
-                "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
-            }
-        )
+        bar: dict[str, Any] = {
+            "type": "bar",
+            "orientation": "h",
+            "name": f"{name} (target {num(target, 'ms')})",
+            "y": labels,
+            "x": [min(s, edge) for s in shares],
+            "text": [num(v, "ms") if math.isfinite(v) else UNBOUNDED for v in values],
+            "textposition": "outside",
+            **BAR_TEXT,
+            "marker": {"color": color, "pattern": {"shape": ["/" if s > edge else "" for s in shares]}},
+            "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
+        }
+        if uncertainty is not None:
+            bar["error_x"] = _whiskers(values, target, edge, uncertainty, kind)
+        data.append(bar)
+    if uncertainty is not None:
+        data.append(_legend_entry(f"{uncertainty.legend}: the whisker on each bar"))
     layout = {
         "title": {"text": "p95 latency against its target"},
         "barmode": "group",
@@ -66,6 +74,24 @@ def failure_latency_chart(failures: Sequence[FailureMode], binding: str, ttft_ta
         "yaxis": {"autorange": "reversed", "automargin": True},
     }
     return figure(data, layout, [vline(100, "target", PALETTE["target"], dash="dash", label_y=0.005)])
+
+
+def _whiskers(values_ms: Sequence[float], target_ms: float, edge: float, u: Uncertainty, kind: str) -> dict[str, Any]:
+    """Plotly's asymmetric error bars for bars drawn as % of the target: from each p95's low to its high
+    (planner.uncertainty's range of a `kind` figure), none where the bar is unbounded or cut at the edge."""
+    plus, minus = [], []
+    for v in values_ms:
+        share = _share(v, target_ms)
+        low, high = u.range_of(v, kind)
+        bounded = math.isfinite(share) and share <= edge
+        plus.append(min(_share(high, target_ms), edge) - share if bounded else 0.0)
+        minus.append(share - _share(low, target_ms) if bounded else 0.0)
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "color": PALETTE["text"], "thickness": 1.5, "width": 5}
+
+
+def _legend_entry(name: str) -> dict[str, Any]:
+    """A legend line for something drawn without a trace of its own (error bars)."""
+    return {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": name, "line": {"color": PALETTE["text"], "width": 1.5}}
 
 
 def failure_utilization_chart(failures: Sequence[FailureMode], binding: str, long_context_pool: bool) -> go.Figure:

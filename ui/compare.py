@@ -22,13 +22,14 @@ _CHANGE_COLUMNS = ("difference", "change", "")
 
 
 def comparison_frame(rows: Sequence[Difference], left: str, right: str) -> pd.DataFrame:
-    """One row per figure: its name, both values, the absolute and relative change, and whether it is better."""
+    """One row per figure: its name, both values (a predicted one with its range in brackets), the absolute and
+    relative change, and whether it is better."""
     return pd.DataFrame(
         [
             {
                 "figure": f"{r.label} (target {r.target})" if r.target else r.label,
-                left: r.left,
-                right: r.right,
+                left: f"{r.left} ({r.left_range})" if r.left_range else r.left,
+                right: f"{r.right} ({r.right_range})" if r.right_range else r.right,
                 "difference": r.absolute or ("same" if r.direction is Direction.same else ""),
                 "change": r.relative,
                 "": "" if r.direction is Direction.same else r.direction.value,
