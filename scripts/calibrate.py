@@ -34,7 +34,17 @@ from planner.brief import Efficiency  # noqa: E402
 from planner.calibration import BUNDLED_CSVS, Measurement, measurement_from_row, read_csv, source_group  # noqa: E402
 from planner.calibration import predict as predict_setup  # noqa: E402
 from planner.calibration import setup as setup_of  # noqa: E402
-from planner.calibration.fit import PARAMETERS, FitResult, cross_validate, fit, group_errors, median_abs  # noqa: E402
+from planner.calibration.fit import (  # noqa: E402
+    FAMILY_SPLIT,
+    PARAMETERS,
+    FitResult,
+    Parameter,
+    cross_validate,
+    family_constants,
+    fit,
+    group_errors,
+    median_abs,
+)
 
 REPORT_MD = ROOT / "docs" / "calibration.md"
 REPORT_JSON = ROOT / "docs" / "calibration.json"
@@ -85,6 +95,10 @@ class Observation:
     groups: dict[str, str]
     measurement: Measurement
 
+    @property
+    def family(self) -> str:
+        return self.groups["engine"]
+
 
 def _metric_kind(m: Measurement) -> str:
     kind = m.metric.value
@@ -101,8 +115,9 @@ def observation(m: Measurement) -> Observation:
 
 
 def predict_observation(obs: Observation, efficiency: dict[str, Any]) -> float:
-    """The fit's prediction function (top level, so a process pool can run it)."""
-    return predict_measurement(obs.measurement, efficiency)
+    """The fit's prediction function (top level, so a process pool can run it); a family's own constants
+    ('step_overhead_ms:trtllm') replace the shared ones for that family's rows."""
+    return predict_measurement(obs.measurement, family_constants(efficiency, obs.family))
 
 
 def current_defaults() -> dict[str, float]:
@@ -110,13 +125,13 @@ def current_defaults() -> dict[str, float]:
     return {k: float(getattr(eff, k)) for k in FITTED}
 
 
-def evaluate(observations: list[Observation], cv_errors: dict[str, float]) -> list[dict[str, Any]]:
-    """Every row at the planner's current defaults, beside its held-out (cross-validated) error."""
+def evaluate(observations: list[Observation], cv_errors: dict[str, float], constants: dict[str, float]) -> list[dict[str, Any]]:
+    """Every row at the kept fit's constants (its family's own where the split is kept), beside its held-out
+    (cross-validated) error."""
     table = []
-    defaults = current_defaults() | FIXED
     for obs in observations:
         m = obs.measurement
-        predicted = predict_measurement(m, defaults)
+        predicted = predict_observation(obs, constants | FIXED)
         lengths = m.lengths
         table.append(
             {
@@ -143,9 +158,69 @@ def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One way of fitting: the constants (shared, or with an engine family's own), its fit and its held-out errors."""
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    result: FitResult
+    cv_errors: dict[str, float]
+
+    @property
+    def held_out(self) -> float:
+        return median_abs(self.cv_errors)
+
+
+def fit_variant(name: str, parameters: tuple[Parameter, ...], observations: list[Observation], pool: ProcessPoolExecutor) -> Variant:
+    result = fit(observations, predict_observation, parameters=parameters, fixed=FIXED, max_evaluations=MAX_EVALUATIONS, pool=pool)
+    print(f"{name}:", result.constants, "objective", round(result.objective, 4), "at edge:", result.at_edge, flush=True)
+    cv_errors = cross_validate(
+        observations, predict_observation, result, parameters=parameters, fixed=FIXED, max_evaluations=FOLD_EVALUATIONS, pool=pool
+    )
+    print(f"{name}: held-out median |error| {median_abs(cv_errors) * 100:.1f}%", flush=True)
+    return Variant(name=name, parameters=parameters, result=result, cv_errors=cv_errors)
+
+
+def kept_variant(shared: Variant, split: Variant) -> Variant:
+    """The engine-family split is kept only if it predicts held-out sources better."""
+    return split if split.held_out < shared.held_out else shared
+
+
+def _family_lines(shared: Variant, split: Variant, kept: Variant, observations: list[Observation]) -> list[str]:
+    engines = {o.id: {"engine": o.groups["engine"]} for o in observations}
+    per_engine = {v.name: group_errors(v.cv_errors, engines)["engine"] for v in (shared, split)}
+    own = ", ".join(f"`{p.key}`" for p in split.parameters if p.family)
+    lines = [
+        "## One set of constants, or one per engine family",
+        "",
+        f"The fit was run twice: every constant shared by all engine families, and with TensorRT-LLM's own {own}",
+        "(vLLM, the engine the planner writes commands for, and LMDeploy, seen in one source only, share the rest; a family",
+        "from one source cannot be cross-validated). The split is kept only if the held-out median |error| improves.",
+        "",
+        "| fit | constants | held-out median | " + " | ".join(f"{e} median / worst" for e in sorted(per_engine[shared.name])) + " |",
+        "|---|---|---|" + "---|" * len(per_engine[shared.name]),
+    ]
+    for v in (shared, split):
+        cells = " | ".join(f"{_pct(g['median_abs_error'])} / {_pct(g['worst_abs_error'])}" for _, g in sorted(per_engine[v.name].items()))
+        constants = ", ".join(
+            f"{k} {v.result.constants[k]:g}" for k in v.result.constants if k.split(":")[0] in ("step_overhead_ms", "per_sequence_us")
+        )
+        lines.append(f"| {v.name} | {constants} | **{_pct(v.held_out)}** | {cells} |")
+    verdict = "kept: it predicts held-out sources better" if kept is split else "not kept: it does not predict held-out sources better"
+    lines += ["", f"The split is {verdict} ({_pct(split.held_out)} against {_pct(shared.held_out)}).", ""]
+    return lines
+
+
 def write_report(
-    table: list[dict[str, Any]], result: FitResult, cv_errors: dict[str, float], groups: dict[str, Any], wall_s: float
+    table: list[dict[str, Any]],
+    kept: Variant,
+    family_lines: list[str],
+    family_json: dict[str, Any],
+    groups: dict[str, Any],
+    wall_s: float,
 ) -> None:
+    result, cv_errors = kept.result, kept.cv_errors
     in_sample = float(np.median([abs(r["error"]) for r in table]))
     held_out = median_abs(cv_errors)
     sources = sorted({r["source"] for r in table})
@@ -163,9 +238,9 @@ def write_report(
         "| constant | value | physical range | why that range |",
         "|---|---|---|---|",
     ]
-    for param in PARAMETERS:
-        edge = " (at its range's edge)" if param.name in result.at_edge else ""
-        lines.append(f"| `{param.name}` | {result.constants[param.name]:g}{edge} | {param.low:g}-{param.high:g} | {param.why_range} |")
+    for param in kept.parameters:
+        edge = " (at its range's edge)" if param.key in result.at_edge else ""
+        lines.append(f"| `{param.key}` | {result.constants[param.key]:g}{edge} | {param.low:g}-{param.high:g} | {param.why_range} |")
     for key, value in FIXED.items():
         lines.append(f"| `{key}` | {value} | held fixed | {Efficiency.model_fields[key].description} |")
     lines += [
@@ -179,6 +254,7 @@ def write_report(
         f"- Held out (leave one source out: each source predicted with constants fitted without it): median |error|"
         f" **{_pct(held_out)}** over {len(cv_errors)} rows from {len(sources)} sources.",
         "",
+        *family_lines,
         "Held-out error per group (median and worst |error|, rows):",
         "",
         "| group | value | rows | median | worst |",
@@ -221,7 +297,8 @@ def write_report(
     report = {
         "fitted": result.constants,
         "fixed": FIXED,
-        "ranges": {p.name: [p.low, p.high] for p in PARAMETERS},
+        "ranges": {p.key: [p.low, p.high] for p in kept.parameters},
+        "engine_family_split": family_json,
         "at_edge": list(result.at_edge),
         "objective": result.objective,
         "in_sample": {"median_abs_error": in_sample},
@@ -262,16 +339,28 @@ def main() -> None:
     started = time.perf_counter()
     observations = [observation(m) for path in BUNDLED_CSVS for m in read_csv(path) if m.excluded_reason is None]
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        result = fit(observations, predict_observation, fixed=FIXED, max_evaluations=MAX_EVALUATIONS, pool=pool)
-        print("fitted:", result.constants, "objective", round(result.objective, 4), "at edge:", result.at_edge, flush=True)
-        cv_errors = cross_validate(observations, predict_observation, result, fixed=FIXED, max_evaluations=FOLD_EVALUATIONS, pool=pool)
-    groups = group_errors(cv_errors, {o.id: o.groups for o in observations})
-    if result.constants != current_defaults():
-        print("set these as the defaults of planner.brief.Efficiency (the report below uses the current defaults):", result.constants)
-    table = evaluate(observations, cv_errors)
-    write_report(table, result, cv_errors, groups, time.perf_counter() - started)
-    write_bands(observations, cv_errors)
-    print(f"wrote {REPORT_MD.relative_to(ROOT)}: held-out median |error| {median_abs(cv_errors) * 100:.1f}%")
+        shared = fit_variant("shared", PARAMETERS, observations, pool)
+        split = fit_variant("per engine family", FAMILY_SPLIT, observations, pool)
+    write_all(observations, shared, split, time.perf_counter() - started)
+
+
+def write_all(observations: list[Observation], shared: Variant, split: Variant, wall_s: float) -> None:
+    kept = kept_variant(shared, split)
+    family_json = {
+        "kept": kept.name,
+        "variants": {
+            v.name: {"constants": v.result.constants, "objective": v.result.objective, "held_out_median_abs_error": v.held_out}
+            for v in (shared, split)
+        },
+    }
+    groups = group_errors(kept.cv_errors, {o.id: o.groups for o in observations})
+    shared_constants = {k: v for k, v in kept.result.constants.items() if ":" not in k}
+    if shared_constants != current_defaults():
+        print("set these as the defaults of planner.brief.Efficiency:", shared_constants)
+    table = evaluate(observations, kept.cv_errors, kept.result.constants)
+    write_report(table, kept, _family_lines(shared, split, kept, observations), family_json, groups, wall_s)
+    write_bands(observations, kept.cv_errors)
+    print(f"wrote {REPORT_MD.relative_to(ROOT)}: held-out median |error| {kept.held_out * 100:.1f}% ({kept.name})")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from planner import load_brief, plan
-from planner.calibration.fit import Parameter, cross_validate, fit, group_errors
+from planner.calibration.fit import Parameter, cross_validate, family_constants, fit, group_errors
 from planner.uncertainty import BANDS_FILE, uncertainty
 
 pytestmark = pytest.mark.unit
@@ -24,6 +24,7 @@ class _Obs:
     x: float
     weight: float = 1.0
     groups: dict[str, str] = field(default_factory=dict)
+    family: str = "vllm"
 
 
 def _law(obs: _Obs, constants: dict[str, float]) -> float:
@@ -68,6 +69,35 @@ def test_held_out_errors_exceed_in_sample_on_noisy_data():
     assert np.median(np.abs(list(held.values()))) >= in_sample * 0.95
     groups = group_errors(held, {o.id: o.groups for o in obs})
     assert {v: int(s["rows"]) for v, s in groups["half"].items()} == {"low": 12, "high": 12}
+
+
+def _family_law(obs: _Obs, constants: dict[str, float]) -> float:
+    return _law(obs, family_constants(constants, obs.family))
+
+
+def _two_families() -> list[_Obs]:
+    """Family a (sources s0, s1) steps with 1.2 fixed; family b (source s2 only) with 4.0: the rate is shared."""
+    out = []
+    for i, x in enumerate(np.linspace(1, 100, 18)):
+        family, source = ("b", "s2") if i % 3 == 2 else ("a", f"s{i % 3}")
+        value = _law(_Obs("", "", 1.0, float(x)), {"fixed": 4.0 if family == "b" else 1.2, "rate": 8.0})
+        out.append(_Obs(id=str(i), source=source, value=value, x=float(x), family=family))
+    return out
+
+
+def test_a_familys_own_constant_is_fitted_and_never_leaks_into_its_held_out_fold():
+    """The split recovers each family's fixed cost; when the only source of family b is held out, its rows fall back
+    to the shared constant (fitted on family a), so their held-out error is large, not the split's in-sample ~0."""
+    own_b = _PARAMS[0].model_copy(update={"family": "b"})
+    params = (*_PARAMS, own_b)
+    assert own_b.key == "fixed:b" and family_constants({"fixed": 1.0, "fixed:b": 3.0}, "b") == {"fixed": 3.0}
+    obs = _two_families()
+    full = fit(obs, _family_law, parameters=params, max_evaluations=600)
+    assert full.constants["fixed"] == pytest.approx(1.2, rel=0.1) and full.constants["fixed:b"] == pytest.approx(4.0, rel=0.1)
+    held = cross_validate(obs, _family_law, full, parameters=params, max_evaluations=300)
+    b_errors = [abs(held[o.id]) for o in obs if o.family == "b"]
+    a_errors = [abs(held[o.id]) for o in obs if o.family == "a"]
+    assert min(b_errors) > 0.01 and np.median(a_errors) < 0.02
 
 
 def test_the_bands_file_is_the_reports_held_out_residuals(root):

@@ -21,11 +21,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.optimize import minimize
 
-__all__ = ["PARAMETERS", "FitResult", "Parameter", "cross_validate", "fit", "group_errors"]
+__all__ = ["FAMILY_SPLIT", "PARAMETERS", "FitResult", "Parameter", "cross_validate", "family_constants", "fit", "group_errors"]
 
 
 class Parameter(BaseModel):
-    """One fitted constant: an Efficiency field, the range a real GPU and engine can have, and the fit's start."""
+    """One fitted constant: an Efficiency field, the range a real GPU and engine can have, and the fit's start. With a
+    `family`, the constant applies only to that engine family's rows (the others keep the shared one)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -34,6 +35,12 @@ class Parameter(BaseModel):
     high: float
     start: float
     why_range: str
+    family: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The constant's name in a fit's result: the field, or 'field:family' for a family's own value."""
+        return self.name if self.family is None else f"{self.name}:{self.family}"
 
 
 PARAMETERS: tuple[Parameter, ...] = (
@@ -89,6 +96,28 @@ PARAMETERS: tuple[Parameter, ...] = (
 )
 
 
+def _family_copy(name: str, family: str) -> Parameter:
+    shared = next(p for p in PARAMETERS if p.name == name)
+    return shared.model_copy(update={"family": family})
+
+
+# The engine-family split the calibration tries: TensorRT-LLM's C++ runtime gets its own step and per-sequence costs;
+# vLLM (the planner's engine) and the families with one source or none (LMDeploy, SGLang) share the rest, since a
+# family seen in one source only cannot be cross-validated (its held-out fold would have no rows to fit on).
+FAMILY_SPLIT: tuple[Parameter, ...] = (
+    *PARAMETERS,
+    _family_copy("step_overhead_ms", "trtllm"),
+    _family_copy("per_sequence_us", "trtllm"),
+)
+
+
+def family_constants(constants: dict[str, Any], family: str) -> dict[str, Any]:
+    """The constants one engine family's rows run with: the shared ones, overridden by the family's own."""
+    shared = {k: v for k, v in constants.items() if ":" not in k}
+    own = {k.split(":")[0]: v for k, v in constants.items() if k.endswith(f":{family}")}
+    return shared | own
+
+
 class Observation(Protocol):
     """A measurement the fit can predict (planner.calibration.measurements.Measurement fits it)."""
 
@@ -100,6 +129,8 @@ class Observation(Protocol):
     def value(self) -> float: ...
     @property
     def weight(self) -> float: ...
+    @property
+    def family(self) -> str: ...
 
 
 Predict = Callable[[Any, dict[str, Any]], float]
@@ -116,7 +147,7 @@ class FitResult(BaseModel):
 
 def _rounded(values: Sequence[float], parameters: Sequence[Parameter]) -> dict[str, float]:
     """Two significant figures: the data do not pin the constants any closer."""
-    return {p.name: float(f"{v:.2g}") for p, v in zip(parameters, values, strict=True)}
+    return {p.key: float(f"{v:.2g}") for p, v in zip(parameters, values, strict=True)}
 
 
 class _Evaluator:
@@ -157,8 +188,8 @@ def fit(
 ) -> FitResult:
     """Constants minimizing the weighted mean |ln error| over the observations, within their ranges."""
     evaluator = _Evaluator(observations, predict, fixed or {}, pool)
-    names = [p.name for p in parameters]
-    x0 = [(start or {}).get(p.name, p.start) for p in parameters]
+    names = [p.key for p in parameters]
+    x0 = [(start or {}).get(p.key, p.start) for p in parameters]
     bounds = [(p.low, p.high) for p in parameters]
 
     def objective(x: np.ndarray) -> float:
@@ -175,7 +206,7 @@ def fit(
         options={"maxfev": max_evaluations, "initial_simplex": initial, "xatol": 1e-3, "fatol": 1e-4},
     )
     constants = _rounded(result.x, parameters)
-    edge = tuple(p.name for p, v in zip(parameters, result.x, strict=True) if min(v - p.low, p.high - v) <= 0.01 * (p.high - p.low))
+    edge = tuple(p.key for p, v in zip(parameters, result.x, strict=True) if min(v - p.low, p.high - v) <= 0.01 * (p.high - p.low))
     return FitResult(constants=constants, objective=float(result.fun), at_edge=edge, evaluations=evaluator.calls)
 
 
@@ -190,7 +221,8 @@ def cross_validate(
     pool: ProcessPoolExecutor | None = None,
 ) -> dict[str, float]:
     """Leave one source out: each observation's predicted / measured - 1 with constants fitted without its source
-    (each fold starts from the full fit, so folds converge in few evaluations)."""
+    (each fold starts from the full fit, so folds converge in few evaluations). A family's own constant is fitted in a
+    fold only if rows of that family remain; otherwise the family's rows fall back to the shared constants."""
     sources = sorted({o.source for o in observations})
     errors: dict[str, float] = {}
     for source in sources:
@@ -198,7 +230,9 @@ def cross_validate(
         rest = [o for o in observations if o.source != source]
         if not rest:
             continue
-        fold = fit(rest, predict, parameters=parameters, fixed=fixed, start=full.constants, max_evaluations=max_evaluations, pool=pool)
+        families = {o.family for o in rest}
+        fold_parameters = [p for p in parameters if p.family is None or p.family in families]
+        fold = fit(rest, predict, parameters=fold_parameters, fixed=fixed, start=full.constants, max_evaluations=max_evaluations, pool=pool)
         efficiency = (fixed or {}) | fold.constants
         for o in held:
             errors[o.id] = predict(o, efficiency) / o.value - 1
