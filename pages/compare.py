@@ -76,8 +76,8 @@ if not changes and pinned_brief == design.brief:
     st.info("The current design is the pinned one. Change a control in the sidebar or pick a preset to compare.")
 comparison_table(compare(pinned_design, design), "pinned", "current")
 st.caption(
-    f"In brackets: {design.uncertainty.legend}, where the real engine's figure falls if this setup misses the way"
-    " held-out measurements missed (the verdict bar's basis)."
+    f"In brackets: {design.uncertainty.legend}: where the real figure falls if this setup misses the way held-out"
+    " measurements missed (the verdict bar's basis)."
 )
 
 st.subheader("What differs in the brief")

@@ -65,8 +65,8 @@ class Uncertainty(BaseModel):
 
     @property
     def legend(self) -> str:
-        """How a chart names its range: '80% range (held-out error)', the verdict bar's basis."""
-        return f"{self.coverage * 100:.0f}% range (held-out error)"
+        """How a chart names its range, in the verdict bar's words: 'real engine, 80% range (held-out error)'."""
+        return f"real engine, {self.coverage * 100:.0f}% range (held-out error)"
 
 
 @lru_cache(maxsize=1)
