@@ -246,7 +246,7 @@ def write_report(
     lines += [
         "",
         f"Fit: weighted mean |ln error| {result.objective:.4f} after {result.evaluations} evaluations of every row;"
-        f" the whole run (fit and cross-validation) took {wall_s:.0f} s.",
+        f" the whole run (both fits of the engine-family comparison below, each cross-validated) took {wall_s:.0f} s.",
         "",
         "## How well it predicts",
         "",

@@ -138,3 +138,16 @@ def test_outside_the_calibrated_data_the_band_says_so_and_widens():
     for path in figures:
         a, b = inside.band(path), outside.band(path)
         assert a is not None and b is not None and b.plus_minus > a.plus_minus
+
+
+def test_the_engine_family_split_is_kept_only_if_it_predicts_held_out_sources_better(root):
+    """docs/calibration.json reports both fits' held-out median; the kept one is the lower, and it is the report's."""
+    report = json.loads((root / "docs" / "calibration.json").read_text(encoding="utf-8"))
+    split = report["engine_family_split"]
+    medians = {name: v["held_out_median_abs_error"] for name, v in split["variants"].items()}
+    assert set(medians) == {"shared", "per engine family"}
+    assert split["kept"] == min(medians, key=lambda name: medians[name])
+    assert report["cross_validation"]["median_abs_error"] == pytest.approx(medians[split["kept"]])
+    family_keys = {k for k in split["variants"]["per engine family"]["constants"] if ":" in k}
+    assert family_keys == {"step_overhead_ms:trtllm", "per_sequence_us:trtllm"}
+    assert set(report["fitted"]) == set(split["variants"][split["kept"]]["constants"])
