@@ -21,6 +21,7 @@ from ui.charts import BAR_TEXT, PALETTE, figure, vline
 
 __all__ = ["cost_vs_fleet_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
 
+_WHISKER = "rgba(49, 51, 63, 0.55)"  # the text colour, light enough that a bar's value stays legible across its range
 _EDGE_PCT = 250.0  # how far the latency chart reaches at most (% of the target); beyond it, and unbounded, bars stop at the edge
 
 
@@ -86,12 +87,12 @@ def _whiskers(values_ms: Sequence[float], target_ms: float, edge: float, u: Unce
         bounded = math.isfinite(share) and share <= edge
         plus.append(min(_share(high, target_ms), edge) - share if bounded else 0.0)
         minus.append(share - _share(low, target_ms) if bounded else 0.0)
-    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "color": PALETTE["text"], "thickness": 1.5, "width": 5}
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "color": _WHISKER, "thickness": 1.5, "width": 5}
 
 
 def _legend_entry(name: str) -> dict[str, Any]:
     """A legend line for something drawn without a trace of its own (error bars)."""
-    return {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": name, "line": {"color": PALETTE["text"], "width": 1.5}}
+    return {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": name, "line": {"color": _WHISKER, "width": 1.5}}
 
 
 def failure_utilization_chart(failures: Sequence[FailureMode], binding: str, long_context_pool: bool) -> go.Figure:
