@@ -237,6 +237,22 @@ def test_a_prefill_tp_that_cannot_form_a_replica_names_the_prefill_field():
     assert proc.returncode == 2 and proc.stderr.startswith("error: disaggregation.prefill_tp:") and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("preset", "overrides", "field"),
+    [
+        ("chat-disaggregated", ("deployment.pp=2",), "deployment.pp"),  # two pipeline stages: a replica on 2 nodes
+        ("moe-deepseek", ("disaggregation.enabled=true", "disaggregation.prefill_nodes=4"), "deployment.ep"),  # EP=16 on 2 nodes
+    ],
+)
+def test_disaggregation_refuses_a_replica_that_spans_nodes(preset, overrides, field):
+    """The pools split whole nodes: a replica over two nodes would be counted per GPU (32 one-GPU DeepSeek-R1 prefill
+    replicas, a PP=2 command over 16 single-node replicas), so it is one line naming the field, exit 2."""
+    sets = [arg for o in overrides for arg in ("--set", o)]
+    proc = run_cli("plan", preset, *sets)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: disaggregation splits whole nodes")
+    assert "spans 2 nodes" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_a_draft_model_with_another_vocabulary_is_not_feasible():
     """Llama-2-7B's 32,000 tokens cannot be verified by Llama-3-70B's 128,256-token head."""
     d = plan(load_brief("chat-speculative").with_changes({"speculative.method": "draft", "speculative.draft_model": "llama-2-7b"}))
