@@ -124,7 +124,6 @@ def _plan_text(d: Design, name: DesignName) -> str:
     lines += [
         f"  {'Binding scenario':<{width}}{binding.title}; N+1 {show(d, 'failure_summary.n_plus_one_ok')}",
         *([f"  {'Variation':<{width}}{d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
-        *([f"  {'Mechanism':<{width}}{d.mechanism_conclusion}"] if d.mechanism_conclusion is not None else []),
         *mechanism_lines(d, width),
         f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'}"
         f" {'the SLO' if d.objective is None else 'its deadline'}",

@@ -49,7 +49,7 @@ class Design(CoreDesign):
     multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
-    conclusion: str | None = None  # a problem-library design: what binds and which mechanism it turns on (planner.conclusion)
+    conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -174,6 +174,7 @@ def _plan_cached(stated: Brief) -> Design:
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
         "verdict": mechanism_verdict(verdict, core, images, lora, goal)
     }
+    scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,
         model_name=shape.model.name,
@@ -184,11 +185,11 @@ def _plan_cached(stated: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        scale_out=scale_out_analysis(core),
+        scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,
         objective=goal,
         lora_serving=lora,
-        conclusion=conclusion(core, tiers, images, lora, goal),
+        conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
     )
     return _with_variation(design, core) if brief.variation is not None else design

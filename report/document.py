@@ -192,15 +192,6 @@ def _variation(f: Figures) -> Section:
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
 
 
-def _scale_out(f: Figures) -> Section:
-    """A replica beyond one TP group: the conclusion on the page, the step's parts and the options in the appendix."""
-    return Section(
-        key="scale_out",
-        title="Scale-out: what binds, what the design turns on",
-        blocks=(Lines(items=(("Conclusion", f.text("scale_out.conclusion")),)),),
-    )
-
-
 def _scale_out_arithmetic(f: Figures) -> Section:
     s = "scale_out"
     parts = tuple(
@@ -300,25 +291,23 @@ def _mechanism(f: Figures) -> Section:
                 )
             )
         )
-    return Section(key="mechanism", title="Mechanism: what binds and what the design turns on", blocks=tuple(blocks))
+    return Section(key="mechanism", title="Mechanism: against the design without it", blocks=tuple(blocks))
 
 
 def _mechanism_arithmetic(f: Figures) -> Section:
-    """The whole argument: what binds, the mechanism's arithmetic, and speculation's gain at every batch."""
-    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("mechanism_conclusion")),))]
-    if f.value("speculative") is not None:
-        points = f.value("speculative.points")
-        gains = tuple(
-            (
-                f.num(f"speculative.points.{i}.batch"),
-                f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
-                f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
-                f.num(f"speculative.points.{i}.gain"),
-            )
-            for i in range(len(points))
+    """Speculation's gain at every batch (what binds and the mechanism's arithmetic are the page's conclusion)."""
+    points = f.value("speculative.points")
+    gains = tuple(
+        (
+            f.num(f"speculative.points.{i}.batch"),
+            f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
+            f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
+            f.num(f"speculative.points.{i}.gain"),
         )
-        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains))
-    return Section(key="mechanism_arithmetic", title="Mechanism: the arithmetic", blocks=tuple(blocks))
+        for i in range(len(points))
+    )
+    table = Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains)
+    return Section(key="mechanism_arithmetic", title="Speculation: the gain at every batch", blocks=(table,))
 
 
 def _slo(f: Figures) -> Section:
@@ -664,10 +653,9 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
-        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         *((_mechanisms(f, design),) if has_conclusion and not has_variation else ()),
+        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         _architecture(f, design),
-        *((_scale_out(f),) if has_scale_out else ()),
         _engine_config(f),
         _slo(f),
         _failures(f),
@@ -675,10 +663,10 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _dependencies(f),
         _validation(f),
     )
-    has_mechanism = f.value("mechanism_conclusion") is not None
+    has_speculation = f.value("speculative") is not None
     appendix = (
         *((_variation_arithmetic(f),) if has_variation else ()),
-        *((_mechanism_arithmetic(f),) if has_mechanism else ()),
+        *((_mechanism_arithmetic(f),) if has_speculation else ()),
         *((_mechanisms(f, design),) if has_conclusion and has_variation else ()),  # the variation's own section leads the page
         _capacity(f),
         _operating_point(f),
