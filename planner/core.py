@@ -306,7 +306,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
-        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo),
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica),
     )
 
 

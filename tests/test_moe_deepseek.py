@@ -174,3 +174,10 @@ def test_parallel_errors_name_the_field(overrides, field, needle):
 def test_a_multi_node_replica_needs_its_nodes():
     proc = run_cli("plan", "moe-deepseek", "--set", "hardware.nodes=1")
     assert proc.returncode == 2 and "hardware.nodes" in proc.stderr and "spans 2 nodes" in proc.stderr
+
+
+def test_speculation_on_the_ep_replica_reads_its_16_gpus():
+    """EP=16 with DP attention at TP=1: a decode step reads the weights on all 16 GPUs of the replica, not TP's one."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    assert d.shape.gpus_per_replica == 16
+    assert "reads all 16 GPUs' weights" in (d.mechanism_conclusion or "")
