@@ -181,3 +181,12 @@ def test_speculation_on_the_ep_replica_reads_its_16_gpus():
     d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
     assert d.shape.gpus_per_replica == 16
     assert "reads all 16 GPUs' weights" in (d.mechanism_conclusion or "")
+
+
+def test_max_rate_stops_at_the_slots_bound():
+    """1,500 requests of 3,748-token replies fit in the 4,096 slots at once, so no simulated run overloads; the
+    search's answer is capped by Little's law (slots / (reply tokens x the step at that batch)), about 14.6 req/s
+    (the uncapped search said 73.8 req/s and 1 replica against the plan's 6)."""
+    r = cli_json("max-rate", "moe-deepseek")
+    assert 13 < r["max_rate_per_s"] < 16 and "capped at the slots' bound" in r["arithmetic"]["max_rate_per_s"]
+    assert r["replicas_needed"] >= 3
