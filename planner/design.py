@@ -19,7 +19,7 @@ from planner.kv_tiers import KvTierAnalysis, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
 from planner.mechanism_diagram import with_mechanisms
-from planner.mechanism_flags import with_mechanism_flags
+from planner.mechanism_flags import mechanism_flags
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
@@ -82,8 +82,9 @@ def _with_variation(design: Design, core: CoreDesign) -> Design:
     return design.model_copy(update={"variation": analysis})
 
 
-def _with_mechanisms(config: EngineConfig, core: CoreDesign) -> EngineConfig:
-    """The engine command with the KV-transfer and speculative-decoding options the design turns on."""
+def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -> EngineConfig:
+    """The engine command with the KV-transfer and speculative-decoding options the design turns on, then `more`
+    (the KV tiers', images' and adapters' options); a disaggregated design's prefill pool runs them too."""
     extra = []
     if core.disaggregation is not None:
         dis = core.disaggregation
@@ -97,6 +98,7 @@ def _with_mechanisms(config: EngineConfig, core: CoreDesign) -> EngineConfig:
     if core.speculative is not None:
         spec = core.speculative
         extra.append(Flag(flag="--speculative-config", value=spec.config_json, why=speculative_summary(spec)))
+    extra += more
     if not extra:
         return config
     prefill = None
@@ -144,7 +146,11 @@ def _plan_cached(stated: Brief) -> Design:
         (revert.utilization, revert.utilization_no_prefix_cache),
         hit_rate_floor(core),
     )
-    config = _with_mechanisms(config, core)
+    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
+    images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
+    goal = objective_analysis(brief, shape, core.memory)
+    lora = lora_serving(brief, shape, cap.utilization)
+    config = _with_mechanisms(config, core, mechanism_flags(brief, shape.replicas_per_node, tiers, images, lora))
     cost = cost_analysis(
         brief,
         dem.output_tokens_per_s,
@@ -164,11 +170,6 @@ def _plan_cached(stated: Brief) -> Design:
         "slo.itl_p95_ms": slo.itl_p95_ms,
         "slo.tpot_p50_ms": slo.tpot_p50_ms,
     }
-    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
-    images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s, cap.utilization)
-    goal = objective_analysis(brief, shape, core.memory)
-    lora = lora_serving(brief, shape, cap.utilization)
-    config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {

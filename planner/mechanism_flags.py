@@ -1,18 +1,17 @@
-"""The engine options the mechanisms need, added to the general pool's command with a reason each."""
+"""The engine options the mechanisms need (KV tiers, images, adapters), each with its reason."""
 
 from __future__ import annotations
 
 import json
-import shlex
 
 from planner.brief import Brief
-from planner.config import EngineConfig, Flag
+from planner.config import Flag
 from planner.fmt import num, pct
 from planner.kv_tiers import KvTierAnalysis
 from planner.lora_serving import LoraServing
 from planner.multimodal import MultimodalAnalysis
 
-__all__ = ["with_mechanism_flags"]
+__all__ = ["mechanism_flags"]
 
 GIB = 2**30
 
@@ -80,15 +79,15 @@ def _lora_flags(serving: LoraServing) -> list[Flag]:
     ]
 
 
-def with_mechanism_flags(
-    config: EngineConfig,
+def mechanism_flags(
     brief: Brief,
     replicas_per_node: int,
     tiers: KvTierAnalysis | None,
     images: MultimodalAnalysis | None,
     lora: LoraServing | None,
-) -> EngineConfig:
-    """The configuration with the mechanisms' options before --port (unchanged when every mechanism is off)."""
+) -> list[Flag]:
+    """The mechanisms' options, each with its reason (none when every mechanism is off); planner.config.with_flags
+    puts them before --port in every pool's command."""
     extra: list[Flag] = []
     if tiers is not None:
         extra += _kv_tier_flags(brief, tiers, replicas_per_node)
@@ -96,10 +95,4 @@ def with_mechanism_flags(
         extra += _multimodal_flags(brief, images)
     if lora is not None:
         extra += _lora_flags(lora)
-    if not extra:
-        return config
-    flags = [f for f in config.flags if f.flag != "--port"] + extra + [f for f in config.flags if f.flag == "--port"]
-    parts = [f"vllm serve {shlex.quote(config.engine.model)}"] + [
-        f"  {f.flag}{' ' + shlex.quote(f.value) if f.value else ''}" for f in flags
-    ]
-    return config.model_copy(update={"flags": tuple(flags), "command": " \\\n".join(parts)})
+    return extra

@@ -315,3 +315,17 @@ def test_the_splits_show_where_disaggregation_stops_paying(disagg):
 def test_a_disaggregated_run_takes_a_rate_not_closed_loop_clients():
     proc = run_cli("simulate", "chat-disaggregated", "--concurrency", "20", "--requests", "50")
     assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency:") and "Traceback" not in proc.stderr
+
+
+def test_the_prefill_pool_runs_the_mechanisms_options_too():
+    """Images with disaggregation: the encoder runs at prefill, so the prefill pool's command carries the same
+    multimodal options as the decode pool's (they were on the decode pool's alone); only the step budget, the TP and
+    speculation differ."""
+    d = plan(load_brief("multimodal").with_changes({"disaggregation.enabled": True}))
+    assert d.config.prefill_command is not None
+
+    def options(command: str) -> set[str]:
+        return {line.strip().split(" ")[0] for line in command.split("\\\n")[1:]}
+
+    assert "--limit-mm-per-prompt" in options(d.config.command)
+    assert options(d.config.prefill_command) == options(d.config.command) - {"--speculative-config"}
