@@ -329,3 +329,11 @@ def test_the_prefill_pool_runs_the_mechanisms_options_too():
 
     assert "--limit-mm-per-prompt" in options(d.config.command)
     assert options(d.config.prefill_command) == options(d.config.command) - {"--speculative-config"}
+
+
+def test_an_nvme_tier_and_disaggregation_need_two_kv_connectors():
+    """LMCache (the NVMe tier) and NIXL (the KV transfer) each need --kv-transfer-config: a verdict naming the field."""
+    changes = {"kv_tiers.nvme_gb_per_node": 1000.0, "deployment.prefix_caching": True}
+    d = plan(load_brief("chat-disaggregated").with_changes(changes))
+    assert not d.verdict.feasible
+    assert any(p.field == "kv_tiers.nvme_gb_per_node" and "--kv-transfer-config" in p.problem for p in d.verdict.problems)
