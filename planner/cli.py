@@ -108,10 +108,10 @@ _TEXT_FIGURES = (
 def _plan_text(d: Design, name: DesignName) -> str:
     width = max(len(label(path)) for path in _TEXT_FIGURES) + 2
     binding = next(m for m in d.failures if m.scenario == d.failure_summary.binding_scenario)
+    units = f"PP={d.shape.pp}, {d.capacity.replicas} micro-batch streams" if d.shape.pp > 1 else f"{d.capacity.replicas} replicas"
     lines = [
         name.title,
-        f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp},"
-        f" {d.capacity.replicas} replicas",
+        f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {units}",
     ]
     for path in _TEXT_FIGURES:
         entry = spec(path)

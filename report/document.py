@@ -122,9 +122,14 @@ def _summary(f: Figures) -> str:
     judged = "the SLO" if f.value("objective") is None else "its deadline"
     slo = f"meets {judged}" if f.value("verdict.meets_slo") else f"misses {judged}"
     slo += "" if f.value("verdict.availability_ok") else ", no N+1"
+    units = (  # capacity.replicas counts a PP replica's micro-batch streams
+        f"PP={f.num('shape.pp')}, {f.num('capacity.replicas')} micro-batch streams"
+        if f.value("shape.pp") > 1
+        else f"{f.num('capacity.replicas')} replicas"
+    )
     return (
         f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
-        f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {f.num('capacity.replicas')} replicas"
+        f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {units}"
         f" · {f.text('brief.deployment.weights')} weights, {f.text('brief.deployment.kv_cache')} KV"
         f" · utilization {f.pct('capacity.utilization')} · {verdict}, {slo}"
     )
@@ -399,7 +404,8 @@ def _validation(f: Figures) -> Section:
         f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
     )
     fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool replicas"
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
+        f" {'micro-batch streams' if f.value('pools.streams_per_replica') > 1 else 'replicas'}"
         f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
         f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
         f" Then drain one node: the plan's N+1 case must hold too."

@@ -190,3 +190,15 @@ def test_max_rate_stops_at_the_slots_bound():
     r = cli_json("max-rate", "moe-deepseek")
     assert 13 < r["max_rate_per_s"] < 16 and "capped at the slots' bound" in r["arithmetic"]["max_rate_per_s"]
     assert r["replicas_needed"] >= 3
+
+
+def test_a_pp_design_names_its_streams_not_replicas():
+    """capacity.replicas counts a PP replica's micro-batch streams: 12 nodes of TP=8 at PP=2 are 6 replicas (the
+    diagram's), 12 streams; the CLI's and the document's headlines and the fleet load test say streams, not 12 replicas."""
+    from report import render_markdown
+
+    proc = run_cli("plan", "rag", "--set", "deployment.pp=2")
+    assert "TP=8, PP=2, 12 micro-batch streams" in proc.stdout.splitlines()[1]
+    text = render_markdown(plan(load_brief("rag").with_changes({"deployment.pp": 2})))
+    headline = next(line for line in text.splitlines() if line.startswith("**Llama"))
+    assert "TP=8, PP=2, 12 micro-batch streams" in headline and "12 general-pool micro-batch streams" in text
