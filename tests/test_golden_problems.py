@@ -208,3 +208,13 @@ def test_a_combined_design_states_each_mechanism_once() -> None:
     d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
     assert d.scale_out is not None and d.mechanism_conclusion is not None and d.conclusion is not None
     assert d.conclusion.startswith(d.scale_out.conclusion) and d.conclusion.endswith(d.mechanism_conclusion)
+
+
+def test_an_objective_prices_the_replicas_gpus_not_tp() -> None:
+    """DeepSeek-R1's replica is 16 GPUs at TP=1 (EP=16, DP attention): judged on throughput, the job's $ per M tokens
+    prices 6 replicas x 16 = 96 GPUs, the Cost section's fleet (it priced 6)."""
+    d = plan(load_brief("moe-deepseek").with_changes({"objective.kind": "throughput"}))
+    assert d.objective is not None
+    assert d.objective.arithmetic["cost"].startswith(f"{d.cost.gpus} GPUs") and d.cost.gpus == 96
+    usd_per_s = 96 * d.brief.cost.usd_per_gpu_hour / 3600
+    assert d.objective.usd_per_m_tokens == pytest.approx(usd_per_s / d.objective.tokens_per_s * 1e6, rel=1e-9)
