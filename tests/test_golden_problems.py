@@ -129,8 +129,10 @@ def test_multimodal_adds_image_tokens_and_the_encoder() -> None:
 
 
 def test_rag_is_prefill_dominated() -> None:
+    """Prefill takes about twice decode's share of the fleet: 11.1% against 5.8% (decode's step carries the calibrated
+    per-sequence and all-reduce costs: 9.0 ms at the sizing batch)."""
     d = _plan("rag")
-    assert d.capacity.prefill_fraction > 3 * d.capacity.decode_fraction
+    assert d.capacity.prefill_fraction > 1.6 * d.capacity.decode_fraction
     assert d.slo.ttft_p95_ms == pytest.approx(735.4, abs=1) and d.verdict.meets_slo
     assert d.conclusion is not None and "prefill dominates" in d.conclusion
     assert all(x is None for x in (d.kv_tiers, d.multimodal, d.objective, d.lora_serving))
