@@ -36,7 +36,12 @@ def _speculation_text(brief: Brief, spec: SpeculativeAnalysis, before: SloBudget
     metric = brief.slo.itl_metric.value.upper()
     cross = (
         f"the gain falls to 1 at a batch of {num(spec.crossover_batch)} (x{num(spec.gain_at_max_batch)} at max-num-seqs {brief.deployment.max_num_seqs}),"
-        f" so vLLM's disable_by_batch_size={spec.off_above_batch} turns it off above that load"
+        f" so vLLM's disable_by_batch_size={spec.off_above_batch_per_engine} turns it off above that load"
+        + (
+            f" (per DP-attention rank: the replica's {num(spec.off_above_batch)} over its ranks, each an engine)"
+            if spec.off_above_batch_per_engine != spec.off_above_batch
+            else ""
+        )
         if math.isfinite(spec.crossover_batch)
         else f"it still pays at max-num-seqs {brief.deployment.max_num_seqs} (x{num(spec.gain_at_max_batch)})"
     )

@@ -202,3 +202,14 @@ def test_a_pp_design_names_its_streams_not_replicas():
     text = render_markdown(plan(load_brief("rag").with_changes({"deployment.pp": 2})))
     headline = next(line for line in text.splitlines() if line.startswith("**Llama"))
     assert "TP=8, PP=2, 12 micro-batch streams" in headline and "12 general-pool micro-batch streams" in text
+
+
+def test_speculation_turns_off_per_dp_rank():
+    """vLLM's disable_by_batch_size counts one engine's batch: with DP attention each of the 16 ranks is an engine
+    (max-num-seqs 256 a rank), so the replica's crossover (about 1,142) becomes 1,142 // 16 = 71 a rank; the
+    replica-wide figure never triggered."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    spec = d.speculative
+    assert spec is not None and spec.off_above_batch_per_engine == spec.off_above_batch // 16
+    assert f'"disable_by_batch_size": {spec.off_above_batch_per_engine}' in d.config.command
+    assert f"disable_by_batch_size={spec.off_above_batch_per_engine} turns it off" in (d.conclusion or "")
