@@ -15,7 +15,7 @@ from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
-from planner.kv_tiers import KvTierAnalysis, kv_tier_analysis
+from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
 from planner.mechanism_diagram import with_mechanisms
@@ -150,7 +150,7 @@ def _plan_cached(stated: Brief) -> Design:
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization)
-    config = _with_mechanisms(config, core, mechanism_flags(brief, shape.replicas_per_node, tiers, images, lora))
+    config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     cost = cost_analysis(
         brief,
         dem.output_tokens_per_s,

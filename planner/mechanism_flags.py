@@ -16,9 +16,9 @@ __all__ = ["mechanism_flags"]
 GIB = 2**30
 
 
-def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) -> list[Flag]:
+def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, engines_per_node: int) -> list[Flag]:
     t = brief.kv_tiers
-    per_engine_gib = t.cpu_gb_per_node / max(replicas_per_node, 1) * 1e9 / GIB
+    per_engine_gib = t.cpu_gb_per_node / engines_per_node * 1e9 / GIB
     why = f"{tiers.arithmetic['resident']}; {tiers.arithmetic['hit_rate']}"
     if t.nvme_gb_per_node > 0:
         config = {
@@ -30,8 +30,8 @@ def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) 
                 flag="--kv-transfer-config",
                 value=json.dumps(config, separators=(",", ":")),
                 why=(
-                    f"LMCache holds the prefix cache below HBM: {num(t.cpu_gb_per_node / max(replicas_per_node, 1), 'GB')} of host memory"
-                    f" (LMCACHE_MAX_LOCAL_CPU_SIZE) and {num(t.nvme_gb_per_node / max(replicas_per_node, 1), 'GB')} of NVMe"
+                    f"LMCache holds the prefix cache below HBM: {num(t.cpu_gb_per_node / engines_per_node, 'GB')} of host memory"
+                    f" (LMCACHE_MAX_LOCAL_CPU_SIZE) and {num(t.nvme_gb_per_node / engines_per_node, 'GB')} of NVMe"
                     f" (LMCACHE_LOCAL_DISK, LMCACHE_MAX_LOCAL_DISK_SIZE) per engine; {why}"
                 ),
             )
@@ -45,7 +45,7 @@ def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) 
         Flag(
             flag="--kv-offloading-size",
             value=f"{per_engine_gib:.0f}",
-            why=f"{num(t.cpu_gb_per_node, 'GB')} of host memory per node / {replicas_per_node} engine(s), in GiB; {why}",
+            why=f"{num(t.cpu_gb_per_node, 'GB')} of host memory per node / {engines_per_node} engine(s), in GiB; {why}",
         ),
     ]
 
@@ -81,7 +81,7 @@ def _lora_flags(serving: LoraServing) -> list[Flag]:
 
 def mechanism_flags(
     brief: Brief,
-    replicas_per_node: int,
+    engines_per_node: int,
     tiers: KvTierAnalysis | None,
     images: MultimodalAnalysis | None,
     lora: LoraServing | None,
@@ -90,7 +90,7 @@ def mechanism_flags(
     puts them before --port in every pool's command."""
     extra: list[Flag] = []
     if tiers is not None:
-        extra += _kv_tier_flags(brief, tiers, replicas_per_node)
+        extra += _kv_tier_flags(brief, tiers, engines_per_node)
     if images is not None:
         extra += _multimodal_flags(brief, images)
     if lora is not None:

@@ -213,3 +213,13 @@ def test_speculation_turns_off_per_dp_rank():
     assert spec is not None and spec.off_above_batch_per_engine == spec.off_above_batch // 16
     assert f'"disable_by_batch_size": {spec.off_above_batch_per_engine}' in d.config.command
     assert f"disable_by_batch_size={spec.off_above_batch_per_engine} turns it off" in (d.conclusion or "")
+
+
+def test_kv_tiers_on_a_two_node_dp_replica():
+    """DeepSeek-R1's replica spans 2 nodes and runs 16 DP-attention engines, 8 a node: its CPU tier is both nodes'
+    host memory (2 x 512 GB / 70,272 B a token), and each engine's offloading buffer is 512 GB / 8 = 64 GB = 59.6 GiB
+    (it was a whole node's 477 GiB for each of the 8 engines, and half the tier for the replica)."""
+    d = plan(load_brief("moe-deepseek").with_changes({"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True}))
+    assert d.kv_tiers is not None
+    assert d.kv_tiers.cpu_tokens == pytest.approx(2 * 512e9 / d.shape.kv_bytes_per_token)
+    assert "--kv-offloading-size 60" in d.config.command  # 59.6 GiB rounded
