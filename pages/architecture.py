@@ -37,8 +37,7 @@ table(
 
 if design.scale_out is not None:
     so = design.scale_out
-    st.header("Scale-out: what binds and what the design turns on")
-    st.markdown(md(so.conclusion))
+    st.header("Scale-out: the decode step part by part, and the design without its mechanism")
     text_table([{"part of the decode step": p.component, "ms": num(p.ms, "ms")} for p in so.step_parts])
     text_table(
         [
@@ -75,9 +74,6 @@ if regions:  # variation D: users are global
     st.markdown(
         f"**{sum(r.nodes for r in regions)} nodes** across {len(regions)} regions, against {design.brief.hardware.nodes} in one region."
     )
-if design.mechanism_conclusion is not None:
-    st.header("What binds, and the mechanism it turns on")
-    st.markdown(md(design.mechanism_conclusion))
 if design.disaggregation is not None:
     dis = design.disaggregation
     st.subheader("The KV link")

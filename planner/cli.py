@@ -108,10 +108,10 @@ _TEXT_FIGURES = (
 def _plan_text(d: Design, name: DesignName) -> str:
     width = max(len(label(path)) for path in _TEXT_FIGURES) + 2
     binding = next(m for m in d.failures if m.scenario == d.failure_summary.binding_scenario)
+    units = f"PP={d.shape.pp}, {d.capacity.replicas} micro-batch streams" if d.shape.pp > 1 else f"{d.capacity.replicas} replicas"
     lines = [
         name.title,
-        f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp},"
-        f" {d.capacity.replicas} replicas",
+        f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {units}",
     ]
     for path in _TEXT_FIGURES:
         entry = spec(path)
@@ -124,7 +124,6 @@ def _plan_text(d: Design, name: DesignName) -> str:
     lines += [
         f"  {'Binding scenario':<{width}}{binding.title}; N+1 {show(d, 'failure_summary.n_plus_one_ok')}",
         *([f"  {'Variation':<{width}}{d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
-        *([f"  {'Mechanism':<{width}}{d.mechanism_conclusion}"] if d.mechanism_conclusion is not None else []),
         *mechanism_lines(d, width),
         f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'}"
         f" {'the SLO' if d.objective is None else 'its deadline'}",

@@ -1,8 +1,10 @@
 """The conclusion of a problem-library design: what binds and which mechanism the design turns on, with the arithmetic.
 
-Written only for the designs those mechanisms shape (KV tiers, images, an objective other than latency, adapters) and
-for the long-input, short-output shape of RAG (uncached prompts at least ten times the reply); the chat designs keep their pages
-as they were.
+The one conclusion a design shows (the Capacity page, the document, the CLI): written for the designs a mechanism
+shapes (scale-out beyond one TP group, disaggregation or speculation, KV tiers, images, an objective other than
+latency, adapters) and for the long-input, short-output shape of RAG (uncached prompts at least ten times the reply);
+the scale-out and disaggregation/speculation texts (planner.scaleout, planner.mechanism_conclusion) are its parts.
+The chat designs keep their pages as they were.
 """
 
 from __future__ import annotations
@@ -83,17 +85,23 @@ def _rag(core: CoreDesign) -> str:
 
 def conclusion(
     core: CoreDesign,
+    scale_out: str | None,
     tiers: KvTierAnalysis | None,
     images: MultimodalAnalysis | None,
     lora: LoraServing | None,
     goal: ObjectiveAnalysis | None,
 ) -> str | None:
-    """The design's conclusion, or None for a design none of the problem-library mechanisms shape."""
+    """The design's one conclusion, or None for a design no mechanism shapes. `scale_out` is the scale-out
+    analysis's own conclusion; a design's "what binds" comes from the objective, the scale-out or the
+    disaggregation/speculation text when it has one, from the capacity otherwise."""
     w = core.brief.workload
     rag = w.input_tokens_mean * (1 - core.brief.effective_hit_rate) >= PREFILL_DOMINATED_RATIO * w.output_tokens_mean
-    if tiers is None and images is None and lora is None and goal is None and not rag:
+    leads = [text for text in (scale_out, core.mechanism_conclusion) if text is not None]
+    if not leads and tiers is None and images is None and lora is None and goal is None and not rag:
         return None
-    parts = [_objective(goal)] if goal is not None else [_binding(core)]
+    parts = ([_objective(goal)] if goal is not None else []) + leads
+    if not parts:
+        parts = [_binding(core)]
     if rag and goal is None:
         parts.append(_rag(core))
     if tiers is not None:

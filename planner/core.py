@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
-from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_analysis
+from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_analysis, multi_node_problems
 from planner.fmt import num, pct
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
@@ -62,7 +62,8 @@ class CoreDesign(BaseModel):
 
 
 def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
-    """Designs that cannot be computed: the weights do not fit, or not one sequence's KV does."""
+    """Designs that cannot be computed: the weights do not fit, not one sequence's KV does, or disaggregation meets a
+    replica that spans nodes."""
     if shape.kv_gb_per_gpu <= 0:
         need = shape.weights_gb_per_gpu + shape.reserve_gb_per_gpu
         return (
@@ -87,7 +88,7 @@ def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
                 change="raise TP, quantize the weights or the KV cache, lower the reserve, or shorten the context",
             ),
         )
-    return ()
+    return multi_node_problems(brief, shape)
 
 
 _LIMIT_FIELDS = {
@@ -305,7 +306,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
-        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo),
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica),
     )
 
 

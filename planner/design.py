@@ -15,11 +15,11 @@ from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
-from planner.kv_tiers import KvTierAnalysis, kv_tier_analysis
+from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
 from planner.mechanism_diagram import with_mechanisms
-from planner.mechanism_flags import with_mechanism_flags
+from planner.mechanism_flags import mechanism_flags
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
@@ -49,7 +49,7 @@ class Design(CoreDesign):
     multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
-    conclusion: str | None = None  # a problem-library design: what binds and which mechanism it turns on (planner.conclusion)
+    conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -82,8 +82,9 @@ def _with_variation(design: Design, core: CoreDesign) -> Design:
     return design.model_copy(update={"variation": analysis})
 
 
-def _with_mechanisms(config: EngineConfig, core: CoreDesign) -> EngineConfig:
-    """The engine command with the KV-transfer and speculative-decoding options the design turns on."""
+def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -> EngineConfig:
+    """The engine command with the KV-transfer and speculative-decoding options the design turns on, then `more`
+    (the KV tiers', images' and adapters' options); a disaggregated design's prefill pool runs them too."""
     extra = []
     if core.disaggregation is not None:
         dis = core.disaggregation
@@ -97,6 +98,7 @@ def _with_mechanisms(config: EngineConfig, core: CoreDesign) -> EngineConfig:
     if core.speculative is not None:
         spec = core.speculative
         extra.append(Flag(flag="--speculative-config", value=spec.config_json, why=speculative_summary(spec)))
+    extra += more
     if not extra:
         return config
     prefill = None
@@ -144,7 +146,11 @@ def _plan_cached(stated: Brief) -> Design:
         (revert.utilization, revert.utilization_no_prefix_cache),
         hit_rate_floor(core),
     )
-    config = _with_mechanisms(config, core)
+    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
+    images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
+    goal = objective_analysis(brief, shape, core.memory)
+    lora = lora_serving(brief, shape, cap.utilization)
+    config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     cost = cost_analysis(
         brief,
         dem.output_tokens_per_s,
@@ -164,16 +170,12 @@ def _plan_cached(stated: Brief) -> Design:
         "slo.itl_p95_ms": slo.itl_p95_ms,
         "slo.tpot_p50_ms": slo.tpot_p50_ms,
     }
-    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
-    images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s, cap.utilization)
-    goal = objective_analysis(brief, shape, core.memory)
-    lora = lora_serving(brief, shape, cap.utilization)
-    config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
         "verdict": mechanism_verdict(verdict, core, images, lora, goal)
     }
+    scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,
         model_name=shape.model.name,
@@ -184,11 +186,11 @@ def _plan_cached(stated: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        scale_out=scale_out_analysis(core),
+        scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,
         objective=goal,
         lora_serving=lora,
-        conclusion=conclusion(core, tiers, images, lora, goal),
+        conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
     )
     return _with_variation(design, core) if brief.variation is not None else design

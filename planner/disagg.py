@@ -42,6 +42,7 @@ __all__ = [
     "disaggregation_analysis",
     "kv_transfer_s",
     "link_gbps_per_gpu",
+    "multi_node_problems",
     "prefill_brief",
     "prefill_time_s",
 ]
@@ -146,6 +147,27 @@ def _prefill_shape(brief: Brief) -> ReplicaShape:
         raise InfeasibleDesign(named) from None
 
 
+def multi_node_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
+    """Disaggregation splits the general pool by whole nodes, each pool's replicas inside a node: a replica that spans
+    nodes (pipeline stages, or a TP/EP group wider than a node) has no split this model can state."""
+    if not brief.disaggregation.enabled:
+        return ()
+    decode_field = "deployment.pp" if shape.pp > 1 else "deployment.ep"
+    for pool, field, pool_shape in (("decode", decode_field, shape), ("prefill", "disaggregation.prefill_tp", _prefill_shape(brief))):
+        if pool_shape.replica_nodes > 1:
+            return (
+                Problem(
+                    field=field,
+                    problem=(
+                        f"disaggregation splits whole nodes between a prefill and a decode pool; a {pool} replica spans"
+                        f" {pool_shape.replica_nodes} nodes (PP={pool_shape.pp}, {pool_shape.gpus} GPUs a stage)"
+                    ),
+                    change="keep each pool's replica within one node (deployment.pp 1, TP x EP at most the node's GPUs), or turn disaggregation off",
+                ),
+            )
+    return ()
+
+
 def prefill_time_s(shape: ReplicaShape, prompt_tokens: float, cached_tokens: float, budget: int) -> float:
     """A prompt alone on a prefill replica: its uncached tokens in chunks of the step budget, each step's time from
     the step model (its tokens, one sequence, the KV read so far, the chunk's attention pairs)."""
@@ -214,7 +236,7 @@ def disaggregation_analysis(
 ) -> DisaggAnalysis:
     """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
     (with `splits`, also every other split of the same nodes)."""
-    d, w, dep, hw = brief.disaggregation, brief.workload, brief.deployment, brief.hardware
+    d, w, dep = brief.disaggregation, brief.workload, brief.deployment
     pshape = _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
     problems: list[Problem] = []
@@ -228,7 +250,7 @@ def disaggregation_analysis(
                 change=f"set it below {pools.general_nodes}, or add nodes",
             )
         )
-    p_replicas = max(prefill_nodes * (hw.gpus_per_node // pshape.tp), 1)
+    p_replicas = max(prefill_nodes * pshape.replicas_per_node, 1)
     d_replicas = max(decode_nodes * shape.replicas_per_node, 1)
     rate = rate_per_s * pools.general_share
     hit = brief.effective_hit_rate
@@ -255,7 +277,7 @@ def disaggregation_analysis(
                 field="disaggregation.prefill_nodes",
                 problem=f"the prefill pool is {pct(busy)} busy: {p_replicas} replicas cannot prefill {num(rate, 'req/s')}"
                 f" of {num(mean_prompt * (1 - hit), 'tokens')} each ({num(service * 1e3, 'ms')} a prompt)",
-                change=f"give the prefill pool more nodes (at least {math.ceil(rate * service / (hw.gpus_per_node // pshape.tp))})",
+                change=f"give the prefill pool more nodes (at least {math.ceil(rate * service / pshape.replicas_per_node)})",
             )
         )
 

@@ -18,7 +18,7 @@ from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.replica import GB, ReplicaShape
 
-__all__ = ["P95_TAIL", "KvTierAnalysis", "kv_tier_analysis"]
+__all__ = ["P95_TAIL", "KvTierAnalysis", "engines_per_node", "kv_tier_analysis"]
 
 P95_TAIL = 0.05  # a tier serving more than this share of requests puts its reload inside the p95 TTFT
 
@@ -80,21 +80,33 @@ def _running_tokens(brief: Brief, replicas: int) -> float:
     return generating / replicas * brief.sizing_context_tokens
 
 
+def _nodes_per_unit(shape: ReplicaShape) -> float:
+    """A serving unit's share of the nodes whose host memory and NVMe it uses: 1/8 for TP=1 on 8-GPU nodes, 2 for
+    DeepSeek-R1's EP=16 replica over two nodes, 1 for a PP=2 stream (its replica's 2 nodes, 2 streams)."""
+    return shape.replica_nodes / shape.units_per_replica_group
+
+
+def engines_per_node(shape: ReplicaShape) -> int:
+    """vLLM engines on one node, each with its own offloading buffer: the node's serving units, or with DP attention
+    every rank (each rank is an engine)."""
+    return max(round(shape.attention_groups / _nodes_per_unit(shape)), 1)
+
+
 def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None:
     """The tiers' analysis, or None when the brief sets no tier."""
     t, w, hw = brief.kv_tiers, brief.workload, brief.hardware
     if not t.enabled:
         return None
     replicas = max(shape.replicas, 1)
-    per_node = max(shape.replicas_per_node, 1)
+    nodes = _nodes_per_unit(shape)
     token_bytes = shape.kv_bytes_per_token
     sessions, gap, sessions_text = _sessions(brief, replicas)
     held = w.input_tokens_mean + w.output_tokens_mean
     demand_tokens = max(sessions * held, 1.0)
     running = _running_tokens(brief, replicas)
     hbm = max(shape.kv_capacity_tokens - running, 0.0)
-    cpu = t.cpu_gb_per_node / per_node * GB / token_bytes
-    nvme = t.nvme_gb_per_node / per_node * GB / token_bytes
+    cpu = t.cpu_gb_per_node * nodes * GB / token_bytes
+    nvme = t.nvme_gb_per_node * nodes * GB / token_bytes
     r_hbm = min(1.0, hbm / demand_tokens)
     r_cpu = min(1.0, (hbm + cpu) / demand_tokens)
     r_all = min(1.0, (hbm + cpu + nvme) / demand_tokens)
@@ -108,12 +120,12 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     reload_tokens = capped * reused
     reload_bytes = reload_tokens * token_bytes
     cpu_ms = reload_bytes / (t.cpu_gb_s_per_gpu * GB * shape.tp) * 1e3  # each GPU reloads its own KV shard over its own link
-    nvme_ms = max(reload_bytes / (t.nvme_gb_s_per_node * GB / per_node) * 1e3, cpu_ms)  # the node's drives, shared; then the host link
+    nvme_ms = max(reload_bytes / (t.nvme_gb_s_per_node * GB * nodes) * 1e3, cpu_ms)  # the node's drives, shared; then the host link
     recompute_ms = reload_tokens / shape.prefill_tokens_per_s * 1e3
     ttft_ms = nvme_ms if from_nvme > P95_TAIL else cpu_ms if from_cpu + from_nvme > P95_TAIL else 0.0
     tier_text = (
         f"HBM {num(hbm)} (pool {num(shape.kv_capacity_tokens)} - running batch {num(running)}) + CPU {num(cpu)}"
-        f" ({num(t.cpu_gb_per_node, 'GB')} / node / {per_node} replicas / {num(token_bytes / 1e3)} kB per token) + NVMe {num(nvme)} tokens"
+        f" ({num(t.cpu_gb_per_node, 'GB')} / node x {num(nodes)} node(s) a replica / {num(token_bytes / 1e3)} kB per token) + NVMe {num(nvme)} tokens"
     )
     arithmetic = {
         "sessions": sessions_text,
@@ -131,7 +143,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
         "reload": (
             f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"
             f" CPU {num(cpu_ms, 'ms')} over {shape.tp} x {num(t.cpu_gb_s_per_gpu, 'GB/s')}, NVMe {num(nvme_ms, 'ms')}"
-            f" at {num(t.nvme_gb_s_per_node, 'GB/s')} / {per_node} replicas; recomputing it takes {num(recompute_ms, 'ms')}"
+            f" at {num(t.nvme_gb_s_per_node, 'GB/s')} / node x {num(nodes)} node(s) a replica; recomputing it takes {num(recompute_ms, 'ms')}"
         ),
         "ttft": (
             f"{pct(from_cpu)} of requests reload from CPU, {pct(from_nvme)} from NVMe: the p95 TTFT carries"

@@ -32,18 +32,23 @@ def _disaggregation_text(brief: Brief, cap: Capacity, dis: DisaggAnalysis) -> st
     )
 
 
-def _speculation_text(brief: Brief, spec: SpeculativeAnalysis, before: SloBudget, after: SloBudget) -> str:
+def _speculation_text(brief: Brief, spec: SpeculativeAnalysis, before: SloBudget, after: SloBudget, gpus_per_replica: int) -> str:
     metric = brief.slo.itl_metric.value.upper()
     cross = (
         f"the gain falls to 1 at a batch of {num(spec.crossover_batch)} (x{num(spec.gain_at_max_batch)} at max-num-seqs {brief.deployment.max_num_seqs}),"
-        f" so vLLM's disable_by_batch_size={spec.off_above_batch} turns it off above that load"
+        f" so vLLM's disable_by_batch_size={spec.off_above_batch_per_engine} turns it off above that load"
+        + (
+            f" (per DP-attention rank: the replica's {num(spec.off_above_batch)} over its ranks, each an engine)"
+            if spec.off_above_batch_per_engine != spec.off_above_batch
+            else ""
+        )
         if math.isfinite(spec.crossover_batch)
         else f"it still pays at max-num-seqs {brief.deployment.max_num_seqs} (x{num(spec.gain_at_max_batch)})"
     )
     state = "on" if spec.on_at_load else "off"
     return (
         f"The decode step's weight reads bind at this load: a running batch of {num(spec.operating_batch)} reads all"
-        f" {num(brief.deployment.tp)} GPUs' weights for a few tokens, p95 {metric} {num(before.judged_itl_p95_ms, 'ms')} of the"
+        f" {gpus_per_replica} GPUs' weights for a few tokens, p95 {metric} {num(before.judged_itl_p95_ms, 'ms')} of the"
         f" {num(brief.slo.itl_p95_ms, 'ms')} target without speculation. Speculative decoding ({spec.method.value}, {spec.draft}):"
         f" {spec.arithmetic['tokens_per_step']}; {spec.arithmetic['batch_1']}; at the running batch x{num(spec.gain_at_load)},"
         f" so it is {state} at load and p95 {metric} is {num(after.judged_itl_p95_ms, 'ms')}. At higher batches {cross}."
@@ -51,12 +56,19 @@ def _speculation_text(brief: Brief, spec: SpeculativeAnalysis, before: SloBudget
 
 
 def mechanism_conclusion(
-    brief: Brief, cap: Capacity, dis: DisaggAnalysis | None, spec: SpeculativeAnalysis | None, before: SloBudget, after: SloBudget
+    brief: Brief,
+    cap: Capacity,
+    dis: DisaggAnalysis | None,
+    spec: SpeculativeAnalysis | None,
+    before: SloBudget,
+    after: SloBudget,
+    gpus_per_replica: int,
 ) -> str | None:
-    """The paragraph, or None when the design turns neither mechanism on."""
+    """The paragraph, or None when the design turns neither mechanism on. `gpus_per_replica`: the GPUs whose weights a
+    decode step reads (TP x DP attention x PP; DeepSeek-R1's EP=16 replica is 16 GPUs at TP=1)."""
     parts = []
     if dis is not None:
         parts.append(_disaggregation_text(brief, cap, dis))
     if spec is not None:
-        parts.append(_speculation_text(brief, spec, before, after))
+        parts.append(_speculation_text(brief, spec, before, after, gpus_per_replica))
     return " ".join(parts) if parts else None

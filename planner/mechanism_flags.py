@@ -1,25 +1,24 @@
-"""The engine options the mechanisms need, added to the general pool's command with a reason each."""
+"""The engine options the mechanisms need (KV tiers, images, adapters), each with its reason."""
 
 from __future__ import annotations
 
 import json
-import shlex
 
 from planner.brief import Brief
-from planner.config import EngineConfig, Flag
+from planner.config import Flag
 from planner.fmt import num, pct
 from planner.kv_tiers import KvTierAnalysis
 from planner.lora_serving import LoraServing
 from planner.multimodal import MultimodalAnalysis
 
-__all__ = ["with_mechanism_flags"]
+__all__ = ["mechanism_flags"]
 
 GIB = 2**30
 
 
-def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) -> list[Flag]:
+def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, engines_per_node: int) -> list[Flag]:
     t = brief.kv_tiers
-    per_engine_gib = t.cpu_gb_per_node / max(replicas_per_node, 1) * 1e9 / GIB
+    per_engine_gib = t.cpu_gb_per_node / engines_per_node * 1e9 / GIB
     why = f"{tiers.arithmetic['resident']}; {tiers.arithmetic['hit_rate']}"
     if t.nvme_gb_per_node > 0:
         config = {
@@ -31,8 +30,8 @@ def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) 
                 flag="--kv-transfer-config",
                 value=json.dumps(config, separators=(",", ":")),
                 why=(
-                    f"LMCache holds the prefix cache below HBM: {num(t.cpu_gb_per_node / max(replicas_per_node, 1), 'GB')} of host memory"
-                    f" (LMCACHE_MAX_LOCAL_CPU_SIZE) and {num(t.nvme_gb_per_node / max(replicas_per_node, 1), 'GB')} of NVMe"
+                    f"LMCache holds the prefix cache below HBM: {num(t.cpu_gb_per_node / engines_per_node, 'GB')} of host memory"
+                    f" (LMCACHE_MAX_LOCAL_CPU_SIZE) and {num(t.nvme_gb_per_node / engines_per_node, 'GB')} of NVMe"
                     f" (LMCACHE_LOCAL_DISK, LMCACHE_MAX_LOCAL_DISK_SIZE) per engine; {why}"
                 ),
             )
@@ -46,7 +45,7 @@ def _kv_tier_flags(brief: Brief, tiers: KvTierAnalysis, replicas_per_node: int) 
         Flag(
             flag="--kv-offloading-size",
             value=f"{per_engine_gib:.0f}",
-            why=f"{num(t.cpu_gb_per_node, 'GB')} of host memory per node / {replicas_per_node} engine(s), in GiB; {why}",
+            why=f"{num(t.cpu_gb_per_node, 'GB')} of host memory per node / {engines_per_node} engine(s), in GiB; {why}",
         ),
     ]
 
@@ -80,26 +79,20 @@ def _lora_flags(serving: LoraServing) -> list[Flag]:
     ]
 
 
-def with_mechanism_flags(
-    config: EngineConfig,
+def mechanism_flags(
     brief: Brief,
-    replicas_per_node: int,
+    engines_per_node: int,
     tiers: KvTierAnalysis | None,
     images: MultimodalAnalysis | None,
     lora: LoraServing | None,
-) -> EngineConfig:
-    """The configuration with the mechanisms' options before --port (unchanged when every mechanism is off)."""
+) -> list[Flag]:
+    """The mechanisms' options, each with its reason (none when every mechanism is off); planner.config.with_flags
+    puts them before --port in every pool's command."""
     extra: list[Flag] = []
     if tiers is not None:
-        extra += _kv_tier_flags(brief, tiers, replicas_per_node)
+        extra += _kv_tier_flags(brief, tiers, engines_per_node)
     if images is not None:
         extra += _multimodal_flags(brief, images)
     if lora is not None:
         extra += _lora_flags(lora)
-    if not extra:
-        return config
-    flags = [f for f in config.flags if f.flag != "--port"] + extra + [f for f in config.flags if f.flag == "--port"]
-    parts = [f"vllm serve {shlex.quote(config.engine.model)}"] + [
-        f"  {f.flag}{' ' + shlex.quote(f.value) if f.value else ''}" for f in flags
-    ]
-    return config.model_copy(update={"flags": tuple(flags), "command": " \\\n".join(parts)})
+    return extra

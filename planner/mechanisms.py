@@ -112,11 +112,24 @@ def mechanism_verdict(
 
 def engine_problems(brief: Brief) -> list[Problem]:
     """Engine limits the engine itself refuses: without chunked prefill every prompt must fit one step's token budget
-    (vLLM will not start with max-num-batched-tokens below max-model-len then)."""
+    (vLLM will not start with max-num-batched-tokens below max-model-len then); one --kv-transfer-config a command."""
     dep = brief.deployment
+    problems = []
+    if brief.disaggregation.enabled and brief.kv_tiers.nvme_gb_per_node > 0:
+        problems.append(
+            Problem(
+                field="kv_tiers.nvme_gb_per_node",
+                problem=(
+                    "the NVMe tier's LMCache connector and disaggregation's NIXL connector both need --kv-transfer-config,"
+                    " and the engine takes one"
+                ),
+                change="set kv_tiers.nvme_gb_per_node to 0 (the CPU tier offloads natively), or turn disaggregation off",
+            )
+        )
     if dep.chunked_prefill or dep.max_num_batched_tokens >= dep.max_model_len:
-        return []
+        return problems
     return [
+        *problems,
         Problem(
             field="deployment.max_num_batched_tokens",
             problem=(
@@ -124,5 +137,5 @@ def engine_problems(brief: Brief) -> list[Problem]:
                 f" is below max-model-len ({dep.max_model_len}): the engine refuses this configuration"
             ),
             change=f"raise deployment.max_num_batched_tokens to at least {dep.max_model_len}, or turn deployment.chunked_prefill on",
-        )
+        ),
     ]

@@ -94,7 +94,8 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     per_request_tokens = w.input_tokens_mean + w.output_tokens_mean
     rate = replicas / request_s  # requests/s, the fleet
     tokens_per_s = rate * per_request_tokens
-    usd_per_s = shape.replicas * shape.tp * brief.cost.usd_per_gpu_hour / 3600
+    gpus = shape.replicas * shape.gpus  # serving units x a unit's GPUs (TP x DP attention groups; a PP stream's stage)
+    usd_per_s = gpus * brief.cost.usd_per_gpu_hour / 3600
     usd_per_m = usd_per_s / tokens_per_s * 1e6
     usd_per_m_out = usd_per_s / (rate * w.output_tokens_mean) * 1e6
     nodes = brief.hardware.nodes
@@ -107,7 +108,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         "throughput": (
             f"{replicas} replicas / {num(request_s, 's')} = {num(rate, 'req/s')} x {num(per_request_tokens, 'tokens')} = {num(tokens_per_s, 'tokens/s')}"
         ),
-        "cost": f"{shape.replicas * shape.tp} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
+        "cost": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
     }
     if o.kind is ObjectiveKind.throughput:
         time_s = o.job_tokens / tokens_per_s

@@ -484,8 +484,10 @@ def _operating_point(design: Design) -> Step | None:
 def _tp_options(design: Design) -> list[Option]:
     """TP degrees to choose from, each with its consequence in words (no figure another step asks for)."""
     gpn, gpu_gb = design.brief.hardware.gpus_per_node, design.shape.gpu.memory_gb
-    weights_gb = design.memory.weights_gb_per_gpu * design.brief.deployment.tp
     degrees = sorted({d for d in range(1, gpn + 1) if gpn % d == 0} | {2 * gpn, design.brief.deployment.tp})
+    if design.shape.attention_groups > 1:  # EP with DP attention: TP splits the replica's GPUs into attention groups
+        return [_attention_group_option(design, tp) for tp in degrees]
+    weights_gb = design.memory.weights_gb_per_gpu * design.brief.deployment.tp
     options = []
     for tp in degrees:
         if weights_gb / tp >= gpu_gb:
@@ -498,6 +500,24 @@ def _tp_options(design: Design) -> list[Option]:
             consequence = f"{gpn // tp} replicas per node: more replicas, each with a longer step and less room for KV"
         options.append(Option(key=f"tp{tp}", text=f"TP={tp}: {consequence}"))
     return options
+
+
+def _attention_group_option(design: Design, tp: int) -> Option:
+    """A TP degree in an EP replica with DP attention: the replica's GPUs stay (the experts spread over them), TP sets
+    how many attention groups they form."""
+    gpus, gpn = design.shape.gpus, design.brief.hardware.gpus_per_node
+    if tp > gpn:
+        consequence = "spans nodes: every layer's all-reduce crosses the network"
+    elif gpus % tp:
+        consequence = f"does not divide the {gpus} GPUs of the EP replica"
+    elif tp == gpus:
+        consequence = "one attention group: no DP attention, every GPU reads every sequence's KV heads in lockstep"
+    else:
+        consequence = (
+            f"{gpus // tp} attention groups of {tp} GPU(s) in the {gpus}-GPU EP replica: each group holds its own sequences' KV"
+            " and a copy of the attention weights"
+        )
+    return Option(key=f"tp{tp}", text=f"TP={tp}: {consequence}")
 
 
 def _tp_answer(design: Design) -> str:

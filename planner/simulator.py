@@ -25,6 +25,7 @@ from planner.mechanisms import ttft_extra_ms
 from planner.replica import ReplicaShape
 from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
+from planner.step_model import step_time_s
 
 __all__ = [
     "BENCHMARK_ENGINE",
@@ -510,6 +511,20 @@ def _compute_bound_rate(shape: ReplicaShape, unit: Requests) -> float:
     return shape.prefill_tokens_per_s / tokens
 
 
+def _slot_bound_rate(costs: StepCosts, unit: Requests) -> float:
+    """No replica sustains more requests than its slots hold over a request's life (Little's law): the slots
+    (max-num-seqs, or the KV pool over a running sequence's context) / (output tokens x the decode step at that batch).
+    A probe whose requests all fit in the slots never meets this limit (3,748-token replies on 4,096 slots), so the
+    search's answer is capped here. Speculation emits several tokens a step: no cap."""
+    if costs.speculative is not None:
+        return math.inf
+    out = float(np.mean(unit.output_tokens))
+    held = float(np.mean(unit.prompt_tokens)) + out / 2  # a running sequence: its prompt and half its reply
+    slots = min(float(costs.max_num_seqs), costs.kv_capacity_tokens / held)
+    step_s = float(step_time_s(costs.step.values(), slots, slots, slots * held, 0.0))
+    return slots / (out * step_s)
+
+
 def _bisect(high: float, bisections: int, probe: Callable[[float], bool]) -> float:
     """Highest rate in (0, high] whose run meets the attainment target, to high / 2^bisections."""
     if probe(high):  # a short run can hide an overload that a long one would show: report the bound
@@ -547,6 +562,7 @@ def max_rate(
     _check_work(requests, _tokens_per_request(brief, SimSettings(), max_len), runs=total, limit=MAX_SEARCH_TOKENS)
     probes: list[Probe] = []
     found: list[float] = []
+    capped = False  # a draw's search ran past the slots' bound
     for k in range(seeds):
         unit = _requests(brief, SimSettings(requests=requests, seed=seed + k), 1.0, max_len)
 
@@ -557,11 +573,14 @@ def max_rate(
                 progress(min(len(probes) / total, 1.0), f"{num(rate, 'req/s')}: {pct(got)} of requests meet the SLO")
             return got >= target
 
-        found.append(_bisect(_compute_bound_rate(shape, unit) * 1.05, bisections, probe))
+        searched = _bisect(_compute_bound_rate(shape, unit) * 1.05, bisections, probe)
+        bound = _slot_bound_rate(costs, unit)
+        found.append(min(searched, bound))
+        capped |= searched > bound
     if progress is not None:
         progress(1.0, "done")
     rate = float(np.median(found))
-    return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start)
+    return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start, capped)
 
 
 def _fleet(
@@ -573,6 +592,7 @@ def _fleet(
     per_seed: tuple[float, ...],
     probes: tuple[Probe, ...],
     wall_s: float,
+    capped: bool = False,
 ) -> MaxRateResult:
     from planner.capacity import demand
     from planner.cost import per_million
@@ -585,6 +605,12 @@ def _fleet(
             f" meet TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} (end to end) and TPOT <= {num(brief.slo.itl_p95_ms, 'ms')}"
             + (f", with the per-token ITL p95 <= {num(brief.slo.itl_p95_ms, 'ms')}" if brief.slo.itl_metric.value == "itl" else "")
             + f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
+            + (
+                f"; draws capped at the slots' bound, slots / (output tokens x the step at that batch) (Little's law: the {requests}"
+                " requests fit in the batch slots at once, so a run cannot show the overload a longer one would)"
+                if capped
+                else ""
+            )
         )
     }
     if rate <= 0:

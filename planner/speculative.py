@@ -72,6 +72,7 @@ class SpeculativeAnalysis(_Model):
     tokens_per_step: float
     crossover_batch: float  # the batch at which the gain falls to 1 (inf: it never does up to max-num-seqs x 8)
     off_above_batch: int  # the batch above which speculation is off: the brief's, else the crossover's floor
+    off_above_batch_per_engine: int  # disable_by_batch_size: each DP-attention rank is an engine with its share of the batch
     operating_batch: float  # the running batch at the design's load
     on_at_load: bool
     gain_at_load: float
@@ -137,6 +138,12 @@ def _problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
     return ()
 
 
+def per_engine_batch(shape: ReplicaShape, replica_batch: int) -> int:
+    """A replica's batch threshold as one engine sees it: with DP attention each of the attention groups is an engine
+    (its own scheduler and max-num-seqs) running its share of the replica's sequences."""
+    return max(replica_batch // shape.attention_groups, 1)
+
+
 def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: int) -> str:
     """The value of vLLM's --speculative-config."""
     spec = brief.speculative
@@ -148,7 +155,7 @@ def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: 
 
         config["model"] = HF_IDS.get(spec.draft_model or "", spec.draft_model)
     config["num_speculative_tokens"] = spec.num_speculative_tokens
-    config["disable_by_batch_size"] = off_above_batch
+    config["disable_by_batch_size"] = per_engine_batch(shape, off_above_batch)
     return json.dumps(config, separators=(", ", ": "))  # spaced: the printed command wraps between keys
 
 
@@ -201,6 +208,7 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
         tokens_per_step=expected,
         crossover_batch=crossover,
         off_above_batch=off,
+        off_above_batch_per_engine=per_engine_batch(shape, off),
         operating_batch=batch,
         on_at_load=batch <= off and gain(batch) > 1,
         gain_at_load=gain(batch),

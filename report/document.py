@@ -122,9 +122,14 @@ def _summary(f: Figures) -> str:
     judged = "the SLO" if f.value("objective") is None else "its deadline"
     slo = f"meets {judged}" if f.value("verdict.meets_slo") else f"misses {judged}"
     slo += "" if f.value("verdict.availability_ok") else ", no N+1"
+    units = (  # capacity.replicas counts a PP replica's micro-batch streams
+        f"PP={f.num('shape.pp')}, {f.num('capacity.replicas')} micro-batch streams"
+        if f.value("shape.pp") > 1
+        else f"{f.num('capacity.replicas')} replicas"
+    )
     return (
         f"{f.text('model_name')} on {f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')}"
-        f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {f.num('capacity.replicas')} replicas"
+        f" {f.text('gpu_name')}, TP={f.num('shape.tp')}, {units}"
         f" · {f.text('brief.deployment.weights')} weights, {f.text('brief.deployment.kv_cache')} KV"
         f" · utilization {f.pct('capacity.utilization')} · {verdict}, {slo}"
     )
@@ -190,15 +195,6 @@ def _variation(f: Figures) -> Section:
     if options:
         blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=2))
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
-
-
-def _scale_out(f: Figures) -> Section:
-    """A replica beyond one TP group: the conclusion on the page, the step's parts and the options in the appendix."""
-    return Section(
-        key="scale_out",
-        title="Scale-out: what binds, what the design turns on",
-        blocks=(Lines(items=(("Conclusion", f.text("scale_out.conclusion")),)),),
-    )
 
 
 def _scale_out_arithmetic(f: Figures) -> Section:
@@ -300,25 +296,23 @@ def _mechanism(f: Figures) -> Section:
                 )
             )
         )
-    return Section(key="mechanism", title="Mechanism: what binds and what the design turns on", blocks=tuple(blocks))
+    return Section(key="mechanism", title="Mechanism: against the design without it", blocks=tuple(blocks))
 
 
 def _mechanism_arithmetic(f: Figures) -> Section:
-    """The whole argument: what binds, the mechanism's arithmetic, and speculation's gain at every batch."""
-    blocks: list[Block] = [Lines(items=(("Conclusion", f.text("mechanism_conclusion")),))]
-    if f.value("speculative") is not None:
-        points = f.value("speculative.points")
-        gains = tuple(
-            (
-                f.num(f"speculative.points.{i}.batch"),
-                f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
-                f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
-                f.num(f"speculative.points.{i}.gain"),
-            )
-            for i in range(len(points))
+    """Speculation's gain at every batch (what binds and the mechanism's arithmetic are the page's conclusion)."""
+    points = f.value("speculative.points")
+    gains = tuple(
+        (
+            f.num(f"speculative.points.{i}.batch"),
+            f.num(f"speculative.points.{i}.plain_step_ms", "ms"),
+            f.num(f"speculative.points.{i}.spec_ms_per_token", "ms"),
+            f.num(f"speculative.points.{i}.gain"),
         )
-        blocks.append(Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains))
-    return Section(key="mechanism_arithmetic", title="Mechanism: the arithmetic", blocks=tuple(blocks))
+        for i in range(len(points))
+    )
+    table = Table(header=("Batch", "Token without", "Token with", "Gain"), rows=gains)
+    return Section(key="mechanism_arithmetic", title="Speculation: the gain at every batch", blocks=(table,))
 
 
 def _slo(f: Figures) -> Section:
@@ -410,7 +404,8 @@ def _validation(f: Figures) -> Section:
         f" {f.num('brief.slo.itl_p95_ms', 'ms')} ITL target there and not before; where it does is the replica's measured capacity."
     )
     fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool replicas"
+        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
+        f" {'micro-batch streams' if f.value('pools.streams_per_replica') > 1 else 'replicas'}"
         f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
         f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
         f" Then drain one node: the plan's N+1 case must hold too."
@@ -664,10 +659,9 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _workload(f),
         _verdict(f),
         *((_variation(f),) if has_variation else ()),
-        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         *((_mechanisms(f, design),) if has_conclusion and not has_variation else ()),
+        *((_mechanism(f),) if f.value("mechanism_conclusion") is not None else ()),
         _architecture(f, design),
-        *((_scale_out(f),) if has_scale_out else ()),
         _engine_config(f),
         _slo(f),
         _failures(f),
@@ -675,10 +669,10 @@ def build_document(design: Any, name: DesignName | None = None) -> Document:
         _dependencies(f),
         _validation(f),
     )
-    has_mechanism = f.value("mechanism_conclusion") is not None
+    has_speculation = f.value("speculative") is not None
     appendix = (
         *((_variation_arithmetic(f),) if has_variation else ()),
-        *((_mechanism_arithmetic(f),) if has_mechanism else ()),
+        *((_mechanism_arithmetic(f),) if has_speculation else ()),
         *((_mechanisms(f, design),) if has_conclusion and has_variation else ()),  # the variation's own section leads the page
         _capacity(f),
         _operating_point(f),

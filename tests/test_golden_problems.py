@@ -172,3 +172,47 @@ def test_a_shared_prefix_hits_on_every_request() -> None:
     # 2,000 of 8,000 tokens hit on every request; the history share shrinks by the same tokens
     expected = 0.25 + 19 / 20 * (1 - 0.25 - 800 / 8000) * shared.resident_all
     assert shared.hit_rate == pytest.approx(expected) and shared.hit_rate > plain.hit_rate
+
+
+PROBLEM_LIBRARY = (
+    "agent-platform",
+    "chat-disaggregated",
+    "chat-speculative",
+    "lora-platform",
+    "moe-deepseek",
+    "multimodal",
+    "offline-batch",
+    "rag",
+    "rl-rollout",
+)
+
+
+@pytest.mark.parametrize("name", PROBLEM_LIBRARY)
+def test_every_problem_library_preset_has_one_conclusion(name: str) -> None:
+    """The Capacity page, the document and the CLI show Design.conclusion: it holds the scale-out and the
+    disaggregation/speculation texts when the design has them, and the document's page states it once."""
+    from report import render_markdown
+
+    d = _plan(name)
+    assert d.conclusion is not None
+    for part in (d.scale_out.conclusion if d.scale_out is not None else None, d.mechanism_conclusion):
+        assert part is None or d.conclusion.count(part) == 1
+    page = render_markdown(d).split("## Appendix")[0]
+    assert page.count("**Conclusion:**") == 1, name
+
+
+def test_a_combined_design_states_each_mechanism_once() -> None:
+    """DeepSeek-R1's scale-out with speculation on: one conclusion with both texts, neither shown on its own."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    assert d.scale_out is not None and d.mechanism_conclusion is not None and d.conclusion is not None
+    assert d.conclusion.startswith(d.scale_out.conclusion) and d.conclusion.endswith(d.mechanism_conclusion)
+
+
+def test_an_objective_prices_the_replicas_gpus_not_tp() -> None:
+    """DeepSeek-R1's replica is 16 GPUs at TP=1 (EP=16, DP attention): judged on throughput, the job's $ per M tokens
+    prices 6 replicas x 16 = 96 GPUs, the Cost section's fleet (it priced 6)."""
+    d = plan(load_brief("moe-deepseek").with_changes({"objective.kind": "throughput"}))
+    assert d.objective is not None
+    assert d.objective.arithmetic["cost"].startswith(f"{d.cost.gpus} GPUs") and d.cost.gpus == 96
+    usd_per_s = 96 * d.brief.cost.usd_per_gpu_hour / 3600
+    assert d.objective.usd_per_m_tokens == pytest.approx(usd_per_s / d.objective.tokens_per_s * 1e6, rel=1e-9)

@@ -237,6 +237,22 @@ def test_a_prefill_tp_that_cannot_form_a_replica_names_the_prefill_field():
     assert proc.returncode == 2 and proc.stderr.startswith("error: disaggregation.prefill_tp:") and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("preset", "overrides", "field"),
+    [
+        ("chat-disaggregated", ("deployment.pp=2",), "deployment.pp"),  # two pipeline stages: a replica on 2 nodes
+        ("moe-deepseek", ("disaggregation.enabled=true", "disaggregation.prefill_nodes=4"), "deployment.ep"),  # EP=16 on 2 nodes
+    ],
+)
+def test_disaggregation_refuses_a_replica_that_spans_nodes(preset, overrides, field):
+    """The pools split whole nodes: a replica over two nodes would be counted per GPU (32 one-GPU DeepSeek-R1 prefill
+    replicas, a PP=2 command over 16 single-node replicas), so it is one line naming the field, exit 2."""
+    sets = [arg for o in overrides for arg in ("--set", o)]
+    proc = run_cli("plan", preset, *sets)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: disaggregation splits whole nodes")
+    assert "spans 2 nodes" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_a_draft_model_with_another_vocabulary_is_not_feasible():
     """Llama-2-7B's 32,000 tokens cannot be verified by Llama-3-70B's 128,256-token head."""
     d = plan(load_brief("chat-speculative").with_changes({"speculative.method": "draft", "speculative.draft_model": "llama-2-7b"}))
@@ -299,3 +315,25 @@ def test_the_splits_show_where_disaggregation_stops_paying(disagg):
 def test_a_disaggregated_run_takes_a_rate_not_closed_loop_clients():
     proc = run_cli("simulate", "chat-disaggregated", "--concurrency", "20", "--requests", "50")
     assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency:") and "Traceback" not in proc.stderr
+
+
+def test_the_prefill_pool_runs_the_mechanisms_options_too():
+    """Images with disaggregation: the encoder runs at prefill, so the prefill pool's command carries the same
+    multimodal options as the decode pool's (they were on the decode pool's alone); only the step budget, the TP and
+    speculation differ."""
+    d = plan(load_brief("multimodal").with_changes({"disaggregation.enabled": True}))
+    assert d.config.prefill_command is not None
+
+    def options(command: str) -> set[str]:
+        return {line.strip().split(" ")[0] for line in command.split("\\\n")[1:]}
+
+    assert "--limit-mm-per-prompt" in options(d.config.command)
+    assert options(d.config.prefill_command) == options(d.config.command) - {"--speculative-config"}
+
+
+def test_an_nvme_tier_and_disaggregation_need_two_kv_connectors():
+    """LMCache (the NVMe tier) and NIXL (the KV transfer) each need --kv-transfer-config: a verdict naming the field."""
+    changes = {"kv_tiers.nvme_gb_per_node": 1000.0, "deployment.prefix_caching": True}
+    d = plan(load_brief("chat-disaggregated").with_changes(changes))
+    assert not d.verdict.feasible
+    assert any(p.field == "kv_tiers.nvme_gb_per_node" and "--kv-transfer-config" in p.problem for p in d.verdict.problems)

@@ -174,3 +174,52 @@ def test_parallel_errors_name_the_field(overrides, field, needle):
 def test_a_multi_node_replica_needs_its_nodes():
     proc = run_cli("plan", "moe-deepseek", "--set", "hardware.nodes=1")
     assert proc.returncode == 2 and "hardware.nodes" in proc.stderr and "spans 2 nodes" in proc.stderr
+
+
+def test_speculation_on_the_ep_replica_reads_its_16_gpus():
+    """EP=16 with DP attention at TP=1: a decode step reads the weights on all 16 GPUs of the replica, not TP's one."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    assert d.shape.gpus_per_replica == 16
+    assert "reads all 16 GPUs' weights" in (d.mechanism_conclusion or "")
+
+
+def test_max_rate_stops_at_the_slots_bound():
+    """1,500 requests of 3,748-token replies fit in the 4,096 slots at once, so no simulated run overloads; the
+    search's answer is capped by Little's law (slots / (reply tokens x the step at that batch)), about 14.6 req/s
+    (the uncapped search said 73.8 req/s and 1 replica against the plan's 6)."""
+    r = cli_json("max-rate", "moe-deepseek")
+    assert 13 < r["max_rate_per_s"] < 16 and "capped at the slots' bound" in r["arithmetic"]["max_rate_per_s"]
+    assert r["replicas_needed"] >= 3
+
+
+def test_a_pp_design_names_its_streams_not_replicas():
+    """capacity.replicas counts a PP replica's micro-batch streams: 12 nodes of TP=8 at PP=2 are 6 replicas (the
+    diagram's), 12 streams; the CLI's and the document's headlines and the fleet load test say streams, not 12 replicas."""
+    from report import render_markdown
+
+    proc = run_cli("plan", "rag", "--set", "deployment.pp=2")
+    assert "TP=8, PP=2, 12 micro-batch streams" in proc.stdout.splitlines()[1]
+    text = render_markdown(plan(load_brief("rag").with_changes({"deployment.pp": 2})))
+    headline = next(line for line in text.splitlines() if line.startswith("**Llama"))
+    assert "TP=8, PP=2, 12 micro-batch streams" in headline and "12 general-pool micro-batch streams" in text
+
+
+def test_speculation_turns_off_per_dp_rank():
+    """vLLM's disable_by_batch_size counts one engine's batch: with DP attention each of the 16 ranks is an engine
+    (max-num-seqs 256 a rank), so the replica's crossover (about 1,142) becomes 1,142 // 16 = 71 a rank; the
+    replica-wide figure never triggered."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    spec = d.speculative
+    assert spec is not None and spec.off_above_batch_per_engine == spec.off_above_batch // 16
+    assert f'"disable_by_batch_size": {spec.off_above_batch_per_engine}' in d.config.command
+    assert f"disable_by_batch_size={spec.off_above_batch_per_engine} turns it off" in (d.conclusion or "")
+
+
+def test_kv_tiers_on_a_two_node_dp_replica():
+    """DeepSeek-R1's replica spans 2 nodes and runs 16 DP-attention engines, 8 a node: its CPU tier is both nodes'
+    host memory (2 x 512 GB / 70,272 B a token), and each engine's offloading buffer is 512 GB / 8 = 64 GB = 59.6 GiB
+    (it was a whole node's 477 GiB for each of the 8 engines, and half the tier for the replica)."""
+    d = plan(load_brief("moe-deepseek").with_changes({"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True}))
+    assert d.kv_tiers is not None
+    assert d.kv_tiers.cpu_tokens == pytest.approx(2 * 512e9 / d.shape.kv_bytes_per_token)
+    assert "--kv-offloading-size 60" in d.config.command  # 59.6 GiB rounded

@@ -174,3 +174,14 @@ def test_every_figure_path_reads_the_graded_value_from_the_plan_json(preset: str
             source = plan(brief.with_changes(dict(q.overrides))) if q.overrides else plan(brief)
             value = float(resolve(design_json(source), q.figure)) * (100 if q.unit == "%" else 1)
             assert value == pytest.approx(q.bases[0].value, rel=1e-9), q.id
+
+
+def test_the_tp_question_on_an_ep_replica_speaks_of_attention_groups():
+    """DeepSeek-R1 at TP=1 with EP=16 and DP attention: TP=1 is not '8 replicas per node' but 16 attention groups in
+    the 16-GPU replica; the right option says so."""
+    steps = practice_steps(plan(load_brief("moe-deepseek")))
+    q = next(q for s in steps for q in s.questions if q.id == "architecture.tp")
+    texts = {o.key: o.text for o in q.options}
+    assert q.correct == ("tp1",) or list(q.correct) == ["tp1"]
+    assert texts["tp1"].startswith("TP=1: 16 attention groups of 1 GPU(s) in the 16-GPU EP replica")
+    assert not any("replicas per node" in t for t in texts.values())
