@@ -39,7 +39,7 @@ from planner.step_model import (
     step_time_s,
 )
 
-__all__ = ["ScaleOut", "ScaleOutOption", "StepPart", "scale_out_analysis"]
+__all__ = ["ScaleOut", "ScaleOutOption", "StepPart", "capacity_limit", "scale_out_analysis"]
 
 # the parts of a decode step, each the step formula with the other constants zeroed (planner.step_model)
 _PARTS: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -148,7 +148,7 @@ _LIMIT_WORDS = {
 }
 
 
-def _capacity_limit(core: CoreDesign) -> str:
+def capacity_limit(core: CoreDesign) -> str:
     """What stops a replica just above its SLO capacity: a steady-state limit, else the latency targets."""
     rate = core.operating_point.capacity_rate_per_s
     if not (math.isfinite(rate) and rate > 0):
@@ -183,7 +183,7 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     parts_text = " + ".join(f"{p.component} {num(p.ms, 'ms')}" for p in parts)
     binds = (
         f"a replica's SLO capacity ({num(op.capacity_rate_per_s, 'req/s')}; it carries {num(op.rate_per_replica_per_s, 'req/s')},"
-        f" {pct(op.load_vs_capacity)}) ends at {_capacity_limit(core)}; the decode step's largest part is {largest.component},"
+        f" {pct(op.load_vs_capacity)}) ends at {capacity_limit(core)}; the decode step's largest part is {largest.component},"
         f" {num(largest.ms, 'ms')} of {num(total, 'ms')} at {num(batch)} running ({pct(largest.ms / total)})"
     )
     compared = [

@@ -12,6 +12,7 @@ import streamlit as st
 from planner import Design
 from planner.figures import cause_of, field_label, label, show
 from planner.fmt import num, pct
+from planner.scaleout import capacity_limit
 from planner.uncertainty import ranges_line
 from ui import state
 from ui.compare import pin_button
@@ -51,7 +52,8 @@ def _binding(design: Design) -> str:
         )
     return (
         f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
-        f" ({num(op.capacity_rate_per_s, 'req/s')} a replica); the fleet's sizing arithmetic binds on"
+        f" ({num(op.capacity_rate_per_s, 'req/s')} a replica, which ends at {capacity_limit(design)});"
+        " the fleet's sizing arithmetic binds on"
         f" {design.capacity.binding_constraint.value} at {pct(design.capacity.utilization)}"
     )
 
