@@ -86,6 +86,12 @@ figure_row(
 )
 st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
 st.caption(f"Basis: {c.utilization_basis}.")
+if design.disaggregation is not None:
+    st.caption(
+        "These utilization figures stay aggregated: the fleet's GPU time as if every node ran prompts and replies together."
+        f" Disaggregated, the prefill pool is {pct(design.disaggregation.prefill_busy)} busy and each decode replica runs"
+        f" {num(design.disaggregation.decode_batch)} sequences: the operating point below is the decode pool's."
+    )
 st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
 
 spike = design.variation.spike if design.variation is not None else None
@@ -107,11 +113,19 @@ if spike is not None:  # variation E: a spiky peak
     )
 
 st.header("The operating point (Little's law)")
-st.caption(
-    f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
-    " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
-    " configuration describe this same replica."
-)
+if design.disaggregation is not None:
+    dis = design.disaggregation
+    st.caption(
+        f"One replica of the decode pool ({op.general_replicas} decode replicas carry the peak; {dis.prefill_replicas} prefill"
+        " replicas run the prompts), its batch from Little's law on pure decode steps. The capacity under the SLO scales both"
+        f" pools with the load: {md(op.arithmetic['capacity_rate_per_s'])}."
+    )
+else:
+    st.caption(
+        f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
+        " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
+        " configuration describe this same replica."
+    )
 figure_row(
     [
         fig(design, f"operating_point.{key}")

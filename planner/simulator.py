@@ -493,7 +493,10 @@ def _attainment_at(brief: Brief, costs: StepCosts, unit: Requests, rate: float) 
         cached_tokens=unit.cached_tokens,
         clients=0,
     )
-    out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
+    if brief.disaggregation.enabled:  # the two pools: one prefill replica feeding one decode replica at `rate`
+        out = _run_disaggregated(brief, _replica(brief), costs, reqs, reqs.output_tokens)
+    else:
+        out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
     ttft, tpot, _ = _per_request_ms(out, reqs)
     got = attainment(brief, reqs, ttft, tpot)
     if (
@@ -508,6 +511,22 @@ def _compute_bound_rate(shape: ReplicaShape, unit: Requests) -> float:
     """No replica finishes requests faster than its FLOPs allow: uncached prompt + output tokens per request."""
     tokens = float(np.mean(unit.prompt_tokens - unit.cached_tokens + unit.output_tokens))
     return shape.prefill_tokens_per_s / tokens
+
+
+def _bound_rate(brief: Brief, shape: ReplicaShape, unit: Requests) -> float:
+    """The bisection's top: the compute bound, for a disaggregated design per decode replica (its prompts on the
+    prefill replicas, prefill replicas / decode replicas of them a decode replica's worth)."""
+    if not brief.disaggregation.enabled:
+        return _compute_bound_rate(shape, unit)
+    from planner.core import core_design, feasible_replica
+    from planner.disagg import prefill_brief
+
+    dis = core_design(brief, curves=False, capacity=False).disaggregation
+    assert dis is not None
+    prompt = float(np.mean(unit.prompt_tokens - unit.cached_tokens))
+    prefill = feasible_replica(prefill_brief(brief)).prefill_tokens_per_s / max(prompt, 1.0) * dis.prefill_replicas / dis.decode_replicas
+    decode = shape.prefill_tokens_per_s / max(float(np.mean(unit.output_tokens)), 1.0)
+    return min(prefill, decode)
 
 
 def _bisect(high: float, bisections: int, probe: Callable[[float], bool]) -> float:
@@ -557,11 +576,25 @@ def max_rate(
                 progress(min(len(probes) / total, 1.0), f"{num(rate, 'req/s')}: {pct(got)} of requests meet the SLO")
             return got >= target
 
-        found.append(_bisect(_compute_bound_rate(shape, unit) * 1.05, bisections, probe))
+        found.append(_bisect(_bound_rate(brief, shape, unit) * 1.05, bisections, probe))
     if progress is not None:
         progress(1.0, "done")
     rate = float(np.median(found))
     return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start)
+
+
+def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> tuple[int, str]:
+    """GPUs of `decode_replicas` decode replicas and the prefill replicas that feed them in the plan's split."""
+    from planner.core import core_design
+
+    dis = core_design(brief, curves=False, capacity=False).disaggregation
+    assert dis is not None
+    prefill = math.ceil(decode_replicas * dis.prefill_replicas / dis.decode_replicas - 1e-9)
+    gpus = decode_replicas * shape.gpus + prefill * dis.prefill_tp
+    return gpus, (
+        f"{decode_replicas} decode replicas x {shape.gpus} GPUs + ceil({decode_replicas} x {dis.prefill_replicas}/{dis.decode_replicas})"
+        f" = {prefill} prefill replicas x {dis.prefill_tp} GPUs = {gpus} GPUs (the rate is a decode replica's, fed by its share of the prefill pool)"
+    )
 
 
 def _fleet(
@@ -595,12 +628,15 @@ def _fleet(
         needed = math.ceil(peak / rate)
         with_headroom = math.ceil(peak / rate * (1 + headroom))
         gpus = with_headroom * shape.gpus  # a PP replica's micro-batch stream: its share, TP GPUs (whole replicas on the fleet)
+        gpus_text = f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs"
+        if brief.disaggregation.enabled:  # a decode replica with its share of the prefill pool, in the plan's split
+            gpus, gpus_text = _two_pool_gpus(brief, shape, with_headroom)
         usd_hour = gpus * brief.cost.usd_per_gpu_hour
         usd_per_m = per_million(usd_hour, peak * brief.workload.output_tokens_mean * 3600)
         arithmetic |= {
             "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
             "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
-            "gpus": f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs",
+            "gpus": gpus_text,
             "usd_per_hour": f"{gpus} GPUs x {usd(brief.cost.usd_per_gpu_hour)} = {usd(usd_hour)} per hour",
             "usd_per_million_output_tokens": (
                 f"{usd(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"
