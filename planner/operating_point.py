@@ -228,7 +228,15 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     w, dep = brief.workload, brief.deployment
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
-    return (shape.model_dump_json(exclude={"replicas"}), lengths, brief.effective_hit_rate, limits, brief.slo, brief.latency)
+    return (
+        shape.model_dump_json(exclude={"replicas"}),
+        lengths,
+        brief.effective_hit_rate,
+        limits,
+        brief.slo,
+        brief.latency,
+        brief.speculative,
+    )
 
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:

@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -39,6 +39,9 @@ from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
+
+if TYPE_CHECKING:
+    from planner.speculative import SpecSwitch
 from planner.step_model import (
     A2A_LATENCY_S,
     A2A_S_PER_TOKEN,
@@ -55,6 +58,7 @@ from planner.step_model import (
     PP_S_PER_TOKEN,
     ROOFLINE,
     WEIGHTS_S,
+    speculative_step_time_s,
     step_time_s,
 )
 
@@ -248,6 +252,7 @@ class _Engine:
         self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
         step = shape.step
         self.k = step.values()
+        self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
@@ -298,8 +303,11 @@ class _Engine:
         return self.decode_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
     def decode_step_s(self, batch: float) -> float:
-        """A pure decode step (planner.step_model.step_time_s), as the simulator costs it."""
+        """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
+        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
         b = max(batch, 1.0)
+        if self.spec is not None and b <= self.spec.off_above_batch:
+            return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0) / self.spec.tokens_per_step
         return step_time_s(self.k, b, b, b * self.context, 0.0)
 
     def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
@@ -567,6 +575,12 @@ def latency_point(
     and the context a decode step reads default to the brief's."""
     eng = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     return latency_at(eng, brief, rate_per_replica, load_batch)
+
+
+def _spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
+    from planner.speculative import spec_switch  # planner.speculative builds on this module's SLO budget
+
+    return spec_switch(brief, shape)
 
 
 def engine(brief: Brief, shape: ReplicaShape) -> _Engine:
