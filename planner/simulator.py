@@ -412,7 +412,7 @@ def _mechanisms(
     """Speculative decoding's costs and step counts when the plan has it on at its running batch (planner.sim_mechanisms);
     else the costs and replies as they are."""
     from planner.core import core_design  # the plan's running batch decides whether speculation is on
-    from planner.sim_mechanisms import speculative_costs, speculative_steps
+    from planner.sim_mechanisms import speculative_costs
 
     notes: dict[str, str] = {}
     if brief.disaggregation.enabled:
@@ -432,15 +432,24 @@ def _mechanisms(
         return costs, reqs.output_tokens, notes
     spec = core_design(brief, curves=False, capacity=False).speculative
     assert spec is not None
-    if not spec.on_at_load:
-        notes["speculative"] = f"speculation off: the running batch of {num(spec.operating_batch)} is above {spec.off_above_batch}"
-        return costs, reqs.output_tokens, notes
     notes["speculative"] = (
-        f"speculative steps: k={spec.num_speculative_tokens}, acceptance {num(spec.acceptance_rate)}, {num(spec.tokens_per_step)} tokens a step"
-        " in expectation (drawn per step); ITL is the gap between streamed chunks"
+        f"speculation by batch: speculative steps (k={spec.num_speculative_tokens}, acceptance {num(spec.acceptance_rate)},"
+        f" {num(spec.tokens_per_step)} tokens a sequence in expectation, drawn per step) while at most {spec.off_above_batch} requests"
+        " run, plain steps above (disable_by_batch_size); ITL is the gap between streamed chunks"
     )
-    steps = speculative_steps(reqs.output_tokens, spec.acceptance_rate, spec.num_speculative_tokens, settings.seed)
-    return speculative_costs(brief, shape, costs, spec), steps, notes
+    return speculative_costs(brief, shape, costs, spec, settings.seed), reqs.output_tokens, notes
+
+
+def _speculative_or_plain_costs(brief: Brief, shape: ReplicaShape, costs: StepCosts, seed: int) -> StepCosts:
+    """The costs a search runs: with speculation by batch when the brief turns it on."""
+    if not brief.speculative.enabled:
+        return costs
+    from planner.core import core_design
+    from planner.sim_mechanisms import speculative_costs
+
+    spec = core_design(brief, curves=False, capacity=False).speculative
+    assert spec is not None
+    return speculative_costs(brief, shape, costs, spec, seed)
 
 
 def _run_disaggregated(brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, steps: npt.NDArray[np.int64]) -> EngineOutput:
@@ -559,7 +568,7 @@ def max_rate(
     warm_up()
     start = time.perf_counter()
     shape = _replica(brief)
-    costs = step_costs(brief, shape)
+    costs = _speculative_or_plain_costs(brief, shape, step_costs(brief, shape), seed)
     target = brief.slo.attainment_target
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
     total = seeds * (bisections + 1)  # simulated runs

@@ -300,14 +300,22 @@ class _Engine:
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
         b = max(batch, 1.0)
-        return self.decode_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
+        return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
-            return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0) / self.spec.tokens_per_step
+            return self.engine_step_s(b) / self.spec.tokens_per_step
+        return step_time_s(self.k, b, b, b * self.context, 0.0)
+
+    def engine_step_s(self, batch: float) -> float:
+        """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
+        at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
+        b = max(batch, 1.0)
+        if self.spec is not None and b <= self.spec.off_above_batch:
+            return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
         return step_time_s(self.k, b, b, b * self.context, 0.0)
 
     def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
@@ -622,7 +630,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         s3=s3,
         slot=slot,
         prompt_wait_s=prompt_wait_s,
-        step_wait_s=eng.decode_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
+        step_wait_s=eng.engine_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
         admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),

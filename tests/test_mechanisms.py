@@ -271,20 +271,44 @@ def test_the_kv_link_defaults_to_the_gpus_nic():
     assert a100.disaggregation.transfer_ms_mean == pytest.approx(1 + 2000 * 327_680 / (8 * 25e9 * 0.7) * 1e3, rel=0.005)
 
 
-def test_the_simulators_draws_emit_the_expected_tokens_a_step():
-    """2,000 replies of 1,001 tokens: 1,000 after the first, at 2.533 a step is 394.7 steps each (+1 for the first
-    token); the draws' mean within 1%. At a = 0 every step emits one token; no reply takes more steps than tokens."""
+def _spec_run(outputs: list[int], arrival_gap_s: float, off_above: int, acceptance: float = 0.7):
+    """chat-speculative's replica with speculation by batch over the given replies (10-token prompts)."""
     import numpy as np
 
-    from planner.sim_mechanisms import speculative_steps
+    from planner.sim_engine import run_engine
+    from planner.sim_mechanisms import speculative_costs
 
-    out = np.full(2000, 1001, dtype=np.int64)
-    steps = speculative_steps(out, 0.7, 3, seed=0)
-    assert float(steps.mean()) == pytest.approx(1 + 1000 / tokens_per_step(0.7, 3), rel=0.01)
-    assert (speculative_steps(out, 0.0, 3, seed=0) == 1001).all()
-    mixed = np.array([1, 2, 5, 300], dtype=np.int64)
-    drawn = speculative_steps(mixed, 0.9, 5, seed=1)
-    assert drawn[0] == 1 and drawn[1] == 2 and (drawn <= mixed).all() and (drawn >= 1 + np.ceil((mixed - 1) / 6)).all()
+    brief = load_brief("chat-speculative").with_changes({"speculative.acceptance_rate": acceptance})
+    shape = shape_of(brief)
+    spec = plan(brief).speculative
+    costs = speculative_costs(brief, shape, step_costs(brief, shape), spec, seed=0).model_copy(update={"spec_off_above_batch": off_above})
+    out = np.array(outputs, dtype=np.int64)
+    arrival = np.arange(out.size) * arrival_gap_s
+    return run_engine(arrival, np.full(out.size, 10, dtype=np.int64), out, np.zeros(out.size, dtype=np.int64), 0, costs)
+
+
+def test_the_simulators_speculative_steps_emit_the_expected_tokens():
+    """400 replies of 1,001 tokens, each alone (batch 1, under the threshold): 1,000 tokens after the first at
+    (1 - 0.7^4) / 0.3 = 2.533 a step is 394.7 speculative steps each; the draws' mean within 1%. With the threshold
+    at 0 no step is speculative and each reply takes its 1,000 plain steps (+1 for the prompt)."""
+    on = _spec_run([1001] * 400, 1000.0, 8)
+    assert on.speculative_steps / 400 == pytest.approx(1000 / tokens_per_step(0.7, 3), rel=0.01)
+    assert on.steps == on.speculative_steps + 400  # one prompt step each, plain (no decoder in it)
+    off = _spec_run([1001] * 400, 1000.0, 0)
+    assert off.speculative_steps == 0 and off.steps == 400 * 1001
+
+
+def test_the_simulator_turns_speculation_on_and_off_step_by_step():
+    """32 replies of 40 to 1,280 tokens all at once, off above 8 running: the first steps run 32 sequences (plain),
+    the batch drains as short replies end, and the last steps (at most 8 left) are speculative; the same replies with
+    the threshold at 64 are speculative throughout, and take fewer steps."""
+    outputs = [40 * (i + 1) for i in range(32)]
+    switching = _spec_run(outputs, 0.0, 8)
+    always = _spec_run(outputs, 0.0, 64)
+    assert 0 < switching.speculative_steps < switching.steps - 1
+    assert always.speculative_steps == always.steps - 1  # all but the prompts' step
+    assert always.steps < switching.steps
+    assert (switching.finish_s >= always.finish_s).all()
 
 
 def test_the_splits_show_where_disaggregation_stops_paying(disagg):
