@@ -533,13 +533,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     room = eng.room(batch)
     served = min(rate, 1 / s1) if s1 > 0 else rate
     chunks = _expected_chunks(eng, room)
-    gap_s = eng.decode_step_s(b) + eng.sched_s
+    gap_s = eng.engine_step_s(b) + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
-    decode_gaps = np.sort(eng.decode_steps_s(batches)) + eng.sched_s
+    decode_gaps = np.sort(np.array([eng.engine_step_s(float(x)) for x in batches])) + eng.sched_s
     grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
     base, floor, decode, rate_b = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b), eng.prefill_rate(b)
 

@@ -287,32 +287,28 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
 
 
 def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
-    """The SLO budget with speculation on at the running batch. The latency model already runs the speculative step
-    by batch (a sequence's time per token: the step over the tokens it emits, planner.slo), so TPOT and the queue
-    stand; a gap between streamed chunks is one whole speculative step: the ITL adds the step's other tokens' share."""
+    """The SLO budget with speculation on at the running batch: its figures stand (the latency model runs the
+    speculative step by batch, planner.slo: a sequence's time per token is the step over the tokens it emits, a gap
+    between streamed chunks one whole step); the ITL waterfall names the speculative step and shows it whole."""
     if not analysis.on_at_load:
         return slo
     _, spec_ms, _ = _at(analysis, brief, shape, analysis.operating_batch)
     step_ms = spec_ms - brief.latency.scheduler_ms
     chunk_extra_ms = step_ms - step_ms / analysis.tokens_per_step  # one chunk is a whole step, not a token's share
-    itl_p50, itl_p95 = slo.itl_p50_ms + chunk_extra_ms, slo.itl_p95_ms + chunk_extra_ms
     waterfall = tuple(
         w.model_copy(
             update={
-                "component": f"speculative step / {num(analysis.tokens_per_step)} tokens (k={analysis.num_speculative_tokens},"
-                f" a={num(analysis.acceptance_rate)}) at batch {num(analysis.operating_batch)}"
+                "component": f"speculative step (k={analysis.num_speculative_tokens}, a={num(analysis.acceptance_rate)},"
+                f" {num(analysis.tokens_per_step)} tokens a sequence) at batch {num(analysis.operating_batch)}",
+                "ms": w.ms + chunk_extra_ms,
             }
         )
         if w.component.startswith("decode step")
         else w
         for w in slo.itl_waterfall
     )
-    judged = slo.itl_metric.judged(itl_p95, slo.tpot_p95_ms)
     return slo.model_copy(
         update={
-            "itl_p50_ms": itl_p50,
-            "itl_p95_ms": itl_p95,
-            "itl_ok": judged <= slo.itl_target_ms,
             "itl_waterfall": waterfall,
             "basis": slo.basis
             + f" Speculative decoding is on up to a batch of {analysis.off_above_batch} (vLLM disable_by_batch_size): the operating batch,"

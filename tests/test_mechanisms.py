@@ -326,3 +326,54 @@ def test_the_splits_show_where_disaggregation_stops_paying(disagg):
 def test_a_disaggregated_run_takes_a_rate_not_closed_loop_clients():
     proc = run_cli("simulate", "chat-disaggregated", "--concurrency", "20", "--requests", "50")
     assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency:") and "Traceback" not in proc.stderr
+
+
+# --- issue 11's cross-check at two loads each: TTFT p95 and ITL p95 within 20%, TPOT p50 within 15% -------------------
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("chat-disaggregated", {}),  # 50 req/s a decode replica, 80% of the two pools' SLO capacity
+        ("chat-disaggregated", {"workload.request_rate": 150.0}),  # 37.5 req/s a decode replica
+        ("chat-speculative", {}),  # 1 req/s a replica, batch 2.4, speculative throughout
+        ("chat-speculative", {"workload.request_rate": 16.0}),  # 4 req/s a replica, batch 13.7: prompt chunks in speculative steps
+        ("chat-speculative", {"workload.request_rate": 16.0, "speculative.off_above_batch": 8}),  # batch 27.5: mostly plain steps
+    ],
+)
+def test_the_simulator_confirms_the_mechanisms_plan(preset, changes):
+    brief = load_brief(preset).with_changes(changes) if changes else load_brief(preset)
+    d = plan(brief)
+    sim = simulate(brief, SimSettings(requests=2000)).slo
+    assert sim is not None
+    assert sim.ttft_p95_ms == pytest.approx(d.slo.ttft_p95_ms, rel=0.20)
+    assert sim.itl_p95_ms == pytest.approx(d.slo.itl_p95_ms, rel=0.20)
+    assert sim.tpot_p50_ms == pytest.approx(d.slo.tpot_p50_ms, rel=0.15)
+    assert sim.meets_slo == (d.slo.ttft_ok and d.slo.itl_ok)  # the latency verdict (the fleet's sizing arithmetic aside)
+
+
+def test_a_disaggregated_design_describes_its_decode_replica(disagg):
+    """The operating point is a decode replica at 200 / 4 = 50 req/s with the decode pool's batch and pure-decode TPOT;
+    the capacity under the SLO scales both pools: at x1.25 the peak (62 req/s a decode replica) the prefill queue's
+    TTFT reaches 2 s first."""
+    op, dis = disagg.operating_point, disagg.disaggregation
+    assert (op.general_replicas, op.rate_per_replica_per_s) == (4, pytest.approx(50.0))
+    assert op.in_flight == pytest.approx(dis.decode_batch) and op.tpot_ms == pytest.approx(disagg.slo.tpot_p50_ms)
+    assert op.interference == 0.0
+    assert op.capacity_rate_per_s == pytest.approx(62.3, rel=0.02) and dis.binding_pool == "prefill"
+    assert op.load_vs_capacity == pytest.approx(50 / op.capacity_rate_per_s)
+    assert "prefill pool's queue (TTFT) binds" in op.arithmetic["capacity_rate_per_s"]
+
+
+def test_a_lost_node_is_lost_from_a_named_pool(disagg):
+    """One node lost: from the prefill pool (12 -> 11) the prefill replicas run 87.5% of the two pools' capacity,
+    from the decode pool (4 -> 3) 83%: the prefill loss is the row, and it says which pool binds and how the other fares.
+    Two lost: the decode pool (4 -> 2) cannot hold the batch, and the row names it."""
+    one = next(m for m in disagg.failures if m.scenario.value == "one_node_lost")
+    assert one.pool == "prefill" and one.ok
+    assert "the prefill pool binds" in one.change and "(12 -> 11)" in one.change and "decode pool (4 -> 3)" in one.change
+    assert one.overrides["disaggregation.prefill_nodes"] == 11 and one.overrides["hardware.nodes"] == 15
+    again = plan(load_brief("chat-disaggregated").with_changes(one.overrides))
+    assert again.operating_point.load_vs_capacity == pytest.approx(one.load_vs_capacity)
+    two = next(m for m in disagg.failures if m.scenario.value == "two_nodes_lost")
+    assert two.pool == "decode" and not two.ok and "the decode pool binds" in two.change
