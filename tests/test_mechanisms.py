@@ -377,3 +377,15 @@ def test_a_lost_node_is_lost_from_a_named_pool(disagg):
     assert again.operating_point.load_vs_capacity == pytest.approx(one.load_vs_capacity)
     two = next(m for m in disagg.failures if m.scenario.value == "two_nodes_lost")
     assert two.pool == "decode" and not two.ok and "the decode pool binds" in two.change
+
+
+def test_the_fleet_sizing_reads_the_speculative_step():
+    """At 16 req/s (4 a replica) the sizing arithmetic with the plain step put the fleet at 138% busy and the design
+    not feasible, while the SLO model had each replica at 63% of its capacity; with a token's share of the
+    speculative step the fleet is ~38% busy and feasible. Without speculation the same load is 34.5% at 1 req/s."""
+    fast = plan(load_brief("chat-speculative").with_changes({"workload.request_rate": 16.0}))
+    assert fast.capacity.utilization == pytest.approx(0.38, rel=0.05)
+    assert fast.verdict.feasible and fast.verdict.meets_slo
+    assert "speculative step" in fast.capacity.utilization_basis
+    plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
+    assert plain.capacity.utilization == pytest.approx(0.345, rel=0.05)
