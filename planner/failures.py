@@ -276,7 +276,8 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
         f" ({before} -> {after}) is the worse case; from the {other_name} pool ({o_before} -> {o_after}) the SLO"
         f" {'holds' if other.ok else 'breaks'} at {pct(other.load_vs_capacity)} of its SLO capacity"
     )
-    return row.model_copy(update={"change": change, "pool": name})
+    note = f"the {name} pool binds ({before} -> {after} nodes; from the {other_name} pool the SLO {'holds' if other.ok else 'breaks'}): {row.note}"
+    return row.model_copy(update={"change": change, "pool": name, "note": note})
 
 
 def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | None = None) -> FailureMode:

@@ -373,6 +373,7 @@ def test_a_lost_node_is_lost_from_a_named_pool(disagg):
     assert one.pool == "prefill" and one.ok
     assert "the prefill pool binds" in one.change and "(12 -> 11)" in one.change and "decode pool (4 -> 3)" in one.change
     assert one.overrides["disaggregation.prefill_nodes"] == 11 and one.overrides["hardware.nodes"] == 15
+    assert one.note.startswith("the prefill pool binds (12 -> 11 nodes")  # the document's table shows the note
     again = plan(load_brief("chat-disaggregated").with_changes(one.overrides))
     assert again.operating_point.load_vs_capacity == pytest.approx(one.load_vs_capacity)
     two = next(m for m in disagg.failures if m.scenario.value == "two_nodes_lost")
