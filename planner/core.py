@@ -287,7 +287,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
         plain = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo  # the design without it
-        slo = apply_speculation(slo, spec, brief, shape)
+        slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
         aggregated = plain

@@ -286,12 +286,16 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
     )
 
 
-def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
+def apply_speculation(
+    slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape, *, modelled: bool = True
+) -> SloBudget:
     """The SLO budget with speculation on at the running batch: its figures stand (the latency model runs the
     speculative step by batch, planner.slo: a sequence's time per token is the step over the tokens it emits, a gap
     between streamed chunks one whole step); the ITL waterfall names the speculative step and shows it whole."""
     if not analysis.on_at_load:
         return slo
+    if not modelled:
+        return _swap_decode_step(slo, analysis, brief, shape)
     _, spec_ms, _ = _at(analysis, brief, shape, analysis.operating_batch)
     step_ms = spec_ms - brief.latency.scheduler_ms
     chunk_extra_ms = step_ms - step_ms / analysis.tokens_per_step  # one chunk is a whole step, not a token's share
@@ -314,6 +318,27 @@ def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brie
             + f" Speculative decoding is on up to a batch of {analysis.off_above_batch} (vLLM disable_by_batch_size): the operating batch,"
             f" the capacity and TPOT use the speculative step over its {num(analysis.tokens_per_step)} tokens a sequence"
             f" (x{num(analysis.gain_at_load)} per token at the running batch); a gap between streamed chunks is one speculative step.",
+        }
+    )
+
+
+def _swap_decode_step(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
+    """A budget the latency model did not run with speculation (a disaggregated decode pool's pure decode steps): a
+    streamed chunk's gap becomes the speculative step, a reply's mean gap that step over the tokens it emits."""
+    plain_ms, spec_ms, per_token_ms = _at(analysis, brief, shape, analysis.operating_batch)
+    itl_p50, itl_p95 = slo.itl_p50_ms - plain_ms + spec_ms, slo.itl_p95_ms - plain_ms + spec_ms
+    tpot_p50, tpot_p95 = slo.tpot_p50_ms - plain_ms + per_token_ms, slo.tpot_p95_ms - plain_ms + per_token_ms
+    judged = slo.itl_metric.judged(itl_p95, tpot_p95)
+    return slo.model_copy(
+        update={
+            "itl_p50_ms": itl_p50,
+            "itl_p95_ms": itl_p95,
+            "tpot_p50_ms": tpot_p50,
+            "tpot_p95_ms": tpot_p95,
+            "itl_ok": judged <= slo.itl_target_ms,
+            "basis": slo.basis
+            + f" Speculative decoding is on in the decode pool at this batch: {num(analysis.tokens_per_step)} tokens a step,"
+            f" x{num(analysis.gain_at_load)} per token (its batch is the pool's without speculation).",
         }
     )
 
