@@ -56,6 +56,19 @@ st.caption(
 )
 
 st.header("Decode and prefill")
+_AGGREGATED = (
+    "The decode-step, utilization and traffic figures in this and the next section stay aggregated: the fleet's GPU time"
+    f" as if every node ran prompts and replies together (decode batch {num(c.batch_per_replica)} a replica)."
+    + (
+        f" Disaggregated, the prefill pool is {pct(design.disaggregation.prefill_busy)} busy and each decode replica runs"
+        f" {num(design.disaggregation.decode_batch)} sequences in pure decode steps: the operating point at the foot of the page"
+        " is the decode pool's."
+        if design.disaggregation is not None
+        else ""
+    )
+)
+if design.disaggregation is not None:
+    st.caption(_AGGREGATED)
 st.plotly_chart(stacked_bars([decode_step_stack(c)], "Bytes one decode step reads per GPU", height=180), key="chart.step")
 figure_row(
     [
@@ -86,6 +99,8 @@ figure_row(
 )
 st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
 st.caption(f"Basis: {c.utilization_basis}.")
+if design.disaggregation is not None:
+    st.caption(_AGGREGATED)
 st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
 
 spike = design.variation.spike if design.variation is not None else None
@@ -107,11 +122,19 @@ if spike is not None:  # variation E: a spiky peak
     )
 
 st.header("The operating point (Little's law)")
-st.caption(
-    f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
-    " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
-    " configuration describe this same replica."
-)
+if design.disaggregation is not None:
+    dis = design.disaggregation
+    st.caption(
+        f"One replica of the decode pool ({op.general_replicas} decode replicas carry the peak; {dis.prefill_replicas} prefill"
+        " replicas run the prompts), its batch from Little's law on pure decode steps. The capacity under the SLO scales both"
+        f" pools with the load: {md(op.arithmetic['capacity_rate_per_s'])}."
+    )
+else:
+    st.caption(
+        f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
+        " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
+        " configuration describe this same replica."
+    )
 figure_row(
     [
         fig(design, f"operating_point.{key}")
@@ -122,7 +145,8 @@ seed = op.seed_relation
 st.caption(
     f"Load / capacity under the SLO: {pct(op.load_vs_capacity)}. Memory in use: {op.arithmetic['memory_used_gb']}."
     + (
-        f" The worked designs' hand relation (TPOT = step / (1 - prefill share), prefill and decode not overlapping):"
+        f" The worked designs' hand relation{' on the aggregated replica' if design.disaggregation is not None else ''}"
+        " (TPOT = step / (1 - prefill share), prefill and decode not overlapping):"
         f" {num(seed.in_flight)} in flight, TPOT {num(seed.tpot_ms, 'ms')} real / {num(seed.tpot_ideal_ms, 'ms')} ideal,"
         f" capacity at the ITL target {num(seed.capacity_rate_per_s, 'req/s')} real / {num(seed.capacity_rate_ideal_per_s, 'req/s')} ideal."
         if seed is not None

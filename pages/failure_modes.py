@@ -39,7 +39,9 @@ with left:
     )
     st.plotly_chart(chart, key="chart.failures")
 with right:
-    st.plotly_chart(failure_utilization_chart(failures, summary.binding_scenario, long_context_pool), key="chart.failures_busy")
+    pool_name = "prefill + decode pools" if design.disaggregation is not None else "general pool"
+    busy_chart = failure_utilization_chart(failures, summary.binding_scenario, long_context_pool, pool_name)
+    st.plotly_chart(busy_chart, key="chart.failures_busy")
 
 
 def _row(i: int) -> dict[str, str]:
@@ -54,6 +56,12 @@ def _row(i: int) -> dict[str, str]:
 
 text_table([_row(i) for i in range(len(failures))])
 st.caption(f"Load scaling: {md(summary.load_scaling)}")
+if design.disaggregation is not None:
+    st.caption(
+        "Disaggregated: a lost node is lost from the prefill or the decode pool; each is re-planned and the row is the worse,"
+        " naming the pool that binds. Load / capacity is the two pools' (the rate where the binding pool reaches its target);"
+        " the utilization columns stay aggregated (the fleet's sizing arithmetic)."
+    )
 
 survival_section(design)
 

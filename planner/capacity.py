@@ -315,6 +315,8 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
         shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)
+        if brief.speculative.enabled:
+            basis += "; with speculative decoding on at the batch, a token's decode time is its share of the speculative step"
     kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
     binding, reason = _binding(kv_fraction, shares.prefill, shares.decode)
     binding_nc, _ = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)

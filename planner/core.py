@@ -15,7 +15,13 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
-from planner.disagg import DisaggAnalysis, apply_disaggregation, disaggregation_analysis, multi_node_problems
+from planner.disagg import (
+    DisaggAnalysis,
+    apply_disaggregation,
+    disaggregated_operating_point,
+    disaggregation_analysis,
+    multi_node_problems,
+)
 from planner.fmt import num, pct
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
@@ -278,6 +284,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
         dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap)
+        op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
         slo = apply_disaggregation(slo, dis, brief)
         problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)
         feasible = feasible and dis.stable
@@ -286,8 +293,8 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         spec = speculative_analysis(
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
-        plain = slo
-        slo = apply_speculation(slo, spec, brief, shape)
+        plain = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo  # the design without it
+        slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
         aggregated = plain

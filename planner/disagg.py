@@ -28,8 +28,9 @@ from planner.catalog import gpu_spec
 from planner.fmt import num, pct
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
+from planner.operating_point import Limit, OperatingPoint
 from planner.pools import Pools
-from planner.replica import ReplicaShape, shape_of
+from planner.replica import GB, ReplicaShape, shape_of
 from planner.slo import SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
@@ -39,6 +40,8 @@ __all__ = [
     "DisaggComparison",
     "SplitPoint",
     "apply_disaggregation",
+    "capacity_scale",
+    "disaggregated_operating_point",
     "disaggregation_analysis",
     "kv_transfer_s",
     "link_gbps_per_gpu",
@@ -120,6 +123,8 @@ class DisaggAnalysis(_Model):
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
     arithmetic: dict[str, str]
+    capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
+    binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
 
 
 def prefill_brief(brief: Brief) -> Brief:
@@ -487,3 +492,107 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief)
             " disaggregation.comparison.",
         }
     )
+
+
+# --- the two pools' operating point and capacity under the SLO ---------------------------------------------
+
+
+def _meets(dis: DisaggAnalysis, brief: Brief) -> bool:
+    return dis.comparison.disaggregated_meets_slo
+
+
+def _binding_pool(dis: DisaggAnalysis, brief: Brief) -> str:
+    """The pool that misses first: the prefill queue for TTFT, the decode pool for the token gaps."""
+    if dis.prefill_busy >= 1 or dis.ttft_p95_ms > brief.slo.ttft_p95_ms:
+        return "prefill"
+    return "decode"
+
+
+_SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure shown
+
+
+def capacity_scale(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+) -> tuple[float, str]:
+    """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
+    (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses."""
+
+    def at(m: float) -> DisaggAnalysis:
+        return disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
+
+    low, high = 0.0, 1.0
+    while _meets(at(high), brief):
+        low, high = high, high * 2
+        if high > 1e4:
+            return high, "neither"
+    if low == 0.0 and not _meets(at(1e-3), brief):
+        return 0.0, _binding_pool(at(1e-3), brief)
+    low = max(low, 1e-3)
+    for _ in range(_SCALE_BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _meets(at(mid), brief) else (low, mid)
+    return low, _binding_pool(at(high), brief)
+
+
+def disaggregated_operating_point(
+    brief: Brief,
+    shape: ReplicaShape,
+    pools: Pools,
+    rate_per_s: float,
+    op: OperatingPoint,
+    dis: DisaggAnalysis,
+    chunked: SloBudget,
+    cap: Capacity,
+    with_capacity: bool = True,
+) -> tuple[OperatingPoint, DisaggAnalysis]:
+    """The operating point of a decode replica at its own load (Little's law on pure decode steps), its capacity under
+    the SLO where the binding pool reaches its target; and the analysis with that capacity and the binding pool."""
+    scale, pool = capacity_scale(brief, shape, pools, rate_per_s, chunked, cap) if with_capacity else (math.nan, "")
+    d_rate = dis.decode_rate_per_replica_per_s
+    capacity = scale * d_rate
+    ctx = brief.running_context_tokens
+    batch = dis.decode_batch
+    kv_gb = batch * ctx * shape.kv_bytes_per_token / GB
+    weights_gb = shape.weights_bytes / GB
+    sched = brief.latency.scheduler_ms
+    limit = None
+    if not dis.stable:
+        limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
+    which = {"prefill": "the prefill pool's queue (TTFT)", "decode": "the decode pool (ITL)", "neither": "neither pool"}.get(pool, "")
+    arithmetic = op.arithmetic | {
+        "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
+        f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
+        f" a prefill replica, {pct(dis.prefill_busy)} busy)",
+        "in_flight": f"a decode replica, pure decode steps: {dis.arithmetic['decode']}",
+        "tpot_ms": f"a pure decode step at batch {num(batch)}: {num(dis.decode_step_ms, 'ms')} + {num(sched, 'ms')} scheduler"
+        " (no prefill interference: prompts run on the prefill pool)",
+        "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
+        f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool",
+        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"
+        f" {num(op.memory_total_gb, 'GB')}",
+        "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
+        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to x{num(scale)} the peak,"
+        f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",
+    }
+    point = op.model_copy(
+        update={
+            "general_replicas": dis.decode_replicas,
+            "rate_per_replica_per_s": d_rate,
+            "in_flight": batch,
+            "engine_time_s": batch / d_rate if d_rate > 0 and math.isfinite(batch) else math.inf,
+            "decode_step_ms": dis.decode_step_ms,
+            "tpot_ms": dis.tpot_p50_ms if dis.stable else math.inf,
+            "prefill_slot_busy": dis.prefill_busy,
+            "interference": 0.0,
+            "kv_in_use_gb": kv_gb,
+            "memory_used_gb": weights_gb + kv_gb,
+            "capacity_rate_per_s": capacity,
+            "load_vs_capacity": 1 / scale if scale > 0 else math.inf,
+            "headroom": scale - 1 if scale > 0 else -1.0,
+            "stable": dis.stable,
+            "limit": limit,
+            "fix": "" if dis.stable else "; ".join(p.change for p in dis.problems),
+            "arithmetic": arithmetic,
+        }
+    )
+    return point, dis.model_copy(update={"capacity_scale": scale, "binding_pool": pool})

@@ -82,6 +82,7 @@ class FailureMode(BaseModel):
     note: str
     runs: bool = True  # False: the changed brief cannot be computed at all (every figure unbounded)
     limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
+    pool: str = ""  # a disaggregated design's lost nodes: the pool they are lost from (prefill, decode; spare: none)
 
 
 class FailureSummary(BaseModel):
@@ -246,8 +247,43 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
 
 
 def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
+    if base.disaggregation is not None and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
+        return _pool_node_lost(base, scenario)
+    return _failure_mode(base, scenario)
+
+
+def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
+    """A disaggregated design loses its nodes from one pool: each pool's loss re-planned, the worse one is the row,
+    named with the pool it hits and how the other pool's loss fares."""
+    brief, dis = base.brief, base.disaggregation
+    assert dis is not None
+    lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
+    decode = _failure_mode(base, scenario)
+    if lost == 0 or dis.prefill_nodes - lost < 1:
+        pool = "decode" if lost else "spare"
+        return decode.model_copy(
+            update={"change": f"{decode.change}; {'the decode pool loses them' if lost else 'no pool loses a node'}", "pool": pool}
+        )
+    prefill_overrides = {"disaggregation.prefill_nodes": dis.prefill_nodes - lost}
+    prefill = _failure_mode(base, scenario, prefill_overrides)
+    worse_is_prefill = (not prefill.ok and decode.ok) or (prefill.ok == decode.ok and prefill.load_vs_capacity > decode.load_vs_capacity)
+    row, other, name, other_name = (prefill, decode, "prefill", "decode") if worse_is_prefill else (decode, prefill, "decode", "prefill")
+    counts = {"prefill": (dis.prefill_nodes, dis.prefill_nodes - lost), "decode": (dis.decode_nodes, dis.decode_nodes - lost)}
+    before, after = counts[name]
+    o_before, o_after = counts[other_name]
+    change = (
+        f"{row.change}; the {name} pool binds: losing {'a' if lost == 1 else lost} {name} node{'s' if lost > 1 else ''}"
+        f" ({before} -> {after}) is the worse case; from the {other_name} pool ({o_before} -> {o_after}) the SLO"
+        f" {'holds' if other.ok else 'breaks'} at {pct(other.load_vs_capacity)} of its SLO capacity"
+    )
+    note = f"the {name} pool binds ({before} -> {after} nodes; from the {other_name} pool the SLO {'holds' if other.ok else 'breaks'}): {row.note}"
+    return row.model_copy(update={"change": change, "pool": name, "note": note})
+
+
+def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | None = None) -> FailureMode:
     brief = base.brief
     changes, change = _changes(brief, scenario)
+    changes = changes | (extra or {})
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))

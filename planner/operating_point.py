@@ -30,6 +30,8 @@ from planner.numerics import root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, pace, slo_margin
+from planner.speculative import spec_switch
+from planner.step_model import speculative_step_time_s, step_time_s
 
 __all__ = [
     "SEQS_HEADROOM",
@@ -228,7 +230,15 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     w, dep = brief.workload, brief.deployment
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
-    return (shape.model_dump_json(exclude={"replicas"}), lengths, brief.effective_hit_rate, limits, brief.slo, brief.latency)
+    return (
+        shape.model_dump_json(exclude={"replicas"}),
+        lengths,
+        brief.effective_hit_rate,
+        limits,
+        brief.slo,
+        brief.latency,
+        brief.speculative,
+    )
 
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
@@ -407,8 +417,17 @@ def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: floa
     share = rate * prefill_s
     target_s = brief.slo.itl_p95_ms / 1e3
 
+    switch = spec_switch(brief, shape)
+
     def real(n: float) -> float:
-        return shape.decode_step_real_s(n, read)
+        plain = shape.decode_step_real_s(n, read)
+        if switch is None or n > switch.off_above_batch or not math.isfinite(plain):
+            return plain
+        # speculation on at this batch: a token's share of the speculative step, against the engine's plain step
+        b = max(n, 1.0)
+        engine_plain = step_time_s(shape.step.values(), b, b, b * read, 0.0)
+        spec = speculative_step_time_s(switch.constants, b, b, b * read, 0.0) / switch.tokens_per_step
+        return plain * spec / engine_plain
 
     def ideal(n: float) -> float:
         return shape.decode_step_ideal_s(n, read)

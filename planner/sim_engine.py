@@ -53,7 +53,11 @@ class StepCosts(BaseModel):
     max_num_seqs: int
     kv_capacity_tokens: int
     chunked_prefill: bool
-    speculative: tuple[float, ...] | None = None  # step_model.spec_constants: every step verifies k + 1 tokens a sequence
+    speculative: tuple[float, ...] | None = None  # step_model.spec_constants: a speculative step verifies k + 1 tokens a sequence
+    spec_off_above_batch: int = 0  # speculation runs while the running requests are at most this many (disable_by_batch_size)
+    acceptance_rate: float = 0.0  # each draft token's chance of acceptance
+    draft_tokens: int = 0  # k
+    seed: int = 0  # the per-step draws of the tokens a speculative step emits
 
 
 class EngineOutput(BaseModel):
@@ -70,6 +74,7 @@ class EngineOutput(BaseModel):
     steps: int
     preemptions: int
     busy_s: float
+    speculative_steps: int = 0  # steps that ran speculative (the running batch at or under the threshold)
 
 
 _WAITING, _PREFILL, _DECODE, _DONE = 0, 1, 2, 3
@@ -359,8 +364,74 @@ def warm_up() -> None:
 _warm = False
 
 
+_spec_compiled: list[Callable[..., Any]] = []
+
+
+def _speculative_kernel() -> Callable[..., Any]:
+    """planner.sim_speculative's loop over the compiled plain and speculative step functions."""
+    if not _spec_compiled:
+        import numba
+
+        from planner.sim_speculative import speculative_engine_loop
+
+        plain: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
+        spec = numba.njit(nogil=True)(speculative_step(plain))
+        loop = numba.njit(nogil=True)(speculative_engine_loop)
+
+        def run(
+            arrival: F64,
+            prompt: I64,
+            output: I64,
+            cached: I64,
+            clients: int,
+            step_k: tuple[float, ...],
+            spec_k: tuple[float, ...],
+            *rest: Any,
+        ) -> Any:
+            return loop(arrival, prompt, output, cached, clients, step_k, plain, spec_k, spec, *rest)
+
+        _spec_compiled.append(run)
+    return _spec_compiled[0]
+
+
+def _run_speculative(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
+    assert costs.speculative is not None
+    res = _speculative_kernel()(
+        np.ascontiguousarray(arrival, dtype=np.float64),
+        np.ascontiguousarray(prompt, dtype=np.int64),
+        np.ascontiguousarray(output, dtype=np.int64),
+        np.ascontiguousarray(cached, dtype=np.int64),
+        int(clients),
+        costs.step.values(),
+        costs.speculative,
+        costs.spec_off_above_batch,
+        costs.acceptance_rate,
+        costs.draft_tokens,
+        costs.seed,
+        costs.max_num_batched_tokens,
+        costs.max_num_seqs,
+        costs.kv_capacity_tokens,
+        costs.chunked_prefill,
+    )
+    arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy, spec_steps = res
+    return EngineOutput(
+        arrival_s=arrival_s,
+        scheduled_s=scheduled,
+        first_token_s=first_tok,
+        finish_s=finish,
+        itl_bin_count=itl_count,
+        itl_bin_sum_s=itl_sum,
+        steps=int(steps),
+        preemptions=int(preemptions),
+        busy_s=float(busy),
+        speculative_steps=int(spec_steps),
+    )
+
+
 def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
-    """Run the compiled loop over one set of requests."""
+    """Run the compiled loop over one set of requests (with speculative decoding: planner.sim_speculative's)."""
+    if costs.speculative is not None:
+        return _run_speculative(arrival, prompt, output, cached, clients, costs)
     spec = costs.speculative
     res = _kernel(spec is not None)(
         np.ascontiguousarray(arrival, dtype=np.float64),

@@ -1,11 +1,8 @@
 """The simulator's serving mechanisms: speculative decoding in a replica, and the two pools of a disaggregated design.
 
-Speculative decoding: every step is the speculative step (planner.step_model.speculative_step_time_s, the
-planner's own formula, compiled), and a sequence emits a random number of tokens a step: the accepted run of
-drafts plus one, j tokens with probability a^(j-1) (1 - a) for j <= k, k + 1 with probability a^k. Each
-request's steps are drawn up front, so the engine's lockstep loop runs them as its "tokens"; TPOT and the output
-rate count the real tokens, the ITL histogram the gaps between streamed chunks (one a step). The KV a sequence
-holds grows one token a step instead of the tokens it emits (under 1% of a 2,000-token context over a reply).
+Speculative decoding: planner.sim_speculative's loop, speculative step by step while the running batch is at or
+under the plan's disable_by_batch_size, plain above it; a sequence's tokens a speculative step are drawn per step
+(the accepted run of drafts plus one), and its KV grows by the tokens it emits.
 
 Disaggregation: one prefill replica and one decode replica, the same requests through both. The prefill replica
 runs each prompt to its first token (max one output token, no decode in its steps) at the prefill pool's rate per
@@ -26,37 +23,24 @@ from planner.sim_engine import EngineOutput, StepCosts, run_engine
 from planner.speculative import SpeculativeAnalysis, draft_constants
 from planner.step_model import spec_constants
 
-__all__ = ["disaggregated_output", "speculative_costs", "speculative_steps"]
+__all__ = ["disaggregated_output", "speculative_costs"]
 
 I64 = npt.NDArray[np.int64]
-_BLOCK = 256  # requests drawn at once: a block's draws are (block, longest reply) small integers
 
 
-def speculative_steps(output_tokens: I64, acceptance_rate: float, speculative_tokens: int, seed: int) -> I64:
-    """Engine steps each reply takes after its first token, + 1 for that token: the run the lockstep loop sees."""
-    rng = np.random.default_rng(seed + 7919)  # its own stream: the request draw stays the same with speculation on or off
-    steps = np.ones_like(output_tokens)
-    n = speculative_tokens + 1
-    for start in range(0, output_tokens.size, _BLOCK):
-        need = np.maximum(output_tokens[start : start + _BLOCK] - 1, 0)
-        longest = int(need.max(initial=0))
-        if longest == 0:
-            continue
-        emitted = (
-            np.minimum(rng.geometric(1.0 - acceptance_rate, size=(need.size, longest)), n)
-            if acceptance_rate > 0
-            else np.ones((need.size, longest), dtype=np.int64)
-        )
-        done = np.cumsum(emitted, axis=1)
-        steps[start : start + _BLOCK] += np.argmax(done >= need[:, None], axis=1) + 1
-        steps[start : start + _BLOCK][need == 0] = 1
-    return steps
-
-
-def speculative_costs(brief: Brief, shape: ReplicaShape, costs: StepCosts, analysis: SpeculativeAnalysis) -> StepCosts:
-    """The engine's costs with every step speculative (the draft's and the verification's constants)."""
+def speculative_costs(brief: Brief, shape: ReplicaShape, costs: StepCosts, analysis: SpeculativeAnalysis, seed: int) -> StepCosts:
+    """The engine's costs with speculation by batch: the speculative step's constants (the draft's and the
+    verification's), the threshold above which a step is plain, the acceptance rate and k."""
     draft, _ = draft_constants(brief, shape)
-    return costs.model_copy(update={"speculative": spec_constants(costs.step, draft, analysis.num_speculative_tokens)})
+    return costs.model_copy(
+        update={
+            "speculative": spec_constants(costs.step, draft, analysis.num_speculative_tokens),
+            "spec_off_above_batch": analysis.off_above_batch,
+            "acceptance_rate": analysis.acceptance_rate,
+            "draft_tokens": analysis.num_speculative_tokens,
+            "seed": seed + 7919,  # its own stream: the request draw stays the same with speculation on or off
+        }
+    )
 
 
 def disaggregated_output(

@@ -413,7 +413,7 @@ def _mechanisms(
     """Speculative decoding's costs and step counts when the plan has it on at its running batch (planner.sim_mechanisms);
     else the costs and replies as they are."""
     from planner.core import core_design  # the plan's running batch decides whether speculation is on
-    from planner.sim_mechanisms import speculative_costs, speculative_steps
+    from planner.sim_mechanisms import speculative_costs
 
     notes: dict[str, str] = {}
     if brief.disaggregation.enabled:
@@ -433,15 +433,24 @@ def _mechanisms(
         return costs, reqs.output_tokens, notes
     spec = core_design(brief, curves=False, capacity=False).speculative
     assert spec is not None
-    if not spec.on_at_load:
-        notes["speculative"] = f"speculation off: the running batch of {num(spec.operating_batch)} is above {spec.off_above_batch}"
-        return costs, reqs.output_tokens, notes
     notes["speculative"] = (
-        f"speculative steps: k={spec.num_speculative_tokens}, acceptance {num(spec.acceptance_rate)}, {num(spec.tokens_per_step)} tokens a step"
-        " in expectation (drawn per step); ITL is the gap between streamed chunks"
+        f"speculation by batch: speculative steps (k={spec.num_speculative_tokens}, acceptance {num(spec.acceptance_rate)},"
+        f" {num(spec.tokens_per_step)} tokens a sequence in expectation, drawn per step) while at most {spec.off_above_batch} requests"
+        " run, plain steps above (disable_by_batch_size); ITL is the gap between streamed chunks"
     )
-    steps = speculative_steps(reqs.output_tokens, spec.acceptance_rate, spec.num_speculative_tokens, settings.seed)
-    return speculative_costs(brief, shape, costs, spec), steps, notes
+    return speculative_costs(brief, shape, costs, spec, settings.seed), reqs.output_tokens, notes
+
+
+def _speculative_or_plain_costs(brief: Brief, shape: ReplicaShape, costs: StepCosts, seed: int) -> StepCosts:
+    """The costs a search runs: with speculation by batch when the brief turns it on."""
+    if not brief.speculative.enabled:
+        return costs
+    from planner.core import core_design
+    from planner.sim_mechanisms import speculative_costs
+
+    spec = core_design(brief, curves=False, capacity=False).speculative
+    assert spec is not None
+    return speculative_costs(brief, shape, costs, spec, seed)
 
 
 def _run_disaggregated(brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, steps: npt.NDArray[np.int64]) -> EngineOutput:
@@ -494,7 +503,10 @@ def _attainment_at(brief: Brief, costs: StepCosts, unit: Requests, rate: float) 
         cached_tokens=unit.cached_tokens,
         clients=0,
     )
-    out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
+    if brief.disaggregation.enabled:  # the two pools: one prefill replica feeding one decode replica at `rate`
+        out = _run_disaggregated(brief, _replica(brief), costs, reqs, reqs.output_tokens)
+    else:
+        out = run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, 0, costs)
     ttft, tpot, _ = _per_request_ms(out, reqs)
     got = attainment(brief, reqs, ttft, tpot)
     if (
@@ -523,6 +535,22 @@ def _slot_bound_rate(costs: StepCosts, unit: Requests) -> float:
     slots = min(float(costs.max_num_seqs), costs.kv_capacity_tokens / held)
     step_s = float(step_time_s(costs.step.values(), slots, slots, slots * held, 0.0))
     return slots / (out * step_s)
+
+
+def _bound_rate(brief: Brief, shape: ReplicaShape, unit: Requests) -> float:
+    """The bisection's top: the compute bound, for a disaggregated design per decode replica (its prompts on the
+    prefill replicas, prefill replicas / decode replicas of them a decode replica's worth)."""
+    if not brief.disaggregation.enabled:
+        return _compute_bound_rate(shape, unit)
+    from planner.core import core_design, feasible_replica
+    from planner.disagg import prefill_brief
+
+    dis = core_design(brief, curves=False, capacity=False).disaggregation
+    assert dis is not None
+    prompt = float(np.mean(unit.prompt_tokens - unit.cached_tokens))
+    prefill = feasible_replica(prefill_brief(brief)).prefill_tokens_per_s / max(prompt, 1.0) * dis.prefill_replicas / dis.decode_replicas
+    decode = shape.prefill_tokens_per_s / max(float(np.mean(unit.output_tokens)), 1.0)
+    return min(prefill, decode)
 
 
 def _bisect(high: float, bisections: int, probe: Callable[[float], bool]) -> float:
@@ -555,7 +583,7 @@ def max_rate(
     warm_up()
     start = time.perf_counter()
     shape = _replica(brief)
-    costs = step_costs(brief, shape)
+    costs = _speculative_or_plain_costs(brief, shape, step_costs(brief, shape), seed)
     target = brief.slo.attainment_target
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
     total = seeds * (bisections + 1)  # simulated runs
@@ -573,7 +601,7 @@ def max_rate(
                 progress(min(len(probes) / total, 1.0), f"{num(rate, 'req/s')}: {pct(got)} of requests meet the SLO")
             return got >= target
 
-        searched = _bisect(_compute_bound_rate(shape, unit) * 1.05, bisections, probe)
+        searched = _bisect(_bound_rate(brief, shape, unit) * 1.05, bisections, probe)
         bound = _slot_bound_rate(costs, unit)
         found.append(min(searched, bound))
         capped |= searched > bound
@@ -581,6 +609,20 @@ def max_rate(
         progress(1.0, "done")
     rate = float(np.median(found))
     return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start, capped)
+
+
+def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> tuple[int, str]:
+    """GPUs of `decode_replicas` decode replicas and the prefill replicas that feed them in the plan's split."""
+    from planner.core import core_design
+
+    dis = core_design(brief, curves=False, capacity=False).disaggregation
+    assert dis is not None
+    prefill = math.ceil(decode_replicas * dis.prefill_replicas / dis.decode_replicas - 1e-9)
+    gpus = decode_replicas * shape.gpus + prefill * dis.prefill_tp
+    return gpus, (
+        f"{decode_replicas} decode replicas x {shape.gpus} GPUs + ceil({decode_replicas} x {dis.prefill_replicas}/{dis.decode_replicas})"
+        f" = {prefill} prefill replicas x {dis.prefill_tp} GPUs = {gpus} GPUs (the rate is a decode replica's, fed by its share of the prefill pool)"
+    )
 
 
 def _fleet(
@@ -621,12 +663,15 @@ def _fleet(
         needed = math.ceil(peak / rate)
         with_headroom = math.ceil(peak / rate * (1 + headroom))
         gpus = with_headroom * shape.gpus  # a PP replica's micro-batch stream: its share, TP GPUs (whole replicas on the fleet)
+        gpus_text = f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs"
+        if brief.disaggregation.enabled:  # a decode replica with its share of the prefill pool, in the plan's split
+            gpus, gpus_text = _two_pool_gpus(brief, shape, with_headroom)
         usd_hour = gpus * brief.cost.usd_per_gpu_hour
         usd_per_m = per_million(usd_hour, peak * brief.workload.output_tokens_mean * 3600)
         arithmetic |= {
             "replicas_needed": f"ceil({num(peak, 'req/s')} peak / {num(rate, 'req/s')}) = {needed}",
             "replicas_with_headroom": f"ceil({num(peak, 'req/s')} / {num(rate, 'req/s')} x (1 + {pct(headroom)} headroom)) = {with_headroom}",
-            "gpus": f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs",
+            "gpus": gpus_text,
             "usd_per_hour": f"{gpus} GPUs x {usd(brief.cost.usd_per_gpu_hour)} = {usd(usd_hour)} per hour",
             "usd_per_million_output_tokens": (
                 f"{usd(usd_hour)} / ({num(peak, 'req/s')} x {num(brief.workload.output_tokens_mean, 'tokens')} x 3,600 s) x 1e6"

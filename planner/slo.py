@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -39,6 +39,9 @@ from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
+
+if TYPE_CHECKING:
+    from planner.speculative import SpecSwitch
 from planner.step_model import (
     A2A_LATENCY_S,
     A2A_S_PER_TOKEN,
@@ -55,6 +58,7 @@ from planner.step_model import (
     PP_S_PER_TOKEN,
     ROOFLINE,
     WEIGHTS_S,
+    speculative_step_time_s,
     step_time_s,
 )
 
@@ -248,6 +252,7 @@ class _Engine:
         self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
         step = shape.step
         self.k = step.values()
+        self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
@@ -295,11 +300,22 @@ class _Engine:
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
         b = max(batch, 1.0)
-        return self.decode_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
+        return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
     def decode_step_s(self, batch: float) -> float:
-        """A pure decode step (planner.step_model.step_time_s), as the simulator costs it."""
+        """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
+        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
         b = max(batch, 1.0)
+        if self.spec is not None and b <= self.spec.off_above_batch:
+            return self.engine_step_s(b) / self.spec.tokens_per_step
+        return step_time_s(self.k, b, b, b * self.context, 0.0)
+
+    def engine_step_s(self, batch: float) -> float:
+        """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
+        at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
+        b = max(batch, 1.0)
+        if self.spec is not None and b <= self.spec.off_above_batch:
+            return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
         return step_time_s(self.k, b, b, b * self.context, 0.0)
 
     def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
@@ -517,13 +533,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     room = eng.room(batch)
     served = min(rate, 1 / s1) if s1 > 0 else rate
     chunks = _expected_chunks(eng, room)
-    gap_s = eng.decode_step_s(b) + eng.sched_s
+    gap_s = eng.engine_step_s(b) + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
-    decode_gaps = np.sort(eng.decode_steps_s(batches)) + eng.sched_s
+    decode_gaps = np.sort(np.array([eng.engine_step_s(float(x)) for x in batches])) + eng.sched_s
     grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
     base, floor, decode, rate_b = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b), eng.prefill_rate(b)
 
@@ -569,6 +585,12 @@ def latency_point(
     return latency_at(eng, brief, rate_per_replica, load_batch)
 
 
+def _spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
+    from planner.speculative import spec_switch  # planner.speculative builds on this module's SLO budget
+
+    return spec_switch(brief, shape)
+
+
 def engine(brief: Brief, shape: ReplicaShape) -> _Engine:
     """The replica's step constants under the brief, built once for a solve that evaluates many loads."""
     return _Engine(brief, shape)
@@ -608,7 +630,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         s3=s3,
         slot=slot,
         prompt_wait_s=prompt_wait_s,
-        step_wait_s=eng.decode_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
+        step_wait_s=eng.engine_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
         admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),

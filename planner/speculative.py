@@ -24,16 +24,18 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.numerics import root_in_bracket
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, WaterfallStep
+from planner.slo import SloBudget
 from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
 from planner.verdict import Problem
 
 __all__ = [
     "EAGLE_HEADS",
     "SpecPoint",
+    "SpecSwitch",
     "SpeculativeAnalysis",
     "apply_speculation",
     "draft_constants",
+    "spec_switch",
     "speculative_analysis",
     "speculative_config_json",
     "speculative_summary",
@@ -159,6 +161,68 @@ def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: 
     return json.dumps(config, separators=(", ", ": "))  # spaced: the printed command wraps between keys
 
 
+class SpecSwitch(_Model):
+    """What the latency model needs to run speculation by batch: the speculative step's constants, the tokens a step
+    emits a sequence, and the batch above which the engine turns it off (vLLM disable_by_batch_size)."""
+
+    constants: tuple[float, ...]
+    tokens_per_step: float
+    off_above_batch: float
+
+
+_SWITCHES: dict[tuple[object, ...], SpecSwitch | None] = {}
+
+
+def spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
+    """Speculation as the engine runs it (None when off, or when the draft's tokens cannot be verified)."""
+    if not brief.speculative.enabled:
+        return None
+    key = (
+        brief.speculative,
+        brief.latency.scheduler_ms,
+        brief.running_context_tokens,
+        brief.deployment.max_num_seqs,
+        shape.model_dump_json(),
+    )
+    if key not in _SWITCHES:
+        if len(_SWITCHES) > 256:
+            _SWITCHES.clear()
+        _SWITCHES[key] = _switch(brief, shape)
+    return _SWITCHES[key]
+
+
+def _switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
+    if any(p.field == "speculative.draft_model" for p in _problems(brief, shape)):
+        return None
+    spec = brief.speculative
+    draft, _ = draft_constants(brief, shape)
+    constants = spec_constants(shape.step, draft, spec.num_speculative_tokens)
+    expected = tokens_per_step(spec.acceptance_rate, spec.num_speculative_tokens)
+    crossover = _crossover(brief, shape, constants, expected, brief.running_context_tokens)
+    return SpecSwitch(constants=constants, tokens_per_step=expected, off_above_batch=_off_batch(brief, crossover))
+
+
+def _crossover(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], expected: float, context_tokens: float) -> float:
+    """The batch at which speculation's gain per token falls to 1 (inf: never, up to 8 x max-num-seqs)."""
+    sched_s = brief.latency.scheduler_ms / 1e3
+
+    def gain(batch: float) -> float:
+        plain = step_time_s(shape.step.values(), batch, batch, batch * context_tokens, 0.0) + sched_s
+        verify = speculative_step_time_s(constants, batch, batch, batch * context_tokens, 0.0) + sched_s
+        return plain * expected / verify
+
+    top = 8.0 * brief.deployment.max_num_seqs
+    if gain(top) >= 1:
+        return math.inf
+    return 0.0 if gain(1.0) <= 1 else root_in_bracket(lambda b: gain(b) - 1.0, 1.0, top, 0.01)
+
+
+def _off_batch(brief: Brief, crossover: float) -> int:
+    spec = brief.speculative
+    top = 8 * brief.deployment.max_num_seqs
+    return spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else top, 0)
+
+
 def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
     """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch."""
     spec = brief.speculative
@@ -178,8 +242,8 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
         return plain * expected / verify
 
     top = 8.0 * brief.deployment.max_num_seqs
-    crossover = math.inf if gain(top) >= 1 else (0.0 if gain(1.0) <= 1 else root_in_bracket(lambda b: gain(b) - 1.0, 1.0, top, 0.01))
-    off = spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else int(top), 0)
+    crossover = _crossover(brief, shape, constants, expected, context_tokens)
+    off = _off_batch(brief, crossover)
     batch = max(operating_batch, 1.0)
     rows: list[SpecPoint] = []
     # the rows run past max-num-seqs to twice the crossover, so the table shows the loss beyond it
@@ -210,7 +274,7 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
         off_above_batch=off,
         off_above_batch_per_engine=per_engine_batch(shape, off),
         operating_batch=batch,
-        on_at_load=batch <= off and gain(batch) > 1,
+        on_at_load=batch <= off,
         gain_at_load=gain(batch),
         gain_at_batch_1=gain(1.0),
         gain_at_max_batch=gain(float(brief.deployment.max_num_seqs)),
@@ -224,30 +288,54 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
             f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
             if math.isfinite(crossover)
             else f"the gain stays above 1 up to a batch of {num(top)}",
-            "at_load": f"at the running batch of {num(batch)}: x{num(gain(batch))} ({'on' if batch <= off and gain(batch) > 1 else 'off'},"
+            "at_load": f"at the running batch of {num(batch)}: x{num(gain(batch))} ({'on' if batch <= off else 'off'},"
             f" turned off above {off} sequences)",
         },
     )
 
 
-def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
-    """The SLO budget with speculation on at the running batch: a streamed chunk's gap is the speculative step, a
-    reply's mean gap (TPOT) is that step over the tokens it emits; prefill interference is left as it was."""
+def apply_speculation(
+    slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape, *, modelled: bool = True
+) -> SloBudget:
+    """The SLO budget with speculation on at the running batch: its figures stand (the latency model runs the
+    speculative step by batch, planner.slo: a sequence's time per token is the step over the tokens it emits, a gap
+    between streamed chunks one whole step); the ITL waterfall names the speculative step and shows it whole."""
     if not analysis.on_at_load:
         return slo
-    row = _at(analysis, brief, shape, analysis.operating_batch)
-    plain_ms, spec_ms, per_token_ms = row
-    itl_p50, itl_p95 = slo.itl_p50_ms - plain_ms + spec_ms, slo.itl_p95_ms - plain_ms + spec_ms
-    tpot_p50, tpot_p95 = slo.tpot_p50_ms - plain_ms + per_token_ms, slo.tpot_p95_ms - plain_ms + per_token_ms
+    if not modelled:
+        return _swap_decode_step(slo, analysis, brief, shape)
+    _, spec_ms, _ = _at(analysis, brief, shape, analysis.operating_batch)
+    step_ms = spec_ms - brief.latency.scheduler_ms
+    chunk_extra_ms = step_ms - step_ms / analysis.tokens_per_step  # one chunk is a whole step, not a token's share
     waterfall = tuple(
-        WaterfallStep(
-            component=f"speculative step / {num(analysis.tokens_per_step)} tokens (k={analysis.num_speculative_tokens}, a={num(analysis.acceptance_rate)})",
-            ms=w.ms - (plain_ms - brief.latency.scheduler_ms) + (per_token_ms - brief.latency.scheduler_ms),
+        w.model_copy(
+            update={
+                "component": f"speculative step (k={analysis.num_speculative_tokens}, a={num(analysis.acceptance_rate)},"
+                f" {num(analysis.tokens_per_step)} tokens a sequence) at batch {num(analysis.operating_batch)}",
+                "ms": w.ms + chunk_extra_ms,
+            }
         )
         if w.component.startswith("decode step")
         else w
         for w in slo.itl_waterfall
     )
+    return slo.model_copy(
+        update={
+            "itl_waterfall": waterfall,
+            "basis": slo.basis
+            + f" Speculative decoding is on up to a batch of {analysis.off_above_batch} (vLLM disable_by_batch_size): the operating batch,"
+            f" the capacity and TPOT use the speculative step over its {num(analysis.tokens_per_step)} tokens a sequence"
+            f" (x{num(analysis.gain_at_load)} per token at the running batch); a gap between streamed chunks is one speculative step.",
+        }
+    )
+
+
+def _swap_decode_step(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
+    """A budget the latency model did not run with speculation (a disaggregated decode pool's pure decode steps): a
+    streamed chunk's gap becomes the speculative step, a reply's mean gap that step over the tokens it emits."""
+    plain_ms, spec_ms, per_token_ms = _at(analysis, brief, shape, analysis.operating_batch)
+    itl_p50, itl_p95 = slo.itl_p50_ms - plain_ms + spec_ms, slo.itl_p95_ms - plain_ms + spec_ms
+    tpot_p50, tpot_p95 = slo.tpot_p50_ms - plain_ms + per_token_ms, slo.tpot_p95_ms - plain_ms + per_token_ms
     judged = slo.itl_metric.judged(itl_p95, tpot_p95)
     return slo.model_copy(
         update={
@@ -256,10 +344,9 @@ def apply_speculation(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brie
             "tpot_p50_ms": tpot_p50,
             "tpot_p95_ms": tpot_p95,
             "itl_ok": judged <= slo.itl_target_ms,
-            "itl_waterfall": waterfall,
             "basis": slo.basis
-            + f" Speculative decoding is on at this batch: {num(analysis.tokens_per_step)} tokens a step, x{num(analysis.gain_at_load)} per token"
-            " (a gap between streamed chunks is one speculative step; TPOT is a reply's mean gap per token).",
+            + f" Speculative decoding is on in the decode pool at this batch: {num(analysis.tokens_per_step)} tokens a step,"
+            f" x{num(analysis.gain_at_load)} per token (its batch is the pool's without speculation).",
         }
     )
 

@@ -461,8 +461,9 @@ def _capacity(f: Figures) -> Section:
 
 def _operating_point(f: Figures) -> Section:
     op = "operating_point"
+    pool = "decode" if f.value("disaggregation") is not None else "general-pool"  # disaggregated: the decode pool's replica
     rows = [
-        ("Load per general-pool replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
+        (f"Load per {pool} replica", f.num(f"{op}.rate_per_replica_per_s", "req/s"), _arith(f, op, "rate_per_replica_per_s")),
         ("In flight (Little's law)", f.num(f"{op}.in_flight", "sequences"), _arith(f, op, "in_flight")),
         ("TPOT at this load", f.num(f"{op}.tpot_ms", "ms"), _arith(f, op, "tpot_ms")),
         ("KV in use", f.num(f"{op}.kv_in_use_gb", "GB"), _arith(f, op, "kv_in_use_gb")),
@@ -471,7 +472,7 @@ def _operating_point(f: Figures) -> Section:
     ]
     return Section(
         key="operating_point",
-        title="Operating point: one general-pool replica",
+        title=f"Operating point: one {pool} replica",
         blocks=(Table(header=("Figure", "Value", "Arithmetic"), rows=tuple(rows), note_column=2),),
     )
 

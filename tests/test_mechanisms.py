@@ -135,8 +135,9 @@ def test_speculative_gain_at_batch_1(spec):
 
 
 def test_speculation_turns_on_at_load_and_has_a_crossover(spec):
-    """At 1 req/s a replica the batch is ~5.4: on, x2.1; the gain falls with the batch and crosses 1 above
-    max-num-seqs' reach (the off switch is the crossover's floor). TPOT p95 falls from 14.1 ms to ~7.1 ms."""
+    """At 1 req/s a replica the batch is ~5.4 without speculation and ~2.4 with it (Little's law at the speculative
+    pace: replies end x2.2 sooner): on, x2.2; the gain falls with the batch and crosses 1 above max-num-seqs' reach
+    (the off switch is the crossover's floor). TPOT p95 falls from 14.1 ms to ~6.4 ms."""
     s = spec.speculative
     gains = [p.gain for p in s.points]
     assert all(a >= b for a, b in itertools.pairwise(gains))
@@ -144,7 +145,9 @@ def test_speculation_turns_on_at_load_and_has_a_crossover(spec):
     assert math.isfinite(s.crossover_batch) and s.off_above_batch == int(s.crossover_batch)
     plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
     assert plain.slo.tpot_p95_ms == pytest.approx(14.1, rel=0.03)
-    assert spec.slo.tpot_p95_ms == pytest.approx(7.1, rel=0.05)
+    assert plain.operating_point.in_flight == pytest.approx(5.4, rel=0.03)
+    assert spec.operating_point.in_flight == pytest.approx(2.4, rel=0.03) == s.operating_batch
+    assert spec.slo.tpot_p95_ms == pytest.approx(6.4, rel=0.05)
     assert spec.verdict.meets_slo
 
 
@@ -284,20 +287,44 @@ def test_the_kv_link_defaults_to_the_gpus_nic():
     assert a100.disaggregation.transfer_ms_mean == pytest.approx(1 + 2000 * 327_680 / (8 * 25e9 * 0.7) * 1e3, rel=0.005)
 
 
-def test_the_simulators_draws_emit_the_expected_tokens_a_step():
-    """2,000 replies of 1,001 tokens: 1,000 after the first, at 2.533 a step is 394.7 steps each (+1 for the first
-    token); the draws' mean within 1%. At a = 0 every step emits one token; no reply takes more steps than tokens."""
+def _spec_run(outputs: list[int], arrival_gap_s: float, off_above: int, acceptance: float = 0.7):
+    """chat-speculative's replica with speculation by batch over the given replies (10-token prompts)."""
     import numpy as np
 
-    from planner.sim_mechanisms import speculative_steps
+    from planner.sim_engine import run_engine
+    from planner.sim_mechanisms import speculative_costs
 
-    out = np.full(2000, 1001, dtype=np.int64)
-    steps = speculative_steps(out, 0.7, 3, seed=0)
-    assert float(steps.mean()) == pytest.approx(1 + 1000 / tokens_per_step(0.7, 3), rel=0.01)
-    assert (speculative_steps(out, 0.0, 3, seed=0) == 1001).all()
-    mixed = np.array([1, 2, 5, 300], dtype=np.int64)
-    drawn = speculative_steps(mixed, 0.9, 5, seed=1)
-    assert drawn[0] == 1 and drawn[1] == 2 and (drawn <= mixed).all() and (drawn >= 1 + np.ceil((mixed - 1) / 6)).all()
+    brief = load_brief("chat-speculative").with_changes({"speculative.acceptance_rate": acceptance})
+    shape = shape_of(brief)
+    spec = plan(brief).speculative
+    costs = speculative_costs(brief, shape, step_costs(brief, shape), spec, seed=0).model_copy(update={"spec_off_above_batch": off_above})
+    out = np.array(outputs, dtype=np.int64)
+    arrival = np.arange(out.size) * arrival_gap_s
+    return run_engine(arrival, np.full(out.size, 10, dtype=np.int64), out, np.zeros(out.size, dtype=np.int64), 0, costs)
+
+
+def test_the_simulators_speculative_steps_emit_the_expected_tokens():
+    """400 replies of 1,001 tokens, each alone (batch 1, under the threshold): 1,000 tokens after the first at
+    (1 - 0.7^4) / 0.3 = 2.533 a step is 394.7 speculative steps each; the draws' mean within 1%. With the threshold
+    at 0 no step is speculative and each reply takes its 1,000 plain steps (+1 for the prompt)."""
+    on = _spec_run([1001] * 400, 1000.0, 8)
+    assert on.speculative_steps / 400 == pytest.approx(1000 / tokens_per_step(0.7, 3), rel=0.01)
+    assert on.steps == on.speculative_steps + 400  # one prompt step each, plain (no decoder in it)
+    off = _spec_run([1001] * 400, 1000.0, 0)
+    assert off.speculative_steps == 0 and off.steps == 400 * 1001
+
+
+def test_the_simulator_turns_speculation_on_and_off_step_by_step():
+    """32 replies of 40 to 1,280 tokens all at once, off above 8 running: the first steps run 32 sequences (plain),
+    the batch drains as short replies end, and the last steps (at most 8 left) are speculative; the same replies with
+    the threshold at 64 are speculative throughout, and take fewer steps."""
+    outputs = [40 * (i + 1) for i in range(32)]
+    switching = _spec_run(outputs, 0.0, 8)
+    always = _spec_run(outputs, 0.0, 64)
+    assert 0 < switching.speculative_steps < switching.steps - 1
+    assert always.speculative_steps == always.steps - 1  # all but the prompts' step
+    assert always.steps < switching.steps
+    assert (switching.finish_s >= always.finish_s).all()
 
 
 def test_the_splits_show_where_disaggregation_stops_paying(disagg):
@@ -337,3 +364,67 @@ def test_an_nvme_tier_and_disaggregation_need_two_kv_connectors():
     d = plan(load_brief("chat-disaggregated").with_changes(changes))
     assert not d.verdict.feasible
     assert any(p.field == "kv_tiers.nvme_gb_per_node" and "--kv-transfer-config" in p.problem for p in d.verdict.problems)
+
+
+# --- issue 11's cross-check at two loads each: TTFT p95 and ITL p95 within 20%, TPOT p50 within 15% -------------------
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("chat-disaggregated", {}),  # 50 req/s a decode replica, 80% of the two pools' SLO capacity
+        ("chat-disaggregated", {"workload.request_rate": 150.0}),  # 37.5 req/s a decode replica
+        ("chat-speculative", {}),  # 1 req/s a replica, batch 2.4, speculative throughout
+        ("chat-speculative", {"workload.request_rate": 16.0}),  # 4 req/s a replica, batch 13.7: prompt chunks in speculative steps
+        ("chat-speculative", {"workload.request_rate": 16.0, "speculative.off_above_batch": 8}),  # batch 27.5: mostly plain steps
+    ],
+)
+def test_the_simulator_confirms_the_mechanisms_plan(preset, changes):
+    brief = load_brief(preset).with_changes(changes) if changes else load_brief(preset)
+    d = plan(brief)
+    sim = simulate(brief, SimSettings(requests=2000)).slo
+    assert sim is not None
+    assert sim.ttft_p95_ms == pytest.approx(d.slo.ttft_p95_ms, rel=0.20)
+    assert sim.itl_p95_ms == pytest.approx(d.slo.itl_p95_ms, rel=0.20)
+    assert sim.tpot_p50_ms == pytest.approx(d.slo.tpot_p50_ms, rel=0.15)
+    assert sim.meets_slo == (d.slo.ttft_ok and d.slo.itl_ok)  # the latency verdict (the fleet's sizing arithmetic aside)
+
+
+def test_a_disaggregated_design_describes_its_decode_replica(disagg):
+    """The operating point is a decode replica at 200 / 4 = 50 req/s with the decode pool's batch and pure-decode TPOT;
+    the capacity under the SLO scales both pools: at x1.25 the peak (62 req/s a decode replica) the prefill queue's
+    TTFT reaches 2 s first."""
+    op, dis = disagg.operating_point, disagg.disaggregation
+    assert (op.general_replicas, op.rate_per_replica_per_s) == (4, pytest.approx(50.0))
+    assert op.in_flight == pytest.approx(dis.decode_batch) and op.tpot_ms == pytest.approx(disagg.slo.tpot_p50_ms)
+    assert op.interference == 0.0
+    assert op.capacity_rate_per_s == pytest.approx(62.3, rel=0.02) and dis.binding_pool == "prefill"
+    assert op.load_vs_capacity == pytest.approx(50 / op.capacity_rate_per_s)
+    assert "prefill pool's queue (TTFT) binds" in op.arithmetic["capacity_rate_per_s"]
+
+
+def test_a_lost_node_is_lost_from_a_named_pool(disagg):
+    """One node lost: from the prefill pool (12 -> 11) the prefill replicas run 87.5% of the two pools' capacity,
+    from the decode pool (4 -> 3) 83%: the prefill loss is the row, and it says which pool binds and how the other fares.
+    Two lost: the decode pool (4 -> 2) cannot hold the batch, and the row names it."""
+    one = next(m for m in disagg.failures if m.scenario.value == "one_node_lost")
+    assert one.pool == "prefill" and one.ok
+    assert "the prefill pool binds" in one.change and "(12 -> 11)" in one.change and "decode pool (4 -> 3)" in one.change
+    assert one.overrides["disaggregation.prefill_nodes"] == 11 and one.overrides["hardware.nodes"] == 15
+    assert one.note.startswith("the prefill pool binds (12 -> 11 nodes")  # the document's table shows the note
+    again = plan(load_brief("chat-disaggregated").with_changes(one.overrides))
+    assert again.operating_point.load_vs_capacity == pytest.approx(one.load_vs_capacity)
+    two = next(m for m in disagg.failures if m.scenario.value == "two_nodes_lost")
+    assert two.pool == "decode" and not two.ok and "the decode pool binds" in two.change
+
+
+def test_the_fleet_sizing_reads_the_speculative_step():
+    """At 16 req/s (4 a replica) the sizing arithmetic with the plain step put the fleet at 138% busy and the design
+    not feasible, while the SLO model had each replica at 63% of its capacity; with a token's share of the
+    speculative step the fleet is ~38% busy and feasible. Without speculation the same load is 34.5% at 1 req/s."""
+    fast = plan(load_brief("chat-speculative").with_changes({"workload.request_rate": 16.0}))
+    assert fast.capacity.utilization == pytest.approx(0.38, rel=0.05)
+    assert fast.verdict.feasible and fast.verdict.meets_slo
+    assert "speculative step" in fast.capacity.utilization_basis
+    plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
+    assert plain.capacity.utilization == pytest.approx(0.345, rel=0.05)

@@ -95,12 +95,14 @@ def _legend_entry(name: str) -> dict[str, Any]:
     return {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": name, "line": {"color": _WHISKER, "width": 1.5}}
 
 
-def failure_utilization_chart(failures: Sequence[FailureMode], binding: str, long_context_pool: bool) -> go.Figure:
+def failure_utilization_chart(
+    failures: Sequence[FailureMode], binding: str, long_context_pool: bool, pool_name: str = "general pool"
+) -> go.Figure:
     """How busy each scenario leaves the pools, against their limit (100%): a general-pool replica's load against its
     capacity under the SLO, and the long-context pool's busy share (when the design has one); the fleet's sizing
     utilization beside them, grey."""
     labels = scenario_labels(failures, binding)
-    series = [("general pool: load / SLO capacity", [f.load_vs_capacity for f in failures], PALETTE["primary"])]
+    series = [(f"{pool_name}: load / SLO capacity", [f.load_vs_capacity for f in failures], PALETTE["primary"])]
     if long_context_pool:
         series.append(("long-context pool busy", [f.long_context_utilization for f in failures], PALETTE["secondary"]))
     series.append(("fleet utilization (sizing)", [f.utilization for f in failures], PALETTE["muted"]))

@@ -48,7 +48,8 @@ def _binding(design: Design) -> str:
         return (
             f"disaggregated: the prefill pool is {pct(dis.prefill_busy)} busy ({dis.prefill_replicas} replicas), a decode replica runs"
             f" {num(dis.decode_batch)} sequences at {num(dis.decode_step_ms, 'ms')} a step; each prompt's KV crosses in"
-            f" {num(dis.transfer_ms_mean, 'ms')}"
+            f" {num(dis.transfer_ms_mean, 'ms')}; the two pools run at {pct(op.load_vs_capacity)} of their capacity under the SLO"
+            + (f", where the {dis.binding_pool} pool binds" if dis.binding_pool in ("prefill", "decode") else "")
         )
     return (
         f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
