@@ -23,6 +23,7 @@ from planner.mechanism_flags import with_mechanism_flags
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
+from planner.operating_point import context_tokens
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -167,7 +168,7 @@ def _plan_cached(stated: Brief) -> Design:
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, op.rate_per_replica_per_s, cap.utilization)
     goal = objective_analysis(brief, shape, core.memory)
-    lora = lora_serving(brief, shape, cap.utilization)
+    lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = with_mechanism_flags(config, brief, shape.replicas_per_node, tiers, images, lora)
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict

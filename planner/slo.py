@@ -261,7 +261,8 @@ class _Engine:
         hit_tokens = w.input_tokens_mean * self.hit
         attends = hit_tokens + (self.uncached * (1 + self.cv2) + 1) / 2
         reads = 1 + hit_tokens / max(self.uncached, 1.0)
-        self.token_s = step.gemm_s_per_token + step.kv_s_per_token * reads + step.attn_s_per_pair * attends
+        lora = step.lora_s_per_token if step.lora_slots > 0 else 0.0  # the adapters' FLOPs (their kernels' floor is in base_s)
+        self.token_s = step.gemm_s_per_token + lora + step.kv_s_per_token * reads + step.attn_s_per_pair * attends
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
 
