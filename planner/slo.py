@@ -37,6 +37,7 @@ from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
+from planner.multimodal import encoder_s_per_request
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 from planner.step_model import (
@@ -246,6 +247,7 @@ class _Engine:
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
         self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
+        self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
@@ -383,7 +385,8 @@ def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> 
 
 
 def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[float, float, float]:
-    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens.
+    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens,
+    after its images' mean encoder time (a constant: the p95 request's own images are in the fixed TTFT path).
 
     S = a + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), a = chunks x (base + the batch's
     decode compute), floor = chunks x (weight reads - decode compute), and ceiling = the uncached part of the longest
@@ -397,7 +400,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     floor = max(chunks * eng.floor_s(batch) - decode_s, 0.0)
     token_s = eng.prompt_token_s(batch)
     z1, z2, z3 = clamped_moments(eng.uncached * token_s, eng.cv2, floor, eng.longest_uncached * token_s)
-    a = chunks * eng.base_s(batch) + decode_s  # S = a + Z
+    a = chunks * eng.base_s(batch) + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
 
