@@ -9,9 +9,12 @@ import pytest
 
 from planner.brief import ObjectiveKind
 from planner.design import Design, plan
+from planner.failures import Scenario
 from planner.loader import load_brief
 from planner.mechanisms import resolve
 from planner.replica import shape_of
+from planner.search import SerialRunner, search
+from planner.search_space import space_from_data
 from planner.simulator import SimSettings, simulate
 from planner.slo import pace
 
@@ -202,3 +205,40 @@ def test_a_shared_prefix_hits_on_every_request() -> None:
     # 2,000 of 8,000 tokens hit on every request; the history share shrinks by the same tokens
     expected = 0.25 + 19 / 20 * (1 - 0.25 - 800 / 8000) * shared.resident_all
     assert shared.hit_rate == pytest.approx(expected) and shared.hit_rate > plain.hit_rate
+
+
+def test_failure_rows_of_an_offline_job_are_judged_on_its_deadline() -> None:
+    """Doubled traffic breaks the offline job's ITL (a figure it has no target for) but not its deadline: the row is
+    ok, as `plan --set` with its overrides says."""
+    d = _plan("offline-batch")
+    doubled = next(m for m in d.failures if m.scenario is Scenario.traffic_doubles)
+    assert doubled.ok and not doubled.itl_ok and doubled.note.startswith("deadline met")
+    again = plan(load_brief("offline-batch").with_changes(doubled.overrides))
+    assert again.objective is not None and again.objective.meets == doubled.ok == again.verdict.meets_slo
+    late = plan(load_brief("offline-batch").with_changes({"objective.job_tokens": 1e10}))  # 10x the tokens: ~60 h of 24
+    assert not any(m.ok for m in late.failures) and not late.verdict.meets_slo
+
+
+def test_search_for_an_offline_job_takes_the_cheapest_fleet_that_meets_the_deadline() -> None:
+    """10B tokens in 24 h: one node takes ~60 h, so the fewest nodes that finish in time is the cheapest design; its
+    cost is the job's $/M output tokens at full batch, not the peak-rate serving cost."""
+    brief = load_brief("offline-batch").with_changes({"objective.job_tokens": 1e10})
+    one = plan(brief)
+    assert one.objective is not None
+    need = one.objective.nodes_for_deadline
+    data = {
+        "gpu": ["h100-sxm"],
+        "tp": [8],
+        "weights": ["fp8"],
+        "kv_cache": ["fp8"],
+        "max_num_seqs": [512],
+        "max_num_batched_tokens": [16384],
+        "nodes": {"min": 1, "max": need + 1},
+    }
+    with SerialRunner() as runner:
+        result = search(brief, space_from_data(data, brief), runner, requests=100)
+    assert result.best is not None and result.best.overrides["hardware.nodes"] == need
+    assert result.best.meets_slo and result.best.simulated is None
+    best = plan(brief.with_changes(result.best.overrides))
+    assert best.objective is not None and result.best.usd_per_million_output_tokens == pytest.approx(best.objective.usd_per_m_output_tokens)
+    assert result.rejected.get("misses its deadline") == need - 1
