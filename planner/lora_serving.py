@@ -57,6 +57,11 @@ def _rank_flag(rank: int) -> int:
     return next((r for r in VLLM_LORA_RANKS if r >= rank), rank)
 
 
+def _distinct(slots: int, batch: float) -> float:
+    """Distinct adapters among a step's sequences, drawn evenly from the slots (planner.step_model's LoRA term)."""
+    return slots * (1 - (1 - 1 / slots) ** max(batch, 1.0)) if slots > 1 else 1.0
+
+
 def lora_step_ms(shape: ReplicaShape, batch: float, read: float) -> tuple[float, float]:
     """(the batched-LoRA kernels' ms, the capacity's decode step's ms) at a batch whose sequences each read `read`
     tokens of KV (planner.capacity's): the step model's LoRA term and the step it is part of."""
@@ -113,7 +118,8 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
         ),
         "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / TP {shape.tp} = {num(slots * mem.gb_per_adapter / shape.tp, 'GB')} per GPU beside the weights",
         "overhead": (
-            f"at the capacity batch of {num(max(batch, 1.0))} the step reads its distinct adapters, computes rank {lora.rank} on each token and"
+            f"at the capacity batch of {num(max(batch, 1.0))} the step reads its {num(_distinct(slots, batch))} distinct adapters (of {slots} slots),"
+            f" computes rank {lora.rank} on each token and"
             f" launches {lora_kernels(lora, shape.model)} segmented kernels (shrink + expand, {mem.modules}, {shape.model.layers} layers, {num(SGMV_KERNEL_US, 'us')} each):"
             f" {num(kernels_ms, 'ms')} of a {num(step_ms, 'ms')} decode step = {pct(overhead)} (5-15% measured for Punica/S-LoRA);"
             f" the capacity's utilization carries it: {pct(util)}"

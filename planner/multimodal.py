@@ -83,7 +83,8 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         ),
         "per_request": (
             f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"
-            f" = {num(per_request_s * 1e3, 'ms')}; at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
+            f" = {num(per_request_s * 1e3, 'ms')}, which each prompt holds the prefill slot for before its chunks (the queue carries it);"
+            f" at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
         ),
         "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
         "ttft": f"the p95 request carries {num(p95_images)} uncached images: {num(ttft_s * 1e3, 'ms')} of encoder before its prefill",
