@@ -14,11 +14,11 @@ if design is None:
 summary, failures = design.failure_summary, design.failures
 binding = next(f for f in failures if f.scenario == summary.binding_scenario)
 long_context_pool = design.brief.deployment.long_context_nodes > 0
-if design.objective is not None:  # an offline job or a rollout: its deadline judges it, the scenarios judge latency
+if design.objective is not None:  # an offline job or a rollout: its deadline judges it and every scenario
     st.info(
         md(
             f"This design is judged on its deadline, not on latency: {design.objective.arithmetic['one_node_lost']}."
-            " The scenarios below judge the latency targets, for reference."
+            " Each scenario below is judged on the deadline too; its latency figures are for reference."
         )
     )
 

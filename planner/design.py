@@ -23,6 +23,7 @@ from planner.mechanism_flags import mechanism_flags
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
+from planner.operating_point import context_tokens
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -149,7 +150,7 @@ def _plan_cached(stated: Brief) -> Design:
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     goal = objective_analysis(brief, shape, core.memory)
-    lora = lora_serving(brief, shape, cap.utilization)
+    lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     cost = cost_analysis(
         brief,

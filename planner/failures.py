@@ -16,14 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
-from planner.brief import Brief, ComputePeak, KvPrecision, Precision
+from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.core import CoreDesign, replan, verdict_only
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.mechanisms import mechanism_verdict
+from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
 from planner.replica import shape_of
-from planner.verdict import InfeasibleDesign
+from planner.verdict import InfeasibleDesign, Verdict
 
 __all__ = [
     "BURST_SHARE_FACTOR",
@@ -33,6 +35,7 @@ __all__ = [
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
+    "judged",
     "scenario_holds",
     "scenario_overrides",
 ]
@@ -78,7 +81,7 @@ class FailureMode(BaseModel):
     long_context_utilization: float  # share of the long-context pool's GPU time its requests take (0 without the pool)
     ttft_ok: bool
     itl_ok: bool
-    ok: bool  # the re-planned design is feasible and meets its SLO (its verdict)
+    ok: bool  # the re-planned design is feasible and meets its SLO (its verdict; an offline job's or a rollout's: its deadline)
     note: str
     runs: bool = True  # False: the changed brief cannot be computed at all (every figure unbounded)
     limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
@@ -94,6 +97,14 @@ class FailureSummary(BaseModel):
     scenarios_within_slo: int
     availability_note: str
     load_scaling: str
+
+
+def judged(core: CoreDesign) -> tuple[Verdict, ObjectiveAnalysis | None]:
+    """(the verdict a re-plan is judged by, the objective's analysis): the core verdict for a latency brief; for an
+    offline job or a rollout batch its deadline's, as plan() gives it (mechanism_verdict), so a failure row or a
+    search candidate is judged on the deadline, not on a TTFT or ITL it has no target for."""
+    goal = objective_analysis(core.brief, core.shape, core.memory)
+    return (core.verdict, None) if goal is None else (mechanism_verdict(core.verdict, core, None, None, goal), goal)
 
 
 def _replica_nodes(brief: Brief) -> int:
@@ -178,7 +189,7 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
     if changes.get("hardware.nodes", 1) < 1:
         return False
     try:
-        verdict = verdict_only(brief.with_changes(changes)).verdict if changes else verdict_only(brief).verdict
+        verdict, _ = judged(verdict_only(brief.with_changes(changes)) if changes else verdict_only(brief))
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
         return False
     return verdict.feasible and verdict.meets_slo
@@ -204,8 +215,8 @@ def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: C
     return float(cap.utilization_no_prefix_cache)
 
 
-def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, mode_ok: bool) -> str:
-    slo, op = core.slo, core.operating_point
+def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, verdict: Verdict, goal: ObjectiveAnalysis | None) -> str:
+    slo, op, mode_ok = core.slo, core.operating_point, verdict.feasible and verdict.meets_slo
     parts = []
     if scenario is Scenario.long_context_burst and brief.deployment.long_context_nodes > 0:
         parts.append(
@@ -213,15 +224,24 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
             f"{' and queues its own requests' if core.long_context_utilization > 1 else ''}; the general pool is untouched (that is why it is segregated)"
         )
     if not mode_ok:  # the re-planned verdict's first problem names the limit and the change; `plan --set` lists them all
-        problems = [p for p in core.verdict.problems if p.field != "deployment.long_context_nodes" or not parts]
+        problems = [p for p in verdict.problems if p.field != "deployment.long_context_nodes" or not parts]
         if problems:
             more = f" (+{len(problems) - 1} more: plan --set with this row's overrides lists them)" if len(problems) > 1 else ""
             parts.append(f"{problems[0].problem}; {problems[0].change}{more}")
-    if mode_ok and not parts:
+    if mode_ok and not parts and goal is not None:  # an offline job or a rollout: its deadline judges it
+        parts.append(
+            f"deadline met: {_duration(goal.time_s, goal)} of {_duration(goal.deadline_s, goal)}, ${num(goal.usd_per_m_tokens)} per M tokens"
+        )
+    elif mode_ok and not parts:
         parts.append(
             f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
         )
     return "; ".join(parts)
+
+
+def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
+    """An offline job's time in hours, a rollout batch's in seconds (as the objective states its deadline)."""
+    return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
 
 
 def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note: str, linear: float) -> FailureMode:
@@ -294,7 +314,8 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | 
     except BriefError as exc:  # the changed brief leaves a field's valid range
         return _infeasible(scenario, change, changes, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
     slo = core.slo
-    ok = bool(core.verdict.feasible and core.verdict.meets_slo)  # the same verdict `plan --set` gives
+    verdict, goal = judged(core)
+    ok = bool(verdict.feasible and verdict.meets_slo)  # the same verdict `plan --set` gives (an objective's: its deadline)
     return FailureMode(
         scenario=scenario,
         title=TITLES[scenario],
@@ -310,7 +331,7 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | 
         ttft_ok=slo.ttft_ok,
         itl_ok=slo.itl_ok,
         ok=ok,
-        note=_note(base, brief, scenario, core, ok),
+        note=_note(base, brief, scenario, core, verdict, goal),
         limit=core.operating_point.limit,
     )
 
@@ -333,11 +354,12 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     one = next(m for m in modes if m.scenario is Scenario.one_node_lost)
     downtime_h = (1 - brief.slo.availability) * HOURS_PER_YEAR
     spare = brief.deployment.spare_nodes
+    target = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "the deadline"  # what judges the rows
     availability = (
         f"{pct(brief.slo.availability)} allows {num(downtime_h, 'h')} of downtime a year;"
         f" {'with ' + str(spare) + ' spare node(s)' if spare else 'with no spare node'}, losing one node leaves"
-        f" {pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache) and the SLO"
-        f" {'holds' if one.ok else 'breaks'}: {'N+1 holds, so rolling one node at a time for deploys is safe' if one.ok else 'no N+1: a node failure or a rolling deploy breaches the SLO'}"
+        f" {pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache) and {target}"
+        f" {'holds' if one.ok else 'breaks'}: {'N+1 holds, so rolling one node at a time for deploys is safe' if one.ok else f'no N+1: a node failure or a rolling deploy breaches {target}'}"
     )
     return FailureSummary(
         binding_scenario=binding.scenario,

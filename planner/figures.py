@@ -310,6 +310,13 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("lora_serving.gpu_gb_per_gpu", "Adapter memory per GPU", "GB", arithmetic="lora_serving.arithmetic.memory"),
     _f("lora_serving.ttft_load_ms", "Adapter load in the p95 TTFT", "ms", arithmetic="lora_serving.arithmetic.load", better=_LOWER),
     _f(
+        "lora_serving.overhead",
+        "Batched-LoRA share of the decode step",
+        fmt=_P,
+        arithmetic="lora_serving.arithmetic.overhead",
+        better=_LOWER,
+    ),
+    _f(
         "lora_serving.utilization_with_overhead",
         "Utilization with the LoRA overhead",
         fmt=_P,

@@ -6,8 +6,9 @@ adapters / replicas of them; without it every replica sees every adapter. Withou
 resident on every replica (what variation C and the memory check assume); with it a replica holds max_loras adapters in
 GPU slots and max_cpu_loras in host memory (vLLM's LRU caches); requests spread evenly over the adapters a replica
 serves, so a slot hit is slots / adapters served (capped at 1). A miss loads the adapter over the host link from
-host memory, or first from storage when host memory misses too. The batched kernels (Punica's SGMV, S-LoRA) add
-about 5-15% to a step: the planner takes the midpoint on the utilization.
+host memory, or first from storage when host memory misses too. The batched kernels (Punica's SGMV, S-LoRA) are a
+term of the step model (planner.step_model), so the capacity, the SLO model and the simulator all carry them; the
+overhead reported is that term's share of the decode step at the capacity batch (5-15% measured).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.lora import LORA_OVERHEAD, lora_memory
+from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory
 from planner.replica import ReplicaShape
+from planner.step_model import LORA_PARTS, step_time_s
 from planner.verdict import Problem
 
 __all__ = ["VLLM_LORA_RANKS", "LoraServing", "lora_serving"]
@@ -44,8 +46,9 @@ class LoraServing(BaseModel):
     load_from_cpu_ms: float
     load_from_storage_ms: float
     ttft_load_ms: float  # what the p95 TTFT carries
-    overhead: float  # batched-LoRA slow-down of a step
-    utilization_with_overhead: float
+    overhead: float  # the batched-LoRA kernels' share of the decode step at the capacity batch
+    lora_step_ms: float  # ... their time in that step
+    utilization_with_overhead: float  # the capacity's utilization, which carries the kernels
     problems: tuple[Problem, ...]
     arithmetic: dict[str, str]
 
@@ -54,7 +57,20 @@ def _rank_flag(rank: int) -> int:
     return next((r for r in VLLM_LORA_RANKS if r >= rank), rank)
 
 
-def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraServing | None:
+def _distinct(slots: int, batch: float) -> float:
+    """Distinct adapters among a step's sequences, drawn evenly from the slots (planner.step_model's LoRA term)."""
+    return slots * (1 - (1 - 1 / slots) ** max(batch, 1.0)) if slots > 1 else 1.0
+
+
+def lora_step_ms(shape: ReplicaShape, batch: float, read: float) -> tuple[float, float]:
+    """(the batched-LoRA kernels' ms, the capacity's decode step's ms) at a batch whose sequences each read `read`
+    tokens of KV (planner.capacity's): the step model's LoRA term and the step it is part of."""
+    b = max(batch, 1.0)
+    lora_s = step_time_s(shape.step.masked(LORA_PARTS), b, b, b * read, 0.0)
+    return lora_s * 1e3, shape.decode_step_real_s(b, read) * 1e3
+
+
+def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: float = 1.0, read: float = 0.0) -> LoraServing | None:
     lora = brief.lora
     if lora.adapters == 0:
         return None
@@ -69,7 +85,9 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
     from_storage_s = mem.gb_per_adapter / lora.adapter_storage_gb_s + from_cpu_s
     miss_storage = 1 - cpu_hit
     ttft_s = from_storage_s if miss_storage > MISS_TAIL else from_cpu_s if 1 - gpu_hit > MISS_TAIL else 0.0
-    util = utilization * (1 + LORA_OVERHEAD)
+    util = utilization  # the capacity's decode step carries the kernels already
+    kernels_ms, step_ms = lora_step_ms(shape, batch, read)
+    overhead = kernels_ms / step_ms if step_ms > 0 else 0.0
     routing = (
         f"tenant-aware routing: {lora.adapters:,} adapters / {replicas} replicas = {served} per replica"
         if lora.tenant_routing
@@ -80,7 +98,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
         problems.append(
             Problem(
                 field="hardware.nodes",
-                problem=f"with the batched-LoRA overhead the fleet runs at {pct(util)}: over 100% at the peak",
+                problem=f"with the batched-LoRA kernels in every step the fleet runs at {pct(util)}: over 100% at the peak",
                 change=f"add nodes (about x{num(util)}), or merge the most used adapters into their own replicas",
             )
         )
@@ -99,7 +117,13 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
             f" the p95 TTFT carries {num(ttft_s * 1e3, 'ms')}"
         ),
         "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / TP {shape.tp} = {num(slots * mem.gb_per_adapter / shape.tp, 'GB')} per GPU beside the weights",
-        "overhead": f"{pct(utilization)} x (1 + {pct(LORA_OVERHEAD)} batched-LoRA kernels, 5-15% measured for Punica/S-LoRA) = {pct(util)}",
+        "overhead": (
+            f"at the capacity batch of {num(max(batch, 1.0))} the step reads its {num(_distinct(slots, batch))} distinct adapters (of {slots} slots),"
+            f" computes rank {lora.rank} on each token and"
+            f" launches {lora_kernels(lora, shape.model)} segmented kernels (shrink + expand, {mem.modules}, {shape.model.layers} layers, {num(SGMV_KERNEL_US, 'us')} each):"
+            f" {num(kernels_ms, 'ms')} of a {num(step_ms, 'ms')} decode step = {pct(overhead)} (5-15% measured for Punica/S-LoRA);"
+            f" the capacity's utilization carries it: {pct(util)}"
+        ),
     }
     return LoraServing(
         adapters_per_replica=served,
@@ -114,7 +138,8 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float) -> LoraS
         load_from_cpu_ms=from_cpu_s * 1e3,
         load_from_storage_ms=from_storage_s * 1e3,
         ttft_load_ms=ttft_s * 1e3,
-        overhead=LORA_OVERHEAD,
+        overhead=overhead,
+        lora_step_ms=kernels_ms,
         utilization_with_overhead=util,
         problems=tuple(problems),
         arithmetic=arithmetic,

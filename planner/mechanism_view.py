@@ -25,6 +25,7 @@ MECHANISM_FIGURES: dict[str, tuple[str, ...]] = {
         "lora_serving.adapters_per_replica",
         "lora_serving.gpu_hit_rate",
         "lora_serving.gpu_gb_per_gpu",
+        "lora_serving.overhead",
         "lora_serving.utilization_with_overhead",
     ),
     "throughput": ("objective.time_s", "objective.tokens_per_s", "objective.usd_per_m_tokens"),

@@ -3,8 +3,9 @@
 The encoder runs in BF16 (it is not quantized with the language model) at the brief's compute fraction. The image tokens join the prompt (they take KV and prefill like text): the planner adds them to the brief's
 prompt lengths unless the brief says they are counted already. The encoder runs on the replica's GPUs before
 the prefill: a ViT's forward pass is 2 FLOPs per parameter per patch, so an image costs 2 x params x patches,
-and a cached image (the same one re-sent) costs nothing. Its time is a TTFT term, and its share of the GPUs'
-time at the peak is work the prefill budget does not see.
+and a cached image (the same one re-sent) costs nothing. Its time is a TTFT term (the p95 request's own images), a
+share of the GPUs' time at the peak, and work in the prefill queue: every request's mean encoder time holds the
+prefill slot before its chunks (planner.slo's service time, the simulator's step that admits it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.replica import ReplicaShape
 
-__all__ = ["MultimodalAnalysis", "multimodal_analysis", "with_image_tokens"]
+__all__ = ["MultimodalAnalysis", "encoder_s_per_image", "encoder_s_per_request", "multimodal_analysis", "with_image_tokens"]
 
 
 class MultimodalAnalysis(BaseModel):
@@ -48,14 +49,29 @@ def with_image_tokens(brief: Brief) -> Brief:
     )
 
 
+def encoder_s_per_image(brief: Brief, shape: ReplicaShape) -> float:
+    """One image through the vision encoder on the replica's GPUs: 2 x params x patches FLOPs at the BF16 compute."""
+    mm = brief.multimodal
+    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.tp * shape.compute_fraction  # the ViT runs unquantized, in BF16
+    return 2 * mm.encoder_params * mm.encoder_patches_per_image / encoder_flops_per_s
+
+
+def encoder_s_per_request(brief: Brief, shape: ReplicaShape) -> float:
+    """A request's mean encoder time: its images less the encoder cache's hits (0 for a text-only brief)."""
+    mm = brief.multimodal
+    if not mm.enabled:
+        return 0.0
+    return mm.images_per_request * (1 - mm.encoder_cache_hit_rate) * encoder_s_per_image(brief, shape)
+
+
 def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: float, utilization: float = 0.0) -> MultimodalAnalysis | None:
     mm = brief.multimodal
     if not mm.enabled:
         return None
     flops = 2 * mm.encoder_params * mm.encoder_patches_per_image
-    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.tp * shape.compute_fraction  # the ViT runs unquantized, in BF16
-    per_image_s = flops / encoder_flops_per_s
-    per_request_s = mm.images_per_request * (1 - mm.encoder_cache_hit_rate) * per_image_s
+    per_image_s = encoder_s_per_image(brief, shape)
+    encoder_flops_per_s = flops / per_image_s
+    per_request_s = encoder_s_per_request(brief, shape)
     p95_images = min(float(mm.max_images_per_request), max(mm.images_per_request, 2 * mm.images_per_request))
     ttft_s = p95_images * per_image_s if mm.encoder_cache_hit_rate < 1 - 0.05 else 0.0
     busy = rate_per_replica * per_request_s
@@ -67,7 +83,8 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         ),
         "per_request": (
             f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"
-            f" = {num(per_request_s * 1e3, 'ms')}; at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
+            f" = {num(per_request_s * 1e3, 'ms')}, which each prompt holds the prefill slot for before its chunks (the queue carries it);"
+            f" at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
         ),
         "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
         "ttft": f"the p95 request carries {num(p95_images)} uncached images: {num(ttft_s * 1e3, 'ms')} of encoder before its prefill",

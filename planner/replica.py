@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ComputePeak, Deployment
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
+from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.quantization import weight_scheme
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
@@ -363,7 +364,23 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
         a2a_s_per_token=moe_layers * _a2a_s_per_token(model, gpu, stage, hw.gpus_per_node, link) if moe_layers else 0.0,
         pp_latency_s=stage_sends * NETWORK_LATENCY_US / 1e6,
         pp_s_per_token=stage_sends * model.hidden_size * PP_SEND_BYTES_PER_VALUE / network / groups,
+        **_lora_constants(brief, model, reads * eff.bandwidth_fraction, attention_compute),
     )
+
+
+def _lora_constants(brief: Brief, model: ModelSpec, bytes_per_s: float, bf16_flops_per_s: float) -> dict[str, float]:
+    """The batched-LoRA kernels' constants (planner.step_model), none without adapters: an adapter's BF16 bytes at the
+    weights' achieved bandwidth, its FLOPs per token at the BF16 compute, and the kernels' floor per step."""
+    lora = brief.lora
+    if lora.adapters == 0:
+        return {}
+    mem = lora_memory(lora, model, 1)
+    return {
+        "lora_slots": float(lora_slots(lora)),
+        "lora_adapter_s": mem.gb_per_adapter * 1e9 / bytes_per_s,
+        "lora_s_per_token": 2 * mem.params_per_adapter / bf16_flops_per_s,  # 2: a multiply and an add, A then B
+        "lora_kernels_s": lora_kernels(lora, model) * SGMV_KERNEL_US / 1e6,
+    }
 
 
 def _kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, bytes_per_value: float) -> float:

@@ -30,6 +30,7 @@ from planner.step_model import (
     GEMM_S_PER_TOKEN,
     KV_S_PER_TOKEN,
     LM_HEAD_S_PER_SEQ,
+    LORA_PARTS,
     OVERHEAD_S,
     PER_SEQ_S,
     PP_LATENCY_S,
@@ -48,6 +49,7 @@ _PARTS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("TP all-reduces", (ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN)),
     ("EP all-to-alls (dispatch + combine)", (A2A_LATENCY_S, A2A_S_PER_TOKEN)),
     ("pipeline stage sends", (PP_LATENCY_S, PP_S_PER_TOKEN)),
+    ("batched-LoRA kernels", LORA_PARTS),
     ("fixed and per-sequence", (OVERHEAD_S, PER_SEQ_S)),
 )
 

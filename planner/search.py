@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.catalog import GPUS
 from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, verdict_only
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
 from planner.design import N_PLUS_ONE_AVAILABILITY, Design, plan
 from planner.errors import BriefError
-from planner.failures import Scenario, scenario_holds
+from planner.failures import Scenario, judged, scenario_holds
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
@@ -165,13 +165,19 @@ def _uncomputable(exc: InfeasibleDesign) -> str:
 
 
 def _missed(core: CoreDesign) -> str:
+    _, goal = judged(core)
+    if goal is not None:
+        return "misses its deadline"
     slo = core.slo
     missed = [name for name, ok in (("p95 TTFT", slo.ttft_ok), ("p95 ITL", slo.itl_ok)) if not ok]
     return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
 
 
 def n_plus_one(brief: Brief) -> bool:
-    """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost."""
+    """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
+    rollout has no latency target to hold: its deadline alone judges it, as plan()'s verdict does)."""
+    if brief.objective.kind is not ObjectiveKind.latency:
+        return True
     return brief.slo.availability < N_PLUS_ONE_AVAILABILITY or scenario_holds(brief, Scenario.one_node_lost)
 
 
@@ -193,7 +199,10 @@ def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_o
     if core is None or not core.verdict.feasible:
         return None, f"not feasible: {early or _late_infeasibility(core)}"
     gpus, per_hour, per_m = _cost(design, core)
-    meets = core.verdict.meets_slo
+    verdict, goal = judged(core)  # an offline job or a rollout: met by its deadline, priced at its full-batch throughput
+    if goal is not None:
+        per_m = goal.usd_per_m_output_tokens
+    meets = verdict.feasible and verdict.meets_slo
     available = (n_plus_one(design) if check_n_plus_one else None) if meets else False
     row = Row(
         replica=index,
@@ -336,6 +345,9 @@ class Confirm:
 def _simulated(design: Design, requests: int, seed: int) -> tuple[Simulated | None, str]:
     from planner.simulator import SimSettings, simulate  # numba: only when a search confirms its points
 
+    if design.objective is not None:
+        return None, "not simulated: an offline job or a rollout is judged on its deadline, which the simulator does not time"
+
     try:
         run = simulate(design.brief, SimSettings(requests=requests, seed=seed))
     except BriefError as exc:
@@ -359,10 +371,11 @@ def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: 
     design = plan(brief.with_changes(overrides))
     gpus = design.cost.gpus
     simulated, note = _simulated(design, requests, seed)
+    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
     return Point(
         overrides=overrides,
         label=label(design.brief),
-        usd_per_million_output_tokens=design.cost.usd_per_million_output_tokens,
+        usd_per_million_output_tokens=design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens,
         usd_per_hour=design.cost.usd_per_hour,
         gpus=gpus,
         ttft_p95_ms=design.slo.ttft_p95_ms,
@@ -561,7 +574,8 @@ class BestGap(_Frozen):
 
 
 def gap_to_best(design: Design, best: Point) -> BestGap:
-    current = design.cost.usd_per_million_output_tokens
+    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
+    current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
     data = design.brief.model_dump(mode="json")
     changes: dict[str, tuple[Any, Any]] = {}
     for path, value in best.overrides.items():

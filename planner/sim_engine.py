@@ -7,7 +7,8 @@ Each step:
    recomputed later, vLLM's recompute preemption) and goes back to the front of the queue.
 2. Then waiting requests, first come first served, while the token budget (max-num-batched-tokens),
    the sequence limit (max-num-seqs) and the KV cache allow. The prefix cache covers a request's
-   cached prompt tokens at admission: they hold KV but cost no compute.
+   cached prompt tokens at admission: they hold KV but cost no compute. A request's images run through the
+   vision encoder in the step that first admits it (its mean encoder time, on the same GPUs, before the step).
 3. The step takes planner.step_model.step_time_s of its tokens, sequences, KV read and prefill attention
    pairs (GEMMs, attention, all-reduce, fixed and per-sequence costs). A request whose KV catches up with
    its tokens samples one token at the end of the step: the first one sets its TTFT, the last one ends it.
@@ -58,6 +59,7 @@ class StepCosts(BaseModel):
     acceptance_rate: float = 0.0  # each draft token's chance of acceptance
     draft_tokens: int = 0  # k
     seed: int = 0  # the per-step draws of the tokens a speculative step emits
+    encoder_s: float = 0.0  # a request's vision encoder time, in the step that first admits it (planner.multimodal)
 
 
 class EngineOutput(BaseModel):
@@ -92,6 +94,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
     max_seqs: int,
     kv_capacity: int,
     chunked: bool,
+    encoder_s: float,
 ) -> tuple[F64, F64, F64, F64, I64, F64, int, int, float]:
     """Simulate until every request ends; per-request times and the histogram of the ITL gaps.
 
@@ -194,6 +197,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
         tokens = n_dec
         context = dec_context + n_dec
         pairs = 0.0  # (query, key) pairs of the prompt chunks' attention
+        encode = 0.0  # the vision encoder's time for the requests this step admits for the first time
         kv_used += n_dec
         # --- 2. running prefills, oldest first, within the budget and the free KV ---------------------
         for j in range(n_pre):
@@ -221,6 +225,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
             q_len -= 1
             if np.isnan(scheduled[r]):
                 scheduled[r] = t
+                encode += encoder_s
             computed[r] = hit
             state[r] = _PREFILL
             kv_used += hit + take
@@ -263,7 +268,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                     known += 1
             continue
         # --- 4. the step's time ---------------------------------------------------------------
-        dt = step_time(step_k, float(tokens), float(n_dec + n_pre), float(context), pairs)
+        dt = step_time(step_k, float(tokens), float(n_dec + n_pre), float(context), pairs) + encode
         t += dt
         busy += dt
         steps = step
@@ -357,7 +362,7 @@ def warm_up() -> None:
     if not _warm:
         one = np.ones(1, dtype=np.int64)
         constants = StepConstants.only(weights_s=1e-3, gemm_s_per_token=1e-6, kv_s_per_token=1e-9)
-        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.values(), 16, 1, 64, True)
+        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.values(), 16, 1, 64, True, 0.0)
         _warm = True
 
 
@@ -444,6 +449,7 @@ def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int
         costs.max_num_seqs,
         costs.kv_capacity_tokens,
         costs.chunked_prefill,
+        costs.encoder_s,
     )
     arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy = res
     return EngineOutput(

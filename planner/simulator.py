@@ -22,7 +22,8 @@ from planner.brief import Brief
 from planner.errors import BriefError
 from planner.fmt import num, pct, usd
 from planner.mechanisms import ttft_extra_ms
-from planner.replica import ReplicaShape
+from planner.multimodal import encoder_s_per_request
+from planner.replica import ReplicaShape, shape_of
 from planner.sim_engine import EngineOutput, StepCosts, run_engine, warm_up
 from planner.sim_workload import Requests, make_requests
 from planner.step_model import step_time_s
@@ -187,6 +188,7 @@ def step_costs(brief: Brief, shape: ReplicaShape) -> StepCosts:
         max_num_seqs=dep.max_num_seqs,
         kv_capacity_tokens=kv_capacity,
         chunked_prefill=dep.chunked_prefill,
+        encoder_s=encoder_s_per_request(brief, shape),
     )
 
 
@@ -298,9 +300,19 @@ def _per_request_ms(out: EngineOutput, reqs: Requests) -> tuple[npt.NDArray[np.f
 
 def fixed_ttft_ms(brief: Brief) -> float:
     """The request path outside the engine: network, gateway, tokenization, first sample, first write, and the terms of
-    the mechanisms the brief turns on (a KV reload from a tier, the vision encoder, an adapter load: the plan's too)."""
+    the mechanisms the brief turns on (a KV reload from a tier, the vision encoder, an adapter load: the plan's too).
+    The engine loop runs each request's mean encoder time in the step that admits it, so the path carries the p95
+    request's encoder time beyond that mean."""
     lat = brief.latency
-    return lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms + ttft_extra_ms(brief)
+    encoder_ms = encoder_s_per_request(brief, shape_of(brief)) * 1e3 if brief.multimodal.enabled else 0.0
+    return (
+        lat.network_ms
+        + lat.gateway_ms
+        + lat.tokenization_ms
+        + lat.first_sample_ms
+        + lat.first_write_ms
+        + max(ttft_extra_ms(brief) - encoder_ms, 0.0)
+    )
 
 
 def attainment(brief: Brief, reqs: Requests, ttft_ms: npt.NDArray[np.float64], tpot_ms: npt.NDArray[np.float64]) -> float:
@@ -466,7 +478,14 @@ def _run_disaggregated(brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs
     sending = min(dis.prefill_tp, dis.decode_tp)
     transfer = np.array([kv_transfer_s(brief, float(p), shape.kv_bytes_per_token, sending) for p in reqs.prompt_tokens])
     return disaggregated_output(
-        reqs.arrival_s, reqs.prompt_tokens, steps, reqs.cached_tokens, pcosts, costs, dis.prefill_replicas / dis.decode_replicas, transfer
+        reqs.arrival_s,
+        reqs.prompt_tokens,
+        steps,
+        reqs.cached_tokens,
+        pcosts,
+        costs.model_copy(update={"encoder_s": 0.0}),  # the prefill pool encodes the images
+        dis.prefill_replicas / dis.decode_replicas,
+        transfer,
     )
 
 

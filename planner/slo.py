@@ -37,6 +37,7 @@ from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
+from planner.multimodal import encoder_s_per_request
 from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 from planner.replica import ReplicaShape
 
@@ -250,6 +251,7 @@ class _Engine:
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
         self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
+        self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
@@ -258,15 +260,24 @@ class _Engine:
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
         self.uncached = w.input_tokens_mean * (1 - self.hit)
+        self.mean_prompt = w.input_tokens_mean
         self.longest_uncached = (dep.max_model_len - 1) * (1 - self.hit)  # prompts are clipped at max-model-len
         self.longest_prompt = float(dep.max_model_len - 1)
         self.output = w.output_tokens_mean
-        # A prompt token's GEMMs, its attention over the cached prefix and the uncached tokens before it (mean over gamma
-        # lengths: E[U²] / 2 E[U]) and the chunk's read of its context's KV (one chunk: the prefix and itself).
+        # A prompt token's GEMMs, its attention over the cached prefix and the uncached tokens before it, and the chunk's
+        # read of its context's KV (one chunk: the prefix and itself). A prompt of L tokens has h L cached and (1 - h) L
+        # uncached, so its attention, (1 - h) L x (h L + ((1 - h) L + 1) / 2) pairs, grows as L²: `quad_s` per uncached
+        # token per prompt token. token_s is the mean over gamma lengths, E[U x cost(L)] / E[U] (E[L²] = mean² (1 + CV²)):
+        # a long prompt's tokens cost more than a short one's, so the mean sits above the cost at the mean length.
         hit_tokens = w.input_tokens_mean * self.hit
-        attends = hit_tokens + (self.uncached * (1 + self.cv2) + 1) / 2
         reads = 1 + hit_tokens / max(self.uncached, 1.0)
-        self.token_s = step.gemm_s_per_token + step.kv_s_per_token * reads + step.attn_s_per_pair * attends
+        lora = step.lora_s_per_token if step.lora_slots > 0 else 0.0  # the adapters' FLOPs (their kernels' floor is in base_s)
+        self.quad_s = step.attn_s_per_pair * (self.hit + (1 - self.hit) / 2)
+        self.quad_mean_s = self.quad_s * w.input_tokens_mean * (1 + self.cv2)  # E[L²] / E[L] per token
+        self.token_s = step.gemm_s_per_token + lora + step.kv_s_per_token * reads + step.attn_s_per_pair / 2 + self.quad_mean_s
+        # the part of that mean the long prompts' cached prefixes add beyond a mean-length prompt's (h mean CV² pairs):
+        # a chunk the ITL quantile sees is a typical one, not the token-weighted mean (planner.slo's ITL model)
+        self.long_prefix_s = step.attn_s_per_pair * self.hit * w.input_tokens_mean * self.cv2
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
 
@@ -281,6 +292,23 @@ class _Engine:
         chunk = max(min(self.uncached, self.room(batch)), 1.0)
         comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
         return self.token_s + comm / chunk
+
+    def prompt_work_s(self, prompt_tokens: float | np.ndarray, batch: float) -> float | np.ndarray:
+        """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside): linear in the
+        prompt's tokens, and quadratic in its attention over the prefix and itself. Its mean over the gamma lengths is
+        uncached x prompt_token_s."""
+        linear_s = self.prompt_token_s(batch) - self.quad_mean_s
+        return (1 - self.hit) * prompt_tokens * (linear_s + self.quad_s * prompt_tokens)
+
+    def prompt_work_cv2(self, batch: float) -> float:
+        """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)."""
+        c = self.cv2
+        a = self.prompt_token_s(batch) - self.quad_mean_s
+        b = self.quad_s * self.mean_prompt
+        l2, l3, l4 = 1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c)
+        mean = a + b * l2
+        second = a * a * l2 + 2 * a * b * l3 + b * b * l4
+        return second / (mean * mean) - 1 if mean > 0 else 0.0
 
     def prefill_rate(self, batch: float) -> float:
         """Prompt tokens a second, beside a decode batch."""
@@ -398,9 +426,11 @@ def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> 
 
 
 def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[float, float, float]:
-    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens.
+    """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens,
+    after its images' mean encoder time (a constant: the p95 request's own images are in the fixed TTFT path).
 
-    S = a + max(min(Y, ceiling), floor), with Y = uncached / prefill rate (gamma), a = chunks x (base + the batch's
+    S = a + max(min(Y, ceiling), floor), with Y = the prompt's work (_Engine.prompt_work_s: linear in its length and
+    quadratic in its attention, taken as gamma with that mean and CV²), a = chunks x (base + the batch's
     decode compute), floor = chunks x (weight reads - decode compute), and ceiling = the uncached part of the longest
     prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra steps are left
     out while short prompts, which the engine packs several to a step, are each charged a whole step's floor; the
@@ -410,9 +440,10 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
         return math.inf, math.inf, math.inf
     decode_s = chunks * eng.decode_compute_s(batch)
     floor = max(chunks * eng.floor_s(batch) - decode_s, 0.0)
-    token_s = eng.prompt_token_s(batch)
-    z1, z2, z3 = clamped_moments(eng.uncached * token_s, eng.cv2, floor, eng.longest_uncached * token_s)
-    a = chunks * eng.base_s(batch) + decode_s  # S = a + Z
+    work_s = eng.uncached * eng.prompt_token_s(batch)  # the mean of prompt_work_s, with its CV² (a gamma fitted to both)
+    ceiling_s = float(eng.prompt_work_s(eng.longest_prompt, batch))
+    z1, z2, z3 = clamped_moments(work_s, eng.prompt_work_cv2(batch) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
+    a = chunks * eng.base_s(batch) + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
 
@@ -446,11 +477,13 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
     return np.array([gamma_p_inverse(k, float(q)) * scale for q in p])
 
 
-def _stage_s(eng: _Engine, uncached: np.ndarray, batch: float) -> np.ndarray:
-    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts)."""
+def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
+    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts, with each prompt's own work)."""
     room = eng.room(batch)
+    uncached = prompts * (1 - eng.hit)
     chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
-    return np.asarray(eng.mixed_step_s(uncached, chunks, batch))
+    compute = np.asarray(eng.prompt_work_s(prompts, batch)) + chunks * eng.decode_compute_s(batch)
+    return np.asarray(chunks * eng.base_s(batch) + np.maximum(compute, chunks * eng.floor_s(batch)))
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
@@ -541,7 +574,8 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
     decode_gaps = np.sort(np.array([eng.engine_step_s(float(x)) for x in batches])) + eng.sched_s
     grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
-    base, floor, decode, rate_b = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b), eng.prefill_rate(b)
+    base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
+    rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
 
     def cdf(t: float) -> float:
         pure = float(np.interp(t, decode_gaps, grid_p, left=0.0, right=1.0))
@@ -621,7 +655,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
     covered = _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
-    stages = _stage_s(eng, covered * (1 - eng.hit), batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
+    stages = _stage_s(eng, covered, batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
     return _Wait(
         batch=batch,
         chunks_mean=chunks_mean,

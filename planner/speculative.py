@@ -95,7 +95,9 @@ def draft_constants(brief: Brief, shape: ReplicaShape) -> tuple[StepConstants, s
             draft_shape = shape_of(brief.with_changes({"model.name": spec.draft_model, "model.custom": None}))
         except BriefError as exc:  # an unknown key, or a TP the draft's heads do not divide
             raise BriefError("speculative.draft_model", str(exc)) from None
-        return draft_shape.step.model_copy(update={"overhead_s": DRAFT_PASS_OVERHEAD_S, "per_sequence_s": 0.0}), draft_shape.model.name
+        return draft_shape.step.model_copy(
+            update={"overhead_s": DRAFT_PASS_OVERHEAD_S, "per_sequence_s": 0.0, "lora_slots": 0.0}
+        ), draft_shape.model.name
     return _eagle_head(shape.step, shape.model), EAGLE_HEADS.get(shape.model.key, f"an EAGLE head for {shape.model.name}")
 
 
@@ -113,6 +115,7 @@ def _eagle_head(target: StepConstants, model: ModelSpec) -> StepConstants:
             "allreduces": target.allreduces / layers,
             "overhead_s": DRAFT_PASS_OVERHEAD_S,
             "per_sequence_s": 0.0,
+            "lora_slots": 0.0,  # the draft runs without the adapters
         }
     )
 

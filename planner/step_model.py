@@ -15,6 +15,9 @@ Its time is the sum of what runs one after another on the GPU (kernels do not ov
     all-to-all  with EP > 1, a dispatch and a combine per MoE layer: a latency each, and each token's top-k copies
                 (FP8 out, BF16 back) over NVLink to the node's GPUs and over the network to other nodes'
     pipeline    with PP > 1, each stage's activations sent to the next over the network: a latency and the bytes
+    LoRA        with adapters, the batched kernels (Punica's SGMV, vLLM's punica wrapper) after the base GEMMs: the
+                distinct adapters of the step's sequences read once each (n slots drawn evenly: n (1 - (1 - 1/n)^seqs)),
+                the adapters' FLOPs per token, and a shrink and an expand kernel per adapted projection and layer
     fixed       scheduling, launch and sampling set-up, per step; plus a cost per sequence in the step
                 (sampling, detokenizing, bookkeeping)
 
@@ -38,6 +41,7 @@ __all__ = [
     "CONSTANTS",
     "GEMM_S_PER_TOKEN",
     "LM_HEAD_S_PER_SEQ",
+    "LORA_PARTS",
     "SPEC_CONSTANTS",
     "StepConstants",
     "chunk_pairs",
@@ -56,7 +60,11 @@ KV_S_PER_TOKEN, ATTN_S_PER_PAIR = 5, 6
 ALLREDUCES, AR_LATENCY_S, AR_ONE_SHOT_S_PER_TOKEN, AR_TWO_SHOT_S_PER_TOKEN = 7, 8, 9, 10
 OVERHEAD_S, PER_SEQ_S, ROOFLINE = 11, 12, 13
 A2A_LATENCY_S, A2A_S_PER_TOKEN, PP_LATENCY_S, PP_S_PER_TOKEN = 14, 15, 16, 17
-CONSTANTS = 18  # how many
+LORA_SLOTS, LORA_ADAPTER_S, LORA_S_PER_TOKEN, LORA_KERNELS_S = 18, 19, 20, 21
+CONSTANTS = 22  # how many
+
+
+LORA_PARTS = (LORA_SLOTS, LORA_ADAPTER_S, LORA_S_PER_TOKEN, LORA_KERNELS_S)  # the batched-LoRA term, for masked()
 
 
 class StepConstants(BaseModel):
@@ -82,6 +90,10 @@ class StepConstants(BaseModel):
     a2a_s_per_token: float = 0.0  # ... one token's routed copies out and back, over NVLink and the network
     pp_latency_s: float = 0.0  # pipeline parallelism: the latencies of the sends between stages, per step
     pp_s_per_token: float = 0.0  # ... one token's activations over the network between stages
+    lora_slots: float = 0.0  # multi-LoRA: adapters resident on the GPU that a step's sequences draw from (0: no LoRA)
+    lora_adapter_s: float = 0.0  # ... reading one adapter's A and B matrices (all layers) at the achieved bandwidth
+    lora_s_per_token: float = 0.0  # ... one token's adapter FLOPs (2 x rank x widths x layers) at the achieved compute
+    lora_kernels_s: float = 0.0  # ... the segmented kernels' floor per step: shrink + expand, every adapted projection
 
     @classmethod
     def only(cls, **costs: float) -> StepConstants:
@@ -109,6 +121,10 @@ class StepConstants(BaseModel):
             self.a2a_s_per_token,
             self.pp_latency_s,
             self.pp_s_per_token,
+            self.lora_slots,
+            self.lora_adapter_s,
+            self.lora_s_per_token,
+            self.lora_kernels_s,
         ]
         assert len(values) == CONSTANTS
         return tuple(float(v) for v in values)
@@ -138,7 +154,11 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
         comm = k[ALLREDUCES] * min(one_shot, two_shot)
     comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]  # expert parallelism's all-to-alls (0 without EP)
     comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]  # pipeline stages' sends (0 without PP)
-    return gemm + attention + comm + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+    lora = 0.0
+    if k[LORA_SLOTS] > 0.0:  # the batched-LoRA kernels run after the base GEMMs, on the distinct adapters of the step
+        distinct = k[LORA_SLOTS] * (1.0 - (1.0 - 1.0 / k[LORA_SLOTS]) ** seqs) if k[LORA_SLOTS] > 1.0 else min(seqs, 1.0)
+        lora = distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S]
+    return gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
 
 
 def chunk_pairs(done: float, take: float) -> float:

@@ -34,6 +34,7 @@ _LORA = (
     "lora_serving.gpu_hit_rate",
     "lora_serving.gpu_gb_per_gpu",
     "lora_serving.ttft_load_ms",
+    "lora_serving.overhead",
     "lora_serving.utilization_with_overhead",
 )
 _THROUGHPUT = (
