@@ -14,7 +14,7 @@ from planner import load_brief, plan
 from planner.catalog import MODELS
 from planner.replica import shape_of
 from planner.scaleout import step_parts
-from planner.step_model import StepConstants, step_time_s
+from planner.step_model import A2A_LATENCY_S, A2A_S_PER_TOKEN, PP_LATENCY_S, PP_S_PER_TOKEN, StepConstants, step_time_s
 
 pytestmark = pytest.mark.unit
 
@@ -119,10 +119,11 @@ def test_mechanisms_off_by_default_leave_the_step_unchanged():
     k = capstone.step
     assert (k.a2a_latency_s, k.a2a_s_per_token, k.pp_latency_s, k.pp_s_per_token) == (0, 0, 0, 0)
     assert (capstone.pp, capstone.ep, capstone.attention_groups, capstone.replica_nodes) == (1, 1, 1, 1)
-    # the new constants sit at the end of the tuple, and the formula adds them as communication
+    # the formula adds the new constants as communication, at their own positions in the tuple
     only = StepConstants.only(a2a_latency_s=1e-3, a2a_s_per_token=1e-6, pp_latency_s=2e-3, pp_s_per_token=2e-6)
     assert step_time_s(only.values(), 100, 100, 0, 0) == pytest.approx(1e-3 + 1e-4 + 2e-3 + 2e-4)
-    assert only.values()[-4:] == (1e-3, 1e-6, 2e-3, 2e-6)
+    positions = (A2A_LATENCY_S, A2A_S_PER_TOKEN, PP_LATENCY_S, PP_S_PER_TOKEN)
+    assert tuple(only.values()[i] for i in positions) == (1e-3, 1e-6, 2e-3, 2e-6)
 
 
 def test_405b_bf16_on_h100_plans_with_two_pipeline_stages():

@@ -52,7 +52,7 @@ def _closed_loop(qps200, clients: int, count: int, loop=None):  # type: ignore[n
         return run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, costs).finish_s
     c = costs
     args = (c.step.values(), step_time_s)  # the plain-Python step function beside the plain-Python loop
-    limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill)
+    limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill, c.encoder_s)
     return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, *args, *limits)[3]
 
 
