@@ -46,6 +46,9 @@ EAGLE_HEADS = {
     "llama-3-70b": "yuhuili/EAGLE-LLaMA3-Instruct-70B",
     "llama-3.1-8b": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
 }
+# Models that ship their own multi-token-prediction layer (DeepSeek-V3/R1's one MTP module, an EAGLE-like head on the
+# target's hidden states): vLLM drafts with it as method "mtp", no separate head to name.
+NATIVE_MTP = frozenset({"deepseek-v3", "deepseek-r1"})
 
 DRAFT_PASS_OVERHEAD_S = 0.2e-3  # launching one draft forward pass (CUDA-graphed, a few kernels): an assumption, stated
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)  # the gain-vs-batch table's rows
@@ -98,6 +101,8 @@ def draft_constants(brief: Brief, shape: ReplicaShape) -> tuple[StepConstants, s
         return draft_shape.step.model_copy(
             update={"overhead_s": DRAFT_PASS_OVERHEAD_S, "per_sequence_s": 0.0, "lora_slots": 0.0}
         ), draft_shape.model.name
+    if shape.model.key in NATIVE_MTP:
+        return _eagle_head(shape.step, shape.model), f"{shape.model.name}'s own MTP layer"
     return _eagle_head(shape.step, shape.model), EAGLE_HEADS.get(shape.model.key, f"an EAGLE head for {shape.model.name}")
 
 
@@ -122,7 +127,7 @@ def _eagle_head(target: StepConstants, model: ModelSpec) -> StepConstants:
 
 def _problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
     spec = brief.speculative
-    if spec.method is SpecMethod.eagle and shape.model.key not in EAGLE_HEADS:
+    if spec.method is SpecMethod.eagle and shape.model.key not in EAGLE_HEADS and shape.model.key not in NATIVE_MTP:
         return (
             Problem(
                 field="speculative.method",
@@ -153,7 +158,9 @@ def speculative_config_json(brief: Brief, shape: ReplicaShape, off_above_batch: 
     """The value of vLLM's --speculative-config."""
     spec = brief.speculative
     config: dict[str, object] = {"method": "eagle"} if spec.method is SpecMethod.eagle else {"method": "draft_model"}
-    if spec.method is SpecMethod.eagle:
+    if spec.method is SpecMethod.eagle and shape.model.key in NATIVE_MTP:
+        config = {"method": "mtp"}  # the model's own MTP layer drafts
+    elif spec.method is SpecMethod.eagle:
         config["model"] = EAGLE_HEADS.get(shape.model.key, f"<EAGLE head for {shape.model.name}>")
     else:
         from planner.config import HF_IDS  # the Hugging Face ids the engine command uses

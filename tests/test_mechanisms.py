@@ -428,3 +428,13 @@ def test_the_fleet_sizing_reads_the_speculative_step():
     assert "speculative step" in fast.capacity.utilization_basis
     plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
     assert plain.capacity.utilization == pytest.approx(0.345, rel=0.05)
+
+
+def test_deepseek_drafts_with_its_own_mtp_layer():
+    """DeepSeek-R1 ships one multi-token-prediction module: speculation runs as vLLM's method "mtp" with no head to
+    name (an EAGLE head would be a placeholder and a problem), and the design has no speculative problem."""
+    d = plan(load_brief("moe-deepseek").with_changes({"speculative.enabled": True}))
+    assert '"method": "mtp"' in d.config.command and "EAGLE head" not in d.config.command
+    assert not any(p.field.startswith("speculative") for p in d.verdict.problems)
+    other = plan(load_brief("capstone").with_changes({"speculative.enabled": True, "model.name": "llama-3.1-70b"}))
+    assert any(p.field == "speculative.method" for p in other.verdict.problems)  # no published head: a verdict
