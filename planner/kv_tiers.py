@@ -119,7 +119,9 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     capped = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95)
     reload_tokens = capped * reused
     reload_bytes = reload_tokens * token_bytes
-    cpu_ms = reload_bytes / (t.cpu_gb_s_per_gpu * GB * shape.tp) * 1e3  # each GPU reloads its own KV shard over its own link
+    # each GPU reloads its own KV shard over its own link; with DP attention every group reloads its own sequences at
+    # once, so the replica reloads over all its GPUs' links, as its prefill (the recompute) runs on all its GPUs
+    cpu_ms = reload_bytes / (t.cpu_gb_s_per_gpu * GB * shape.gpus) * 1e3
     nvme_ms = max(reload_bytes / (t.nvme_gb_s_per_node * GB * nodes) * 1e3, cpu_ms)  # the node's drives, shared; then the host link
     recompute_ms = reload_tokens / shape.prefill_tokens_per_s * 1e3
     ttft_ms = nvme_ms if from_nvme > P95_TAIL else cpu_ms if from_cpu + from_nvme > P95_TAIL else 0.0
@@ -142,7 +144,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
         ),
         "reload": (
             f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"
-            f" CPU {num(cpu_ms, 'ms')} over {shape.tp} x {num(t.cpu_gb_s_per_gpu, 'GB/s')}, NVMe {num(nvme_ms, 'ms')}"
+            f" CPU {num(cpu_ms, 'ms')} over {shape.gpus_text} x {num(t.cpu_gb_s_per_gpu, 'GB/s')}, NVMe {num(nvme_ms, 'ms')}"
             f" at {num(t.nvme_gb_s_per_node, 'GB/s')} / node x {num(nodes)} node(s) a replica; recomputing it takes {num(recompute_ms, 'ms')}"
         ),
         "ttft": (

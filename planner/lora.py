@@ -39,7 +39,9 @@ class LoraMemory(BaseModel):
     gb_per_gpu: float
 
 
-def lora_memory(lora: Lora, model: ModelSpec, tp: int) -> LoraMemory:
+def lora_memory(lora: Lora, model: ModelSpec, tp: int, groups: int = 1) -> LoraMemory:
+    """An adapter's size and where it sits: split over a TP group's GPUs, one copy in each of the replica's
+    `groups` attention groups (DP attention: each DP rank is an engine with its own adapters)."""
     hidden, kv_dim = model.hidden_size, model.kv_heads * model.head_dim
     widths = (hidden + hidden) + (hidden + kv_dim)  # q: hidden -> hidden, v: hidden -> kv
     modules = "q, v"
@@ -54,7 +56,7 @@ def lora_memory(lora: Lora, model: ModelSpec, tp: int) -> LoraMemory:
         widths_per_layer=widths,
         params_per_adapter=params,
         gb_per_adapter=gb_each,
-        gb_per_replica=total,
+        gb_per_replica=total * groups,
         gb_per_gpu=total / tp,
     )
 

@@ -74,7 +74,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
     lora = brief.lora
     if lora.adapters == 0:
         return None
-    mem = lora_memory(lora, shape.model, shape.tp)
+    mem = lora_memory(lora, shape.model, shape.tp, shape.attention_groups)
     replicas = max(shape.replicas, 1)
     served = math.ceil(lora.adapters / replicas) if lora.tenant_routing else lora.adapters
     slots = min(lora.max_loras, served) if lora.max_loras > 0 else lora.adapters  # 0: every adapter resident on every replica
@@ -87,6 +87,13 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
     ttft_s = from_storage_s if miss_storage > MISS_TAIL else from_cpu_s if 1 - gpu_hit > MISS_TAIL else 0.0
     util = utilization  # the capacity's decode step carries the kernels already
     kernels_ms, step_ms = lora_step_ms(shape, batch, read)
+    groups = shape.attention_groups  # with DP attention each group (a DP rank, its own engine) holds and loads its own copies
+    copies_text = (
+        f"; each of the {groups} attention groups (DP ranks) holds its own: {num(slots * mem.gb_per_adapter * groups, 'GB')} over the replica's {shape.gpus} GPUs,"
+        f" and {cpu} x {groups} = {cpu * groups} adapters in host memory"
+        if groups > 1
+        else ""
+    )
     overhead = kernels_ms / step_ms if step_ms > 0 else 0.0
     routing = (
         f"tenant-aware routing: {lora.adapters:,} adapters / {replicas} replicas = {served} per replica"
@@ -112,11 +119,12 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
             else f"no --max-loras in the brief: all {slots} adapters stay resident on every replica ({slots} GPU slots), so every request finds its adapter on the GPU"
         ),
         "load": (
-            f"a miss loads {num(mem.gb_per_adapter * 1e3, 'MB')}: from host memory over {shape.tp} x {num(HOST_LINK_GB_S_PER_GPU, 'GB/s')}"
+            f"a miss loads {num(mem.gb_per_adapter * 1e3, 'MB')}: from host memory over {'an attention group' + chr(39) + 's ' if shape.attention_groups > 1 else ''}{shape.tp} x {num(HOST_LINK_GB_S_PER_GPU, 'GB/s')}"
             f" = {num(from_cpu_s * 1e3, 'ms')}, from storage at {num(lora.adapter_storage_gb_s, 'GB/s')} first = {num(from_storage_s * 1e3, 'ms')};"
             f" the p95 TTFT carries {num(ttft_s * 1e3, 'ms')}"
         ),
-        "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / TP {shape.tp} = {num(slots * mem.gb_per_adapter / shape.tp, 'GB')} per GPU beside the weights",
+        "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / TP {shape.tp} = {num(slots * mem.gb_per_adapter / shape.tp, 'GB')} per GPU beside the weights"
+        + copies_text,
         "overhead": (
             f"at the capacity batch of {num(max(batch, 1.0))} the step reads its {num(_distinct(slots, batch))} distinct adapters (of {slots} slots),"
             f" computes rank {lora.rank} on each token and"
@@ -132,7 +140,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
         max_lora_rank=_rank_flag(lora.rank),
         gb_per_adapter=mem.gb_per_adapter,
         gpu_gb_per_gpu=slots * mem.gb_per_adapter / shape.tp,
-        cpu_gb_per_replica=cpu * mem.gb_per_adapter,
+        cpu_gb_per_replica=cpu * mem.gb_per_adapter * groups,
         gpu_hit_rate=gpu_hit,
         cpu_hit_rate=cpu_hit,
         load_from_cpu_ms=from_cpu_s * 1e3,

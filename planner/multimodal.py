@@ -52,7 +52,9 @@ def with_image_tokens(brief: Brief) -> Brief:
 def encoder_s_per_image(brief: Brief, shape: ReplicaShape) -> float:
     """One image through the vision encoder on the replica's GPUs: 2 x params x patches FLOPs at the BF16 compute."""
     mm = brief.multimodal
-    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.tp * shape.compute_fraction  # the ViT runs unquantized, in BF16
+    # the ViT runs unquantized, in BF16, on the replica's GPUs as its prefill does (with DP attention every group
+    # encodes its own requests' images)
+    encoder_flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * shape.gpus * shape.compute_fraction
     return 2 * mm.encoder_params * mm.encoder_patches_per_image / encoder_flops_per_s
 
 
@@ -79,7 +81,7 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         "tokens": f"{num(mm.images_per_request)} images x {num(mm.tokens_per_image, 'tokens')} = {num(mm.images_per_request * mm.tokens_per_image, 'tokens')} added to each prompt (KV and prefill)",
         "encoder": (
             f"2 x {num(mm.encoder_params / 1e6)}M params x {num(mm.encoder_patches_per_image)} patches = {num(flops / 1e12)} TFLOP per image"
-            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.tp} GPUs x {pct(shape.compute_fraction)}) = {num(per_image_s * 1e3, 'ms')}"
+            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.gpus_text} x {pct(shape.compute_fraction)}) = {num(per_image_s * 1e3, 'ms')}"
         ),
         "per_request": (
             f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"

@@ -70,6 +70,12 @@ class ReplicaShape(BaseModel):
         return self.tp * self.attention_groups
 
     @property
+    def gpus_text(self) -> str:
+        """The serving unit's GPUs as a text names them: '8 GPUs', or '16 GPUs (16 attention groups of TP=1)'."""
+        groups = f" ({self.attention_groups} attention groups of TP={self.tp})" if self.attention_groups > 1 else ""
+        return f"{self.gpus} GPUs{groups}"
+
+    @property
     def gpus_per_replica(self) -> int:
         return self.gpus * self.pp
 

@@ -438,3 +438,28 @@ def test_deepseek_drafts_with_its_own_mtp_layer():
     assert not any(p.field.startswith("speculative") for p in d.verdict.problems)
     other = plan(load_brief("capstone").with_changes({"speculative.enabled": True, "model.name": "llama-3.1-70b"}))
     assert any(p.field == "speculative.method" for p in other.verdict.problems)  # no published head: a verdict
+
+
+def test_dp_attention_replicas_size_the_mechanisms_by_their_own_gpus():
+    """moe-deepseek's replica is 16 GPUs in 16 attention groups of TP=1: the KV reload and the vision encoder run on
+    all 16 (as its prefill does), each group keeps its own adapters in host memory."""
+    base = load_brief("moe-deepseek")
+    shape = shape_of(base)
+    assert (shape.tp, shape.attention_groups, shape.gpus) == (1, 16, 16)
+    tiers = plan(base.with_changes({"kv_tiers.cpu_gb_per_node": 512})).kv_tiers
+    assert tiers is not None
+    assert tiers.cpu_reload_ms * 16 * 50e9 / 1e3 == pytest.approx(tiers.reload_tokens_p95 * shape.kv_bytes_per_token)
+    assert "over 16 GPUs (16 attention groups of TP=1)" in tiers.arithmetic["reload"]
+    mm = plan(base.with_changes({"multimodal.images_per_request": 1})).multimodal
+    assert mm is not None
+    flops_per_s = shape.gpu.dense_tflops["bf16"] * 1e12 * 16 * shape.compute_fraction
+    assert mm.encoder_ms_per_image == pytest.approx(mm.encoder_tflop_per_image * 1e12 / flops_per_s * 1e3)
+    assert "x 16 GPUs (16 attention groups of TP=1)" in mm.arithmetic["encoder"]
+    lora = plan(base.with_changes({"lora.adapters": 10})).lora_serving
+    assert lora is not None
+    assert lora.cpu_gb_per_replica == pytest.approx(lora.cpu_slots * lora.gb_per_adapter * 16)
+    assert "each of the 16 attention groups" in lora.arithmetic["memory"]
+    variation = plan(base.with_changes({"variation": "c", "lora.adapters": 10})).variation
+    assert variation is not None
+    total = next(f for f in variation.findings if f.label == "memory for all adapters")
+    assert total.value == pytest.approx(10 * lora.gb_per_adapter * 16)
