@@ -417,6 +417,7 @@ def _run_speculative(arrival: F64, prompt: I64, output: I64, cached: I64, client
         costs.max_num_seqs,
         costs.kv_capacity_tokens,
         costs.chunked_prefill,
+        costs.encoder_s,
     )
     arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy, spec_steps = res
     return EngineOutput(

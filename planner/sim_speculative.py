@@ -5,8 +5,9 @@ step (one token a sequence); at or below it the step drafts k tokens a sequence 
 (planner.step_model.speculative_step_time_s), and each decoding sequence emits the accepted run of drafts plus
 one: j tokens with probability a^(j-1) (1 - a) for j <= k, k + 1 with probability a^k, drawn per sequence and
 step. A sequence's KV grows by the tokens it emits; one gap between streamed chunks a step goes to the ITL
-histogram. Admission, chunked prefill, the token budget, recompute preemption and the prefix cache are as in
-planner.sim_engine; the decoders are kept one by one (a speculative batch is small), not in lockstep.
+histogram. Admission, chunked prefill, the token budget, recompute preemption, the prefix cache and the vision
+encoder's time in the step that first admits a request are as in planner.sim_engine; the decoders are kept one by
+one (a speculative batch is small), not in lockstep.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
     max_seqs: int,
     kv_capacity: int,
     chunked: bool,
+    encoder_s: float,
 ) -> tuple[F64, F64, F64, F64, I64, F64, int, int, float, int]:
     """Simulate until every request ends; as planner.sim_engine.engine_loop, plus the steps that were speculative."""
     np.random.seed(seed)
@@ -113,6 +115,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
         context = 0.0
         pairs = 0.0
         n_pre = 0
+        encode = 0.0  # the vision encoder's time for the requests this step admits for the first time
         for j in range(n_run):
             r = run[j]
             if state[r] == _DECODE:
@@ -141,6 +144,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
             q_len -= 1
             if np.isnan(scheduled[r]):
                 scheduled[r] = t
+                encode += encoder_s
             computed[r] = hit
             state[r] = _PREFILL
             kv_used += hit + take
@@ -175,6 +179,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
         spec = on and n_dec > 0
         seqs = float(n_dec + n_pre)
         dt = spec_time(spec_k, float(tokens), seqs, context, pairs) if spec else step_time(step_k, float(tokens), seqs, context, pairs)
+        dt += encode  # the images' encoder runs on the same GPUs, before the step (as planner.sim_engine)
         t += dt
         busy += dt
         steps += 1
