@@ -5,6 +5,7 @@ import streamlit as st
 from planner.breakdowns import decode_step_stack, memory_stack, utilization_stacks
 from planner.fmt import num, pct
 from planner.operating_point import running_in_general_pool
+from planner.replica import units_text
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
 from ui.mechanisms import conclusion_box, mechanism_sections, objective_section
@@ -130,10 +131,11 @@ if design.disaggregation is not None:
         f" pools with the load: {md(op.arithmetic['capacity_rate_per_s'])}."
     )
 else:
+    unit = "micro-batch stream" if design.shape.pp > 1 else "replica"  # PP: the operating point is one stream's
     st.caption(
-        f"One replica of the general pool ({op.general_replicas} replicas carry its share of the peak; long-context and spare"
-        " nodes excluded), solved together with the step time its batch implies. The SLO budget and the engine"
-        " configuration describe this same replica."
+        f"One {unit} of the general pool ({units_text(op.general_replicas, design.shape.pp)} carry its share of the peak;"
+        " long-context and spare nodes excluded), solved together with the step time its batch implies. The SLO budget"
+        f" and the engine configuration describe this same {unit}."
     )
 figure_row(
     [

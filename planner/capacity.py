@@ -381,8 +381,10 @@ def _step_arithmetic(
     if shape.step_overhead_s:
         real_parts.append(f"+ {num(shape.step_overhead_s * 1e3, 'ms')} per step")
     decode_replica = batch / step_real if step_real > 0 else 0.0
+    unit = "micro-batch stream" if shape.pp > 1 else "replica"
+    fleet = shape.units_text if shape.pp > 1 else str(shape.replicas)  # x 12 micro-batch streams (...), or x 12
     return {
-        "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.replicas} replicas = {num(batch)} sequences",
+        "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.units_text} = {num(batch)} sequences",
         "decode_step_bytes_gb_per_gpu": (
             f"{num(weights_gb, 'GB')} weights + {num(batch)} x {num(read, 'tokens')} x"
             f" {num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} KV = {num(step_gb, 'GB')} per GPU"
@@ -390,12 +392,12 @@ def _step_arithmetic(
         "decode_step_ideal_ms": f"{num(step_gb, 'GB')} / {num(shape.gpu.hbm_tb_per_s * 1e3, 'GB/s')} = {num(step_ideal * 1e3, 'ms')}",
         "decode_step_ms": f"{num(step_ideal * 1e3, 'ms')} {' '.join(real_parts)} = {num(step_real * 1e3, 'ms')}",
         "decode_tokens_per_s": (
-            f"{num(batch)} / {num(step_real * 1e3, 'ms')} = {num(decode_replica, 'tok/s')} per replica"
-            f" x {shape.replicas} = {num(decode_replica * shape.replicas, 'tok/s')}"
+            f"{num(batch)} / {num(step_real * 1e3, 'ms')} = {num(decode_replica, 'tok/s')} per {unit}"
+            f" x {fleet} = {num(decode_replica * shape.replicas, 'tok/s')}"
         ),
         "prefill_tokens_per_s": (
             f"{shape.gpus} GPUs x {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} ({shape.compute_precision}) x {num(eff.compute_fraction)}"
             f" / (2 x {num(shape.model.active_params)} FLOP per token) = {num(shape.prefill_tokens_per_s, 'tok/s')}"
-            f" per replica x {shape.replicas} = {num(prefill_fleet, 'tok/s')}"
+            f" per {unit} x {fleet} = {num(prefill_fleet, 'tok/s')}"
         ),
     }

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.replica import GB, ReplicaShape
+from planner.replica import GB, ReplicaShape, units_text
 
 __all__ = ["P95_TAIL", "KvTierAnalysis", "engines_per_node", "kv_tier_analysis"]
 
@@ -53,19 +53,19 @@ class KvTierAnalysis(BaseModel):
     arithmetic: dict[str, str]
 
 
-def _sessions(brief: Brief, replicas: int) -> tuple[float, float, str]:
+def _sessions(brief: Brief, replicas: int, units: str) -> tuple[float, float, str]:
     """(live sessions per replica, the gap between a session's requests, the arithmetic)."""
     w, t = brief.workload, brief.kv_tiers
     if w.users is not None and w.request_rate is None:
         gap = w.generation_s_per_turn / w.duty_cycle
-        text = f"{num(w.users, 'users')} / {replicas} replicas, each back every {num(gap, 's')} ({num(w.generation_s_per_turn, 's')} / {num(w.duty_cycle)} duty)"
+        text = f"{num(w.users, 'users')} / {units}, each back every {num(gap, 's')} ({num(w.generation_s_per_turn, 's')} / {num(w.duty_cycle)} duty)"
         return w.users / replicas, gap, text
     rate = w.request_rate or 0.0
     gap = w.generation_s_per_turn + t.think_time_s
     sessions = rate * gap
     text = (
         f"{num(rate, 'req/s')} x ({num(w.generation_s_per_turn, 's')} generating + {num(t.think_time_s, 's')} think/tool time)"
-        f" = {num(sessions)} live sessions / {replicas} replicas (Little's law)"
+        f" = {num(sessions)} live sessions / {units} (Little's law)"
     )
     return sessions / replicas, gap, text
 
@@ -100,7 +100,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     replicas = max(shape.replicas, 1)
     nodes = _nodes_per_unit(shape)
     token_bytes = shape.kv_bytes_per_token
-    sessions, gap, sessions_text = _sessions(brief, replicas)
+    sessions, gap, sessions_text = _sessions(brief, replicas, units_text(replicas, shape.pp))
     held = w.input_tokens_mean + w.output_tokens_mean
     demand_tokens = max(sessions * held, 1.0)
     running = _running_tokens(brief, replicas)

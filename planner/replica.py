@@ -27,7 +27,7 @@ from planner.quantization import weight_scheme
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
-__all__ = ["ReplicaShape", "shape_of"]
+__all__ = ["ReplicaShape", "shape_of", "units_text"]
 
 GB = 1e9
 TB = 1e12
@@ -74,6 +74,12 @@ class ReplicaShape(BaseModel):
         """The serving unit's GPUs as a text names them: '8 GPUs', or '16 GPUs (16 attention groups of TP=1)'."""
         groups = f" ({self.attention_groups} attention groups of TP={self.tp})" if self.attention_groups > 1 else ""
         return f"{self.gpus} GPUs{groups}"
+
+    @property
+    def units_text(self) -> str:
+        """The serving units a text divides the fleet's load by: '12 replicas', or with PP '12 micro-batch streams
+        (6 replicas x PP=2)' (`replicas` counts the streams)."""
+        return units_text(self.replicas, self.pp)
 
     @property
     def gpus_per_replica(self) -> int:
@@ -179,6 +185,11 @@ class ReplicaShape(BaseModel):
         if not math.isfinite(batch * context_tokens):
             return math.inf
         return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
+
+
+def units_text(units: int, pp: int) -> str:
+    """'12 replicas', or '12 micro-batch streams (6 replicas x PP=2)' when each replica runs PP streams."""
+    return f"{units} micro-batch streams ({units // pp} replicas x PP={pp})" if pp > 1 else f"{units} replicas"
 
 
 def _compute_precision(brief: Brief, gpu: GpuSpec) -> str:

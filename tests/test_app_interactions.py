@@ -267,3 +267,11 @@ def test_failure_modes_follow_the_prefix_hit_rate() -> None:
     assert not at.exception
     table_text = at.table[0].value.to_string()
     assert "Prefix hit rate drops" in table_text
+
+
+def test_a_pp_designs_operating_point_names_its_streams():
+    """RAG at PP=2: the operating point is one micro-batch stream's; the caption counts 12 streams of 6 replicas."""
+    at = visit(new_app({"preset": "rag", "deployment.pp": "2"}), CAPACITY)
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert "One micro-batch stream of the general pool (12 micro-batch streams (6 replicas x PP=2) carry its share" in captions
+    assert "12 replicas" not in captions

@@ -224,3 +224,21 @@ def test_kv_tiers_on_a_two_node_dp_replica():
     assert d.kv_tiers is not None
     assert d.kv_tiers.cpu_tokens == pytest.approx(2 * 512e9 / d.shape.kv_bytes_per_token)
     assert "--kv-offloading-size 60" in d.config.command  # 59.6 GiB rounded
+
+
+def test_a_pp_designs_arithmetic_divides_by_streams_not_replicas():
+    """RAG at PP=2: the capacity's batch, prefill and the KV tiers' sessions divide by 12 micro-batch streams, the 6
+    replicas' 2 each; the CLI's JSON and the document say the same."""
+    from report import render_markdown
+
+    streams = "12 micro-batch streams (6 replicas x PP=2)"
+    d = plan(load_brief("rag").with_changes({"deployment.pp": 2, "kv_tiers.cpu_gb_per_node": 512}))
+    assert d.capacity.replicas == 12 and d.shape.units_text == streams
+    assert f"generating / {streams} =" in d.capacity.arithmetic["batch_per_replica"]
+    assert f"per micro-batch stream x {streams} =" in d.capacity.arithmetic["prefill_tokens_per_s"]
+    assert d.kv_tiers is not None and f"live sessions / {streams} (Little's law)" in d.kv_tiers.arithmetic["sessions"]
+    cli = cli_json("plan", "rag", "--set", "deployment.pp=2")
+    assert f"generating / {streams} =" in cli["capacity"]["arithmetic"]["batch_per_replica"]
+    text = render_markdown(d)
+    assert f"generating / {streams} =" in text and "/ 12 replicas" not in text and "x 12 replicas" not in text
+    assert plan(load_brief("rag")).shape.units_text == "12 replicas"  # without PP a replica is the unit
