@@ -1,7 +1,5 @@
 """Failure modes: what each stress does to latency and load, which one binds, and the critical dependencies."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from planner.figures import label, show
@@ -24,17 +22,11 @@ if design.objective is not None:  # an offline job or a rollout: its deadline ju
         )
     )
 
-
-def _within(tile: Fig) -> Fig:
-    """An offline job or a rollout counts the scenarios that still meet its deadline (planner.failures judges them so)."""
-    return tile if design.objective is None else replace(tile, label="Scenarios that meet the deadline")
-
-
 figure_row(
     [
         Fig(label("failure_summary.binding_scenario"), binding.title, summary.binding_reason),
         fig(design, "failure_summary.n_plus_one_ok", help=summary.availability_note),
-        _within(fig(design, "failure_summary.scenarios_within_slo", help=f"of {len(failures)} scenarios")),
+        fig(design, "failure_summary.scenarios_within_slo", help=f"of {len(failures)} scenarios"),
     ],
     arithmetic_title="Show why",
 )

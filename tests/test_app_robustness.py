@@ -562,15 +562,3 @@ def test_every_page_of_every_preset_opens_with_the_verdict_bar(preset: str) -> N
         assert headline in text and "What binds:" in text, (preset, page)
         assert not _raw_numbers(text), (preset, page, _raw_numbers(text)[:3])
         assert not _charts_place_every_mark(at), (preset, page)
-
-
-def test_the_failure_page_counts_deadline_scenarios_for_an_offline_job() -> None:
-    """An offline job's failure rows are judged on its deadline, so the tile counts the scenarios that meet it; a chat
-    design keeps counting the scenarios within its SLO."""
-    from apphelp import metrics
-
-    offline = visit(new_app({"preset": "offline-batch"}), "pages/failure_modes.py")
-    assert not offline.exception
-    assert "Scenarios that meet the deadline" in metrics(offline) and "Scenarios within the SLO" not in metrics(offline)
-    chat = visit(new_app({"preset": "capstone"}), "pages/failure_modes.py")
-    assert "Scenarios within the SLO" in metrics(chat)
