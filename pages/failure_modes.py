@@ -26,7 +26,11 @@ figure_row(
     [
         Fig(label("failure_summary.binding_scenario"), binding.title, summary.binding_reason),
         fig(design, "failure_summary.n_plus_one_ok", help=summary.availability_note),
-        fig(design, "failure_summary.scenarios_within_slo", help=f"of {len(failures)} scenarios"),
+        fig(
+            design,
+            "failure_summary.scenarios_within_slo",
+            help=f"of {len(failures)} scenarios" + ("" if design.objective is None else ", each judged on the deadline"),
+        ),
     ],
     arithmetic_title="Show why",
 )

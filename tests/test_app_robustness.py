@@ -562,3 +562,14 @@ def test_every_page_of_every_preset_opens_with_the_verdict_bar(preset: str) -> N
         assert headline in text and "What binds:" in text, (preset, page)
         assert not _raw_numbers(text), (preset, page, _raw_numbers(text)[:3])
         assert not _charts_place_every_mark(at), (preset, page)
+
+
+def test_the_failure_page_says_an_offline_jobs_scenarios_are_judged_on_its_deadline() -> None:
+    """An offline job's failure rows are judged on its deadline: the scenario count's help says so (its label stays
+    the registry's), and a chat design's does not."""
+    offline = visit(new_app({"preset": "offline-batch"}), "pages/failure_modes.py")
+    assert not offline.exception
+    tile = next(m for m in offline.metric if m.label == "Scenarios within the SLO")
+    assert "judged on the deadline" in (tile.help or "")
+    chat = visit(new_app({"preset": "capstone"}), "pages/failure_modes.py")
+    assert "deadline" not in (next(m for m in chat.metric if m.label == "Scenarios within the SLO").help or "")
