@@ -75,7 +75,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
     if lora.adapters == 0:
         return None
     mem = lora_memory(lora, shape.model, shape.tp, shape.attention_groups)
-    replicas = max(shape.replicas, 1)
+    replicas = max(shape.replicas // shape.pp, 1)  # whole replicas: with PP `replicas` counts micro-batch streams
     served = math.ceil(lora.adapters / replicas) if lora.tenant_routing else lora.adapters
     slots = min(lora.max_loras, served) if lora.max_loras > 0 else lora.adapters  # 0: every adapter resident on every replica
     cpu = max(lora.max_cpu_loras, slots)
