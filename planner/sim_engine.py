@@ -335,25 +335,22 @@ def engine_loop(  # one function, so numba compiles the whole loop
     return arrival, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy
 
 
-_compiled: dict[bool, Callable[..., Any]] = {}
+_compiled: list[Callable[..., Any]] = []
 
 
-def _kernel(speculative: bool = False) -> Callable[..., Any]:
-    """The compiled loop over the compiled step function: step_time_s, or the speculative step built on it."""
-    if speculative not in _compiled:
+def _kernel() -> Callable[..., Any]:
+    """The compiled loop over the compiled step function (speculative runs use planner.sim_speculative's loop)."""
+    if not _compiled:
         import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
 
-        plain: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
-        step = (
-            numba.njit(nogil=True)(speculative_step(plain)) if speculative else plain
-        )  # a closure over a compiled function: not cacheable
+        step: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
         loop = numba.njit(cache=True, nogil=True)(engine_loop)
 
         def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: tuple[float, ...], *limits: Any) -> Any:
             return loop(arrival, prompt, output, cached, clients, step_k, step, *limits)
 
-        _compiled[speculative] = run
-    return _compiled[speculative]
+        _compiled.append(run)
+    return _compiled[0]
 
 
 def warm_up() -> None:
@@ -438,14 +435,13 @@ def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int
     """Run the compiled loop over one set of requests (with speculative decoding: planner.sim_speculative's)."""
     if costs.speculative is not None:
         return _run_speculative(arrival, prompt, output, cached, clients, costs)
-    spec = costs.speculative
-    res = _kernel(spec is not None)(
+    res = _kernel()(
         np.ascontiguousarray(arrival, dtype=np.float64),
         np.ascontiguousarray(prompt, dtype=np.int64),
         np.ascontiguousarray(output, dtype=np.int64),
         np.ascontiguousarray(cached, dtype=np.int64),
         int(clients),
-        spec if spec is not None else costs.step.values(),
+        costs.step.values(),
         costs.max_num_batched_tokens,
         costs.max_num_seqs,
         costs.kv_capacity_tokens,
