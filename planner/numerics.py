@@ -35,11 +35,15 @@ def gamma_p_inverse(a: float, p: float) -> float:
     return float(gammaincinv(a, p))
 
 
-def root_in_bracket(f: Callable[[float], float], low: float, high: float, xtol: float) -> float:
+def root_in_bracket(
+    f: Callable[[float], float], low: float, high: float, xtol: float, f_low: float | None = None, f_high: float | None = None
+) -> float:
     """A root of f in [low, high], where f(low) and f(high) differ in sign (f may jump: the point of the jump is
     returned), to within xtol. Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection
-    whenever three steps have not halved the bracket (steps and jumps)."""
-    f_low, f_high = f(low), f(high)
+    whenever three steps have not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a
+    jump to infinity says nothing about where the root is). f_low and f_high, when the caller has them, save two calls."""
+    f_low = f(low) if f_low is None else f_low
+    f_high = f(high) if f_high is None else f_high
     if f_low == 0:
         return low
     if f_high == 0:

@@ -204,7 +204,7 @@ def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     return math.log(worst) if math.isfinite(worst) and worst > 0 else _NO_STEADY_MARGIN
 
 
-_NO_STEADY_MARGIN = 50.0  # stands for an unbounded latency in the capacity search
+_NO_STEADY_MARGIN = math.inf  # an unbounded latency: the capacity search bisects towards where it starts
 
 
 def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
@@ -242,24 +242,27 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
 
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
-
     def margin(rate: float) -> float:
         return _slo_margin(brief, shape, rate)
 
-    probe = _CAPACITY_PROBE  # a fixed start: the answer depends on the replica, not on who asked first
-    if margin(probe) <= 0:
-        low, high = probe, probe * 2
-        while margin(high) <= 0:
-            low, high = high, high * 2
+    # a fixed start: the answer depends on the replica, not on who asked first
+    low, high = _CAPACITY_PROBE, _CAPACITY_PROBE
+    m_low = m_high = margin(_CAPACITY_PROBE)
+    if m_low <= 0:
+        while m_high <= 0:
+            low, m_low = high, m_high
+            high *= 2
             if high > 1e7:
                 return high
+            m_high = margin(high)
     else:
-        low, high = probe / 4, probe
-        while margin(low) > 0:
-            low, high = low / 4, low
-            if high < 1e-6:
+        while m_low > 0:
+            high, m_high = low, m_low
+            low /= 4
+            if low < 1e-6:
                 return 0.0
-    return root_in_bracket(margin, low, high, xtol=_CAPACITY_TOLERANCE * high)
+            m_low = margin(low)
+    return root_in_bracket(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
 
 
 def operating_point(
@@ -382,30 +385,36 @@ def _seed_in_flight(rate: float, prefill_s: float, output: float, step: Callable
     def excess(n: float) -> float:
         return rate * (prefill_s + (output - 1) * step(n) / (1 - share)) - n
 
-    low, high = 0.0, 1.0
+    high = 1.0
     while excess(high) > 0:
         high *= 2
         if high > 1e9:
             return math.inf
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if excess(mid) > 0 else (low, mid)
-    return high
+    if excess(0.0) <= 0:
+        return 0.0
+    return root_in_bracket(excess, 0.0, high, xtol=_SEED_XTOL * high)
+
+
+_SEED_XTOL = 1e-10  # relative: far below the figures' shown precision
 
 
 def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Callable[[float], float]) -> float:
     if step(1.0) > target_s:
         return 0.0
 
-    def within(rate: float) -> bool:
+    def over(rate: float) -> float:
+        """The step at the batch a TPOT of target_s would hold, over the target (> 0: beyond the capacity)."""
         share = rate * prefill_s
-        return share < 1 and step(rate * (prefill_s + (output - 1) * target_s)) / (1 - share) <= target_s
+        if share >= 1:
+            return math.inf
+        return step(rate * (prefill_s + (output - 1) * target_s)) / (1 - share) - target_s
 
-    low, high = 0.0, 1 / prefill_s if prefill_s > 0 else 1e7
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if within(mid) else (low, mid)
-    return low
+    high = 1 / prefill_s if prefill_s > 0 else 1e7
+    if over(high) <= 0:
+        return high
+    if over(0.0) > 0:
+        return 0.0
+    return root_in_bracket(over, 0.0, high, xtol=_SEED_XTOL * high)
 
 
 def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:

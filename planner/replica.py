@@ -17,6 +17,8 @@ Multi-GPU shapes beyond one TP group (each off by default):
 from __future__ import annotations
 
 import math
+from functools import cached_property
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +64,12 @@ class ReplicaShape(BaseModel):
     step: StepConstants  # the per-kernel step-time constants (planner.step_model)
     usable_gb_per_gpu: float  # memory x gpu_memory_utilization
     reserve_gb_per_gpu: float
+
+    @cached_property
+    def memo(self) -> dict[tuple[object, ...], Any]:
+        """What the planner derives from this replica and a brief, built once per replica (planner.slo's latency
+        engines: a solve evaluates hundreds of loads on one). Not a field: the shape stays what it describes."""
+        return {}
 
     # --- memory -------------------------------------------------------------------------------
     @property

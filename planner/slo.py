@@ -383,7 +383,7 @@ class _Engine:
 
 def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **overrides: float | None) -> Pace:
     """The replica's pace at a rate and running batch (planner.operating_point solves Little's law with it)."""
-    return _Engine(brief, shape, **overrides).pace(rate, load_batch)  # type: ignore[arg-type]
+    return _engine_of(brief, shape, **overrides).pace(rate, load_batch)  # type: ignore[arg-type]
 
 
 def _interference(rate: float, s1: float, chunks: float, gap_s: float) -> float:
@@ -615,7 +615,7 @@ def latency_point(
 ) -> LatencyPoint:
     """The latency model at one load (rate and the running batch Little's law gives); engine limits, hit rate
     and the context a decode step reads default to the brief's."""
-    eng = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
+    eng = _engine_of(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     return latency_at(eng, brief, rate_per_replica, load_batch)
 
 
@@ -627,7 +627,29 @@ def _spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
 
 def engine(brief: Brief, shape: ReplicaShape) -> _Engine:
     """The replica's step constants under the brief, built once for a solve that evaluates many loads."""
-    return _Engine(brief, shape)
+    return _engine_of(brief, shape)
+
+
+def _engine_of(
+    brief: Brief,
+    shape: ReplicaShape,
+    hit_rate: float | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    context_tokens: float | None = None,
+) -> _Engine:
+    """The engine for these arguments, kept on the replica: a plan asks for the same one from many solves."""
+    key = ("engine", brief, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
+    memo = shape.memo
+    if key not in memo:
+        if len(memo) >= _ENGINES_PER_REPLICA:
+            memo.clear()
+        memo[key] = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
+    engine: _Engine = memo[key]
+    return engine
+
+
+_ENGINES_PER_REPLICA = 64
 
 
 class _Wait(NamedTuple):
@@ -830,7 +852,7 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
     configuration's bound), at the rate that keeps the batch full at the engine's pace (Little's law)."""
     seqs = brief.deployment.max_num_seqs
     context = brief.workload.kv_context_tokens or brief.running_context_tokens
-    eng = _Engine(brief, shape, context_tokens=context)
+    eng = _engine_of(brief, shape, context_tokens=context)
     rate = seqs / max(eng.output * (eng.decode_step_s(seqs) + eng.sched_s), 1e-9)
     for _ in range(12):  # the interference the rate brings lengthens the replies: a few fixed-point passes
         hold = eng.pace(rate, seqs).engine_time_s

@@ -34,6 +34,7 @@ simulator's compiled loop and the planner's closed forms call the same formula.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
@@ -102,36 +103,25 @@ class StepConstants(BaseModel):
         return cls(**(zero | costs))
 
     def values(self) -> Constants:
-        values = [
-            self.weights_s,
-            self.experts_s,
-            self.expert_miss,
-            self.gemm_s_per_token,
-            self.lm_head_s_per_seq,
-            self.kv_s_per_token,
-            self.attn_s_per_pair,
-            self.allreduces,
-            self.allreduce_latency_s,
-            self.one_shot_s_per_token,
-            self.two_shot_s_per_token,
-            self.overhead_s,
-            self.per_sequence_s,
-            self.roofline,
-            self.a2a_latency_s,
-            self.a2a_s_per_token,
-            self.pp_latency_s,
-            self.pp_s_per_token,
-            self.lora_slots,
-            self.lora_adapter_s,
-            self.lora_s_per_token,
-            self.lora_kernels_s,
-        ]
+        """The constants as the flat tuple `step_time_s` reads (computed once: the model is frozen)."""
+        return self._values
+
+    @cached_property
+    def _values(self) -> Constants:
+        values = tuple(float(getattr(self, name)) for name in type(self).model_fields)
         assert len(values) == CONSTANTS
-        return tuple(float(v) for v in values)
+        return values
 
     def masked(self, keep: tuple[int, ...]) -> Constants:
         """The constants with all but the positions `keep` zeroed: one part of a step, through the same formula."""
-        return tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
+        cache = self._masked
+        if keep not in cache:
+            cache[keep] = tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
+        return cache[keep]
+
+    @cached_property
+    def _masked(self) -> dict[tuple[int, ...], Constants]:
+        return {}
 
 
 def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pairs: float) -> float:

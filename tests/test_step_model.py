@@ -1,0 +1,49 @@
+"""The step constants' flat tuple: each named position reads the field it names (values() follows the field order)."""
+
+from __future__ import annotations
+
+import planner.step_model as sm
+from planner.step_model import StepConstants
+
+_POSITIONS = {
+    "weights_s": sm.WEIGHTS_S,
+    "experts_s": sm.EXPERTS_S,
+    "expert_miss": sm.EXPERT_MISS,
+    "gemm_s_per_token": sm.GEMM_S_PER_TOKEN,
+    "lm_head_s_per_seq": sm.LM_HEAD_S_PER_SEQ,
+    "kv_s_per_token": sm.KV_S_PER_TOKEN,
+    "attn_s_per_pair": sm.ATTN_S_PER_PAIR,
+    "allreduces": sm.ALLREDUCES,
+    "allreduce_latency_s": sm.AR_LATENCY_S,
+    "one_shot_s_per_token": sm.AR_ONE_SHOT_S_PER_TOKEN,
+    "two_shot_s_per_token": sm.AR_TWO_SHOT_S_PER_TOKEN,
+    "overhead_s": sm.OVERHEAD_S,
+    "per_sequence_s": sm.PER_SEQ_S,
+    "roofline": sm.ROOFLINE,
+    "a2a_latency_s": sm.A2A_LATENCY_S,
+    "a2a_s_per_token": sm.A2A_S_PER_TOKEN,
+    "pp_latency_s": sm.PP_LATENCY_S,
+    "pp_s_per_token": sm.PP_S_PER_TOKEN,
+    "lora_slots": sm.LORA_SLOTS,
+    "lora_adapter_s": sm.LORA_ADAPTER_S,
+    "lora_s_per_token": sm.LORA_S_PER_TOKEN,
+    "lora_kernels_s": sm.LORA_KERNELS_S,
+}
+
+
+def test_every_position_reads_the_field_it_names() -> None:
+    assert set(_POSITIONS) == set(StepConstants.model_fields)
+    assert len(_POSITIONS) == sm.CONSTANTS
+    distinct = StepConstants(**{name: float(i + 1) for i, name in enumerate(StepConstants.model_fields)})
+    values = distinct.values()
+    for name, position in _POSITIONS.items():
+        assert values[position] == getattr(distinct, name), name
+
+
+def test_masked_keeps_only_the_named_positions_and_is_stable() -> None:
+    k = StepConstants(**{name: 2.0 for name in StepConstants.model_fields})
+    masked = k.masked((sm.WEIGHTS_S, sm.OVERHEAD_S))
+    assert masked[sm.WEIGHTS_S] == 2.0 and masked[sm.OVERHEAD_S] == 2.0
+    assert sum(masked) == 4.0
+    assert k.masked((sm.WEIGHTS_S, sm.OVERHEAD_S)) is masked  # built once per replica
+    assert k.model_dump() == {name: 2.0 for name in StepConstants.model_fields}  # the cache is not a field
