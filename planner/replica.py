@@ -20,9 +20,10 @@ import math
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from planner.brief import Brief, ComputePeak, Deployment
+from planner.cached import CachingModel
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.quantization import weight_scheme
@@ -37,7 +38,7 @@ TB = 1e12
 _ALL_BUT_COMPUTE = tuple(i for i in range(CONSTANTS) if i not in (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ))
 
 
-class ReplicaShape(BaseModel):
+class ReplicaShape(CachingModel):
     """Constants of one replica derived from the brief; the step-time functions below use them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -586,17 +586,21 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     low = float(decode_gaps[0]) * 0.5
     high = float(eng.mixed_step_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch))
     high = max(high, float(decode_gaps[-1])) * 1.01
-    quantiles = tuple(_invert(cdf, q, low, high) for q in qs)
-    return quantiles, share, s1 / chunks
+    found: dict[float, float] = {}
+    for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
+        found[q] = low = _invert(cdf, q, low, high)
+    return tuple(found[q] for q in qs), share, s1 / chunks
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
-    """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing; atoms allowed), to 1e-10 of the range."""
-    if cdf(low) >= q:
+    """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing; atoms allowed), to 1e-7 of the range
+    (latencies are shown to three figures)."""
+    at_low, at_high = cdf(low), cdf(high)
+    if at_low >= q:
         return low
-    if cdf(high) < q:
+    if at_high < q:
         return high
-    return root_in_bracket(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-10)
+    return root_in_bracket(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-7, f_low=at_low - q, f_high=at_high - q)
 
 
 # --- one load ---------------------------------------------------------------------------------------

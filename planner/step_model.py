@@ -36,7 +36,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from planner.cached import CachingModel
 
 __all__ = [
     "CONSTANTS",
@@ -68,7 +70,7 @@ CONSTANTS = 22  # how many
 LORA_PARTS = (LORA_SLOTS, LORA_ADAPTER_S, LORA_S_PER_TOKEN, LORA_KERNELS_S)  # the batched-LoRA term, for masked()
 
 
-class StepConstants(BaseModel):
+class StepConstants(CachingModel):
     """A replica's step-time constants (s): each the time of one unit of work at the achieved rate."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

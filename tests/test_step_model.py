@@ -47,3 +47,22 @@ def test_masked_keeps_only_the_named_positions_and_is_stable() -> None:
     assert sum(masked) == 4.0
     assert k.masked((sm.WEIGHTS_S, sm.OVERHEAD_S)) is masked  # built once per replica
     assert k.model_dump() == {name: 2.0 for name in StepConstants.model_fields}  # the cache is not a field
+
+
+def test_a_copy_with_changed_fields_does_not_read_its_originals_cached_values() -> None:
+    k = StepConstants(**{name: 1.0 for name in StepConstants.model_fields})
+    k.values(), k.masked((sm.OVERHEAD_S,))
+    copy = k.model_copy(update={"overhead_s": 5.0})
+    assert copy.values()[sm.OVERHEAD_S] == 5.0
+    assert copy.masked((sm.OVERHEAD_S,))[sm.OVERHEAD_S] == 5.0
+    assert k.values()[sm.OVERHEAD_S] == 1.0
+
+
+def test_a_copied_replica_starts_its_own_memo() -> None:
+    from planner import load_brief
+    from planner.replica import shape_of
+
+    shape = shape_of(load_brief("capstone"))
+    shape.memo[("x",)] = 1
+    copy = shape.model_copy(update={"replicas": shape.replicas + 1})
+    assert ("x",) not in copy.memo and shape.memo[("x",)] == 1
