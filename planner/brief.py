@@ -141,7 +141,7 @@ class ModelChoice(_Frozen):
         return self
 
 
-MAX_NODES = 4096  # the largest fleet a brief describes
+MAX_NODES = 100_000  # the largest fleet a brief describes (800,000 GPUs at 8 a node)
 
 
 class Hardware(_Frozen):
@@ -183,11 +183,11 @@ class Deployment(_Frozen):
     long_context_nodes: int = Field(
         default=0,
         ge=0,
-        le=4096,
+        le=MAX_NODES,
         description="Nodes reserved for long-context requests; the general pool gets the nodes the other pools leave.",
     )
     spare_nodes: int = Field(
-        default=0, ge=0, le=4096, description="Spare/canary nodes held for N+1 and rollouts (they serve until a node fails)."
+        default=0, ge=0, le=MAX_NODES, description="Spare/canary nodes held for N+1 and rollouts (they serve until a node fails)."
     )
     pp: int = Field(
         default=1,

@@ -35,3 +35,28 @@ def test_fleet_sizes_span_half_to_double() -> None:
     assert fleet_sizes(1) == (1, 2)
     sizes = fleet_sizes(64)
     assert sizes[0] == 32 and sizes[-1] <= 128 and len(sizes) <= 13
+
+
+def test_a_hundred_thousand_node_fleet_plans_like_the_eight_node_one() -> None:
+    """The capstone scaled 12,500x (users, the long-context pool and the spares with it) keeps each replica's load: the same
+    verdict and the same per-replica figures, and one node more than the limit is a brief error naming the field."""
+    from planner import BriefError
+    from planner.brief import MAX_NODES
+
+    base = load_brief("capstone")
+    scale = MAX_NODES // base.hardware.nodes
+    assert base.workload.users is not None
+    big = base.with_changes(
+        {
+            "hardware.nodes": MAX_NODES,
+            "workload.users": base.workload.users * scale,
+            "deployment.long_context_nodes": base.deployment.long_context_nodes * scale,
+            "deployment.spare_nodes": base.deployment.spare_nodes * scale,
+        }
+    )
+    small, large = plan(base), plan(big)
+    assert large.verdict.meets_slo == small.verdict.meets_slo
+    assert large.operating_point.rate_per_replica_per_s == pytest.approx(small.operating_point.rate_per_replica_per_s, rel=1e-3)
+    assert large.cost.gpus == MAX_NODES * base.hardware.gpus_per_node
+    with pytest.raises(BriefError, match=r"hardware\.nodes"):
+        base.with_changes({"hardware.nodes": MAX_NODES + 1})
