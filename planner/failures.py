@@ -394,7 +394,7 @@ def hit_rate_floor(base: CoreDesign) -> float | None:
     if fine(0.0):
         return None
     high = brief.workload.prefix_hit_rate
-    if not fine(high):
+    if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
         return high
     low = 0.0
     for _ in range(8):  # 1/256 of the hit rate: finer than the percent it is shown in
