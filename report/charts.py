@@ -2,7 +2,9 @@
 
 Plain SVG text, no script and no library, so the HTML stays self-contained and the PDF prints it as
 vectors. The numbers written on the chart are the figures' texts, passed in already formatted; the
-millisecond values only place the bars.
+millisecond values only place the bars. A range on the p95 (planner.uncertainty: where the real engine's p95
+falls) is shaded across the chart, with a whisker on a row of its own and its legend beneath; where the plan has
+no range for the setup, a line says why instead.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ _CHAR_W = 4.9  # average advance of the 8-unit sans font, to size the label colu
 _ROW_H = 12
 _TOP = 4
 _MARK_COLORS = {"target": "#b42318", "p95": "#1b1f24", "p50": "#0b5cad"}
+_RANGE_COLOR = _MARK_COLORS["p95"]  # the range is the p95's
+_RANGE_LABEL = "p95 range"
+_MUTED = "#59636e"
+
+Band = tuple[str, str, float, float]  # (legend, shown "86.3 ms to 135 ms", low ms, high ms)
 
 
 def _finite(ms: float) -> float:
@@ -25,31 +32,65 @@ def _finite(ms: float) -> float:
     return ms if math.isfinite(ms) and ms > 0 else 0.0
 
 
-def _scale(steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...], bar_area: float) -> float:
+def _scale(
+    steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...], band: Band | None, bar_area: float
+) -> float:
     total = sum(_finite(ms) for _, _, ms in steps)
-    longest = max([total, *(_finite(ms) for _, _, ms in marks)], default=0.0)
+    high = (_finite(band[3]),) if band is not None else ()
+    longest = max([total, *(_finite(ms) for _, _, ms in marks), *high], default=0.0)
     return bar_area / longest if longest > 0 else 0.0
+
+
+def _range(band: Band, label_w: float, px_per_ms: float, top: float, row_y: float) -> list[str]:
+    """The p95's range: shaded from the bars' top down to its own row, where a whisker runs from low to high, and its
+    legend with the range written out on the row beneath (the high end often reaches the chart's right edge, where
+    no text fits beside it)."""
+    legend, shown, low_ms, high_ms = band
+    x0, x1 = label_w + _finite(low_ms) * px_per_ms, label_w + _finite(high_ms) * px_per_ms
+    mid = row_y - 3
+    legend_y = row_y + _ROW_H
+    return [
+        f'<rect class="range" x="{x0:.2f}" y="{top}" width="{max(x1 - x0, 0.8):.2f}" height="{mid - top:.2f}" fill="{_RANGE_COLOR}"'
+        ' fill-opacity="0.12"/>',
+        f'<text x="{label_w - 4:.1f}" y="{row_y:.2f}" text-anchor="end" fill="{_RANGE_COLOR}" font-weight="bold">{_RANGE_LABEL}</text>',
+        f'<path class="whisker" d="M{x0:.2f} {mid - 3:.2f}V{mid + 3:.2f}M{x0:.2f} {mid:.2f}H{x1:.2f}M{x1:.2f} {mid - 3:.2f}V{mid + 3:.2f}"'
+        f' stroke="{_RANGE_COLOR}" stroke-width="1.5" fill="none"/>',
+        f'<rect class="swatch" x="2" y="{legend_y - 7:.2f}" width="8" height="8" fill="{_RANGE_COLOR}" fill-opacity="0.12"'
+        f' stroke="{_RANGE_COLOR}" stroke-width="0.6"/>',
+        f'<text x="13" y="{legend_y:.2f}" fill="{_MUTED}">{escape(legend)}: <tspan fill="{_RANGE_COLOR}">{escape(shown)}</tspan></text>',
+    ]
 
 
 def waterfall_svg(
     title: str,
     steps: tuple[tuple[str, str, float], ...],
     marks: tuple[tuple[str, str, float], ...],
+    band: Band | None = None,
+    band_note: str = "",
 ) -> str:
-    """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target).
+    """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target);
+    band: the p95's range (legend, shown, low ms, high ms), drawn under the marks with its legend beneath; band_note:
+    a line said instead of a band (the setup lies outside the calibrated data).
 
     An infinite step or mark (a queue that never drains) is drawn to the right edge, labelled with its text.
     """
-    label_w = min(8 + _CHAR_W * max((len(label) for label, _, _ in steps + marks), default=0), _WIDTH / 2)
+    labels = [label for label, _, _ in steps + marks] + ([_RANGE_LABEL] if band is not None else [])
+    label_w = min(8 + _CHAR_W * max((len(label) for label in labels), default=0), _WIDTH / 2)
     bar_area = _WIDTH - label_w - _VALUE_W
-    px_per_ms = _scale(steps, marks, bar_area)
+    px_per_ms = _scale(steps, marks, band, bar_area)
     width = _WIDTH
     rows_h = _ROW_H * len(steps)
-    height = _TOP + rows_h + 6 + _ROW_H * len(marks)
+    extra_rows = 2 if band is not None else 1 if band_note else 0  # the range's row and its legend, or the note
+    height = _TOP + rows_h + 6 + _ROW_H * (len(marks) + extra_rows)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" viewBox="0 0 {width} {height}" role="img"'
         f' aria-label="{escape(title)}" font-family="DejaVu Sans, Arial, sans-serif" font-size="8">'
     ]
+    below_marks = _TOP + rows_h + 6 + len(marks) * _ROW_H  # the rows under the marks' labels
+    if band is not None:  # first, so the bars and the marks are drawn over the shading
+        parts += _range(band, label_w, px_per_ms, _TOP, below_marks + _ROW_H - 3.5)
+    elif band_note:
+        parts.append(f'<text x="2" y="{below_marks + _ROW_H - 3.5:.2f}" fill="{_MUTED}">{escape(band_note)}</text>')
     edge = label_w + bar_area  # infinite values run to here
     start = 0.0
     for i, (component, shown, ms) in enumerate(steps):

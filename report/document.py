@@ -60,12 +60,15 @@ class Bullets(_Frozen):
 
 
 class Waterfall(_Frozen):
-    """A latency budget: components end to end, then marks (p50, p95, target) drawn across them."""
+    """A latency budget: components end to end, then marks (p50, p95, target) drawn across them, and the range the
+    real engine's p95 falls in (planner.uncertainty), or the reason the plan gives none."""
 
     kind: Literal["waterfall"] = "waterfall"
     title: str
     steps: tuple[tuple[str, str, float], ...]  # (component, shown ms, ms): the ms only places the bar
     marks: tuple[tuple[str, str, float], ...]  # (name, shown ms, ms)
+    band: tuple[str, str, float, float] | None = None  # (legend, shown "86.3 ms to 135 ms", low ms, high ms)
+    band_note: str = ""  # said instead of a band: the setup lies outside the calibrated data
 
 
 class Diagram(_Frozen):
@@ -491,7 +494,22 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
         (mark, f.num(f"{s}.{name}_{key}_ms", "ms"), float(f.value(f"{s}.{name}_{key}_ms")))
         for mark, key in (("p50", "p50"), ("p95", "p95"), ("target", "target"))
     )
-    return Waterfall(title=title, steps=steps, marks=marks)
+    return Waterfall(title=title, steps=steps, marks=marks, **_p95_range(f, f"{s}.{name}_p95_ms"))
+
+
+def _p95_range(f: Figures, figure: str) -> dict[str, Any]:
+    """The chart's range on a p95 (planner.uncertainty's band, in the app's legend), or, where the setup lies outside
+    the calibrated data, a note instead: its band there is the widest spread doubled, a guess a chart would show as
+    a measured range. Nothing when the p95 has no band (an unbounded queue)."""
+    u = f.value("uncertainty")
+    index = next((i for i, b in enumerate(u.bands) if b.figure == figure), None)
+    if index is None:
+        return {}
+    if not u.calibrated:
+        return {"band_note": f"{u.legend}: none, the setup lies outside the calibrated data"}
+    low, high = f"uncertainty.bands.{index}.low", f"uncertainty.bands.{index}.high"
+    shown = f"{f.num(low, 'ms')} to {f.num(high, 'ms')}"
+    return {"band": (f"{u.legend} of the p95", shown, float(f.value(low)), float(f.value(high)))}
 
 
 def _error_bands(f: Figures) -> tuple[str, str] | None:

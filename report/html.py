@@ -135,7 +135,7 @@ def _block(block: Block) -> str:
         tag = "ol" if block.numbered else "ul"
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"
     if isinstance(block, Waterfall):
-        return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks)}</figure>"
+        return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks, block.band, block.band_note)}</figure>"
     if isinstance(block, Code):  # a wrapped command runs its continued lines together, and wraps at the column
         text = re.sub(r"\s*\\\n\s*", " ", block.text) if block.wrap else block.text
         return f'<pre class="code">{escape(text)}</pre>'
