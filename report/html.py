@@ -128,9 +128,10 @@ def _block(block: Block) -> str:
         return _table(block)
     if isinstance(block, Lines):
         lines = [f"<b>{escape(label)}:</b> {_yes_no(text)}" for label, text in block.items]
+        drop = f' data-drop="{block.drop}"' if block.drop else ""
         if block.inline:
-            return f'<p class="line">{" · ".join(lines)}</p>'
-        return "".join(f'<p class="line">{line}</p>' for line in lines)
+            return f'<p class="line"{drop}>{" · ".join(lines)}</p>'
+        return "".join(f'<p class="line"{drop}>{line}</p>' for line in lines)
     if isinstance(block, Bullets):
         tag = "ol" if block.numbered else "ul"
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"

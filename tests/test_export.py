@@ -417,8 +417,9 @@ def test_waterfalls_draw_the_p95_range_as_the_app_names_it(preset):
 
 
 def test_outside_the_calibrated_data_the_waterfalls_say_so_instead_of_a_band():
-    """A GPU without measurements (planner.uncertainty: the widest spread, doubled): no range is drawn as if measured;
-    the chart, the HTML and the Markdown say the setup lies outside the calibrated data."""
+    """A GPU without measurements (planner.uncertainty: the widest spread, doubled): no range is drawn or written as if
+    measured; the charts, the page's line of ranges, the HTML and the Markdown say the setup lies outside the
+    calibrated data."""
     from planner.uncertainty import uncertainty
     from report.document import Waterfall
 
@@ -435,4 +436,6 @@ def test_outside_the_calibrated_data_the_waterfalls_say_so_instead_of_a_band():
     html = render_html(uncalibrated)
     assert html.count(f">{escape(note)}<") == 2 and 'class="range"' not in html and 'class="whisker"' not in html
     assert render_markdown(uncalibrated).count(f"| {markdown_text(note)} |") == 2
+    page = f"- **{markdown_text(outside.legend)}:** none, the setup lies outside the calibrated data"  # the SLO section's line
+    assert page in render_markdown(uncalibrated)
     assert render_html(design).count('class="range"') == 2  # the same design inside the data draws both
