@@ -24,7 +24,7 @@ _RANGE_COLOR = _MARK_COLORS["p95"]  # the range is the p95's
 _RANGE_LABEL = "p95 range"
 _MUTED = "#59636e"
 
-Band = tuple[str, str, float, float]  # (legend, shown "86.3 ms to 135 ms", low ms, high ms)
+_Range = tuple[str, str, float, float]  # (legend, shown "86.3 ms to 135 ms", low ms, high ms)
 
 
 def _finite(ms: float) -> float:
@@ -33,7 +33,7 @@ def _finite(ms: float) -> float:
 
 
 def _scale(
-    steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...], band: Band | None, bar_area: float
+    steps: tuple[tuple[str, str, float], ...], marks: tuple[tuple[str, str, float], ...], band: _Range | None, bar_area: float
 ) -> float:
     total = sum(_finite(ms) for _, _, ms in steps)
     high = (_finite(band[3]),) if band is not None else ()
@@ -41,7 +41,7 @@ def _scale(
     return bar_area / longest if longest > 0 else 0.0
 
 
-def _range(band: Band, label_w: float, px_per_ms: float, top: float, row_y: float) -> list[str]:
+def _range(band: _Range, label_w: float, px_per_ms: float, top: float, row_y: float) -> list[str]:
     """The p95's range: shaded from the bars' top down to its own row, where a whisker runs from low to high, and its
     legend with the range written out on the row beneath (the high end often reaches the chart's right edge, where
     no text fits beside it)."""
@@ -65,7 +65,7 @@ def waterfall_svg(
     title: str,
     steps: tuple[tuple[str, str, float], ...],
     marks: tuple[tuple[str, str, float], ...],
-    band: Band | None = None,
+    band: _Range | None = None,
     band_note: str = "",
 ) -> str:
     """steps: (component, shown ms, ms); marks: (name, shown ms, ms) drawn as vertical lines (p50, p95, target);

@@ -505,6 +505,9 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
     return Waterfall(title=title, steps=steps, marks=marks, **_p95_range(f, f"{s}.{name}_p95_ms"))
 
 
+_OUTSIDE_THE_DATA = "none, the setup lies outside the calibrated data"  # said instead of a range (planner.uncertainty)
+
+
 def _p95_range(f: Figures, figure: str) -> dict[str, Any]:
     """The chart's range on a p95 (planner.uncertainty's band, in the app's legend), or, where the setup lies outside
     the calibrated data, a note instead: its band there is the widest spread doubled, a guess a chart would show as
@@ -514,7 +517,7 @@ def _p95_range(f: Figures, figure: str) -> dict[str, Any]:
     if index is None:
         return {}
     if not u.calibrated:
-        return {"band_note": f"{u.legend}: none, the setup lies outside the calibrated data"}
+        return {"band_note": f"{u.legend}: {_OUTSIDE_THE_DATA}"}
     low, high = f"uncertainty.bands.{index}.low", f"uncertainty.bands.{index}.high"
     shown = f"{f.num(low, 'ms')} to {f.num(high, 'ms')}"
     return {"band": (f"{u.legend} of the p95", shown, float(f.value(low)), float(f.value(high)))}
@@ -549,7 +552,7 @@ def _page_ranges(f: Figures) -> tuple[Lines, ...]:
     ranges = _p95_ranges(f)
     if not ranges:
         return ()
-    text = "; ".join(ranges) if u.calibrated else "none, the setup lies outside the calibrated data"
+    text = "; ".join(ranges) if u.calibrated else _OUTSIDE_THE_DATA
     return (Lines(items=((u.legend, text),), drop=DROP_RANGES),)
 
 
