@@ -10,6 +10,7 @@ no range for the setup, a line says why instead.
 from __future__ import annotations
 
 import math
+import textwrap
 from html import escape
 
 __all__ = ["waterfall_svg"]
@@ -18,6 +19,7 @@ _WIDTH = 480  # one width for every chart, so their type prints at one size
 _VALUE_W = 46  # the step's ms, right of its bar
 _CHAR_W = 4.9  # average advance of the 8-unit sans font, to size the label column to the longest name
 _ROW_H = 12
+_LINE_H = 10  # a long component's next line: its name wraps in the label column rather than run off the chart
 _TOP = 4
 _MARK_COLORS = {"target": "#b42318", "p95": "#1b1f24", "p50": "#0b5cad"}
 _RANGE_COLOR = _MARK_COLORS["p95"]  # the range is the p95's
@@ -61,6 +63,12 @@ def _range(band: _Range, label_w: float, px_per_ms: float, top: float, row_y: fl
     ]
 
 
+def _label(text: str, lines: list[str], x: float, y: float) -> str:
+    """A component's name, right-aligned at x, on its wrapped lines (the first at y)."""
+    rest = "".join(f'<tspan x="{x:.1f}" dy="{_LINE_H}">{escape(line)}</tspan>' for line in lines[1:])
+    return f'<text x="{x:.1f}" y="{y}" text-anchor="end" fill="#1b1f24">{escape(lines[0] if rest else text)}{rest}</text>'
+
+
 def waterfall_svg(
     title: str,
     steps: tuple[tuple[str, str, float], ...],
@@ -79,7 +87,10 @@ def waterfall_svg(
     bar_area = _WIDTH - label_w - _VALUE_W
     px_per_ms = _scale(steps, marks, band, bar_area)
     width = _WIDTH
-    rows_h = _ROW_H * len(steps)
+    chars = max(int((label_w - 8) / _CHAR_W), 1)
+    wrapped = [textwrap.wrap(component, chars, break_long_words=False) or [component] for component, _, _ in steps]
+    row_tops = [_TOP + _ROW_H * i + _LINE_H * sum(len(w) - 1 for w in wrapped[:i]) for i in range(len(steps))]
+    rows_h = _ROW_H * len(steps) + _LINE_H * sum(len(w) - 1 for w in wrapped)
     extra_rows = 2 if band is not None else 1 if band_note else 0  # the range's row and its legend, or the note
     height = _TOP + rows_h + 6 + _ROW_H * (len(marks) + extra_rows)
     parts = [
@@ -93,11 +104,10 @@ def waterfall_svg(
         parts.append(f'<text x="2" y="{below_marks + _ROW_H - 3.5:.2f}" fill="{_MUTED}">{escape(band_note)}</text>')
     edge = label_w + bar_area  # infinite values run to here
     start = 0.0
-    for i, (component, shown, ms) in enumerate(steps):
-        y = _TOP + i * _ROW_H
+    for (component, shown, ms), y, lines in zip(steps, row_tops, wrapped, strict=True):
         x = min(label_w + start * px_per_ms, edge)
         bar = edge - x if ms == math.inf else _finite(ms) * px_per_ms
-        parts.append(f'<text x="{label_w - 4:.1f}" y="{y + 8.5}" text-anchor="end" fill="#1b1f24">{escape(component)}</text>')
+        parts.append(_label(component, lines, label_w - 4, y + 8.5))
         parts.append(f'<rect x="{x:.2f}" y="{y + 1.5}" width="{max(bar, 0.8):.2f}" height="{_ROW_H - 3}" fill="#6ea8dc"/>')
         parts.append(f'<text x="{x + bar + 3:.2f}" y="{y + 8.5}" fill="#59636e">{escape(shown)}</text>')
         start += _finite(ms)

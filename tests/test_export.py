@@ -97,6 +97,7 @@ def test_markdown_holds_no_number_of_its_own(preset):
 def test_html_shows_every_figure(preset):
     _, design = preset
     html = render_html(design)
+    html = re.sub(r'<tspan x="[\d.]+" dy="[\d.]+">(.*?)</tspan>', r" \1", html)  # a waterfall's wrapped label, its lines rejoined
     for fig in build_document(design).figures:
         if fig.style == "dot":  # the diagram's source is drawn as SVG: every line of every label must be there
             drawn = unescape(html)
@@ -439,3 +440,20 @@ def test_outside_the_calibrated_data_the_waterfalls_say_so_instead_of_a_band():
     page = f"- **{markdown_text(outside.legend)}:** none, the setup lies outside the calibrated data"  # the SLO section's line
     assert page in render_markdown(uncalibrated)
     assert render_html(design).count('class="range"') == 2  # the same design inside the data draws both
+
+
+def test_a_long_component_name_wraps_in_the_label_column():
+    """A name wider than the label column (half the chart) wraps onto lines of its own row instead of running off the
+    chart's left edge; the rows below move down by the extra lines."""
+    from report.charts import waterfall_svg
+
+    long_name = "prefill of uncached tokens, chunked with decode (mean covered prompt)"
+    steps = (("network", "25 ms", 25.0), (long_name, "10.8 ms", 10.8), ("first sample", "2 ms", 2.0))
+    svg = waterfall_svg("TTFT", steps, (("p95", "85.6 ms", 85.6),))
+    label = re.search(r'<text x="([\d.]+)"[^>]*>([^<]*)((?:<tspan[^>]*>[^<]*</tspan>)+)</text>', svg)
+    assert label is not None
+    right, lines = float(label.group(1)), [label.group(2), *re.findall(r">([^<]*)</tspan>", label.group(3))]
+    assert " ".join(lines) == long_name and len(lines) == 2
+    assert all(len(line) * 4.9 <= right for line in lines)  # each line fits left of the bars (the font's mean advance)
+    tops = [float(y) for y in re.findall(r'<rect x="[\d.]+" y="([\d.]+)"', svg)]
+    assert tops[1] - tops[0] == pytest.approx(12) and tops[2] - tops[1] == pytest.approx(12 + 10)
