@@ -277,7 +277,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
-    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
+    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = mechanism_engine_problems(brief)
     problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems

@@ -27,7 +27,7 @@ SGMV_KERNEL_US = 3.0
 
 
 class LoraMemory(BaseModel):
-    """The adapters of one replica: parameters each, GB each, GB all, GB per GPU (split over TP)."""
+    """The adapters of one replica: parameters each, GB each, GB all, GB per GPU (split over TP and the PP stages)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -39,9 +39,10 @@ class LoraMemory(BaseModel):
     gb_per_gpu: float
 
 
-def lora_memory(lora: Lora, model: ModelSpec, tp: int, groups: int = 1) -> LoraMemory:
-    """An adapter's size and where it sits: split over a TP group's GPUs, one copy in each of the replica's
-    `groups` attention groups (DP attention: each DP rank is an engine with its own adapters)."""
+def lora_memory(lora: Lora, model: ModelSpec, tp: int, groups: int = 1, *, pp: int = 1) -> LoraMemory:
+    """An adapter's size and where it sits: split over a TP group's GPUs and over the `pp` pipeline stages (a stage
+    holds only its own layers' adapters), one copy in each of the replica's `groups` attention groups (DP attention:
+    each DP rank is an engine with its own adapters)."""
     hidden, kv_dim = model.hidden_size, model.kv_heads * model.head_dim
     widths = (hidden + hidden) + (hidden + kv_dim)  # q: hidden -> hidden, v: hidden -> kv
     modules = "q, v"
@@ -57,7 +58,7 @@ def lora_memory(lora: Lora, model: ModelSpec, tp: int, groups: int = 1) -> LoraM
         params_per_adapter=params,
         gb_per_adapter=gb_each,
         gb_per_replica=total * groups,
-        gb_per_gpu=total / tp,
+        gb_per_gpu=total / tp / pp,  # a TP group's share of one stage's layers
     )
 
 
@@ -72,17 +73,17 @@ def lora_kernels(lora: Lora, model: ModelSpec) -> int:
     return 2 * projections * model.layers
 
 
-def lora_check(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float) -> tuple[bool, tuple[Problem, ...]]:
+def lora_check(brief: Brief, model: ModelSpec, tp: int, pp: int, kv_gb_per_gpu: float) -> tuple[bool, tuple[Problem, ...]]:
     """(whether the adapters fit in the memory the weights and the reserve leave, the problems to report): adapters
-    that do not fit, and LoRA fields the design does not use."""
+    that do not fit, and LoRA fields the design does not use. A GPU holds its TP share of its stage's layers."""
     lora = brief.lora
     fits, problems = True, []
     if lora.adapters > 0:
         resident = lora.model_copy(update={"adapters": min(lora.adapters, lora.max_loras or lora.adapters)})
-        mem = lora_memory(resident, model, tp)  # the GPU holds its slots' adapters (all of them without --max-loras)
+        mem = lora_memory(resident, model, tp, pp=pp)  # the GPU holds its slots' adapters (all of them without --max-loras)
         if mem.gb_per_gpu >= kv_gb_per_gpu:
             fits = False
-            most = int(kv_gb_per_gpu * tp / mem.gb_per_adapter) if mem.gb_per_adapter > 0 else 0
+            most = int(kv_gb_per_gpu * tp * pp / mem.gb_per_adapter) if mem.gb_per_adapter > 0 else 0
             problems.append(
                 Problem(
                     field="lora.adapters",
@@ -90,7 +91,7 @@ def lora_check(brief: Brief, model: ModelSpec, tp: int, kv_gb_per_gpu: float) ->
                         f"{resident.adapters:,} GPU-resident adapters of rank {lora.rank} take {num(mem.gb_per_gpu, 'GB')} per GPU,"
                         f" more than the {num(kv_gb_per_gpu, 'GB')} the weights and the reserve leave for them and the KV cache"
                     ),
-                    change=f"serve fewer adapters (under {most:,} fit with no room for KV), lower the rank, raise TP, or page adapters in from host memory",
+                    change=f"serve fewer adapters (under {most:,} fit with no room for KV), lower the rank, raise TP or PP, or page adapters in from host memory",
                 )
             )
     if lora.adapters == 0 and lora != Lora():

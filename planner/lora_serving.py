@@ -39,7 +39,7 @@ class LoraServing(BaseModel):
     cpu_slots: int  # --max-cpu-loras
     max_lora_rank: int  # --max-lora-rank
     gb_per_adapter: float
-    gpu_gb_per_gpu: float  # the GPU slots' adapters, per GPU
+    gpu_gb_per_gpu: float  # the GPU slots' adapters, per GPU: its TP share of its pipeline stage's layers
     cpu_gb_per_replica: float  # the host cache
     gpu_hit_rate: float
     cpu_hit_rate: float  # in GPU or host memory
@@ -55,6 +55,16 @@ class LoraServing(BaseModel):
 
 def _rank_flag(rank: int) -> int:
     return next((r for r in VLLM_LORA_RANKS if r >= rank), rank)
+
+
+def _split_text(shape: ReplicaShape) -> str:
+    """What an adapter is split over on one GPU: 'TP 4', or with PP 'TP 4 / PP 2 stages' (a stage holds only its own layers')."""
+    return f"TP {shape.tp} / PP {shape.pp} stages" if shape.pp > 1 else f"TP {shape.tp}"
+
+
+def _links_text(shape: ReplicaShape) -> str:
+    """The host links a miss loads over: '4', or with PP '4 x 2 stages' (each stage loads its own layers at once)."""
+    return f"{shape.tp} x {shape.pp} stages" if shape.pp > 1 else f"{shape.tp}"
 
 
 def _distinct(slots: int, batch: float) -> float:
@@ -74,14 +84,15 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
     lora = brief.lora
     if lora.adapters == 0:
         return None
-    mem = lora_memory(lora, shape.model, shape.tp, shape.attention_groups)
+    mem = lora_memory(lora, shape.model, shape.tp, shape.attention_groups, pp=shape.pp)
     replicas = max(shape.replicas // shape.pp, 1)  # whole replicas: with PP `replicas` counts micro-batch streams
     served = math.ceil(lora.adapters / replicas) if lora.tenant_routing else lora.adapters
     slots = min(lora.max_loras, served) if lora.max_loras > 0 else lora.adapters  # 0: every adapter resident on every replica
     cpu = max(lora.max_cpu_loras, slots)
     gpu_hit = min(1.0, slots / served)
     cpu_hit = min(1.0, cpu / served)
-    from_cpu_s = mem.gb_per_adapter / (HOST_LINK_GB_S_PER_GPU * shape.tp)
+    links = shape.tp * shape.pp  # each stage's TP GPUs load that stage's layers of the adapter, all stages at once
+    from_cpu_s = mem.gb_per_adapter / (HOST_LINK_GB_S_PER_GPU * links)
     from_storage_s = mem.gb_per_adapter / lora.adapter_storage_gb_s + from_cpu_s
     miss_storage = 1 - cpu_hit
     ttft_s = from_storage_s if miss_storage > MISS_TAIL else from_cpu_s if 1 - gpu_hit > MISS_TAIL else 0.0
@@ -89,7 +100,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
     kernels_ms, step_ms = lora_step_ms(shape, batch, read)
     groups = shape.attention_groups  # with DP attention each group (a DP rank, its own engine) holds and loads its own copies
     copies_text = (
-        f"; each of the {groups} attention groups (DP ranks) holds its own: {num(slots * mem.gb_per_adapter * groups, 'GB')} over the replica's {shape.gpus} GPUs,"
+        f"; each of the {groups} attention groups (DP ranks) holds its own: {num(slots * mem.gb_per_adapter * groups, 'GB')} over the replica's {shape.gpus_per_replica} GPUs,"
         f" and {cpu} x {groups} = {cpu * groups} adapters in host memory"
         if groups > 1
         else ""
@@ -119,11 +130,11 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
             else f"no --max-loras in the brief: all {slots} adapters stay resident on every replica ({slots} GPU slots), so every request finds its adapter on the GPU"
         ),
         "load": (
-            f"a miss loads {num(mem.gb_per_adapter * 1e3, 'MB')}: from host memory over {'an attention group' + chr(39) + 's ' if shape.attention_groups > 1 else ''}{shape.tp} x {num(HOST_LINK_GB_S_PER_GPU, 'GB/s')}"
+            f"a miss loads {num(mem.gb_per_adapter * 1e3, 'MB')}: from host memory over {'an attention group' + chr(39) + 's ' if shape.attention_groups > 1 else ''}{_links_text(shape)} x {num(HOST_LINK_GB_S_PER_GPU, 'GB/s')}"
             f" = {num(from_cpu_s * 1e3, 'ms')}, from storage at {num(lora.adapter_storage_gb_s, 'GB/s')} first = {num(from_storage_s * 1e3, 'ms')};"
             f" the p95 TTFT carries {num(ttft_s * 1e3, 'ms')}"
         ),
-        "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / TP {shape.tp} = {num(slots * mem.gb_per_adapter / shape.tp, 'GB')} per GPU beside the weights"
+        "memory": f"{slots} x {num(mem.gb_per_adapter * 1e3, 'MB')} / {_split_text(shape)} = {num(slots * mem.gb_per_adapter / (shape.tp * shape.pp), 'GB')} per GPU beside the weights"
         + copies_text,
         "overhead": (
             f"at the capacity batch of {num(max(batch, 1.0))} the step reads its {num(_distinct(slots, batch))} distinct adapters (of {slots} slots),"
@@ -139,7 +150,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
         cpu_slots=cpu,
         max_lora_rank=_rank_flag(lora.rank),
         gb_per_adapter=mem.gb_per_adapter,
-        gpu_gb_per_gpu=slots * mem.gb_per_adapter / shape.tp,
+        gpu_gb_per_gpu=slots * mem.gb_per_adapter / (shape.tp * shape.pp),  # a GPU holds its TP share of its stage's layers
         cpu_gb_per_replica=cpu * mem.gb_per_adapter * groups,
         gpu_hit_rate=gpu_hit,
         cpu_hit_rate=cpu_hit,

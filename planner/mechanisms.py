@@ -104,7 +104,7 @@ def mechanism_verdict(
             return verdict
         return verdict.model_copy(update={"feasible": feasible, "meets_slo": verdict.meets_slo and feasible, "problems": tuple(problems)})
     brief, shape = core.brief, core.shape
-    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.kv_gb_per_gpu)
+    adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     kept = [*lora_problems, *engine_problems(brief), *goal.problems]
     fits = adapters_fit and not engine_problems(brief)
     return Verdict(feasible=fits, meets_slo=fits and goal.meets, availability_ok=True, problems=tuple(kept))

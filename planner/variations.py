@@ -467,13 +467,15 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
 def _variation_c(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     brief, shape, cap = core.brief, core.shape, core.capacity
     lora, m = brief.lora, shape.model
-    mem = lora_memory(lora, m, shape.tp, shape.attention_groups)  # rank x in + out widths of the adapted projections x layers, BF16
+    # rank x in + out widths of the adapted projections x layers, BF16; a GPU holds its TP share of its stage's layers
+    mem = lora_memory(lora, m, shape.tp, shape.attention_groups, pp=shape.pp)
     per_layer, modules, params = mem.widths_per_layer, mem.modules, mem.params_per_adapter
     adapter_gb, total_gb, per_gpu = mem.gb_per_adapter, mem.gb_per_replica, mem.gb_per_gpu
     kv_left = shape.kv_gb_per_gpu - per_gpu
     seqs_before = core.memory.max_sequences_per_replica
     seqs_after = seqs_before * kv_left / shape.kv_gb_per_gpu if shape.kv_gb_per_gpu > 0 else 0.0
     util_after = cap.utilization  # the step model carries the batched-LoRA kernels (planner.lora_serving)
+    stages = f" / PP {shape.pp} stages (each holds its own layers')" if shape.pp > 1 else ""
     copies = f" x {shape.attention_groups} attention groups (each DP rank its own copy)" if shape.attention_groups > 1 else ""
     kernels_ms, step_ms = lora_step_ms(shape, cap.batch_per_replica, context_tokens(brief)[0])
     share = kernels_ms / step_ms if step_ms > 0 else 0.0
@@ -495,7 +497,7 @@ def _variation_c(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
             "adapter memory per GPU",
             per_gpu,
             "GB",
-            f"{num(total_gb / shape.attention_groups, 'GB')} / TP {shape.tp} = {num(per_gpu, 'GB')} of {num(shape.kv_gb_per_gpu, 'GB')} KV",
+            f"{num(total_gb / shape.attention_groups, 'GB')} / TP {shape.tp}{stages} = {num(per_gpu, 'GB')} of {num(shape.kv_gb_per_gpu, 'GB')} KV",
         ),
         _f(
             "sequences per replica",

@@ -42,7 +42,7 @@ class Table(_Frozen):
     rows: tuple[tuple[str, ...], ...]
     note_column: int | None = None
     emphasis_rows: tuple[int, ...] = ()  # rows to set in bold (the binding one)
-    drop: int = 0  # on the page: 0 always printed; 1, 2, ...: may leave the print to fit it, 1 first
+    drop: int = 0  # on the page: 0 always printed; 1, 2, ...: may leave the print to fit it, 1 first (DROP_*)
 
 
 class Lines(_Frozen):
@@ -51,6 +51,7 @@ class Lines(_Frozen):
     kind: Literal["lines"] = "lines"
     items: tuple[tuple[str, str], ...]
     inline: bool = False  # short items: printed on one line, one after another
+    drop: int = 0  # as a Table's
 
 
 class Bullets(_Frozen):
@@ -60,12 +61,15 @@ class Bullets(_Frozen):
 
 
 class Waterfall(_Frozen):
-    """A latency budget: components end to end, then marks (p50, p95, target) drawn across them."""
+    """A latency budget: components end to end, then marks (p50, p95, target) drawn across them, and the range the
+    real engine's p95 falls in (planner.uncertainty), or the reason the plan gives none."""
 
     kind: Literal["waterfall"] = "waterfall"
     title: str
     steps: tuple[tuple[str, str, float], ...]  # (component, shown ms, ms): the ms only places the bar
     marks: tuple[tuple[str, str, float], ...]  # (name, shown ms, ms)
+    band: tuple[str, str, float, float] | None = None  # (legend, shown "86.3 ms to 135 ms", low ms, high ms)
+    band_note: str = ""  # said instead of a band: the setup lies outside the calibrated data
 
 
 class Diagram(_Frozen):
@@ -87,6 +91,11 @@ class Code(_Frozen):
 
 
 Block = Table | Lines | Bullets | Waterfall | Diagram | Code
+
+# What leaves a crowded page's print first (report.pdf), each rank with all before it; the appendix repeats them all.
+DROP_RANGES = 1  # the line of the p95s' ranges (the appendix's waterfalls draw them)
+DROP_TABLES = 2  # the failure table, the mechanisms' figures
+DROP_OPTIONS = 3  # a variation's options
 
 
 class Section(_Frozen):
@@ -193,7 +202,7 @@ def _variation(f: Figures) -> Section:
     )
     blocks: list[Block] = [Lines(items=(("Question", f.text(f"{v}.question")), ("Conclusion", f.text(f"{v}.conclusion"))))]
     if options:
-        blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=2))
+        blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=DROP_OPTIONS))
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
 
 
@@ -231,7 +240,7 @@ def _mechanisms(f: Figures, design: Any) -> Section:
     rows = tuple((f.label(path), f.figure(path)) for path in mechanism_paths(design))
     blocks: list[Block] = [Lines(items=(("Conclusion", f.text("conclusion")),))]
     if rows:
-        blocks.append(Table(header=("Mechanism figure", "Value"), rows=rows, drop=1))
+        blocks.append(Table(header=("Mechanism figure", "Value"), rows=rows, drop=DROP_TABLES))
     return Section(key="mechanisms", title="Conclusion and mechanisms", blocks=tuple(blocks))
 
 
@@ -326,7 +335,7 @@ def _slo(f: Figures) -> Section:
         return Section(
             key="slo",
             title="Latency (for reference)",
-            blocks=(Table(header=("Latency", "p50", "p95"), rows=reference), Lines(items=(note,))),
+            blocks=(Table(header=("Latency", "p50", "p95"), rows=reference), *_page_ranges(f), Lines(items=(note,))),
         )
 
     def row(label: str, name: str, target: bool, ok: str) -> tuple[str, ...]:
@@ -342,7 +351,7 @@ def _slo(f: Figures) -> Section:
     return Section(
         key="slo",
         title="SLO",
-        blocks=(Table(header=("Latency", "p50", "p95", "Target", "Meets"), rows=rows), Lines(items=(("Scope", scope),))),
+        blocks=(Table(header=("Latency", "p50", "p95", "Target", "Meets"), rows=rows), *_page_ranges(f), Lines(items=(("Scope", scope),))),
     )
 
 
@@ -363,7 +372,9 @@ def _failure_rows(f: Figures, *, notes: bool) -> Table:
     if notes:
         header: tuple[str, ...] = ("Scenario", "Busy", "No cache", "p95 TTFT", "p95 ITL", "OK", "Note")
         return Table(header=header, rows=tuple(rows), note_column=6, emphasis_rows=tuple(emphasis))
-    return Table(header=("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=1)
+    return Table(
+        header=("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=DROP_TABLES
+    )
 
 
 def _failures(f: Figures) -> Section:
@@ -491,22 +502,58 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
         (mark, f.num(f"{s}.{name}_{key}_ms", "ms"), float(f.value(f"{s}.{name}_{key}_ms")))
         for mark, key in (("p50", "p50"), ("p95", "p95"), ("target", "target"))
     )
-    return Waterfall(title=title, steps=steps, marks=marks)
+    return Waterfall(title=title, steps=steps, marks=marks, **_p95_range(f, f"{s}.{name}_p95_ms"))
 
 
-def _error_bands(f: Figures) -> tuple[str, str] | None:
-    """Where the real engine's p95s fall (planner.uncertainty): how far the planner missed measurements it had not seen."""
+_OUTSIDE_THE_DATA = "none, the setup lies outside the calibrated data"  # said instead of a range (planner.uncertainty)
+
+
+def _p95_range(f: Figures, figure: str) -> dict[str, Any]:
+    """The chart's range on a p95 (planner.uncertainty's band, in the app's legend), or, where the setup lies outside
+    the calibrated data, a note instead: its band there is the widest spread doubled, a guess a chart would show as
+    a measured range. Nothing when the p95 has no band (an unbounded queue)."""
+    u = f.value("uncertainty")
+    index = next((i for i, b in enumerate(u.bands) if b.figure == figure), None)
+    if index is None:
+        return {}
+    if not u.calibrated:
+        return {"band_note": f"{u.legend}: {_OUTSIDE_THE_DATA}"}
+    low, high = f"uncertainty.bands.{index}.low", f"uncertainty.bands.{index}.high"
+    shown = f"{f.num(low, 'ms')} to {f.num(high, 'ms')}"
+    return {"band": (f"{u.legend} of the p95", shown, float(f.value(low)), float(f.value(high)))}
+
+
+def _p95_ranges(f: Figures) -> list[str]:
+    """Where the real engine's p95s fall (planner.uncertainty): 'p95 TTFT 86.3 ms to 135 ms', for the TTFT and the
+    judged gap metric, where the plan bands them."""
     s = "slo"
     judged = f.value(f"{s}.itl_metric").value
     wanted = {f"{s}.ttft_p95_ms": "p95 TTFT", f"{s}.{judged}_p95_ms": f"p95 {judged.upper()}"}
-    ranges = [
+    return [
         f"{wanted[b.figure]} {f.num(f'uncertainty.bands.{i}.low', 'ms')} to {f.num(f'uncertainty.bands.{i}.high', 'ms')}"
         for i, b in enumerate(f.value("uncertainty.bands"))
         if b.figure in wanted and math.isfinite(b.low) and math.isfinite(b.high)
     ]
+
+
+def _error_bands(f: Figures) -> tuple[str, str] | None:
+    """The ranges with their basis: how far the planner missed measurements it had not seen."""
+    ranges = _p95_ranges(f)
     if not ranges:
         return None
     return f"{f.pct('uncertainty.coverage')} range", "; ".join(ranges) + f" ({f.text('uncertainty.basis')})"
+
+
+def _page_ranges(f: Figures) -> tuple[Lines, ...]:
+    """The page's line of ranges, in the app's legend (the verdict bar's and the charts' words); outside the calibrated
+    data it says so instead (the band there is the widest spread doubled, not a measured range). The first to leave a
+    crowded print."""
+    u = f.value("uncertainty")
+    ranges = _p95_ranges(f)
+    if not ranges:
+        return ()
+    text = "; ".join(ranges) if u.calibrated else _OUTSIDE_THE_DATA
+    return (Lines(items=((u.legend, text),), drop=DROP_RANGES),)
 
 
 def _slo_budget(f: Figures) -> Section:

@@ -128,14 +128,15 @@ def _block(block: Block) -> str:
         return _table(block)
     if isinstance(block, Lines):
         lines = [f"<b>{escape(label)}:</b> {_yes_no(text)}" for label, text in block.items]
+        drop = f' data-drop="{block.drop}"' if block.drop else ""
         if block.inline:
-            return f'<p class="line">{" · ".join(lines)}</p>'
-        return "".join(f'<p class="line">{line}</p>' for line in lines)
+            return f'<p class="line"{drop}>{" · ".join(lines)}</p>'
+        return "".join(f'<p class="line"{drop}>{line}</p>' for line in lines)
     if isinstance(block, Bullets):
         tag = "ol" if block.numbered else "ul"
         return f"<{tag}>" + "".join(f"<li>{escape(item)}</li>" for item in block.items) + f"</{tag}>"
     if isinstance(block, Waterfall):
-        return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks)}</figure>"
+        return f"<figure><figcaption>{escape(block.title)}</figcaption>{waterfall_svg(block.title, block.steps, block.marks, block.band, block.band_note)}</figure>"
     if isinstance(block, Code):  # a wrapped command runs its continued lines together, and wraps at the column
         text = re.sub(r"\s*\\\n\s*", " ", block.text) if block.wrap else block.text
         return f'<pre class="code">{escape(text)}</pre>'

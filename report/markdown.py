@@ -62,6 +62,10 @@ def _block(block: Block) -> list[str]:
     if isinstance(block, Waterfall):
         rows = [(_cell(component), _cell(shown)) for component, shown, _ in block.steps]
         marks = [(f"**{_cell(name)}**", f"**{_cell(shown)}**") for name, shown, _ in block.marks]
+        if block.band is not None:
+            marks.append((_cell(block.band[0]), _cell(block.band[1])))
+        elif block.band_note:
+            marks.append((_cell(block.band_note), ""))
         return [f"| {_cell(block.title)} | ms |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows + marks)]
     if isinstance(block, Code):
         return _fenced(block.language, block.text)

@@ -17,8 +17,8 @@ The page fits on one A4 sheet with its type at the print CSS's size (report.html
 under MIN_BODY_PT but the footnote). At print scale s Chromium lays the page out at (printable width / s), so
 the printed height at s is measured by laying the page out at that width. A page too tall at scale 1 is
 printed a little smaller, at the largest scale that fits (a bisection), but not below READABLE_SCALE
-(MIN_BODY_PT / BODY_PT, and the footnote's floor likewise); if even that is too tall, the page tables the document ranks as droppable
-(`data-drop`: the failure table, a variation's options) leave the print one rank at a time, since the
+(MIN_BODY_PT / BODY_PT, and the footnote's floor likewise); if even that is too tall, the page parts the document ranks as droppable
+(`data-drop`: the line of p95 ranges, then the failure table, then a variation's options) leave the print one rank at a time, since the
 appendix of the HTML and Markdown carries them. Only a page too tall even then (a brief with a very long
 description and many problems) is printed smaller than readable, down to MIN_SCALE. The PDF's page count is
 then checked, and in the rare case of a second page the print is repeated smaller.

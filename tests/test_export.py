@@ -69,9 +69,12 @@ def test_every_figure_resolves_to_the_plan(preset):
                 assert format_figure(value, fig.style, fig.unit) == fig.text, fig.path
 
 
-def _names_and_legend(doc) -> list[str]:
-    """Text that is no figure of the design: its name (planner.naming, tested there) and the diagram's colour legend."""
-    return [markdown_text(t) for t in (doc.title, doc.subtitle, *(meaning for _, meaning in LOAD_LEGEND)) if t]
+def _names_and_legend(doc, design) -> list[str]:
+    """Text that is no figure of the design: its name (planner.naming, tested there), the diagram's colour legend and
+    the waterfalls' range legend (planner.uncertainty's words, the app's charts' own: its coverage is
+    `uncertainty.coverage`, which the document shows as a figure beside the ranges)."""
+    words = (doc.title, doc.subtitle, *(meaning for _, meaning in LOAD_LEGEND), design.uncertainty.legend)
+    return [markdown_text(t) for t in words if t]
 
 
 def test_markdown_holds_no_number_of_its_own(preset):
@@ -79,7 +82,7 @@ def test_markdown_holds_no_number_of_its_own(preset):
     _, design = preset
     doc = build_document(design)
     text = render_markdown(design)
-    for words in _names_and_legend(doc):
+    for words in _names_and_legend(doc, design):
         text = text.replace(words, " ")
     for fig in (f for f in doc.figures if f.text):
         assert any(v in text for v in _variants(fig.text)), f"{fig.path} ({fig.text!r}) is not in the Markdown"
@@ -94,6 +97,7 @@ def test_markdown_holds_no_number_of_its_own(preset):
 def test_html_shows_every_figure(preset):
     _, design = preset
     html = render_html(design)
+    html = re.sub(r'<tspan x="[\d.]+" dy="[\d.]+">(.*?)</tspan>', r" \1", html)  # a waterfall's wrapped label, its lines rejoined
     for fig in build_document(design).figures:
         if fig.style == "dot":  # the diagram's source is drawn as SVG: every line of every label must be there
             drawn = unescape(html)
@@ -372,3 +376,84 @@ def test_waterfall_with_an_unstable_queue_stays_on_the_chart():
     assert all(0 <= v <= width for v in numbers), numbers
     assert "nan" not in svg and "inf" not in svg
     assert svg.count(">unbounded<") == 2
+
+
+def _range_geometry(svg: str) -> tuple[float, float, float, float]:
+    """(where the bars start, the p95 line's x, the shaded range's left and right) of a waterfall's SVG."""
+    start = float(re.search(r'<rect x="([\d.]+)"', svg).group(1))
+    p95 = float(re.search(r'<line x1="([\d.]+)"[^>]*stroke="#1b1f24"', svg).group(1))
+    x, w = (float(v) for v in re.search(r'<rect class="range" x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', svg).groups())
+    return start, p95, x, x + w
+
+
+def test_waterfalls_draw_the_p95_range_as_the_app_names_it(preset):
+    """Issue 12: each waterfall shades where the real engine's p95 falls (the plan's 80% band on that p95) with a whisker
+    on its own row, and beneath it the app's legend (planner.uncertainty's `legend`) with the range written out."""
+    from report.charts import waterfall_svg
+    from report.document import Waterfall
+
+    _, design = preset
+    doc = build_document(design)
+    charts = [b for s in doc.appendix if s.key == "slo_budget" for b in s.blocks if isinstance(b, Waterfall)]
+    md = render_markdown(design)
+    for chart, p95_path in zip(charts, ("slo.ttft_p95_ms", "slo.itl_p95_ms"), strict=True):
+        band = design.uncertainty.band(p95_path)
+        if band is None:  # an unbounded p95 has no range
+            assert chart.band is None and not chart.band_note
+            continue
+        assert chart.band is not None and not chart.band_note
+        legend, shown, low, high = chart.band
+        assert legend == f"{design.uncertainty.legend} of the p95"
+        assert (low, high) == (band.low, band.high)
+        assert shown == f"{format_figure(band.low, 'num', 'ms')} to {format_figure(band.high, 'num', 'ms')}"
+        svg = waterfall_svg(chart.title, chart.steps, chart.marks, chart.band, chart.band_note)
+        assert f">{escape(legend)}: <tspan" in svg and f">{shown}</tspan>" in svg and svg.count('class="whisker"') == 1
+        start, p95_x, x0, x1 = _range_geometry(svg)
+        p95 = resolve(design, p95_path)
+        assert (x0 - start) / (p95_x - start) == pytest.approx(low / p95, abs=0.01)
+        assert (x1 - start) / (p95_x - start) == pytest.approx(high / p95, abs=0.01)
+        width = float(re.search(r'viewBox="0 0 ([\d.]+)', svg).group(1))
+        assert x1 <= width
+        assert f"| {markdown_text(legend)} | {shown} |" in md
+
+
+def test_outside_the_calibrated_data_the_waterfalls_say_so_instead_of_a_band():
+    """A GPU without measurements (planner.uncertainty: the widest spread, doubled): no range is drawn or written as if
+    measured; the charts, the page's line of ranges, the HTML and the Markdown say the setup lies outside the
+    calibrated data."""
+    from planner.uncertainty import uncertainty
+    from report.document import Waterfall
+
+    design = plan(load_brief("capstone"))
+    inside = design.uncertainty
+    outside = uncertainty(design.brief, {b.figure: b.value for b in inside.bands}, "no-rows-gpu")
+    assert not outside.calibrated
+    uncalibrated = design.model_copy(update={"uncertainty": outside})
+    doc = build_document(uncalibrated)
+    charts = [b for s in doc.appendix if s.key == "slo_budget" for b in s.blocks if isinstance(b, Waterfall)]
+    assert len(charts) == 2
+    note = f"{outside.legend}: none, the setup lies outside the calibrated data"
+    assert all(c.band is None and c.band_note == note for c in charts)
+    html = render_html(uncalibrated)
+    assert html.count(f">{escape(note)}<") == 2 and 'class="range"' not in html and 'class="whisker"' not in html
+    assert render_markdown(uncalibrated).count(f"| {markdown_text(note)} |") == 2
+    page = f"- **{markdown_text(outside.legend)}:** none, the setup lies outside the calibrated data"  # the SLO section's line
+    assert page in render_markdown(uncalibrated)
+    assert render_html(design).count('class="range"') == 2  # the same design inside the data draws both
+
+
+def test_a_long_component_name_wraps_in_the_label_column():
+    """A name wider than the label column (half the chart) wraps onto lines of its own row instead of running off the
+    chart's left edge; the rows below move down by the extra lines."""
+    from report.charts import waterfall_svg
+
+    long_name = "prefill of uncached tokens, chunked with decode (mean covered prompt)"
+    steps = (("network", "25 ms", 25.0), (long_name, "10.8 ms", 10.8), ("first sample", "2 ms", 2.0))
+    svg = waterfall_svg("TTFT", steps, (("p95", "85.6 ms", 85.6),))
+    label = re.search(r'<text x="([\d.]+)"[^>]*>([^<]*)((?:<tspan[^>]*>[^<]*</tspan>)+)</text>', svg)
+    assert label is not None
+    right, lines = float(label.group(1)), [label.group(2), *re.findall(r">([^<]*)</tspan>", label.group(3))]
+    assert " ".join(lines) == long_name and len(lines) == 2
+    assert all(len(line) * 4.9 <= right for line in lines)  # each line fits left of the bars (the font's mean advance)
+    tops = [float(y) for y in re.findall(r'<rect x="[\d.]+" y="([\d.]+)"', svg)]
+    assert tops[1] - tops[0] == pytest.approx(12) and tops[2] - tops[1] == pytest.approx(12 + 10)

@@ -259,3 +259,35 @@ def test_tenant_routing_partitions_adapters_over_whole_pp_replicas():
     assert (d.shape.replicas, d.shape.pp) == (8, 2)
     assert d.lora_serving is not None
     assert d.lora_serving.arithmetic["routing"] == "tenant-aware routing: 100 adapters / 4 replicas = 25 per replica"
+
+
+def test_pp_stages_divide_each_gpus_adapter_memory():
+    """A stage holds only its own layers' adapters: at PP=2 (same TP=8) 100 adapters of 131 MB take 0.819 GB a GPU,
+    half of PP=1's 1.64 GB, in the serving figures, their arithmetic, variation C and the memory check; a miss loads
+    each stage's half over its own host links, all stages at once."""
+    from planner.lora import lora_check, lora_memory
+
+    changes = {"deployment.long_context_nodes": 0, "deployment.spare_nodes": 0, "lora.adapters": 100}
+    one, two = (plan(load_brief("capstone").with_changes({**changes, "deployment.pp": pp})) for pp in (1, 2))
+    assert (one.shape.tp, one.shape.pp, two.shape.tp, two.shape.pp) == (8, 1, 8, 2)
+    a, b = one.lora_serving, two.lora_serving
+    assert a is not None and b is not None
+    assert a.gpu_gb_per_gpu == pytest.approx(100 * a.gb_per_adapter / 8)  # 1.64 GB
+    assert b.gpu_gb_per_gpu == pytest.approx(a.gpu_gb_per_gpu / 2)
+    assert b.load_from_cpu_ms == pytest.approx(a.load_from_cpu_ms / 2)
+    assert "/ TP 8 = 1.64 GB per GPU" in a.arithmetic["memory"]
+    assert "/ TP 8 / PP 2 stages = 0.819 GB per GPU" in b.arithmetic["memory"]
+    assert "over 8 x 2 stages x 50 GB/s" in b.arithmetic["load"]
+    per_gpu = []
+    for pp in (1, 2):
+        variation = plan(load_brief("capstone").with_changes({**changes, "deployment.pp": pp, "variation": "c"})).variation
+        assert variation is not None
+        per_gpu.append(next(f.value for f in variation.findings if f.label == "adapter memory per GPU"))
+    assert per_gpu[1] == pytest.approx(per_gpu[0] / 2)
+    # the memory check: adapters taking 1.5x a GPU's free memory at PP=1 take 0.75x at PP=2, with the same free memory
+    brief = load_brief("capstone").with_changes({"lora.adapters": 1000})
+    free_gb = lora_memory(brief.lora, one.shape.model, 8).gb_per_gpu / 1.5
+    fits_one, problems_one = lora_check(brief, one.shape.model, 8, 1, free_gb)
+    fits_two, problems_two = lora_check(brief, one.shape.model, 8, 2, free_gb)
+    assert not fits_one and fits_two and not problems_two
+    assert "under 666 fit" in problems_one[0].change  # 1,000 / 1.5
