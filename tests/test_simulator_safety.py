@@ -17,6 +17,8 @@ from planner.simulator import (
     MAX_SEARCH_TOKENS,
     SimSettings,
     _check_work,
+    _probe_lengths,
+    _start_requests,
     _tokens_per_request,
     benchmark_brief,
     max_rate,
@@ -138,6 +140,11 @@ def test_the_limits_allow_the_presets_own_runs(qps200):
         brief = load_brief(name)
         tokens = _tokens_per_request(brief, SimSettings(), brief.deployment.max_model_len)
         _check_work(1500, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        costs = step_costs(brief, shape_of(brief))
+        first = _start_requests(brief, costs, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        lengths, _ = _probe_lengths(first, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        assert len(lengths) >= 2, name  # a converged search compares two lengths at least
+        assert sum(lengths) * tokens * 9 * 13 <= MAX_SEARCH_TOKENS
 
 
 def test_an_absurd_run_is_refused_naming_requests_and_the_limit():
