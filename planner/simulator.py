@@ -868,7 +868,11 @@ def _statement(c: dict[str, Any], final: ProbeLength) -> str:
     elif c["stopped_by"] == "given probe length":
         head = f"not checked: the probe length was given ({final.requests:,} requests a probe)"
     else:
-        why = f"the work limit ({c['work_limit_tokens']:,.0f} tokens over every run)" if c["stopped_by"] == "work limit" else "the longest probe"
+        why = (
+            f"the work limit ({c['work_limit_tokens']:,.0f} tokens over every run)"
+            if c["stopped_by"] == "work limit"
+            else "the longest probe"
+        )
         head = f"not converged: {why} stopped the doubling at {final.requests:,} requests a probe (tried {tried}): replicas {replicas}, {rates}{change}"
     spread = (
         f"; its {c['draws']} draws span {num(c['rate_low_per_s'])}-{num(c['rate_high_per_s'], 'req/s')}"
@@ -896,7 +900,9 @@ def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> t
     )
 
 
-def _fleet(brief: Brief, shape: ReplicaShape, final: _Search, confidence: Confidence, converged: bool | None, wall_s: float) -> MaxRateResult:
+def _fleet(
+    brief: Brief, shape: ReplicaShape, final: _Search, confidence: Confidence, converged: bool | None, wall_s: float
+) -> MaxRateResult:
     from planner.cost import per_million
 
     rate, requests, per_seed, probes = final.length.max_rate_per_s, final.length.requests, final.per_seed, final.probes
