@@ -688,7 +688,8 @@ class _Search(NamedTuple):
     length: ProbeLength
     per_seed: tuple[float, ...]
     probes: tuple[Probe, ...]
-    slot_bound_per_s: float
+    slot_bound_per_s: float  # median over the draws
+    median_capped: bool  # the median draw's answer is its slots' bound
 
 
 def _search_length(
@@ -705,7 +706,8 @@ def _search_length(
     probes: list[Probe] = []
     found: list[float] = []
     bounds: list[float] = []
-    at_top = capped = 0
+    at_top = 0
+    capped: list[bool] = []
     for unit in units:
 
         def probe(rate: float, unit: Requests = unit) -> bool:
@@ -720,7 +722,7 @@ def _search_length(
         found.append(min(searched, bound))
         bounds.append(bound)
         at_top += searched >= top
-        capped += searched > bound
+        capped.append(searched > bound)
     rate = float(np.median(found))
     length = ProbeLength(
         requests=units[0].arrival_s.size,
@@ -729,10 +731,12 @@ def _search_length(
         rate_high_per_s=max(found),
         replicas_needed=_replicas(peak, rate),
         draws_at_top=at_top,
-        draws_capped=capped,
+        draws_capped=sum(capped),
         runs=len(probes),
     )
-    return _Search(length, tuple(found), tuple(probes), float(np.median(bounds)))
+    by_rate = [c for _, c in sorted(zip(found, capped, strict=True))]
+    middle = by_rate[(len(by_rate) - 1) // 2 : len(by_rate) // 2 + 1]  # the draw(s) the median is taken from
+    return _Search(length, tuple(found), tuple(probes), float(np.median(bounds)), all(middle))
 
 
 def _relative_change(previous: ProbeLength, last: ProbeLength) -> float:
@@ -844,7 +848,7 @@ def _confidence(
         "rate_high_per_s": final.rate_high_per_s,
         "replicas_range": replicas_range,
         "slot_bound_per_s": searches[-1].slot_bound_per_s,
-        "capped_at_slot_bound": final.max_rate_per_s >= searches[-1].slot_bound_per_s * (1 - 1e-9),
+        "capped_at_slot_bound": searches[-1].median_capped,
         "work_tokens": work_tokens,
         "work_limit_tokens": work_limit_tokens,
         "lengths": lengths,
