@@ -338,17 +338,18 @@ _compiled: list[Callable[..., Any]] = []
 
 
 def _engine_cache_locator() -> Any:
-    """numba's in-tree cache locator for the compiled engine_loop, whose source stamp covers step_model.py too: the
-    loop's machine code holds the step function, so a change to either file must recompile it."""
+    """numba's cache locator for the compiled engine_loop, whose source stamp covers step_model.py too: the loop's
+    machine code holds the step function, so a change to either file must recompile it."""
     import hashlib
 
-    from numba.core import caching
+    from numba.core import caching, config
 
     from planner import step_model
 
-    in_tree: Any = caching.InTreeCacheLocator  # numba's locator for a module with a writable __pycache__
+    # numba's locator for NUMBA_CACHE_DIR when it is set, else for a module with a writable __pycache__
+    base: Any = caching.UserProvidedCacheLocator if getattr(config, "CACHE_DIR", "") else caching.InTreeCacheLocator
 
-    class EngineCacheLocator(in_tree):  # type: ignore[misc]
+    class EngineCacheLocator(base):  # type: ignore[misc]
         def get_source_stamp(self) -> tuple[Any, str]:
             with open(step_model.__file__, "rb") as f:
                 return super().get_source_stamp(), hashlib.sha256(f.read()).hexdigest()
