@@ -5,7 +5,8 @@
 
 The step costs come from the same replica physics as the analytic design (planner.replica), so a
 pure decode step here takes exactly `ReplicaShape.decode_step_real_s`. `max_rate` bisects on the
-arrival rate for the highest one whose SLO attainment reaches the target, and sizes the fleet.
+arrival rate for the highest one whose SLO attainment reaches the target, and sizes the fleet; it doubles
+the probe length (requests a run) until the fleet it implies no longer changes.
 """
 
 from __future__ import annotations
