@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -141,6 +141,9 @@ class Probe(_Frozen):
     ok: bool
 
 
+StoppedBy = Literal["converged", "work limit", "probe length limit", "given probe length"]  # what ended the doubling
+
+
 class ProbeLength(_Frozen):
     """One probe length's search: the median over the request draws and the fleet it implies."""
 
@@ -158,7 +161,7 @@ class Confidence(_Frozen):
     """What the answer's stability means: the last two probe lengths, the spread over the draws, what stopped the search."""
 
     checked: bool  # False when the probe length was given (no doubling)
-    stopped_by: str  # "converged", "work limit", "probe length limit" or "given probe length"
+    stopped_by: StoppedBy
     tolerance: float  # the largest relative rate change between the last two lengths that counts as stable
     requests: tuple[int, ...]  # the last two probe lengths (one when only one was run)
     rates_per_s: tuple[float, ...]  # the median rate at each
@@ -650,7 +653,7 @@ def _start_requests(brief: Brief, costs: StepCosts, tokens_per_request: float, r
     return max(min(wanted, int(limit / (3 * runs * tokens_per_request)), MAX_PROBE_REQUESTS // 2), 10)
 
 
-def _probe_lengths(first: int, tokens_per_request: float, runs: int, limit: float) -> tuple[list[int], str]:
+def _probe_lengths(first: int, tokens_per_request: float, runs: int, limit: float) -> tuple[list[int], StoppedBy]:
     """The lengths the doubling may try within the work limit (every length's runs counted), and what ends the list."""
     work = runs * tokens_per_request  # tokens a search of one request per run does
     _check_work(first, tokens_per_request, runs, int(limit))  # not even 10 requests a run fit: refused
@@ -789,7 +792,8 @@ def max_rate(
     tokens = _tokens_per_request(brief, SimSettings(), max_len)
     if requests is not None:
         _check_work(requests, tokens, runs, int(work_limit_tokens))
-        lengths, limit_reason = [requests], "given probe length"
+        lengths = [requests]
+        limit_reason: StoppedBy = "given probe length"
     else:
         first = _start_requests(brief, costs, tokens, runs, work_limit_tokens)
         lengths, limit_reason = _probe_lengths(first, tokens, runs, work_limit_tokens)
