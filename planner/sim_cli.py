@@ -110,13 +110,14 @@ def _max_rate_text(r: MaxRateResult) -> str:
         for key in ("replicas_needed", "replicas_with_headroom", "gpus", "usd_per_hour", "usd_per_million_output_tokens")
         if key in r.arithmetic
     ]
+    lines.append(f"  probe length     {r.confidence.statement}")
     lines.append(f"  searched in {num(r.wall_ms, 'ms')}")
     return "\n".join(lines)
 
 
 def cmd_max_rate(args: argparse.Namespace) -> int:
     brief = brief_from_args(args)
-    if args.requests < 10:
+    if args.requests is not None and args.requests < 10:
         raise BriefError("--requests", "must be at least 10 for a max-rate search")
     return _run_and_print(args, lambda: max_rate(resolve(brief), requests=args.requests, seed=args.seed), _max_rate_text)
 
@@ -144,7 +145,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=cmd_simulate)
     p = sub.add_parser("max-rate", help="highest rate one replica sustains under the SLO, and the fleet it implies")
     _common(p, brief_optional=False)
-    p.add_argument("--requests", type=int, default=1500, metavar="N", help="requests per simulated run (default 1500)")
+    p.add_argument(
+        "--requests",
+        type=int,
+        metavar="N",
+        help="requests per simulated run, as given (converged is not checked); default: doubled from max(1,500, 4 x the"
+        " replica's slots) until two lengths need the same replicas and their rates differ by at most 1%%",
+    )
     p.set_defaults(func=cmd_max_rate)
 
 

@@ -89,7 +89,6 @@ def engine_loop(  # one function, so numba compiles the whole loop
     cached: I64,
     clients: int,
     step_k: tuple[float, ...],
-    step_time: Callable[..., Any],  # step_model.step_time_s, compiled
     max_batched: int,
     max_seqs: int,
     kv_capacity: int,
@@ -268,7 +267,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                     known += 1
             continue
         # --- 4. the step's time ---------------------------------------------------------------
-        dt = step_time(step_k, float(tokens), float(n_dec + n_pre), float(context), pairs) + encode
+        dt = step_time_s(step_k, float(tokens), float(n_dec + n_pre), float(context), pairs) + encode
         t += dt
         busy += dt
         steps = step
@@ -338,18 +337,49 @@ def engine_loop(  # one function, so numba compiles the whole loop
 _compiled: list[Callable[..., Any]] = []
 
 
+def _engine_cache_locator() -> Any:
+    """numba's cache locator for the compiled engine_loop, whose source stamp covers step_model.py too: the loop's
+    machine code holds the step function, so a change to either file must recompile it."""
+    import hashlib
+
+    from numba.core import caching, config
+
+    from planner import step_model
+
+    # numba's locator for NUMBA_CACHE_DIR when it is set, else for a module with a writable __pycache__
+    base: Any = caching.UserProvidedCacheLocator if getattr(config, "CACHE_DIR", "") else caching.InTreeCacheLocator
+
+    class EngineCacheLocator(base):  # type: ignore[misc]
+        def get_source_stamp(self) -> tuple[Any, str]:
+            with open(step_model.__file__, "rb") as f:
+                return super().get_source_stamp(), hashlib.sha256(f.read()).hexdigest()
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            return super().from_function(py_func, py_file) if py_func.__code__ is engine_loop.__code__ else None
+
+    return EngineCacheLocator
+
+
 def _kernel() -> Callable[..., Any]:
-    """The compiled loop over the compiled step function (speculative runs use planner.sim_speculative's loop)."""
+    """The compiled loop over the compiled step function (speculative runs use planner.sim_speculative's loop).
+
+    numba compiles a copy of engine_loop whose global `step_time_s` is the compiled step function: a call to a
+    compiled global is cached with the loop, where a compiled function passed as an argument is not (its type names
+    its address, so every new process compiled the loop again, ~5 s, and added a copy of it to the cache)."""
     if not _compiled:
+        import types
+
         import numba  # ~0.3 s to import: only a run loads it, not `import planner.simulator`
+        from numba.core.caching import CacheImpl
 
-        step: Callable[..., Any] = numba.njit(cache=True, nogil=True)(step_time_s)
-        loop = numba.njit(cache=True, nogil=True)(engine_loop)
-
-        def run(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, step_k: tuple[float, ...], *limits: Any) -> Any:
-            return loop(arrival, prompt, output, cached, clients, step_k, step, *limits)
-
-        _compiled.append(run)
+        locator = _engine_cache_locator()
+        if not any(c.__name__ == locator.__name__ for c in CacheImpl._locator_classes):
+            CacheImpl._locator_classes.insert(0, locator)  # it answers for engine_loop only
+        names = dict(engine_loop.__globals__) | {"step_time_s": numba.njit(nogil=True)(step_time_s)}
+        loop = types.FunctionType(engine_loop.__code__, names, engine_loop.__name__)
+        loop.__qualname__ = engine_loop.__qualname__
+        _compiled.append(numba.njit(cache=True, nogil=True)(loop))
     return _compiled[0]
 
 

@@ -5,7 +5,8 @@
 
 The step costs come from the same replica physics as the analytic design (planner.replica), so a
 pure decode step here takes exactly `ReplicaShape.decode_step_real_s`. `max_rate` bisects on the
-arrival rate for the highest one whose SLO attainment reaches the target, and sizes the fleet.
+arrival rate for the highest one whose SLO attainment reaches the target, and sizes the fleet; it doubles
+the probe length (requests a run) until the fleet it implies no longer changes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +32,11 @@ from planner.step_model import step_time_s
 
 __all__ = [
     "BENCHMARK_ENGINE",
+    "Confidence",
     "MaxRateResult",
     "Percentiles",
     "Probe",
+    "ProbeLength",
     "SimResult",
     "SimSettings",
     "SimSlo",
@@ -70,7 +74,14 @@ class SimSettings(_Frozen):
 # step per reply token, ~30 ns each) a run at the limit takes about 30 s. A max-rate search makes
 # seeds x (bisections + 1) runs (117 by default), near saturation where a step serves many requests.
 MAX_RUN_TOKENS = 1_000_000_000
-MAX_SEARCH_TOKENS = 20_000_000_000
+MAX_SEARCH_TOKENS = 20_000_000_000  # a whole max-rate search, every probe length it tries included
+
+# Without an explicit probe length, max-rate doubles it from here until the answer is stable: the same
+# replica count at two successive lengths and a rate that moved less than RATE_TOLERANCE between them.
+START_PROBE_REQUESTS = 1500
+SLOT_FILLS = 8  # the first probe is at least this many times the replica's slots, so the slots fill, turn over and a queue forms
+RATE_TOLERANCE = 0.01
+MAX_PROBE_REQUESTS = 1_000_000
 
 
 class Percentiles(_Frozen):
@@ -130,8 +141,48 @@ class Probe(_Frozen):
     ok: bool
 
 
+StoppedBy = Literal["converged", "work limit", "probe length limit", "given probe length"]  # what ended the doubling
+
+
+class ProbeLength(_Frozen):
+    """One probe length's search: the median over the request draws and the fleet it implies."""
+
+    requests: int
+    max_rate_per_s: float  # median over the draws
+    rate_low_per_s: float  # lowest and highest draw
+    rate_high_per_s: float
+    replicas_needed: int | None
+    draws_at_top: int  # draws whose run met the SLO at the search's top (1.05 x the compute bound): too short to overload
+    draws_capped: int  # draws capped at the slots' bound
+    runs: int  # simulated runs at this length
+
+
+class Confidence(_Frozen):
+    """What the answer's stability means: the last two probe lengths, the spread over the draws, what stopped the search."""
+
+    checked: bool  # False when the probe length was given (no doubling)
+    stopped_by: StoppedBy
+    tolerance: float  # the largest relative rate change between the last two lengths that counts as stable
+    requests: tuple[int, ...]  # the last two probe lengths (one when only one was run)
+    rates_per_s: tuple[float, ...]  # the median rate at each
+    relative_change: float | None  # |last - previous| / last
+    replicas_needed: tuple[int | None, ...]  # at each
+    draws: int
+    rate_low_per_s: float  # the lowest and highest draw at the final length
+    rate_high_per_s: float
+    replicas_range: tuple[int | None, int | None]  # replicas needed at the highest and at the lowest draw
+    slot_bound_per_s: float  # median over the final length's draws; inf with speculation
+    capped_at_slot_bound: bool  # the final answer is the slots' bound, not a rate a run overloaded above
+    work_tokens: float  # requests x tokens over every run of every length
+    work_limit_tokens: float
+    lengths: tuple[ProbeLength, ...]
+    statement: str
+
+
 class MaxRateResult(_Frozen):
-    """The highest rate one replica sustains under the SLO, and the fleet that carries the peak with it."""
+    """The highest rate one replica sustains under the SLO, and the fleet that carries the peak with it.
+
+    `requests_per_probe` (= `probe_requests`), `max_rate_per_seed` and `probes` are the final probe length's."""
 
     max_rate_per_s: float
     peak_rate_per_s: float
@@ -147,6 +198,10 @@ class MaxRateResult(_Frozen):
     probes: tuple[Probe, ...]
     wall_ms: float
     arithmetic: dict[str, str]
+    probe_requests: int  # the probe length the answer comes from
+    probe_lengths_tried: tuple[int, ...]
+    converged: bool | None  # None: a given probe length, not checked
+    confidence: Confidence
 
 
 # A stock engine as benchmarks run it: vLLM's serving defaults (256 sequences, 8,192 tokens a step,
@@ -542,6 +597,13 @@ def _compute_bound_rate(shape: ReplicaShape, unit: Requests) -> float:
     return shape.prefill_tokens_per_s / tokens
 
 
+def _slots(costs: StepCosts, prompt_tokens: float, output_tokens: float) -> tuple[float, float]:
+    """The requests a replica runs at once and the tokens each holds: max-num-seqs, or the KV pool over a running
+    sequence's context (its prompt and half its reply)."""
+    held = prompt_tokens + output_tokens / 2
+    return min(float(costs.max_num_seqs), costs.kv_capacity_tokens / held), held
+
+
 def _slot_bound_rate(costs: StepCosts, unit: Requests) -> float:
     """No replica sustains more requests than its slots hold over a request's life (Little's law): the slots
     (max-num-seqs, or the KV pool over a running sequence's context) / (output tokens x the decode step at that batch).
@@ -550,8 +612,7 @@ def _slot_bound_rate(costs: StepCosts, unit: Requests) -> float:
     if costs.speculative is not None:
         return math.inf
     out = float(np.mean(unit.output_tokens))
-    held = float(np.mean(unit.prompt_tokens)) + out / 2  # a running sequence: its prompt and half its reply
-    slots = min(float(costs.max_num_seqs), costs.kv_capacity_tokens / held)
+    slots, held = _slots(costs, float(np.mean(unit.prompt_tokens)), out)
     step_s = float(step_time_s(costs.step.values(), slots, slots, slots * held, 0.0))
     return slots / (out * step_s)
 
@@ -583,51 +644,255 @@ def _bisect(high: float, bisections: int, probe: Callable[[float], bool]) -> flo
     return low
 
 
+def _start_requests(brief: Brief, costs: StepCosts, tokens_per_request: float, runs: int, limit: float) -> int:
+    """The first probe length: SLOT_FILLS x the replica's slots, at least START_PROBE_REQUESTS, so the slots fill and
+    turn over (3,748-token replies keep 4,096 requests running: 1,500 never overload them); at most a third of what
+    the work limit allows, so a second, doubled length fits too."""
+    slots, _ = _slots(costs, brief.workload.input_tokens_mean, brief.workload.output_tokens_mean)
+    wanted = max(START_PROBE_REQUESTS, math.ceil(SLOT_FILLS * slots))
+    return max(min(wanted, int(limit / (3 * runs * tokens_per_request)), MAX_PROBE_REQUESTS // 2), 10)
+
+
+def _probe_lengths(first: int, tokens_per_request: float, runs: int, limit: float) -> tuple[list[int], StoppedBy]:
+    """The lengths the doubling may try within the work limit (every length's runs counted), and what ends the list."""
+    work = runs * tokens_per_request  # tokens a search of one request per run does
+    _check_work(first, tokens_per_request, runs, int(limit))  # not even 10 requests a run fit: refused
+    lengths = [first]
+    while 2 * lengths[-1] <= MAX_PROBE_REQUESTS and (sum(lengths) + 2 * lengths[-1]) * work <= limit:
+        lengths.append(2 * lengths[-1])
+    return lengths, "work limit" if 2 * lengths[-1] <= MAX_PROBE_REQUESTS else "probe length limit"
+
+
+def _first(reqs: Requests, count: int) -> Requests:
+    """The first `count` requests of a draw (open-loop arrivals)."""
+    if count == reqs.arrival_s.size:
+        return reqs
+    return Requests(
+        arrival_s=reqs.arrival_s[:count],
+        prompt_tokens=reqs.prompt_tokens[:count],
+        output_tokens=reqs.output_tokens[:count],
+        cached_tokens=reqs.cached_tokens[:count],
+        clients=0,
+    )
+
+
+def _peak_rate(brief: Brief, shape: ReplicaShape) -> float:
+    from planner.capacity import demand
+
+    return demand(brief, shape).request_rate_per_s
+
+
+def _replicas(peak: float, rate: float) -> int | None:
+    return math.ceil(peak / rate) if rate > 0 else None
+
+
+class _Search(NamedTuple):
+    """One probe length's search, with the draws and runs behind it."""
+
+    length: ProbeLength
+    per_seed: tuple[float, ...]
+    probes: tuple[Probe, ...]
+    slot_bound_per_s: float  # median over the draws
+    median_capped: bool  # the median draw's answer is its slots' bound
+
+
+def _search_length(
+    brief: Brief,
+    shape: ReplicaShape,
+    costs: StepCosts,
+    units: list[Requests],
+    bisections: int,
+    on_probe: Callable[[float, float], None],
+) -> _Search:
+    """For each request draw (unit-rate arrivals), bisect for the highest rate at which its run has
+    slo.attainment_target of the requests meeting both targets; each draw is capped at the slots' bound."""
+    target, peak = brief.slo.attainment_target, _peak_rate(brief, shape)
+    probes: list[Probe] = []
+    found: list[float] = []
+    bounds: list[float] = []
+    at_top = 0
+    capped: list[bool] = []
+    for unit in units:
+
+        def probe(rate: float, unit: Requests = unit) -> bool:
+            got = _attainment_at(brief, costs, unit, rate)
+            probes.append(Probe(rate_per_s=rate, slo_attainment=got, ok=got >= target))
+            on_probe(rate, got)
+            return got >= target
+
+        top = _bound_rate(brief, shape, unit) * 1.05
+        searched = _bisect(top, bisections, probe)
+        bound = _slot_bound_rate(costs, unit)
+        found.append(min(searched, bound))
+        bounds.append(bound)
+        at_top += searched >= top
+        capped.append(searched > bound)
+    rate = float(np.median(found))
+    length = ProbeLength(
+        requests=units[0].arrival_s.size,
+        max_rate_per_s=rate,
+        rate_low_per_s=min(found),
+        rate_high_per_s=max(found),
+        replicas_needed=_replicas(peak, rate),
+        draws_at_top=at_top,
+        draws_capped=sum(capped),
+        runs=len(probes),
+    )
+    by_rate = [c for _, c in sorted(zip(found, capped, strict=True))]
+    middle = by_rate[(len(by_rate) - 1) // 2 : len(by_rate) // 2 + 1]  # the draw(s) the median is taken from
+    return _Search(length, tuple(found), tuple(probes), float(np.median(bounds)), all(middle))
+
+
+def _relative_change(previous: ProbeLength, last: ProbeLength) -> float:
+    if last.max_rate_per_s > 0:
+        return abs(last.max_rate_per_s - previous.max_rate_per_s) / last.max_rate_per_s
+    return 0.0 if previous.max_rate_per_s == 0 else math.inf
+
+
+def _stable(lengths: list[ProbeLength], tolerance: float) -> bool:
+    """The answer no longer depends on the probe length: the last two lengths need the same replicas, their rates differ
+    by at most `tolerance`, and no draw at either met the SLO at the search's top (a run too short to overload)."""
+    if len(lengths) < 2:
+        return False
+    previous, last = lengths[-2:]
+    return (
+        previous.replicas_needed == last.replicas_needed
+        and _relative_change(previous, last) <= tolerance
+        and previous.draws_at_top == last.draws_at_top == 0
+    )
+
+
 def max_rate(
     brief: Brief,
     progress: ProgressFn | None = None,
     *,
-    requests: int = 1500,
+    requests: int | None = None,
     seed: int = 0,
     seeds: int = 9,
     bisections: int = 12,
+    tolerance: float = RATE_TOLERANCE,
+    work_limit_tokens: float = MAX_SEARCH_TOKENS,
 ) -> MaxRateResult:
     """The highest Poisson rate one replica sustains under the SLO, and the fleet it implies.
 
-    For each of `seeds` request draws, bisect for the highest rate at which a run of `requests`
-    requests has slo.attainment_target of them meeting both targets; report the median over draws.
-    One draw's answer swings by a few percent with the draw (a run near saturation either hits a
-    congestion episode or not), the median of several does not.
+    At one probe length: for each of `seeds` request draws, bisect for the highest rate at which a run of that
+    many requests has slo.attainment_target of them meeting both targets; the answer is the median over draws
+    (one draw's answer swings by a few percent with the draw, the median of several does not).
+    A short run hides congestion a long one meets, so without `requests` the probe length doubles from
+    max(START_PROBE_REQUESTS, SLOT_FILLS x the slots) until two successive lengths need the same replicas and their
+    rates differ by at most `tolerance`, within `work_limit_tokens` over every run (`converged` False when the
+    limit stops it first). A given `requests` runs that one length (`converged` None: not checked).
     """
     warm_up()
     start = time.perf_counter()
     shape = _replica(brief)
     costs = _speculative_or_plain_costs(brief, shape, step_costs(brief, shape), seed)
-    target = brief.slo.attainment_target
     max_len = min(brief.deployment.max_model_len, costs.kv_capacity_tokens)
-    total = seeds * (bisections + 1)  # simulated runs
-    _check_work(requests, _tokens_per_request(brief, SimSettings(), max_len), runs=total, limit=MAX_SEARCH_TOKENS)
-    probes: list[Probe] = []
-    found: list[float] = []
-    capped = False  # a draw's search ran past the slots' bound
-    for k in range(seeds):
-        unit = _requests(brief, SimSettings(requests=requests, seed=seed + k), 1.0, max_len)
+    runs = seeds * (bisections + 1)  # simulated runs a length may take
+    tokens = _tokens_per_request(brief, SimSettings(), max_len)
+    if requests is not None:
+        _check_work(requests, tokens, runs, int(work_limit_tokens))
+        lengths = [requests]
+        limit_reason: StoppedBy = "given probe length"
+    else:
+        first = _start_requests(brief, costs, tokens, runs, work_limit_tokens)
+        lengths, limit_reason = _probe_lengths(first, tokens, runs, work_limit_tokens)
+    done, length_now = 0, lengths[0]  # runs so far, against the most the planned lengths may take
 
-        def probe(rate: float, unit: Requests = unit) -> bool:
-            got = _attainment_at(brief, costs, unit, rate)
-            probes.append(Probe(rate_per_s=rate, slo_attainment=got, ok=got >= target))
-            if progress is not None:
-                progress(min(len(probes) / total, 1.0), f"{num(rate, 'req/s')}: {pct(got)} of requests meet the SLO")
-            return got >= target
+    def on_probe(rate: float, got: float) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            text = f"{length_now:,}-request probes: {num(rate, 'req/s')}: {pct(got)} of requests meet the SLO"
+            progress(min(done / (runs * len(lengths)), 1.0), text)
 
-        searched = _bisect(_bound_rate(brief, shape, unit) * 1.05, bisections, probe)
-        bound = _slot_bound_rate(costs, unit)
-        found.append(min(searched, bound))
-        capped |= searched > bound
+    # One draw per seed at the longest length; a shorter probe runs its first requests, so successive lengths share
+    # their arrivals (common random numbers) and differ by what the longer run adds, not by a new draw's luck.
+    draws = [_requests(brief, SimSettings(requests=lengths[-1], seed=k), 1.0, max_len) for k in range(seed, seed + seeds)]
+    searches: list[_Search] = []
+    for length_now in lengths:
+        units = [_first(draw, length_now) for draw in draws]
+        searches.append(_search_length(brief, shape, costs, units, bisections, on_probe))
+        if requests is None and _stable([s.length for s in searches], tolerance):
+            break
     if progress is not None:
         progress(1.0, "done")
-    rate = float(np.median(found))
-    return _fleet(brief, shape, rate, target, requests, tuple(found), tuple(probes), time.perf_counter() - start, capped)
+    converged = None if requests is not None else _stable([s.length for s in searches], tolerance)
+    stopped_by = "converged" if converged else limit_reason
+    work = sum(s.length.requests for s in searches) * runs * tokens
+    confidence = _confidence(brief, shape, searches, tolerance, stopped_by, work, work_limit_tokens)
+    final = searches[-1]
+    return _fleet(brief, shape, final, confidence, converged, time.perf_counter() - start)
+
+
+def _confidence(
+    brief: Brief,
+    shape: ReplicaShape,
+    searches: list[_Search],
+    tolerance: float,
+    stopped_by: str,
+    work_tokens: float,
+    work_limit_tokens: float,
+) -> Confidence:
+    lengths = tuple(s.length for s in searches)
+    last_two = lengths[-2:]
+    final = lengths[-1]
+    peak = _peak_rate(brief, shape)
+    change = _relative_change(*last_two) if len(last_two) == 2 else None
+    replicas_range = (_replicas(peak, final.rate_high_per_s), _replicas(peak, final.rate_low_per_s))
+    fields = {
+        "checked": stopped_by != "given probe length",
+        "stopped_by": stopped_by,
+        "tolerance": tolerance,
+        "requests": tuple(x.requests for x in last_two),
+        "rates_per_s": tuple(x.max_rate_per_s for x in last_two),
+        "relative_change": change,
+        "replicas_needed": tuple(x.replicas_needed for x in last_two),
+        "draws": len(searches[-1].per_seed),
+        "rate_low_per_s": final.rate_low_per_s,
+        "rate_high_per_s": final.rate_high_per_s,
+        "replicas_range": replicas_range,
+        "slot_bound_per_s": searches[-1].slot_bound_per_s,
+        "capped_at_slot_bound": searches[-1].median_capped,
+        "work_tokens": work_tokens,
+        "work_limit_tokens": work_limit_tokens,
+        "lengths": lengths,
+    }
+    return Confidence.model_validate(fields | {"statement": _statement(fields, final)})
+
+
+def _replica_text(replicas: tuple[int | None, ...]) -> str:
+    shown = ["none" if r is None else str(r) for r in replicas]
+    return shown[0] if len(set(shown)) == 1 else "-".join(shown)
+
+
+def _statement(c: dict[str, Any], final: ProbeLength) -> str:
+    """One sentence: how the probe length was chosen, how stable the answer is, what bounds it."""
+    tried = ", ".join(f"{x.requests:,}" for x in c["lengths"])
+    rates = " -> ".join(num(r, "req/s") for r in c["rates_per_s"])
+    replicas = " -> ".join("none" if r is None else str(r) for r in c["replicas_needed"])
+    change = "" if c["relative_change"] is None else f" ({pct(c['relative_change'])} vs the {pct(c['tolerance'])} tolerance)"
+    if c["stopped_by"] == "converged":
+        head = f"converged at {final.requests:,} requests a probe (tried {tried}): {replicas} replicas, {rates}{change}"
+    elif c["stopped_by"] == "given probe length":
+        head = f"not checked: the probe length was given ({final.requests:,} requests a probe)"
+    else:
+        why = (
+            f"the work limit ({c['work_limit_tokens']:,.0f} tokens over every run)"
+            if c["stopped_by"] == "work limit"
+            else "the longest probe"
+        )
+        head = f"not converged: {why} stopped the doubling at {final.requests:,} requests a probe (tried {tried}): replicas {replicas}, {rates}{change}"
+    spread = (
+        f"; its {c['draws']} draws span {num(c['rate_low_per_s'])}-{num(c['rate_high_per_s'], 'req/s')}"
+        f" ({_replica_text(c['replicas_range'])} replicas)"
+    )
+    notes = ""
+    if c["capped_at_slot_bound"]:
+        notes += f"; the answer is the slots' bound ({num(c['slot_bound_per_s'], 'req/s')}, Little's law), no run overloaded below it"
+    if final.draws_at_top:
+        notes += f"; {final.draws_at_top} draws met the SLO at the search's top (1.05 x the compute bound): too short a probe to overload"
+    return head + spread + notes
 
 
 def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> tuple[int, str]:
@@ -645,34 +910,28 @@ def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> t
 
 
 def _fleet(
-    brief: Brief,
-    shape: ReplicaShape,
-    rate: float,
-    target: float,
-    requests: int,
-    per_seed: tuple[float, ...],
-    probes: tuple[Probe, ...],
-    wall_s: float,
-    capped: bool = False,
+    brief: Brief, shape: ReplicaShape, final: _Search, confidence: Confidence, converged: bool | None, wall_s: float
 ) -> MaxRateResult:
-    from planner.capacity import demand
     from planner.cost import per_million
 
-    peak = demand(brief, shape).request_rate_per_s
+    rate, requests, per_seed, probes = final.length.max_rate_per_s, final.length.requests, final.per_seed, final.probes
+    target = brief.slo.attainment_target
+    peak = _peak_rate(brief, shape)
     headroom = brief.slo.headroom
     arithmetic = {
         "max_rate_per_s": (
-            f"median over {len(per_seed)} request draws of the highest rate at which {pct(target)} of {requests} Poisson requests"
+            f"median over {len(per_seed)} request draws of the highest rate at which {pct(target)} of {requests:,} Poisson requests"
             f" meet TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} (end to end) and TPOT <= {num(brief.slo.itl_p95_ms, 'ms')}"
             + (f", with the per-token ITL p95 <= {num(brief.slo.itl_p95_ms, 'ms')}" if brief.slo.itl_metric.value == "itl" else "")
             + f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
             + (
-                f"; draws capped at the slots' bound, slots / (output tokens x the step at that batch) (Little's law: the {requests}"
-                " requests fit in the batch slots at once, so a run cannot show the overload a longer one would)"
-                if capped
+                f"; draws capped at the slots' bound, slots / (output tokens x the step at that batch) (Little's law: the {requests:,}"
+                " requests do not overload the batch slots in a run, so the run cannot show the overload a longer one would)"
+                if final.length.draws_capped
                 else ""
             )
-        )
+        ),
+        "probe_requests": confidence.statement,
     }
     if rate <= 0:
         arithmetic["replicas_needed"] = "no rate meets the SLO on this replica: change the replica (TP, precision, GPU) or the targets"
@@ -712,4 +971,8 @@ def _fleet(
         probes=probes,
         wall_ms=wall_s * 1e3,
         arithmetic=arithmetic,
+        probe_requests=requests,
+        probe_lengths_tried=tuple(x.requests for x in confidence.lengths),
+        converged=converged,
+        confidence=confidence,
     )

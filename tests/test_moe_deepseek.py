@@ -188,9 +188,25 @@ def test_max_rate_stops_at_the_slots_bound():
     """1,500 requests of 3,748-token replies fit in the 4,096 slots at once, so no simulated run overloads; the
     search's answer is capped by Little's law (slots / (reply tokens x the step at that batch)), about 14.6 req/s
     (the uncapped search said 73.8 req/s and 1 replica against the plan's 6)."""
-    r = cli_json("max-rate", "moe-deepseek")
+    r = cli_json("max-rate", "moe-deepseek", "--requests", "1500")
     assert 13 < r["max_rate_per_s"] < 16 and "capped at the slots' bound" in r["arithmetic"]["max_rate_per_s"]
+    assert r["confidence"]["capped_at_slot_bound"] is True
     assert r["replicas_needed"] >= 3
+
+
+def test_the_default_max_rate_probe_fills_the_slots_and_overloads_them():
+    """Without --requests the first probe is 8 x the 4,096 slots, cut to a third of the work limit (12,517 requests of
+    4,552 tokens in 117 runs) so that a doubled length fits too: the runs overload the slots below their bound, the
+    rate falls with the length (14.1 -> 11.4 req/s, 3 -> 4 replicas) and the work limit ends the doubling unconverged."""
+    from planner.simulator import max_rate
+
+    m = max_rate(load_brief("moe-deepseek"))
+    c = m.confidence
+    assert m.probe_lengths_tried == (12_517, 25_034)
+    assert not c.capped_at_slot_bound and "capped at the slots' bound" not in m.arithmetic["max_rate_per_s"]
+    assert m.max_rate_per_s < c.slot_bound_per_s
+    assert m.converged is False and c.stopped_by == "work limit"
+    assert c.replicas_needed[0] < c.replicas_needed[1] == m.replicas_needed
 
 
 def test_a_pp_design_names_its_streams_not_replicas():

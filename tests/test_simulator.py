@@ -3,11 +3,13 @@
 Golden figures from ../shared/spec/reference-figures.md (`qps200-chat`), each with the tolerance
 written there: TTFT p50 48 ms and TPOT p50 4.3 ms at 1 req/s (5%); highest rate ~16.8 req/s (8%:
 the seed's figure depends on its random draw and scheduler details); 12 instances, 16 with 30%
-headroom, 128 H100, ~$0.89 per M output tokens.
+headroom, 128 H100, ~$0.89 per M output tokens. The seed's figures are a 1,500-request probe's; a
+converged search (longer probes until the replica count is stable) finds 16.4 req/s and 13 instances.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -30,6 +32,12 @@ def qps200():
 
 @pytest.fixture(scope="module")
 def qps200_max_rate(qps200):
+    """The seed's probe length, given: no doubling."""
+    return max_rate(qps200, requests=1500)
+
+
+@pytest.fixture(scope="module")
+def qps200_converged(qps200):
     return max_rate(qps200)
 
 
@@ -66,10 +74,51 @@ def test_max_rate_is_the_edge_of_the_slo(qps200, qps200_max_rate):
 
 def test_max_rate_progress_reaches_one(qps200):
     seen: list[float] = []
-    max_rate(qps200, lambda fraction, _msg: seen.append(fraction), seeds=2, bisections=4)
+    m = max_rate(qps200, lambda fraction, _msg: seen.append(fraction), seeds=2, bisections=4)
     assert seen == sorted(seen)
     assert seen[-1] == 1.0
-    assert len(seen) == 2 * 5 + 1
+    assert len(seen) == sum(length.runs for length in m.confidence.lengths) + 1
+
+
+def test_a_given_probe_length_is_not_checked(qps200_max_rate):
+    m = qps200_max_rate
+    assert m.probe_requests == m.requests_per_probe == 1500
+    assert m.probe_lengths_tried == (1500,)
+    assert m.converged is None
+    assert m.confidence.checked is False and m.confidence.stopped_by == "given probe length"
+    assert m.confidence.statement.startswith("not checked")
+
+
+def test_the_converged_search_needs_the_same_replicas_at_its_last_two_lengths(qps200, qps200_converged):
+    """1,500-request probes say 12 replicas, longer ones 13 (a short run misses congestion a long one meets): the
+    search doubles from 8 x the 512 slots until two lengths agree on the replicas and move the rate by at most 1%."""
+    m = qps200_converged
+    c = m.confidence
+    assert m.converged is True and c.checked and c.stopped_by == "converged"
+    assert m.probe_lengths_tried[0] == 8 * 512
+    assert all(b == 2 * a for a, b in zip(m.probe_lengths_tried, m.probe_lengths_tried[1:], strict=False))
+    assert m.probe_requests == m.probe_lengths_tried[-1] == c.requests[-1]
+    assert c.replicas_needed[0] == c.replicas_needed[1] == m.replicas_needed == 13
+    assert c.relative_change is not None and c.relative_change <= c.tolerance == 0.01
+    assert c.rates_per_s[-1] == m.max_rate_per_s == pytest.approx(16.8, rel=0.08)
+    assert c.rate_low_per_s <= m.max_rate_per_s <= c.rate_high_per_s
+    assert c.replicas_range == (math.ceil(200 / c.rate_high_per_s), math.ceil(200 / c.rate_low_per_s))
+    assert not c.capped_at_slot_bound and c.work_tokens <= c.work_limit_tokens
+    again = max_rate(qps200)  # deterministic for a seed (the wall time aside)
+    assert again.model_dump(exclude={"wall_ms"}) == m.model_dump(exclude={"wall_ms"})
+
+
+def test_the_work_limit_stops_the_doubling_before_convergence(qps200):
+    """With a tolerance no two lengths meet, the doubling runs until the next length would pass the work limit."""
+    limit = 3e8
+    m = max_rate(qps200, seeds=3, bisections=6, tolerance=0.0, work_limit_tokens=limit)
+    c = m.confidence
+    assert m.converged is False and c.stopped_by == "work limit"
+    assert len(m.probe_lengths_tried) >= 2
+    runs, tokens = 3 * 7, 2000 + 500
+    assert c.work_tokens == sum(m.probe_lengths_tried) * runs * tokens <= limit
+    assert (sum(m.probe_lengths_tried) + 2 * m.probe_requests) * runs * tokens > limit
+    assert c.statement.startswith("not converged: the work limit")
 
 
 def test_one_request_matches_the_closed_form(qps200):

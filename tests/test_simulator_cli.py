@@ -57,6 +57,16 @@ def test_max_rate_contract_keys():
     for key in ("max_rate_per_s", "replicas_needed", "replicas_with_headroom", "gpus", "usd_per_million_output_tokens"):
         assert key in out
     assert out["gpus"] == 128
+    assert out["converged"] is True
+    assert out["probe_requests"] == out["probe_lengths_tried"][-1] == out["confidence"]["requests"][-1]
+    assert out["confidence"]["replicas_needed"] == [out["replicas_needed"]] * 2
+    for key in ("tolerance", "relative_change", "rates_per_s", "rate_low_per_s", "rate_high_per_s", "capped_at_slot_bound", "statement"):
+        assert key in out["confidence"]
+
+
+def test_max_rate_text_says_how_the_probe_length_was_chosen():
+    given = run_cli("max-rate", "qps200-chat", "--requests", "300", check=True).stdout
+    assert "probe length     not checked: the probe length was given (300 requests a probe)" in given
 
 
 @pytest.mark.parametrize(

@@ -17,13 +17,14 @@ from planner.simulator import (
     MAX_SEARCH_TOKENS,
     SimSettings,
     _check_work,
+    _probe_lengths,
+    _start_requests,
     _tokens_per_request,
     benchmark_brief,
     max_rate,
     simulate,
     step_costs,
 )
-from planner.step_model import step_time_s
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.unit
@@ -51,9 +52,8 @@ def _closed_loop(qps200, clients: int, count: int, loop=None):  # type: ignore[n
     if loop is None:
         return run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, costs).finish_s
     c = costs
-    args = (c.step.values(), step_time_s)  # the plain-Python step function beside the plain-Python loop
     limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill, c.encoder_s)
-    return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, *args, *limits)[3]
+    return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, c.step.values(), *limits)[3]
 
 
 # --- more clients than requests ---------------------------------------------------------------------
@@ -138,6 +138,11 @@ def test_the_limits_allow_the_presets_own_runs(qps200):
         brief = load_brief(name)
         tokens = _tokens_per_request(brief, SimSettings(), brief.deployment.max_model_len)
         _check_work(1500, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        costs = step_costs(brief, shape_of(brief))
+        first = _start_requests(brief, costs, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        lengths, _ = _probe_lengths(first, tokens, 9 * 13, MAX_SEARCH_TOKENS)
+        assert len(lengths) >= 2, name  # a converged search compares two lengths at least
+        assert sum(lengths) * tokens * 9 * 13 <= MAX_SEARCH_TOKENS
 
 
 def test_an_absurd_run_is_refused_naming_requests_and_the_limit():
@@ -162,3 +167,24 @@ def test_max_rate_requests_are_bounded(qps200):
     assert exc.value.field == "--requests" and "117 runs" in exc.value.reason
     proc = run_cli("max-rate", "qps200-chat", "--requests", "1000000", "--json")
     assert proc.returncode == 2 and proc.stdout == "" and "--requests" in proc.stderr
+
+
+# --- the compiled loop's cache -------------------------------------------------------------------------
+
+
+def test_the_compiled_loop_is_cached_on_both_its_sources():
+    """The loop's cache entry is stamped with sim_engine.py and step_model.py (the step function is compiled into it),
+    and its key holds only the arguments' types: a new process loads it instead of compiling the loop again."""
+    import hashlib
+
+    import planner.sim_engine as engine
+    from planner import step_model
+
+    engine.warm_up()
+    locator = engine._engine_cache_locator().from_function(engine.engine_loop, engine.__file__)
+    stamp = locator.get_source_stamp()
+    with open(step_model.__file__, "rb") as f:
+        assert stamp[1] == hashlib.sha256(f.read()).hexdigest()
+    (compiled,) = engine._compiled
+    assert compiled._cache._impl.locator.__class__.__name__ == "EngineCacheLocator"
+    assert all("Dispatcher" not in repr(signature) for signature in compiled.signatures)
