@@ -13,9 +13,9 @@ where each costs the same in Python (the series' terms are all positive, so it k
 a + 1; only Q itself would lose it, and nothing here asks for a Q below 1e-16). The prefactor x^a e^-x / Gamma(a) is
 exp(a (ln(1 + t) - t)) sqrt(a / 2 pi) / exp(stirlerr(a)), t = x / a - 1, for a large shape (DiDonato and Morris, ACM
 TOMS 12 (1986), their function rcomp), so a shape of 1e4 keeps ~2e-14 relative accuracy (~2e-11 from
-a ln x - x - ln Gamma(a), whose terms reach 1e5). The array form takes, for every element, the term count its slowest element
-needs (found first with the scalar form): the series' terms all at once in logarithms, the fraction from its
-deepest level up, so a call is a handful of whole-array numpy calls.
+a ln x - x - ln Gamma(a), whose terms reach 1e5). The array form takes, for every element, the term count its
+slowest element needs (found first with the scalar form): the series' terms all at once in logarithms, the fraction
+from its deepest level up, so a call is a handful of whole-array numpy calls.
 
 The inverse is Numerical Recipes' invgammp (section 6.2.1): a start from Wilson-Hilferty's cube (a > 1) or the
 small-x power law (a <= 1), then Halley steps to ~1e-14 relative.
@@ -46,8 +46,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 def gamma_p(a: float, x: float) -> float:
     """Regularized lower incomplete gamma P(a, x): the CDF at x of a gamma with shape a > 0 and unit scale.
 
-    Cached: a plan asks for the same ~5,000-8,000 points ~4 times over (the prompt-service moments of one engine at
-    each step of a search), and a hit costs ~0.1 us against ~1-5 us to sum the series."""
+    Cached: a plan asks for ~4,000-8,000 distinct points ~4 times each (the prompt-service moments of the same
+    engines, re-evaluated), and a hit costs ~0.1 us against ~1-5 us to sum the series."""
     if x <= 0:
         return 0.0
     if x == math.inf:
