@@ -12,24 +12,70 @@ from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_br
 
 pytestmark = pytest.mark.unit
 
-SHAPES = (0.05, 0.2236, 0.5, 1.0, 1.7, 4.47, 10.0, 100.0, 1000.0, 10_000.0)
+# The shapes the planner can ask for, log-spaced: lengths.length_cv2 searches k in [1e-3, 1e4] (CV^2 = 1 / k), the
+# prompt-service moments take k + 1..3, the M/G/1 wait's tail shape is at most 1e3.
+SHAPES = tuple(float(a) for a in np.geomspace(1e-3, 1e4, 29))
+# quantiles spanning each distribution, the planner's p95 among them
+QUANTILES = (1e-9, 1e-7, 1e-5, 1e-3, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1 - 1e-5, 1 - 1e-7, 1 - 1e-9)
+P_RTOL, P_ATOL = 1e-10, 1e-14  # relative, or absolute where P is tiny
+
+
+def _points(a: float) -> np.ndarray:
+    """x at every quantile (those that underflow to 0 dropped), around the method's switches (a + 1, a + 11, a + 41),
+    and far into the upper tail."""
+    quantiles = gammaincinv(a, np.array(QUANTILES))
+    switches = np.array([a + 1, a + 11, a + 41]) * np.array([[1 - 1e-9], [1.0], [1 + 1e-9]])
+    return np.concatenate([quantiles[quantiles > 0], switches.ravel(), [a * 0.5, a, a * 2, a + 200, a * 10 + 1000]])
 
 
 @pytest.mark.parametrize("a", SHAPES)
-def test_incomplete_gamma_matches_scipy(a):
-    xs = np.concatenate([np.geomspace(1e-6, 1e5, 400) * max(a, 1.0) ** 0.5, np.linspace(0.5, 2, 50) * a])
-    ours = gamma_p_array(a, xs)
-    assert np.allclose(ours, gammainc(a, xs), rtol=1e-10, atol=1e-13)
-    assert all(
-        math.isclose(gamma_p(a, float(x)), float(v), rel_tol=1e-10, abs_tol=1e-13) for x, v in zip(xs[::17], ours[::17], strict=False)
-    )
-    assert gamma_p(a, 0.0) == 0.0 and gamma_p(a, math.inf) == 1.0
+def test_incomplete_gamma_matches_scipy(a: float):
+    xs = _points(a)
+    reference = gammainc(a, xs)
+    ours = np.array([gamma_p(a, float(x)) for x in xs])
+    np.testing.assert_allclose(ours, reference, rtol=P_RTOL, atol=P_ATOL)
+    np.testing.assert_allclose(gamma_p_array(a, xs), reference, rtol=P_RTOL, atol=P_ATOL)
 
 
 @pytest.mark.parametrize("a", SHAPES)
-def test_inverse_matches_scipy(a):
-    for p in (1e-9, 1e-4, 0.01, 0.05, 0.5, 0.9, 0.95, 0.999):  # the planner asks for p95 and equal-probability points
-        assert gamma_p_inverse(a, p) == pytest.approx(float(gammaincinv(a, p)), rel=1e-9)
+def test_scalar_and_array_forms_agree(a: float):
+    xs = _points(a)
+    scalar = np.array([gamma_p(a, float(x)) for x in xs])
+    np.testing.assert_allclose(gamma_p_array(a, xs), scalar, rtol=1e-12, atol=1e-16)
+    grid = np.concatenate([[-1.0, 0.0], xs]).reshape(1, -1).repeat(2, axis=0)  # any shape; 0 at and below zero
+    assert gamma_p_array(a, grid).shape == grid.shape
+    np.testing.assert_allclose(gamma_p_array(a, grid)[1], [0.0, 0.0, *scalar], rtol=1e-12, atol=1e-16)
+
+
+@pytest.mark.parametrize("a", SHAPES)
+def test_inverse_round_trips_and_matches_scipy(a: float):
+    for q in QUANTILES:
+        x = gamma_p_inverse(a, q)
+        expected = float(gammaincinv(a, q))
+        if expected < 1e-300:  # the quantile underflows (a = 1e-3, q < 0.5: x ~ q^1000): no x to compare
+            assert x < 1e-300
+            continue
+        assert float(gammainc(a, x)) == pytest.approx(q, rel=1e-10)
+        if q <= 0.999:  # above, p's own rounding (1e-16 of Q ~ 1e-9) moves x by ~1e-9 relative in both
+            assert x == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("a", (1e-3, 0.5, 1.0, 7.3, 1e4))
+def test_edges(a: float):
+    assert gamma_p(a, 0.0) == 0.0 and gamma_p(a, -1.0) == 0.0 and gamma_p(a, math.inf) == 1.0
+    assert math.isnan(gamma_p(a, math.nan))
+    edges = gamma_p_array(a, np.array([-1.0, 0.0, math.inf, math.nan]))
+    assert edges[:3].tolist() == [0.0, 0.0, 1.0] and math.isnan(edges[3])
+    assert gamma_p_array(a, np.array([])).shape == (0,)
+    assert gamma_p_inverse(a, 0.0) == 0.0 and gamma_p_inverse(a, 1.0) == math.inf
+
+
+def test_exponential_closed_form():
+    """a = 1: P = 1 - e^-x exactly, and its inverse -ln(1 - p): a check that needs no reference library."""
+    xs = np.array([1e-8, 0.1, 1.0, 2.0, 5.0, 30.0, 60.0])
+    np.testing.assert_allclose(gamma_p_array(1.0, xs), -np.expm1(-xs), rtol=1e-13)
+    for p in (1e-6, 0.3, 0.95):
+        assert gamma_p_inverse(1.0, p) == pytest.approx(-math.log1p(-p), rel=1e-13)
 
 
 def test_root_in_bracket_finds_roots_and_jumps():

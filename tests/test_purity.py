@@ -28,8 +28,10 @@ def test_public_api_is_pinned():
 
 
 # What `python -m planner plan` must not load (issue 17): the simulator and numba (its kernel, ~0.3 s of
-# start-up), Streamlit (the app), the export layer (report/) and the calibration data (planner.calibration).
-HEAVY = ("planner.simulator", "numba", "streamlit", "report", "planner.calibration")
+# start-up), SciPy (~0.15-0.19 s for scipy.special alone; planner.numerics has its own incomplete gamma, and only
+# the calibration's fit uses scipy.optimize), Streamlit (the app), the export layer (report/) and the calibration
+# data (planner.calibration).
+HEAVY = ("planner.simulator", "numba", "scipy", "streamlit", "report", "planner.calibration")
 
 
 def _loaded_heavy(code: str) -> list[str]:
@@ -46,6 +48,12 @@ def test_import_planner_loads_no_simulator_kernel_app_or_export_layer():
 
 def test_plan_command_loads_no_simulator_kernel_app_or_export_layer():
     code = "import contextlib, io\nfrom planner.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n    assert main(['plan', 'capstone', '--json']) == 0"
+    assert _loaded_heavy(code) == ["[]"]
+
+
+def test_python_m_planner_plan_imports_no_scipy_numba_streamlit_or_report():
+    """The command as a user runs it, a preset that walks the whole latency model (TTFT quantiles, prompt lengths)."""
+    code = "import runpy, sys\nsys.argv = ['planner', 'plan', 'agent-platform', '--json']\ntry:\n    runpy.run_module('planner', run_name='__main__')\nexcept SystemExit as end:\n    assert not end.code, end.code"
     assert _loaded_heavy(code) == ["[]"]
 
 
