@@ -117,7 +117,7 @@ def test_architecture_page_without_graphviz_says_so_and_lists_the_pools(monkeypa
     assert len(warnings) == 1 and warnings[0].startswith("The diagram cannot be drawn on this server: Graphviz dot not found")
     assert "\n" not in warnings[0]
     assert not _diagram_svgs(at)
-    assert any("general" in str(df.value.to_dict()) for df in at.dataframe), "the pool table still shows"
+    assert any("general" in str(t.value.to_dict()) for t in at.table), "the pool table still shows"
 
 
 def test_titles_follow_the_edit_on_every_page() -> None:

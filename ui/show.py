@@ -125,9 +125,12 @@ def verdict_banner(design: Design) -> None:
 
 
 def table(rows: Sequence[Mapping[str, object]]) -> None:
-    """Rows of planner text and figures as a read-only table."""
+    """Rows of planner text and figures as a static table (the rows are few; nothing to sort or scroll).
+
+    Not st.dataframe: its grid updates its cells a fifth of a second after a run whose rows changed, which held every
+    control change on the Architecture and Cost pages ~200 ms past the run's end (benchmarks/browser_speed.py)."""
     if rows:
-        st.dataframe(list(rows), hide_index=True, width="stretch")
+        st.table(pd.DataFrame(list(rows)), hide_index=True)
 
 
 def text_table(rows: Sequence[Mapping[str, object]]) -> None:
