@@ -35,6 +35,7 @@ from ui.pages import PAGES
 TARGET_RATIO = 1.5
 _TIMEOUT_MS = 60_000
 QUIET_MS = 500
+_SLIDER_STEP = 0.01  # the duty-cycle slider's step and minimum (ui.sidebar), in both apps
 _SLIDER = '[data-testid="stSidebar"] input[type="range"][aria-label="Duty cycle"]'
 TRIVIAL_APP = """import streamlit as st
 
@@ -214,6 +215,13 @@ def report(results: list[PageResult], preset: str) -> None:
     print(f"slowest page: {worst.title}, {worst.ratio:.2f}x the trivial app (target: at most {TARGET_RATIO}x)")
 
 
+def _steps_down(preset: str) -> int:
+    """How many presses of ArrowLeft the preset's duty-cycle slider takes before it stops at its minimum."""
+    from planner import load_brief
+
+    return round((load_brief(preset).workload.duty_cycle - _SLIDER_STEP) / _SLIDER_STEP)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--preset", default="capstone")
@@ -223,6 +231,9 @@ def main() -> None:
     args = parser.parse_args()
     exit_on_sigterm()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    steps = _steps_down(args.preset)
+    if args.presses > steps:  # a press at the slider's end changes nothing, and the page would never settle
+        parser.error(f"--presses: the duty cycle of {args.preset!r} goes down {steps} steps at most")
     titles = [title.strip() for title in args.pages.split(",")]
     unknown = set(titles) - {title for _, title, _ in PAGES}
     if unknown:
