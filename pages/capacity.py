@@ -9,7 +9,7 @@ from planner.replica import units_text
 from planner.sweeps import utilization_vs_traffic
 from ui.charts import stacked_bars, utilization_vs_traffic_chart
 from ui.mechanisms import conclusion_box, mechanism_sections, objective_section
-from ui.show import fig, figure_row, md, table
+from ui.show import chart, fig, figure_row, md, table
 from ui.sidebar import page_setup
 
 design = page_setup("Capacity")
@@ -45,7 +45,7 @@ if design.brief.workload.request_rate is None:
     )
 
 st.header("Memory per GPU")
-st.plotly_chart(stacked_bars([memory_stack(m)], f"Memory of one {design.gpu_name}"), key="chart.memory")
+chart(stacked_bars([memory_stack(m)], f"Memory of one {design.gpu_name}"), key="chart.memory")
 figure_row(
     [
         fig(design, f"memory.{key}")
@@ -70,7 +70,7 @@ _AGGREGATED = (
 )
 if design.disaggregation is not None:
     st.caption(_AGGREGATED)
-st.plotly_chart(stacked_bars([decode_step_stack(c)], "Bytes one decode step reads per GPU", height=180), key="chart.step")
+chart(stacked_bars([decode_step_stack(c)], "Bytes one decode step reads per GPU", height=180), key="chart.step")
 figure_row(
     [
         fig(design, f"capacity.{key}")
@@ -91,7 +91,7 @@ st.caption(
 )
 
 st.header("Utilization and the binding resource")
-st.plotly_chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
+chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
 figure_row(
     [
         fig(design, f"capacity.{key}")
@@ -102,7 +102,7 @@ st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_fa
 st.caption(f"Basis: {c.utilization_basis}.")
 if design.disaggregation is not None:
     st.caption(_AGGREGATED)
-st.plotly_chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
+chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
 
 spike = design.variation.spike if design.variation is not None else None
 if spike is not None:  # variation E: a spiky peak

@@ -8,7 +8,7 @@ from planner.figures import label, show
 from planner.fleet import cost_vs_fleet
 from planner.fmt import usd
 from ui.charts_stress import cost_vs_fleet_chart
-from ui.show import arithmetic_expander, fig, figure_row, md, table
+from ui.show import arithmetic_expander, chart, fig, figure_row, md, table
 from ui.sidebar import page_setup
 from ui.verdict_bar import verdict_headline
 
@@ -69,7 +69,7 @@ table(
 arithmetic_expander(((lever.name, lever.arithmetic) for lever in cost.levers), title="Show the arithmetic of each lever")
 
 st.header("Cost per M output tokens by fleet size")
-st.plotly_chart(cost_vs_fleet_chart(cost_vs_fleet(design.brief), design.brief.hardware.nodes), key="chart.cost_fleet")
+chart(cost_vs_fleet_chart(cost_vs_fleet(design.brief), design.brief.hardware.nodes), key="chart.cost_fleet")
 st.caption(
     "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that cannot carry the peak."
 )

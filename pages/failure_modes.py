@@ -4,7 +4,7 @@ import streamlit as st
 
 from planner.figures import label, show
 from ui.charts_stress import failure_latency_chart, failure_utilization_chart
-from ui.show import Fig, fig, figure_row, md, text_table
+from ui.show import Fig, chart, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 from ui.survival import survival_section
 
@@ -38,14 +38,14 @@ figure_row(
 
 left, right = st.columns(2)
 with left:
-    chart = failure_latency_chart(
+    latency_chart = failure_latency_chart(
         failures, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty
     )
-    st.plotly_chart(chart, key="chart.failures")
+    chart(latency_chart, key="chart.failures")
 with right:
     pool_name = "prefill + decode pools" if design.disaggregation is not None else "general pool"
     busy_chart = failure_utilization_chart(failures, summary.binding_scenario, long_context_pool, pool_name)
-    st.plotly_chart(busy_chart, key="chart.failures_busy")
+    chart(busy_chart, key="chart.failures_busy")
 
 
 def _row(i: int) -> dict[str, str]:

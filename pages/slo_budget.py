@@ -10,7 +10,7 @@ from planner.fmt import num, pct
 from planner.speculative import speculative_summary
 from ui.charts import itl_waterfall_chart, speculative_gain_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.mechanisms import objective_section
-from ui.show import arithmetic_expander, fig, figure_row, md, text_table
+from ui.show import arithmetic_expander, chart, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 from ui.simulator_check import simulator_check
 
@@ -63,7 +63,7 @@ with left:
     if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
         ttft_band = design.uncertainty.band("slo.ttft_p95_ms")
         band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.legend} of the p95") if ttft_band else None
-        st.plotly_chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms, band), key="chart.ttft")
+        chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms, band), key="chart.ttft")
     else:
         st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:
@@ -71,8 +71,8 @@ with right:
         mean_gap_ms = sum(s.ms for s in slo.itl_waterfall)
         low, high = design.uncertainty.range_of(mean_gap_ms, "itl")
         gap_band = (low, high, f"{design.uncertainty.legend} of the mean gap")
-        chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric, gap_band)
-        st.plotly_chart(chart, key="chart.itl")
+        itl_chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric, gap_band)
+        chart(itl_chart, key="chart.itl")
     else:
         st.error(f"ITL is unbounded: {cause_of(design)}.")
 with st.expander("How the latency model works"):
@@ -121,7 +121,7 @@ if dis is not None:
 if spec is not None:
     st.header("Speculative decoding: the gain by batch")
     st.markdown(md(speculative_summary(spec)))
-    st.plotly_chart(speculative_gain_chart(spec.points, spec.operating_batch, spec.crossover_batch), key="chart.speculative")
+    chart(speculative_gain_chart(spec.points, spec.operating_batch, spec.crossover_batch), key="chart.speculative")
     text_table(
         [
             {
@@ -144,7 +144,7 @@ st.caption(
 )
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(
+    chart(
         tradeoff_chart(
             "Prefill chunk (max-num-batched-tokens)",
             "tokens per step",
@@ -159,7 +159,7 @@ with left:
         key="chart.tradeoff_tokens",
     )
 with right:
-    st.plotly_chart(
+    chart(
         tradeoff_chart(
             "Batch limit (max-num-seqs)",
             "sequences",

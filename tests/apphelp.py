@@ -53,3 +53,16 @@ def figure(at: AppTest, label: str) -> float:
     values = metrics(at)
     assert label in values, f"{label!r} not among {sorted(values)}"
     return number(values[label])
+
+
+def open_arithmetic(at: AppTest) -> AppTest:
+    """The page again with every 'Show the arithmetic' expander open: a closed one is not drawn (ui.show)."""
+    from ui.show import ARITHMETIC_KEY_PREFIX
+
+    keys = [key for key in at.session_state if str(key).startswith(ARITHMETIC_KEY_PREFIX)]
+    for key in keys:
+        at.session_state[key] = True
+    if keys:
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -6,7 +6,7 @@ import base64
 import re
 
 import pytest
-from apphelp import metrics, new_app, shown, visit
+from apphelp import metrics, new_app, open_arithmetic, shown, visit
 
 from planner import preset_names
 from ui.pages import PAGES
@@ -66,6 +66,20 @@ def test_page_renders_preset(page: str, preset: str) -> None:
     assert all(e.value.startswith(VERDICT_ERRORS) for e in at.error), [e.value for e in at.error]
 
 
+def test_the_arithmetic_is_drawn_only_while_its_expander_is_open() -> None:
+    """A closed 'Show the arithmetic' expander sends nothing to the browser (every control change would redraw it);
+    opened, it shows each figure's arithmetic, and it stays open when a control changes the design."""
+    at = visit(new_app({"preset": "capstone"}), "pages/capacity.py")
+    arithmetic = [e for e in at.get("expander") if e.label == "Show the arithmetic"]
+    assert len(arithmetic) == 5 and all(not e.children for e in arithmetic)
+    open_arithmetic(at)
+    texts = [shown(e.markdown[0].value) for e in at.get("expander") if e.label == "Show the arithmetic"]
+    assert len(texts) == 5 and all(text.startswith("- ") for text in texts), texts
+    assert any("Request rate" in text and "req/s" in text for text in texts), texts
+    at.sidebar.slider(key="sb.workload.duty_cycle").set_value(0.2).run()
+    assert all(e.markdown for e in at.get("expander") if e.label == "Show the arithmetic")
+
+
 def test_every_page_has_key_figures_listed() -> None:
     missing = [t for _, t, _ in PAGES if t not in KEY_FIGURES]
     assert not missing, f"add the key figures of {missing} to KEY_FIGURES"
@@ -103,7 +117,7 @@ def test_architecture_page_without_graphviz_says_so_and_lists_the_pools(monkeypa
     assert len(warnings) == 1 and warnings[0].startswith("The diagram cannot be drawn on this server: Graphviz dot not found")
     assert "\n" not in warnings[0]
     assert not _diagram_svgs(at)
-    assert any("general" in str(df.value.to_dict()) for df in at.dataframe), "the pool table still shows"
+    assert any("general" in str(t.value.to_dict()) for t in at.table), "the pool table still shows"
 
 
 def test_titles_follow_the_edit_on_every_page() -> None:

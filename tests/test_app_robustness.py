@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, shown, visit
+from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, open_arithmetic, shown, visit
 from casecount import count, examples
 from crafted import CRAFTED_LINKS, CUSTOM_70B_LINK, HF_CONFIGS, LINK_TEXT_PAYLOADS, crafted_ids
 from hypothesis import given, settings
@@ -492,7 +492,7 @@ def _visible_text(at: AppTest) -> str:
     parts += [f"{m.label} {m.value} {m.proto.delta} {m.proto.help}" for m in at.metric]
     parts += [d.value.to_string() for d in at.dataframe]
     parts += [t.value.to_string() for t in at.table]
-    parts += [e.proto.label for e in at.get("expandable")]
+    parts += [e.label for e in at.get("expander")]
     for chart in at.get("plotly_chart"):
         parts += _chart_strings(json.loads(chart.proto.spec))
     return " ".join(str(p) for p in parts)
@@ -525,7 +525,7 @@ def test_a_design_without_a_steady_state_never_prints_infinity(params: dict[str,
     for page, _, _ in PAGES:
         at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
-        text = _visible_text(at)
+        text = _visible_text(open_arithmetic(at))
         assert not _raw_numbers(text), (page, _raw_numbers(text)[:3])
         assert not _charts_place_every_mark(at), (page, _charts_place_every_mark(at)[:2])
         bare = [m.label for m in at.metric if m.value == "unbounded" and not m.proto.delta]
@@ -558,7 +558,7 @@ def test_every_page_of_every_preset_opens_with_the_verdict_bar(preset: str) -> N
         for frame in (t.value for t in at.table if "difference" in t.value.columns):  # comparisons: one row per figure
             rows = {re.sub(r" \(target [^)]*\)$", "", name) for name in frame.index}
             assert rows <= names, (preset, page, sorted(rows - names))
-        text = _visible_text(at)
+        text = _visible_text(open_arithmetic(at))  # the arithmetic too
         assert headline in text and "What binds:" in text, (preset, page)
         assert not _raw_numbers(text), (preset, page, _raw_numbers(text)[:3])
         assert not _charts_place_every_mark(at), (preset, page)

@@ -9,6 +9,7 @@ every chart; titles short and legends below, so a chart reads at 390 px. Marks t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +50,6 @@ COLORS = {
     "decode": PALETTE["primary"],
     "headroom": PALETTE["light"],
 }
-_MARGIN = {"l": 10, "r": 10, "t": 80, "b": 10}
 # legends sit between the title and the plot, where a narrow screen still shows them whole
 _LEGEND = {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left", "traceorder": "normal"}
 _TITLE = {"x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top"}
@@ -95,8 +95,58 @@ BAR_TEXT = {"textfont": {"size": 12}, "constraintext": "none", "cliponaxis": Fal
 _ROOM = 1.15  # how far an axis runs past the largest value or mark, for the text beside it
 
 
+# Margins wide enough for what Plotly's auto-margin would push them to (measured in Chromium at 13 px type): an
+# axis's labels, its title, a title and a legend row above the plot. Plotly only widens a margin that is too narrow,
+# and each widening draws the whole chart again: with the margins right it is drawn once per control change, not two
+# or three times (a third less browser time on the Failure modes page's charts).
+_NARROW = frozenset("ijlrtf.,:;'|!() ")
+_AXIS_TITLE_LEFT_PX = 85  # numeric tick labels and a rotated axis title
+_NUMERIC_LEFT_PX = 50
+_BOTTOM_PX = {True: 68, False: 38}  # tick labels with and without an axis title under them
+_TOP_PX = 80  # the title and one legend row
+_RIGHT_PX = 14  # the last tick label's overhang
+_LABEL_LINE_PX = 18  # a category label's second line
+_LEGEND_ROW_PX = 20
+_LEGEND_WIDTH_PX = 440  # a chart in half a wide page; a phone's narrower column may still widen the top margin
+_LEGEND_ENTRY_PX = 40  # the symbol and the gaps of one legend entry
+
+
+def _text_px(text: str) -> float:
+    """About how wide a line of 13 px type is: narrow letters, capitals and digits, the rest."""
+    return sum(3.6 if c in _NARROW else 8.0 if c.isupper() or c.isdigit() or c in "mwMW%" else 6.4 for c in text)
+
+
+def _axes(layout: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    return [value for key, value in layout.items() if key.startswith(prefix) and isinstance(value, dict)]
+
+
+def _titled(axis: dict[str, Any]) -> bool:
+    return bool(axis.get("title", {}).get("text"))
+
+
+def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, float]:
+    """The margins the chart's labels, titles and legend need (see _CHAR_PX and the figures above)."""
+    y_axes, x_axes = _axes(layout, "yaxis"), _axes(layout, "xaxis")
+    lines = 1
+    if any(axis.get("automargin") for axis in y_axes):  # category labels beside the bars, a <br> between their lines
+        labels = [str(y).split("<br>") for trace in data for y in trace.get("y", ()) if isinstance(y, str)]
+        left = 20 + max((_text_px(re.sub(r"<[^>]+>", "", line)) for label in labels for line in label), default=0)
+        lines = max((len(label) for label in labels), default=1)
+    else:
+        left = _AXIS_TITLE_LEFT_PX if any(_titled(axis) for axis in y_axes) else _NUMERIC_LEFT_PX
+    names = [trace["name"] for trace in data if trace.get("name") and trace.get("showlegend", True) is not False]
+    legend_px = sum(_LEGEND_ENTRY_PX + _text_px(name) for name in names) if layout.get("showlegend", len(names) > 1) else 0
+    rows = max(1, math.ceil(legend_px / _LEGEND_WIDTH_PX))
+    return {
+        "l": round(left),
+        "r": _RIGHT_PX,
+        "t": _TOP_PX + _LEGEND_ROW_PX * (rows - 1),
+        "b": _BOTTOM_PX[any(_titled(axis) for axis in x_axes)] + _LABEL_LINE_PX * (lines - 1),  # the last row's lines hang below
+    }
+
+
 def figure(data: list[dict[str, Any]], layout: dict[str, Any], marks: Sequence[tuple[dict[str, Any], dict[str, Any]]] = ()) -> go.Figure:
-    layout = {"margin": _MARGIN, "legend": _LEGEND, "font": _FONT, **layout}
+    layout = {"margin": _margin(data, layout), "legend": _LEGEND, "font": _FONT, **layout}
     if "title" in layout:
         layout["title"] = {**_TITLE, **layout["title"]}
     layout["shapes"] = [*layout.get("shapes", []), *(line for line, _ in marks)]

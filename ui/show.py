@@ -11,15 +11,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from planner import Design, Problem
 from planner.figures import arithmetic, field_label, show, spec
 from planner.plaintext import defang_urls
 
-__all__ = ["Fig", "arithmetic_expander", "fig", "figure_row", "md", "show_problems", "table", "text_table", "verdict_banner"]
+__all__ = [
+    "ARITHMETIC_KEY_PREFIX",
+    "Fig",
+    "arithmetic_expander",
+    "chart",
+    "fig",
+    "figure_row",
+    "md",
+    "show_problems",
+    "table",
+    "text_table",
+    "verdict_banner",
+]
 
 _PER_ROW = 4
+ARITHMETIC_KEY_PREFIX = "arith."
+# No Plotly mode bar: a chart whose figure changes is drawn anew (Streamlit's element id hashes the figure), mode bar
+# included, on every control change; without it a chart draws about 8 ms sooner in headless Chromium here
+# (benchmarks/browser_speed.py). Hover, drag to zoom and double-click to reset stay.
+_CHART_CONFIG = {"displayModeBar": False}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
 
@@ -65,10 +83,23 @@ def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithme
 
 
 def arithmetic_expander(pairs: Iterable[tuple[str, str]], *, title: str = "Show the arithmetic") -> None:
-    lines = [f"- **{md(label)}**: {md(text)}" for label, text in pairs]
-    if lines:
-        with st.expander(title):
-            st.markdown("\n".join(lines))
+    """The arithmetic behind figures, drawn only while its expander is open (opening it reruns the page).
+
+    A closed expander's Markdown still costs the browser its rendering on every control change (about 6 ms each
+    here), and the pages carry up to five of them. The key follows the figures, so an open one stays open."""
+    pairs = list(pairs)
+    if not pairs:
+        return
+    key = ARITHMETIC_KEY_PREFIX + title + "|" + "|".join(label for label, _ in pairs)
+    section = st.expander(title, key=key, on_change="rerun")
+    if section.open:
+        with section:
+            st.markdown("\n".join(f"- **{md(label)}**: {md(text)}" for label, text in pairs))
+
+
+def chart(figure: go.Figure, key: str) -> None:
+    """A Plotly chart across its column, without the mode bar."""
+    st.plotly_chart(figure, key=key, config=_CHART_CONFIG)
 
 
 def arithmetic_of(section: Mapping[str, str], *keys: str) -> str:
@@ -94,9 +125,12 @@ def verdict_banner(design: Design) -> None:
 
 
 def table(rows: Sequence[Mapping[str, object]]) -> None:
-    """Rows of planner text and figures as a read-only table."""
+    """Rows of planner text and figures as a static table (the rows are few; nothing to sort or scroll).
+
+    Not st.dataframe: its grid updates its cells a fifth of a second after a run whose rows changed, which held every
+    control change on the Architecture and Cost pages ~200 ms past the run's end (benchmarks/browser_speed.py)."""
     if rows:
-        st.dataframe(list(rows), hide_index=True, width="stretch")
+        st.table(pd.DataFrame(list(rows)), hide_index=True)
 
 
 def text_table(rows: Sequence[Mapping[str, object]]) -> None:
