@@ -105,7 +105,11 @@ def cost_analysis(
         Lever(
             name="smaller fleet with a degradation ladder",
             usd_per_million_output_tokens=small,
-            change=f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}",
+            change=(
+                f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}"
+                if small_nodes < hw.nodes
+                else f"none: {hw.nodes} nodes are already the fewest that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} with a cold prefix cache"
+            ),
             arithmetic=(
                 f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
                 f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"

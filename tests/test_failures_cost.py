@@ -172,3 +172,13 @@ def test_cost_follows_price_and_duty():
     assert cheap.usd_per_million_output_tokens == pytest.approx(4.48 / 2, rel=TOL)
     busy = plan(base.with_changes({"cost.average_duty": 1.0})).cost
     assert busy.usd_per_million_output_tokens == pytest.approx(4.48 * 0.51, rel=TOL)
+
+
+def test_the_smaller_fleet_lever_says_none_when_the_fleet_is_already_the_fewest():
+    """agent-platform's 8 nodes are the fewest that carry its peak at the ladder's target: the lever says so instead
+    of '8 -> 8 nodes; 0.0%'; the capstone's fleet has a smaller one (8 -> 5)."""
+    levers = {lever.name: lever for lever in plan(load_brief("agent-platform")).cost.levers}
+    same = levers["smaller fleet with a degradation ladder"]
+    assert same.change.startswith("none: 8 nodes are already the fewest") and "->" not in same.change
+    capstone = {lever.name: lever for lever in plan(load_brief("capstone")).cost.levers}
+    assert capstone["smaller fleet with a degradation ladder"].change.startswith("8 -> 5 nodes")
