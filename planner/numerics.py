@@ -162,7 +162,8 @@ def _log_prefactor(a: float, x: float) -> float:
     if a < _STIRLING_SHAPE:
         return a * math.log(x) - x - math.lgamma(a)
     t = (x - a) / a
-    return a * (math.log1p(t) - t) + 0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)
+    log_ratio = math.log(x) - math.log(a) if x < a / 2 else math.log1p(t)  # ln(x / a); log1p(t) is -1 at x << a
+    return a * (log_ratio - t) + 0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)
 
 
 def _log_prefactor_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -170,7 +171,8 @@ def _log_prefactor_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np
     if a < _STIRLING_SHAPE:
         return np.asarray(a * np.log(x) - x - math.lgamma(a))
     t = (x - a) / a
-    return np.asarray(a * (np.log1p(t) - t) + (0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)))
+    log_ratio = np.where(x < a / 2, np.log(x) - math.log(a), np.log1p(np.maximum(t, -0.5)))  # as _log_prefactor
+    return np.asarray(a * (log_ratio - t) + (0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)))
 
 
 def _series_terms(a: float, x: float) -> tuple[float, int]:

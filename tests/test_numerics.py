@@ -60,6 +60,17 @@ def test_inverse_round_trips_and_matches_scipy(a: float):
             assert x == pytest.approx(expected, rel=1e-10)
 
 
+@pytest.mark.parametrize("a", (10.0, 37.5, 1e3, 1e4))
+def test_far_below_a_large_shape(a: float):
+    """x / a below double precision's 1e-16 (a tiny gap or cap over the length scale): P is tiny, not an error, and
+    the prefactor keeps its accuracy where x / a - 1 rounds to -1."""
+    xs = np.array([5e-324, 1e-300, a * 1e-17, a * 1e-9, a * 1e-3, a * 0.3])
+    reference = gammainc(a, xs)
+    ours = np.array([gamma_p(a, float(x)) for x in xs])
+    np.testing.assert_allclose(ours, reference, rtol=P_RTOL, atol=P_ATOL)
+    np.testing.assert_allclose(gamma_p_array(a, xs), reference, rtol=P_RTOL, atol=P_ATOL)
+
+
 @pytest.mark.parametrize("a", (1e-3, 0.5, 1.0, 7.3, 1e4))
 def test_edges(a: float):
     assert gamma_p(a, 0.0) == 0.0 and gamma_p(a, -1.0) == 0.0 and gamma_p(a, math.inf) == 1.0
