@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["gamma_p", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
+__all__ = ["bracket_root", "gamma_p", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
 
 _EPS = 2.3e-16  # a series term or a fraction's step below this, relative to the sum, changes nothing
 _TINY = 1e-300  # the modified Lentz method's stand-in for a zero denominator
@@ -255,17 +255,27 @@ def root_in_bracket(
     f: Callable[[float], float], low: float, high: float, xtol: float, f_low: float | None = None, f_high: float | None = None
 ) -> float:
     """A root of f in [low, high], where f(low) and f(high) differ in sign (f may jump: the point of the jump is
-    returned), to within xtol. Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection
-    whenever three steps have not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a
-    jump to infinity says nothing about where the root is). f_low and f_high, when the caller has them, save two calls."""
+    returned), to within xtol: the middle of bracket_root's last bracket."""
+    low, high = bracket_root(f, low, high, xtol, f_low, f_high)
+    return (low + high) / 2
+
+
+def bracket_root(
+    f: Callable[[float], float], low: float, high: float, xtol: float, f_low: float | None = None, f_high: float | None = None
+) -> tuple[float, float]:
+    """[low, high] at most xtol wide around a root of f, each end on its own side (f(low) has the sign it had at the
+    start, f(high) the other; one point where f is 0): a caller that must not cross a jump takes its side's end.
+    Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection whenever three steps have
+    not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a jump to infinity says nothing
+    about where the root is). f_low and f_high, when the caller has them, save two calls."""
     f_low = f(low) if f_low is None else f_low
     f_high = f(high) if f_high is None else f_high
     if f_low == 0:
-        return low
+        return low, low
     if f_high == 0:
-        return high
+        return high, high
     if (f_low > 0) == (f_high > 0):
-        raise ValueError("root_in_bracket: f(low) and f(high) have the same sign")
+        raise ValueError("bracket_root: f(low) and f(high) have the same sign")
     kept = 0  # the end the last step kept: -1 low, +1 high
     checkpoint, steps = high - low, 0
     for _ in range(_MAX_STEPS):
@@ -278,7 +288,7 @@ def root_in_bracket(
         x = (low + high) / 2 if slow else _false_position(low, high, f_low, f_high)
         fx = f(x)
         if fx == 0:
-            return x
+            return x, x
         if (fx > 0) == (f_high > 0):
             high, f_high = x, fx
             f_low = f_low / 2 if kept == -1 else f_low  # Illinois: an end kept twice weighs half
@@ -287,7 +297,7 @@ def root_in_bracket(
             low, f_low = x, fx
             f_high = f_high / 2 if kept == +1 else f_high
             kept = +1
-    return (low + high) / 2
+    return low, high
 
 
 _MAX_STEPS = 400

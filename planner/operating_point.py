@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.numerics import root_in_bracket
+from planner.numerics import bracket_root, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, pace, slo_margin
@@ -262,7 +262,8 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
             if low < 1e-6:
                 return 0.0
             m_low = margin(low)
-    return root_in_bracket(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
+    meets, _ = bracket_root(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
+    return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
 
 
 def operating_point(
@@ -392,7 +393,8 @@ def _seed_in_flight(rate: float, prefill_s: float, output: float, step: Callable
             return math.inf
     if excess(0.0) <= 0:
         return 0.0
-    return root_in_bracket(excess, 0.0, high, xtol=_SEED_XTOL * high)
+    _, settled = bracket_root(excess, 0.0, high, xtol=_SEED_XTOL * high)
+    return settled  # the end where n in flight carries the rate (excess <= 0)
 
 
 _SEED_XTOL = 1e-10  # relative: far below the figures' shown precision
@@ -414,7 +416,8 @@ def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Calla
         return high
     if over(0.0) > 0:
         return 0.0
-    return root_in_bracket(over, 0.0, high, xtol=_SEED_XTOL * high)
+    within, _ = bracket_root(over, 0.0, high, xtol=_SEED_XTOL * high)
+    return within  # the end that holds the target: the step may jump past it between the two
 
 
 def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:

@@ -38,7 +38,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -600,7 +600,8 @@ def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) ->
         return low
     if at_high < q:
         return high
-    return root_in_bracket(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-7, f_low=at_low - q, f_high=at_high - q)
+    _, reached = bracket_root(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-7, f_low=at_low - q, f_high=at_high - q)
+    return reached  # the end where cdf >= q: at an atom the other end is below it
 
 
 # --- one load ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import gammainc, gammaincinv
 
-from planner.numerics import gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
 
 pytestmark = pytest.mark.unit
 
@@ -96,3 +96,15 @@ def test_root_in_bracket_finds_roots_and_jumps():
     assert jump == pytest.approx(0.3, abs=1e-8)
     with pytest.raises(ValueError):
         root_in_bracket(lambda x: x + 1, 0, 1, 1e-9)
+
+
+def test_bracket_root_keeps_each_end_on_its_side_of_a_jump():
+    """A jump to infinity (a latency that stops being bounded): the low end still meets, the high end does not."""
+
+    def f(x: float) -> float:
+        return x - 0.7 if x < 0.3 else math.inf
+
+    low, high = bracket_root(f, 0.0, 1.0, 1e-9)
+    assert f(low) < 0 < f(high) and high - low <= 1e-9
+    assert low == pytest.approx(0.3, abs=1e-8)
+    assert bracket_root(lambda x: x - 0.5, 0.0, 0.5, 1e-9) == (0.5, 0.5)  # an end that is a root is both ends
