@@ -16,7 +16,17 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.loader import parse_override
 from planner.mechanisms import resolve
-from planner.simulator import MaxRateResult, SimResult, SimSettings, benchmark_brief, max_rate, simulate
+from planner.simulator import (
+    RATE_TOLERANCE,
+    SLOT_FILLS,
+    START_PROBE_REQUESTS,
+    MaxRateResult,
+    SimResult,
+    SimSettings,
+    benchmark_brief,
+    max_rate,
+    simulate,
+)
 
 _R = TypeVar("_R", SimResult, MaxRateResult)
 
@@ -149,8 +159,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--requests",
         type=int,
         metavar="N",
-        help="requests per simulated run, as given (converged is not checked); default: doubled from max(1,500, 4 x the"
-        " replica's slots) until two lengths need the same replicas and their rates differ by at most 1%%",
+        help=f"requests per simulated run, as given (converged is not checked); default: doubled from max({START_PROBE_REQUESTS:,},"
+        f" {SLOT_FILLS} x the replica's slots) until two lengths need the same replicas and their rates differ by at most"
+        f" {RATE_TOLERANCE * 100:g}%%",
     )
     p.set_defaults(func=cmd_max_rate)
 

@@ -125,7 +125,7 @@ def _titled(axis: dict[str, Any]) -> bool:
 
 
 def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, float]:
-    """The margins the chart's labels, titles and legend need (see _CHAR_PX and the figures above)."""
+    """The margins the chart's labels, titles and legend need (see _text_px and the figures above)."""
     y_axes, x_axes = _axes(layout, "yaxis"), _axes(layout, "xaxis")
     lines = 1
     if any(axis.get("automargin") for axis in y_axes):  # category labels beside the bars, a <br> between their lines
