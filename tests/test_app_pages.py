@@ -77,7 +77,9 @@ def test_the_arithmetic_is_drawn_only_while_its_expander_is_open() -> None:
     assert len(texts) == 5 and all(text.startswith("- ") for text in texts), texts
     assert any("Request rate" in text and "req/s" in text for text in texts), texts
     at.sidebar.slider(key="sb.workload.duty_cycle").set_value(0.2).run()
-    assert all(e.markdown for e in at.get("expander") if e.label == "Show the arithmetic")
+    after = [shown(e.markdown[0].value) for e in at.get("expander") if e.label == "Show the arithmetic" and e.markdown]
+    assert len(after) == 5, "an open expander closed when the design changed"
+    assert after != texts and any("0.2 duty" in text for text in after), after  # and it shows the new design's arithmetic
 
 
 def test_every_page_has_key_figures_listed() -> None:
