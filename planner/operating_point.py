@@ -226,7 +226,8 @@ _CAPACITY_CACHE_SIZE = 512
 
 
 def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
-    """Everything slo_capacity_rate reads: the replica (not how many) and the brief's shape of traffic, limits and SLO."""
+    """Everything slo_capacity_rate reads: the replica (not how many) and the brief's shape of traffic, limits and SLO,
+    and the mechanisms that add to the first token's path (KV tiers, the vision encoder, adapter loads)."""
     w, dep = brief.workload, brief.deployment
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
@@ -238,6 +239,9 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
         brief.slo,
         brief.latency,
         brief.speculative,
+        brief.kv_tiers,
+        brief.multimodal,
+        brief.lora,
     )
 
 

@@ -264,3 +264,11 @@ def test_the_capacity_under_the_slo_meets_the_slo(name: str):
     brief = load_brief(name)
     shape = shape_of(brief)
     assert _slo_margin(brief, shape, slo_capacity_rate(brief, shape)) <= 0
+
+
+def test_the_capacity_follows_the_vision_encoder():
+    """The capacity cache's key holds the mechanisms on the first token's path: eight times the encoder's patches an
+    image lowers the capacity (it read the first brief's 16.3 req/s)."""
+    brief = load_brief("multimodal")
+    heavier = brief.with_changes({"multimodal.encoder_patches_per_image": brief.multimodal.encoder_patches_per_image * 8})
+    assert slo_capacity_rate(heavier, shape_of(heavier)) < 0.9 * slo_capacity_rate(brief, shape_of(brief))
