@@ -12,7 +12,7 @@ Plus the share of the cold plan the core design takes (steps 1-3 and the SLO bud
 re-plans). Target (issue 17): 5 ms.
 
 `--fleet` plans the capstone scaled from 8 to 100,000 nodes (users and every pool scaled with it, so the load on a
-replica stays the same) and prints the CPU per plan at each size: fleet searches are bisections, so the time
+replica stays the same) and prints the CPU per cold plan at each size: fleet searches are bisections, so the time
 should grow no faster than the logarithm of the fleet.
 """
 
@@ -24,8 +24,7 @@ import sys
 import time
 
 from planner import Brief, load_brief, plan, preset_names
-from planner.core import _core_cached, core_design, utilization_no_prefix_cache
-from planner.design import _plan_cached
+from planner.core import core_design
 from planner.operating_point import _CAPACITIES
 
 TARGET_MS = 5.0
@@ -35,15 +34,6 @@ def _nudged(brief: Brief, i: int) -> Brief:
     if brief.workload.request_rate is not None:
         return brief.with_changes({"workload.request_rate": brief.workload.request_rate * (1 + 0.001 * (i + 1))})
     return brief.with_changes({"workload.duty_cycle": min(1.0, brief.workload.duty_cycle * (1 + 0.001 * (i + 1)))})
-
-
-def _clear() -> None:
-    """Empty the planner's caches, then re-plan the capstone: the app keeps it cached as every variation's baseline."""
-    _plan_cached.cache_clear()
-    _core_cached.cache_clear()
-    utilization_no_prefix_cache.cache_clear()
-    _CAPACITIES.clear()
-    plan(load_brief("capstone"))
 
 
 def _clear_all() -> None:
@@ -56,8 +46,9 @@ def _clear_all() -> None:
     _CAPACITIES.clear()
 
 
-def _time(fn: object, brief: Brief, cold: bool = False) -> tuple[float, float]:
-    _clear_all() if cold else _clear()
+def _time(fn: object, brief: Brief) -> tuple[float, float]:
+    """Wall and CPU ms of fn(brief) from cold: every planner cache emptied first."""
+    _clear_all()
     wall, cpu = time.perf_counter(), time.process_time()
     fn(brief)  # type: ignore[operator]
     return (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
@@ -96,8 +87,8 @@ def main() -> None:
     worst_cold = worst_slider = 0.0
     for name in preset_names():
         base = load_brief(name)
-        colds = [_time(plan, _nudged(base, i), cold=True)[1] for i in range(args.runs)]
-        cores = [_time(core_design, _nudged(base, i), cold=True)[1] for i in range(args.runs)]
+        colds = [_time(plan, _nudged(base, i))[1] for i in range(args.runs)]
+        cores = [_time(core_design, _nudged(base, i))[1] for i in range(args.runs)]
         sliders = []
         for i in range(args.runs):
             plan(base)  # the design on screen before the move
