@@ -426,13 +426,42 @@ def _speculative_kernel() -> Callable[..., Any]:
     return _spec_compiled[0]
 
 
-def _run_speculative(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
-    assert costs.speculative is not None
-    res = _speculative_kernel()(
+def _request_arrays(arrival: F64, prompt: I64, output: I64, cached: I64) -> tuple[F64, I64, I64, I64]:
+    """The requests as the compiled loops take them: contiguous float64 arrivals and int64 token counts."""
+    return (
         np.ascontiguousarray(arrival, dtype=np.float64),
         np.ascontiguousarray(prompt, dtype=np.int64),
         np.ascontiguousarray(output, dtype=np.int64),
         np.ascontiguousarray(cached, dtype=np.int64),
+    )
+
+
+def _limits(costs: StepCosts) -> tuple[int, int, int, bool, float]:
+    """The engine limits both loops take after their step constants."""
+    return costs.max_num_batched_tokens, costs.max_num_seqs, costs.kv_capacity_tokens, costs.chunked_prefill, costs.encoder_s
+
+
+def _engine_output(res: tuple[Any, ...], speculative_steps: int = 0) -> EngineOutput:
+    """A loop's first nine results (the same in both loops) as an EngineOutput."""
+    arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy = res[:9]
+    return EngineOutput(
+        arrival_s=arrival_s,
+        scheduled_s=scheduled,
+        first_token_s=first_tok,
+        finish_s=finish,
+        itl_bin_count=itl_count,
+        itl_bin_sum_s=itl_sum,
+        steps=int(steps),
+        preemptions=int(preemptions),
+        busy_s=float(busy),
+        speculative_steps=speculative_steps,
+    )
+
+
+def _run_speculative(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
+    assert costs.speculative is not None
+    res = _speculative_kernel()(
+        *_request_arrays(arrival, prompt, output, cached),
         int(clients),
         costs.step.values(),
         costs.speculative,
@@ -440,53 +469,14 @@ def _run_speculative(arrival: F64, prompt: I64, output: I64, cached: I64, client
         costs.acceptance_rate,
         costs.draft_tokens,
         costs.seed,
-        costs.max_num_batched_tokens,
-        costs.max_num_seqs,
-        costs.kv_capacity_tokens,
-        costs.chunked_prefill,
-        costs.encoder_s,
+        *_limits(costs),
     )
-    arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy, spec_steps = res
-    return EngineOutput(
-        arrival_s=arrival_s,
-        scheduled_s=scheduled,
-        first_token_s=first_tok,
-        finish_s=finish,
-        itl_bin_count=itl_count,
-        itl_bin_sum_s=itl_sum,
-        steps=int(steps),
-        preemptions=int(preemptions),
-        busy_s=float(busy),
-        speculative_steps=int(spec_steps),
-    )
+    return _engine_output(res, speculative_steps=int(res[9]))
 
 
 def run_engine(arrival: F64, prompt: I64, output: I64, cached: I64, clients: int, costs: StepCosts) -> EngineOutput:
     """Run the compiled loop over one set of requests (with speculative decoding: planner.sim_speculative's)."""
     if costs.speculative is not None:
         return _run_speculative(arrival, prompt, output, cached, clients, costs)
-    res = _kernel()(
-        np.ascontiguousarray(arrival, dtype=np.float64),
-        np.ascontiguousarray(prompt, dtype=np.int64),
-        np.ascontiguousarray(output, dtype=np.int64),
-        np.ascontiguousarray(cached, dtype=np.int64),
-        int(clients),
-        costs.step.values(),
-        costs.max_num_batched_tokens,
-        costs.max_num_seqs,
-        costs.kv_capacity_tokens,
-        costs.chunked_prefill,
-        costs.encoder_s,
-    )
-    arrival_s, scheduled, first_tok, finish, itl_count, itl_sum, steps, preemptions, busy = res
-    return EngineOutput(
-        arrival_s=arrival_s,
-        scheduled_s=scheduled,
-        first_token_s=first_tok,
-        finish_s=finish,
-        itl_bin_count=itl_count,
-        itl_bin_sum_s=itl_sum,
-        steps=int(steps),
-        preemptions=int(preemptions),
-        busy_s=float(busy),
-    )
+    res = _kernel()(*_request_arrays(arrival, prompt, output, cached), int(clients), costs.step.values(), *_limits(costs))
+    return _engine_output(res)
