@@ -15,6 +15,7 @@ the fleet spends under-filled waiting on them.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -110,6 +111,16 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         ),
         "cost": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
     }
+    pace: dict[str, Any] = {  # what both objectives report of the fleet's pace and price
+        "kind": o.kind,
+        "batch_per_replica": batch,
+        "decode_step_ms": step_s * 1e3,
+        "request_s": request_s,
+        "tokens_per_s": tokens_per_s,
+        "output_tokens_per_s": rate * w.output_tokens_mean,
+        "usd_per_m_tokens": usd_per_m,
+        "usd_per_m_output_tokens": usd_per_m_out,
+    }
     if o.kind is ObjectiveKind.throughput:
         time_s = o.job_tokens / tokens_per_s
         deadline_s = o.deadline_hours * 3600
@@ -137,14 +148,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
             )
         )
         return ObjectiveAnalysis(
-            kind=o.kind,
-            batch_per_replica=batch,
-            decode_step_ms=step_s * 1e3,
-            request_s=request_s,
-            tokens_per_s=tokens_per_s,
-            output_tokens_per_s=rate * w.output_tokens_mean,
-            usd_per_m_tokens=usd_per_m,
-            usd_per_m_output_tokens=usd_per_m_out,
+            **pace,
             time_s=time_s,
             deadline_s=deadline_s,
             meets=meets,
@@ -201,14 +205,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
             )
         )
     return ObjectiveAnalysis(
-        kind=o.kind,
-        batch_per_replica=batch,
-        decode_step_ms=step_s * 1e3,
-        request_s=request_s,
-        tokens_per_s=tokens_per_s,
-        output_tokens_per_s=rate * w.output_tokens_mean,
-        usd_per_m_tokens=usd_per_m,
-        usd_per_m_output_tokens=usd_per_m_out,
+        **pace,
         time_s=makespan,
         deadline_s=deadline_s,
         meets=meets,
