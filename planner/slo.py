@@ -172,9 +172,11 @@ class AtMaxBatch(_Model):
     rate_per_replica_per_s: float  # the rate that keeps the batch full at the engine's pace
     context_tokens: float
     decode_step_ms: float
-    itl_p50_ms: float
+    itl_p50_ms: float  # gaps between consecutive tokens
     itl_p95_ms: float
-    tpot_p50_ms: float
+    tpot_p50_ms: float  # a reply's mean gap
+    mixed_step_share: float  # share of the gaps that fall on a step carrying a prefill chunk
+    chunk_step_ms: float  # a step carrying a mean prompt's uncached tokens beside the full batch, scheduler included
     arithmetic: str
 
 
@@ -852,32 +854,46 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
 # --- the budget -------------------------------------------------------------------------------------
 
 
-def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
-    """The per-token ITL with max-num-seqs sequences running, each reading the brief's KV-sizing context (the
-    configuration's bound), at the rate that keeps the batch full at the engine's pace (Little's law)."""
+def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float) -> LatencyPoint:
+    """The latency model with max-num-seqs sequences running, each reading `context_tokens` of KV, at the rate that
+    keeps the batch full at the engine's pace (Little's law: the batch over the time a request holds its slot)."""
     seqs = brief.deployment.max_num_seqs
-    context = brief.workload.kv_context_tokens or brief.running_context_tokens
-    eng = _engine_of(brief, shape, context_tokens=context)
+    eng = _engine_of(brief, shape, context_tokens=context_tokens)
     rate = seqs / max(eng.output * (eng.decode_step_s(seqs) + eng.sched_s), 1e-9)
     for _ in range(12):  # the interference the rate brings lengthens the replies: a few fixed-point passes
         hold = eng.pace(rate, seqs).engine_time_s
         if not math.isfinite(hold):
             break
         rate = seqs / hold
-    p = latency_point(brief, shape, rate, float(seqs), context_tokens=context)
+    return latency_point(brief, shape, rate, float(seqs), context_tokens=context_tokens)
+
+
+def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
+    """The per-token ITL with max-num-seqs sequences running, each reading the brief's KV-sizing context (the
+    configuration's bound), and the step that carries a mean prompt's chunk beside that batch."""
+    seqs = brief.deployment.max_num_seqs
+    context = brief.workload.kv_context_tokens or brief.running_context_tokens
+    p = full_batch_point(brief, shape, context)
+    eng = _engine_of(brief, shape, context_tokens=context)
+    chunks = _prompt_chunks(eng.uncached, eng.room(seqs))
+    chunk_step_ms = (float(eng.mixed_step_s(eng.uncached, chunks, seqs)) / chunks + eng.sched_s) * 1e3
     return AtMaxBatch(
         batch=seqs,
-        rate_per_replica_per_s=rate,
+        rate_per_replica_per_s=p.rate_per_replica_per_s,
         context_tokens=context,
         decode_step_ms=p.decode_step_ms,
         itl_p50_ms=p.itl_p50_ms,
         itl_p95_ms=p.itl_p95_ms,
         tpot_p50_ms=p.tpot_p50_ms,
+        mixed_step_share=p.mixed_step_share,
+        chunk_step_ms=chunk_step_ms,
         arithmetic=(
             f"{seqs} sequences running (max-num-seqs), each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
-            f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler; the batch stays full at {num(rate, 'req/s')} per replica"
-            f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot), where {pct(p.mixed_step_share)} of the token gaps fall on"
-            f" steps carrying a prefill chunk (mean {num(p.mixed_step_ms, 'ms')}): ITL p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
+            f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler; the batch stays full at {num(p.rate_per_replica_per_s, 'req/s')} per replica"
+            f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot). A step carrying a mean prompt's {num(eng.uncached, 'uncached tokens')}"
+            f" beside the batch takes {num(chunk_step_ms, 'ms')}, a longer prompt's chunk longer; {pct(p.mixed_step_share)} of the token"
+            f" gaps fall on steps carrying a chunk: a reply's mean gap (TPOT) p50 {num(p.tpot_p50_ms, 'ms')};"
+            f" gaps between tokens p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
         ),
     )
 
