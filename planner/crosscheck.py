@@ -22,7 +22,6 @@ __all__ = ["GENERATED", "OUTLIERS_ALLOWED", "TOLERANCE", "VERDICT_MARGIN", "Comp
 # the simulator's margin to a target exceeds 15%
 TOLERANCE = {"ttft_p95_ms": 0.20, "itl_p95_ms": 0.20, "tpot_p50_ms": 0.15}
 VERDICT_MARGIN = 0.15
-REQUESTS = 20_000
 GENERATED = 40  # generated briefs in the gate (tests/test_crosscheck.py) and the report (docs/crosscheck.md)
 OUTLIERS_ALLOWED = 2  # of GENERATED: above ~80% of capacity the queue model's limits show (docs/crosscheck.md)
 
@@ -62,12 +61,14 @@ class Comparison(BaseModel):
 _KEYS = ("ttft_p50_ms", "ttft_p95_ms", "itl_p50_ms", "itl_p95_ms", "tpot_p50_ms", "tpot_p95_ms")
 
 
-def compare(brief: Brief, label: str, requests: int = REQUESTS) -> Comparison:
-    """The plan's SLO figures beside the simulator's on one general-pool replica at the plan's load."""
+def compare(brief: Brief, label: str, requests: int | None = None) -> Comparison:
+    """The plan's SLO figures beside the simulator's on one general-pool replica at the plan's load (by default the
+    plan check's own run, as `simulate BRIEF` and the app make it: planner.simulator.PLAN_CHECK_REQUESTS)."""
     from planner.simulator import SimSettings, simulate  # numba only where a simulation runs
 
     design = plan(brief)
-    sim = simulate(design.brief, SimSettings(requests=requests, seed=0)).slo  # the brief the plan analyses (planner.mechanisms.resolve)
+    settings = SimSettings(seed=0) if requests is None else SimSettings(requests=requests, seed=0)
+    sim = simulate(design.brief, settings).slo  # the brief the plan analyses (planner.mechanisms.resolve)
     assert sim is not None
     slo = design.slo
     judged = slo.judged_itl_p95_ms

@@ -17,6 +17,7 @@ from planner.fmt import num, pct
 from planner.loader import parse_override
 from planner.mechanisms import resolve
 from planner.simulator import (
+    PLAN_CHECK_REQUESTS,
     RATE_TOLERANCE,
     SLOT_FILLS,
     START_PROBE_REQUESTS,
@@ -53,8 +54,9 @@ def _settings(args: argparse.Namespace) -> SimSettings:
     if args.rate is not None and args.concurrency is not None:
         raise BriefError("--concurrency", "give either --rate (open-loop arrivals) or --concurrency (closed-loop clients), not both")
     try:
+        given = {"requests": args.requests} if args.requests is not None else {}  # unset: the run's own default
         return SimSettings(
-            requests=args.requests,
+            **given,
             rate_per_s=args.rate,
             concurrency=args.concurrency,
             input_tokens=args.input,
@@ -149,7 +151,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _common(p, brief_optional=True)
     p.add_argument("--rate", type=_rate, metavar="R|inf", help="Poisson arrivals per second, or inf for all at t = 0")
     p.add_argument("--concurrency", type=int, metavar="N", help="N closed-loop clients instead of a rate")
-    p.add_argument("--requests", type=int, default=1000, metavar="N", help="requests to simulate (default 1000)")
+    p.add_argument(
+        "--requests",
+        type=int,
+        metavar="N",
+        help=f"requests to simulate (default 1,000; the plan check, BRIEF without --rate or --concurrency, {PLAN_CHECK_REQUESTS:,}"
+        " or as many as the work limit allows)",
+    )
     p.add_argument("--input", type=int, metavar="N", help="fixed prompt length (tokens)")
     p.add_argument("--output", type=int, metavar="N", help="fixed reply length (tokens)")
     p.set_defaults(func=cmd_simulate)

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner import load_brief, preset_names  # noqa: E402
 from planner.crosscheck import GENERATED, TOLERANCE, VERDICT_MARGIN, Comparison, compare, generated_briefs  # noqa: E402
+from planner.simulator import PLAN_CHECK_REQUESTS  # noqa: E402
 
 REPORT = ROOT / "docs" / "crosscheck.md"
 
@@ -81,7 +82,8 @@ def main() -> None:
         "simulate BRIEF` runs without `--rate` or `--concurrency`. The plan's figures are `slo.*` of `plan BRIEF`; the",
         "simulator's are its `slo` block, on the same definitions: TTFT end to end (network, gateway, tokenization, first",
         "sample and first write added) over the prompts up to the TTFT cap, ITL over the gaps between consecutive tokens",
-        "(steps carrying a prefill chunk included), TPOT as each reply's mean gap. 20,000 requests, seed 0.",
+        "(steps carrying a prefill chunk included), TPOT as each reply's mean gap. The plan check's own run:",
+        f"{PLAN_CHECK_REQUESTS:,} requests (fewer only where the work limit says so), seed 0.",
         "",
         f"Tolerances (issue 11): TTFT p95 and ITL p95 within {TOLERANCE['ttft_p95_ms']:.0%}, TPOT p50 within"
         f" {TOLERANCE['tpot_p50_ms']:.0%}, the same verdict whenever the simulator's margin to both targets exceeds {VERDICT_MARGIN:.0%}.",

@@ -52,6 +52,13 @@ def test_simulate_concurrency():
     assert out["requests"] == 12
 
 
+def test_simulate_brief_is_the_plan_check_at_its_own_length():
+    """Without --rate, --concurrency or --requests: the plan check's 20,000 requests; a benchmark run's default is 1,000."""
+    check = cli_json("simulate", "variation-a")
+    assert check["requests"] == 20_000 and check["slo"]["meets_slo"] is True
+    assert cli_json("simulate", "qps200-chat", "--rate", "2")["requests"] == 1000
+
+
 def test_max_rate_contract_keys():
     out = cli_json("max-rate", "qps200-chat")
     for key in ("max_rate_per_s", "replicas_needed", "replicas_with_headroom", "gpus", "usd_per_million_output_tokens"):
