@@ -28,7 +28,7 @@ from planner.catalog import gpu_spec
 from planner.fmt import num, pct
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
-from planner.operating_point import Limit, OperatingPoint
+from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape, shape_of
 from planner.slo import SloBudget, WaterfallStep
@@ -509,6 +509,19 @@ def _binding_pool(dis: DisaggAnalysis, brief: Brief) -> str:
 
 
 _SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure shown
+_SCALE_CEILING = 1e4  # multiples of the peak: the search stops doubling past it
+
+
+def _reached(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, scale: float) -> str:
+    """reached_at_capacity for the two pools at `scale` x the peak (their SLO capacity) and just past it."""
+
+    def p95s(m: float) -> tuple[float, float]:
+        dis = disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
+        if not dis.stable:
+            return math.inf, math.inf
+        return dis.ttft_p95_ms, brief.slo.itl_metric.judged(dis.itl_p95_ms, dis.tpot_p95_ms)
+
+    return reached_at_capacity(brief, p95s(scale), p95s(scale * JUST_PAST))
 
 
 def capacity_scale(
@@ -523,7 +536,7 @@ def capacity_scale(
     low, high = 0.0, 1.0
     while _meets(at(high), brief):
         low, high = high, high * 2
-        if high > 1e4:
+        if high > _SCALE_CEILING:
             return high, "neither"
     if low == 0.0 and not _meets(at(1e-3), brief):
         return 0.0, _binding_pool(at(1e-3), brief)
@@ -559,6 +572,7 @@ def disaggregated_operating_point(
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
     which = {"prefill": "the prefill pool's queue (TTFT)", "decode": "the decode pool (ITL)", "neither": "neither pool"}.get(pool, "")
+    reached = _reached(brief, shape, pools, rate_per_s, chunked, cap, scale) if with_capacity and 0 < scale < _SCALE_CEILING else ""
     arithmetic = op.arithmetic | {
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
         f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
@@ -587,6 +601,7 @@ def disaggregated_operating_point(
             "kv_in_use_gb": kv_gb,
             "memory_used_gb": weights_gb + kv_gb,
             "capacity_rate_per_s": capacity,
+            "capacity_reached": reached,
             "load_vs_capacity": 1 / scale if scale > 0 else math.inf,
             "headroom": scale - 1 if scale > 0 else -1.0,
             "stable": dis.stable,

@@ -29,11 +29,12 @@ from planner.fmt import num, pct
 from planner.numerics import bracket_root, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
-from planner.slo import Pace, engine, pace, slo_margin
+from planner.slo import Pace, engine, judged_p95s_ms, pace, slo_margin
 from planner.speculative import spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
 
 __all__ = [
+    "JUST_PAST",
     "SEQS_HEADROOM",
     "Limit",
     "OperatingPoint",
@@ -41,6 +42,7 @@ __all__ = [
     "context_tokens",
     "max_num_seqs_for",
     "operating_point",
+    "reached_at_capacity",
     "running_in_general_pool",
     "seed_relation",
     "slo_capacity_rate",
@@ -51,6 +53,7 @@ __all__ = [
 _BISECTIONS = 40  # halvings of the batch range: far below any figure shown
 _CAPACITY_TOLERANCE = 1e-4  # of the capacity rate: below any figure shown
 _CAPACITY_PROBE = 4.0  # req/s per replica where the search starts
+_CAPACITY_CEILING = 1e7  # req/s per replica: the search stops doubling past it
 
 
 class Limit(StrEnum):
@@ -100,6 +103,7 @@ class OperatingPoint(_Model):
     memory_total_gb: float
     max_running: float  # the most sequences the replica can run: max-num-seqs or the KV pool, the smaller
     capacity_rate_per_s: float  # highest rate meeting the SLO (both targets, as the brief states them)
+    capacity_reached: str  # what the plan has there: the p95s that reach their targets, or the loss of a steady state
     load_vs_capacity: float
     headroom: float  # capacity / rate - 1
     stable: bool
@@ -205,6 +209,40 @@ def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
 
 
 _NO_STEADY_MARGIN = math.inf  # an unbounded latency: the capacity search bisects towards where it starts
+REACHES_TARGET = 0.95  # a p95 at this share of its target or more at the capacity rate is one that binds there
+JUST_PAST = 1 + 4 * _CAPACITY_TOLERANCE  # a rate just past the capacity, beyond the search's bracket
+
+
+def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple[float, float]) -> str:
+    """What the plan has at the capacity rate, in words, from (p95 TTFT, the judged p95) there and just past it: the
+    p95s that reach their targets (the one nearer its target first), else the jump just past it."""
+    targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
+    names = ("p95 TTFT", f"p95 {brief.slo.itl_metric.value.upper()}")
+    order = sorted(range(2), key=lambda i: -at_ms[i] / targets[i])
+    reached = [i for i in order if at_ms[i] >= REACHES_TARGET * targets[i]]
+    if reached:
+        return " and ".join(
+            f"{names[i]} {'reaches its' if k == 0 else 'its'} {num(targets[i], 'ms')} target ({num(at_ms[i], 'ms')})"
+            for k, i in enumerate(reached)
+        )
+    under = " and ".join(f"{names[i]} ({num(at_ms[i], 'ms')} of {num(targets[i], 'ms')})" for i in order)
+    if not all(math.isfinite(v) for v in past_ms):
+        return f"both p95s are still under their targets, {under}, and just past it the replica loses its steady state (the queue grows without bound)"
+    jumped = " and ".join(f"{names[i]} to {num(past_ms[i], 'ms')}" for i in order if past_ms[i] > targets[i])
+    return f"both p95s are still under their targets, {under}, and just past it they jump: {jumped}"
+
+
+def _reached(brief: Brief, shape: ReplicaShape, capacity: float) -> str:
+    """reached_at_capacity for one replica of `shape` at its SLO capacity ("" where there is no such rate)."""
+    if not 0 < capacity < _CAPACITY_CEILING:
+        return ""
+    eng = engine(brief, shape)
+
+    def p95s(rate: float) -> tuple[float, float]:
+        n, _ = _steady(brief, shape, rate)
+        return judged_p95s_ms(eng, brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
+
+    return reached_at_capacity(brief, p95s(capacity), p95s(capacity * JUST_PAST))
 
 
 def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
@@ -256,7 +294,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
         while m_high <= 0:
             low, m_low = high, m_high
             high *= 2
-            if high > 1e7:
+            if high > _CAPACITY_CEILING:
                 return high
             m_high = margin(high)
     else:
@@ -283,6 +321,7 @@ def operating_point(
     stable = binding is None
     at = pace(brief, shape, rate, n if stable else limit)
     capacity = slo_capacity_rate(brief, shape) if with_capacity or not stable else math.nan
+    reached = _reached(brief, shape, capacity) if with_capacity else ""
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
@@ -302,8 +341,8 @@ def operating_point(
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.gpus, 'GB')}",
         "capacity_rate_per_s": (
             f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
-            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')};"
-            f" the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
+            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')}"
+            f"{f', where {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
         ),
     }
     return OperatingPoint(
@@ -321,6 +360,7 @@ def operating_point(
         memory_total_gb=shape.gpu.memory_gb * shape.gpus,
         max_running=limit,
         capacity_rate_per_s=capacity,
+        capacity_reached=reached,
         load_vs_capacity=rate / capacity if capacity > 0 else math.inf,
         headroom=capacity / rate - 1 if rate > 0 else math.inf,
         stable=stable,

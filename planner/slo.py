@@ -72,6 +72,7 @@ __all__ = [
     "TradeoffPoint",
     "WaterfallStep",
     "engine",
+    "judged_p95s_ms",
     "latency_at",
     "latency_point",
     "length_cv2",
@@ -755,15 +756,21 @@ def _prompts_p95(mean: float, cv2: float) -> float:
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
     """The worse of p95 TTFT / its target and the judged p95 ITL / its target (<= 1 meets both): the p95s alone."""
+    ttft_ms, judged_ms = judged_p95s_ms(eng, brief, rate, load_batch)
+    return max(ttft_ms / brief.slo.ttft_p95_ms, judged_ms / brief.slo.itl_p95_ms)
+
+
+def judged_p95s_ms(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> tuple[float, float]:
+    """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets."""
     wt = _wait(eng, brief, rate, load_batch)
-    ttft = _ttft_s(wt, 0.95) * 1e3 / brief.slo.ttft_p95_ms
+    ttft_s = _ttft_s(wt, 0.95)
     _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
         (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
         judged = itl if math.isfinite(tpot_p95) else math.inf
     else:
         judged = tpot_p95
-    return max(ttft, judged * 1e3 / brief.slo.itl_p95_ms)
+    return ttft_s * 1e3, judged * 1e3
 
 
 def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float) -> LatencyPoint:
