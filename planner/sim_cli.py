@@ -24,6 +24,7 @@ from planner.simulator import (
     MaxRateResult,
     SimResult,
     SimSettings,
+    SimSlo,
     benchmark_brief,
     max_rate,
     simulate,
@@ -91,8 +92,20 @@ def _sim_text(r: SimResult) -> str:
             f"  SLO attainment    {pct(r.slo_attainment)} (TTFT <= {num(r.ttft_target_ms, 'ms')} and TPOT <= {num(r.itl_target_ms, 'ms')})",
             f"  steps             {r.arithmetic['steps']}",
             *([f"  clipped           {r.arithmetic['clipped_requests']}"] if r.clipped_requests else []),
+            *(_plan_check_lines(r.slo) if r.slo is not None else []),
         ]
     )
+
+
+def _plan_check_lines(check: SimSlo) -> list[str]:
+    """The plan check's verdict, what it covers, and what the plan judges that the run does not."""
+    verdict = "meets" if check.meets_slo else "misses"
+    return [
+        f"  plan check        p95 TTFT {num(check.ttft_p95_ms, 'ms')}, p95 ITL {num(check.itl_p95_ms, 'ms')}, p95 TPOT"
+        f" {num(check.tpot_p95_ms, 'ms')}: the run {verdict} the SLO; it checks {check.scope}",
+        f"  the design        the plan {'meets' if check.plan_meets_slo else 'misses'} the SLO"
+        + (f"; {check.not_simulated}" if check.not_simulated else ""),
+    ]
 
 
 def _run_and_print(args: argparse.Namespace, compute: Callable[[], _R], text: Callable[[_R], str]) -> int:

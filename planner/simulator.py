@@ -137,7 +137,10 @@ class SimSlo(_Frozen):
     rate_per_replica_per_s: float
     ttft_ok: bool
     itl_ok: bool  # judged on the brief's ITL metric (slo.itl_metric)
-    meets_slo: bool
+    meets_slo: bool  # the run's: the replica it simulates, not the design's verdict
+    scope: str  # what the run checks, in words: one general-pool replica (or a prefill-decode pair) at its rate
+    plan_meets_slo: bool  # the plan's verdict on the whole design (verdict.meets_slo)
+    not_simulated: str  # what the plan's verdict rests on that the run does not run ("" when nothing)
 
 
 class Probe(_Frozen):
@@ -488,6 +491,27 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     return result.model_copy(update={"slo": _sim_slo(brief, rate, reqs, out, result)}) if check else result
 
 
+def _scope(brief: Brief, rate: float) -> str:
+    """The part of the design the plan check runs, in words."""
+    if brief.disaggregation.enabled:
+        return f"one prefill replica feeding one decode replica at {num(rate, 'req/s')} a decode replica (the plan's rate), its TTFT and token gaps"
+    return f"one general-pool replica at {num(rate, 'req/s')} (the plan's rate per replica), its TTFT and token gaps"
+
+
+def _not_simulated(brief: Brief) -> tuple[bool, str]:
+    """(the plan's verdict, what it rests on beyond the replica the check runs): when the plan has that replica meet
+    both targets with a steady state yet the design misses, every problem it names lies outside the run (another
+    pool, the fleet's sizing, an engine or adapter limit)."""
+    from planner.core import core_design
+
+    core = core_design(brief, curves=False, capacity=False)
+    replica_meets = core.operating_point.stable and core.slo.ttft_ok and core.slo.itl_ok
+    if core.verdict.meets_slo or not replica_meets:
+        return core.verdict.meets_slo, ""
+    beyond = "; ".join(f"{p.problem} ({p.field})" for p in core.verdict.problems)
+    return False, f"what the plan misses on lies outside this run: {beyond}"
+
+
 def _mechanisms(
     brief: Brief, shape: ReplicaShape, costs: StepCosts, reqs: Requests, settings: SimSettings, rate: float
 ) -> tuple[StepCosts, npt.NDArray[np.int64], dict[str, str]]:
@@ -567,6 +591,7 @@ def _sim_slo(brief: Brief, rate: float, reqs: Requests, out: EngineOutput, resul
     slo = brief.slo
     judged_itl = slo.itl_metric.judged(result.itl_ms.p95, result.tpot_ms.p95)
     ttft_ok, itl_ok = ttft_p95 <= slo.ttft_p95_ms, not judged_itl > slo.itl_p95_ms  # NaN: no gaps to judge
+    plan_meets, beyond = _not_simulated(brief)
     return SimSlo(
         ttft_p50_ms=ttft_p50,
         ttft_p95_ms=ttft_p95,
@@ -579,6 +604,9 @@ def _sim_slo(brief: Brief, rate: float, reqs: Requests, out: EngineOutput, resul
         ttft_ok=bool(ttft_ok),
         itl_ok=bool(itl_ok),
         meets_slo=bool(ttft_ok and itl_ok),
+        scope=_scope(brief, rate),
+        plan_meets_slo=plan_meets,
+        not_simulated=beyond,
     )
 
 

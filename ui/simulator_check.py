@@ -83,10 +83,7 @@ def simulator_check(design: Design) -> None:
     )
     if design.disaggregation is not None or design.speculative is not None:
         runs = "one prefill replica feeding one decode replica" if design.disaggregation is not None else "every step speculative"
-        st.caption(
-            f"This design's plan check runs its mechanism ({runs}, planner.sim_mechanisms); the max-rate search runs the"
-            " aggregated replica without it."
-        )
+        st.caption(f"This design's plan check runs its mechanism ({runs}); the max-rate search runs the aggregated replica without it.")
     stored = st.session_state.get(_RESULT_KEY)
     if st.button("Check with the simulator", key="sim.run"):
         try:
@@ -105,9 +102,10 @@ def simulator_check(design: Design) -> None:
     plan_verdict = "meets" if design.verdict.meets_slo else "misses"
     sim_verdict = "meets" if check.meets_slo else "misses"
     replicas = design.operating_point.general_replicas
+    beyond = f" The run checks {check.scope}; {check.not_simulated}." if check.not_simulated else ""
     st.markdown(
         f"The plan {plan_verdict} the SLO; the simulator {sim_verdict} it ({pct(sim.slo_attainment)} of {sim.requests:,} requests"
-        f" meet both targets at {num(check.rate_per_replica_per_s, 'req/s')} per replica). At the simulator's highest rate the whole"
+        f" meet both targets at {num(check.rate_per_replica_per_s, 'req/s')} per replica).{beyond} At the simulator's highest rate the whole"
         f" peak needs {found.replicas_needed if found.replicas_needed is not None else 'more replicas than any fleet'} such replicas"
         f" ({found.replicas_with_headroom if found.replicas_with_headroom is not None else '-'} with the brief's headroom);"
         f" the design has {replicas} in its general pool, beside its long-context and spare nodes."
