@@ -3,6 +3,7 @@
 import streamlit as st
 
 from planner.breakdowns import decode_step_stack, memory_stack, utilization_stacks
+from planner.disagg import decode_batch_words
 from planner.fmt import num, pct
 from planner.operating_point import running_in_general_pool
 from planner.replica import units_text
@@ -62,7 +63,7 @@ _AGGREGATED = (
     f" as if every node ran prompts and replies together (decode batch {num(c.batch_per_replica)} a replica)."
     + (
         f" Disaggregated, the prefill pool is {pct(design.disaggregation.prefill_busy)} busy and each decode replica runs"
-        f" {num(design.disaggregation.decode_batch)} sequences in pure decode steps: the operating point at the foot of the page"
+        f" {decode_batch_words(design.disaggregation, design.brief.deployment.max_num_seqs)} in pure decode steps: the operating point at the foot of the page"
         " is the decode pool's."
         if design.disaggregation is not None
         else ""

@@ -5,6 +5,7 @@ import math
 import streamlit as st
 
 from planner.breakdowns import ttft_paths
+from planner.disagg import decode_batch_words
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
 from planner.speculative import speculative_summary
@@ -47,7 +48,7 @@ if dis is not None:
         f"Disaggregated: a prompt waits for one of {dis.prefill_replicas} prefill replicas ({pct(dis.prefill_busy)} busy), is prefilled"
         f" with no decode in its steps, its KV ({num(dis.kv_transfer_mb_mean, 'MB')}) crosses to a decode replica in"
         f" {num(dis.transfer_ms_mean, 'ms')}, and the decode replica's next step samples its first token. Decode steps carry no"
-        f" prompt chunk: the token gap is a pure decode step at the decode pool's batch of {num(dis.decode_batch)}."
+        f" prompt chunk: the token gap is a pure decode step at {decode_batch_words(dis, dep.max_num_seqs)} on the decode pool."
         " The **p95 path** sums each part's 95th percentile; the **mean path** is where an average request spends its time."
     )
 else:

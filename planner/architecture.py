@@ -93,7 +93,11 @@ class Pool(_Model):
     @property
     def load_text(self) -> str:
         """The load at peak: '27.0% of SLO capacity at peak', '87.9% of GPU time at peak', or 'idle at peak'."""
-        return f"{pct(self.utilization)} of {self.utilization_basis} at peak" if self.load is not Load.idle else "idle at peak"
+        if self.load is Load.idle:
+            return "idle at peak"
+        if not math.isfinite(self.utilization):
+            return f"more than its {self.utilization_basis} at peak: no steady state"
+        return f"{pct(self.utilization)} of {self.utilization_basis} at peak"
 
 
 class Decision(_Model):

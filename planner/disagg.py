@@ -41,6 +41,7 @@ __all__ = [
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
+    "decode_batch_words",
     "disaggregated_operating_point",
     "disaggregation_analysis",
     "kv_transfer_s",
@@ -318,23 +319,25 @@ def disaggregation_analysis(
         )
     else:
         batch = root_in_bracket(excess, 0.0, top, 1e-6)
-    kv_fraction = batch * held / shape.kv_capacity_tokens if math.isfinite(batch) else math.inf
+    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
+    kv_fraction = b * held / shape.kv_capacity_tokens
     if kv_fraction > 1:
         stable = False
         problems.append(
             Problem(
                 field="workload.kv_context_tokens",
-                problem=f"a decode replica's {num(batch)} sequences need {pct(kv_fraction)} of its KV cache",
+                problem=f"a decode replica's {num(b)} sequences{'' if math.isfinite(batch) else ' (a full batch)'} need {pct(kv_fraction)} of its KV cache",
                 change="give the decode pool more nodes, or use FP8 KV",
             )
         )
-    b = batch if math.isfinite(batch) else top
+    decode_short = not math.isfinite(batch) or kv_fraction > 1  # prompts wait for a decode slot without bound
     step_ms = step(b) * 1e3
     step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
     sched_ms = brief.latency.scheduler_ms
     fixed = chunked.point.fixed_ms
-    ttft_p50 = fixed + (wait_p50 + stage_mean + transfer_mean) * 1e3 + 1.5 * step_ms
-    ttft_p95 = fixed + (wait_p95 + stage_p95 + transfer_p95) * 1e3 + 2 * step_p95_ms
+    slot_wait = math.inf if decode_short else 0.0
+    ttft_p50 = fixed + (wait_p50 + stage_mean + transfer_mean + slot_wait) * 1e3 + 1.5 * step_ms
+    ttft_p95 = fixed + (wait_p95 + stage_p95 + transfer_p95 + slot_wait) * 1e3 + 2 * step_p95_ms
     itl_p50, itl_p95 = step_ms + sched_ms, step_p95_ms + sched_ms
     fixed_parts = tuple(s for s in chunked.ttft_waterfall if not s.component.startswith(("queue wait", "prefill")))
     ttft_waterfall = (
@@ -342,11 +345,19 @@ def disaggregation_analysis(
         WaterfallStep(component="prefill-pool queue wait (mean)", ms=wait_mean * 1e3),
         WaterfallStep(component="prefill on the prefill pool, no decode in its steps (mean covered prompt)", ms=stage_mean * 1e3),
         WaterfallStep(component="KV transfer to the decode pool (mean prompt)", ms=transfer_mean * 1e3),
+        *(
+            [WaterfallStep(component="wait for a decode-pool batch slot (the decode pool cannot keep up)", ms=math.inf)]
+            if decode_short
+            else []
+        ),
         WaterfallStep(component="first decode step on the decode pool (1.5 steps)", ms=1.5 * step_ms),
         *fixed_parts[3:],
     )
     itl_waterfall = (
-        WaterfallStep(component=f"decode step at batch {num(b)}, pure decode on the decode pool", ms=step_ms),
+        WaterfallStep(
+            component=f"decode step at batch {num(b)}{'' if math.isfinite(batch) else ' (full: max-num-seqs)'}, pure decode on the decode pool",
+            ms=step_ms,
+        ),
         WaterfallStep(component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
@@ -401,11 +412,13 @@ def disaggregation_analysis(
             f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
             "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
-            f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps) = {num(b)};"
+            f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps)"
+            f" {f'= {num(b)}' if math.isfinite(batch) else f'exceeds max-num-seqs {dep.max_num_seqs} (no steady state: the batch stays full)'};"
             f" a pure decode step {num(step_ms, 'ms')}, at the p95 batch {num(step_p95_ms, 'ms')}",
             "splits": _splits_text(split_points, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
-            f" + {num(transfer_p95 * 1e3, 'ms')} transfer + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
+            f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
+            f" + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
         },
     )
 
@@ -466,6 +479,13 @@ def _comparison(
     )
 
 
+def decode_batch_words(dis: DisaggAnalysis, max_num_seqs: int) -> str:
+    """A decode replica's batch in words: 'a batch of 104', or the full batch when the load needs more."""
+    if math.isfinite(dis.decode_batch):
+        return f"a batch of {num(dis.decode_batch)}"
+    return f"a full batch of {max_num_seqs} (max-num-seqs; the load needs more, so prompts wait for a slot without bound)"
+
+
 def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief) -> SloBudget:
     """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones."""
     judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
@@ -479,7 +499,7 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief)
             "tpot_p50_ms": analysis.tpot_p50_ms,
             "tpot_p95_ms": analysis.tpot_p95_ms,
             "ttft_ok": analysis.stable and analysis.ttft_p95_ms <= slo.ttft_target_ms,
-            "itl_ok": analysis.stable and judged <= slo.itl_target_ms,
+            "itl_ok": judged <= slo.itl_target_ms,  # the running sequences' gaps, at a full batch when the decode pool is short
             "ttft_waterfall": analysis.ttft_waterfall,
             "itl_waterfall": analysis.itl_waterfall,
             "queue_model": "Disaggregated: prompts queue FCFS for a prefill-pool replica (M/G/1, a prompt's service its own chunk steps,"
@@ -573,17 +593,22 @@ def disaggregated_operating_point(
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
     which = {"prefill": "the prefill pool's queue (TTFT)", "decode": "the decode pool (ITL)", "neither": "neither pool"}.get(pool, "")
     reached = _reached(brief, shape, pools, rate_per_s, chunked, cap, scale) if with_capacity and 0 < scale < _SCALE_CEILING else ""
+    full = f"more than the {brief.deployment.max_num_seqs} sequences (max-num-seqs) a decode replica runs: no steady state"
     arithmetic = op.arithmetic | {
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
         f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
         f" a prefill replica, {pct(dis.prefill_busy)} busy)",
         "in_flight": f"a decode replica, pure decode steps: {dis.arithmetic['decode']}",
-        "tpot_ms": f"a pure decode step at batch {num(batch)}: {num(dis.decode_step_ms, 'ms')} + {num(sched, 'ms')} scheduler"
-        " (no prefill interference: prompts run on the prefill pool)",
+        "tpot_ms": f"a pure decode step at {decode_batch_words(dis, brief.deployment.max_num_seqs)}: {num(dis.decode_step_ms, 'ms')}"
+        f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
         "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
-        f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool",
+        f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool"
+        if math.isfinite(batch)
+        else f"the load needs {full}",
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"
-        f" {num(op.memory_total_gb, 'GB')}",
+        f" {num(op.memory_total_gb, 'GB')}"
+        if math.isfinite(batch)
+        else f"{num(weights_gb, 'GB')} weights + the KV of {full}",
         "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
         f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to x{num(scale)} the peak,"
         f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",

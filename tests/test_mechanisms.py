@@ -480,3 +480,40 @@ def test_the_speculative_simulator_runs_the_vision_encoder_as_the_plain_one():
         gains.append(sim[0].ttft_p50_ms - sim[1].ttft_p50_ms)
     assert gains[0] > 2 * 0.8 * 13.8
     assert gains[1] == pytest.approx(gains[0], rel=0.1)
+
+
+_SHORT_DECODE = {"hardware.nodes": 14, "deployment.spare_nodes": 0}  # 12 prefill + 2 decode nodes: the decode pool is short
+
+
+def test_a_short_decode_pool_reads_like_an_overloaded_replica():
+    """Review s4 finding 8: with 2 decode replicas for 200 req/s the decode pool has no steady state. Prompts wait for a
+    decode slot without bound, so the TTFT is unbounded (it showed 357 ms, 'missed'); the running sequences' gaps are a
+    full batch's (512), judged by their value; no text says 'batch of unbounded' or 'unbounded sequences'."""
+    d = plan(load_brief("chat-disaggregated").with_changes(_SHORT_DECODE))
+    dis, slo = d.disaggregation, d.slo
+    assert not dis.stable and math.isinf(dis.decode_batch)
+    assert math.isinf(slo.ttft_p95_ms) and math.isinf(slo.ttft_p50_ms) and not slo.ttft_ok
+    assert slo.judged_itl_p95_ms == pytest.approx(13.6, abs=0.1) and slo.itl_ok  # a full batch of 512 pure decode steps
+    assert d.operating_point.limit.value == "slots"
+    assert [p.field for p in d.verdict.problems] == ["hardware.nodes"]  # not a KV problem with 'unbounded sequences'
+    texts = [
+        *(p.problem for p in d.verdict.problems),
+        *d.operating_point.arithmetic.values(),
+        *dis.arithmetic.values(),
+        *(s.component for s in (*slo.ttft_waterfall, *slo.itl_waterfall)),
+        *(p.load_text for p in d.architecture.pools),
+    ]
+    for text in texts:
+        assert "of unbounded" not in text and "unbounded sequences" not in text and "unbounded running" not in text, text
+    assert "exceeds max-num-seqs 512" in dis.arithmetic["decode"]
+
+
+def test_the_slo_page_of_a_short_decode_pool_says_unbounded_with_its_cause():
+    from tests.apphelp import metrics, new_app, shown, visit
+
+    at = visit(new_app({"preset": "chat-disaggregated", **{k: str(v) for k, v in _SHORT_DECODE.items()}}), "pages/slo_budget.py")
+    assert metrics(at)["p95 TTFT"] == "unbounded"
+    assert any(e.value.startswith("TTFT is unbounded: batch slots full") for e in at.error), [e.value for e in at.error]
+    page = " ".join(shown(m.value) for m in [*at.markdown, *at.caption])
+    assert "batch of unbounded" not in page and "planner.sim_mechanisms" not in page
+    assert "a full batch of 512 (max-num-seqs" in page
