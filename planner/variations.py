@@ -254,7 +254,7 @@ def _variation_a(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
     options = [
         _option(
             "accept degradation",
-            "change nothing: the peak queues, p95s stretch, and the degradation ladder sheds the rest",
+            _as_briefed_change(core),
             core,
             f"{gpus} GPUs as briefed, max-num-seqs {brief.deployment.max_num_seqs}",
         )
@@ -346,16 +346,44 @@ def _variation_a(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
         if seqs != current
         else ""
     )
-    conclusion = (
-        f"At {gpus} GPUs the peak runs at {pct(cap.utilization)} ({pct(cap.utilization_no_prefix_cache)} without prefix cache)."
-        + engine_note
-        + (
+    as_briefed = options[0]
+    others = [name for name in fits if name != as_briefed.name]
+    if as_briefed.ok:  # half the budget still carries the peak: what runs out is headroom, if anything
+        cold = cap.utilization_no_prefix_cache
+        headroom = (
+            f" but headroom: a cold prefix cache puts it above the {pct(TARGET_UTILIZATION)} sizing target"
+            if cold > TARGET_UTILIZATION
+            else ""
+        )
+        verdict = (
+            f" The SLO holds as briefed (p95 TTFT {num(as_briefed.ttft_p95_ms, 'ms')}, p95 ITL {num(as_briefed.itl_p95_ms, 'ms')}):"
+            f" nothing runs out at this load{headroom}."
+            + (f" The other options add headroom; those that meet the SLO: {', '.join(others)}." if others else "")
+        )
+    else:
+        verdict = (
             f" Options that meet the SLO: {', '.join(fits)}."
             if fits
             else " No single option meets the SLO; combine them or accept degradation."
         )
+    conclusion = (
+        f"At {gpus} GPUs the peak runs at {pct(cap.utilization)} ({pct(cap.utilization_no_prefix_cache)} without prefix cache)."
+        + engine_note
+        + verdict
     )
     return findings, options, conclusion
+
+
+def _as_briefed_change(core: CoreDesign) -> str:
+    """'Change nothing', and what that gives at this fleet: the SLO held, held only while the prefix cache is warm, or
+    the peak queueing and the degradation ladder shedding the rest."""
+    cap, slo = core.capacity, core.slo
+    if not (core.verdict.feasible and slo.ttft_ok and slo.itl_ok):
+        return "change nothing: the peak queues, p95s stretch, and the degradation ladder sheds the rest"
+    held = f"change nothing: the peak takes {pct(cap.utilization)} of the fleet and the SLO holds"
+    if cap.utilization_no_prefix_cache > 1:
+        return f"{held} while the prefix cache is warm; a cold cache ({pct(cap.utilization_no_prefix_cache)}) queues the peak and the degradation ladder sheds the rest"
+    return f"{held}, {pct(cap.utilization_no_prefix_cache)} even with a cold prefix cache: no degradation at this load"
 
 
 # --- B: 200 ms TTFT ---------------------------------------------------------------------------------
@@ -820,7 +848,7 @@ def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Findin
 
 
 TITLES = {
-    VariationKey.a: ("Half the budget", "The budget is 32 GPUs, not 64: what runs out, and which options bring it back?"),
+    VariationKey.a: ("Half the budget", "The budget is 32 GPUs, not 64: what runs out, and what does each option change?"),
     VariationKey.b: ("p95 TTFT under 200 ms", "Which part of a 200 ms TTFT is irreducible, and which requests can meet it?"),
     VariationKey.c: ("100 fine-tuned variants", "Serve 100 LoRA adapters of the base model: memory, overhead, routing."),
     VariationKey.d: ("Global users", "Users are global: size regions for their traffic plus failover."),
@@ -835,7 +863,7 @@ def _question(key: VariationKey, brief: Brief, baseline: Design | None, fixed: s
     gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
     if key is VariationKey.a:
         was = f", not {baseline.brief.hardware.nodes * baseline.brief.hardware.gpus_per_node}" if baseline is not None else ""
-        return f"The budget is {gpus} GPUs{was}: what runs out, and which options bring it back?"
+        return f"The budget is {gpus} GPUs{was}: what runs out, and what does each option change?"
     if key is VariationKey.b:
         return f"The SLO is p95 TTFT < {num(brief.slo.ttft_p95_ms, 'ms')}: which part is irreducible, and which requests can meet it?"
     if key is VariationKey.c:

@@ -193,3 +193,20 @@ def test_variation_a_text_follows_the_weights_and_the_budget():
     assert "48 GPUs, not 64" in _changed("variation-a", {"hardware.nodes": 6}).question
     already = _changed("variation-a", {"deployment.weights": "int4"})
     assert "INT4 weights" not in [o.name for o in already.options]  # nothing to quantize further
+
+
+def test_variation_a_text_follows_its_numbers():
+    """Review s4 finding 12: at 44.4% (90.8% with a cold cache) and the SLO met, the page said 'options that bring it
+    back under 100%' and 'change nothing: the peak queues, p95s stretch, the ladder sheds the rest'. The words now
+    follow the verdict: as briefed it holds, and what runs out is headroom; overloaded, the old words are true."""
+    design, a = _analysis("a")
+    as_briefed = a.options[0]
+    assert as_briefed.ok and design.verdict.meets_slo and design.capacity.utilization_no_prefix_cache < 1
+    said = f"{as_briefed.change} {a.conclusion} {a.question} {load_brief('variation-a').description}"
+    for claim in ("the peak queues", "p95s stretch", "sheds the rest", "bring it back", "under 100%"):
+        assert claim not in said, claim
+    assert "the SLO holds" in as_briefed.change and "nothing runs out at this load but headroom" in a.conclusion
+    assert "accept degradation" not in a.conclusion.split("those that meet the SLO:")[-1]
+    overloaded = _changed("variation-a", {"workload.users": 25000})
+    assert not overloaded.options[0].ok and "the peak queues" in overloaded.options[0].change
+    assert "The SLO holds as briefed" not in overloaded.conclusion
