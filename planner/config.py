@@ -149,7 +149,7 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
     bound = (
         f"with all {value} slots running the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
         f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, a step carrying"
-        f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: slo.at_max_batch)"
+        f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures)"
         if full is not None
         else "the full-batch bound is not computed for a re-plan"
     )

@@ -140,7 +140,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
             (f"{pct(shared)} shared prefix ({num(t.shared_prefix_tokens)} tokens) + " if shared > 0 else "")
             + f"{pct(returning)} returning ({num(t.turns_per_session)} turns per session) x {pct(reused)} of the prompt is history"
             f" (1 - {num(t.new_tokens_per_turn)} new{' - shared' if shared > 0 else ''} / {num(w.input_tokens_mean)}) x {pct(r_all)} resident = {pct(hit)}"
-            f" (HBM alone: {pct(hbm_only)}); derived, replacing workload.prefix_hit_rate {pct(w.prefix_hit_rate)}"
+            f" (HBM alone: {pct(hbm_only)}); derived, in place of the brief's prefix hit rate ({pct(w.prefix_hit_rate)})"
         ),
         "reload": (
             f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"

@@ -999,7 +999,7 @@ def _basis_text(brief: Brief, p: LatencyPoint) -> str:
     return (
         f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running"
         f" (Little's law at the engine's pace); every prompt hits the prefix cache at {pct(p.hit_rate)}, as the simulator runs it."
-        f" The ITL target judges {metric}. A cold cache (a flush, a restart, a failover) is the prefix_hit_rate_drops failure scenario."
+        f" The ITL target judges {metric}. A cold cache (a flush, a restart, a failover) is the failure table's prefix-hit-rate drop."
     )
 
 

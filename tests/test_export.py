@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from planner import load_brief, plan, preset_names
+from planner import Brief, load_brief, plan, preset_names
 from planner.architecture import LOAD_LEGEND
 from planner.cli import design_json
 from planner.naming import design_name
@@ -220,6 +220,56 @@ def test_markdown_golden_capstone():
     """The capstone's document, word for word. After an intended change to the planner or the document,
     regenerate with: python -m planner export capstone --format md --out tests/golden/capstone.md"""
     assert render_markdown(plan(load_brief("capstone"))) == GOLDEN.read_text(encoding="utf-8")
+
+
+# Names the engine itself uses, which an operator types or reads off its metrics, are not code names.
+ENGINE_NAMES = {
+    "num_requests_running",
+    "request_queue_time_seconds",
+    "disable_by_batch_size",
+    "deepep_low_latency",
+    "num_speculative_tokens",
+    "kv_connector",  # the --kv-transfer-config JSON of the command
+    "kv_role",
+    "kv_both",
+}
+CODE_NAME = re.compile(
+    r"(?<![\w/.-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/-])|\b((?:slo|disaggregation|workload|planner)\.[a-z0-9_.]*[a-z0-9])"
+)
+
+
+def _is_brief_path(path: str) -> bool:
+    """A brief field as --set takes it (slo.ttft_p95_ms): the product names those on purpose, beside a change."""
+    model: object = Brief
+    for part in path.split("."):
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return False
+        model = fields[part].annotation
+    return True
+
+
+def _code_names(text: str) -> set[str]:
+    return {n for a, b in CODE_NAME.findall(text) if not _is_brief_path(n := a or b)} - ENGINE_NAMES
+
+
+def _human_text(design) -> dict[str, str]:
+    """The plan's sentences a reader meets on the pages and in the document (not the --set paths a change names)."""
+    texts = {"slo.basis": design.slo.basis, "conclusion": design.conclusion or ""}
+    texts |= {f"config.flags.{f.flag}": f.why for f in design.config.flags}
+    texts |= {f"config.arithmetic.{k}": v for k, v in design.config.arithmetic.items()}
+    texts |= {f"architecture.decision.{i}": d.why for i, d in enumerate(design.architecture.decisions)}
+    return texts
+
+
+def test_the_human_text_names_no_code(preset):
+    """Review s4 finding 15: 'the prefix_hit_rate_drops failure scenario' (slo.basis and the document), 'slo.at_max_batch'
+    in the --max-num-seqs reason, 'disaggregation.comparison', 'replacing workload.prefix_hit_rate' were code names in
+    sentences."""
+    name, design = preset
+    for where, text in _human_text(design).items():
+        assert not _code_names(text), (name, where, text)
+    assert not _code_names(render_markdown(design).split(APPENDIX_TITLE)[0]), name
 
 
 # --- the command line -------------------------------------------------------------------------------------
