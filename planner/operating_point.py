@@ -214,22 +214,23 @@ JUST_PAST = 1 + 4 * _CAPACITY_TOLERANCE  # a rate just past the capacity, beyond
 
 
 def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple[float, float]) -> str:
-    """What the plan has at the capacity rate, in words, from (p95 TTFT, the judged p95) there and just past it: the
-    p95s that reach their targets (the one nearer its target first), else the jump just past it."""
+    """What the plan has at the capacity rate, a clause in words, from (p95 TTFT, the judged p95) there and just past it:
+    the p95s that reach their targets there and not before (the one nearer its target first), else the jump past it."""
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
     names = ("p95 TTFT", f"p95 {brief.slo.itl_metric.value.upper()}")
     order = sorted(range(2), key=lambda i: -at_ms[i] / targets[i])
     reached = [i for i in order if at_ms[i] >= REACHES_TARGET * targets[i]]
     if reached:
-        return " and ".join(
+        parts = (
             f"{names[i]} {'reaches its' if k == 0 else 'its'} {num(targets[i], 'ms')} target ({num(at_ms[i], 'ms')})"
             for k, i in enumerate(reached)
         )
-    under = " and ".join(f"{names[i]} ({num(at_ms[i], 'ms')} of {num(targets[i], 'ms')})" for i in order)
+        return f"there {' and '.join(parts)}, not before"
+    under = ", ".join(f"{names[i]} {num(at_ms[i], 'ms')} of {num(targets[i], 'ms')}" for i in order)
     if not all(math.isfinite(v) for v in past_ms):
-        return f"both p95s are still under their targets, {under}, and just past it the replica loses its steady state (the queue grows without bound)"
+        return f"both p95s stay under their targets up to it ({under}); just past it the replica loses its steady state (the queue grows without bound)"
     jumped = " and ".join(f"{names[i]} to {num(past_ms[i], 'ms')}" for i in order if past_ms[i] > targets[i])
-    return f"both p95s are still under their targets, {under}, and just past it they jump: {jumped}"
+    return f"both p95s stay under their targets up to it ({under}); just past it they jump: {jumped}"
 
 
 def _reached(brief: Brief, shape: ReplicaShape, capacity: float) -> str:
@@ -342,7 +343,7 @@ def operating_point(
         "capacity_rate_per_s": (
             f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
             f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')}"
-            f"{f', where {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
+            f"{f': {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
         ),
     }
     return OperatingPoint(

@@ -411,8 +411,8 @@ def _validation(f: Figures) -> Section:
         f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
     )
     ramp = (
-        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: by the plan, there {f.text(f'{op}.capacity_reached')},"
-        " and not before; where that happens is the replica's measured capacity."
+        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: by the plan, {f.text(f'{op}.capacity_reached')};"
+        " where that happens is the replica's measured capacity."
     )
     fleet = (
         f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
