@@ -80,7 +80,7 @@ def mechanism_sections(design: Design) -> None:
     if design.kv_tiers is not None:
         st.header("KV tiers: the prefix cache in HBM, host memory and NVMe")
         st.markdown(
-            "The planner derives the prefix hit rate from the cache's capacity (it replaces the brief's workload.prefix_hit_rate):"
+            "The planner derives the prefix hit rate from the cache's capacity (it replaces the brief's prefix hit rate):"
             " a returning session hits when its context survived the think and tool time in some tier; a hit below HBM is reloaded"
             " over PCIe, a term in the TTFT."
         )
