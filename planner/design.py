@@ -20,7 +20,7 @@ from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
 from planner.mechanism_diagram import with_mechanisms
 from planner.mechanism_flags import mechanism_flags
-from planner.mechanisms import mechanism_verdict, resolve
+from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
@@ -137,7 +137,7 @@ def _plan_cached(stated: Brief) -> Design:
         shape=shape,
         disaggregation=core.disaggregation,
     )
-    failures, failure_summary = failure_modes(core)
+    failures, failure_summary = failure_modes(core, stated)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
     config = engine_config(
         brief,
@@ -173,9 +173,10 @@ def _plan_cached(stated: Brief) -> Design:
     }
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
-    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
-        "verdict": mechanism_verdict(verdict, core, images, lora, goal)
-    }
+    verdict = mechanism_verdict(verdict, core, images, lora, goal)
+    ignored = ignored_fields(stated, brief)  # a stated field the design replaces: reported last, it judges nothing
+    verdict = verdict.model_copy(update={"problems": (*verdict.problems, *ignored)}) if ignored else verdict
+    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": verdict}
     scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,

@@ -21,7 +21,7 @@ from planner.core import CoreDesign, replan, verdict_only
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.mechanisms import mechanism_verdict
+from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
 from planner.replica import shape_of
@@ -145,6 +145,13 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
         return changes, text
     if scenario is Scenario.prefix_hit_rate_drops:
+        if brief.kv_tiers.enabled:  # the tiers derive the hit rate: a stated one counts only with the tiers off
+            derived = resolve(brief).workload.prefix_hit_rate
+            hit = min(derived, HIT_RATE_AFTER_DROP)
+            return {"kv_tiers.cpu_gb_per_node": 0.0, "kv_tiers.nvme_gb_per_node": 0.0, "workload.prefix_hit_rate": hit}, (
+                f"prefix hit rate {pct(derived)} (derived from the KV tiers) -> {pct(hit)}: planned with the tiers off,"
+                " so the stated hit rate applies"
+            )
         hit = min(w.prefix_hit_rate, HIT_RATE_AFTER_DROP)
         return {"workload.prefix_hit_rate": hit}, f"prefix hit rate {pct(w.prefix_hit_rate)} -> {pct(hit)}"
     if scenario is Scenario.long_context_burst:
@@ -188,8 +195,8 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
     changes = scenario_overrides(brief, scenario)
     if changes.get("hardware.nodes", 1) < 1:
         return False
-    try:
-        verdict, _ = judged(verdict_only(brief.with_changes(changes)) if changes else verdict_only(brief))
+    try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
+        verdict, _ = judged(verdict_only(resolve(brief.with_changes(changes)) if changes else resolve(brief)))
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
         return False
     return verdict.feasible and verdict.meets_slo
@@ -266,26 +273,30 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
     )
 
 
-def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
+def failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief | None = None) -> FailureMode:
+    """One scenario's row. `stated` is the brief as given (before planner.mechanisms.resolve; base.brief when None): the
+    row's overrides apply to it and the changed brief is resolved again, as `plan --set` does, so a hit rate the KV
+    tiers derive follows the changed load and image tokens are added once."""
+    stated = base.brief if stated is None else stated
     if base.disaggregation is not None and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
-        return _pool_node_lost(base, scenario)
-    return _failure_mode(base, scenario)
+        return _pool_node_lost(base, scenario, stated)
+    return _failure_mode(base, scenario, stated)
 
 
-def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
+def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> FailureMode:
     """A disaggregated design loses its nodes from one pool: each pool's loss re-planned, the worse one is the row,
     named with the pool it hits and how the other pool's loss fares."""
     brief, dis = base.brief, base.disaggregation
     assert dis is not None
     lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
-    decode = _failure_mode(base, scenario)
+    decode = _failure_mode(base, scenario, stated)
     if lost == 0 or dis.prefill_nodes - lost < 1:
         pool = "decode" if lost else "spare"
         return decode.model_copy(
             update={"change": f"{decode.change}; {'the decode pool loses them' if lost else 'no pool loses a node'}", "pool": pool}
         )
     prefill_overrides = {"disaggregation.prefill_nodes": dis.prefill_nodes - lost}
-    prefill = _failure_mode(base, scenario, prefill_overrides)
+    prefill = _failure_mode(base, scenario, stated, prefill_overrides)
     worse_is_prefill = (not prefill.ok and decode.ok) or (prefill.ok == decode.ok and prefill.load_vs_capacity > decode.load_vs_capacity)
     row, other, name, other_name = (prefill, decode, "prefill", "decode") if worse_is_prefill else (decode, prefill, "decode", "prefill")
     counts = {"prefill": (dis.prefill_nodes, dis.prefill_nodes - lost), "decode": (dis.decode_nodes, dis.decode_nodes - lost)}
@@ -300,15 +311,15 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
     return row.model_copy(update={"change": change, "pool": name, "note": note})
 
 
-def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | None = None) -> FailureMode:
+def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: dict[str, Any] | None = None) -> FailureMode:
     brief = base.brief
-    changes, change = _changes(brief, scenario)
+    changes, change = _changes(stated, scenario)
     changes = changes | (extra or {})
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
-        core = replan(brief.with_changes(changes)) if changes else base
+        core = replan(resolve(stated.with_changes(changes))) if changes else base
     except InfeasibleDesign as exc:
         return _infeasible(scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
     except BriefError as exc:  # the changed brief leaves a field's valid range
@@ -336,9 +347,9 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | 
     )
 
 
-def failure_modes(base: CoreDesign) -> tuple[tuple[FailureMode, ...], FailureSummary]:
-    """Every scenario re-planned through the core design, and which one binds."""
-    modes = tuple(failure_mode(base, s) for s in Scenario)
+def failure_modes(base: CoreDesign, stated: Brief | None = None) -> tuple[tuple[FailureMode, ...], FailureSummary]:
+    """Every scenario re-planned through the core design, and which one binds (`stated`: as failure_mode takes it)."""
+    modes = tuple(failure_mode(base, s, stated) for s in Scenario)
     return modes, _summary(base, modes)
 
 

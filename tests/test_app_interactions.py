@@ -275,3 +275,15 @@ def test_a_pp_designs_operating_point_names_its_streams():
     captions = " ".join(shown(c.value) for c in at.caption)
     assert "One micro-batch stream of the general pool (12 micro-batch streams (6 replicas x PP=2) carry its share" in captions
     assert "12 replicas" not in captions
+
+
+def test_the_hit_rate_slider_shows_the_rate_the_kv_tiers_derive() -> None:
+    """Agent platform derives its hit rate from the KV tiers: the sidebar shows that rate (disabled), not the brief's
+    stated one, and a link's stated rate is named as not used."""
+    at = visit(new_app({"preset": "agent-platform", "workload.prefix_hit_rate": "0.2"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    slider = next(w for w in at.sidebar.slider if w.label.startswith("Prefix hit rate"))
+    assert slider.label == "Prefix hit rate (derived from the KV tiers)" and slider.disabled
+    assert slider.value == pytest.approx(0.855, abs=5e-4)
+    captions = " ".join(shown(c.value) for c in at.sidebar.caption)
+    assert "stated 20.0% is not used" in captions and "85.5%" in captions

@@ -8,7 +8,7 @@ import math
 import pytest
 from conftest import CONTRACT_SCENARIOS
 
-from planner import load_brief, plan
+from planner import load_brief, plan, preset_names
 from planner.core import core_design
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
 from planner.failures import hit_rate_floor
@@ -80,16 +80,54 @@ def test_traffic_doubles_breaks_the_long_context_pool_first(capstone):
     assert not m.ok and "long-context pool" in m.note
 
 
-def test_every_row_is_the_verdict_plan_gives_with_its_overrides(capstone):
-    """failures[].overrides applied with --set give the row's verdict and utilization (one function, one answer)."""
-    for m in capstone.failures:
-        if not m.overrides:
+def _derives_fields(name: str) -> bool:
+    """A preset whose plan derives brief fields (planner.mechanisms.resolve): the KV tiers' hit rate, image tokens."""
+    brief = load_brief(name)
+    return brief.kv_tiers.enabled or brief.multimodal.enabled
+
+
+DERIVING_PRESETS = [name for name in preset_names() if _derives_fields(name)]
+
+
+@pytest.mark.parametrize("preset", ["capstone", "chat-disaggregated", *DERIVING_PRESETS])
+def test_every_row_is_the_verdict_plan_gives_with_its_overrides(preset):
+    """failures[].overrides applied with --set to the brief as given give the row's verdict and utilization (one
+    function, one answer), also where the plan derives fields: the KV tiers derive the changed brief's hit rate again,
+    image tokens join the prompt once."""
+    stated = load_brief(preset)
+    design = plan(stated)
+    for m in design.failures:
+        if not m.runs:
             continue
-        replanned = plan(capstone.brief.with_changes(m.overrides))
+        replanned = plan(stated.with_changes(m.overrides))
         assert m.ok == (replanned.verdict.feasible and replanned.verdict.meets_slo), m.scenario
         assert m.utilization == pytest.approx(replanned.capacity.utilization, rel=1e-9), m.scenario
         assert m.ttft_p95_ms == pytest.approx(replanned.slo.ttft_p95_ms, rel=1e-9), m.scenario
         assert m.load_vs_capacity == pytest.approx(replanned.operating_point.load_vs_capacity, rel=1e-9), m.scenario
+
+
+def test_the_presets_with_derived_fields_are_covered():
+    assert {"agent-platform", "multimodal"} <= set(DERIVING_PRESETS)
+
+
+def test_a_stated_hit_rate_the_kv_tiers_replace_is_reported_not_dropped():
+    """With KV tiers the plan uses the derived hit rate; a stated one is named in the verdict's problems with the
+    reason, and the design is the one the derived rate gives. The hit-rate scenario turns the tiers off to state its rate."""
+    stated = load_brief("agent-platform")
+    base, moved = plan(stated), plan(stated.with_changes({"workload.prefix_hit_rate": 0.2}))
+    derived = base.kv_tiers.hit_rate
+    assert moved.brief.workload.prefix_hit_rate == pytest.approx(derived)
+    ignored = [p for p in moved.verdict.problems if p.field == "workload.prefix_hit_rate"]
+    assert len(ignored) == 1 and "not used" in ignored[0].problem and "20.0%" in ignored[0].problem
+    assert f"{derived:.1%}" in ignored[0].problem and "kv_tiers.cpu_gb_per_node=0" in ignored[0].change
+    assert moved.verdict.meets_slo == base.verdict.meets_slo  # it judges nothing
+    at_derived = plan(stated.with_changes({"workload.prefix_hit_rate": round(derived, 4)}))
+    assert not any(p.field == "workload.prefix_hit_rate" for p in at_derived.verdict.problems)
+    row = _modes(base)["prefix_hit_rate_drops"]
+    assert row.overrides["kv_tiers.cpu_gb_per_node"] == 0 and row.overrides["workload.prefix_hit_rate"] == 0.2
+    dropped = plan(stated.with_changes(row.overrides))
+    assert dropped.brief.workload.prefix_hit_rate == 0.2
+    assert not any(p.field == "workload.prefix_hit_rate" for p in dropped.verdict.problems)
 
 
 def test_failure_verdicts_follow_the_slo_targets(capstone):
