@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +19,9 @@ from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_li
 from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
+
+if TYPE_CHECKING:
+    from planner.failures import HitRateFloor
 
 __all__ = [
     "HF_IDS",
@@ -317,7 +321,7 @@ def engine_config(
     slo: SloBudget,
     op: OperatingPoint,
     revert_utilization: tuple[float, float] | None,  # (at the hit rate, without prefix cache)
-    hit_rate_floor: float | None,
+    hit_rate_floor: HitRateFloor | None,
 ) -> EngineConfig:
     """The vLLM command of the general pool (the brief's engine limits, which the analysis uses), a reason per flag,
     the changes the analysis recommends, the critical dependencies and what to measure first."""
@@ -420,7 +424,9 @@ def engine_config(
     )
 
 
-def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: float | None) -> tuple[Dependency, ...]:
+def _dependencies(
+    brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: HitRateFloor | None
+) -> tuple[Dependency, ...]:
     dep, w = brief.deployment, brief.workload
     deps: list[Dependency] = []
     if dep.weights is not Precision.bf16 or dep.kv_cache is not KvPrecision.bf16:
@@ -438,10 +444,12 @@ def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, 
     if dep.prefix_caching and w.prefix_hit_rate > 0:
         if hit_rate_floor is None:
             floor = "the design meets its SLO even at 0%"
-        elif hit_rate_floor >= w.prefix_hit_rate:
+        elif hit_rate_floor.misses_already:
             floor = f"the design misses its SLO already at {pct(w.prefix_hit_rate)}; a lower hit rate only adds prefill"
-        else:
-            floor = f"below {pct(hit_rate_floor)} the design no longer meets its SLO"
+        else:  # both printed values checked by re-planning (planner.failures.hit_rate_floor)
+            tiers = " (planned with the KV tiers off, which would otherwise derive the rate)" if brief.kv_tiers.enabled else ""
+            meets, misses = pct(hit_rate_floor.meets_down_to), pct(hit_rate_floor.misses_at)
+            floor = f"it falls below {meets}: the design meets its SLO at {meets} and misses it at {misses}{tiers}"
         deps.append(
             Dependency(
                 what=f"prefix-cache hit rate stays near {pct(w.prefix_hit_rate)} (monitor and alert)",

@@ -20,7 +20,7 @@ from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precis
 from planner.core import CoreDesign, replan, verdict_only
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
-from planner.fmt import num, pct
+from planner.fmt import PCT_STEP, num, pct
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
@@ -32,9 +32,11 @@ __all__ = [
     "HIT_RATE_AFTER_DROP",
     "FailureMode",
     "FailureSummary",
+    "HitRateFloor",
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
+    "hit_rate_overrides",
     "judged",
     "scenario_holds",
     "scenario_overrides",
@@ -148,7 +150,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         if brief.kv_tiers.enabled:  # the tiers derive the hit rate: a stated one counts only with the tiers off
             derived = resolve(brief).workload.prefix_hit_rate
             hit = min(derived, HIT_RATE_AFTER_DROP)
-            return {"kv_tiers.cpu_gb_per_node": 0.0, "kv_tiers.nvme_gb_per_node": 0.0, "workload.prefix_hit_rate": hit}, (
+            return hit_rate_overrides(brief, hit), (
                 f"prefix hit rate {pct(derived)} (derived from the KV tiers) -> {pct(hit)}: planned with the tiers off,"
                 " so the stated hit rate applies"
             )
@@ -388,27 +390,54 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     )
 
 
-def hit_rate_floor(base: CoreDesign) -> float | None:
-    """Lowest prefix hit rate at which the design still meets its SLO, by re-planning the brief at each hit rate
-    (the same verdict `plan --set workload.prefix_hit_rate=...` gives); None if even 0% does."""
+def hit_rate_overrides(brief: Brief, hit: float) -> dict[str, Any]:
+    """The overrides that plan the brief at a stated hit rate: the rate, and with KV tiers (which derive it and would
+    replace a stated one) the tiers off."""
+    tiers_off = {"kv_tiers.cpu_gb_per_node": 0.0, "kv_tiers.nvme_gb_per_node": 0.0} if brief.kv_tiers.enabled else {}
+    return {**tiers_off, "workload.prefix_hit_rate": hit}
+
+
+class HitRateFloor(BaseModel):
+    """Where the design stops meeting its SLO as the prefix hit rate falls, at the precision it is printed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    meets_down_to: float  # the lowest rate on the 0.1% grid at which `plan --set` meets (the brief's own rate when it misses)
+    misses_at: float  # one grid step below: `plan --set` misses there
+    misses_already: bool  # the brief misses at its own rate
+
+
+def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloor | None:
+    """The lowest hit rate on the printed 0.1% grid at which the design still meets its SLO, checked by re-planning
+    at it and one step below (the verdicts `plan --set workload.prefix_hit_rate=...` gives at the printed values);
+    None if even 0% meets. With KV tiers the rate is stated with the tiers off (hit_rate_overrides)."""
     brief = base.brief
-    if not brief.deployment.prefix_caching or brief.workload.prefix_hit_rate <= 0:
+    stated = brief if stated is None else stated
+    rate = brief.workload.prefix_hit_rate
+    if not brief.deployment.prefix_caching or rate <= 0:
         return None
 
     def fine(hit: float) -> bool:
         try:
-            v = verdict_only(brief.with_changes({"workload.prefix_hit_rate": hit})).verdict
+            v = verdict_only(resolve(stated.with_changes(hit_rate_overrides(stated, hit)))).verdict
         except BriefError:
             return False
         return v.feasible and v.meets_slo
 
+    def grid(steps: int) -> float:
+        return round(steps * PCT_STEP, 3)
+
     if fine(0.0):
         return None
-    high = brief.workload.prefix_hit_rate
     if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
-        return high
-    low = 0.0
-    for _ in range(8):  # 1/256 of the hit rate: finer than the percent it is shown in
+        return HitRateFloor(meets_down_to=rate, misses_at=rate, misses_already=True)
+    low, high = 0.0, rate
+    while high - low > PCT_STEP:
         mid = (low + high) / 2
         low, high = (low, mid) if fine(mid) else (mid, high)
-    return high
+    steps = math.ceil(high / PCT_STEP - 1e-9)  # the grid point at or above the bisected edge
+    while grid(steps) < rate and not fine(grid(steps)):
+        steps += 1
+    while steps > 0 and fine(grid(steps - 1)):
+        steps -= 1
+    return HitRateFloor(meets_down_to=grid(steps), misses_at=grid(steps - 1), misses_already=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.brief import Brief
-from planner.fmt import num, pct
+from planner.fmt import PCT_STEP, num, pct
 from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
 from planner.lora_serving import LoraServing, lora_serving
@@ -33,7 +33,7 @@ __all__ = [
     "ttft_extra_s",
 ]
 
-SHOWN_HIT_RATE = 5e-4  # hit rates are shown to 0.1%: a stated rate closer than this to the derived one reads the same
+SHOWN_HIT_RATE = PCT_STEP / 2  # a stated hit rate closer than this to the derived one prints the same
 
 
 def resolve(brief: Brief) -> Brief:
