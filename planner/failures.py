@@ -88,6 +88,7 @@ class FailureMode(BaseModel):
     runs: bool = True  # False: the changed brief cannot be computed at all (every figure unbounded)
     limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
     pool: str = ""  # a disaggregated design's lost nodes: the pool they are lost from (prefill, decode; spare: none)
+    applicable: bool = True  # False: the scenario changes nothing for this brief (the note says why); not counted or charted
 
 
 class FailureSummary(BaseModel):
@@ -96,7 +97,8 @@ class FailureSummary(BaseModel):
     binding_scenario: Scenario
     binding_reason: str
     n_plus_one_ok: bool
-    scenarios_within_slo: int
+    scenarios_within_slo: int  # applicable scenarios whose re-plan meets the SLO
+    scenarios_applicable: int  # scenarios that change something for this brief
     availability_note: str
     load_scaling: str
 
@@ -128,9 +130,15 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             return {"hardware.nodes": hw.nodes - out, "deployment.spare_nodes": spare}, (
                 f"{hw.nodes} -> {hw.nodes - out} serving nodes: each lost node stops its {span}-node replica"
             )
-        return {"hardware.nodes": max(hw.nodes - lost, 0), "deployment.spare_nodes": spare}, (
-            f"{hw.nodes} -> {hw.nodes - lost} nodes; the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step in first"
+        spares = (
+            f"the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step{'' if dep.spare_nodes > 1 else 's'} in first"
+            if dep.spare_nodes
+            else "no spare to step in"
         )
+        return {
+            "hardware.nodes": max(hw.nodes - lost, 0),
+            "deployment.spare_nodes": spare,
+        }, f"{hw.nodes} -> {hw.nodes - lost} nodes; {spares}"
     if scenario is Scenario.traffic_doubles:
         if w.request_rate is not None:
             return {"workload.request_rate": w.request_rate * 2}, f"{num(w.request_rate, 'req/s')} -> {num(w.request_rate * 2, 'req/s')}"
@@ -317,6 +325,9 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
     brief = base.brief
     changes, change = _changes(stated, scenario)
     changes = changes | (extra or {})
+    reason = _not_applicable(stated, scenario, changes)
+    if reason:
+        return _unchanged(base, scenario, reason)
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
@@ -349,6 +360,49 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
     )
 
 
+def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:
+    """Why the scenario changes nothing for this brief ("" when it does): a hit rate already at or below the drop, no
+    prefix cache to lose, no long-context request to burst, weights already BF16 - its overrides give the baseline."""
+    if scenario is Scenario.prefix_hit_rate_drops and not stated.deployment.prefix_caching:
+        return "prefix caching is off: no prompt hits the cache, so there is no hit rate to lose"
+    try:
+        if changes.get("hardware.nodes", 1) < 1 or stated.with_changes(changes) != stated:
+            return ""
+    except BriefError:  # a change out of a field's range changes something: the row says it cannot run
+        return ""
+    if scenario is Scenario.prefix_hit_rate_drops:
+        return f"the hit rate is already {pct(stated.workload.prefix_hit_rate)}, at or below the {pct(HIT_RATE_AFTER_DROP)} it drops to"
+    if scenario is Scenario.long_context_burst:
+        return "no request is long-context (share 0%): there is nothing to burst"
+    if scenario is Scenario.revert_to_bf16:
+        return "weights and KV cache are BF16 already: nothing to revert"
+    return "its overrides equal the brief's own values"
+
+
+def _unchanged(base: CoreDesign, scenario: Scenario, reason: str) -> FailureMode:
+    """A scenario that changes nothing: the baseline's figures (`plan` with no override gives them), marked not applicable."""
+    slo, verdict = base.slo, judged(base)[0]
+    return FailureMode(
+        scenario=scenario,
+        title=TITLES[scenario],
+        change="nothing, for this brief",
+        overrides={},
+        load_vs_capacity=base.operating_point.load_vs_capacity,
+        long_context_utilization=base.long_context_utilization,
+        utilization=base.capacity.utilization,
+        utilization_no_prefix_cache=base.capacity.utilization_no_prefix_cache,
+        utilization_linear_no_prefix_cache=base.capacity.utilization_no_prefix_cache,
+        ttft_p95_ms=slo.ttft_p95_ms,
+        itl_p95_ms=slo.itl_p95_ms,
+        ttft_ok=slo.ttft_ok,
+        itl_ok=slo.itl_ok,
+        ok=bool(verdict.feasible and verdict.meets_slo),
+        note=f"not applicable: {reason}",
+        limit=base.operating_point.limit,
+        applicable=False,
+    )
+
+
 def failure_modes(base: CoreDesign, stated: Brief | None = None) -> tuple[tuple[FailureMode, ...], FailureSummary]:
     """Every scenario re-planned through the core design, and which one binds (`stated`: as failure_mode takes it)."""
     modes = tuple(failure_mode(base, s, stated) for s in Scenario)
@@ -357,8 +411,9 @@ def failure_modes(base: CoreDesign, stated: Brief | None = None) -> tuple[tuple[
 
 def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary:
     brief = base.brief
-    failing = [m for m in modes if not m.ok]
-    pool = failing or list(modes)
+    applicable = [m for m in modes if m.applicable]
+    failing = [m for m in applicable if not m.ok]
+    pool = failing or applicable or list(modes)
     binding = max(pool, key=lambda m: m.load_vs_capacity if math.isfinite(m.load_vs_capacity) else 1e18)
     if failing:
         reason = f"{binding.title} fails first among {len(failing)} failing scenario(s): {binding.note}"
@@ -378,7 +433,8 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         binding_scenario=binding.scenario,
         binding_reason=reason,
         n_plus_one_ok=one.ok,
-        scenarios_within_slo=sum(m.ok for m in modes),
+        scenarios_within_slo=sum(m.ok for m in applicable),
+        scenarios_applicable=len(applicable),
         availability_note=availability,
         load_scaling=(
             "Each scenario is the brief with its overrides applied, planned again by the same function: `plan --set` with a"

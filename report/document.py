@@ -360,6 +360,11 @@ def _failure_rows(f: Figures, *, notes: bool) -> Table:
     rows, emphasis = [], []
     for i, mode in enumerate(f.value("failures")):
         p = f"failures.{i}"
+        if not mode.applicable:  # it changes nothing for this brief: its figures would be the baseline's
+            figures = ["–"] * (4 if notes else 3)  # busy, (no cache,) p95 TTFT, p95 ITL
+            row = [f.text(f"{p}.title"), *figures, "n/a", *([f.text(f"{p}.note")] if notes else [])]
+            rows.append(tuple(row))
+            continue
         row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
         if notes:
             row.append(f.pct(f"{p}.utilization_no_prefix_cache"))

@@ -287,3 +287,12 @@ def test_the_hit_rate_slider_shows_the_rate_the_kv_tiers_derive() -> None:
     assert slider.value == pytest.approx(0.855, abs=5e-4)
     captions = " ".join(shown(c.value) for c in at.sidebar.caption)
     assert "stated 20.0% is not used" in captions and "85.5%" in captions
+
+
+def test_a_scenario_that_changes_nothing_reads_not_applicable() -> None:
+    at = visit(new_app({"preset": "qps200-chat"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    table_text = at.table[0].value.to_string()
+    assert table_text.count("not applicable") >= 2 and "0.0% -> 0.0%" not in table_text
+    charted = [t["y"] for c in at.get("plotly_chart") for t in __import__("json").loads(c.proto.spec)["data"] if "y" in t]
+    assert not any("Long-context burst" in str(y) for y in charted)

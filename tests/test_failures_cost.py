@@ -239,3 +239,31 @@ def test_the_smaller_fleet_lever_says_none_when_the_fleet_is_already_the_fewest(
     assert same.change.startswith("none: 8 nodes are already the fewest") and "->" not in same.change
     capstone = {lever.name: lever for lever in plan(load_brief("capstone")).cost.levers}
     assert capstone["smaller fleet with a degradation ladder"].change.startswith("8 -> 5 nodes")
+
+
+@pytest.mark.parametrize("preset", ["qps200-chat", "moe-deepseek", "chat-disaggregated", "multimodal", "agent-platform"])
+def test_a_scenario_that_changes_nothing_is_not_applicable_and_not_counted(preset):
+    """Review s4 #10: "Prefix hit rate drops to 20% | 0.0% -> 0.0%" and a long-context burst with no long-context
+    request were counted as passing. A scenario whose overrides leave the brief as it is (or whose change has no
+    effect: no prefix cache) is marked not applicable with the reason, applies no override, is neither counted in
+    "Scenarios within the SLO" nor chosen as binding."""
+    design = plan(load_brief(preset))
+    modes, summary = _modes(design), design.failure_summary
+    burst = modes["long_context_burst"]
+    assert not burst.applicable and burst.overrides == {} and "not applicable: no request is long-context" in burst.note
+    hit = modes["prefix_hit_rate_drops"]
+    assert hit.applicable == (preset == "agent-platform")
+    if not hit.applicable:
+        assert hit.overrides == {} and hit.note.startswith("not applicable: ")
+    applicable = [m for m in design.failures if m.applicable]
+    assert summary.scenarios_applicable == len(applicable) < len(design.failures)
+    assert summary.scenarios_within_slo == sum(m.ok for m in applicable)
+    assert modes[summary.binding_scenario.value].applicable
+    for m in design.failures:
+        assert "spare (0)" not in m.change and "0.0% -> 0.0%" not in m.change
+    if preset == "qps200-chat":  # no spare node
+        assert modes["one_node_lost"].change.endswith("; no spare to step in")
+
+
+def test_every_scenario_applies_to_the_capstone(capstone):
+    assert all(m.applicable for m in capstone.failures) and capstone.failure_summary.scenarios_applicable == 7
