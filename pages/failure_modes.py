@@ -42,11 +42,13 @@ figure_row(
 )
 (st.warning if not binding.ok else st.info)(f"Binds: {binding.title}. {summary.binding_reason}")
 
+metric = design.slo.itl_metric.value.upper()  # the gap figure the ITL target judges: ITL or TPOT
+judged_path = "tpot_p95_ms" if metric == "TPOT" else "itl_p95_ms"
 charted = [f for f in failures if f.applicable]  # a scenario that changes nothing would chart the baseline as its result
 left, right = st.columns(2)
 with left:
     latency_chart = failure_latency_chart(
-        charted, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty
+        charted, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty, metric
     )
     chart(latency_chart, key="chart.failures")
 with right:
@@ -58,7 +60,7 @@ with right:
 def _row(i: int) -> dict[str, str]:
     f, at = failures[i], f"failures.{i}"
     cells = {"scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title, "what changes": f.change}
-    paths = ["ok", "ttft_p95_ms", "itl_p95_ms", "load_vs_capacity"]
+    paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]
     paths += ["long_context_utilization"] if long_context_pool else []
     paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
     if f.applicable:

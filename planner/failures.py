@@ -78,7 +78,8 @@ class FailureMode(BaseModel):
     utilization_no_prefix_cache: float
     utilization_linear_no_prefix_cache: float  # the worked design's basis: baseline scaled linearly
     ttft_p95_ms: float
-    itl_p95_ms: float
+    itl_p95_ms: float  # per-token gaps
+    tpot_p95_ms: float  # each reply's mean gap: what a brief with slo.itl_metric = tpot judges against its ITL target
     load_vs_capacity: float  # a general-pool replica's load against the rate at which it stops meeting the SLO
     long_context_utilization: float  # share of the long-context pool's GPU time its requests take (0 without the pool)
     ttft_ok: bool
@@ -251,7 +252,8 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
         )
     elif mode_ok and not parts:
         parts.append(
-            f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
+            f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')},"
+            f" p95 {slo.itl_metric.value.upper()} {num(slo.judged_itl_p95_ms, 'ms')}"  # the gap figure the ITL target judges
         )
     return "; ".join(parts)
 
@@ -275,6 +277,7 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
         utilization_linear_no_prefix_cache=linear,
         ttft_p95_ms=math.inf,
         itl_p95_ms=math.inf,
+        tpot_p95_ms=math.inf,
         ttft_ok=False,
         itl_ok=False,
         ok=False,
@@ -352,6 +355,7 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
         utilization_linear_no_prefix_cache=_linear(base, brief, scenario, core),
         ttft_p95_ms=slo.ttft_p95_ms,
         itl_p95_ms=slo.itl_p95_ms,
+        tpot_p95_ms=slo.tpot_p95_ms,
         ttft_ok=slo.ttft_ok,
         itl_ok=slo.itl_ok,
         ok=ok,
@@ -394,6 +398,7 @@ def _unchanged(base: CoreDesign, scenario: Scenario, reason: str) -> FailureMode
         utilization_linear_no_prefix_cache=base.capacity.utilization_no_prefix_cache,
         ttft_p95_ms=slo.ttft_p95_ms,
         itl_p95_ms=slo.itl_p95_ms,
+        tpot_p95_ms=slo.tpot_p95_ms,
         ttft_ok=slo.ttft_ok,
         itl_ok=slo.itl_ok,
         ok=bool(verdict.feasible and verdict.meets_slo),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -294,5 +295,15 @@ def test_a_scenario_that_changes_nothing_reads_not_applicable() -> None:
     assert not at.exception, [e.value for e in at.exception]
     table_text = at.table[0].value.to_string()
     assert table_text.count("not applicable") >= 2 and "0.0% -> 0.0%" not in table_text
-    charted = [t["y"] for c in at.get("plotly_chart") for t in __import__("json").loads(c.proto.spec)["data"] if "y" in t]
+    charted = [t["y"] for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if "y" in t]
     assert not any("Long-context burst" in str(y) for y in charted)
+
+
+def test_the_failure_chart_of_a_tpot_brief_charts_tpot() -> None:
+    """Review s4 #3: agent-platform's failure chart showed "p95 ITL (target 60 ms)" at up to 247% labelled "meets";
+    its ITL target judges TPOT, so the chart and the table show p95 TPOT."""
+    at = visit(new_app({"preset": "agent-platform"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    names = [t.get("name", "") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
+    assert "p95 TPOT (target 60 ms)" in names and not any(n.startswith("p95 ITL") for n in names)
+    assert "p95 TPOT" in at.table[0].value.columns and "p95 ITL" not in at.table[0].value.columns

@@ -13,6 +13,7 @@ from planner import load_brief, plan, preset_names
 from planner.core import core_design
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
 from planner.failures import hit_rate_floor
+from planner.fmt import num
 
 pytestmark = pytest.mark.unit
 
@@ -267,3 +268,17 @@ def test_a_scenario_that_changes_nothing_is_not_applicable_and_not_counted(prese
 
 def test_every_scenario_applies_to_the_capstone(capstone):
     assert all(m.applicable for m in capstone.failures) and capstone.failure_summary.scenarios_applicable == 7
+
+
+def test_failure_rows_of_a_tpot_brief_show_the_judged_figure():
+    """Review s4 #3: agent-platform judges TPOT against its 60 ms target; a row's note names TPOT and shows its value,
+    and the row carries the TPOT `plan --set` with its overrides gives."""
+    stated = load_brief("agent-platform")
+    design = plan(stated)
+    for m in design.failures:
+        assert "p95 ITL" not in m.note
+        if m.runs and m.applicable:
+            assert m.tpot_p95_ms == pytest.approx(plan(stated.with_changes(m.overrides)).slo.tpot_p95_ms, rel=1e-9)
+    one = _modes(design)["one_node_lost"]
+    assert one.ok and f"p95 TPOT {num(one.tpot_p95_ms, 'ms')}" in one.note
+    assert "p95 ITL" in _modes(plan(load_brief("capstone")))["one_node_lost"].note  # an ITL brief names ITL
