@@ -130,6 +130,7 @@ def _plan_text(d: Design, name: DesignName) -> str:
         f" {'the SLO' if d.objective is None else 'its deadline'}",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
+    lines += [f"  {'Not used':<{width}}{p.line()}" for p in d.ignored_fields]
     return "\n".join(lines)
 
 

@@ -51,6 +51,7 @@ class Design(CoreDesign):
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
     conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
+    ignored_fields: tuple[Problem, ...] = ()  # stated fields the design does not use, each with the reason (they judge nothing)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -173,10 +174,9 @@ def _plan_cached(stated: Brief) -> Design:
     }
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
-    verdict = mechanism_verdict(verdict, core, images, lora, goal)
-    ignored = ignored_fields(stated, brief)  # a stated field the design replaces: reported last, it judges nothing
-    verdict = verdict.model_copy(update={"problems": (*verdict.problems, *ignored)}) if ignored else verdict
-    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": verdict}
+    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
+        "verdict": mechanism_verdict(verdict, core, images, lora, goal)
+    }
     scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,
@@ -194,5 +194,6 @@ def _plan_cached(stated: Brief) -> Design:
         objective=goal,
         lora_serving=lora,
         conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
+        ignored_fields=ignored_fields(stated, brief),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -52,8 +52,9 @@ def resolve(brief: Brief) -> Brief:
 
 
 def ignored_fields(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
-    """Fields of the stated brief the design does not use, each with the reason: a workload.prefix_hit_rate the KV
-    tiers replace (reported, never dropped silently; the verdict's problems carry it, it judges nothing)."""
+    """Fields of the stated brief the design does not use, each with the reason and what to change to use one: a
+    workload.prefix_hit_rate the KV tiers replace (Design.ignored_fields: reported, never dropped silently; not a
+    verdict problem, since it judges nothing)."""
     if not stated.kv_tiers.enabled or not stated.deployment.prefix_caching:
         return ()
     given, derived = stated.workload.prefix_hit_rate, resolved.workload.prefix_hit_rate

@@ -7,7 +7,7 @@ import math
 import re
 
 import pytest
-from conftest import CONTRACT_SCENARIOS, cli_json
+from conftest import CONTRACT_SCENARIOS, cli_json, run_cli
 
 from planner import load_brief, plan, preset_names
 from planner.core import core_design
@@ -119,17 +119,21 @@ def test_a_stated_hit_rate_the_kv_tiers_replace_is_reported_not_dropped():
     base, moved = plan(stated), plan(stated.with_changes({"workload.prefix_hit_rate": 0.2}))
     derived = base.kv_tiers.hit_rate
     assert moved.brief.workload.prefix_hit_rate == pytest.approx(derived)
-    ignored = [p for p in moved.verdict.problems if p.field == "workload.prefix_hit_rate"]
-    assert len(ignored) == 1 and "not used" in ignored[0].problem and "20.0%" in ignored[0].problem
+    ignored = moved.ignored_fields
+    assert len(ignored) == 1 and ignored[0].field == "workload.prefix_hit_rate"
+    assert "not used" in ignored[0].problem and "20.0%" in ignored[0].problem
     assert f"{derived:.1%}" in ignored[0].problem and "kv_tiers.cpu_gb_per_node=0" in ignored[0].change
-    assert moved.verdict.meets_slo == base.verdict.meets_slo  # it judges nothing
-    at_derived = plan(stated.with_changes({"workload.prefix_hit_rate": round(derived, 4)}))
-    assert not any(p.field == "workload.prefix_hit_rate" for p in at_derived.verdict.problems)
+    assert moved.verdict == base.verdict  # it judges nothing
+    assert plan(stated.with_changes({"workload.prefix_hit_rate": round(derived, 4)})).ignored_fields == ()
+    out = cli_json("plan", "agent-platform", "--set", "workload.prefix_hit_rate=0.2")
+    assert [f["field"] for f in out["ignored_fields"]] == ["workload.prefix_hit_rate"]
+    text = run_cli("plan", "agent-platform", "--set", "workload.prefix_hit_rate=0.2", check=True).stdout
+    assert "Not used" in text and "workload.prefix_hit_rate: not used" in text
     row = _modes(base)["prefix_hit_rate_drops"]
     assert row.overrides["kv_tiers.cpu_gb_per_node"] == 0 and row.overrides["workload.prefix_hit_rate"] == 0.2
     dropped = plan(stated.with_changes(row.overrides))
     assert dropped.brief.workload.prefix_hit_rate == 0.2
-    assert not any("not used" in p.problem for p in dropped.verdict.problems)
+    assert dropped.ignored_fields == ()
 
 
 def test_failure_verdicts_follow_the_slo_targets(capstone):
