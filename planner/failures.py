@@ -492,13 +492,10 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
         return None
     if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
         return HitRateFloor(meets_down_to=rate, misses_at=rate, misses_already=True)
-    low, high = 0.0, rate
-    while high - low > PCT_STEP:
-        mid = (low + high) / 2
-        low, high = (low, mid) if fine(mid) else (mid, high)
-    steps = math.ceil(high / PCT_STEP - 1e-9)  # the grid point at or above the bisected edge
-    while grid(steps) < rate and not fine(grid(steps)):
-        steps += 1
-    while steps > 0 and fine(grid(steps - 1)):
-        steps -= 1
-    return HitRateFloor(meets_down_to=grid(steps), misses_at=grid(steps - 1), misses_already=False)
+    low, high = 0, math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
+    if not fine(grid(high)):  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
+        return HitRateFloor(meets_down_to=rate, misses_at=grid(high), misses_already=False)
+    while high - low > 1:  # bisect on the grid itself, so both printed values are the ones re-planned
+        mid = (low + high) // 2
+        low, high = (low, mid) if fine(grid(mid)) else (mid, high)
+    return HitRateFloor(meets_down_to=grid(high), misses_at=grid(low), misses_already=False)
