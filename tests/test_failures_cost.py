@@ -12,6 +12,7 @@ from conftest import CONTRACT_SCENARIOS, cli_json, run_cli
 from planner import load_brief, plan, preset_names
 from planner.core import core_design
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
+from planner.errors import BriefError
 from planner.failures import hit_rate_floor
 from planner.fmt import num
 
@@ -91,7 +92,7 @@ def _derives_fields(name: str) -> bool:
 DERIVING_PRESETS = [name for name in preset_names() if _derives_fields(name)]
 
 
-@pytest.mark.parametrize("preset", ["capstone", "chat-disaggregated", *DERIVING_PRESETS])
+@pytest.mark.parametrize("preset", preset_names())
 def test_every_row_is_the_verdict_plan_gives_with_its_overrides(preset):
     """failures[].overrides applied with --set to the brief as given give the row's verdict and utilization (one
     function, one answer), also where the plan derives fields: the KV tiers derive the changed brief's hit rate again,
@@ -99,7 +100,10 @@ def test_every_row_is_the_verdict_plan_gives_with_its_overrides(preset):
     stated = load_brief(preset)
     design = plan(stated)
     for m in design.failures:
-        if not m.runs:
+        if not m.runs:  # the changed brief cannot be computed: `plan --set` refuses it too (exit 2)
+            if m.overrides:
+                with pytest.raises(BriefError):
+                    plan(stated.with_changes(m.overrides))
             continue
         replanned = plan(stated.with_changes(m.overrides))
         assert m.ok == (replanned.verdict.feasible and replanned.verdict.meets_slo), m.scenario
