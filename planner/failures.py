@@ -446,7 +446,8 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
             " row's overrides gives that row's verdict. The row's load is stated against a general-pool replica's capacity"
             " under the SLO (the rate at which it stops meeting both targets). The utilization columns are the worked"
             " design's sizing arithmetic: with the decode batch following the load, utilization grows less than linearly;"
-            " the linear column scales the no-cache figure as the worked design does, kept for comparison."
+            " the linear column scales the no-cache figure as the worked design does, kept for comparison. A scenario that"
+            " changes nothing for this brief is marked not applicable, with the reason, and is not counted."
         ),
     )
 
