@@ -29,32 +29,44 @@ figure_row(
         fig(
             design,
             "failure_summary.scenarios_within_slo",
-            help=f"of {len(failures)} scenarios" + ("" if design.objective is None else ", each judged on the deadline"),
+            help=f"of {summary.scenarios_applicable} scenarios that apply to this brief"
+            + (
+                f" ({len(failures) - summary.scenarios_applicable} change nothing here: not counted)"
+                if summary.scenarios_applicable < len(failures)
+                else ""
+            )
+            + ("" if design.objective is None else ", each judged on the deadline"),
         ),
     ],
     arithmetic_title="Show why",
 )
 (st.warning if not binding.ok else st.info)(f"Binds: {binding.title}. {summary.binding_reason}")
 
+metric = design.slo.itl_metric.value.upper()  # the gap figure the ITL target judges: ITL or TPOT
+judged_path = "tpot_p95_ms" if metric == "TPOT" else "itl_p95_ms"
+charted = [f for f in failures if f.applicable]  # a scenario that changes nothing would chart the baseline as its result
 left, right = st.columns(2)
 with left:
     latency_chart = failure_latency_chart(
-        failures, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty
+        charted, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty, metric
     )
     chart(latency_chart, key="chart.failures")
 with right:
     pool_name = "prefill + decode pools" if design.disaggregation is not None else "general pool"
-    busy_chart = failure_utilization_chart(failures, summary.binding_scenario, long_context_pool, pool_name)
+    busy_chart = failure_utilization_chart(charted, summary.binding_scenario, long_context_pool, pool_name)
     chart(busy_chart, key="chart.failures_busy")
 
 
 def _row(i: int) -> dict[str, str]:
     f, at = failures[i], f"failures.{i}"
     cells = {"scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title, "what changes": f.change}
-    paths = ["ok", "ttft_p95_ms", "itl_p95_ms", "load_vs_capacity"]
+    paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]
     paths += ["long_context_utilization"] if long_context_pool else []
     paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
-    cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
+    if f.applicable:
+        cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
+    else:  # its figures would be the baseline's: say it does not apply instead
+        cells |= {label(f"{at}.{key}"): "not applicable" if key == "ok" else "–" for key in paths}
     return cells | {"note": f.note}
 
 

@@ -410,7 +410,8 @@ class Lora(_Frozen):
 
 class KvTiers(_Frozen):
     """Host memory and local NVMe below the GPU's prefix cache (vLLM's KV offloading / LMCache). Off while both sizes are 0;
-    on, the planner derives the prefix hit rate from the cache capacity instead of taking workload.prefix_hit_rate."""
+    on, the planner derives the prefix hit rate from the cache capacity instead of taking workload.prefix_hit_rate (a
+    stated rate that differs is reported as not used, Design.ignored_fields; with both sizes at 0 the stated rate counts)."""
 
     cpu_gb_per_node: float = Field(
         default=0.0, ge=0, le=100_000, description="Host memory per node given to the KV cache (GB; 0 = no CPU tier)."

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from planner.brief import Brief
+from planner.brief import Brief, ItlMetric
 from planner.catalog import GPUS, MODELS
 from planner.design import Design, plan
 from planner.errors import BriefError
@@ -113,7 +113,8 @@ def _plan_text(d: Design, name: DesignName) -> str:
         name.title,
         f"  {d.model_name} on {d.brief.hardware.nodes} x {d.brief.hardware.gpus_per_node} {d.gpu_name}, TP={d.shape.tp}, {units}",
     ]
-    for path in _TEXT_FIGURES:
+    for listed in _TEXT_FIGURES:
+        path = "slo.tpot_p95_ms" if listed == "slo.itl_p95_ms" and d.slo.itl_metric is ItlMetric.tpot else listed  # what the target judges
         entry = spec(path)
         line = f"  {entry.label:<{width}}{show(d, path)}"
         if entry.target is not None and d.objective is None:  # an offline job or a rollout has no latency target
@@ -129,6 +130,7 @@ def _plan_text(d: Design, name: DesignName) -> str:
         f" {'the SLO' if d.objective is None else 'its deadline'}",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
+    lines += [f"  {'Not used':<{width}}{p.line()}" for p in d.ignored_fields]
     return "\n".join(lines)
 
 

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import math
 import shlex
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, KvPrecision, Precision
+from planner.brief import Brief, ItlMetric, KvPrecision, Precision
 from planner.fmt import num, pct
 from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
+
+if TYPE_CHECKING:
+    from planner.failures import HitRateFloor
 
 __all__ = [
     "HF_IDS",
@@ -317,7 +321,7 @@ def engine_config(
     slo: SloBudget,
     op: OperatingPoint,
     revert_utilization: tuple[float, float] | None,  # (at the hit rate, without prefix cache)
-    hit_rate_floor: float | None,
+    hit_rate_floor: HitRateFloor | None,
 ) -> EngineConfig:
     """The vLLM command of the general pool (the brief's engine limits, which the analysis uses), a reason per flag,
     the changes the analysis recommends, the critical dependencies and what to measure first."""
@@ -406,7 +410,7 @@ def engine_config(
         measure_first=(
             "prefix-cache hit rate (per pool and per replica)",
             "average running batch per replica (vllm:num_requests_running)",
-            f"p95 ITL against {num(brief.slo.itl_p95_ms, 'ms')}, split by steps with and without a prefill chunk",
+            _measure_gap(brief),
             "p95 queue wait before prefill (vllm:request_queue_time_seconds)",
             f"p95 TTFT for prompts up to {num(brief.slo.ttft_input_cap_tokens, 'tokens')}",
             "cost per million output tokens, from GPU-hours and tokens served",
@@ -420,7 +424,16 @@ def engine_config(
     )
 
 
-def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: float | None) -> tuple[Dependency, ...]:
+def _measure_gap(brief: Brief) -> str:
+    """The gap figure to measure against the ITL target: the one slo.itl_metric judges."""
+    if brief.slo.itl_metric is ItlMetric.tpot:
+        return f"p95 TPOT (each reply's mean gap) against {num(brief.slo.itl_p95_ms, 'ms')}, with the per-token ITL beside it"
+    return f"p95 ITL against {num(brief.slo.itl_p95_ms, 'ms')}, split by steps with and without a prefill chunk"
+
+
+def _dependencies(
+    brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: HitRateFloor | None
+) -> tuple[Dependency, ...]:
     dep, w = brief.deployment, brief.workload
     deps: list[Dependency] = []
     if dep.weights is not Precision.bf16 or dep.kv_cache is not KvPrecision.bf16:
@@ -438,10 +451,12 @@ def _dependencies(brief: Brief, revert_utilization: tuple[float, float] | None, 
     if dep.prefix_caching and w.prefix_hit_rate > 0:
         if hit_rate_floor is None:
             floor = "the design meets its SLO even at 0%"
-        elif hit_rate_floor >= w.prefix_hit_rate:
+        elif hit_rate_floor.misses_already:
             floor = f"the design misses its SLO already at {pct(w.prefix_hit_rate)}; a lower hit rate only adds prefill"
-        else:
-            floor = f"below {pct(hit_rate_floor)} the design no longer meets its SLO"
+        else:  # both printed values checked by re-planning (planner.failures.hit_rate_floor)
+            tiers = " (planned with the KV tiers off, which would otherwise derive the rate)" if brief.kv_tiers.enabled else ""
+            meets, misses = pct(hit_rate_floor.meets_down_to), pct(hit_rate_floor.misses_at)
+            floor = f"it falls below {meets}: the design meets its SLO at {meets} and misses it at {misses}{tiers}"
         deps.append(
             Dependency(
                 what=f"prefix-cache hit rate stays near {pct(w.prefix_hit_rate)} (monitor and alert)",

@@ -20,7 +20,7 @@ from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
 from planner.mechanism_diagram import with_mechanisms
 from planner.mechanism_flags import mechanism_flags
-from planner.mechanisms import mechanism_verdict, resolve
+from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
@@ -51,6 +51,7 @@ class Design(CoreDesign):
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
     conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
+    ignored_fields: tuple[Problem, ...] = ()  # stated fields the design does not use, each with the reason (they judge nothing)
 
 
 def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
@@ -137,7 +138,7 @@ def _plan_cached(stated: Brief) -> Design:
         shape=shape,
         disaggregation=core.disaggregation,
     )
-    failures, failure_summary = failure_modes(core)
+    failures, failure_summary = failure_modes(core, stated)
     revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
     config = engine_config(
         brief,
@@ -145,7 +146,7 @@ def _plan_cached(stated: Brief) -> Design:
         core.slo,
         core.operating_point,
         (revert.utilization, revert.utilization_no_prefix_cache),
-        hit_rate_floor(core),
+        hit_rate_floor(core, stated),
     )
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
@@ -193,5 +194,6 @@ def _plan_cached(stated: Brief) -> Design:
         objective=goal,
         lora_serving=lora,
         conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
+        ignored_fields=ignored_fields(stated, brief),
     )
     return _with_variation(design, core) if brief.variation is not None else design

@@ -20,8 +20,8 @@ from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precis
 from planner.core import CoreDesign, replan, verdict_only
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
-from planner.fmt import num, pct
-from planner.mechanisms import mechanism_verdict
+from planner.fmt import PCT_STEP, num, pct
+from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
 from planner.replica import shape_of
@@ -32,9 +32,11 @@ __all__ = [
     "HIT_RATE_AFTER_DROP",
     "FailureMode",
     "FailureSummary",
+    "HitRateFloor",
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
+    "hit_rate_overrides",
     "judged",
     "scenario_holds",
     "scenario_overrides",
@@ -76,7 +78,8 @@ class FailureMode(BaseModel):
     utilization_no_prefix_cache: float
     utilization_linear_no_prefix_cache: float  # the worked design's basis: baseline scaled linearly
     ttft_p95_ms: float
-    itl_p95_ms: float
+    itl_p95_ms: float  # per-token gaps
+    tpot_p95_ms: float  # each reply's mean gap: what a brief with slo.itl_metric = tpot judges against its ITL target
     load_vs_capacity: float  # a general-pool replica's load against the rate at which it stops meeting the SLO
     long_context_utilization: float  # share of the long-context pool's GPU time its requests take (0 without the pool)
     ttft_ok: bool
@@ -86,6 +89,7 @@ class FailureMode(BaseModel):
     runs: bool = True  # False: the changed brief cannot be computed at all (every figure unbounded)
     limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
     pool: str = ""  # a disaggregated design's lost nodes: the pool they are lost from (prefill, decode; spare: none)
+    applicable: bool = True  # False: the scenario changes nothing for this brief (the note says why); not counted or charted
 
 
 class FailureSummary(BaseModel):
@@ -94,7 +98,8 @@ class FailureSummary(BaseModel):
     binding_scenario: Scenario
     binding_reason: str
     n_plus_one_ok: bool
-    scenarios_within_slo: int
+    scenarios_within_slo: int  # applicable scenarios whose re-plan meets the SLO
+    scenarios_applicable: int  # scenarios that change something for this brief
     availability_note: str
     load_scaling: str
 
@@ -126,9 +131,15 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             return {"hardware.nodes": hw.nodes - out, "deployment.spare_nodes": spare}, (
                 f"{hw.nodes} -> {hw.nodes - out} serving nodes: each lost node stops its {span}-node replica"
             )
-        return {"hardware.nodes": max(hw.nodes - lost, 0), "deployment.spare_nodes": spare}, (
-            f"{hw.nodes} -> {hw.nodes - lost} nodes; the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step in first"
+        spares = (
+            f"the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step{'' if dep.spare_nodes > 1 else 's'} in first"
+            if dep.spare_nodes
+            else "no spare to step in"
         )
+        return {
+            "hardware.nodes": max(hw.nodes - lost, 0),
+            "deployment.spare_nodes": spare,
+        }, f"{hw.nodes} -> {hw.nodes - lost} nodes; {spares}"
     if scenario is Scenario.traffic_doubles:
         if w.request_rate is not None:
             return {"workload.request_rate": w.request_rate * 2}, f"{num(w.request_rate, 'req/s')} -> {num(w.request_rate * 2, 'req/s')}"
@@ -145,6 +156,13 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
         return changes, text
     if scenario is Scenario.prefix_hit_rate_drops:
+        if brief.kv_tiers.enabled:  # the tiers derive the hit rate: a stated one counts only with the tiers off
+            derived = resolve(brief).workload.prefix_hit_rate
+            hit = min(derived, HIT_RATE_AFTER_DROP)
+            return hit_rate_overrides(brief, hit), (
+                f"prefix hit rate {pct(derived)} (derived from the KV tiers) -> {pct(hit)}: planned with the tiers off,"
+                " so the stated hit rate applies"
+            )
         hit = min(w.prefix_hit_rate, HIT_RATE_AFTER_DROP)
         return {"workload.prefix_hit_rate": hit}, f"prefix hit rate {pct(w.prefix_hit_rate)} -> {pct(hit)}"
     if scenario is Scenario.long_context_burst:
@@ -188,8 +206,8 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
     changes = scenario_overrides(brief, scenario)
     if changes.get("hardware.nodes", 1) < 1:
         return False
-    try:
-        verdict, _ = judged(verdict_only(brief.with_changes(changes)) if changes else verdict_only(brief))
+    try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
+        verdict, _ = judged(verdict_only(resolve(brief.with_changes(changes)) if changes else resolve(brief)))
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
         return False
     return verdict.feasible and verdict.meets_slo
@@ -234,7 +252,8 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
         )
     elif mode_ok and not parts:
         parts.append(
-            f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
+            f"fits: {pct(op.load_vs_capacity)} of a replica's SLO capacity, p95 TTFT {num(slo.ttft_p95_ms, 'ms')},"
+            f" p95 {slo.itl_metric.value.upper()} {num(slo.judged_itl_p95_ms, 'ms')}"  # the gap figure the ITL target judges
         )
     return "; ".join(parts)
 
@@ -258,6 +277,7 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
         utilization_linear_no_prefix_cache=linear,
         ttft_p95_ms=math.inf,
         itl_p95_ms=math.inf,
+        tpot_p95_ms=math.inf,
         ttft_ok=False,
         itl_ok=False,
         ok=False,
@@ -266,26 +286,30 @@ def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note
     )
 
 
-def failure_mode(base: CoreDesign, scenario: Scenario) -> FailureMode:
+def failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief | None = None) -> FailureMode:
+    """One scenario's row. `stated` is the brief as given (before planner.mechanisms.resolve; base.brief when None): the
+    row's overrides apply to it and the changed brief is resolved again, as `plan --set` does, so a hit rate the KV
+    tiers derive follows the changed load and image tokens are added once."""
+    stated = base.brief if stated is None else stated
     if base.disaggregation is not None and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
-        return _pool_node_lost(base, scenario)
-    return _failure_mode(base, scenario)
+        return _pool_node_lost(base, scenario, stated)
+    return _failure_mode(base, scenario, stated)
 
 
-def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
+def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> FailureMode:
     """A disaggregated design loses its nodes from one pool: each pool's loss re-planned, the worse one is the row,
     named with the pool it hits and how the other pool's loss fares."""
     brief, dis = base.brief, base.disaggregation
     assert dis is not None
     lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
-    decode = _failure_mode(base, scenario)
+    decode = _failure_mode(base, scenario, stated)
     if lost == 0 or dis.prefill_nodes - lost < 1:
         pool = "decode" if lost else "spare"
         return decode.model_copy(
             update={"change": f"{decode.change}; {'the decode pool loses them' if lost else 'no pool loses a node'}", "pool": pool}
         )
     prefill_overrides = {"disaggregation.prefill_nodes": dis.prefill_nodes - lost}
-    prefill = _failure_mode(base, scenario, prefill_overrides)
+    prefill = _failure_mode(base, scenario, stated, prefill_overrides)
     worse_is_prefill = (not prefill.ok and decode.ok) or (prefill.ok == decode.ok and prefill.load_vs_capacity > decode.load_vs_capacity)
     row, other, name, other_name = (prefill, decode, "prefill", "decode") if worse_is_prefill else (decode, prefill, "decode", "prefill")
     counts = {"prefill": (dis.prefill_nodes, dis.prefill_nodes - lost), "decode": (dis.decode_nodes, dis.decode_nodes - lost)}
@@ -300,15 +324,18 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario) -> FailureMode:
     return row.model_copy(update={"change": change, "pool": name, "note": note})
 
 
-def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | None = None) -> FailureMode:
+def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: dict[str, Any] | None = None) -> FailureMode:
     brief = base.brief
-    changes, change = _changes(brief, scenario)
+    changes, change = _changes(stated, scenario)
     changes = changes | (extra or {})
+    reason = _not_applicable(stated, scenario, changes)
+    if reason:
+        return _unchanged(base, scenario, reason)
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
-        core = replan(brief.with_changes(changes)) if changes else base
+        core = replan(resolve(stated.with_changes(changes))) if changes else base
     except InfeasibleDesign as exc:
         return _infeasible(scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
     except BriefError as exc:  # the changed brief leaves a field's valid range
@@ -328,6 +355,7 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | 
         utilization_linear_no_prefix_cache=_linear(base, brief, scenario, core),
         ttft_p95_ms=slo.ttft_p95_ms,
         itl_p95_ms=slo.itl_p95_ms,
+        tpot_p95_ms=slo.tpot_p95_ms,
         ttft_ok=slo.ttft_ok,
         itl_ok=slo.itl_ok,
         ok=ok,
@@ -336,16 +364,61 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, extra: dict[str, Any] | 
     )
 
 
-def failure_modes(base: CoreDesign) -> tuple[tuple[FailureMode, ...], FailureSummary]:
-    """Every scenario re-planned through the core design, and which one binds."""
-    modes = tuple(failure_mode(base, s) for s in Scenario)
+def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:
+    """Why the scenario changes nothing for this brief ("" when it does): a hit rate already at or below the drop, no
+    prefix cache to lose, no long-context request to burst, weights already BF16 - its overrides give the baseline."""
+    if scenario is Scenario.prefix_hit_rate_drops and not stated.deployment.prefix_caching:
+        return "prefix caching is off: no prompt hits the cache, so there is no hit rate to lose"
+    try:
+        if changes.get("hardware.nodes", 1) < 1 or stated.with_changes(changes) != stated:
+            return ""
+    except BriefError:  # a change out of a field's range changes something: the row says it cannot run
+        return ""
+    if scenario is Scenario.prefix_hit_rate_drops:
+        return f"the hit rate is already {pct(stated.workload.prefix_hit_rate)}, at or below the {pct(HIT_RATE_AFTER_DROP)} it drops to"
+    if scenario is Scenario.long_context_burst:
+        return "no request is long-context (share 0%): there is nothing to burst"
+    if scenario is Scenario.revert_to_bf16:
+        return "weights and KV cache are BF16 already: nothing to revert"
+    return "its overrides equal the brief's own values"
+
+
+def _unchanged(base: CoreDesign, scenario: Scenario, reason: str) -> FailureMode:
+    """A scenario that changes nothing: the baseline's figures (`plan` with no override gives them), marked not applicable."""
+    slo, verdict = base.slo, judged(base)[0]
+    return FailureMode(
+        scenario=scenario,
+        title=TITLES[scenario],
+        change="nothing, for this brief",
+        overrides={},
+        load_vs_capacity=base.operating_point.load_vs_capacity,
+        long_context_utilization=base.long_context_utilization,
+        utilization=base.capacity.utilization,
+        utilization_no_prefix_cache=base.capacity.utilization_no_prefix_cache,
+        utilization_linear_no_prefix_cache=base.capacity.utilization_no_prefix_cache,
+        ttft_p95_ms=slo.ttft_p95_ms,
+        itl_p95_ms=slo.itl_p95_ms,
+        tpot_p95_ms=slo.tpot_p95_ms,
+        ttft_ok=slo.ttft_ok,
+        itl_ok=slo.itl_ok,
+        ok=bool(verdict.feasible and verdict.meets_slo),
+        note=f"not applicable: {reason}",
+        limit=base.operating_point.limit,
+        applicable=False,
+    )
+
+
+def failure_modes(base: CoreDesign, stated: Brief | None = None) -> tuple[tuple[FailureMode, ...], FailureSummary]:
+    """Every scenario re-planned through the core design, and which one binds (`stated`: as failure_mode takes it)."""
+    modes = tuple(failure_mode(base, s, stated) for s in Scenario)
     return modes, _summary(base, modes)
 
 
 def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary:
     brief = base.brief
-    failing = [m for m in modes if not m.ok]
-    pool = failing or list(modes)
+    applicable = [m for m in modes if m.applicable]
+    failing = [m for m in applicable if not m.ok]
+    pool = failing or applicable or list(modes)
     binding = max(pool, key=lambda m: m.load_vs_capacity if math.isfinite(m.load_vs_capacity) else 1e18)
     if failing:
         reason = f"{binding.title} fails first among {len(failing)} failing scenario(s): {binding.note}"
@@ -365,39 +438,65 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         binding_scenario=binding.scenario,
         binding_reason=reason,
         n_plus_one_ok=one.ok,
-        scenarios_within_slo=sum(m.ok for m in modes),
+        scenarios_within_slo=sum(m.ok for m in applicable),
+        scenarios_applicable=len(applicable),
         availability_note=availability,
         load_scaling=(
             "Each scenario is the brief with its overrides applied, planned again by the same function: `plan --set` with a"
             " row's overrides gives that row's verdict. The row's load is stated against a general-pool replica's capacity"
             " under the SLO (the rate at which it stops meeting both targets). The utilization columns are the worked"
             " design's sizing arithmetic: with the decode batch following the load, utilization grows less than linearly;"
-            " the linear column scales the no-cache figure as the worked design does, kept for comparison."
+            " the linear column scales the no-cache figure as the worked design does, kept for comparison. A scenario that"
+            " changes nothing for this brief is marked not applicable, with the reason, and is not counted."
         ),
     )
 
 
-def hit_rate_floor(base: CoreDesign) -> float | None:
-    """Lowest prefix hit rate at which the design still meets its SLO, by re-planning the brief at each hit rate
-    (the same verdict `plan --set workload.prefix_hit_rate=...` gives); None if even 0% does."""
+def hit_rate_overrides(brief: Brief, hit: float) -> dict[str, Any]:
+    """The overrides that plan the brief at a stated hit rate: the rate, and with KV tiers (which derive it and would
+    replace a stated one) the tiers off."""
+    tiers_off = {"kv_tiers.cpu_gb_per_node": 0.0, "kv_tiers.nvme_gb_per_node": 0.0} if brief.kv_tiers.enabled else {}
+    return {**tiers_off, "workload.prefix_hit_rate": hit}
+
+
+class HitRateFloor(BaseModel):
+    """Where the design stops meeting its SLO as the prefix hit rate falls, at the precision it is printed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    meets_down_to: float  # the lowest rate on the 0.1% grid at which `plan --set` meets (the brief's own rate when it misses)
+    misses_at: float  # one grid step below: `plan --set` misses there
+    misses_already: bool  # the brief misses at its own rate
+
+
+def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloor | None:
+    """The lowest hit rate on the printed 0.1% grid at which the design still meets its SLO, checked by re-planning
+    at it and one step below (the verdicts `plan --set workload.prefix_hit_rate=...` gives at the printed values);
+    None if even 0% meets. With KV tiers the rate is stated with the tiers off (hit_rate_overrides)."""
     brief = base.brief
-    if not brief.deployment.prefix_caching or brief.workload.prefix_hit_rate <= 0:
+    stated = brief if stated is None else stated
+    rate = brief.workload.prefix_hit_rate
+    if not brief.deployment.prefix_caching or rate <= 0:
         return None
 
     def fine(hit: float) -> bool:
         try:
-            v = verdict_only(brief.with_changes({"workload.prefix_hit_rate": hit})).verdict
+            v = verdict_only(resolve(stated.with_changes(hit_rate_overrides(stated, hit)))).verdict
         except BriefError:
             return False
         return v.feasible and v.meets_slo
 
+    def grid(steps: int) -> float:
+        return round(steps * PCT_STEP, 3)
+
     if fine(0.0):
         return None
-    high = brief.workload.prefix_hit_rate
     if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
-        return high
-    low = 0.0
-    for _ in range(8):  # 1/256 of the hit rate: finer than the percent it is shown in
-        mid = (low + high) / 2
-        low, high = (low, mid) if fine(mid) else (mid, high)
-    return high
+        return HitRateFloor(meets_down_to=rate, misses_at=rate, misses_already=True)
+    low, high = 0, math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
+    if not fine(grid(high)):  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
+        return HitRateFloor(meets_down_to=rate, misses_at=grid(high), misses_already=False)
+    while high - low > 1:  # bisect on the grid itself, so both printed values are the ones re-planned
+        mid = (low + high) // 2
+        low, high = (low, mid) if fine(grid(mid)) else (mid, high)
+    return HitRateFloor(meets_down_to=grid(high), misses_at=grid(low), misses_already=False)

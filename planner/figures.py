@@ -223,6 +223,7 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("failures.*.utilization_linear_no_prefix_cache", "Without prefix caching, scaled linearly (worked design)", fmt=_P),
     _f("failures.*.ttft_p95_ms", "p95 TTFT", "ms", better=_LOWER, target="slo.ttft_target_ms"),
     _f("failures.*.itl_p95_ms", "p95 ITL", "ms", better=_LOWER, target="slo.itl_target_ms"),
+    _f("failures.*.tpot_p95_ms", "p95 TPOT", "ms", better=_LOWER, target="slo.itl_target_ms"),
     _f("failures.*.load_vs_capacity", "Load / capacity under the SLO", fmt=_P, better=_LOWER),
     _f("failures.*.long_context_utilization", "Long-context pool busy", fmt=_P, better=_LOWER),
     _f("failures.*.ok", "SLO", fmt=_Y, words=("met", "missed")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["UNBOUNDED", "num", "pct", "unbounded", "usd"]
+__all__ = ["PCT_STEP", "UNBOUNDED", "num", "pct", "unbounded", "usd"]
 
 
 UNBOUNDED = "unbounded"  # what a figure without a steady state reads as (never a raw ∞ or inf)
@@ -56,6 +56,9 @@ def num(value: float, unit: str = "") -> str:
     else:
         text = f"{value:.3g}"
     return f"{text} {unit}".rstrip() if unit else text
+
+
+PCT_STEP = 0.001  # pct() prints fractions to 0.1%
 
 
 def pct(fraction: float) -> str:

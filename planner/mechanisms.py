@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.brief import Brief
-from planner.fmt import num, pct
+from planner.fmt import PCT_STEP, num, pct
 from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
 from planner.lora_serving import LoraServing, lora_serving
@@ -22,18 +22,54 @@ if TYPE_CHECKING:
     from planner.core import CoreDesign
     from planner.objective import ObjectiveAnalysis
 
-__all__ = ["engine_problems", "mechanism_verdict", "resolve", "ttft_extra_components_ms", "ttft_extra_ms", "ttft_extra_s"]
+__all__ = [
+    "SHOWN_HIT_RATE",
+    "engine_problems",
+    "ignored_fields",
+    "mechanism_verdict",
+    "resolve",
+    "ttft_extra_components_ms",
+    "ttft_extra_ms",
+    "ttft_extra_s",
+]
+
+SHOWN_HIT_RATE = PCT_STEP / 2  # a stated hit rate closer than this to the derived one prints the same
 
 
 def resolve(brief: Brief) -> Brief:
     """The brief the method plans: image tokens added to the prompt lengths, and the prefix hit rate derived from the
-    KV tiers when the brief sets one (said in the design's kv_tiers arithmetic). Idempotent: resolving twice changes nothing."""
+    KV tiers when the brief sets one (said in the design's kv_tiers arithmetic). Idempotent: resolving twice changes nothing.
+
+    With the KV tiers on, the derived hit rate replaces workload.prefix_hit_rate: the tiers' capacity against the live
+    sessions decides what hits, so a stated rate is not used, and the plan says so (ignored_fields). To plan at a
+    stated hit rate, turn the tiers off (kv_tiers.cpu_gb_per_node and kv_tiers.nvme_gb_per_node at 0)."""
     brief = with_image_tokens(brief)
     if brief.kv_tiers.enabled:
         tiers = kv_tier_analysis(brief, shape_of(brief))
         if tiers is not None and abs(tiers.hit_rate - brief.workload.prefix_hit_rate) > 1e-12:
             brief = brief.with_changes({"workload.prefix_hit_rate": tiers.hit_rate})
     return brief
+
+
+def ignored_fields(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
+    """Fields of the stated brief the design does not use, each with the reason and what to change to use one: a
+    workload.prefix_hit_rate the KV tiers replace (Design.ignored_fields: reported, never dropped silently; not a
+    verdict problem, since it judges nothing)."""
+    if not stated.kv_tiers.enabled or not stated.deployment.prefix_caching:
+        return ()
+    given, derived = stated.workload.prefix_hit_rate, resolved.workload.prefix_hit_rate
+    if abs(given - derived) <= SHOWN_HIT_RATE:
+        return ()
+    return (
+        Problem(
+            field="workload.prefix_hit_rate",
+            problem=(f"not used: the KV tiers derive the hit rate from their capacity ({pct(derived)}), replacing the stated {pct(given)}"),
+            change=(
+                "to plan at a stated hit rate, turn the tiers off (kv_tiers.cpu_gb_per_node=0 and kv_tiers.nvme_gb_per_node=0);"
+                " to move the derived one, change the tiers' sizes, kv_tiers.think_time_s or kv_tiers.turns_per_session"
+            ),
+        ),
+    )
 
 
 def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:

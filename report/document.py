@@ -160,7 +160,7 @@ def _workload(f: Figures) -> Section:
     )
     slo = (
         f"p95 TTFT < {f.num('brief.slo.ttft_p95_ms', 'ms')} for inputs ≤ {f.num('brief.slo.ttft_input_cap_tokens', 'tokens')};"
-        f" p95 ITL < {f.num('brief.slo.itl_p95_ms', 'ms')}; availability {f.pct('brief.slo.availability')}"
+        f" p95 {_judged_gap(f)} < {f.num('brief.slo.itl_p95_ms', 'ms')}; availability {f.pct('brief.slo.availability')}"
     )
     budget = (
         f"{f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')} GPUs"
@@ -355,25 +355,36 @@ def _slo(f: Figures) -> Section:
     )
 
 
+def _judged_gap(f: Figures) -> str:
+    """The gap figure the brief's ITL target judges (slo.itl_metric): "ITL" (per-token gaps) or "TPOT" (a reply's mean gap)."""
+    return str(f.value("slo.itl_metric").value).upper()
+
+
 def _failure_rows(f: Figures, *, notes: bool) -> Table:
     binding = f.value("failure_summary.binding_scenario")
+    gap = _judged_gap(f)  # the column the ITL target judges: ITL or TPOT
     rows, emphasis = [], []
     for i, mode in enumerate(f.value("failures")):
         p = f"failures.{i}"
+        if not mode.applicable:  # it changes nothing for this brief: its figures would be the baseline's
+            figures = ["–"] * (4 if notes else 3)  # busy, (no cache,) p95 TTFT, p95 ITL
+            row = [f.text(f"{p}.title"), *figures, "n/a", *([f.text(f"{p}.note")] if notes else [])]
+            rows.append(tuple(row))
+            continue
         row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
         if notes:
             row.append(f.pct(f"{p}.utilization_no_prefix_cache"))
-        row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.itl_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
+        row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.{gap.lower()}_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
         if notes:
             row.append(f.text(f"{p}.note"))
         rows.append(tuple(row))
         if mode.scenario == binding:
             emphasis.append(i)
     if notes:
-        header: tuple[str, ...] = ("Scenario", "Busy", "No cache", "p95 TTFT", "p95 ITL", "OK", "Note")
+        header: tuple[str, ...] = ("Scenario", "Busy", "No cache", "p95 TTFT", f"p95 {gap}", "OK", "Note")
         return Table(header=header, rows=tuple(rows), note_column=6, emphasis_rows=tuple(emphasis))
     return Table(
-        header=("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=DROP_TABLES
+        header=("Scenario", "Busy", "p95 TTFT", f"p95 {gap}", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=DROP_TABLES
     )
 
 
@@ -417,7 +428,8 @@ def _validation(f: Figures) -> Section:
     fleet = (
         f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
         f" {'micro-batch streams' if f.value('pools.streams_per_replica') > 1 else 'replicas'}"
-        f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 ITL {f.num('slo.itl_p95_ms', 'ms')};"
+        f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 {_judged_gap(f)}"
+        f" {f.num(f'slo.{_judged_gap(f).lower()}_p95_ms', 'ms')};"
         f" under {f.num('brief.slo.ttft_p95_ms', 'ms')} and {f.num('brief.slo.itl_p95_ms', 'ms')} confirms the design."
         f" Then drain one node: the plan's N+1 case must hold too."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -287,3 +288,34 @@ def test_a_pp_designs_operating_point_names_its_streams():
     captions = " ".join(shown(c.value) for c in at.caption)
     assert "One micro-batch stream of the general pool (12 micro-batch streams (6 replicas x PP=2) carry its share" in captions
     assert "12 replicas" not in captions
+
+
+def test_the_hit_rate_slider_shows_the_rate_the_kv_tiers_derive() -> None:
+    """Agent platform derives its hit rate from the KV tiers: the sidebar shows that rate (disabled), not the brief's
+    stated one, and a link's stated rate is named as not used."""
+    at = visit(new_app({"preset": "agent-platform", "workload.prefix_hit_rate": "0.2"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    slider = next(w for w in at.sidebar.slider if w.label.startswith("Prefix hit rate"))
+    assert slider.label == "Prefix hit rate (derived from the KV tiers)" and slider.disabled
+    assert slider.value == pytest.approx(0.855, abs=5e-4)
+    captions = " ".join(shown(c.value) for c in at.sidebar.caption)
+    assert "stated 20.0% is not used" in captions and "85.5%" in captions
+
+
+def test_a_scenario_that_changes_nothing_reads_not_applicable() -> None:
+    at = visit(new_app({"preset": "qps200-chat"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    table_text = at.table[0].value.to_string()
+    assert table_text.count("not applicable") >= 2 and "0.0% -> 0.0%" not in table_text
+    charted = [t["y"] for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"] if "y" in t]
+    assert not any("Long-context burst" in str(y) for y in charted)
+
+
+def test_the_failure_chart_of_a_tpot_brief_charts_tpot() -> None:
+    """Review s4 #3: agent-platform's failure chart showed "p95 ITL (target 60 ms)" at up to 247% labelled "meets";
+    its ITL target judges TPOT, so the chart and the table show p95 TPOT."""
+    at = visit(new_app({"preset": "agent-platform"}), "pages/failure_modes.py")
+    assert not at.exception, [e.value for e in at.exception]
+    names = [t.get("name", "") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
+    assert "p95 TPOT (target 60 ms)" in names and not any(n.startswith("p95 ITL") for n in names)
+    assert "p95 TPOT" in at.table[0].value.columns and "p95 ITL" not in at.table[0].value.columns

@@ -129,3 +129,11 @@ def test_utilization_over_100_percent_is_a_verdict_not_an_error():
 
 def test_bad_command_line_exits_2_with_one_line():
     _assert_one_line_error(run_cli("plan", "capstone", "--bogus"), "--bogus")
+
+
+def test_plan_text_shows_the_gap_figure_the_itl_target_judges():
+    """agent-platform's ITL target judges TPOT: the text prints p95 TPOT against it, the capstone p95 ITL."""
+    text = run_cli("plan", "agent-platform", check=True).stdout
+    assert "p95 TPOT" in text and "(target 60 ms)" in text.split("p95 TPOT", 1)[1].splitlines()[0]
+    assert "p95 ITL " not in text
+    assert "p95 ITL " in run_cli("plan", "capstone", check=True).stdout

@@ -105,3 +105,17 @@ def test_simulate_brief_checks_the_plan_on_its_own_keys():
     assert slo["ttft_p95_ms"] == pytest.approx(plan["slo"]["ttft_p95_ms"], rel=0.25)
     assert slo["itl_p95_ms"] == pytest.approx(plan["slo"]["itl_p95_ms"], rel=0.25)
     assert cli_json("simulate", "capstone", "--rate", "2", "--requests", "200").get("slo") is None  # a chosen rate is no plan check
+
+
+@pytest.mark.parametrize("scenario", ["traffic_doubles", "prefix_hit_rate_drops"])
+def test_agent_platform_rows_reproduce_through_the_cli(scenario):
+    """Review s4 #1: the KV tiers derive agent-platform's hit rate; its traffic-doubles row said 96.4% of capacity and
+    met while `plan --set workload.request_rate=60.0` missed at the re-derived hit rate, and its hit-rate row set a
+    field the tiers ignore. Each row's overrides now give its verdict and utilization through the CLI."""
+    row = next(r for r in cli_json("plan", "agent-platform")["failures"] if r["scenario"] == scenario)
+    sets = [arg for path, value in row["overrides"].items() for arg in ("--set", f"{path}={value}")]
+    again = cli_json("plan", "agent-platform", *sets)
+    assert (again["verdict"]["feasible"] and again["verdict"]["meets_slo"]) == row["ok"] is False
+    assert again["capacity"]["utilization"] == row["utilization"]
+    assert again["operating_point"]["load_vs_capacity"] == row["load_vs_capacity"]
+    assert (again["ignored_fields"] == []) == (scenario == "prefix_hit_rate_drops")  # with the tiers off the stated rate counts

@@ -4,14 +4,17 @@ and invariants of the re-planned scenarios."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
-from conftest import CONTRACT_SCENARIOS
+from conftest import CONTRACT_SCENARIOS, cli_json, run_cli
 
-from planner import load_brief, plan
+from planner import load_brief, plan, preset_names
 from planner.core import core_design
 from planner.cost import DEGRADED_UTILIZATION_TARGET, SPOT_DISCOUNT, SPOT_SHARE
+from planner.errors import BriefError
 from planner.failures import hit_rate_floor
+from planner.fmt import num
 
 pytestmark = pytest.mark.unit
 
@@ -80,16 +83,61 @@ def test_traffic_doubles_breaks_the_long_context_pool_first(capstone):
     assert not m.ok and "long-context pool" in m.note
 
 
-def test_every_row_is_the_verdict_plan_gives_with_its_overrides(capstone):
-    """failures[].overrides applied with --set give the row's verdict and utilization (one function, one answer)."""
-    for m in capstone.failures:
-        if not m.overrides:
+def _derives_fields(name: str) -> bool:
+    """A preset whose plan derives brief fields (planner.mechanisms.resolve): the KV tiers' hit rate, image tokens."""
+    brief = load_brief(name)
+    return brief.kv_tiers.enabled or brief.multimodal.enabled
+
+
+DERIVING_PRESETS = [name for name in preset_names() if _derives_fields(name)]
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_row_is_the_verdict_plan_gives_with_its_overrides(preset):
+    """failures[].overrides applied with --set to the brief as given give the row's verdict and utilization (one
+    function, one answer), also where the plan derives fields: the KV tiers derive the changed brief's hit rate again,
+    image tokens join the prompt once."""
+    stated = load_brief(preset)
+    design = plan(stated)
+    for m in design.failures:
+        if not m.runs:  # the changed brief cannot be computed: `plan --set` refuses it too (exit 2)
+            if m.overrides:
+                with pytest.raises(BriefError):
+                    plan(stated.with_changes(m.overrides))
             continue
-        replanned = plan(capstone.brief.with_changes(m.overrides))
+        replanned = plan(stated.with_changes(m.overrides))
         assert m.ok == (replanned.verdict.feasible and replanned.verdict.meets_slo), m.scenario
         assert m.utilization == pytest.approx(replanned.capacity.utilization, rel=1e-9), m.scenario
         assert m.ttft_p95_ms == pytest.approx(replanned.slo.ttft_p95_ms, rel=1e-9), m.scenario
         assert m.load_vs_capacity == pytest.approx(replanned.operating_point.load_vs_capacity, rel=1e-9), m.scenario
+
+
+def test_the_presets_with_derived_fields_are_covered():
+    assert {"agent-platform", "multimodal"} <= set(DERIVING_PRESETS)
+
+
+def test_a_stated_hit_rate_the_kv_tiers_replace_is_reported_not_dropped():
+    """With KV tiers the plan uses the derived hit rate; a stated one is named in the verdict's problems with the
+    reason, and the design is the one the derived rate gives. The hit-rate scenario turns the tiers off to state its rate."""
+    stated = load_brief("agent-platform")
+    base, moved = plan(stated), plan(stated.with_changes({"workload.prefix_hit_rate": 0.2}))
+    derived = base.kv_tiers.hit_rate
+    assert moved.brief.workload.prefix_hit_rate == pytest.approx(derived)
+    ignored = moved.ignored_fields
+    assert len(ignored) == 1 and ignored[0].field == "workload.prefix_hit_rate"
+    assert "not used" in ignored[0].problem and "20.0%" in ignored[0].problem
+    assert f"{derived:.1%}" in ignored[0].problem and "kv_tiers.cpu_gb_per_node=0" in ignored[0].change
+    assert moved.verdict == base.verdict  # it judges nothing
+    assert plan(stated.with_changes({"workload.prefix_hit_rate": round(derived, 4)})).ignored_fields == ()
+    out = cli_json("plan", "agent-platform", "--set", "workload.prefix_hit_rate=0.2")
+    assert [f["field"] for f in out["ignored_fields"]] == ["workload.prefix_hit_rate"]
+    text = run_cli("plan", "agent-platform", "--set", "workload.prefix_hit_rate=0.2", check=True).stdout
+    assert "Not used" in text and "workload.prefix_hit_rate: not used" in text
+    row = _modes(base)["prefix_hit_rate_drops"]
+    assert row.overrides["kv_tiers.cpu_gb_per_node"] == 0 and row.overrides["workload.prefix_hit_rate"] == 0.2
+    dropped = plan(stated.with_changes(row.overrides))
+    assert dropped.brief.workload.prefix_hit_rate == 0.2
+    assert dropped.ignored_fields == ()
 
 
 def test_failure_verdicts_follow_the_slo_targets(capstone):
@@ -114,24 +162,42 @@ def test_more_nodes_never_raise_failure_utilization():
 
 
 def test_hit_rate_floor_is_a_dependency(capstone):
-    """The floor is found by re-planning at each hit rate: just above it `plan --set` meets the SLO, just below not.
-    On the capstone the one long-context node binds first (its prompts miss the cache as the general pool's do)."""
+    """The floor is found by re-planning at each hit rate and stated on the printed 0.1% grid: at the value it says
+    meets, `plan --set` meets; at the value it says misses, it misses. On the capstone the one long-context node binds
+    first (its prompts miss the cache as the general pool's do)."""
     floor = hit_rate_floor(core_design(capstone.brief))
-    assert floor is not None and 0.6 < floor < 0.78
+    assert floor is not None and 0.6 < floor.meets_down_to < 0.78 and not floor.misses_already
     hit = next(d for d in capstone.config.dependencies if "hit rate" in d.what)
-    assert "below" in hit.breaks_if and f"{floor * 100:.1f}%" in hit.breaks_if
-
-    def meets(rate: float) -> bool:
-        v = plan(capstone.brief.with_changes({"workload.prefix_hit_rate": rate})).verdict
-        return v.feasible and v.meets_slo
-
-    assert meets(min(floor + 0.005, 0.78)) and not meets(floor - 0.01)
+    assert f"meets its SLO at {floor.meets_down_to:.1%} and misses it at {floor.misses_at:.1%}" in hit.breaks_if
     no_cache = plan(capstone.brief.with_changes({"deployment.prefix_caching": False}))
     assert not any("hit rate" in d.what for d in no_cache.config.dependencies)
-    fp8 = next(d for d in capstone.config.dependencies if "FP8" in d.what)
-    revert = _modes(capstone)["revert_to_bf16"]
-    assert f"{revert.utilization * 100:.1f}%" in fp8.breaks_if
-    assert f"{revert.utilization_no_prefix_cache * 100:.1f}% without prefix cache" in fp8.breaks_if
+
+
+def _printed_bracket(breaks_if: str) -> tuple[str, str]:
+    match = re.search(r"meets its SLO at ([0-9.]+)% and misses it at ([0-9.]+)%", breaks_if)
+    assert match, breaks_if
+    return f"{float(match[1]) / 100:.3f}", f"{float(match[2]) / 100:.3f}"
+
+
+@pytest.mark.parametrize(
+    ("preset", "sets"),
+    [("capstone", ()), ("capstone", ("workload.prefix_hit_rate=0.7305",)), ("agent-platform", ())],
+)
+def test_the_hit_rate_dependency_is_true_at_its_printed_values(preset, sets):
+    """Review s4 #7: at 73.05% the text said "misses already at 73.0%" while it met. The values the dependency prints
+    are the ones `plan --set` is given (with KV tiers, with the tiers off as the text says)."""
+    args = [arg for item in sets for arg in ("--set", item)]
+    out = cli_json("plan", preset, *args)
+    text = next(d["breaks_if"] for d in out["config"]["dependencies"] if "hit rate" in d["what"])
+    meets, misses = _printed_bracket(text)
+    tiers_off = ["--set", "kv_tiers.cpu_gb_per_node=0", "--set", "kv_tiers.nvme_gb_per_node=0"] if "KV tiers off" in text else []
+    assert bool(tiers_off) == (preset == "agent-platform")
+
+    def verdict(rate: str) -> bool:
+        v = cli_json("plan", preset, *args, *tiers_off, "--set", f"workload.prefix_hit_rate={rate}")["verdict"]
+        return bool(v["feasible"] and v["meets_slo"])
+
+    assert verdict(meets) and not verdict(misses), text
 
 
 # --- cost ---------------------------------------------------------------------------------------------
@@ -182,3 +248,45 @@ def test_the_smaller_fleet_lever_says_none_when_the_fleet_is_already_the_fewest(
     assert same.change.startswith("none: 8 nodes are already the fewest") and "->" not in same.change
     capstone = {lever.name: lever for lever in plan(load_brief("capstone")).cost.levers}
     assert capstone["smaller fleet with a degradation ladder"].change.startswith("8 -> 5 nodes")
+
+
+@pytest.mark.parametrize("preset", ["qps200-chat", "moe-deepseek", "chat-disaggregated", "multimodal", "agent-platform"])
+def test_a_scenario_that_changes_nothing_is_not_applicable_and_not_counted(preset):
+    """Review s4 #10: "Prefix hit rate drops to 20% | 0.0% -> 0.0%" and a long-context burst with no long-context
+    request were counted as passing. A scenario whose overrides leave the brief as it is (or whose change has no
+    effect: no prefix cache) is marked not applicable with the reason, applies no override, is neither counted in
+    "Scenarios within the SLO" nor chosen as binding."""
+    design = plan(load_brief(preset))
+    modes, summary = _modes(design), design.failure_summary
+    burst = modes["long_context_burst"]
+    assert not burst.applicable and burst.overrides == {} and "not applicable: no request is long-context" in burst.note
+    hit = modes["prefix_hit_rate_drops"]
+    assert hit.applicable == (preset == "agent-platform")
+    if not hit.applicable:
+        assert hit.overrides == {} and hit.note.startswith("not applicable: ")
+    applicable = [m for m in design.failures if m.applicable]
+    assert summary.scenarios_applicable == len(applicable) < len(design.failures)
+    assert summary.scenarios_within_slo == sum(m.ok for m in applicable)
+    assert modes[summary.binding_scenario.value].applicable
+    for m in design.failures:
+        assert "spare (0)" not in m.change and "0.0% -> 0.0%" not in m.change
+    if preset == "qps200-chat":  # no spare node
+        assert modes["one_node_lost"].change.endswith("; no spare to step in")
+
+
+def test_every_scenario_applies_to_the_capstone(capstone):
+    assert all(m.applicable for m in capstone.failures) and capstone.failure_summary.scenarios_applicable == 7
+
+
+def test_failure_rows_of_a_tpot_brief_show_the_judged_figure():
+    """Review s4 #3: agent-platform judges TPOT against its 60 ms target; a row's note names TPOT and shows its value,
+    and the row carries the TPOT `plan --set` with its overrides gives."""
+    stated = load_brief("agent-platform")
+    design = plan(stated)
+    for m in design.failures:
+        assert "p95 ITL" not in m.note
+        if m.runs and m.applicable:
+            assert m.tpot_p95_ms == pytest.approx(plan(stated.with_changes(m.overrides)).slo.tpot_p95_ms, rel=1e-9)
+    one = _modes(design)["one_node_lost"]
+    assert one.ok and f"p95 TPOT {num(one.tpot_p95_ms, 'ms')}" in one.note
+    assert "p95 ITL" in _modes(plan(load_brief("capstone")))["one_node_lost"].note  # an ITL brief names ITL

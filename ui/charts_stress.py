@@ -1,6 +1,7 @@
 """Charts of the Failure modes and Cost pages (same dict-built figures and colours as ui.charts).
 
-Failure modes are charted by the figure that fails: each scenario's p95 TTFT and p95 ITL as a share of its target
+Failure modes are charted by the figure that fails: each scenario's p95 TTFT and p95 ITL (or TPOT, the figure the brief's
+ITL target judges) as a share of its target
 (100% is the target: a bar past it misses), and beside them how busy it leaves the pools against their limits. An unbounded figure is drawn to the edge of
 the chart, hatched, and labelled with the word.
 """
@@ -35,15 +36,22 @@ def _share(value_ms: float, target_ms: float) -> float:
 
 
 def failure_latency_chart(
-    failures: Sequence[FailureMode], binding: str, ttft_target_ms: float, itl_target_ms: float, uncertainty: Uncertainty | None = None
+    failures: Sequence[FailureMode],
+    binding: str,
+    ttft_target_ms: float,
+    itl_target_ms: float,
+    uncertainty: Uncertainty | None = None,
+    metric: str = "ITL",
 ) -> go.Figure:
-    """p95 TTFT and p95 ITL of every scenario as a share of its target, one row per scenario; the target at 100%.
+    """p95 TTFT and the p95 gap figure the ITL target judges (`metric`: ITL, or TPOT when the brief's slo.itl_metric
+    says so) of every scenario as a share of its target, one row per scenario; the target at 100%.
     With the plan's `uncertainty`, each bounded bar carries a whisker: where the real engine's p95 falls (the verdict
     bar's basis and coverage); a bar cut at the chart's edge or unbounded has none."""
     labels = scenario_labels(failures, binding)
+    judged = [f.tpot_p95_ms if metric == "TPOT" else f.itl_p95_ms for f in failures]
     series = (
         ("p95 TTFT", [f.ttft_p95_ms for f in failures], ttft_target_ms, PALETTE["primary"], "ttft"),
-        ("p95 ITL", [f.itl_p95_ms for f in failures], itl_target_ms, PALETTE["secondary"], "itl"),
+        (f"p95 {metric}", judged, itl_target_ms, PALETTE["secondary"], "itl"),
     )
     finite = [_share(v, t) for _, values, t, _, _ in series for v in values if math.isfinite(v)]
     edge = min(max([*finite, 120.0]), _EDGE_PCT) * 1.2  # room for the text beyond the longest bar

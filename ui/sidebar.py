@@ -14,7 +14,9 @@ import streamlit as st
 
 from planner import GPUS, MODELS, Brief, BriefError, Design, InfeasibleDesign, plan, preset_names
 from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
+from planner.fmt import pct
 from planner.guard import checked
+from planner.mechanisms import SHOWN_HIT_RATE, resolve
 from ui import state
 from ui.document import document_download
 from ui.pages import APP_TITLE, PAGE_ICONS, PAGES
@@ -141,6 +143,41 @@ def _model_options(brief: Brief) -> list[str]:
     return options
 
 
+def _hit_rate_control(brief: Brief) -> None:
+    """The prefix hit rate: a slider bound to the brief, or, when the KV tiers derive it, the derived rate the plan uses
+    (disabled), with a caption when the brief states another (planner.mechanisms.ignored_fields reports it too)."""
+    if not brief.kv_tiers.enabled:
+        control(
+            st.slider,
+            "Prefix hit rate",
+            "workload.prefix_hit_rate",
+            brief,
+            min_value=0.0,
+            max_value=1.0,
+            step=_FRACTION_STEP,
+            help=_help(Workload, "prefix_hit_rate"),
+        )
+        return
+    try:
+        derived = resolve(brief).workload.prefix_hit_rate
+    except BriefError:  # no replica to derive it on: the page says why the design cannot be computed
+        return
+    st.slider(
+        "Prefix hit rate (derived from the KV tiers)",
+        min_value=0.0,
+        max_value=1.0,
+        value=derived,
+        format="%.3f",
+        disabled=True,
+        help=_help(Workload, "prefix_hit_rate")
+        + " This brief sets KV tiers, so the planner derives the hit rate from the cache's capacity and uses that value;"
+        " to plan at a stated rate, set both tier sizes to 0 on the Brief page.",
+    )
+    stated = brief.workload.prefix_hit_rate
+    if abs(stated - derived) > SHOWN_HIT_RATE:
+        st.caption(md(f"The brief's stated {pct(stated)} is not used: the design uses the {pct(derived)} the KV tiers give."))
+
+
 def _controls(brief: Brief) -> None:
     rate_given = brief.workload.rate_given
     control(
@@ -154,22 +191,7 @@ def _controls(brief: Brief) -> None:
         disabled=rate_given,
         help=_help(Workload, "duty_cycle") + (" This brief gives a request rate, so the duty cycle does not enter." if rate_given else ""),
     )
-    control(
-        st.slider,
-        "Prefix hit rate",
-        "workload.prefix_hit_rate",
-        brief,
-        min_value=0.0,
-        max_value=1.0,
-        step=_FRACTION_STEP,
-        disabled=brief.kv_tiers.enabled,
-        help=_help(Workload, "prefix_hit_rate")
-        + (
-            " This brief sets KV tiers, so the planner derives the hit rate from the cache's capacity instead."
-            if brief.kv_tiers.enabled
-            else ""
-        ),
-    )
+    _hit_rate_control(brief)
     _traffic_control(brief)
     control(
         st.slider,

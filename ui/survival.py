@@ -10,6 +10,7 @@ import streamlit as st
 
 from planner import Design
 from planner.survival import survival_fleets
+from ui import state
 from ui.show import text_table
 
 __all__ = ["survival_section"]
@@ -18,15 +19,17 @@ _KEY = "fm.survival"  # (the brief as JSON, its fleets)
 
 
 def survival_section(design: Design) -> None:
-    brief_json = design.brief.model_dump_json()
+    stated = state.current_brief()  # as the failure table's overrides apply: to the brief as given, resolved again
+    brief_json = stated.model_dump_json()
     st.subheader("The fleet each scenario needs")
     if st.button("Find the fewest nodes that survive each scenario", key="fm.survival.run"):
         with st.spinner("searching the fleet size of each scenario"):
-            st.session_state[_KEY] = (brief_json, survival_fleets(design.brief))
+            st.session_state[_KEY] = (brief_json, survival_fleets(stated))
     stored = st.session_state.get(_KEY)
     if stored is None or stored[0] != brief_json:
         st.caption("A search over nodes only, per scenario: the replica stays; the long-context pool grows where it binds.")
         return
+    applicable = {m.scenario for m in design.failures if m.applicable}
     text_table(
         [
             {
@@ -36,6 +39,7 @@ def survival_section(design: Design) -> None:
                 "set": ", ".join(f"{path}={value}" for path, value in f.overrides.items()) or "-",
             }
             for f in stored[1]
+            if f.scenario in applicable  # a scenario that changes nothing here needs no other fleet
         ]
     )
     st.caption("Each row is plan --set with its values, then the scenario's own overrides: the same verdict as the table above.")
