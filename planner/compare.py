@@ -27,6 +27,7 @@ COMPARE_FIGURES: tuple[str, ...] = (
     "slo.itl_p95_ms",
     "capacity.utilization",
     "operating_point.load_vs_capacity",
+    "headroom.multiple",
     "capacity.binding_constraint",
     "brief.hardware.nodes",
     "cost.gpus",
@@ -35,7 +36,7 @@ COMPARE_FIGURES: tuple[str, ...] = (
     "demand.request_rate_per_s",
     "operating_point.capacity_rate_per_s",
     "memory.kv_gb_per_gpu",
-    "capacity.decode_step_ms",
+    "operating_point.decode_step_ms",
 )
 _TPOT = "slo.tpot_p95_ms"  # shown after p95 ITL when either design's ITL target judges each reply's mean gap
 _RELATIVE_AS_RATIO = 10.0  # from ten times the left value on, the change reads "x15" rather than "+1,400%"

@@ -15,6 +15,7 @@ from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
+from planner.headroom import Headroom, headroom
 from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
@@ -44,6 +45,7 @@ class Design(CoreDesign):
     failure_summary: FailureSummary
     cost: CostAnalysis
     uncertainty: Uncertainty
+    headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
     variation: VariationAnalysis | None = None
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
     kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
@@ -187,6 +189,7 @@ def _plan_cached(stated: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
+        headroom=headroom(core),
         scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,

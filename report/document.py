@@ -451,9 +451,9 @@ def _capacity(f: Figures) -> Section:
         row("KV cache per GPU", "memory", "kv_gb_per_gpu", f.num("memory.kv_gb_per_gpu", "GB")),
         row("KV per token per GPU", "memory", "kv_bytes_per_token_per_gpu", f.num("memory.kv_bytes_per_token_per_gpu", "B")),
         row("KV room per replica", "memory", "max_sequences_per_replica", f.num("memory.max_sequences_per_replica", "sequences")),
-        row("Decode batch per replica", "capacity", "batch_per_replica", f.num("capacity.batch_per_replica", "sequences")),
-        row("Decode step, ideal", "capacity", "decode_step_ideal_ms", f.num("capacity.decode_step_ideal_ms", "ms")),
-        row("Decode step, real", "capacity", "decode_step_ms", f.num("capacity.decode_step_ms", "ms")),
+        row("Sizing batch per replica", "capacity", "batch_per_replica", f.num("capacity.batch_per_replica", "sequences")),
+        row("Decode step at the sizing batch, ideal", "capacity", "decode_step_ideal_ms", f.num("capacity.decode_step_ideal_ms", "ms")),
+        row("Decode step at the sizing batch, real", "capacity", "decode_step_ms", f.num("capacity.decode_step_ms", "ms")),
         row("Decode capacity (fleet)", "capacity", "decode_tokens_per_s", f.num("capacity.decode_tokens_per_s", "tok/s")),
         row("Prefill capacity (fleet)", "capacity", "prefill_tokens_per_s", f.num("capacity.prefill_tokens_per_s", "tok/s")),
         row("Prefill share of GPU time", "capacity", "prefill_fraction", f.pct("capacity.prefill_fraction")),
@@ -480,6 +480,7 @@ def _operating_point(f: Figures) -> Section:
         ("KV in use", f.num(f"{op}.kv_in_use_gb", "GB"), _arith(f, op, "kv_in_use_gb")),
         ("Capacity under the SLO", f.num(f"{op}.capacity_rate_per_s", "req/s"), _arith(f, op, "capacity_rate_per_s")),
         ("Load / capacity under the SLO", f.pct(f"{op}.load_vs_capacity"), ""),
+        ("Headroom", "x" + f.num("headroom.multiple"), f.text("headroom.text")),
     ]
     return Section(
         key="operating_point",
