@@ -7,22 +7,21 @@ over a day (the brief's average duty), so the $/M figure carries the gap between
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
-from planner.core import SIZING_UTILIZATION, fewest_nodes
-from planner.core import utilization_no_prefix_cache as utilization_no_prefix_cache_on
 from planner.fmt import num, pct, usd
 
 __all__ = [
-    "DEGRADED_UTILIZATION_TARGET",
     "HOURS_PER_YEAR",
     "SECONDS_PER_YEAR",
     "SPOT_DISCOUNT",
     "SPOT_SHARE",
     "CostAnalysis",
     "Lever",
+    "SmallerFleet",
     "cost_analysis",
     "per_million",
 ]
@@ -31,7 +30,6 @@ HOURS_PER_YEAR = 8760  # 365 days
 SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
 SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
 SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
-DEGRADED_UTILIZATION_TARGET = SIZING_UTILIZATION  # a smaller fleet still carries the peak at this utilization without the prefix cache
 
 
 class Lever(BaseModel):
@@ -41,6 +39,14 @@ class Lever(BaseModel):
     usd_per_million_output_tokens: float
     change: str  # what changes, and by how much against the baseline $/M
     arithmetic: str
+    overrides: dict[str, Any] = {}  # the brief paths and values of the lever's fleet, as `plan --set` takes them
+
+
+class SmallerFleet(NamedTuple):
+    """The fewest nodes that meet the SLO at the peak, found by re-planning (planner.resize), up to the brief's own fleet."""
+
+    cold_cache_nodes: int | None  # with workload.prefix_hit_rate=0 (None: no fleet up to the brief's meets it)
+    nodes: int | None  # with the brief's own prefix hit rate (None: not even the brief's fleet meets it)
 
 
 class CostAnalysis(BaseModel):
@@ -66,11 +72,49 @@ def _change(new: float, base: float) -> str:
     return f"{pct(new / base - 1)} per M output tokens" if base > 0 and math.isfinite(base) else "n/a"
 
 
+def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, Any], str]:
+    """(nodes, their `plan --set` overrides, what they are) of the smaller-fleet lever: the fewest nodes that meet the SLO
+    even with a cold prefix cache when some fleet up to the brief's does, else the fewest that meet it at the brief's
+    hit rate (the ladder then covers a cold cache), else the brief's own fleet."""
+    nodes = brief.hardware.nodes
+    cold = {"workload.prefix_hit_rate": 0.0}
+    if smaller.cold_cache_nodes is not None:
+        n = smaller.cold_cache_nodes
+        return (
+            n,
+            {"hardware.nodes": n, **cold},
+            (
+                f"fewest nodes that meet the SLO at the peak even with a cold prefix cache (re-planned: plan --set hardware.nodes={n}"
+                f" --set workload.prefix_hit_rate=0 meets it): {n}"
+            ),
+        )
+    if smaller.nodes is not None:
+        n = smaller.nodes
+        return (
+            n,
+            {"hardware.nodes": n},
+            (
+                f"fewest nodes that meet the SLO at the peak with the brief's {pct(brief.workload.prefix_hit_rate)} prefix hit rate"
+                f" (re-planned: plan --set hardware.nodes={n} meets it): {n}; with a cold prefix cache no fleet up to {nodes} nodes"
+                " meets it, so on a cold cache this fleet leans on the ladder"
+            ),
+        )
+    return nodes, {}, f"the {nodes}-node fleet does not meet its SLO itself, so no smaller one does"
+
+
+def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, found: bool) -> str:
+    if small_nodes < nodes:
+        return f"{nodes} -> {small_nodes} nodes; {change}"
+    if found:
+        return f"none: {nodes} nodes are already the fewest that meet the SLO at the peak (re-planned)"
+    return f"none: {small_text}"
+
+
 def cost_analysis(
     brief: Brief,
     output_tokens_per_s: float,
     input_tokens_per_s: float,
-    utilization_no_prefix_cache: float,
+    smaller: SmallerFleet,
 ) -> CostAnalysis:
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
@@ -83,9 +127,7 @@ def cost_analysis(
 
     trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
     trough = per_million(per_year, trough_tokens)
-    small_nodes = (
-        fewest_nodes(brief, DEGRADED_UTILIZATION_TARGET, limit=hw.nodes) if math.isfinite(utilization_no_prefix_cache) else hw.nodes
-    )
+    small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
     spot_nodes = round(hw.nodes * SPOT_SHARE)
@@ -105,16 +147,16 @@ def cost_analysis(
         Lever(
             name="smaller fleet with a degradation ladder",
             usd_per_million_output_tokens=small,
-            change=(
-                f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}"
-                if small_nodes < hw.nodes
-                else f"none: {hw.nodes} nodes are already the fewest that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} with a cold prefix cache"
-            ),
+            change=_smaller_change(hw.nodes, small_nodes, _change(small, per_m_out), small_text, bool(small_overrides)),
+            overrides=small_overrides,
             arithmetic=(
-                f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
-                f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
-                f" = {usd(small_year)}/yr / {num(out_year / 1e6)} M = {usd(small)} per M; above that load the ladder sheds batch work,"
-                " caps output length, then queues free-tier traffic"
+                f"{small_text}; {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
+                f" = {usd(small_year)}/yr / {num(out_year / 1e6)} M = {usd(small)} per M"
+                + (
+                    "; above that load the ladder sheds batch work, caps output length, then queues free-tier traffic"
+                    if small_overrides
+                    else ""
+                )
             ),
         ),
         Lever(

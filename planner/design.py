@@ -12,7 +12,7 @@ from planner.brief import Brief
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
-from planner.cost import CostAnalysis, cost_analysis
+from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
 from planner.headroom import Headroom, headroom
@@ -25,6 +25,7 @@ from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
+from planner.resize import fewest_nodes_meeting
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -112,6 +113,13 @@ def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -
     return with_flags(config, extra, prefill)
 
 
+def _smaller_fleet(stated: Brief) -> SmallerFleet:
+    """The cost lever's smaller fleet, re-planned as `plan --set` would: cold prefix cache first, then the brief's hit rate."""
+    nodes = stated.hardware.nodes
+    cold = fewest_nodes_meeting(stated, {"workload.prefix_hit_rate": 0.0}, limit=nodes)
+    return SmallerFleet(cold_cache_nodes=cold, nodes=cold if cold is not None else fewest_nodes_meeting(stated, limit=nodes))
+
+
 def plan(brief: Brief) -> Design:
     """The whole design for a brief; raises InfeasibleDesign when it cannot be computed at all."""
     return _plan_cached(brief)
@@ -154,12 +162,7 @@ def _plan_cached(stated: Brief) -> Design:
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
-    cost = cost_analysis(
-        brief,
-        dem.output_tokens_per_s,
-        dem.input_tokens_per_s,
-        cap.utilization_no_prefix_cache,
-    )
+    cost = cost_analysis(brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated))
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,
