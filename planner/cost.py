@@ -59,6 +59,8 @@ class CostAnalysis(BaseModel):
     input_tokens_per_year: float
     usd_per_million_output_tokens: float
     usd_per_million_input_tokens: float
+    carries_peak: bool  # the fleet carries the peak (the design is feasible): only then is $/M the cost of serving the brief
+    usd_per_million_output_tokens_at_fix: float | None  # a design that misses: $/M on the fewest nodes that meet (Design.fix)
     levers: tuple[Lever, ...]
     arithmetic: dict[str, str]
 
@@ -110,11 +112,23 @@ def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, 
     return f"none: {small_text}"
 
 
+def _fix_arithmetic(fix_nodes: int | None, fix_year: float | None, out_year: float, at_fix: float | None) -> dict[str, str]:
+    """What the fleet that meets the SLO costs, for a design that misses."""
+    text = {}
+    if fix_nodes is not None and fix_year is not None and at_fix is not None:
+        text["usd_per_million_output_tokens_at_fix"] = (
+            f"the fewest nodes that meet the SLO, {fix_nodes}: {usd(fix_year)}/yr / {num(out_year / 1e6)} M = {usd(at_fix)} per M output tokens"
+        )
+    return text
+
+
 def cost_analysis(
     brief: Brief,
     output_tokens_per_s: float,
     input_tokens_per_s: float,
     smaller: SmallerFleet,
+    carries_peak: bool = True,
+    fix_nodes: int | None = None,
 ) -> CostAnalysis:
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
@@ -124,6 +138,8 @@ def cost_analysis(
     in_year = input_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
     per_m_out = per_million(per_year, out_year)
     per_m_in = per_million(per_year, in_year)
+    fix_year = fix_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR if fix_nodes is not None else None
+    at_fix = per_million(fix_year, out_year) if fix_year is not None else None
 
     trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
     trough = per_million(per_year, trough_tokens)
@@ -178,6 +194,8 @@ def cost_analysis(
         input_tokens_per_year=in_year,
         usd_per_million_output_tokens=per_m_out,
         usd_per_million_input_tokens=per_m_in,
+        carries_peak=carries_peak,
+        usd_per_million_output_tokens_at_fix=at_fix,
         levers=levers,
         arithmetic={
             "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
@@ -186,7 +204,9 @@ def cost_analysis(
                 f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
             ),
             "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
-            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)",
+            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
+            + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
             "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
-        },
+        }
+        | _fix_arithmetic(fix_nodes, fix_year, out_year, at_fix),
     )

@@ -25,7 +25,7 @@ from planner.mechanisms import mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
-from planner.resize import fewest_nodes_meeting
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -46,6 +46,7 @@ class Design(CoreDesign):
     failure_summary: FailureSummary
     cost: CostAnalysis
     uncertainty: Uncertainty
+    fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
     headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
     variation: VariationAnalysis | None = None
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
@@ -162,7 +163,11 @@ def _plan_cached(stated: Brief) -> Design:
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
-    cost = cost_analysis(brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated))
+    works = core.verdict.feasible and core.verdict.meets_slo
+    fix = None if works else fleet_fix(stated)
+    cost = cost_analysis(
+        brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), core.verdict.feasible, fix.nodes if fix else None
+    )
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,
@@ -193,6 +198,7 @@ def _plan_cached(stated: Brief) -> Design:
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
         headroom=headroom(core),
+        fix=fix,
         scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,

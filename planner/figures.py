@@ -274,6 +274,12 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         better=_LOWER,
     ),
     _f("cost.levers.*.usd_per_million_output_tokens", "Cost per M output tokens", fmt=_M, better=_LOWER),
+    _f(
+        "cost.usd_per_million_output_tokens_at_fix",
+        "Cost per M output tokens on the fleet that meets the SLO",
+        fmt=_M,
+        better=_LOWER,
+    ),
     # the verdict
     _f("verdict.feasible", "Feasible", fmt=_Y),
     _f("verdict.meets_slo", "Meets the SLO", fmt=_Y, better=_HIGHER),

@@ -162,7 +162,7 @@ def headroom(core: CoreDesign) -> Headroom:
     cap = core.capacity
     sizing = 1 / cap.utilization if cap.utilization > 0 else math.inf
     if first.multiple < 1:
-        text = f"none: at the peak traffic {first.name} already ({first.arithmetic})"
+        text = f"none: x{num(first.multiple)} the peak traffic is where {first.name} ({first.arithmetic})"
     else:
         text = f"x{num(first.multiple)} the peak traffic, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]

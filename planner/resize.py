@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from planner.brief import MAX_NODES, Brief
 from planner.core import verdict_only
 from planner.errors import BriefError
 from planner.failures import judged
 from planner.mechanisms import resolve
 
-__all__ = ["fewest_nodes_meeting", "meets"]
+__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
 
 
 def meets(brief: Brief) -> bool:
@@ -46,3 +48,71 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         mid = (low + high) // 2
         low, high = (low, mid) if ok(mid) else (mid, high)
     return high
+
+
+class FleetFix(BaseModel):
+    """The smallest fleet that meets the SLO where the brief's does not, found by re-planning."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    nodes: int
+    long_context_nodes: int
+    overrides: dict[str, Any]  # as `plan --set` takes them: the brief with these meets its SLO
+    text: str
+
+
+def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
+    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
+    dep = brief.deployment
+    if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
+        return dep.long_context_nodes
+
+    def carries(lc: int) -> bool:
+        grown = brief.with_changes({"deployment.long_context_nodes": lc, "hardware.nodes": dep.spare_nodes + lc + brief.hardware.nodes})
+        try:
+            return verdict_only(resolve(grown)).long_context_utilization <= 1
+        except BriefError:
+            return False
+
+    high = dep.long_context_nodes
+    while not carries(high):
+        if high >= limit:
+            return None
+        high = min(high * 2, limit)
+    low = 0
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if carries(mid) else (mid, high)
+    return high
+
+
+def _delta(nodes: int) -> str:
+    return f"{nodes} more" if nodes >= 0 else f"{-nodes} fewer"
+
+
+def fleet_fix(brief: Brief) -> FleetFix | None:
+    """The fewest nodes at which the brief meets its SLO, its long-context pool grown first when that pool alone cannot
+    carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the targets must change)."""
+    dep = brief.deployment
+    long_context = dep.long_context_nodes
+    nodes = fewest_nodes_meeting(brief)
+    if nodes is None:
+        needed = _long_context_nodes_needed(brief, MAX_NODES // 2)
+        if needed is None or needed == long_context:
+            return None
+        long_context = needed
+        nodes = fewest_nodes_meeting(brief, {"deployment.long_context_nodes": needed})
+        if nodes is None:
+            return None
+    overrides: dict[str, Any] = {"hardware.nodes": nodes}
+    grown = ""
+    if long_context != dep.long_context_nodes:
+        overrides["deployment.long_context_nodes"] = long_context
+        grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
+    sets = " ".join(f"--set {path}={value}" for path, value in overrides.items())
+    return FleetFix(
+        nodes=nodes,
+        long_context_nodes=long_context,
+        overrides=overrides,
+        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet the SLO: plan {sets} meets it",
+    )
