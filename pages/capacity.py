@@ -93,7 +93,7 @@ st.caption(
 )
 
 st.header("Utilization and the binding resource")
-chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
+chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak, sizing arithmetic", percent=True), key="chart.utilization")
 figure_row(
     [
         fig(design, f"capacity.{key}")

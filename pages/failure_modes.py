@@ -55,7 +55,7 @@ def _row(i: int) -> dict[str, str]:
     paths += ["long_context_utilization"] if long_context_pool else []
     paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
     if not f.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
-        cells |= {label(f"{at}.{key}"): "-" for key in paths} | {label(f"{at}.ok"): "cannot run at all"}
+        cells |= {label(f"{at}.{key}"): "—" for key in paths} | {label(f"{at}.ok"): "cannot run at all"}
     else:
         cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
     return cells | {"note": f.note}

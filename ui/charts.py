@@ -48,7 +48,7 @@ COLORS = {
     "not used by the engine": "#E5E5E5",
     "prefill": PALETTE["target"],
     "decode": PALETTE["primary"],
-    "headroom": PALETTE["light"],
+    "idle (sizing)": PALETTE["light"],
 }
 # legends sit between the title and the plot, where a narrow screen still shows them whole
 _LEGEND = {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left", "traceorder": "normal"}
