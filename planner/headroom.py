@@ -17,14 +17,17 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
+from planner.brief import Brief
 from planner.capacity import Demand, capacity
 from planner.core import CoreDesign
 from planner.fmt import num, pct
+from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
 
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
+_REPLAN_BISECTIONS = 12  # re-plans that narrow a re-planned limit to 1/4096 of its bracket
 
 
 class PoolLimit(BaseModel):
@@ -32,7 +35,7 @@ class PoolLimit(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    key: str  # general, long_context, sizing_utilization or sizing_kv
+    key: str  # general, long_context, sizing_utilization, sizing_kv, or replanned (a hit rate that follows the load)
     name: str  # what happens at the bound, in words ("the long-context pool fills")
     multiple: float  # x the brief's peak traffic at which it is reached (unbounded: never)
     arithmetic: str
@@ -43,7 +46,7 @@ class Headroom(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    multiple: float  # the smallest limit's multiple: the headroom
+    multiple: float  # the smallest limit's multiple, rounded down to three figures: the headroom
     binding: str  # the limit reached first
     limits: tuple[PoolLimit, ...]
     sizing_multiple: float  # the worked design's sizing arithmetic: 1 / its utilization (linear, not the headroom)
@@ -153,19 +156,66 @@ def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
     return limits
 
 
-def headroom(core: CoreDesign) -> Headroom:
-    """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached."""
+def _at_traffic(stated: Brief, multiple: float) -> Brief:
+    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it."""
+    w = stated.workload
+    if w.rate_given:
+        assert w.request_rate is not None
+        return stated.with_changes({"workload.request_rate": w.request_rate * multiple})
+    assert w.users is not None
+    return stated.with_changes({"workload.users": max(int(w.users * multiple), 1)})
+
+
+def _replanned_limit(stated: Brief, guess: float) -> PoolLimit:
+    """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
+    which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic."""
+    if not meets(stated):
+        return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
+    low, high = 1.0, max(guess, 1.0)
+    while meets(_at_traffic(stated, high)):
+        low, high = high, high * 2
+        if high > _MAX_MULTIPLE:
+            return PoolLimit(key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic")
+    for _ in range(_REPLAN_BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if meets(_at_traffic(stated, mid)) else (low, mid)
+    return PoolLimit(
+        key="replanned",
+        name="the re-planned design misses its SLO",
+        multiple=high,
+        arithmetic=(
+            f"the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned:"
+            f" x{low:.5g} meets the SLO, x{high:.5g} does not"
+        ),
+    )
+
+
+def headroom(core: CoreDesign, stated: Brief | None = None) -> Headroom:
+    """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached.
+    `stated`: the brief as given, for a design whose hit rate follows the load (KV tiers): then re-planned."""
     long_context = _long_context_limit(core)
     limits = [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+    if stated is not None:
+        guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
+        limits.insert(0, _replanned_limit(stated, guess))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
     cap = core.capacity
     sizing = 1 / cap.utilization if cap.utilization > 0 else math.inf
+    multiple = _down(first.multiple)
     if first.multiple < 1:
-        text = f"none: x{num(first.multiple)} the peak traffic is where {first.name} ({first.arithmetic})"
+        text = f"none: x{num(multiple)} the peak traffic is where {first.name} ({first.arithmetic})"
     else:
-        text = f"x{num(first.multiple)} the peak traffic, then {first.name} ({first.arithmetic})"
+        text = f"x{num(multiple)} the peak traffic, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at x{num(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
-    return Headroom(multiple=first.multiple, binding=first.name, limits=tuple(limits), sizing_multiple=sizing, text=text)
+    return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), sizing_multiple=sizing, text=text)
+
+
+def _down(multiple: float) -> float:
+    """A headroom rounded down to the three figures shown: x1.157 reads x1.15, never a multiple the design cannot carry."""
+    if not math.isfinite(multiple) or multiple <= 0:
+        return multiple
+    scale = 10 ** (2 - math.floor(math.log10(multiple)))
+    return float(math.floor(multiple * scale) / scale)
