@@ -197,7 +197,7 @@ def _plan_cached(stated: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        headroom=headroom(core, stated if tiers is not None else None),  # KV tiers: the hit rate follows the load
+        headroom=headroom(core, stated if tiers is not None else None, goal),  # KV tiers: the hit rate follows the load
         fix=fix,
         scale_out=scale_out,
         kv_tiers=tiers,

@@ -17,16 +17,18 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, capacity
 from planner.core import CoreDesign
 from planner.fmt import num, pct
+from planner.objective import ObjectiveAnalysis
 from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
 
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
+_TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
 _REPLAN_BISECTIONS = 12  # re-plans that narrow a re-planned limit to 1/4096 of its bracket
 
 
@@ -183,19 +185,36 @@ def _replanned_limit(stated: Brief, guess: float) -> PoolLimit:
         key="replanned",
         name="the re-planned design misses its SLO",
         multiple=high,
-        arithmetic=(
-            f"the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned:"
-            f" x{low:.5g} meets the SLO, x{high:.5g} does not"
-        ),
+        arithmetic=(f"{_TIERS_WHY}: x{low:.5g} meets the SLO, x{high:.5g} does not"),
     )
 
 
-def headroom(core: CoreDesign, stated: Brief | None = None) -> Headroom:
+def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
+    """An offline job's time in hours, a rollout batch's in seconds (as the objective states its deadline)."""
+    return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
+
+
+def _deadline_limit(goal: ObjectiveAnalysis) -> PoolLimit:
+    """An offline job or a rollout batch is judged on its deadline, not on latency: its work can grow until its time
+    reaches the deadline (the time grows with the work at the fleet's throughput)."""
+    multiple = goal.deadline_s / goal.time_s if goal.time_s > 0 else math.inf
+    return PoolLimit(
+        key="deadline",
+        name="it misses its deadline",
+        multiple=multiple,
+        arithmetic=f"it takes {_duration(goal.time_s, goal)} of its {_duration(goal.deadline_s, goal)} deadline",
+    )
+
+
+def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnalysis | None = None) -> Headroom:
     """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached.
-    `stated`: the brief as given, for a design whose hit rate follows the load (KV tiers): then re-planned."""
+    `stated`: the brief as given, for a design whose hit rate follows the load (KV tiers): then the traffic is
+    re-planned. `goal`: an offline job's or a rollout's objective, whose deadline is its verdict's only limit."""
     long_context = _long_context_limit(core)
     limits = [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
-    if stated is not None:
+    if goal is not None:
+        limits = [_deadline_limit(goal)]
+    elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         limits.insert(0, _replanned_limit(stated, guess))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
@@ -203,10 +222,11 @@ def headroom(core: CoreDesign, stated: Brief | None = None) -> Headroom:
     cap = core.capacity
     sizing = 1 / cap.utilization if cap.utilization > 0 else math.inf
     multiple = _down(first.multiple)
+    load = "the work" if goal is not None else "the peak traffic"
     if first.multiple < 1:
-        text = f"none: x{num(multiple)} the peak traffic is where {first.name} ({first.arithmetic})"
+        text = f"none: x{num(multiple)} {load} is where {first.name} ({first.arithmetic})"
     else:
-        text = f"x{num(multiple)} the peak traffic, then {first.name} ({first.arithmetic})"
+        text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at x{num(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))

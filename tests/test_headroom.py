@@ -73,3 +73,13 @@ def test_a_hit_rate_that_follows_the_load_is_replanned() -> None:
     h = plan(brief).headroom
     assert h.binding == "the re-planned design misses its SLO"
     assert h.multiple <= 2.0 and _at_traffic(brief, h.multiple * 0.995) and not _at_traffic(brief, 2.0)
+
+
+@pytest.mark.parametrize("preset", ["offline-batch", "rl-rollout"])
+def test_a_deadline_brief_has_its_deadline_as_its_only_limit(preset: str) -> None:
+    """Judged on its deadline, not on latency: the SLO capacity of its replicas is no limit of its verdict."""
+    design = plan(load_brief(preset))
+    goal, h = design.objective, design.headroom
+    assert goal is not None and [lim.key for lim in h.limits] == ["deadline"]
+    assert h.multiple == pytest.approx(goal.deadline_s / goal.time_s, rel=1e-2) and h.multiple <= goal.deadline_s / goal.time_s
+    assert "deadline" in h.text and "SLO capacity" not in h.text
