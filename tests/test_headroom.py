@@ -83,3 +83,10 @@ def test_a_deadline_brief_has_its_deadline_as_its_only_limit(preset: str) -> Non
     assert goal is not None and [lim.key for lim in h.limits] == ["deadline"]
     assert h.multiple == pytest.approx(goal.deadline_s / goal.time_s, rel=1e-2) and h.multiple <= goal.deadline_s / goal.time_s
     assert "deadline" in h.text and "SLO capacity" not in h.text
+
+
+def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
+    from ui.verdict_bar import _binding
+
+    text = _binding(plan(load_brief("capstone")))
+    assert text.startswith("headroom x1.15 before the long-context pool fills;")

@@ -51,8 +51,10 @@ def _binding(design: Design) -> str:
             f" {num(dis.transfer_ms_mean, 'ms')}; the two pools run at {pct(op.load_vs_capacity)} of their capacity under the SLO"
             + (f", where the {dis.binding_pool} pool binds" if dis.binding_pool in ("prefill", "decode") else "")
         )
+    h = design.headroom
     return (
-        f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
+        f"headroom x{num(h.multiple)} before {h.binding};"
+        f" the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
         f" ({num(op.capacity_rate_per_s, 'req/s')} a replica, which ends at {capacity_limit(design)});"
         " the fleet's sizing arithmetic binds on"
         f" {design.capacity.binding_constraint.value} at {pct(design.capacity.utilization)}"
