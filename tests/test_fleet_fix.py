@@ -63,3 +63,12 @@ def test_a_scenario_that_cannot_run_reads_in_words() -> None:
     text = render_markdown(plan(load_brief("variation-f")))
     row = next(line for line in text.splitlines() if line.startswith("| Quantization reverted to BF16 |"))
     assert "cannot run at all" in row and "unbounded" not in row and "%" not in row
+
+
+def test_compare_does_not_price_a_fleet_that_cannot_carry_the_peak_as_the_same() -> None:
+    from planner.compare import Direction, compare
+
+    capstone, f = plan(load_brief("capstone")), plan(load_brief("variation-f"))  # both $4.48 a million: 64 GPUs each
+    row = next(r for r in compare(capstone, f) if r.path == "cost.usd_per_million_output_tokens")
+    assert row.right.endswith("(the fleet cannot carry the peak)") and row.left == "$4.48"
+    assert row.direction is Direction.worse and row.absolute == ""
