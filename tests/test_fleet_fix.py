@@ -72,3 +72,16 @@ def test_compare_does_not_price_a_fleet_that_cannot_carry_the_peak_as_the_same()
     row = next(r for r in compare(capstone, f) if r.path == "cost.usd_per_million_output_tokens")
     assert row.right.endswith("(the fleet cannot carry the peak)") and row.left == "$4.48"
     assert row.direction is Direction.worse and row.absolute == ""
+
+
+def test_the_cli_text_says_the_fix_and_what_the_price_is() -> None:
+    import subprocess
+    import sys
+
+    sets = [arg for path, value in EXTREME.items() for arg in ("--set", f"{path}={value}")]
+    run = subprocess.run([sys.executable, "-m", "planner", "plan", "capstone", *sets], capture_output=True, text=True, check=True)
+    assert "The change that fixes it" in run.stdout and "--set hardware.nodes=" in run.stdout
+    price = next(line for line in run.stdout.splitlines() if line.strip().startswith("Cost per M output tokens"))
+    assert "not the cost of serving: this fleet cannot carry the peak" in price
+    headroom = next(line for line in run.stdout.splitlines() if line.strip().startswith("Headroom"))
+    assert "first)" in headroom
