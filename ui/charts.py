@@ -209,9 +209,9 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multip
         "yaxis": {"title": {"text": "% of the limit"}, "ticksuffix": "%"},
         "height": 340,
     }
-    marks = [hline(100, "100%", "black"), vline(1.0, "the brief")]
+    marks = [hline(100, "100%", "black"), vline(1.0, "the brief", label_y=0.95)]  # inside the plot: the legend sits above it
     if 0 < headroom_multiple <= max(x, default=0.0) and abs(headroom_multiple - 1.0) > 0.05:
-        marks.append(vline(headroom_multiple, f"headroom x{num(headroom_multiple)}", color=PALETTE["target"], label_y=0.85))
+        marks.append(vline(headroom_multiple, f"headroom x{num(headroom_multiple)}", color=PALETTE["target"], label_y=0.8))
     return figure(data, layout, marks)
 
 
