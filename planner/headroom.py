@@ -29,7 +29,7 @@ __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
 _TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
-_REPLAN_BISECTIONS = 12  # re-plans that narrow a re-planned limit to 1/4096 of its bracket
+_REPLAN_BISECTIONS = 9  # re-plans that narrow a re-planned limit to 1/512 of its bracket: below the three figures shown
 
 
 class PoolLimit(BaseModel):
@@ -168,10 +168,10 @@ def _at_traffic(stated: Brief, multiple: float) -> Brief:
     return stated.with_changes({"workload.users": max(int(w.users * multiple), 1)})
 
 
-def _replanned_limit(stated: Brief, guess: float) -> PoolLimit:
+def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic."""
-    if not meets(stated):
+    if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
     while meets(_at_traffic(stated, high)):
@@ -216,7 +216,7 @@ def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnaly
         limits = [_deadline_limit(goal)]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
-        limits.insert(0, _replanned_limit(stated, guess))
+        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
     cap = core.capacity
