@@ -27,7 +27,7 @@ if design is not None:
             for path in (
                 "capacity.utilization",
                 "capacity.binding_constraint",
-                "capacity.headroom_factor",
+                "headroom.multiple",
                 "capacity.kv_fraction",
                 "operating_point.tpot_ms",
             )

@@ -89,21 +89,31 @@ st.caption(
     f"At max-num-seqs {design.brief.deployment.max_num_seqs}: {num(c.step_bytes_at_max_num_seqs_gb, 'GB')} per GPU per step,"
     f" {num(c.step_at_max_num_seqs_ideal_ms, 'ms')} ideal, {num(c.step_at_max_num_seqs_ms, 'ms')} real."
     f" An unchunked p95 prompt takes {num(c.unchunked_prefill_p95_ms, 'ms')} of one replica."
+    f" These steps are at the sizing batch ({num(c.batch_per_replica)} a replica); at the operating point's running batch"
+    f" ({num(op.in_flight)}) the step is {num(op.decode_step_ms, 'ms')}, the figure the SLO budget uses."
 )
 
 st.header("Utilization and the binding resource")
-chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak", percent=True), key="chart.utilization")
+chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak, sizing arithmetic", percent=True), key="chart.utilization")
 figure_row(
     [
         fig(design, f"capacity.{key}")
         for key in ("utilization", "utilization_no_prefix_cache", "prefill_fraction", "decode_fraction", "binding_constraint")
     ]
 )
-st.markdown(f"**Binding:** {md(c.binding_reason)}. Headroom: x{num(c.headroom_factor)} before the fleet is full.")
-st.caption(f"Basis: {c.utilization_basis}.")
+st.markdown(f"**Binding:** {md(c.binding_reason)}.")
+st.markdown(f"**Headroom:** {md(design.headroom.text)}.")
+st.caption(
+    f"Basis: {c.utilization_basis}. This is the worked design's conservative sizing arithmetic: {pct(c.utilization)} of the fleet"
+    f" would reach 100% at x{num(c.sizing_load_multiple)} if it scaled linearly; the headroom is the first limit the verdict"
+    " judges (each pool's capacity), which the chart below draws."
+)
 if design.disaggregation is not None:
     st.caption(_AGGREGATED)
-chart(utilization_vs_traffic_chart(utilization_vs_traffic(design.brief)), key="chart.traffic")
+chart(
+    utilization_vs_traffic_chart(utilization_vs_traffic(design.brief), design.headroom.multiple, design.headroom.long_context_pool),
+    key="chart.traffic",
+)
 
 spike = design.variation.spike if design.variation is not None else None
 if spike is not None:  # variation E: a spiky peak

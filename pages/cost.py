@@ -10,7 +10,7 @@ from planner.fmt import usd
 from ui.charts_stress import cost_vs_fleet_chart
 from ui.show import arithmetic_expander, chart, fig, figure_row, md, table
 from ui.sidebar import page_setup
-from ui.verdict_bar import verdict_headline
+from ui.verdict_bar import the_fix, verdict_headline
 
 design = page_setup("Cost")
 if design is None:
@@ -19,15 +19,22 @@ cost, verdict = design.cost, design.verdict
 works = verdict.feasible and verdict.meets_slo
 
 if not works:  # a price for a fleet that does not serve the brief is no price: say so before the figures
-    first = verdict.problems[0] if verdict.problems else None
+    at_fix = (
+        f" The change that fixes it: {md(design.fix.text)}; that fleet costs"
+        f" {show(design, 'cost.usd_per_million_output_tokens_at_fix')} per M output tokens."
+        if design.fix is not None
+        else (f" Fix first: {md(the_fix(design))}." if verdict.problems else "")
+    )
+    fleet = "cannot carry the peak, so" if not cost.carries_peak else "misses the SLO, so"
     st.error(
-        f"{verdict_headline(design)}: {show(design, 'cost.usd_per_million_output_tokens')} per M output tokens is what this fleet"
-        " costs, not what serving the brief costs." + (f" Fix first: {md(first.change)}." if first is not None else "")
+        f"{verdict_headline(design)}: this fleet {fleet} {show(design, 'cost.usd_per_million_output_tokens')} per M output tokens is what"
+        " it costs over the brief's tokens, not what serving the brief costs." + at_fix
     )
 per_m = fig(design, "cost.usd_per_million_output_tokens")
 per_m_in = fig(design, "cost.usd_per_million_input_tokens")
 if not works:
-    per_m, per_m_in = replace(per_m, note="misses the SLO"), replace(per_m_in, note="misses the SLO")
+    note = "misses the SLO" if cost.carries_peak else "not the cost of serving: the fleet cannot carry the peak"
+    per_m, per_m_in = replace(per_m, note=note), replace(per_m_in, note=note)
 figure_row(
     [
         fig(design, "cost.gpus"),
@@ -71,5 +78,5 @@ arithmetic_expander(((lever.name, lever.arithmetic) for lever in cost.levers), t
 st.header("Cost per M output tokens by fleet size")
 chart(cost_vs_fleet_chart(cost_vs_fleet(design.brief), design.brief.hardware.nodes), key="chart.cost_fleet")
 st.caption(
-    "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that cannot carry the peak."
+    "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that miss the SLO (each re-planned as `plan --set hardware.nodes=N`)."
 )

@@ -13,7 +13,7 @@ if design is None:
     st.stop()
 summary, failures = design.failure_summary, design.failures
 binding = next(f for f in failures if f.scenario == summary.binding_scenario)
-long_context_pool = design.brief.deployment.long_context_nodes > 0
+long_context_pool = design.pools.long_context_nodes > 0  # the pool the fleet holds (none when too small for it)
 if design.objective is not None:  # an offline job or a rollout: its deadline judges it and every scenario
     st.info(
         md(
@@ -63,10 +63,12 @@ def _row(i: int) -> dict[str, str]:
     paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]
     paths += ["long_context_utilization"] if long_context_pool else []
     paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
-    if f.applicable:
-        cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
-    else:  # its figures would be the baseline's: say it does not apply instead
+    if not f.applicable:  # its figures would be the baseline's: say it does not apply instead
         cells |= {label(f"{at}.{key}"): "not applicable" if key == "ok" else "–" for key in paths}
+    elif not f.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
+        cells |= {label(f"{at}.{key}"): "—" for key in paths} | {label(f"{at}.ok"): "cannot run at all"}
+    else:
+        cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
     return cells | {"note": f.note}
 
 

@@ -62,10 +62,10 @@ def decode_step_stack(cap: Capacity) -> Stack:
 
 
 def _utilization_stack(label: str, prefill: float, decode: float) -> Stack:
-    headroom = max(1.0 - prefill - decode, 0.0)
+    idle = max(1.0 - prefill - decode, 0.0)  # the sizing arithmetic's idle share: not the headroom (planner.headroom)
     return Stack(
         label=label,
-        parts=(Part(name="prefill", value=prefill), Part(name="decode", value=decode), Part(name="headroom", value=headroom)),
+        parts=(Part(name="prefill", value=prefill), Part(name="decode", value=decode), Part(name="idle (sizing)", value=idle)),
         total=max(prefill + decode, 1.0),
         unit="fraction",
     )

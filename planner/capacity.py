@@ -87,7 +87,7 @@ class Capacity(_Section):
     utilization: float
     utilization_no_prefix_cache: float
     kv_fraction: float
-    headroom_factor: float
+    sizing_load_multiple: float  # the worked design's sizing arithmetic: 1 / utilization (linear; not the headroom)
     binding_constraint: Binding
     binding_reason: str
     binding_constraint_no_prefix_cache: Binding
@@ -347,7 +347,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         utilization=shares.utilization,
         utilization_no_prefix_cache=shares.utilization_no_cache,
         kv_fraction=kv_fraction,
-        headroom_factor=1 / shares.utilization if shares.utilization > 0 else math.inf,
+        sizing_load_multiple=1 / shares.utilization if shares.utilization > 0 else math.inf,
         binding_constraint=binding,
         binding_reason=reason,
         binding_constraint_no_prefix_cache=binding_nc,
@@ -357,6 +357,17 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
         arithmetic=arithmetic,
     )
+
+
+def _sizing_units(brief: Brief) -> str:
+    """What the sizing batch divides by: every replica of the fleet, spare and long-context ones included."""
+    dep = brief.deployment
+    held = [
+        f"{dep.spare_nodes} spare" if dep.spare_nodes else "",
+        f"{dep.long_context_nodes} long-context" if dep.long_context_nodes else "",
+    ]
+    named = " and ".join(h for h in held if h)
+    return f" (the worked design's sizing batch: every replica of the fleet, the {named} node(s) included)" if named else ""
 
 
 def _step_arithmetic(
@@ -384,7 +395,7 @@ def _step_arithmetic(
     unit = "micro-batch stream" if shape.pp > 1 else "replica"
     fleet = shape.units_text if shape.pp > 1 else str(shape.replicas)  # x 12 micro-batch streams (...), or x 12
     return {
-        "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.units_text} = {num(batch)} sequences",
+        "batch_per_replica": f"{num(dem.generating_sequences)} generating / {shape.units_text} = {num(batch)} sequences{_sizing_units(brief)}",
         "decode_step_bytes_gb_per_gpu": (
             f"{num(weights_gb, 'GB')} weights + {num(batch)} x {num(read, 'tokens')} x"
             f" {num(shape.kv_bytes_per_token_per_gpu / KIB, 'KiB')} KV = {num(step_gb, 'GB')} per GPU"

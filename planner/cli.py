@@ -100,6 +100,7 @@ _TEXT_FIGURES = (
     "operating_point.capacity_rate_per_s",
     "slo.ttft_p95_ms",
     "slo.itl_p95_ms",
+    "headroom.multiple",
     "cost.usd_per_hour",
     "cost.usd_per_million_output_tokens",
 )
@@ -121,6 +122,11 @@ def _plan_text(d: Design, name: DesignName) -> str:
             line += f" (target {show(d, entry.target)})"
         if path == "demand.request_rate_per_s":
             line += f"   ({arithmetic(d, path)})"
+        if path == "headroom.multiple":
+            line += f"   ({d.headroom.binding} first)"
+        if path == "cost.usd_per_million_output_tokens" and not d.cost.carries_peak:
+            at_fix = f"; {show(d, 'cost.usd_per_million_output_tokens_at_fix')} on the fix's {d.fix.nodes} nodes" if d.fix else ""
+            line += f"   (not the cost of serving: this fleet cannot carry the peak{at_fix})"
         lines.append(line)
     lines += [
         f"  {'Binding scenario':<{width}}{binding.title}; N+1 {show(d, 'failure_summary.n_plus_one_ok')}",
@@ -131,6 +137,8 @@ def _plan_text(d: Design, name: DesignName) -> str:
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
     lines += [f"  {'Not used':<{width}}{p.line()}" for p in d.ignored_fields]
+    if d.fix is not None:
+        lines.append(f"  {'The change that fixes it':<{width}}{d.fix.text}")
     return "\n".join(lines)
 
 

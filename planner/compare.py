@@ -27,6 +27,7 @@ COMPARE_FIGURES: tuple[str, ...] = (
     "slo.itl_p95_ms",
     "capacity.utilization",
     "operating_point.load_vs_capacity",
+    "headroom.multiple",
     "capacity.binding_constraint",
     "brief.hardware.nodes",
     "cost.gpus",
@@ -35,7 +36,7 @@ COMPARE_FIGURES: tuple[str, ...] = (
     "demand.request_rate_per_s",
     "operating_point.capacity_rate_per_s",
     "memory.kv_gb_per_gpu",
-    "capacity.decode_step_ms",
+    "operating_point.decode_step_ms",
 )
 _TPOT = "slo.tpot_p95_ms"  # shown after p95 ITL when either design's ITL target judges each reply's mean gap
 _RELATIVE_AS_RATIO = 10.0  # from ten times the left value on, the change reads "x15" rather than "+1,400%"
@@ -80,6 +81,7 @@ _RANGED = {
     "slo.itl_p95_ms": "itl",
     "slo.tpot_p95_ms": "itl",
     "capacity.decode_step_ms": "itl",
+    "operating_point.decode_step_ms": "itl",
     "operating_point.capacity_rate_per_s": "throughput",
 }
 
@@ -94,10 +96,18 @@ def _range(design: Any, path: str, entry: FigureSpec) -> str:
     return f"{num(low)} to {num(high, entry.unit)}" if math.isfinite(high) else ""
 
 
+def _as_served(design: Any, path: str, text: str) -> str:
+    """$/M of a fleet that cannot carry the peak is no cost of serving the brief: the value says so."""
+    cost = getattr(design, "cost", None)
+    if path == "cost.usd_per_million_output_tokens" and cost is not None and not cost.carries_peak:
+        return f"{text} (the fleet cannot carry the peak)"
+    return text
+
+
 def _texts(left: Any, right: Any, path: str, entry: FigureSpec) -> dict[str, str]:
     """Both values as shown, and the target they are judged against: once when it is the same for both, else with
     each value ('84.2 ms (target 500 ms)')."""
-    a, b = show(left, path), show(right, path)
+    a, b = _as_served(left, path, show(left, path)), _as_served(right, path, show(right, path))
     if entry.target is None:
         return {"path": path, "label": entry.label, "target": "", "left": a, "right": b}
     ta, tb = show(left, entry.target), show(right, entry.target)
@@ -149,7 +159,10 @@ def _difference(left: Any, right: Any, path: str) -> Difference:
         return Difference(**texts, absolute="", relative="", direction=direction)
     x, y = float(a), float(b)
     direction = _direction(entry, x, y)
-    if not (math.isfinite(x) and math.isfinite(y)) or direction is Direction.same:
+    served = [_as_served(d, path, "") == "" for d in (left, right)]
+    if served[0] != served[1]:  # one fleet cannot carry the peak: its price is no saving, whatever the figures
+        direction = Direction.worse if served[0] else Direction.better
+    if not (math.isfinite(x) and math.isfinite(y)) or direction is Direction.same or x == y:
         return Difference(**texts, absolute="", relative="", direction=direction)
     relative = "" if entry.format is Format.percent else _relative(x, y)
     return Difference(**texts, absolute=_signed(entry, y - x), relative=relative, direction=direction)

@@ -7,22 +7,21 @@ over a day (the brief's average duty), so the $/M figure carries the gap between
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
-from planner.core import SIZING_UTILIZATION, fewest_nodes
-from planner.core import utilization_no_prefix_cache as utilization_no_prefix_cache_on
 from planner.fmt import num, pct, usd
 
 __all__ = [
-    "DEGRADED_UTILIZATION_TARGET",
     "HOURS_PER_YEAR",
     "SECONDS_PER_YEAR",
     "SPOT_DISCOUNT",
     "SPOT_SHARE",
     "CostAnalysis",
     "Lever",
+    "SmallerFleet",
     "cost_analysis",
     "per_million",
 ]
@@ -31,7 +30,6 @@ HOURS_PER_YEAR = 8760  # 365 days
 SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
 SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
 SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
-DEGRADED_UTILIZATION_TARGET = SIZING_UTILIZATION  # a smaller fleet still carries the peak at this utilization without the prefix cache
 
 
 class Lever(BaseModel):
@@ -41,6 +39,14 @@ class Lever(BaseModel):
     usd_per_million_output_tokens: float
     change: str  # what changes, and by how much against the baseline $/M
     arithmetic: str
+    overrides: dict[str, Any] = {}  # the brief paths and values of the lever's fleet, as `plan --set` takes them
+
+
+class SmallerFleet(NamedTuple):
+    """The fewest nodes that meet the SLO at the peak, found by re-planning (planner.resize), up to the brief's own fleet."""
+
+    cold_cache_nodes: int | None  # with workload.prefix_hit_rate=0 (None: no fleet up to the brief's meets it)
+    nodes: int | None  # with the brief's own prefix hit rate (None: not even the brief's fleet meets it)
 
 
 class CostAnalysis(BaseModel):
@@ -53,6 +59,8 @@ class CostAnalysis(BaseModel):
     input_tokens_per_year: float
     usd_per_million_output_tokens: float
     usd_per_million_input_tokens: float
+    carries_peak: bool  # the fleet carries the peak (the design is feasible): only then is $/M the cost of serving the brief
+    usd_per_million_output_tokens_at_fix: float | None  # a design that misses: $/M on the fewest nodes that meet (Design.fix)
     levers: tuple[Lever, ...]
     arithmetic: dict[str, str]
 
@@ -66,11 +74,61 @@ def _change(new: float, base: float) -> str:
     return f"{pct(new / base - 1)} per M output tokens" if base > 0 and math.isfinite(base) else "n/a"
 
 
+def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, Any], str]:
+    """(nodes, their `plan --set` overrides, what they are) of the smaller-fleet lever: the fewest nodes that meet the SLO
+    even with a cold prefix cache when some fleet up to the brief's does, else the fewest that meet it at the brief's
+    hit rate (the ladder then covers a cold cache), else the brief's own fleet."""
+    nodes = brief.hardware.nodes
+    cold = {"workload.prefix_hit_rate": 0.0}
+    if smaller.cold_cache_nodes is not None:
+        n = smaller.cold_cache_nodes
+        return (
+            n,
+            {"hardware.nodes": n, **cold},
+            (
+                f"fewest nodes that meet the SLO at the peak even with a cold prefix cache (re-planned: plan --set hardware.nodes={n}"
+                f" --set workload.prefix_hit_rate=0 meets it): {n}"
+            ),
+        )
+    if smaller.nodes is not None:
+        n = smaller.nodes
+        return (
+            n,
+            {"hardware.nodes": n},
+            (
+                f"fewest nodes that meet the SLO at the peak with the brief's {pct(brief.workload.prefix_hit_rate)} prefix hit rate"
+                f" (re-planned: plan --set hardware.nodes={n} meets it): {n}; with a cold prefix cache no fleet up to {nodes} nodes"
+                " meets it, so on a cold cache this fleet leans on the ladder"
+            ),
+        )
+    return nodes, {}, f"the {nodes}-node fleet does not meet its SLO itself, so no smaller one does"
+
+
+def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, found: bool) -> str:
+    if small_nodes < nodes:
+        return f"{nodes} -> {small_nodes} nodes; {change}"
+    if found:
+        return f"none: {nodes} nodes are already the fewest that meet the SLO at the peak (re-planned)"
+    return f"none: {small_text}"
+
+
+def _fix_arithmetic(fix_nodes: int | None, fix_year: float | None, out_year: float, at_fix: float | None) -> dict[str, str]:
+    """What the fleet that meets the SLO costs, for a design that misses."""
+    text = {}
+    if fix_nodes is not None and fix_year is not None and at_fix is not None:
+        text["usd_per_million_output_tokens_at_fix"] = (
+            f"the fewest nodes that meet the SLO, {fix_nodes}: {usd(fix_year)}/yr / {num(out_year / 1e6)} M = {usd(at_fix)} per M output tokens"
+        )
+    return text
+
+
 def cost_analysis(
     brief: Brief,
     output_tokens_per_s: float,
     input_tokens_per_s: float,
-    utilization_no_prefix_cache: float,
+    smaller: SmallerFleet,
+    carries_peak: bool = True,
+    fix_nodes: int | None = None,
 ) -> CostAnalysis:
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
@@ -80,12 +138,12 @@ def cost_analysis(
     in_year = input_tokens_per_s * c.average_duty * SECONDS_PER_YEAR
     per_m_out = per_million(per_year, out_year)
     per_m_in = per_million(per_year, in_year)
+    fix_year = fix_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR if fix_nodes is not None else None
+    at_fix = per_million(fix_year, out_year) if fix_year is not None else None
 
     trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
     trough = per_million(per_year, trough_tokens)
-    small_nodes = (
-        fewest_nodes(brief, DEGRADED_UTILIZATION_TARGET, limit=hw.nodes) if math.isfinite(utilization_no_prefix_cache) else hw.nodes
-    )
+    small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
     spot_nodes = round(hw.nodes * SPOT_SHARE)
@@ -105,16 +163,16 @@ def cost_analysis(
         Lever(
             name="smaller fleet with a degradation ladder",
             usd_per_million_output_tokens=small,
-            change=(
-                f"{hw.nodes} -> {small_nodes} nodes; {_change(small, per_m_out)}"
-                if small_nodes < hw.nodes
-                else f"none: {hw.nodes} nodes are already the fewest that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} with a cold prefix cache"
-            ),
+            change=_smaller_change(hw.nodes, small_nodes, _change(small, per_m_out), small_text, bool(small_overrides)),
+            overrides=small_overrides,
             arithmetic=(
-                f"fewest nodes that carry the peak at <= {pct(DEGRADED_UTILIZATION_TARGET)} even with a cold prefix cache: {small_nodes}"
-                f" ({pct(utilization_no_prefix_cache_on(brief, small_nodes))}); {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
-                f" = {usd(small_year)}/yr / {num(out_year / 1e6)} M = {usd(small)} per M; above that load the ladder sheds batch work,"
-                " caps output length, then queues free-tier traffic"
+                f"{small_text}; {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
+                f" = {usd(small_year)}/yr / {num(out_year / 1e6)} M = {usd(small)} per M"
+                + (
+                    "; above that load the ladder sheds batch work, caps output length, then queues free-tier traffic"
+                    if small_overrides
+                    else ""
+                )
             ),
         ),
         Lever(
@@ -136,6 +194,8 @@ def cost_analysis(
         input_tokens_per_year=in_year,
         usd_per_million_output_tokens=per_m_out,
         usd_per_million_input_tokens=per_m_in,
+        carries_peak=carries_peak,
+        usd_per_million_output_tokens_at_fix=at_fix,
         levers=levers,
         arithmetic={
             "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
@@ -144,7 +204,9 @@ def cost_analysis(
                 f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
             ),
             "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
-            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)",
+            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
+            + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
             "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
-        },
+        }
+        | _fix_arithmetic(fix_nodes, fix_year, out_year, at_fix),
     )

@@ -12,9 +12,10 @@ from planner.brief import Brief
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
-from planner.cost import CostAnalysis, cost_analysis
+from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
 from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
 from planner.fmt import pct
+from planner.headroom import Headroom, headroom
 from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
@@ -24,6 +25,7 @@ from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -44,6 +46,8 @@ class Design(CoreDesign):
     failure_summary: FailureSummary
     cost: CostAnalysis
     uncertainty: Uncertainty
+    fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
+    headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
     variation: VariationAnalysis | None = None
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
     kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
@@ -111,6 +115,13 @@ def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -
     return with_flags(config, extra, prefill)
 
 
+def _smaller_fleet(stated: Brief) -> SmallerFleet:
+    """The cost lever's smaller fleet, re-planned as `plan --set` would: cold prefix cache first, then the brief's hit rate."""
+    nodes = stated.hardware.nodes
+    cold = fewest_nodes_meeting(stated, {"workload.prefix_hit_rate": 0.0}, limit=nodes)
+    return SmallerFleet(cold_cache_nodes=cold, nodes=cold if cold is not None else fewest_nodes_meeting(stated, limit=nodes))
+
+
 def plan(brief: Brief) -> Design:
     """The whole design for a brief; raises InfeasibleDesign when it cannot be computed at all."""
     return _plan_cached(brief)
@@ -153,11 +164,10 @@ def _plan_cached(stated: Brief) -> Design:
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
+    works = core.verdict.feasible and core.verdict.meets_slo
+    fix = None if works else fleet_fix(stated)
     cost = cost_analysis(
-        brief,
-        dem.output_tokens_per_s,
-        dem.input_tokens_per_s,
-        cap.utilization_no_prefix_cache,
+        brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), core.verdict.feasible, fix.nodes if fix else None
     )
     op, slo = core.operating_point, core.slo
     predictions = {
@@ -188,6 +198,8 @@ def _plan_cached(stated: Brief) -> Design:
         failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
+        headroom=headroom(core, stated if tiers is not None else None, goal),  # KV tiers: the hit rate follows the load
+        fix=fix,
         scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,

@@ -24,6 +24,7 @@ from planner.fmt import PCT_STEP, num, pct
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
+from planner.pools import pools_of
 from planner.replica import shape_of
 from planner.verdict import InfeasibleDesign, Verdict
 
@@ -120,6 +121,14 @@ def _replica_nodes(brief: Brief) -> int:
         return 1
 
 
+def _long_context_pool(brief: Brief) -> bool:
+    """Whether the fleet holds a long-context pool (planner.pools: a fleet too small for it holds none)."""
+    try:
+        return pools_of(brief, shape_of(brief))[0].long_context_nodes > 0
+    except BriefError:
+        return brief.deployment.long_context_nodes > 0
+
+
 def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
@@ -167,7 +176,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         return {"workload.prefix_hit_rate": hit}, f"prefix hit rate {pct(w.prefix_hit_rate)} -> {pct(hit)}"
     if scenario is Scenario.long_context_burst:
         share = min(w.long_context_share * BURST_SHARE_FACTOR, 1.0)
-        if dep.long_context_nodes > 0:
+        if _long_context_pool(brief):
             return {
                 "workload.long_context_share": share
             }, f"long-context share {pct(w.long_context_share)} -> {pct(share)}, routed to the long-context pool"
@@ -236,7 +245,7 @@ def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: C
 def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, verdict: Verdict, goal: ObjectiveAnalysis | None) -> str:
     slo, op, mode_ok = core.slo, core.operating_point, verdict.feasible and verdict.meets_slo
     parts = []
-    if scenario is Scenario.long_context_burst and brief.deployment.long_context_nodes > 0:
+    if scenario is Scenario.long_context_burst and base.pools.long_context_nodes > 0:
         parts.append(
             f"the long-context pool goes from {pct(base.long_context_utilization)} to {pct(core.long_context_utilization)} busy"
             f"{' and queues its own requests' if core.long_context_utilization > 1 else ''}; the general pool is untouched (that is why it is segregated)"

@@ -146,10 +146,16 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     ),
     _f("memory.max_sequences_fleet", "Sequences, whole fleet", "sequences", arithmetic="memory.arithmetic.max_sequences_per_replica"),
     # step 2: the decode step, prefill, utilization
-    _f("capacity.batch_per_replica", "Decode batch per replica", "sequences", arithmetic=_a("capacity.batch_per_replica")),
+    _f("capacity.batch_per_replica", "Sizing batch per replica", "sequences", arithmetic=_a("capacity.batch_per_replica")),
     _f("capacity.decode_step_bytes_gb_per_gpu", "Step bytes per GPU", "GB", arithmetic=_a("capacity.decode_step_bytes_gb_per_gpu")),
-    _f("capacity.decode_step_ideal_ms", "Decode step (ideal)", "ms", arithmetic=_a("capacity.decode_step_ideal_ms"), better=_LOWER),
-    _f("capacity.decode_step_ms", "Decode step (real)", "ms", arithmetic=_a("capacity.decode_step_ms"), better=_LOWER),
+    _f(
+        "capacity.decode_step_ideal_ms",
+        "Decode step at the sizing batch (ideal)",
+        "ms",
+        arithmetic=_a("capacity.decode_step_ideal_ms"),
+        better=_LOWER,
+    ),
+    _f("capacity.decode_step_ms", "Decode step at the sizing batch (real)", "ms", arithmetic=_a("capacity.decode_step_ms"), better=_LOWER),
     _f("capacity.decode_tokens_per_s", "Decode capacity", "tok/s", arithmetic=_a("capacity.decode_tokens_per_s"), better=_HIGHER),
     _f("capacity.prefill_tokens_per_s", "Prefill capacity", "tok/s", arithmetic=_a("capacity.prefill_tokens_per_s"), better=_HIGHER),
     _f("capacity.prefill_fraction", "Prefill share", fmt=_P, arithmetic=_a("capacity.prefill_fraction")),
@@ -169,11 +175,21 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     ),
     _f("capacity.binding_constraint", "Binding resource", fmt=_T, arithmetic=_a("capacity.binding_constraint")),
     _f(
-        "capacity.headroom_factor",
+        "capacity.sizing_load_multiple",
+        "Sizing arithmetic: load to 100%",
+        fmt=_X,
+        better=_HIGHER,
+        help="The worked design's conservative sizing figure: 1 / its utilization (linear). Not the headroom: that is the first"
+        " limit of the verdict the traffic reaches (headroom.multiple).",
+    ),
+    _f(
+        "headroom.multiple",
         "Headroom",
         fmt=_X,
         better=_HIGHER,
-        help="How many times the peak load the fleet could carry at 100% utilization.",
+        arithmetic="headroom.text",
+        help="How many times the peak traffic the design carries before a limit of its verdict is reached: the general pool's"
+        " capacity under the SLO, the long-context pool's GPU time, or the sizing arithmetic, whichever comes first.",
     ),
     _f("capacity.kv_fraction", "KV in use at peak", fmt=_P, arithmetic="memory.arithmetic.max_sequences_per_replica"),
     _f("capacity.replicas", "Replicas", fmt=_C),
@@ -182,6 +198,14 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("operating_point.in_flight", "In flight", "sequences", arithmetic=_a("operating_point.in_flight")),
     _f("operating_point.tpot_ms", "TPOT at the operating point", "ms", arithmetic=_a("operating_point.tpot_ms"), better=_LOWER),
     _f("operating_point.kv_in_use_gb", "KV in use", "GB", arithmetic=_a("operating_point.kv_in_use_gb")),
+    _f(
+        "operating_point.decode_step_ms",
+        "Decode step at the running batch",
+        "ms",
+        arithmetic=_a("operating_point.tpot_ms"),
+        better=_LOWER,
+        help="One decode step of a general-pool replica at the batch it runs at the peak (the operating point), as the SLO budget uses it.",
+    ),
     _f(
         "operating_point.capacity_rate_per_s",
         "Capacity under the SLO",
@@ -251,6 +275,12 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         better=_LOWER,
     ),
     _f("cost.levers.*.usd_per_million_output_tokens", "Cost per M output tokens", fmt=_M, better=_LOWER),
+    _f(
+        "cost.usd_per_million_output_tokens_at_fix",
+        "Cost per M output tokens on the fleet that meets the SLO",
+        fmt=_M,
+        better=_LOWER,
+    ),
     # the verdict
     _f("verdict.feasible", "Feasible", fmt=_Y),
     _f("verdict.meets_slo", "Meets the SLO", fmt=_Y, better=_HIGHER),

@@ -1,4 +1,4 @@
-"""$ per million output tokens against fleet size, and whether each fleet carries the peak (the Cost page's chart).
+"""$ per million output tokens against fleet size, and whether each fleet meets the SLO (the Cost page's chart).
 
 Cached by brief, like plan(), so re-rendering the page with the same controls costs nothing.
 """
@@ -13,6 +13,7 @@ from planner.brief import MAX_NODES, Brief
 from planner.capacity import capacity, demand, memory
 from planner.design import plan
 from planner.replica import shape_of
+from planner.resize import meets
 
 __all__ = ["FleetPoint", "cost_vs_fleet", "fleet_sizes"]
 
@@ -27,6 +28,7 @@ class FleetPoint(BaseModel):
     usd_per_million_output_tokens: float
     utilization: float
     carries_peak: bool  # utilization at most 100%
+    meets_slo: bool  # `plan --set hardware.nodes=N` is feasible and meets the SLO (re-planned: planner.resize)
 
 
 def fleet_sizes(nodes: int) -> tuple[int, ...]:
@@ -56,6 +58,7 @@ def cost_vs_fleet(brief: Brief, sizes: tuple[int, ...] | None = None) -> tuple[F
                 usd_per_million_output_tokens=design.cost.usd_per_million_output_tokens * n / nodes,
                 utilization=util,
                 carries_peak=util <= 1,
+                meets_slo=meets(resized),
             )
         )
     return tuple(points)

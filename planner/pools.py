@@ -77,8 +77,11 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
         problems.append(
             Problem(
                 field="deployment.spare_nodes",
-                problem=f"the {nodes}-node fleet cannot hold {dep.spare_nodes} spare and {dep.long_context_nodes} long-context nodes beside a general pool",
-                change=f"using {spare} spare and {long_ctx} long-context; add nodes or shrink those pools",
+                problem=(
+                    f"the {nodes}-node fleet cannot hold {dep.spare_nodes} spare and {dep.long_context_nodes} long-context nodes beside a general pool,"
+                    f" so it runs {spare} spare and {long_ctx} long-context"
+                ),
+                change=f"give the fleet at least {dep.spare_nodes + dep.long_context_nodes + 1} nodes, or shrink those pools",
             )
         )
     general = nodes - spare - long_ctx

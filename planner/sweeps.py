@@ -1,6 +1,8 @@
 """Sweeps the app charts: one figure of the design against one input, each point from the planner's own functions.
 
-- utilization against a traffic multiplier (what a growth in peak traffic does to the fleet)
+- each limit of the verdict against a traffic multiplier (what a growth in peak traffic does to the fleet): the
+  general pool's load against its capacity under the SLO, the long-context pool's GPU time, and the worked
+  design's sizing utilization (its conservative figure, planner.headroom)
 
 Each sweep is cached by brief, like plan(), so a page re-rendered with the same controls costs nothing.
 """
@@ -12,8 +14,9 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
-from planner.capacity import Demand, capacity
+from planner.capacity import capacity
 from planner.design import plan
+from planner.headroom import long_context_utilization_at, scaled_demand
 
 __all__ = ["TRAFFIC_MULTIPLIERS", "TrafficPoint", "scaled_demand", "utilization_vs_traffic"]
 
@@ -21,7 +24,7 @@ TRAFFIC_MULTIPLIERS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 
 
 
 class TrafficPoint(BaseModel):
-    """The fleet's utilization when peak traffic is `multiplier` x the brief's."""
+    """The fleet's load against each limit when peak traffic is `multiplier` x the brief's."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -31,20 +34,8 @@ class TrafficPoint(BaseModel):
     decode_fraction: float
     utilization: float
     utilization_no_prefix_cache: float
-
-
-def scaled_demand(dem: Demand, multiplier: float) -> Demand:
-    """Demand at `multiplier` x the traffic: every rate and the generating count scale with the users (or the rate)."""
-    return dem.model_copy(
-        update={
-            "request_rate_per_s": dem.request_rate_per_s * multiplier,
-            "generating_sequences": dem.generating_sequences * multiplier,
-            "input_tokens_per_s": dem.input_tokens_per_s * multiplier,
-            "output_tokens_per_s": dem.output_tokens_per_s * multiplier,
-            "prefill_tokens_per_s_after_cache": dem.prefill_tokens_per_s_after_cache * multiplier,
-            "arithmetic": {},
-        }
-    )
+    general_load_vs_capacity: float  # a general-pool replica's load / its capacity under the SLO (that capacity does not move)
+    long_context_utilization: float  # the long-context pool's GPU time (0 without the pool)
 
 
 @lru_cache(maxsize=128)
@@ -71,6 +62,8 @@ def utilization_vs_traffic(brief: Brief, multipliers: tuple[float, ...] = TRAFFI
                 decode_fraction=decode,
                 utilization=util,
                 utilization_no_prefix_cache=util_nc,
+                general_load_vs_capacity=design.operating_point.load_vs_capacity * m,
+                long_context_utilization=long_context_utilization_at(design, m),
             )
         )
     return tuple(points)

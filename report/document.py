@@ -181,9 +181,12 @@ def _verdict(f: Figures) -> Section:
         ("Availability (N+1)", f.yes_no("verdict.availability_ok")),
     )
     items = []
+    fixed = f.value("fix") is not None  # one re-planned fleet fixes every problem: it stands for their changes
     for i in range(len(problems)):
         p = f"verdict.problems.{i}"
-        items.append((f.text(f"{p}.field"), f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
+        items.append((f.text(f"{p}.field"), f.text(f"{p}.problem") if fixed else f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
+    if fixed:
+        items.append(("The change that fixes it", f.text("fix.text")))
     blocks: tuple[Block, ...] = (Lines(items=answers, inline=True), *((Lines(items=tuple(items)),) if items else ()))
     return Section(key="verdict", title="Verdict", blocks=blocks)
 
@@ -371,10 +374,13 @@ def _failure_rows(f: Figures, *, notes: bool) -> Table:
             row = [f.text(f"{p}.title"), *figures, "n/a", *([f.text(f"{p}.note")] if notes else [])]
             rows.append(tuple(row))
             continue
-        row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
-        if notes:
-            row.append(f.pct(f"{p}.utilization_no_prefix_cache"))
-        row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.{gap.lower()}_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
+        if not mode.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
+            row = [f.text(f"{p}.title"), *(["-"] * (4 if notes else 3)), "cannot run at all"]
+        else:
+            row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
+            if notes:
+                row.append(f.pct(f"{p}.utilization_no_prefix_cache"))
+            row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.{gap.lower()}_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
         if notes:
             row.append(f.text(f"{p}.note"))
         rows.append(tuple(row))
@@ -397,12 +403,25 @@ def _failures(f: Figures) -> Section:
     return Section(key="failures", title="The binding failure", blocks=(Lines(items=lines), _failure_rows(f, notes=False)))
 
 
+def _not_served(f: Figures) -> str:
+    """A fleet that cannot carry the peak: its $/M is its cost over the brief's tokens, not the cost of serving them."""
+    if f.value("cost.carries_peak"):
+        return ""
+    at_fix = f.value("cost.usd_per_million_output_tokens_at_fix")
+    fix = (
+        f"; {f.usd('cost.usd_per_million_output_tokens_at_fix')} on the {f.num('fix.nodes')} nodes that meet the SLO"
+        if at_fix is not None
+        else ""
+    )
+    return f" (not the cost of serving: this fleet cannot carry the peak{fix})"
+
+
 def _cost(f: Figures) -> Section:
     c = "cost"
-    rows = (
+    rows: tuple[tuple[str, str], ...] = (
         ("Fleet per hour", f.usd(f"{c}.usd_per_hour")),
         ("Fleet per year", f.usd(f"{c}.usd_per_year")),
-        ("Per million output tokens", f.usd(f"{c}.usd_per_million_output_tokens")),
+        ("Per million output tokens", f.usd(f"{c}.usd_per_million_output_tokens") + _not_served(f)),
         ("Per million input tokens", f.usd(f"{c}.usd_per_million_input_tokens")),
     )
     return Section(key="cost", title="Cost", blocks=(Table(header=("Cost", "Value"), rows=rows, emphasis_rows=(2,)),))
@@ -463,9 +482,9 @@ def _capacity(f: Figures) -> Section:
         row("KV cache per GPU", "memory", "kv_gb_per_gpu", f.num("memory.kv_gb_per_gpu", "GB")),
         row("KV per token per GPU", "memory", "kv_bytes_per_token_per_gpu", f.num("memory.kv_bytes_per_token_per_gpu", "B")),
         row("KV room per replica", "memory", "max_sequences_per_replica", f.num("memory.max_sequences_per_replica", "sequences")),
-        row("Decode batch per replica", "capacity", "batch_per_replica", f.num("capacity.batch_per_replica", "sequences")),
-        row("Decode step, ideal", "capacity", "decode_step_ideal_ms", f.num("capacity.decode_step_ideal_ms", "ms")),
-        row("Decode step, real", "capacity", "decode_step_ms", f.num("capacity.decode_step_ms", "ms")),
+        row("Sizing batch per replica", "capacity", "batch_per_replica", f.num("capacity.batch_per_replica", "sequences")),
+        row("Decode step at the sizing batch, ideal", "capacity", "decode_step_ideal_ms", f.num("capacity.decode_step_ideal_ms", "ms")),
+        row("Decode step at the sizing batch, real", "capacity", "decode_step_ms", f.num("capacity.decode_step_ms", "ms")),
         row("Decode capacity (fleet)", "capacity", "decode_tokens_per_s", f.num("capacity.decode_tokens_per_s", "tok/s")),
         row("Prefill capacity (fleet)", "capacity", "prefill_tokens_per_s", f.num("capacity.prefill_tokens_per_s", "tok/s")),
         row("Prefill share of GPU time", "capacity", "prefill_fraction", f.pct("capacity.prefill_fraction")),
@@ -492,6 +511,7 @@ def _operating_point(f: Figures) -> Section:
         ("KV in use", f.num(f"{op}.kv_in_use_gb", "GB"), _arith(f, op, "kv_in_use_gb")),
         ("Capacity under the SLO", f.num(f"{op}.capacity_rate_per_s", "req/s"), _arith(f, op, "capacity_rate_per_s")),
         ("Load / capacity under the SLO", f.pct(f"{op}.load_vs_capacity"), ""),
+        ("Headroom", "x" + f.num("headroom.multiple"), f.text("headroom.text")),
     ]
     return Section(
         key="operating_point",

@@ -37,7 +37,7 @@ def _moves(
 def test_duty_cycle_raises_demand_and_utilization() -> None:
     moved = _moves(
         lambda at: at.slider(key="sb.workload.duty_cycle").set_value(0.16),
-        up=("Request rate", "Utilization at peak", "Decode batch per replica"),
+        up=("Request rate", "Utilization at peak", "Sizing batch per replica"),
         down=(),
     )
     assert moved["Request rate"][1] == pytest.approx(2 * moved["Request rate"][0], rel=0.01)  # rate = users x duty / generation time
@@ -73,14 +73,14 @@ def test_more_nodes_lower_utilization_and_batch() -> None:
     _moves(
         lambda at: at.slider(key="sb.hardware.nodes").set_value(12),
         up=("Sequences, whole fleet",),
-        down=("Utilization at peak", "Decode batch per replica"),
+        down=("Utilization at peak", "Sizing batch per replica"),
     )
 
 
 def test_bf16_weights_double_weights_and_raise_utilization() -> None:
     moved = _moves(
         lambda at: at.selectbox(key="sb.deployment.weights").set_value("bf16"),
-        up=("Weights per GPU", "Utilization at peak", "Decode step (real)"),
+        up=("Weights per GPU", "Utilization at peak", "Decode step at the sizing batch (real)"),
         down=("KV cache per GPU",),
     )
     assert moved["Weights per GPU"][1] == pytest.approx(2 * moved["Weights per GPU"][0], rel=0.01)
@@ -89,7 +89,7 @@ def test_bf16_weights_double_weights_and_raise_utilization() -> None:
 def test_bf16_kv_doubles_kv_per_token_and_halves_sequences() -> None:
     moved = _moves(
         lambda at: at.selectbox(key="sb.deployment.kv_cache").set_value("bf16"),
-        up=("KV per token per GPU", "Decode step (real)"),
+        up=("KV per token per GPU", "Decode step at the sizing batch (real)"),
         down=("Sequences per replica",),
     )
     assert moved["KV per token per GPU"][1] == pytest.approx(2 * moved["KV per token per GPU"][0], rel=0.01)
@@ -99,7 +99,7 @@ def test_smaller_model_lowers_weights_and_utilization() -> None:
     _moves(
         lambda at: at.selectbox(key="sb.model.name").set_value("llama-3.1-8b"),
         up=("Sequences per replica",),
-        down=("Weights per GPU", "Utilization at peak", "Decode step (real)"),
+        down=("Weights per GPU", "Utilization at peak", "Decode step at the sizing batch (real)"),
     )
 
 
@@ -107,7 +107,7 @@ def test_faster_gpu_lowers_the_decode_step() -> None:
     _moves(
         lambda at: at.selectbox(key="sb.hardware.gpu").set_value("h200"),
         up=("KV cache per GPU", "Sequences per replica"),
-        down=("Decode step (real)", "Utilization at peak"),
+        down=("Decode step at the sizing batch (real)", "Utilization at peak"),
     )
 
 

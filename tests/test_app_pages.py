@@ -20,7 +20,7 @@ KEY_FIGURES = {
         "Request rate",
         "Weights per GPU",
         "Sequences per replica",
-        "Decode step (real)",
+        "Decode step at the sizing batch (real)",
         "Utilization at peak",
         "In flight",
         "TPOT at the operating point",

@@ -162,7 +162,7 @@ def test_the_document_names_variation_differences_by_label() -> None:
     from report.markdown import render_markdown
 
     text = render_markdown(plan(load_brief("variation-a")))
-    assert "| Decode step (real) |" in text and "capacity.decode_step_ms" not in text
+    assert "| Decode step at the sizing batch (real) |" in text and "capacity.decode_step_ms" not in text
 
 
 # --- two designs side by side ----------------------------------------------------------------------------------

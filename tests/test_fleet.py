@@ -10,7 +10,7 @@ from planner.fleet import cost_vs_fleet, fleet_sizes
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-g"])
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-g", "variation-f"])
 def test_fleet_points_match_the_full_plan(preset: str) -> None:
     brief = load_brief(preset)
     points = {p.nodes: p for p in cost_vs_fleet(brief)}
@@ -20,6 +20,7 @@ def test_fleet_points_match_the_full_plan(preset: str) -> None:
         assert points[n].usd_per_million_output_tokens == pytest.approx(full.cost.usd_per_million_output_tokens, rel=1e-9)
         assert points[n].utilization == pytest.approx(full.capacity.utilization, rel=1e-9)
         assert points[n].carries_peak == (full.capacity.utilization <= 1)
+        assert points[n].meets_slo == (full.verdict.feasible and full.verdict.meets_slo)
         assert points[n].gpus == full.cost.gpus
 
 

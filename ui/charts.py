@@ -48,7 +48,7 @@ COLORS = {
     "not used by the engine": "#E5E5E5",
     "prefill": PALETTE["target"],
     "decode": PALETTE["primary"],
-    "headroom": PALETTE["light"],
+    "idle (sizing)": PALETTE["light"],
 }
 # legends sit between the title and the plot, where a narrow screen still shows them whole
 _LEGEND = {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left", "traceorder": "normal"}
@@ -185,33 +185,34 @@ def stacked_bars(stacks: Sequence[Stack], title: str, *, percent: bool = False, 
     return figure(data, layout, marks)
 
 
-def utilization_vs_traffic_chart(points: Sequence[TrafficPoint]) -> go.Figure:
+def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multiple: float, long_context_pool: bool) -> go.Figure:
+    """Each limit of the verdict as traffic grows (planner.headroom): the first to cross 100% is the headroom."""
     x = [p.multiplier for p in points]
-    data = [
-        {
+
+    def line(name: str, values: list[float], color: str, dash: str = "solid") -> dict[str, Any]:
+        return {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": "with prefix caching",
+            "name": name,
             "x": x,
-            "y": _finite([p.utilization * 100 for p in points]),
-            "line": {"color": PALETTE["primary"]},
-        },
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "without prefix caching",
-            "x": x,
-            "y": _finite([p.utilization_no_prefix_cache * 100 for p in points]),
-            "line": {"color": PALETTE["muted"]},
-        },
-    ]
+            "y": _finite([v * 100 for v in values]),
+            "line": {"color": color, "dash": dash},
+        }
+
+    data = [line("general pool: load / capacity under the SLO", [p.general_load_vs_capacity for p in points], PALETTE["primary"])]
+    if long_context_pool:
+        data.append(line("long-context pool: GPU time", [p.long_context_utilization for p in points], PALETTE["secondary"]))
+    data.append(line("sizing arithmetic (users x duty, conservative)", [p.utilization for p in points], PALETTE["muted"], "dot"))
     layout = {
-        "title": {"text": "Utilization as traffic grows"},
+        "title": {"text": "Each limit as traffic grows"},
         "xaxis": {"title": {"text": "peak traffic, x the brief's"}},
-        "yaxis": {"title": {"text": "utilization (%)"}, "ticksuffix": "%"},
+        "yaxis": {"title": {"text": "% of the limit"}, "ticksuffix": "%"},
         "height": 340,
     }
-    return figure(data, layout, [hline(100, "100%", "black"), vline(1.0, "the brief")])
+    marks = [hline(100, "100%", "black"), vline(1.0, "the brief", label_y=0.95)]  # inside the plot: the legend sits above it
+    if 0 < headroom_multiple <= max(x, default=0.0) and abs(headroom_multiple - 1.0) > 0.05:
+        marks.append(vline(headroom_multiple, f"headroom x{num(headroom_multiple)}", color=PALETTE["target"], label_y=0.8))
+    return figure(data, layout, marks)
 
 
 # --- the SLO page ----------------------------------------------------------------------------------

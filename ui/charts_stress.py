@@ -142,7 +142,7 @@ def failure_utilization_chart(
 
 
 def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.Figure:
-    over = [p for p in points if not p.carries_peak]
+    over = [p for p in points if not p.meets_slo]
     data = [
         {
             "type": "scatter",
@@ -157,7 +157,7 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
         {
             "type": "scatter",
             "mode": "markers",
-            "name": "cannot carry the peak",
+            "name": "misses the SLO",
             "x": [p.nodes for p in over],
             "y": [p.usd_per_million_output_tokens for p in over],
             "marker": {"color": PALETTE["target"], "size": 12, "symbol": "x"},

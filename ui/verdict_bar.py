@@ -19,7 +19,7 @@ from ui.compare import pin_button
 from ui.mechanisms import objective_tiles
 from ui.show import md
 
-__all__ = ["verdict_bar", "verdict_headline"]
+__all__ = ["the_fix", "verdict_bar", "verdict_headline"]
 
 
 def verdict_headline(design: Design) -> str:
@@ -51,8 +51,10 @@ def _binding(design: Design) -> str:
             f" {num(dis.transfer_ms_mean, 'ms')}; the two pools run at {pct(op.load_vs_capacity)} of their capacity under the SLO"
             + (f", where the {dis.binding_pool} pool binds" if dis.binding_pool in ("prefill", "decode") else "")
         )
+    h = design.headroom
     return (
-        f"the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
+        f"headroom x{num(h.multiple)} before {h.binding};"
+        f" the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
         f" ({num(op.capacity_rate_per_s, 'req/s')} a replica, which ends at {capacity_limit(design)});"
         " the fleet's sizing arithmetic binds on"
         f" {design.capacity.binding_constraint.value} at {pct(design.capacity.utilization)}"
@@ -90,7 +92,7 @@ def verdict_bar(design: Design) -> None:
                 col.metric(name, value, line, delta_color="normal" if good else "inverse", delta_arrow="off")
             st.markdown(f"**What binds:** {md(_binding(design))}")
             if v.problems:
-                st.markdown(f"**The change that fixes it:** {md(v.problems[0].change)}")
+                st.markdown(f"**The change that fixes it:** {md(the_fix(design))}")
             _pin_line()
             return
         for col, (path, ok) in zip(cols, (("slo.ttft_p95_ms", slo.ttft_ok), (judged, slo.itl_ok)), strict=False):
@@ -104,17 +106,34 @@ def verdict_bar(design: Design) -> None:
             delta_arrow="off",
         )
         cols[3].metric(
-            label("cost.usd_per_million_output_tokens"),
-            show(design, "cost.usd_per_million_output_tokens"),
-            f"{show(design, 'cost.usd_per_hour')} an hour" if works else "but the design misses the SLO",
-            delta_color="off" if works else "inverse",
-            delta_arrow="off",
+            label("cost.usd_per_million_output_tokens"), *_cost_tile(design), delta_color="off" if works else "inverse", delta_arrow="off"
         )
         _ranges(design, judged)
         st.markdown(f"**What binds:** {md(_binding(design))}")
         if v.problems:
-            st.markdown(f"**The change that fixes it:** {md(v.problems[0].change)}")
+            st.markdown(f"**The change that fixes it:** {md(the_fix(design))}")
         _pin_line()
+
+
+def the_fix(design: Design) -> str:
+    """The change that makes a missing design meet: the fewest nodes that do, re-planned (planner.resize), else the
+    first problem's own change (the replica or the targets must change: no fleet size does it)."""
+    if design.fix is not None:
+        return design.fix.text
+    return design.verdict.problems[0].change
+
+
+def _cost_tile(design: Design) -> tuple[str, str]:
+    """(value, line under it) of the $/M tile: the cost of serving the brief only when this fleet carries the peak;
+    otherwise the fleet that meets the SLO's, or no figure, and why."""
+    v = design.verdict
+    if v.feasible and v.meets_slo:
+        return show(design, "cost.usd_per_million_output_tokens"), f"{show(design, 'cost.usd_per_hour')} an hour"
+    if design.cost.carries_peak:
+        return show(design, "cost.usd_per_million_output_tokens"), "but the design misses the SLO"
+    if design.fix is not None:
+        return show(design, "cost.usd_per_million_output_tokens_at_fix"), f"on {design.fix.nodes} nodes: this fleet cannot carry the peak"
+    return "no figure", "this fleet cannot carry the peak"
 
 
 def _ranges(design: Design, judged: str) -> None:

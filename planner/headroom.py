@@ -1,0 +1,241 @@
+"""Headroom: how many times the peak traffic the design carries before its verdict turns, and which limit turns it.
+
+Each limit is one of the verdict's own rules, found as the traffic multiple at which it reaches its bound:
+- the general pool: a replica's load against its capacity under the SLO (the rate at which it stops meeting both
+  targets, what `max-rate` measures); that capacity does not depend on the load, so the multiple is capacity / load;
+- the long-context pool: its busy share reaches 100% (its batch grows with the load, so found by bisection);
+- the worked design's sizing arithmetic (users x duty): the fleet's utilization reaches 100%, and the KV cache
+  fills at the sizing batch. These are the seed's conservative figures; they bind only when nothing else does first.
+The headroom is the smallest of them, so traffic x2 that misses never sits under a headroom above 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.architecture import long_context_utilization
+from planner.brief import Brief, ObjectiveKind
+from planner.capacity import Demand, capacity
+from planner.core import CoreDesign
+from planner.fmt import num, pct
+from planner.objective import ObjectiveAnalysis
+from planner.resize import meets
+
+__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
+
+_BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
+_MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
+_TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
+_REPLAN_BISECTIONS = 9  # re-plans that narrow a re-planned limit to 1/512 of its bracket: below the three figures shown
+
+
+class PoolLimit(BaseModel):
+    """One limit of the verdict: the traffic multiple at which it is reached."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str  # general, long_context, sizing_utilization, sizing_kv, or replanned (a hit rate that follows the load)
+    name: str  # what happens at the bound, in words ("the long-context pool fills")
+    multiple: float  # x the brief's peak traffic at which it is reached (unbounded: never)
+    arithmetic: str
+
+
+class Headroom(BaseModel):
+    """How many times the peak traffic the design carries before a limit of its verdict is reached."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    multiple: float  # the smallest limit's multiple, rounded down to three figures: the headroom
+    binding: str  # the limit reached first
+    limits: tuple[PoolLimit, ...]
+    sizing_multiple: float  # the worked design's sizing arithmetic: 1 / its utilization (linear, not the headroom)
+    text: str
+
+    @property
+    def long_context_pool(self) -> bool:
+        """The design has a long-context pool that takes load (one of the limits)."""
+        return any(lim.key == "long_context" for lim in self.limits)
+
+
+def scaled_demand(dem: Demand, multiplier: float) -> Demand:
+    """Demand at `multiplier` x the traffic: every rate and the generating count scale with the users (or the rate)."""
+    return dem.model_copy(
+        update={
+            "request_rate_per_s": dem.request_rate_per_s * multiplier,
+            "generating_sequences": dem.generating_sequences * multiplier,
+            "input_tokens_per_s": dem.input_tokens_per_s * multiplier,
+            "output_tokens_per_s": dem.output_tokens_per_s * multiplier,
+            "prefill_tokens_per_s_after_cache": dem.prefill_tokens_per_s_after_cache * multiplier,
+            "arithmetic": {},
+        }
+    )
+
+
+def _crossing(value_at: Callable[[float], float]) -> float:
+    """The multiple at which an increasing `value_at(multiple)` reaches 1 (0 when already over at any load,
+    unbounded when not reached by _MAX_MULTIPLE)."""
+    high = 1.0
+    while value_at(high) < 1:
+        high *= 2
+        if high > _MAX_MULTIPLE:
+            return math.inf
+    low = 0.0
+    for _ in range(_BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if value_at(mid) < 1 else (low, mid)
+    return high
+
+
+def long_context_utilization_at(core: CoreDesign, multiple: float) -> float:
+    """The long-context pool's busy share at `multiple` x the peak traffic (0 without the pool)."""
+    replicas = core.shape.replicas_in(core.pools.long_context_nodes)
+    if not replicas:
+        return core.long_context_utilization if multiple > 0 else 0.0  # 0, or unbounded when its nodes hold no replica
+    return long_context_utilization(core.brief, core.shape, scaled_demand(core.demand, multiple), replicas)
+
+
+def _general_limit(core: CoreDesign) -> PoolLimit:
+    op = core.operating_point
+    pool = "the decode and prefill pools reach their" if core.disaggregation is not None else "the general pool reaches its"
+    load = op.load_vs_capacity  # a replica's load / the rate at which it stops meeting the SLO
+    multiple = 1 / load if load > 0 else (math.inf if load == 0 else math.nan)
+    return PoolLimit(
+        key="general",
+        name=f"{pool} SLO capacity",
+        multiple=multiple,
+        arithmetic=(
+            f"{num(op.capacity_rate_per_s, 'req/s')} a replica meets the SLO up to / {num(op.rate_per_replica_per_s, 'req/s')}"
+            f" it carries = x{num(multiple)}"
+            if core.disaggregation is None
+            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(multiple)}"
+        ),
+    )
+
+
+def _long_context_limit(core: CoreDesign) -> PoolLimit | None:
+    if core.pools.long_context_nodes == 0 or core.brief.workload.long_context_share <= 0:
+        return None
+    busy = core.long_context_utilization
+    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m))
+    return PoolLimit(
+        key="long_context",
+        name="the long-context pool fills",
+        multiple=multiple,
+        arithmetic=(
+            f"{pct(busy)} busy at the peak; its batch grows with the load,"
+            f" x{num(1 / busy) if busy > 0 else 'unbounded'} if it scaled linearly"
+        ),
+    )
+
+
+def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
+    """The worked design's sizing rules the verdict applies: fleet utilization and the KV cache at the sizing batch."""
+    brief, shape, cap = core.brief, core.shape, core.capacity
+    if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
+        util_multiple = 1 / cap.utilization if cap.utilization > 0 else math.inf
+    else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
+        util_multiple = _crossing(lambda m: capacity(brief, shape, scaled_demand(core.demand, m), core.memory).utilization)
+    limits = [
+        PoolLimit(
+            key="sizing_utilization",
+            name="the sizing utilization reaches 100%",
+            multiple=util_multiple,
+            arithmetic=f"{pct(cap.utilization)} at the peak, the worked design's conservative arithmetic",
+        )
+    ]
+    if cap.kv_fraction > 0:
+        limits.append(
+            PoolLimit(
+                key="sizing_kv",
+                name="the KV cache fills at the sizing batch",
+                multiple=1 / cap.kv_fraction,
+                arithmetic=f"{pct(cap.kv_fraction)} of the KV cache at the sizing batch",
+            )
+        )
+    return limits
+
+
+def _at_traffic(stated: Brief, multiple: float) -> Brief:
+    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it."""
+    w = stated.workload
+    if w.rate_given:
+        assert w.request_rate is not None
+        return stated.with_changes({"workload.request_rate": w.request_rate * multiple})
+    assert w.users is not None
+    return stated.with_changes({"workload.users": max(int(w.users * multiple), 1)})
+
+
+def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
+    """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
+    which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic."""
+    if not meets_now:
+        return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
+    low, high = 1.0, max(guess, 1.0)
+    while meets(_at_traffic(stated, high)):
+        low, high = high, high * 2
+        if high > _MAX_MULTIPLE:
+            return PoolLimit(key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic")
+    for _ in range(_REPLAN_BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if meets(_at_traffic(stated, mid)) else (low, mid)
+    return PoolLimit(
+        key="replanned",
+        name="the re-planned design misses its SLO",
+        multiple=high,
+        arithmetic=(f"{_TIERS_WHY}: x{low:.5g} meets the SLO, x{high:.5g} does not"),
+    )
+
+
+def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
+    """An offline job's time in hours, a rollout batch's in seconds (as the objective states its deadline)."""
+    return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
+
+
+def _deadline_limit(goal: ObjectiveAnalysis) -> PoolLimit:
+    """An offline job or a rollout batch is judged on its deadline, not on latency: its work can grow until its time
+    reaches the deadline (the time grows with the work at the fleet's throughput)."""
+    multiple = goal.deadline_s / goal.time_s if goal.time_s > 0 else math.inf
+    return PoolLimit(
+        key="deadline",
+        name="it misses its deadline",
+        multiple=multiple,
+        arithmetic=f"it takes {_duration(goal.time_s, goal)} of its {_duration(goal.deadline_s, goal)} deadline",
+    )
+
+
+def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnalysis | None = None) -> Headroom:
+    """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached.
+    `stated`: the brief as given, for a design whose hit rate follows the load (KV tiers): then the traffic is
+    re-planned. `goal`: an offline job's or a rollout's objective, whose deadline is its verdict's only limit."""
+    long_context = _long_context_limit(core)
+    limits = [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+    if goal is not None:
+        limits = [_deadline_limit(goal)]
+    elif stated is not None:
+        guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
+        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
+    known = [lim for lim in limits if not math.isnan(lim.multiple)]
+    first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
+    cap = core.capacity
+    sizing = 1 / cap.utilization if cap.utilization > 0 else math.inf
+    multiple = _down(first.multiple)
+    load = "the work" if goal is not None else "the peak traffic"
+    if first.multiple < 1:
+        text = f"none: x{num(multiple)} {load} is where {first.name} ({first.arithmetic})"
+    else:
+        text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
+    others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
+    if others:
+        text += "; later " + ", ".join(f"{lim.name} at x{num(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
+    return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), sizing_multiple=sizing, text=text)
+
+
+def _down(multiple: float) -> float:
+    """A headroom rounded down to the three figures shown: x1.157 reads x1.15, never a multiple the design cannot carry."""
+    if not math.isfinite(multiple) or multiple <= 0:
+        return multiple
+    scale = 10 ** (2 - math.floor(math.log10(multiple)))
+    return float(math.floor(multiple * scale) / scale)

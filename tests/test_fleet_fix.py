@@ -1,0 +1,87 @@
+"""A design that cannot carry its load: the change that fixes it is a fleet that works (re-planned), its $/M is not
+shown as the cost of serving the brief, and its failure rows speak only of pools the fleet holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import apply_overrides, load_brief, plan
+from planner.cost import per_million
+from planner.resize import meets
+from report.markdown import render_markdown
+from ui.verdict_bar import _cost_tile, the_fix
+
+pytestmark = pytest.mark.unit
+
+EXTREME = {"hardware.nodes": 2, "workload.prefix_hit_rate": 0.0, "workload.duty_cycle": 0.5}  # review s4, finding 14
+
+
+@pytest.fixture(scope="module")
+def extreme():
+    return plan(apply_overrides(load_brief("capstone"), EXTREME))
+
+
+def test_the_fix_is_the_fewest_nodes_that_meet_the_slo(extreme) -> None:
+    fix = extreme.fix
+    assert fix is not None and not extreme.verdict.feasible
+    fixed = apply_overrides(extreme.brief, fix.overrides)
+    assert meets(fixed)
+    v = plan(fixed).verdict
+    assert v.feasible and v.meets_slo  # as `plan --set` with the printed overrides gives it
+    assert not meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
+    # the verdict bar's line is this fix, not the fallback pool layout the 2-node fleet runs
+    assert the_fix(extreme) == fix.text and "using 1 spare" not in the_fix(extreme)
+    assert f"--set hardware.nodes={fix.nodes}" in fix.text
+
+
+def test_a_fleet_that_cannot_carry_the_peak_shows_no_cost_of_serving(extreme) -> None:
+    cost, fix = extreme.cost, extreme.fix
+    assert fix is not None and not cost.carries_peak
+    value, line = _cost_tile(extreme)
+    assert value != "$0.18" and "cannot carry the peak" in line and f"{fix.nodes} nodes" in line
+    gpus = fix.nodes * extreme.brief.hardware.gpus_per_node
+    expected = per_million(gpus * extreme.brief.cost.usd_per_gpu_hour * 8760, cost.output_tokens_per_year)
+    assert cost.usd_per_million_output_tokens_at_fix == pytest.approx(expected, rel=1e-9)
+    assert "cannot carry the peak" in cost.arithmetic["usd_per_million_output_tokens"]
+    assert "not the cost of serving" in render_markdown(extreme)
+
+
+def test_a_design_that_meets_has_no_fix_and_its_cost_is_the_cost_of_serving() -> None:
+    design = plan(load_brief("capstone"))
+    assert design.fix is None and design.cost.carries_peak and design.cost.usd_per_million_output_tokens_at_fix is None
+    assert _cost_tile(design)[0] == "$4.48"
+
+
+def test_failure_rows_speak_only_of_pools_the_fleet_holds(extreme) -> None:
+    assert extreme.pools.long_context_nodes == 0  # 2 nodes: the spare and a general node, no long-context pool
+    burst = next(m for m in extreme.failures if m.scenario.value == "long_context_burst")
+    assert "routed to the long-context pool" not in burst.change and "no long-context pool" in burst.change
+    assert "long-context pool goes from" not in burst.note
+
+
+def test_a_scenario_that_cannot_run_reads_in_words() -> None:
+    text = render_markdown(plan(load_brief("variation-f")))
+    row = next(line for line in text.splitlines() if line.startswith("| Quantization reverted to BF16 |"))
+    assert "cannot run at all" in row and "unbounded" not in row and "%" not in row
+
+
+def test_compare_does_not_price_a_fleet_that_cannot_carry_the_peak_as_the_same() -> None:
+    from planner.compare import Direction, compare
+
+    capstone, f = plan(load_brief("capstone")), plan(load_brief("variation-f"))  # both $4.48 a million: 64 GPUs each
+    row = next(r for r in compare(capstone, f) if r.path == "cost.usd_per_million_output_tokens")
+    assert row.right.endswith("(the fleet cannot carry the peak)") and row.left == "$4.48"
+    assert row.direction is Direction.worse and row.absolute == ""
+
+
+def test_the_cli_text_says_the_fix_and_what_the_price_is() -> None:
+    import subprocess
+    import sys
+
+    sets = [arg for path, value in EXTREME.items() for arg in ("--set", f"{path}={value}")]
+    run = subprocess.run([sys.executable, "-m", "planner", "plan", "capstone", *sets], capture_output=True, text=True, check=True)
+    assert "The change that fixes it" in run.stdout and "--set hardware.nodes=" in run.stdout
+    price = next(line for line in run.stdout.splitlines() if line.strip().startswith("Cost per M output tokens"))
+    assert "not the cost of serving: this fleet cannot carry the peak" in price
+    headroom = next(line for line in run.stdout.splitlines() if line.strip().startswith("Headroom"))
+    assert "first)" in headroom

@@ -1,0 +1,92 @@
+"""Headroom (planner.headroom) speaks of the limits the verdict judges: the traffic multiple it states is the one at
+which `plan --set` with that traffic stops meeting the SLO, so the failure table's "traffic doubles" agrees with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import apply_overrides, load_brief, plan
+from planner.brief import Brief
+from planner.sweeps import utilization_vs_traffic
+
+pytestmark = pytest.mark.unit
+
+# latency-judged briefs whose hit rate does not move with the load (KV-tier and deadline briefs are judged otherwise)
+PRESETS = ("capstone", "qps10-tp4", "qps200-chat", "variation-a", "variation-c", "chat-disaggregated", "rag", "moe-deepseek")
+
+
+def _at_traffic(brief: Brief, multiple: float) -> bool:
+    """Whether the brief with its peak traffic scaled by `multiple` meets its SLO, as `plan --set` judges it."""
+    w = brief.workload
+    if w.rate_given:
+        assert w.request_rate is not None
+        override = {"workload.request_rate": w.request_rate * multiple}
+    else:
+        assert w.users is not None
+        override = {"workload.users": int(w.users * multiple)}
+    v = plan(apply_overrides(brief, override)).verdict
+    return v.feasible and v.meets_slo
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_the_headroom_is_where_the_replanned_verdict_turns(preset: str) -> None:
+    brief = load_brief(preset)
+    h = plan(brief).headroom.multiple
+    assert h > 1
+    assert _at_traffic(brief, h * 0.97), f"{preset}: misses below its headroom x{h:.3g}"
+    assert not _at_traffic(brief, h * 1.03), f"{preset}: still meets above its headroom x{h:.3g}"
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_traffic_doubles_agrees_with_the_headroom(preset: str) -> None:
+    design = plan(load_brief(preset))
+    doubles = next(m for m in design.failures if m.scenario.value == "traffic_doubles")
+    assert doubles.ok == (design.headroom.multiple >= 2), (preset, design.headroom.text)
+
+
+def test_capstone_headroom_is_the_long_context_pool_not_the_sizing_arithmetic() -> None:
+    design = plan(load_brief("capstone"))
+    h, op = design.headroom, design.operating_point
+    limits = {lim.key: lim for lim in h.limits}
+    assert h.binding == limits["long_context"].name and h.multiple == pytest.approx(limits["long_context"].multiple, rel=1e-2)
+    assert h.multiple <= limits["long_context"].multiple  # rounded down: never a multiple the design cannot carry
+    assert 1.0 < h.multiple < 2.0  # 87.9% busy at the peak: traffic x2 cannot fit (the failure table's row)
+    assert limits["general"].multiple == pytest.approx(op.capacity_rate_per_s / op.rate_per_replica_per_s, rel=1e-9)  # 29.4 / 8.8
+    assert design.capacity.sizing_load_multiple == pytest.approx(1 / design.capacity.utilization)  # x3.61: the seed's, kept apart
+    assert h.multiple < design.capacity.sizing_load_multiple
+    assert "long-context pool" in h.text and "x1.15 the peak traffic" in h.text  # 1.157, rounded down
+
+
+def test_the_traffic_chart_crosses_100_percent_at_the_headroom() -> None:
+    brief = load_brief("capstone")
+    h = plan(brief).headroom.multiple
+    for p in utilization_vs_traffic(brief):
+        worst = max(p.general_load_vs_capacity, p.long_context_utilization, p.utilization)
+        assert (worst < 1) == (p.multiplier < h), p
+
+
+def test_a_hit_rate_that_follows_the_load_is_replanned() -> None:
+    """agent-platform derives its hit rate from its KV tiers, which fill as the traffic grows: the closed form (its
+    general pool's SLO capacity, x2.08) overstates the headroom, so the traffic is re-planned and the verdict turns
+    before x2, where `plan --set workload.request_rate=60` misses (review s4, finding 1)."""
+    brief = load_brief("agent-platform")
+    h = plan(brief).headroom
+    assert h.binding == "the re-planned design misses its SLO"
+    assert h.multiple <= 2.0 and _at_traffic(brief, h.multiple * 0.995) and not _at_traffic(brief, 2.0)
+
+
+@pytest.mark.parametrize("preset", ["offline-batch", "rl-rollout"])
+def test_a_deadline_brief_has_its_deadline_as_its_only_limit(preset: str) -> None:
+    """Judged on its deadline, not on latency: the SLO capacity of its replicas is no limit of its verdict."""
+    design = plan(load_brief(preset))
+    goal, h = design.objective, design.headroom
+    assert goal is not None and [lim.key for lim in h.limits] == ["deadline"]
+    assert h.multiple == pytest.approx(goal.deadline_s / goal.time_s, rel=1e-2) and h.multiple <= goal.deadline_s / goal.time_s
+    assert "deadline" in h.text and "SLO capacity" not in h.text
+
+
+def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
+    from ui.verdict_bar import _binding
+
+    text = _binding(plan(load_brief("capstone")))
+    assert text.startswith("headroom x1.15 before the long-context pool fills;")
