@@ -8,7 +8,9 @@ The engine limits a row leaves open are its engine family's defaults:
   GUARANTEED_NO_EVICT: a request starts only when the KV cache can hold its whole prompt and reply besides the
   running requests' whole lengths, so none is ever preempted (trtllm-bench throughput --scheduler_policy defaults to
   guaranteed_no_evict, tensorrt_llm/bench/benchmark/throughput.py; "GUARANTEED_NO_EVICT (default)", TensorRT-LLM docs,
-  performance-tuning-guide/useful-runtime-flags). vLLM and SGLang admit on the KV in use and preempt when it runs out.
+  performance-tuning-guide/useful-runtime-flags). The reservation is each request's own prompt and reply: trtllm-bench
+  asks for the dataset's output length; an MLPerf harness's max_new_tokens is unstated, so the same is taken (a larger
+  one would admit fewer). vLLM and SGLang admit on the KV in use and preempt when it runs out.
 - vLLM V1 (0.8 on; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults): on a GPU of at least 70 GiB that is
   not an A100, max_num_seqs 1,024 and max_num_batched_tokens 16,384 offline (LLM class) or 8,192 serving; on
   others 256 and 8,192 offline or 2,048 serving; chunked prefill always on. vLLM V0 (before 0.8, and the ROCm
