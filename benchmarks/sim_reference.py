@@ -107,6 +107,8 @@ def reference_run(arrival: list[float], prompt: list[int], output: list[int], ca
                 break
             if kv_used + hit + take > cap:
                 break
+            if costs.reserve_whole_request and sum(x.prompt + x.output for x in running) + r.prompt + r.output > cap:
+                break  # TensorRT-LLM's GUARANTEED_NO_EVICT: room for the whole of every running request and this one
             waiting.popleft()
             if math.isnan(r.scheduled):
                 r.scheduled = t

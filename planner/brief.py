@@ -293,14 +293,14 @@ class Efficiency(_Frozen):
     presets set every field to their own stated assumptions."""
 
     compute_fraction: float = Field(
-        default=0.73, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
+        default=0.69, ge=0.001, le=1, description="Achieved fraction of peak tensor-core throughput in prefill (MFU, 0-1)."
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
         description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
     )
     bandwidth_fraction: float = Field(
-        default=0.68, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
+        default=0.69, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."
     )
     tp_comm_overhead: float = Field(
         default=0.0, ge=0, le=5, description="Extra decode time for tensor-parallel all-reduce when TP > 1, as a fraction (0.2 = +20%)."
@@ -309,16 +309,16 @@ class Efficiency(_Frozen):
         default=1.0, ge=1, le=10, description="Multiplier from the ideal decode step to what kernels really take (1 = ideal)."
     )
     step_overhead_ms: float = Field(
-        default=2.6, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
+        default=1.7, ge=0, le=1000, description="Fixed time per engine step: scheduling, sampling, launch (ms)."
     )
     attention_bandwidth_fraction: float = Field(
-        default=0.92,
+        default=0.77,
         ge=0.001,  # below 0.1% of the GPU the figures overflow, and no kernel is that slow
         le=1,
         description="Achieved fraction of HBM bandwidth when decode attention reads the KV cache (0-1); paged-attention kernels reach far less than the weight reads.",
     )
     allreduce_latency_us: float = Field(
-        default=14.0,
+        default=20.0,
         ge=0,
         le=10_000,
         description="Latency of one tensor-parallel all-reduce when TP > 1, before its bytes move; a step runs two per layer (us).",

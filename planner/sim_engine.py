@@ -6,7 +6,9 @@ Each step:
    hold the new tokens, the most recently admitted running request is preempted (its KV is dropped and
    recomputed later, vLLM's recompute preemption) and goes back to the front of the queue.
 2. Then waiting requests, first come first served, while the token budget (max-num-batched-tokens),
-   the sequence limit (max-num-seqs) and the KV cache allow. The prefix cache covers a request's
+   the sequence limit (max-num-seqs) and the KV cache allow. With `reserve_whole_request` (TensorRT-LLM's
+   default capacity policy, GUARANTEED_NO_EVICT) a request is admitted only when the KV cache can also hold
+   its whole prompt and reply besides the whole lengths of the running ones, so no request is ever preempted. The prefix cache covers a request's
    cached prompt tokens at admission: they hold KV but cost no compute. A request's images run through the
    vision encoder in the step that first admits it (its mean encoder time, on the same GPUs, before the step).
 3. The step takes planner.step_model.step_time_s of its tokens, sequences, KV read and prefill attention
@@ -60,6 +62,7 @@ class StepCosts(BaseModel):
     draft_tokens: int = 0  # k
     seed: int = 0  # the per-step draws of the tokens a speculative step emits
     encoder_s: float = 0.0  # a request's vision encoder time, in the step that first admits it (planner.multimodal)
+    reserve_whole_request: bool = False  # admit only what can run to its last token without preemption (TensorRT-LLM)
 
 
 class EngineOutput(BaseModel):
@@ -94,6 +97,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
     kv_capacity: int,
     chunked: bool,
     encoder_s: float,
+    reserve_whole: bool,
 ) -> tuple[F64, F64, F64, F64, I64, F64, int, int, float]:
     """Simulate until every request ends; per-request times and the histogram of the ITL gaps.
 
@@ -140,6 +144,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
     n_dec = 0
     dec_context = 0  # KV tokens the decoders hold at the start of the step
     kv_used = 0
+    reserved = 0  # prompt + reply of every running request: the KV they hold once they end
     t = 0.0
     steps = 0
     preemptions = 0
@@ -185,6 +190,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                         k += 1
                 n_pre = k
             kv_used -= held
+            reserved -= prompt[victim] + output[victim]
             computed[victim] = 0
             state[victim] = _WAITING
             q_head = (q_head - 1) % (n + 1)
@@ -220,6 +226,8 @@ def engine_loop(  # one function, so numba compiles the whole loop
                 break  # without chunking a prompt runs whole, alone if it must
             if kv_used + hit + take > kv_capacity:
                 break
+            if reserve_whole and reserved + prompt[r] + output[r] > kv_capacity:
+                break  # GUARANTEED_NO_EVICT: it waits until the running requests leave room for all of it
             q_head = (q_head + 1) % (n + 1)
             q_len -= 1
             if np.isnan(scheduled[r]):
@@ -228,6 +236,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
             computed[r] = hit
             state[r] = _PREFILL
             kv_used += hit + take
+            reserved += prompt[r] + output[r]
             stack[top] = r
             top += 1
             if top == stack.shape[0]:  # drop finished requests from the stack
@@ -252,6 +261,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                     top -= 1
                 top -= 1
                 kv_used -= computed[r]
+                reserved -= prompt[r] + output[r]
                 computed[r] = 0
                 state[r] = _WAITING
                 q_head = (q_head - 1) % (n + 1)
@@ -284,6 +294,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
             finish[r] = t
             state[r] = _DONE
             kv_used -= held
+            reserved -= prompt[r] + output[r]
             dec_context -= held
             n_dec -= 1
             done += 1
@@ -314,6 +325,7 @@ def engine_loop(  # one function, so numba compiles the whole loop
                 finish[r] = t
                 state[r] = _DONE
                 kv_used -= computed[r]
+                reserved -= prompt[r] + output[r]
                 done += 1
                 if clients > 0 and known < n:
                     arrival[known] = t
@@ -389,7 +401,7 @@ def warm_up() -> None:
     if not _warm:
         one = np.ones(1, dtype=np.int64)
         constants = StepConstants.only(weights_s=1e-3, gemm_s_per_token=1e-6, kv_s_per_token=1e-9)
-        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.values(), 16, 1, 64, True, 0.0)
+        _kernel()(np.zeros(1), one * 2, one, one * 0, 0, constants.values(), 16, 1, 64, True, 0.0, False)
         _warm = True
 
 
@@ -436,9 +448,16 @@ def _request_arrays(arrival: F64, prompt: I64, output: I64, cached: I64) -> tupl
     )
 
 
-def _limits(costs: StepCosts) -> tuple[int, int, int, bool, float]:
+def _limits(costs: StepCosts) -> tuple[int, int, int, bool, float, bool]:
     """The engine limits both loops take after their step constants."""
-    return costs.max_num_batched_tokens, costs.max_num_seqs, costs.kv_capacity_tokens, costs.chunked_prefill, costs.encoder_s
+    return (
+        costs.max_num_batched_tokens,
+        costs.max_num_seqs,
+        costs.kv_capacity_tokens,
+        costs.chunked_prefill,
+        costs.encoder_s,
+        costs.reserve_whole_request,
+    )
 
 
 def _engine_output(res: tuple[Any, ...], speculative_steps: int = 0) -> EngineOutput:

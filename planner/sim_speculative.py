@@ -5,8 +5,9 @@ step (one token a sequence); at or below it the step drafts k tokens a sequence 
 (planner.step_model.speculative_step_time_s), and each decoding sequence emits the accepted run of drafts plus
 one: j tokens with probability a^(j-1) (1 - a) for j <= k, k + 1 with probability a^k, drawn per sequence and
 step. A sequence's KV grows by the tokens it emits; one gap between streamed chunks a step goes to the ITL
-histogram. Admission, chunked prefill, the token budget, recompute preemption, the prefix cache and the vision
-encoder's time in the step that first admits a request are as in planner.sim_engine; the decoders are kept one by
+histogram. Admission (TensorRT-LLM's whole-request reservation included), chunked prefill, the token budget,
+recompute preemption, the prefix cache and the vision encoder's time in the step that first admits a request are
+as in planner.sim_engine; the decoders are kept one by
 one (a speculative batch is small), not in lockstep.
 """
 
@@ -44,6 +45,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
     kv_capacity: int,
     chunked: bool,
     encoder_s: float,
+    reserve_whole: bool,
 ) -> tuple[F64, F64, F64, F64, I64, F64, int, int, float, int]:
     """Simulate until every request ends; as planner.sim_engine.engine_loop, plus the steps that were speculative."""
     np.random.seed(seed)
@@ -70,6 +72,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
     known = min(clients, n) if clients > 0 else n
     next_arrival = 0
     kv_used = 0
+    reserved = 0  # prompt + reply of every running request: the KV they hold once they end
     t = 0.0
     steps = 0
     spec_steps = 0
@@ -101,6 +104,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
                 n_dec -= 1
                 last_tok[victim] = t
             kv_used -= computed[victim]
+            reserved -= prompt[victim] + output[victim]
             computed[victim] = 0
             state[victim] = _WAITING
             q_head = (q_head - 1) % (n + 1)
@@ -140,6 +144,8 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
                 break
             if kv_used + reserve + hit + take > kv_capacity:
                 break
+            if reserve_whole and reserved + prompt[r] + output[r] > kv_capacity:
+                break  # GUARANTEED_NO_EVICT, as planner.sim_engine
             q_head = (q_head + 1) % (n + 1)
             q_len -= 1
             if np.isnan(scheduled[r]):
@@ -148,6 +154,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
             computed[r] = hit
             state[r] = _PREFILL
             kv_used += hit + take
+            reserved += prompt[r] + output[r]
             run[n_run] = r
             n_run += 1
             chunk[r] = take
@@ -161,6 +168,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
                 r = run[n_run - 1]
                 n_run -= 1
                 kv_used -= computed[r]
+                reserved -= prompt[r] + output[r]
                 computed[r] = 0
                 state[r] = _WAITING
                 q_head = (q_head - 1) % (n + 1)
@@ -220,6 +228,7 @@ def speculative_engine_loop(  # one function, so numba compiles the whole loop
                 finish[r] = t
                 state[r] = _DONE
                 kv_used -= computed[r]
+                reserved -= prompt[r] + output[r]
                 done += 1
                 if clients > 0 and known < n:
                     arrival[known] = t

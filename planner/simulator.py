@@ -67,6 +67,12 @@ class SimSettings(_Frozen):
     input_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="Fixed prompt length (tokens); empty: sampled.")
     output_tokens: int | None = Field(default=None, ge=1, le=1_000_000, description="Fixed reply length (tokens); empty: sampled.")
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of the request generator.")
+    reserve_whole_request: bool = Field(
+        default=False,
+        description="Admit a request only when the KV cache holds its whole prompt and reply besides the running requests' "
+        "(TensorRT-LLM's default GUARANTEED_NO_EVICT: nothing is ever preempted); off: vLLM's admission on the KV in use, "
+        "with recompute preemption.",
+    )
 
 
 # The most work one run may do, in tokens: requests x (mean prompt + reply, up to the longest sequence).
@@ -479,6 +485,8 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     _check_work(settings.requests, tokens, runs=1, limit=MAX_RUN_TOKENS)
     reqs = _requests(brief, settings, rate, max_len)
     costs, steps, notes = _mechanisms(brief, shape, costs, reqs, settings, rate)
+    if settings.reserve_whole_request:
+        costs = costs.model_copy(update={"reserve_whole_request": True})
     warm_up()
     start = time.perf_counter()
     if brief.disaggregation.enabled:

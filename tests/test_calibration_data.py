@@ -128,6 +128,9 @@ def test_engine_family_defaults(rows):
     assert (v0.max_num_seqs, v0.max_num_batched_tokens, v0.chunked_prefill) == (256, 32_768, False)
     static = setup(rows["1"]).brief.deployment  # a static batch of 1024 x 128-token prompts prefilled in one step
     assert (static.max_num_seqs, static.max_num_batched_tokens) == (1024, 1024 * 128)
+    # TensorRT-LLM's in-flight batching admits only whole requests (GUARANTEED_NO_EVICT); vLLM, SGLang and a static batch do not
+    assert setup(rows["124"]).settings.reserve_whole_request and setup(rows["149"]).settings.reserve_whole_request
+    assert not any(setup(rows[i]).settings.reserve_whole_request for i in ("1", "167", "198", "160"))
 
 
 def test_trt_kv_pool_is_its_fraction_of_free_memory(rows):

@@ -421,13 +421,14 @@ def test_a_lost_node_is_lost_from_a_named_pool(disagg):
 def test_the_fleet_sizing_reads_the_speculative_step():
     """At 16 req/s (4 a replica) the sizing arithmetic with the plain step put the fleet at 138% busy and the design
     not feasible, while the SLO model had each replica at 63% of its capacity; with a token's share of the
-    speculative step the fleet is ~38% busy and feasible. Without speculation the same load is 34.5% at 1 req/s."""
+    speculative step the fleet is ~41% busy and feasible. Without speculation the same load is 35.5% at 1 req/s
+    (calibrated defaults of docs/calibration.md)."""
     fast = plan(load_brief("chat-speculative").with_changes({"workload.request_rate": 16.0}))
-    assert fast.capacity.utilization == pytest.approx(0.38, rel=0.05)
+    assert fast.capacity.utilization == pytest.approx(0.41, rel=0.05)
     assert fast.verdict.feasible and fast.verdict.meets_slo
     assert "speculative step" in fast.capacity.utilization_basis
     plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
-    assert plain.capacity.utilization == pytest.approx(0.345, rel=0.05)
+    assert plain.capacity.utilization == pytest.approx(0.355, rel=0.05)
 
 
 def test_deepseek_drafts_with_its_own_mtp_layer():

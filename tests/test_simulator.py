@@ -191,10 +191,13 @@ def reference_run(root):
     return reference_run
 
 
-@pytest.mark.parametrize("kv_capacity", [3_000_000, 30_000, 9_000])
-def test_fast_loop_equals_straightforward_loop(reference_run, qps200, kv_capacity):
-    """Same scheduler, same requests: the same times, including when the KV cache forces preemptions."""
-    costs = step_costs(qps200, shape_of(qps200)).model_copy(update={"kv_capacity_tokens": kv_capacity, "max_num_batched_tokens": 2048})
+@pytest.mark.parametrize(("kv_capacity", "reserve_whole"), [(3_000_000, False), (30_000, False), (9_000, False), (9_000, True)])
+def test_fast_loop_equals_straightforward_loop(reference_run, qps200, kv_capacity, reserve_whole):
+    """Same scheduler, same requests: the same times, including when the KV cache forces preemptions, and with
+    TensorRT-LLM's whole-request reservation, which never preempts."""
+    costs = step_costs(qps200, shape_of(qps200)).model_copy(
+        update={"kv_capacity_tokens": kv_capacity, "max_num_batched_tokens": 2048, "reserve_whole_request": reserve_whole}
+    )
     reqs = make_requests(
         count=300,
         rate_per_s=14.0,
@@ -217,8 +220,44 @@ def test_fast_loop_equals_straightforward_loop(reference_run, qps200, kv_capacit
     np.testing.assert_allclose(fast.finish_s, ref.finish_s, rtol=1e-12)
     assert int(fast.itl_bin_count.sum()) == len(ref.itl_gaps_s)
     if kv_capacity < 10_000:
-        assert fast.preemptions > 0
+        assert (fast.preemptions == 0) if reserve_whole else (fast.preemptions > 0)
     _assert_histogram_matches_exact(fast, np.array(ref.itl_gaps_s) * 1e3)
+
+
+def test_whole_request_reservation_runs_what_fits_to_the_end(qps200):
+    """Every request at once, each 300 + 200 tokens, a KV cache of 5,000 tokens: vLLM's admission fills it with
+    prompts and preempts as replies grow; TensorRT-LLM's GUARANTEED_NO_EVICT runs 10 at a time, never more, and
+    preempts none."""
+    costs = step_costs(qps200, shape_of(qps200)).model_copy(update={"kv_capacity_tokens": 5000, "max_num_seqs": 256})
+    reqs = make_requests(
+        count=60,
+        rate_per_s=math.inf,
+        clients=0,
+        prompt_mean=300,
+        prompt_p95=300,
+        output_mean=200,
+        output_p95=200,
+        max_model_len=5000,
+        prefix_hit_rate=0.0,
+        seed=0,
+    )
+    runs = {
+        reserve: run_engine(
+            reqs.arrival_s,
+            reqs.prompt_tokens,
+            reqs.output_tokens,
+            reqs.cached_tokens,
+            0,
+            costs.model_copy(update={"reserve_whole_request": reserve}),
+        )
+        for reserve in (False, True)
+    }
+    assert runs[False].preemptions > 0 and runs[True].preemptions == 0
+    reserved = runs[True]
+    assert np.isfinite(reserved.finish_s).all()
+    events = sorted([(s, 1) for s in reserved.scheduled_s] + [(f, -1) for f in reserved.finish_s])  # an end before a start at a tie
+    running = np.cumsum([step for _, step in events])
+    assert running.max() == 10
 
 
 def _assert_histogram_matches_exact(out, gaps_ms):

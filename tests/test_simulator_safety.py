@@ -52,7 +52,7 @@ def _closed_loop(qps200, clients: int, count: int, loop=None):  # type: ignore[n
     if loop is None:
         return run_engine(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, costs).finish_s
     c = costs
-    limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill, c.encoder_s)
+    limits = (c.max_num_batched_tokens, c.max_num_seqs, c.kv_capacity_tokens, c.chunked_prefill, c.encoder_s, c.reserve_whole_request)
     return loop(reqs.arrival_s, reqs.prompt_tokens, reqs.output_tokens, reqs.cached_tokens, clients, c.step.values(), *limits)[3]
 
 

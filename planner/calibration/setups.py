@@ -4,7 +4,13 @@ and the simulated figure read in the row's unit.
 The engine limits a row leaves open are its engine family's defaults:
 
 - TensorRT-LLM: max_batch_size 2,048, max_num_tokens 8,192, kv_cache_free_gpu_mem_fraction 0.9 of the memory the
-  weights and activations leave (0.95 where the row says so).
+  weights and activations leave (0.95 where the row says so), and its default capacity scheduler policy,
+  GUARANTEED_NO_EVICT: a request starts only when the KV cache can hold its whole prompt and reply besides the
+  running requests' whole lengths, so none is ever preempted (trtllm-bench throughput --scheduler_policy defaults to
+  guaranteed_no_evict, tensorrt_llm/bench/benchmark/throughput.py; "GUARANTEED_NO_EVICT (default)", TensorRT-LLM docs,
+  performance-tuning-guide/useful-runtime-flags). The reservation is each request's own prompt and reply: trtllm-bench
+  asks for the dataset's output length; an MLPerf harness's max_new_tokens is unstated, so the same is taken (a larger
+  one would admit fewer). vLLM and SGLang admit on the KV in use and preempt when it runs out.
 - vLLM V1 (0.8 on; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults): on a GPU of at least 70 GiB that is
   not an A100, max_num_seqs 1,024 and max_num_batched_tokens 16,384 offline (LLM class) or 8,192 serving; on
   others 256 and 8,192 offline or 2,048 serving; chunked prefill always on. vLLM V0 (before 0.8, and the ROCm
@@ -53,6 +59,7 @@ class EngineDefaults(_Frozen):
     kv_fraction: float
     kv_of_free_memory: bool  # True: a fraction of what weights and activations leave (TRT, LMDeploy); False: of the whole GPU
     source: str
+    reserve_whole_request: bool = False  # admission reserves a request's whole prompt and reply (TRT's GUARANTEED_NO_EVICT)
 
 
 class Setup(_Frozen):
@@ -140,7 +147,8 @@ def engine_defaults(m: Measurement, gpu: GpuSpec) -> EngineDefaults:
             chunked_prefill=True,
             kv_fraction=0.9,
             kv_of_free_memory=True,
-            source="TensorRT-LLM defaults (max_batch_size 2,048, max_num_tokens 8,192, kv_cache_free_gpu_mem_fraction 0.9)",
+            source="TensorRT-LLM defaults (max_batch_size 2,048, max_num_tokens 8,192, kv_cache_free_gpu_mem_fraction 0.9, GUARANTEED_NO_EVICT)",
+            reserve_whole_request=True,
         )
     if m.engine is EngineFamily.vllm:
         return _vllm_defaults(m, gpu)
@@ -218,7 +226,7 @@ def _units(m: Measurement) -> tuple[int, int, int]:
     return m.replicas, m.gpus_per_replica, m.gpus_per_replica  # pipeline stages folded into TP
 
 
-def _settings(m: Measurement, units: int) -> SimSettings:
+def _settings(m: Measurement, units: int, defaults: EngineDefaults) -> SimSettings:
     load, lengths = m.load, m.lengths
     fixed = lengths.fixed
     rate = load.rate_per_s / units if load.rate_per_s is not None else math.inf
@@ -229,6 +237,8 @@ def _settings(m: Measurement, units: int) -> SimSettings:
         input_tokens=round(lengths.input_mean_tokens) if fixed else None,
         output_tokens=round(lengths.output_mean_tokens) if fixed else None,
         seed=0,
+        # a static batch is admitted whole by construction; in-flight batching follows the engine's admission policy
+        reserve_whole_request=defaults.reserve_whole_request and load.kind is not LoadKind.static_batch,
     )
 
 
@@ -300,7 +310,7 @@ def setup(measurement: Measurement, efficiency: dict[str, Any] | None = None) ->
     return Setup(
         measurement=m,
         brief=brief,
-        settings=_settings(m, units),
+        settings=_settings(m, units, defaults),
         units=units,
         gpus_per_unit=gpus_per_unit,
         weight=m.weight,
