@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
 from planner.catalog import GPUS, MODELS
-from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
+from planner.core import SIZING_UTILIZATION, CoreDesign, core_design, fewest_nodes, utilization_no_prefix_cache
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_million
 from planner.errors import BriefError
 from planner.figures import resolve
@@ -242,8 +242,9 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
 
 
 def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
+    """An option's re-plan: its figures and verdict, without the SLO-capacity search (an option reads no capacity)."""
     try:
-        return replan(brief.with_changes(changes)), ""
+        return core_design(brief.with_changes(changes), curves=False, capacity=False), ""
     except BriefError as exc:  # InfeasibleDesign included
         return None, str(exc)
 
