@@ -275,14 +275,14 @@ def operating_point(
 ) -> OperatingPoint:
     """One general-pool replica carrying its share of the peak `request_rate` (req/s, the whole fleet's).
 
-    Re-plans skip what they do not read: `with_capacity=False` the SLO-capacity search (its fields are then NaN,
-    unless the replica has no steady state and the fix needs it), `with_seed=False` the worked design's relation."""
+    Re-plans skip what they do not read: `with_capacity=False` the SLO-capacity search (its fields are then NaN, and
+    a fix that adds nodes does not count them), `with_seed=False` the worked design's relation."""
     rate = pools.general_rate_per_replica(request_rate)
     limit, _ = _limit_of(brief, shape)
     n, binding = _steady(brief, shape, rate)
     stable = binding is None
     at = pace(brief, shape, rate, n if stable else limit)
-    capacity = slo_capacity_rate(brief, shape) if with_capacity or not stable else math.nan
+    capacity = slo_capacity_rate(brief, shape) if with_capacity else math.nan
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
@@ -363,6 +363,8 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
             return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
+    if math.isnan(capacity):  # a re-plan read for its verdict skipped the SLO-capacity search that counts the nodes
+        return "add nodes"
     nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape)
     if nodes is None:
         return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets"
