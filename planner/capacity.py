@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.operating_point import context_tokens, seed_relation
+from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
 
 __all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory"]
@@ -103,7 +103,7 @@ class Capacity(_Section):
 
 def _generating_at_engine_pace(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     """Rate-given briefs: Little's law on the decode phase at the worked design's TPOT of an average replica."""
-    tpot_s = seed_relation(brief, shape, rate / shape.replicas).tpot_ms / 1e3
+    tpot_s = seed_tpot_ms(brief, shape, rate / shape.replicas) / 1e3
     return rate * (brief.workload.output_tokens_mean - 1) * tpot_s if math.isfinite(tpot_s) else math.inf
 
 
@@ -267,10 +267,9 @@ def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: f
 def _load_over_capacity(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float, float]:
     """(prefill share, utilization, capacity rate per replica) by the worked design's relation at the engine's pace."""
     per_replica = rate / shape.replicas
-    rel = seed_relation(brief, shape, per_replica, hit_rate=hit)
-    cap = rel.capacity_rate_per_s
+    cap = seed_capacity_rate(brief, shape, hit_rate=hit)
     utilization = per_replica / cap if cap > 0 else math.inf
-    return rel.prefill_share, utilization, cap
+    return per_replica * seed_prefill_s(brief, shape, hit_rate=hit), utilization, cap
 
 
 def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: float) -> _Shares:

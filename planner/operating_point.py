@@ -42,7 +42,10 @@ __all__ = [
     "max_num_seqs_for",
     "operating_point",
     "running_in_general_pool",
+    "seed_capacity_rate",
+    "seed_prefill_s",
     "seed_relation",
+    "seed_tpot_ms",
     "slo_capacity_rate",
     "solve_running_batch",
     "steady_state",
@@ -426,15 +429,15 @@ def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Calla
     return within  # the end that holds the target: the step may jump past it between the two
 
 
-def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:
-    """The 10-QPS worked design's relation, as the seed works it (prefill and decode share the GPU without overlap)."""
-    w = brief.workload
-    read, held = context_tokens(brief)
+def seed_prefill_s(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> float:
+    """The worked relation's prefill time of a mean prompt: its uncached tokens at the replica's prefill rate."""
     hit = brief.effective_hit_rate if hit_rate is None else hit_rate
-    prefill_s = w.input_tokens_mean * (1 - hit) / shape.prefill_tokens_per_s
-    share = rate * prefill_s
-    target_s = brief.slo.itl_p95_ms / 1e3
+    return brief.workload.input_tokens_mean * (1 - hit) / shape.prefill_tokens_per_s
 
+
+def _seed_real_step(brief: Brief, shape: ReplicaShape) -> Callable[[float], float]:
+    """The real decode step at a batch, as the worked relation reads it (speculation's share where it is on)."""
+    read, _ = context_tokens(brief)
     switch = spec_switch(brief, shape)
 
     def real(n: float) -> float:
@@ -447,13 +450,42 @@ def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: floa
         spec = speculative_step_time_s(switch.constants, b, b, b * read, 0.0) / switch.tokens_per_step
         return plain * spec / engine_plain
 
+    return real
+
+
+def _seed_tpot_s(rate: float, prefill_s: float, output: float, step: Callable[[float], float]) -> float:
+    n = _seed_in_flight(rate, prefill_s, output, step)
+    return step(n) / (1 - rate * prefill_s) if math.isfinite(n) else math.inf
+
+
+def seed_tpot_ms(brief: Brief, shape: ReplicaShape, rate: float) -> float:
+    """seed_relation's tpot_ms alone (its other solves and its text left out): the worked relation's TPOT at `rate`."""
+    return _seed_tpot_s(rate, seed_prefill_s(brief, shape), brief.workload.output_tokens_mean, _seed_real_step(brief, shape)) * 1e3
+
+
+def seed_capacity_rate(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> float:
+    """seed_relation's capacity_rate_per_s alone: where the worked relation's TPOT reaches the ITL target."""
+    prefill_s = seed_prefill_s(brief, shape, hit_rate)
+    return _seed_capacity(brief.slo.itl_p95_ms / 1e3, prefill_s, brief.workload.output_tokens_mean, _seed_real_step(brief, shape))
+
+
+def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:
+    """The 10-QPS worked design's relation, as the seed works it (prefill and decode share the GPU without overlap)."""
+    w = brief.workload
+    read, held = context_tokens(brief)
+    hit = brief.effective_hit_rate if hit_rate is None else hit_rate
+    prefill_s = seed_prefill_s(brief, shape, hit_rate)
+    share = rate * prefill_s
+    target_s = brief.slo.itl_p95_ms / 1e3
+    real = _seed_real_step(brief, shape)
+
     def ideal(n: float) -> float:
         return shape.decode_step_ideal_s(n, read)
 
     n_real = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, real)
     n_ideal = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, ideal)
-    tpot_real = real(n_real) / (1 - share) if math.isfinite(n_real) else math.inf
-    tpot_ideal = ideal(n_ideal) / (1 - share) if math.isfinite(n_ideal) else math.inf
+    tpot_real = _seed_tpot_s(rate, prefill_s, w.output_tokens_mean, real)
+    tpot_ideal = _seed_tpot_s(rate, prefill_s, w.output_tokens_mean, ideal)
     cap_real = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, real)
     cap_ideal = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, ideal)
     kv = held * shape.kv_bytes_per_token / GB
