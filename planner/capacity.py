@@ -26,7 +26,7 @@ from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
 
-__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory"]
+__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_no_prefix_cache_at"]
 
 KIB = 1024
 
@@ -242,11 +242,37 @@ class _Shares(NamedTuple):
     arithmetic: dict[str, str]
 
 
+def _decode_batch_and_step_s(brief: Brief, shape: ReplicaShape, dem: Demand) -> tuple[float, float]:
+    """A replica's decode batch (the generating sequences shared out) and its real decode step (s)."""
+    batch = dem.generating_sequences / shape.replicas
+    step_real = shape.decode_step_real_s(batch, context_tokens(brief)[0]) if math.isfinite(batch) else math.inf
+    return batch, step_real
+
+
+def _streaming_decode_fleet(shape: ReplicaShape, batch: float, step_real: float) -> float:
+    """Users x duty: the fleet's decode tokens a second at the batch the load implies."""
+    return batch / step_real * shape.replicas if math.isfinite(step_real) else 0.0
+
+
+def _decode_share(dem: Demand, decode_fleet: float) -> float:
+    return dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+
+
+def utilization_no_prefix_cache_at(brief: Brief, shape: ReplicaShape, dem: Demand) -> float:
+    """capacity(...).utilization_no_prefix_cache alone (no memory, no other share, no text): what a search over fleet
+    sizes reads at each size."""
+    if brief.workload.request_rate is not None:
+        return _load_over_capacity(brief, shape, dem.request_rate_per_s, 0.0)[1]
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
+    prefill_nc = dem.input_tokens_per_s / (shape.prefill_tokens_per_s * shape.replicas)
+    return prefill_nc + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
+
+
 def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: float) -> _Shares:
     """Users x duty: decode runs at the batch the load implies; shares of time add up."""
     prefill = dem.prefill_tokens_per_s_after_cache / prefill_fleet
     prefill_nc = dem.input_tokens_per_s / prefill_fleet
-    decode = dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+    decode = _decode_share(dem, decode_fleet)
     return _Shares(
         prefill=prefill,
         prefill_no_cache=prefill_nc,
@@ -303,14 +329,12 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
 def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Capacity:
     w, dep = brief.workload, brief.deployment
     read, _ = context_tokens(brief)
-    batch = dem.generating_sequences / shape.replicas
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
     step_ideal = shape.decode_step_ideal_s(batch, read) if math.isfinite(batch) else math.inf
-    step_real = shape.decode_step_real_s(batch, read) if math.isfinite(batch) else math.inf
     prefill_fleet = shape.prefill_tokens_per_s * shape.replicas
     if w.request_rate is None:
         basis = "users x duty cycle: decode batch = generating sequences / replicas; utilization = prefill time + decode time"
-        decode_fleet = batch / step_real * shape.replicas if math.isfinite(step_real) else 0.0
-        shares = _shares_at_streaming_pace(dem, prefill_fleet, decode_fleet)
+        shares = _shares_at_streaming_pace(dem, prefill_fleet, _streaming_decode_fleet(shape, batch, step_real))
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
         shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)

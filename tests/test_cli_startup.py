@@ -11,9 +11,12 @@ import sys
 import pytest
 
 from planner import Brief, CoreDesign, load_brief, plan, preset_names, variations
+from planner.capacity import capacity, demand, memory, utilization_no_prefix_cache_at
 from planner.core import core_design, replan, verdict_only
 from planner.design import Design
+from planner.errors import BriefError
 from planner.operating_point import _CAPACITIES, seed_capacity_rate, seed_relation, seed_tpot_ms
+from planner.replica import shape_of
 from planner.variations import diff_designs, variation_analysis
 from tests.conftest import ROOT
 
@@ -88,3 +91,19 @@ def test_the_command_line_runs_blas_on_one_thread_unless_told_and_keeps_the_coll
     env = {k: v for k, v in __import__("os").environ.items() if k != "OPENBLAS_NUM_THREADS"}
     assert _python(code, env).split() == ["1", "True", "True"]
     assert _python(code, env | {"OPENBLAS_NUM_THREADS": "3"}).split() == ["3", "True", "True"]
+
+
+@pytest.mark.parametrize("name", ["capstone", "variation-d", "rag", "agent-platform", "moe-deepseek", "chat-speculative"])
+def test_fleet_searches_read_capacitys_own_no_cache_utilization(name):
+    brief = load_brief(name)
+    for nodes in (1, 3, brief.hardware.nodes, 40):
+        sized = brief.with_changes({"hardware.nodes": nodes})
+        try:
+            shape = shape_of(sized)
+        except BriefError:
+            continue
+        dem = demand(sized, shape)
+        assert (
+            utilization_no_prefix_cache_at(sized, shape, dem)
+            == capacity(sized, shape, dem, memory(sized, shape)).utilization_no_prefix_cache
+        )
