@@ -154,17 +154,20 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
         return rate * held - n if math.isfinite(held) else math.inf
 
     top = limit
-    if not math.isfinite(excess(top)):  # the token budget runs out below the limit: search up to where it holds
+    at_top = excess(top)
+    if not math.isfinite(at_top):  # the token budget runs out below the limit: search up to where it holds
         low, high = min(1.0, limit), limit
         for _ in range(_BISECTIONS):
             mid = (low + high) / 2
             low, high = (mid, high) if math.isfinite(excess(mid)) else (low, mid)
         top = low
-    if excess(top) > 0:
+        at_top = excess(top)
+    if at_top > 0:
         return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
-    if excess(0.0) <= 0:
+    at_zero = excess(0.0)
+    if at_zero <= 0:
         return 0.0, None
-    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0))
+    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0), f_low=at_zero, f_high=at_top)  # both ends' values in hand
     if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
         return math.inf, Limit.prefill
     return n, None
