@@ -399,13 +399,16 @@ def _seed_in_flight(rate: float, prefill_s: float, output: float, step: Callable
         return rate * (prefill_s + (output - 1) * step(n) / (1 - share)) - n
 
     high = 1.0
-    while excess(high) > 0:
+    at_high = excess(high)
+    while at_high > 0:
         high *= 2
         if high > 1e9:
             return math.inf
-    if excess(0.0) <= 0:
+        at_high = excess(high)
+    at_zero = excess(0.0)
+    if at_zero <= 0:
         return 0.0
-    _, settled = bracket_root(excess, 0.0, high, xtol=_SEED_XTOL * high)
+    _, settled = bracket_root(excess, 0.0, high, xtol=_SEED_XTOL * high, f_low=at_zero, f_high=at_high)
     return settled  # the end where n in flight carries the rate (excess <= 0)
 
 
@@ -424,11 +427,13 @@ def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Calla
         return step(rate * (prefill_s + (output - 1) * target_s)) / (1 - share) - target_s
 
     high = 1 / prefill_s if prefill_s > 0 else 1e7
-    if over(high) <= 0:
+    at_high = over(high)
+    if at_high <= 0:
         return high
-    if over(0.0) > 0:
+    at_zero = over(0.0)
+    if at_zero > 0:
         return 0.0
-    within, _ = bracket_root(over, 0.0, high, xtol=_SEED_XTOL * high)
+    within, _ = bracket_root(over, 0.0, high, xtol=_SEED_XTOL * high, f_low=at_zero, f_high=at_high)
     return within  # the end that holds the target: the step may jump past it between the two
 
 
