@@ -8,13 +8,15 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from planner import Brief, CoreDesign, load_brief, plan, preset_names, variations
+from planner import Brief, CoreDesign, load_brief, numerics, plan, preset_names, variations
 from planner.capacity import capacity, demand, memory, utilization_no_prefix_cache_at
 from planner.core import core_design, replan, verdict_only
 from planner.design import Design
 from planner.errors import BriefError
+from planner.numerics import gamma_p_array
 from planner.operating_point import _CAPACITIES, seed_capacity_rate, seed_relation, seed_tpot_ms
 from planner.replica import shape_of
 from planner.variations import diff_designs, variation_analysis
@@ -107,3 +109,13 @@ def test_fleet_searches_read_capacitys_own_no_cache_utilization(name):
             utilization_no_prefix_cache_at(sized, shape, dem)
             == capacity(sized, shape, dem, memory(sized, shape)).utilization_no_prefix_cache
         )
+
+
+def test_cached_gamma_p_array_is_the_computed_one_and_a_fresh_copy():
+    x = np.array([[0.0, 0.3, 1.7], [2.5, 60.0, np.inf]])
+    first = gamma_p_array(1.5, x)
+    np.testing.assert_array_equal(first, numerics._gamma_p_array(1.5, x))
+    first[:] = -1.0  # a caller changing its copy
+    again = gamma_p_array(1.5, x)
+    np.testing.assert_array_equal(again, numerics._gamma_p_array(1.5, x))
+    assert again.shape == x.shape and again[0, 0] == 0.0 and again[1, 2] == 1.0
