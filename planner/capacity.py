@@ -23,10 +23,10 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.operating_point import context_tokens, seed_relation
+from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
 
-__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory"]
+__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_no_prefix_cache_at"]
 
 KIB = 1024
 
@@ -103,7 +103,7 @@ class Capacity(_Section):
 
 def _generating_at_engine_pace(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     """Rate-given briefs: Little's law on the decode phase at the worked design's TPOT of an average replica."""
-    tpot_s = seed_relation(brief, shape, rate / shape.replicas).tpot_ms / 1e3
+    tpot_s = seed_tpot_ms(brief, shape, rate / shape.replicas) / 1e3
     return rate * (brief.workload.output_tokens_mean - 1) * tpot_s if math.isfinite(tpot_s) else math.inf
 
 
@@ -242,11 +242,37 @@ class _Shares(NamedTuple):
     arithmetic: dict[str, str]
 
 
+def _decode_batch_and_step_s(brief: Brief, shape: ReplicaShape, dem: Demand) -> tuple[float, float]:
+    """A replica's decode batch (the generating sequences shared out) and its real decode step (s)."""
+    batch = dem.generating_sequences / shape.replicas
+    step_real = shape.decode_step_real_s(batch, context_tokens(brief)[0]) if math.isfinite(batch) else math.inf
+    return batch, step_real
+
+
+def _streaming_decode_fleet(shape: ReplicaShape, batch: float, step_real: float) -> float:
+    """Users x duty: the fleet's decode tokens a second at the batch the load implies."""
+    return batch / step_real * shape.replicas if math.isfinite(step_real) else 0.0
+
+
+def _decode_share(dem: Demand, decode_fleet: float) -> float:
+    return dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+
+
+def utilization_no_prefix_cache_at(brief: Brief, shape: ReplicaShape, dem: Demand) -> float:
+    """capacity(...).utilization_no_prefix_cache alone (no memory, no other share, no text): what a search over fleet
+    sizes reads at each size."""
+    if brief.workload.request_rate is not None:
+        return _load_over_capacity(brief, shape, dem.request_rate_per_s, 0.0)[1]
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
+    prefill_nc = dem.input_tokens_per_s / (shape.prefill_tokens_per_s * shape.replicas)
+    return prefill_nc + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
+
+
 def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: float) -> _Shares:
     """Users x duty: decode runs at the batch the load implies; shares of time add up."""
     prefill = dem.prefill_tokens_per_s_after_cache / prefill_fleet
     prefill_nc = dem.input_tokens_per_s / prefill_fleet
-    decode = dem.output_tokens_per_s / decode_fleet if decode_fleet > 0 else math.inf
+    decode = _decode_share(dem, decode_fleet)
     return _Shares(
         prefill=prefill,
         prefill_no_cache=prefill_nc,
@@ -267,10 +293,9 @@ def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: f
 def _load_over_capacity(brief: Brief, shape: ReplicaShape, rate: float, hit: float) -> tuple[float, float, float]:
     """(prefill share, utilization, capacity rate per replica) by the worked design's relation at the engine's pace."""
     per_replica = rate / shape.replicas
-    rel = seed_relation(brief, shape, per_replica, hit_rate=hit)
-    cap = rel.capacity_rate_per_s
+    cap = seed_capacity_rate(brief, shape, hit_rate=hit)
     utilization = per_replica / cap if cap > 0 else math.inf
-    return rel.prefill_share, utilization, cap
+    return per_replica * seed_prefill_s(brief, shape, hit_rate=hit), utilization, cap
 
 
 def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: float) -> _Shares:
@@ -304,14 +329,12 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
 def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Capacity:
     w, dep = brief.workload, brief.deployment
     read, _ = context_tokens(brief)
-    batch = dem.generating_sequences / shape.replicas
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
     step_ideal = shape.decode_step_ideal_s(batch, read) if math.isfinite(batch) else math.inf
-    step_real = shape.decode_step_real_s(batch, read) if math.isfinite(batch) else math.inf
     prefill_fleet = shape.prefill_tokens_per_s * shape.replicas
     if w.request_rate is None:
         basis = "users x duty cycle: decode batch = generating sequences / replicas; utilization = prefill time + decode time"
-        decode_fleet = batch / step_real * shape.replicas if math.isfinite(step_real) else 0.0
-        shares = _shares_at_streaming_pace(dem, prefill_fleet, decode_fleet)
+        shares = _shares_at_streaming_pace(dem, prefill_fleet, _streaming_decode_fleet(shape, batch, step_real))
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
         shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief
-from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory
+from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_no_prefix_cache_at
 from planner.disagg import (
     DisaggAnalysis,
     apply_disaggregation,
@@ -368,8 +368,7 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
         return math.inf
     if shape.kv_gb_per_gpu <= 0:
         return math.inf
-    dem = demand(smaller, shape)
-    return capacity(smaller, shape, dem, memory(smaller, shape)).utilization_no_prefix_cache
+    return utilization_no_prefix_cache_at(smaller, shape, demand(smaller, shape))
 
 
 def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:

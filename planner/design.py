@@ -5,7 +5,7 @@ Pages, the CLI and the design document all render a Design, so they can never di
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from planner.architecture import Architecture, architecture
 from planner.brief import Brief
@@ -29,7 +29,7 @@ from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
-from planner.variations import VariationAnalysis, variation_analysis
+from planner.variations import Baseline, VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
 
 __all__ = ["Design", "plan"]
@@ -83,9 +83,25 @@ _BASELINE_BRIEF = load_brief(BASELINE_PRESET)  # read once, at import: plan() it
 def _with_variation(design: Design, core: CoreDesign) -> Design:
     """The design with its variation's analysis and its difference to the capstone (no recursion: the capstone poses none)."""
     baseline_brief = _BASELINE_BRIEF
-    baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else plan(baseline_brief)
+    baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else _baseline()
     analysis = variation_analysis(core, baseline, design)
     return design.model_copy(update={"variation": analysis})
+
+
+@cache
+def _baseline() -> Baseline:
+    """The capstone as plan() designs it, as far as a variation reads it: its core design and its cost (its failure
+    table, engine command and the rest of a plan are not planned for a comparison nobody reads them in)."""
+    core = core_design(resolve(_BASELINE_BRIEF))
+    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None))
+
+
+def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None) -> CostAnalysis:
+    """The cost analysis of a core design planned from `stated`, with the nodes that fix it when it misses."""
+    dem = core.demand
+    return cost_analysis(
+        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), core.verdict.feasible, fix_nodes
+    )
 
 
 def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -> EngineConfig:
@@ -131,7 +147,7 @@ def plan(brief: Brief) -> Design:
 def _plan_cached(stated: Brief) -> Design:
     brief = resolve(stated)  # image tokens in the prompt, the hit rate the KV tiers give (unchanged when both are off)
     core = core_design(brief)
-    shape, pools, dem, cap = core.shape, core.pools, core.demand, core.capacity
+    shape, pools, cap = core.shape, core.pools, core.capacity
     long_util = core.long_context_utilization
     arch = architecture(
         brief,
@@ -166,9 +182,7 @@ def _plan_cached(stated: Brief) -> Design:
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     works = core.verdict.feasible and core.verdict.meets_slo
     fix = None if works else fleet_fix(stated)
-    cost = cost_analysis(
-        brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), core.verdict.feasible, fix.nodes if fix else None
-    )
+    cost = _cost(core, stated, fix.nodes if fix else None)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,

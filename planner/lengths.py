@@ -53,8 +53,12 @@ def _partial_moment(shape: float, scale: float, n: int, x: float) -> float:
     return full if math.isinf(x) else full * gamma_cdf(shape + n, x / scale)
 
 
+@lru_cache(maxsize=4096)
 def clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tuple[float, float, float]:
-    """E[Z], E[Z^2], E[Z^3] of Z = max(min(Y, ceiling), floor), Y gamma with this mean and CV^2 (fixed when CV^2 = 0)."""
+    """E[Z], E[Z^2], E[Z^3] of Z = max(min(Y, ceiling), floor), Y gamma with this mean and CV^2 (fixed when CV^2 = 0).
+
+    Cached: a plan asks for the same prompt-service moments ~5 times (the same engine at the same batch, re-evaluated
+    by the solves around it)."""
     if cv2 <= 0 or mean <= 0 or floor >= ceiling:
         z = max(min(mean, ceiling), floor)
         return z, z * z, z**3

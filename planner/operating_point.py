@@ -44,7 +44,10 @@ __all__ = [
     "operating_point",
     "reached_at_capacity",
     "running_in_general_pool",
+    "seed_capacity_rate",
+    "seed_prefill_s",
     "seed_relation",
+    "seed_tpot_ms",
     "slo_capacity_rate",
     "solve_running_batch",
     "steady_state",
@@ -155,17 +158,20 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
         return rate * held - n if math.isfinite(held) else math.inf
 
     top = limit
-    if not math.isfinite(excess(top)):  # the token budget runs out below the limit: search up to where it holds
+    at_top = excess(top)
+    if not math.isfinite(at_top):  # the token budget runs out below the limit: search up to where it holds
         low, high = min(1.0, limit), limit
         for _ in range(_BISECTIONS):
             mid = (low + high) / 2
             low, high = (mid, high) if math.isfinite(excess(mid)) else (low, mid)
         top = low
-    if excess(top) > 0:
+        at_top = excess(top)
+    if at_top > 0:
         return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
-    if excess(0.0) <= 0:
+    at_zero = excess(0.0)
+    if at_zero <= 0:
         return 0.0, None
-    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0))
+    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0), f_low=at_zero, f_high=at_top)  # both ends' values in hand
     if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
         return math.inf, Limit.prefill
     return n, None
@@ -314,14 +320,14 @@ def operating_point(
 ) -> OperatingPoint:
     """One general-pool replica carrying its share of the peak `request_rate` (req/s, the whole fleet's).
 
-    Re-plans skip what they do not read: `with_capacity=False` the SLO-capacity search (its fields are then NaN,
-    unless the replica has no steady state and the fix needs it), `with_seed=False` the worked design's relation."""
+    Re-plans skip what they do not read: `with_capacity=False` the SLO-capacity search (its fields are then NaN, and
+    a fix that adds nodes does not count them), `with_seed=False` the worked design's relation."""
     rate = pools.general_rate_per_replica(request_rate)
     limit, _ = _limit_of(brief, shape)
     n, binding = _steady(brief, shape, rate)
     stable = binding is None
     at = pace(brief, shape, rate, n if stable else limit)
-    capacity = slo_capacity_rate(brief, shape) if with_capacity or not stable else math.nan
+    capacity = slo_capacity_rate(brief, shape) if with_capacity else math.nan
     reached = _reached(brief, shape, capacity) if with_capacity else ""
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB
@@ -404,6 +410,8 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
             return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
+    if math.isnan(capacity):  # a re-plan read for its verdict skipped the SLO-capacity search that counts the nodes
+        return "add nodes"
     nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape)
     if nodes is None:
         return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets"
@@ -432,13 +440,16 @@ def _seed_in_flight(rate: float, prefill_s: float, output: float, step: Callable
         return rate * (prefill_s + (output - 1) * step(n) / (1 - share)) - n
 
     high = 1.0
-    while excess(high) > 0:
+    at_high = excess(high)
+    while at_high > 0:
         high *= 2
         if high > 1e9:
             return math.inf
-    if excess(0.0) <= 0:
+        at_high = excess(high)
+    at_zero = excess(0.0)
+    if at_zero <= 0:
         return 0.0
-    _, settled = bracket_root(excess, 0.0, high, xtol=_SEED_XTOL * high)
+    _, settled = bracket_root(excess, 0.0, high, xtol=_SEED_XTOL * high, f_low=at_zero, f_high=at_high)
     return settled  # the end where n in flight carries the rate (excess <= 0)
 
 
@@ -457,23 +468,25 @@ def _seed_capacity(target_s: float, prefill_s: float, output: float, step: Calla
         return step(rate * (prefill_s + (output - 1) * target_s)) / (1 - share) - target_s
 
     high = 1 / prefill_s if prefill_s > 0 else 1e7
-    if over(high) <= 0:
+    at_high = over(high)
+    if at_high <= 0:
         return high
-    if over(0.0) > 0:
+    at_zero = over(0.0)
+    if at_zero > 0:
         return 0.0
-    within, _ = bracket_root(over, 0.0, high, xtol=_SEED_XTOL * high)
+    within, _ = bracket_root(over, 0.0, high, xtol=_SEED_XTOL * high, f_low=at_zero, f_high=at_high)
     return within  # the end that holds the target: the step may jump past it between the two
 
 
-def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:
-    """The 10-QPS worked design's relation, as the seed works it (prefill and decode share the GPU without overlap)."""
-    w = brief.workload
-    read, held = context_tokens(brief)
+def seed_prefill_s(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> float:
+    """The worked relation's prefill time of a mean prompt: its uncached tokens at the replica's prefill rate."""
     hit = brief.effective_hit_rate if hit_rate is None else hit_rate
-    prefill_s = w.input_tokens_mean * (1 - hit) / shape.prefill_tokens_per_s
-    share = rate * prefill_s
-    target_s = brief.slo.itl_p95_ms / 1e3
+    return brief.workload.input_tokens_mean * (1 - hit) / shape.prefill_tokens_per_s
 
+
+def _seed_real_step(brief: Brief, shape: ReplicaShape) -> Callable[[float], float]:
+    """The real decode step at a batch, as the worked relation reads it (speculation's share where it is on)."""
+    read, _ = context_tokens(brief)
     switch = spec_switch(brief, shape)
 
     def real(n: float) -> float:
@@ -486,13 +499,42 @@ def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: floa
         spec = speculative_step_time_s(switch.constants, b, b, b * read, 0.0) / switch.tokens_per_step
         return plain * spec / engine_plain
 
+    return real
+
+
+def _seed_tpot_s(rate: float, prefill_s: float, output: float, step: Callable[[float], float]) -> float:
+    n = _seed_in_flight(rate, prefill_s, output, step)
+    return step(n) / (1 - rate * prefill_s) if math.isfinite(n) else math.inf
+
+
+def seed_tpot_ms(brief: Brief, shape: ReplicaShape, rate: float) -> float:
+    """seed_relation's tpot_ms alone (its other solves and its text left out): the worked relation's TPOT at `rate`."""
+    return _seed_tpot_s(rate, seed_prefill_s(brief, shape), brief.workload.output_tokens_mean, _seed_real_step(brief, shape)) * 1e3
+
+
+def seed_capacity_rate(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> float:
+    """seed_relation's capacity_rate_per_s alone: where the worked relation's TPOT reaches the ITL target."""
+    prefill_s = seed_prefill_s(brief, shape, hit_rate)
+    return _seed_capacity(brief.slo.itl_p95_ms / 1e3, prefill_s, brief.workload.output_tokens_mean, _seed_real_step(brief, shape))
+
+
+def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:
+    """The 10-QPS worked design's relation, as the seed works it (prefill and decode share the GPU without overlap)."""
+    w = brief.workload
+    read, held = context_tokens(brief)
+    hit = brief.effective_hit_rate if hit_rate is None else hit_rate
+    prefill_s = seed_prefill_s(brief, shape, hit_rate)
+    share = rate * prefill_s
+    target_s = brief.slo.itl_p95_ms / 1e3
+    real = _seed_real_step(brief, shape)
+
     def ideal(n: float) -> float:
         return shape.decode_step_ideal_s(n, read)
 
     n_real = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, real)
     n_ideal = _seed_in_flight(rate, prefill_s, w.output_tokens_mean, ideal)
-    tpot_real = real(n_real) / (1 - share) if math.isfinite(n_real) else math.inf
-    tpot_ideal = ideal(n_ideal) / (1 - share) if math.isfinite(n_ideal) else math.inf
+    tpot_real = _seed_tpot_s(rate, prefill_s, w.output_tokens_mean, real)
+    tpot_ideal = _seed_tpot_s(rate, prefill_s, w.output_tokens_mean, ideal)
     cap_real = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, real)
     cap_ideal = _seed_capacity(target_s, prefill_s, w.output_tokens_mean, ideal)
     kv = held * shape.kv_bytes_per_token / GB

@@ -8,14 +8,15 @@ full plan, so there is no recursion. Figures carry their arithmetic.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, VariationKey
 from planner.catalog import GPUS, MODELS
-from planner.core import SIZING_UTILIZATION, CoreDesign, fewest_nodes, replan, utilization_no_prefix_cache
-from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
+from planner.core import SIZING_UTILIZATION, CoreDesign, core_design, fewest_nodes, utilization_no_prefix_cache
+from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_million
 from planner.errors import BriefError
 from planner.figures import resolve
 from planner.fmt import num, pct
@@ -25,10 +26,15 @@ from planner.operating_point import context_tokens, max_num_seqs_for
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
+    from planner.capacity import Capacity, Demand, Memory
     from planner.design import Design
+    from planner.operating_point import OperatingPoint
+    from planner.replica import ReplicaShape
+    from planner.slo import SloBudget
 
 __all__ = [
     "REGION_SHARES",
+    "Baseline",
     "FigureDiff",
     "Finding",
     "Option",
@@ -111,6 +117,44 @@ class VariationAnalysis(_Model):
 
 # --- the difference of two designs -----------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class Baseline:
+    """The design a variation is compared with: its core design and its cost, every figure the analyses and the
+    difference read (planner.design builds it without the rest of a plan: the failure table, engine command, ...)."""
+
+    core: CoreDesign
+    cost: CostAnalysis
+
+    @property
+    def brief(self) -> Brief:
+        return self.core.brief
+
+    @property
+    def shape(self) -> ReplicaShape:
+        return self.core.shape
+
+    @property
+    def demand(self) -> Demand:
+        return self.core.demand
+
+    @property
+    def memory(self) -> Memory:
+        return self.core.memory
+
+    @property
+    def capacity(self) -> Capacity:
+        return self.core.capacity
+
+    @property
+    def operating_point(self) -> OperatingPoint:
+        return self.core.operating_point
+
+    @property
+    def slo(self) -> SloBudget:
+        return self.core.slo
+
+
 DIFF_FIGURES = (  # paths in the plan's JSON, each with an entry in the figure registry (planner.figures)
     "brief.hardware.nodes",
     "cost.gpus",
@@ -143,7 +187,7 @@ DIFF_FIGURES = (  # paths in the plan's JSON, each with an entry in the figure r
 )
 
 
-def _figure(design: Design, path: str) -> float:
+def _figure(design: Design | Baseline, path: str) -> float:
     return float(resolve(design, path))
 
 
@@ -155,7 +199,7 @@ def _change_pct(baseline: float, value: float) -> float:
     return (value / baseline - 1) * 100
 
 
-def diff_designs(baseline: Design, other: Design) -> tuple[FigureDiff, ...]:
+def diff_designs(baseline: Design | Baseline, other: Design | Baseline) -> tuple[FigureDiff, ...]:
     """Every figure of DIFF_FIGURES that differs between two designs, with the relative change in percent."""
     diffs = []
     for path in DIFF_FIGURES:
@@ -198,8 +242,9 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
 
 
 def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
+    """An option's re-plan: its figures and verdict, without the SLO-capacity search (an option reads no capacity)."""
     try:
-        return replan(brief.with_changes(changes)), ""
+        return core_design(brief.with_changes(changes), curves=False, capacity=False), ""
     except BriefError as exc:  # InfeasibleDesign included
         return None, str(exc)
 
@@ -223,7 +268,7 @@ def _f(label: str, value: float, unit: str, arithmetic: str) -> Finding:
 # --- A: half the budget -----------------------------------------------------------------------------
 
 
-def _variation_a(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
+def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
     brief, cap = core.brief, core.capacity
     gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
     findings = [
@@ -632,7 +677,7 @@ def spike_headroom(brief: Brief, output_tokens_per_s: float) -> SpikeHeadroom:
     )
 
 
-def _variation_e(core: CoreDesign, baseline: Design | None, spike: SpikeHeadroom) -> tuple[list[Finding], list[Option], str]:
+def _variation_e(core: CoreDesign, baseline: Baseline | None, spike: SpikeHeadroom) -> tuple[list[Finding], list[Option], str]:
     brief = core.brief
     ratio, peak_nodes, average_nodes = spike.peak_to_average, spike.nodes_for_spike, spike.nodes_for_average
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
@@ -685,7 +730,7 @@ def _variation_e(core: CoreDesign, baseline: Design | None, spike: SpikeHeadroom
 # --- F: 405B ----------------------------------------------------------------------------------------
 
 
-def _variation_f(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
+def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
     brief, shape, mem, cap = core.brief, core.shape, core.memory, core.capacity
     findings = [
         _f("weights per GPU", mem.weights_gb_per_gpu, "GB", mem.arithmetic["weights_gb_per_gpu"]),
@@ -754,7 +799,7 @@ def _precisions(brief: Brief) -> str:
     return f"{brief.deployment.weights.value.upper()} weights, {brief.deployment.kv_cache.value.upper()} KV"
 
 
-def _variation_g(core: CoreDesign, baseline: Design | None) -> tuple[list[Finding], list[Option], str]:
+def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
     brief, shape, cap = core.brief, core.shape, core.capacity
     gpu = _short(shape.gpu.name)
     fleet = f"{brief.hardware.nodes} nodes of {brief.hardware.gpus_per_node}"
@@ -858,7 +903,7 @@ TITLES = {
 }
 
 
-def _question(key: VariationKey, brief: Brief, baseline: Design | None, fixed: str) -> str:
+def _question(key: VariationKey, brief: Brief, baseline: Baseline | None, fixed: str) -> str:
     """The question a variation asks, with this brief's numbers where it has them."""
     gpus = brief.hardware.nodes * brief.hardware.gpus_per_node
     if key is VariationKey.a:
@@ -881,7 +926,7 @@ def _question(key: VariationKey, brief: Brief, baseline: Design | None, fixed: s
 
 def variation_analysis(
     core: CoreDesign,
-    baseline: Design | None,
+    baseline: Baseline | None,
     design_for_diff: Design | None,
 ) -> VariationAnalysis | None:
     """The analysis of the brief's variation, or None when the brief poses none."""
