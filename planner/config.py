@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, KvPrecision, Precision
 from planner.fmt import num, pct
 from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
+from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
@@ -31,8 +32,6 @@ __all__ = [
     "with_flags",
 ]
 
-MODEL_LEN_HEADROOM = 0.10  # max-model-len above p95 input + p95 output
-MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
 
 HF_IDS = {
     "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
@@ -118,21 +117,27 @@ def with_flags(config: EngineConfig, extra: list[Flag], prefill_changes: dict[st
     return config.model_copy(update={"flags": tuple(flags), "command": _command(config.engine.model, flags), "prefill_command": prefill})
 
 
-def _round_up(value: float, step: int) -> int:
-    return int(math.ceil(value / step) * step)
-
-
 def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommendation | None]:
+    """The longest sequence the general pool takes is the longest prompt the router sends it + a p95 reply."""
     w, value = brief.workload, brief.deployment.max_model_len
-    need = w.input_tokens_p95 + w.output_tokens_p95
+    pools, _ = pools_of(brief, shape)
+    cap = general_prompt_cap_tokens(brief, pools.long_context_nodes)
+    need = cap + w.output_tokens_p95
+    if pools.long_context_nodes and w.long_context_share > 0:
+        sent, beyond = f"prompts up to {num(cap)} (longer go to the long-context pool)", "a longer reply stops at the limit"
+    elif w.long_context_share > 0:
+        sent, beyond = f"every prompt, the long ones near {num(cap)} (no long-context pool)", "a longer request is refused or cut"
+    else:
+        sent, beyond = f"p95 input {num(cap)}", "the few longer requests are refused (prompt) or stop at the limit (reply)"
     why = (
-        f"{num(value)} tokens: p95 input {num(w.input_tokens_p95)} + p95 output {num(w.output_tokens_p95)} = {num(need)} fit"
-        " with room; a longer limit only shrinks the usable KV blocks, longer requests go to the long-context pool"
+        f"{num(value)} tokens: {sent} + p95 output {num(w.output_tokens_p95)} = {num(need)} fit with room;"
+        f" a longer limit only shrinks the usable KV blocks, {beyond}"
     )
     if value >= need:
         return why, None
-    wanted = min(_round_up(need * (1 + MODEL_LEN_HEADROOM), MODEL_LEN_STEP), shape.model.max_context_tokens)
-    why = f"{num(value)} tokens is below p95 input + p95 output = {num(need)}: the longest requests are cut or refused"
+    wanted = max_model_len_for(need, shape.model.max_context_tokens)
+    refused = "refused" if cap >= value else "cut"
+    why = f"{num(value)} tokens is below {sent} + p95 output {num(w.output_tokens_p95)} = {num(need)}: the longest requests are {refused}"
     if wanted <= value:
         return f"{why}; the model stops at {num(shape.model.max_context_tokens)}: route them to a longer-context model", None
     return why, Recommendation(
