@@ -78,6 +78,38 @@ class EngineSettings(_Model):
     pipeline_parallel_size: int = 1
     data_parallel_size: int = 1  # attention groups of a DP-attention replica (vLLM's DP ranks, joined by EP)
     enable_expert_parallel: bool = False
+    scheduling_policy: str = "fcfs"  # vLLM's default; "priority" lets the gateway tier requests
+    port: int = 8000
+    extra_args: dict[str, str] = {}  # every other option the command prints (flag -> value, '' for a switch): multi-node
+    # launch options and the mechanisms' (KV tiers and transfer, speculative decoding, images, adapters)
+
+
+# Flags that print a field of EngineSettings; every other flag of the command is in its extra_args.
+_FIELD_FLAGS = frozenset(
+    {
+        "--quantization",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--data-parallel-size",
+        "--enable-expert-parallel",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--gpu-memory-utilization",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--no-enable-chunked-prefill",
+        "--scheduling-policy",
+        "--port",
+    }
+)
+
+
+def _extra_args(flags: list[Flag] | tuple[Flag, ...]) -> dict[str, str]:
+    return {f.flag: f.value for f in flags if f.flag not in _FIELD_FLAGS}
 
 
 class Recommendation(_Model):
@@ -110,11 +142,14 @@ def with_flags(config: EngineConfig, extra: list[Flag], prefill_changes: dict[st
     `prefill_changes` (flag -> value) also the prefill pool's command: the same flags with those values."""
     port = [f for f in config.flags if f.flag == "--port"]
     flags = [f for f in config.flags if f.flag != "--port"] + extra + port
+    engine = config.engine.model_copy(update={"extra_args": _extra_args(flags)})
     prefill = None
     if prefill_changes is not None:
         prefill_flags = [f.model_copy(update={"value": prefill_changes[f.flag]}) if f.flag in prefill_changes else f for f in flags]
         prefill = _command(config.engine.model, [f for f in prefill_flags if f.flag != "--speculative-config"])
-    return config.model_copy(update={"flags": tuple(flags), "command": _command(config.engine.model, flags), "prefill_command": prefill})
+    return config.model_copy(
+        update={"engine": engine, "flags": tuple(flags), "command": _command(engine.model, flags), "prefill_command": prefill}
+    )
 
 
 def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommendation | None]:
@@ -394,14 +429,15 @@ def engine_config(
             why=f"the brief turns chunked prefill off: a p95 prompt stalls every running sequence for {unchunked_ms}",
         )
     )
+    engine = engine.model_copy(update={"scheduling_policy": "priority", "extra_args": _extra_args(flags)})
     flags.append(
         Flag(
             flag="--scheduling-policy",
-            value="priority",
+            value=engine.scheduling_policy,
             why="lets the gateway tier requests (interactive before batch), the first rung of the degradation ladder",
         )
     )
-    flags.append(Flag(flag="--port", value="8000", why="the router's upstream port"))
+    flags.append(Flag(flag="--port", value=str(engine.port), why="the router's upstream port"))
     return EngineConfig(
         engine=engine,
         command=_command(engine.model, flags),

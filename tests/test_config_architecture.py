@@ -273,3 +273,47 @@ def test_a_general_pool_sent_prompts_beyond_its_max_model_len_is_not_feasible():
     longer = plan(base.with_changes({"model.name": "llama-3.1-70b", "deployment.long_context_nodes": 0}))
     (rec,) = [r for r in longer.config.recommendations if r.flag == "--max-model-len"]
     assert rec.value == "11264"  # 9,000-token long prompts + a 1,200 reply + 10%, rounded to 1,024
+
+
+def _printed_by(engine, flag: str) -> str | None:
+    """The value config.engine gives a flag of the command (None: the flag has no field there)."""
+    fields = {
+        "--quantization": engine.quantization,
+        "--dtype": "bfloat16" if engine.quantization is None else None,
+        "--kv-cache-dtype": engine.kv_cache_dtype,
+        "--tensor-parallel-size": str(engine.tensor_parallel_size),
+        "--pipeline-parallel-size": str(engine.pipeline_parallel_size),
+        "--data-parallel-size": str(engine.data_parallel_size),
+        "--enable-expert-parallel": "" if engine.enable_expert_parallel else None,
+        "--max-model-len": str(engine.max_model_len),
+        "--max-num-seqs": str(engine.max_num_seqs),
+        "--max-num-batched-tokens": str(engine.max_num_batched_tokens),
+        "--enable-prefix-caching": "" if engine.enable_prefix_caching else None,
+        "--no-enable-prefix-caching": None if engine.enable_prefix_caching else "",
+        "--enable-chunked-prefill": "" if engine.enable_chunked_prefill else None,
+        "--no-enable-chunked-prefill": None if engine.enable_chunked_prefill else "",
+        "--scheduling-policy": engine.scheduling_policy,
+        "--port": str(engine.port),
+    }
+    return fields[flag] if flag in fields else engine.extra_args.get(flag)
+
+
+@pytest.mark.parametrize("preset", ["capstone", "agent-platform", "moe-deepseek", "chat-speculative", "chat-disaggregated"])
+def test_every_flag_of_the_command_is_in_config_engine(preset):
+    """Review s4 finding 15: the command printed --scheduling-policy and --kv-offloading-* that config.engine did not
+    hold; now every flag it prints is a field of config.engine or one of its extra_args, with the same value."""
+    config = plan(load_brief(preset)).config
+    assert config.flags and all(
+        f"{f.flag} " in config.command or config.command.endswith(f.flag) or f"{f.flag} \\" in config.command for f in config.flags
+    )
+    for f in config.flags:
+        if f.flag == "--gpu-memory-utilization":
+            assert float(f.value) == config.engine.gpu_memory_utilization
+            assert len(repr(config.engine.gpu_memory_utilization)) <= 6  # 0.879, not 0.8790000000000001
+            continue
+        if f.flag == "--dtype":
+            assert config.engine.quantization is None
+            continue
+        assert _printed_by(config.engine, f.flag) == f.value, f.flag
+    if preset == "agent-platform":
+        assert config.engine.extra_args["--kv-offloading-backend"] == "native" and config.engine.scheduling_policy == "priority"
