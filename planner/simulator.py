@@ -317,7 +317,7 @@ def _tokens_per_request(brief: Brief, settings: SimSettings, max_len: int) -> fl
 def _plan_check_requests(tokens_per_request: float) -> int:
     """Requests the plan check runs: PLAN_CHECK_REQUESTS, or as many as the work limit allows (at least SimSettings' default)."""
     fits = int(MAX_RUN_TOKENS / max(tokens_per_request, 1.0))
-    return max(min(PLAN_CHECK_REQUESTS, fits), min(SimSettings.model_fields["requests"].default, fits))
+    return max(min(PLAN_CHECK_REQUESTS, fits), min(int(SimSettings.model_fields["requests"].default), fits))
 
 
 def _check_work(requests: int, tokens_per_request: float, runs: int, limit: int) -> None:
