@@ -67,10 +67,10 @@ except InfeasibleDesign as exc:
     show_problems(exc.verdict.problems)
     st.stop()
 
-st.markdown(f"**Pinned:** {md(pinned_brief.title)} · {md(verdict_headline(pinned_design))}")
+st.markdown(f"**Pinned:** {md(state.name_for(*pin).title)} · {md(verdict_headline(pinned_design))}")
 if design is None:
     st.stop()
-st.markdown(f"**Current:** {md(design.brief.title)} · {md(verdict_headline(design))}")
+st.markdown(f"**Current:** {md(state.current_name().title)} · {md(verdict_headline(design))}")
 changes = _brief_changes(*pin)
 if not changes and pinned_brief == design.brief:
     st.info("The current design is the pinned one. Change a control in the sidebar or pick a preset to compare.")

@@ -24,7 +24,7 @@ if design.objective is not None:  # an offline job or a rollout: its deadline ju
 
 figure_row(
     [
-        Fig(label("failure_summary.binding_scenario"), binding.title, summary.binding_reason),
+        Fig(label("failure_summary.binding_scenario"), binding.title, summary.binding_reason, text=True),
         fig(design, "failure_summary.n_plus_one_ok", help=summary.availability_note),
         fig(
             design,

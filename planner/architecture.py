@@ -19,7 +19,7 @@ from planner.capacity import Demand
 from planner.catalog import gpu_spec
 from planner.disagg import DisaggAnalysis, link_gbps_per_gpu
 from planner.fmt import num, pct
-from planner.pools import SIZING_UTILIZATION, Load, load_of
+from planner.pools import LONG_PROMPT_FACTOR, SIZING_UTILIZATION, Load, load_of
 from planner.quantization import weight_scheme
 from planner.replica import ReplicaShape
 
@@ -38,7 +38,6 @@ __all__ = [
     "long_context_utilization",
 ]
 
-LONG_PROMPT_FACTOR = 1.5  # a long-context prompt is taken as 1.5x the long-context threshold (24k at 16k)
 
 DIAGRAM_FONT_PT = 12  # the boxes' type in Graphviz points: a page scales the drawing to set it at its own size
 GATEWAY_NODES = 6  # CPU nodes: auth, rate limit, tokenization, SSE streaming

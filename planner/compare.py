@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.figures import Better, FigureSpec, Format, format_value, resolve, show, spec
 from planner.fmt import num, usd
+from planner.uncertainty import range_text
 
 __all__ = ["COMPARE_FIGURES", "Difference", "Direction", "compare", "compare_paths"]
 
@@ -93,7 +94,7 @@ def _range(design: Any, path: str, entry: FigureSpec) -> str:
     if u is None or path not in _RANGED or not isinstance(value, (int, float)) or not math.isfinite(value):
         return ""
     low, high = u.range_of(float(value), _RANGED[path])
-    return f"{num(low)} to {num(high, entry.unit)}" if math.isfinite(high) else ""
+    return range_text(float(value), low, high, entry.unit) if math.isfinite(high) else ""
 
 
 def _as_served(design: Any, path: str, text: str) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ItlMetric, KvPrecision, Precision
 from planner.fmt import num, pct
 from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
+from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
@@ -35,8 +36,6 @@ __all__ = [
     "with_flags",
 ]
 
-MODEL_LEN_HEADROOM = 0.10  # max-model-len above p95 input + p95 output
-MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
 
 HF_IDS = {
     "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
@@ -83,6 +82,38 @@ class EngineSettings(_Model):
     pipeline_parallel_size: int = 1
     data_parallel_size: int = 1  # attention groups of a DP-attention replica (vLLM's DP ranks, joined by EP)
     enable_expert_parallel: bool = False
+    scheduling_policy: str = "fcfs"  # vLLM's default; "priority" lets the gateway tier requests
+    port: int = 8000
+    extra_args: dict[str, str] = {}  # every other option the command prints (flag -> value, '' for a switch): multi-node
+    # launch options and the mechanisms' (KV tiers and transfer, speculative decoding, images, adapters)
+
+
+# Flags that print a field of EngineSettings; every other flag of the command is in its extra_args.
+_FIELD_FLAGS = frozenset(
+    {
+        "--quantization",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--data-parallel-size",
+        "--enable-expert-parallel",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--gpu-memory-utilization",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--no-enable-chunked-prefill",
+        "--scheduling-policy",
+        "--port",
+    }
+)
+
+
+def _extra_args(flags: list[Flag] | tuple[Flag, ...]) -> dict[str, str]:
+    return {f.flag: f.value for f in flags if f.flag not in _FIELD_FLAGS}
 
 
 class Recommendation(_Model):
@@ -115,28 +146,37 @@ def with_flags(config: EngineConfig, extra: list[Flag], prefill_changes: dict[st
     `prefill_changes` (flag -> value) also the prefill pool's command: the same flags with those values."""
     port = [f for f in config.flags if f.flag == "--port"]
     flags = [f for f in config.flags if f.flag != "--port"] + extra + port
+    engine = config.engine.model_copy(update={"extra_args": _extra_args(flags)})
     prefill = None
     if prefill_changes is not None:
         prefill_flags = [f.model_copy(update={"value": prefill_changes[f.flag]}) if f.flag in prefill_changes else f for f in flags]
         prefill = _command(config.engine.model, [f for f in prefill_flags if f.flag != "--speculative-config"])
-    return config.model_copy(update={"flags": tuple(flags), "command": _command(config.engine.model, flags), "prefill_command": prefill})
-
-
-def _round_up(value: float, step: int) -> int:
-    return int(math.ceil(value / step) * step)
+    return config.model_copy(
+        update={"engine": engine, "flags": tuple(flags), "command": _command(engine.model, flags), "prefill_command": prefill}
+    )
 
 
 def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommendation | None]:
+    """The longest sequence the general pool takes is the longest prompt the router sends it + a p95 reply."""
     w, value = brief.workload, brief.deployment.max_model_len
-    need = w.input_tokens_p95 + w.output_tokens_p95
+    pools, _ = pools_of(brief, shape)
+    cap = general_prompt_cap_tokens(brief, pools.long_context_nodes)
+    need = cap + w.output_tokens_p95
+    if pools.long_context_nodes and w.long_context_share > 0:
+        sent, beyond = f"prompts up to {num(cap)} (longer go to the long-context pool)", "a longer reply stops at the limit"
+    elif w.long_context_share > 0:
+        sent, beyond = f"every prompt, the long ones near {num(cap)} (no long-context pool)", "a longer request is refused or cut"
+    else:
+        sent, beyond = f"p95 input {num(cap)}", "the few longer requests are refused (prompt) or stop at the limit (reply)"
     why = (
-        f"{num(value)} tokens: p95 input {num(w.input_tokens_p95)} + p95 output {num(w.output_tokens_p95)} = {num(need)} fit"
-        " with room; a longer limit only shrinks the usable KV blocks, longer requests go to the long-context pool"
+        f"{num(value)} tokens: {sent} + p95 output {num(w.output_tokens_p95)} = {num(need)} fit with room;"
+        f" a longer limit only shrinks the usable KV blocks, {beyond}"
     )
     if value >= need:
         return why, None
-    wanted = min(_round_up(need * (1 + MODEL_LEN_HEADROOM), MODEL_LEN_STEP), shape.model.max_context_tokens)
-    why = f"{num(value)} tokens is below p95 input + p95 output = {num(need)}: the longest requests are cut or refused"
+    wanted = max_model_len_for(need, shape.model.max_context_tokens)
+    refused = "refused" if cap >= value else "cut"
+    why = f"{num(value)} tokens is below {sent} + p95 output {num(w.output_tokens_p95)} = {num(need)}: the longest requests are {refused}"
     if wanted <= value:
         return f"{why}; the model stops at {num(shape.model.max_context_tokens)}: route them to a longer-context model", None
     return why, Recommendation(
@@ -393,14 +433,15 @@ def engine_config(
             why=f"the brief turns chunked prefill off: a p95 prompt stalls every running sequence for {unchunked_ms}",
         )
     )
+    engine = engine.model_copy(update={"scheduling_policy": "priority", "extra_args": _extra_args(flags)})
     flags.append(
         Flag(
             flag="--scheduling-policy",
-            value="priority",
+            value=engine.scheduling_policy,
             why="lets the gateway tier requests (interactive before batch), the first rung of the degradation ladder",
         )
     )
-    flags.append(Flag(flag="--port", value="8000", why="the router's upstream port"))
+    flags.append(Flag(flag="--port", value=str(engine.port), why="the router's upstream port"))
     return EngineConfig(
         engine=engine,
         command=_command(engine.model, flags),

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.fmt import UNBOUNDED, num, pct, unbounded, usd
-from planner.uncertainty import Band
+from planner.uncertainty import Band, outside_note
 
 __all__ = [
     "LIMIT_CAUSES",
@@ -453,7 +453,8 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
         return unbounded(cause) if number > 0 else "n/a"
     text = _number(number, entry)
     if band is not None and math.isfinite(band.low) and math.isfinite(band.high):
-        text += f" ({_number(band.low, entry).removesuffix(' ' + entry.unit)} to {_number(band.high, entry)})"
+        note = outside_note(number, band.low, band.high, entry.unit)
+        text += f" ({_number(band.low, entry).removesuffix(' ' + entry.unit)} to {_number(band.high, entry)}{': ' + note if note else ''})"
     return text
 
 

@@ -6,6 +6,7 @@ general pool's utilization all describe one general-pool replica carrying its sh
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -15,9 +16,24 @@ from planner.fmt import num, pct
 from planner.replica import ReplicaShape
 from planner.verdict import Problem
 
-__all__ = ["SIZING_UTILIZATION", "Load", "Pools", "load_of", "pools_of"]
+__all__ = [
+    "LONG_PROMPT_FACTOR",
+    "MODEL_LEN_HEADROOM",
+    "MODEL_LEN_STEP",
+    "SIZING_UTILIZATION",
+    "Load",
+    "Pools",
+    "general_prompt_cap_tokens",
+    "load_of",
+    "max_model_len_for",
+    "pools_of",
+    "routing_problems",
+]
 
 SIZING_UTILIZATION = 0.85  # fleets are sized to carry the peak at this utilization without the prefix cache
+LONG_PROMPT_FACTOR = 1.5  # a long-context prompt is taken as 1.5x the long-context threshold (24k at 16k)
+MODEL_LEN_HEADROOM = 0.10  # max-model-len above the longest prompt the general pool is sent + a p95 reply
+MODEL_LEN_STEP = 1024  # max-model-len rounds up to a multiple of this
 
 
 class Load(StrEnum):
@@ -111,3 +127,50 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
         general_share=share,
         streams_per_replica=shape.pp,
     ), problems
+
+
+def general_prompt_cap_tokens(brief: Brief, long_context_nodes: int) -> float:
+    """The longest prompt the router sends the general pool: the long-context threshold when a long-context pool takes
+    the longer ones; without one every request, so the long prompts the brief expects (LONG_PROMPT_FACTOR x the
+    threshold, its long_context_share of requests) when it has any, else its p95 prompt."""
+    w = brief.workload
+    if w.long_context_share <= 0:
+        return float(w.input_tokens_p95)
+    if long_context_nodes > 0:
+        return float(w.long_context_threshold_tokens)
+    return LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
+
+
+def max_model_len_for(sequence_tokens: float, model_max_tokens: int) -> int:
+    """The max-model-len a sequence of this length needs: + MODEL_LEN_HEADROOM, rounded up to MODEL_LEN_STEP, at most the model's context."""
+    return min(int(math.ceil(sequence_tokens * (1 + MODEL_LEN_HEADROOM) / MODEL_LEN_STEP) * MODEL_LEN_STEP), model_max_tokens)
+
+
+def routing_problems(brief: Brief, long_context_nodes: int, model_max_tokens: int) -> list[Problem]:
+    """The general pool sent prompts longer than its max-model-len refuses them: part of the brief is not served."""
+    w, dep = brief.workload, brief.deployment
+    cap = general_prompt_cap_tokens(brief, long_context_nodes)
+    if w.long_context_share <= 0 or cap < dep.max_model_len:  # a brief without long prompts: its p95 is a recommendation
+        return []
+    sent = (
+        f"prompts up to the {num(w.long_context_threshold_tokens, 'tokens')} long-context threshold"
+        if long_context_nodes > 0
+        else f"every request (no long-context pool), {pct(w.long_context_share)} of them near {num(cap, 'tokens')},"
+    )
+    wanted = max_model_len_for(cap + w.output_tokens_p95, model_max_tokens)
+    route = (
+        f"route prompts over {num(max(dep.max_model_len - w.output_tokens_p95, 1))} tokens to a long-context pool"
+        " (workload.long_context_threshold_tokens, deployment.long_context_nodes)"
+    )
+    raise_it = (
+        f"raise deployment.max_model_len to {num(wanted)} ({num(cap)} + a p95 reply of {num(w.output_tokens_p95)} + {pct(MODEL_LEN_HEADROOM)}), or "
+        if wanted > dep.max_model_len
+        else f"the model stops at {num(model_max_tokens, 'tokens')}: "
+    )
+    return [
+        Problem(
+            field="deployment.max_model_len",
+            problem=f"the general pool is sent {sent} but takes at most {num(dep.max_model_len, 'tokens')} (max-model-len): the engine refuses the longer prompts",
+            change=raise_it + route,
+        )
+    ]

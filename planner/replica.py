@@ -121,7 +121,7 @@ class ReplicaShape(CachingModel):
     @property
     def engine_memory_fraction(self) -> float:
         """--gpu-memory-utilization: the share of each GPU the engine takes (weights, KV, activations), reserve excluded."""
-        return (self.usable_gb_per_gpu - self.reserve_gb_per_gpu) / self.gpu.memory_gb
+        return round((self.usable_gb_per_gpu - self.reserve_gb_per_gpu) / self.gpu.memory_gb, _FRACTION_DECIMALS)
 
     @property
     def kv_heads_per_gpu(self) -> float:
@@ -284,6 +284,7 @@ def _check_parallel(dep: Deployment, model: ModelSpec, gpus_per_node: int) -> No
 
 MAX_ENGINE_MEMORY_FRACTION = 0.95
 _FRACTION_STEP = 1e-4  # --gpu-memory-utilization is printed to four decimals
+_FRACTION_DECIMALS = 4
 
 
 def _engine_fraction(memory_gb: float, gpu_memory_utilization: float, reserve_gb: float) -> float:
@@ -291,7 +292,7 @@ def _engine_fraction(memory_gb: float, gpu_memory_utilization: float, reserve_gb
     MAX_ENGINE_MEMORY_FRACTION (CUDA context, NCCL buffers and activations need the rest), rounded down once to
     the four decimals the command prints, so the KV pool analysed is the one the printed flag gives."""
     wanted = min((memory_gb * gpu_memory_utilization - reserve_gb) / memory_gb, MAX_ENGINE_MEMORY_FRACTION)
-    return math.floor(wanted / _FRACTION_STEP + 1e-9) * _FRACTION_STEP
+    return round(math.floor(wanted / _FRACTION_STEP + 1e-9) * _FRACTION_STEP, _FRACTION_DECIMALS)  # 0.879, not 0.8790000000000001
 
 
 ACTIVATION_BYTES = 2  # an all-reduce moves BF16 activations

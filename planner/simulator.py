@@ -276,6 +276,17 @@ def default_rate_per_s(brief: Brief, shape: ReplicaShape) -> float:
     return pools.general_rate_per_replica(demand(brief, shape).request_rate_per_s)
 
 
+def routed_prompt_cap(brief: Brief) -> int | None:
+    """The longest prompt the router sends a general-pool replica when a long-context pool takes the longer ones
+    (planner.pools), else None: the replica is sent every request."""
+    from planner.pools import pools_of
+
+    pools, _ = pools_of(brief, _replica(brief))
+    if pools.long_context_nodes and brief.workload.long_context_share > 0:
+        return brief.workload.long_context_threshold_tokens
+    return None
+
+
 def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: int) -> Requests:
     w = brief.workload
     return make_requests(
@@ -441,9 +452,22 @@ def _summarize(brief: Brief, settings: SimSettings, rate: float, reqs: Requests,
             "requests_per_s": f"{completed:,} completed / {num(duration, 's')} = {num(completed / duration, 'req/s')}",
             "steps": f"{out.steps:,} engine steps, {num(mean_step_ms, 'ms')} each on average, {out.preemptions} preemptions",
         }
+        | _routing_note(brief, settings)
         | _clipped_note(reqs),
         clipped_requests=reqs.clipped,
     )
+
+
+def _routing_note(brief: Brief, settings: SimSettings) -> dict[str, str]:
+    cap = routed_prompt_cap(brief) if settings.input_tokens is None else None
+    if cap is None:
+        return {}
+    return {
+        "routing": f"the router sends a general-pool replica prompts up to {num(cap, 'tokens')} and the long-context pool the"
+        f" longer ones ({pct(brief.workload.long_context_share)} of requests); this run draws the brief's whole length"
+        " distribution, as the plan's latency model takes it for the general pool (the worked design's sizing basis), so"
+        " it is heavier than the general pool's own traffic and the longest draws are cut to max-model-len"
+    }
 
 
 def _clipped_note(reqs: Requests) -> dict[str, str]:

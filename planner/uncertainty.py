@@ -15,12 +15,12 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from planner.brief import Brief, Efficiency
-from planner.fmt import num
+from planner.fmt import num, pct
 
-__all__ = ["Band", "Uncertainty", "ranges_line", "uncertainty"]
+__all__ = ["Band", "Uncertainty", "outside_note", "range_text", "ranges_line", "uncertainty"]
 
 BANDS_FILE = Path(__file__).resolve().parent / "calibration" / "bands.json"
 _OUTSIDE_WIDENING = 2.0  # outside the data: the widest spread, doubled
@@ -34,6 +34,27 @@ class Band(BaseModel):
     low: float
     high: float
     kind: str  # which residuals: ttft, itl, throughput
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def plan_error(self) -> str:
+        """'under' when the range of the real figure lies above the plan's own (the planner under-predicts it), 'over'
+        when below, '' when the range holds the figure."""
+        if not (math.isfinite(self.value) and self.value > 0) or self.low <= self.value <= self.high:
+            return ""
+        return "under" if self.value < self.low else "over"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def plan_error_near(self) -> float:
+        """How far the nearer end of the range lies from the plan's figure, relative to it (0 inside the range)."""
+        return min(abs(self.low / self.value - 1), abs(self.high / self.value - 1)) if self.plan_error else 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def plan_error_far(self) -> float:
+        """How far the farther end of the range lies from the plan's figure, relative to it (0 inside the range)."""
+        return max(abs(self.low / self.value - 1), abs(self.high / self.value - 1)) if self.plan_error else 0.0
 
     @property
     def plus_minus(self) -> float:
@@ -119,11 +140,34 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
     return Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside, bands=tuple(bands))  # type: ignore[arg-type]
 
 
+def outside_note(value: float, low: float, high: float, unit: str = "ms", *, short: bool = False) -> str:
+    """Why a range may leave out its own figure: the held-out measurements of that metric sit mostly on one side of
+    the planner's predictions (TTFT: the real engine was slower in over 90% of them), so the range of the real figure
+    lies above (or below) the predicted one. '' when the range holds the value; `short` for a chart's legend row
+    ('plan 0.8% to 57.8% low')."""
+    if not (math.isfinite(value) and value > 0) or low <= value <= high:
+        return ""
+    word = "under" if value < low else "over"
+    near, far = sorted((abs(low / value - 1), abs(high / value - 1)))
+    if short:
+        return f"plan {pct(near)} to {pct(far)} {'low' if word == 'under' else 'high'}"
+    return f"the plan's {num(value, unit)} {word}-predicts it by {pct(near)} to {pct(far)}"
+
+
+def range_text(value: float, low: float, high: float, unit: str = "ms") -> str:
+    """'6.46 to 21.1 ms', or with the reason when the range leaves out the value:
+    '86.3 to 135 ms: the plan's 85.6 ms under-predicts it by 0.8% to 57.8%'."""
+    text = f"{num(low)} to {num(high, unit)}"
+    note = outside_note(value, low, high, unit)
+    return f"{text}: {note}" if note else text
+
+
 def ranges_line(u: Uncertainty, figures: tuple[tuple[str, str], ...]) -> str:
-    """'p95 TTFT 85.4 to 134 ms; p95 ITL 6.46 to 21.1 ms' for (name, path) pairs the plan bands ('' when none)."""
+    """'p95 TTFT 85.4 to 134 ms; p95 ITL 6.46 to 21.1 ms' for (name, path) pairs the plan bands ('' when none); a range
+    that leaves out the plan's own figure says why (outside_note)."""
     parts = []
     for name, path in figures:
         b = u.band(path)
         if b is not None and math.isfinite(b.low) and math.isfinite(b.high):
-            parts.append(f"{name} {num(b.low, 'ms').removesuffix(' ms')} to {num(b.high, 'ms')}")
+            parts.append(f"{name} {range_text(b.value, b.low, b.high)}")
     return "; ".join(parts)

@@ -39,6 +39,12 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def text_figures(at: AppTest) -> dict[str, str]:
+    """Figures in words (ui.show.Fig with text=True): a label line, then the value in bold."""
+    found = (re.fullmatch(r"(.+)  \n\*\*(.+)\*\*", shown(m.value), re.S) for m in at.markdown)
+    return {match.group(1): match.group(2) for match in found if match}
+
+
 _NUMBER = re.compile(r"-?[\d,]*\.?\d+(?:e[+-]?\d+)?")
 
 

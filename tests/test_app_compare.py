@@ -50,6 +50,10 @@ def test_pin_then_edit_the_sidebar_shows_both_with_the_differences() -> None:
     assert changes.loc["GPU nodes"].tolist() == ["8", "6"]  # what differs in the brief, named in words
     params = _params(at)
     assert params["pin"] == "capstone" and "pin.hardware.nodes" not in params and params["hardware.nodes"] == "6"
+    # review s4 finding 13: each title follows its design as edited, not the preset's words (64 H100 vs 48 GPUs)
+    titles = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith(("**Pinned:**", "**Current:**"))]
+    assert titles[0].startswith("**Pinned:** Capstone: Llama-3-70B for 10,000 chat users on 64 H100")
+    assert titles[1].startswith("**Current:** Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100")
 
 
 def test_the_pin_survives_a_preset_change_and_reopens_from_the_link() -> None:
@@ -60,6 +64,7 @@ def test_the_pin_survives_a_preset_change_and_reopens_from_the_link() -> None:
     visit(at, COMPARE)
     frame = _comparison(at)
     assert frame.loc["GPU nodes", "pinned"] == "6" and frame.loc["GPU nodes", "current"] == "8"
+    assert any(m.value.replace("\\", "").startswith("**Pinned:** Llama-3-70B for 10,000 users on 6 x 8 NVIDIA H100") for m in at.markdown)
     assert frame.loc["p95 ITL (target 40 ms)", ""] == "worse"  # A100s decode slower than the pinned H100s
     link = _params(at)
     again = visit(new_app(link), COMPARE)

@@ -151,3 +151,28 @@ def test_the_engine_family_split_is_kept_only_if_it_predicts_held_out_sources_be
     family_keys = {k for k in split["variants"]["per engine family"]["constants"] if ":" in k}
     assert family_keys == {"step_overhead_ms:trtllm", "per_sequence_us:trtllm"}
     assert set(report["fitted"]) == set(split["variants"][split["kept"]]["constants"])
+
+
+def test_a_range_that_leaves_out_its_own_figure_says_why():
+    """Review s4 finding 9: TTFT's held-out residuals all sit below zero (the planner under-predicts it), so its 80%
+    range lies above the plan's p95. Wherever that range is printed beside the figure (verdict bar, document, Compare,
+    a figure with its band) it says by how much the plan under-predicts; a range that holds its figure says nothing."""
+    from planner.compare import compare
+    from planner.figures import format_value, spec
+    from planner.uncertainty import outside_note, range_text, ranges_line
+    from report.document import _p95_ranges
+    from report.figures import Figures
+
+    design = plan(load_brief("capstone"))
+    ttft = design.uncertainty.band("slo.ttft_p95_ms")
+    assert ttft is not None and ttft.value < ttft.low  # 85.6 ms beside 86.3 to 135 ms
+    note = "the plan's 85.6 ms under-predicts it by 0.8% to 57.8%"
+    assert outside_note(ttft.value, ttft.low, ttft.high) == note
+    assert ranges_line(design.uncertainty, (("p95 TTFT", "slo.ttft_p95_ms"),)) == f"p95 TTFT 86.3 to 135 ms: {note}"
+    assert any(note in line for line in _p95_ranges(Figures(design)))
+    (row,) = compare(design, design, ("slo.ttft_p95_ms",))
+    assert row.left_range == f"86.3 to 135 ms: {note}"
+    assert format_value(spec("slo.ttft_p95_ms"), ttft.value, band=ttft) == f"85.6 ms (86.3 to 135 ms: {note})"
+    assert outside_note(ttft.value, ttft.low, ttft.high, short=True) == "plan 0.8% to 57.8% low"
+    assert range_text(10.0, 6.0, 20.0) == "6 to 20 ms"  # the ITL range holds its figure: no note
+    assert outside_note(30.0, 6.0, 20.0) == "the plan's 30 ms over-predicts it by 33.3% to 80.0%"

@@ -14,7 +14,7 @@ import pytest
 from planner import load_brief, plan
 from planner.architecture import LOAD_COLORS, Pool, diagram_dot
 from planner.brief import KvPrecision, Precision
-from planner.pools import Load, load_of
+from planner.pools import Load, general_prompt_cap_tokens, load_of
 
 pytestmark = pytest.mark.unit
 
@@ -86,7 +86,9 @@ def test_a_custom_model_name_is_shell_quoted_in_the_command():
 
 def test_flags_follow_the_brief():
     base = load_brief("capstone")
-    longer = plan(base.with_changes({"workload.input_tokens_p95": 10_000, "model.name": "llama-3.1-70b"}))
+    longer = plan(
+        base.with_changes({"workload.input_tokens_p95": 10_000, "model.name": "llama-3.1-70b", "workload.long_context_share": 0.0})
+    )
     assert _flags(longer)["--max-model-len"].value == "8192"  # the brief's limit is what runs ...
     (rec,) = longer.config.recommendations  # ... and the analysis recommends a longer one, with the override
     assert int(rec.value) >= 11_200 and int(rec.value) % 1024 == 0
@@ -147,10 +149,13 @@ def test_dot_carries_live_figures(capstone):
     assert dot.startswith("digraph") and "clients" in dot and "API gateway" in dot and "router" in dot
     general = next(p for p in capstone.architecture.pools if p.name == "general")
     assert _label(dot, "pool0") == (
-        "general pool: 6 nodes, 6 replicas | TP=8, FP8 weights, FP8 KV | prompts up to 16,000 tokens"
+        "general pool: 6 nodes, 6 replicas | TP=8, FP8 weights, FP8 KV | prompts up to 6,000 tokens"
         f" | {general.utilization * 100:.1f}% of SLO capacity at peak"
     )
-    assert _label(dot, "pool1").endswith("of GPU time at peak | near the limit")  # 87.9% busy: amber
+    assert (
+        _label(dot, "pool1")
+        == "long-context pool: 1 node, 1 replica | TP=8, FP8 weights, FP8 KV | prompts over 6,000 tokens | 39.9% of GPU time at peak"
+    )
     assert _label(dot, "pool2") == "spare/canary pool: 1 node, 1 replica | TP=8, FP8 weights, FP8 KV | idle until a node fails"
     smaller = plan(load_brief("capstone").with_changes({"hardware.nodes": 5, "deployment.kv_cache": "bf16"})).architecture.dot
     assert _label(smaller, "pool0").startswith("general pool: 3 nodes, 3 replicas | TP=8, FP8 weights, BF16 KV")
@@ -158,9 +163,12 @@ def test_dot_carries_live_figures(capstone):
 
 def test_pools_are_coloured_by_load(capstone):
     """Green under the 85% sizing target, amber up to 100%, red above (said in words too), grey dashed for the spare."""
-    assert [p.load for p in capstone.architecture.pools] == [Load.ok, Load.near, Load.idle]
-    dot = capstone.architecture.dot
+    assert [p.load for p in capstone.architecture.pools] == [Load.ok, Load.ok, Load.idle]
+    busier = plan(load_brief("capstone").with_changes({"workload.long_context_share": 0.14}))  # long-context pool ~92% busy
+    assert [p.load for p in busier.architecture.pools] == [Load.ok, Load.near, Load.idle]
+    dot = busier.architecture.dot
     assert [_fill(dot, f"pool{i}") for i in range(3)] == [LOAD_COLORS[Load.ok][0], LOAD_COLORS[Load.near][0], LOAD_COLORS[Load.idle][0]]
+    assert _label(dot, "pool1").endswith("of GPU time at peak | near the limit")
     over = plan(load_brief("capstone").with_changes({"workload.users": 40_000}))
     general = over.architecture.pools[0]
     assert general.utilization > 1 and general.load is Load.over
@@ -231,7 +239,81 @@ def test_graphviz_renders_the_diagram(preset):
 
 
 def test_max_model_len_is_capped_by_the_model():
-    d = plan(load_brief("capstone").with_changes({"workload.input_tokens_p95": 10_000}))
+    d = plan(load_brief("capstone").with_changes({"workload.input_tokens_p95": 10_000, "workload.long_context_threshold_tokens": 10_000}))
     flag = _flags(d)["--max-model-len"]
     assert flag.value == "8192" and "model stops at 8,192" in flag.why
     assert not d.config.recommendations  # no longer limit to recommend: the model has none
+
+
+def test_the_general_pool_takes_every_prompt_the_router_sends_it(capstone):
+    """Review s4 finding 2: the router's long-context threshold + a p95 reply fits the general pool's max-model-len
+    (the seed's 8,192), so the command, the routing text and the reason agree."""
+    w, engine = capstone.brief.workload, capstone.config.engine
+    cap = general_prompt_cap_tokens(capstone.brief, capstone.brief.deployment.long_context_nodes)
+    assert cap == w.long_context_threshold_tokens == 6000
+    assert cap + w.output_tokens_p95 <= engine.max_model_len == 8192
+    assert f"--max-model-len {engine.max_model_len}" in capstone.config.command
+    assert "prompts over 6,000 tokens to the long-context pool" in [r.decision for r in capstone.architecture.routing]
+    assert "prompts up to 6,000 (longer go to the long-context pool)" in capstone.config.arithmetic["max_model_len"]
+
+
+def test_a_general_pool_sent_prompts_beyond_its_max_model_len_is_not_feasible():
+    """A router threshold above max-model-len, or no long-context pool for the brief's long prompts: the engine
+    refuses them, so the design is not feasible and a search does not offer it."""
+    from planner.search import evaluate
+
+    base = load_brief("capstone")
+    for changes in ({"workload.long_context_threshold_tokens": 16_000}, {"hardware.gpu": "b200", "hardware.nodes": 1}):
+        design = plan(base.with_changes(changes))
+        assert not design.verdict.feasible
+        (refused,) = [p for p in design.verdict.problems if p.field == "deployment.max_model_len"]
+        assert "the engine refuses the longer prompts" in refused.problem
+    row, why = evaluate(base, {"hardware.gpu": "b200", "hardware.nodes": 1}, 0)
+    assert row is None and why == "not feasible: the general pool refuses prompts the router sends it (max-model-len)"
+    longer = plan(base.with_changes({"model.name": "llama-3.1-70b", "deployment.long_context_nodes": 0}))
+    (rec,) = [r for r in longer.config.recommendations if r.flag == "--max-model-len"]
+    assert rec.value == "11264"  # 9,000-token long prompts + a 1,200 reply + 10%, rounded to 1,024
+
+
+def _printed_by(engine, flag: str) -> str | None:
+    """The value config.engine gives a flag of the command (None: the flag has no field there)."""
+    fields = {
+        "--quantization": engine.quantization,
+        "--dtype": "bfloat16" if engine.quantization is None else None,
+        "--kv-cache-dtype": engine.kv_cache_dtype,
+        "--tensor-parallel-size": str(engine.tensor_parallel_size),
+        "--pipeline-parallel-size": str(engine.pipeline_parallel_size),
+        "--data-parallel-size": str(engine.data_parallel_size),
+        "--enable-expert-parallel": "" if engine.enable_expert_parallel else None,
+        "--max-model-len": str(engine.max_model_len),
+        "--max-num-seqs": str(engine.max_num_seqs),
+        "--max-num-batched-tokens": str(engine.max_num_batched_tokens),
+        "--enable-prefix-caching": "" if engine.enable_prefix_caching else None,
+        "--no-enable-prefix-caching": None if engine.enable_prefix_caching else "",
+        "--enable-chunked-prefill": "" if engine.enable_chunked_prefill else None,
+        "--no-enable-chunked-prefill": None if engine.enable_chunked_prefill else "",
+        "--scheduling-policy": engine.scheduling_policy,
+        "--port": str(engine.port),
+    }
+    return fields[flag] if flag in fields else engine.extra_args.get(flag)
+
+
+@pytest.mark.parametrize("preset", ["capstone", "agent-platform", "moe-deepseek", "chat-speculative", "chat-disaggregated"])
+def test_every_flag_of_the_command_is_in_config_engine(preset):
+    """Review s4 finding 15: the command printed --scheduling-policy and --kv-offloading-* that config.engine did not
+    hold; now every flag it prints is a field of config.engine or one of its extra_args, with the same value."""
+    config = plan(load_brief(preset)).config
+    assert config.flags and all(
+        f"{f.flag} " in config.command or config.command.endswith(f.flag) or f"{f.flag} \\" in config.command for f in config.flags
+    )
+    for f in config.flags:
+        if f.flag == "--gpu-memory-utilization":
+            assert float(f.value) == config.engine.gpu_memory_utilization
+            assert len(repr(config.engine.gpu_memory_utilization)) <= 6  # 0.879, not 0.8790000000000001
+            continue
+        if f.flag == "--dtype":
+            assert config.engine.quantization is None
+            continue
+        assert _printed_by(config.engine, f.flag) == f.value, f.flag
+    if preset == "agent-platform":
+        assert config.engine.extra_args["--kv-offloading-backend"] == "native" and config.engine.scheduling_policy == "priority"

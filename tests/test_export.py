@@ -455,7 +455,14 @@ def test_waterfalls_draw_the_p95_range_as_the_app_names_it(preset):
         legend, shown, low, high = chart.band
         assert legend == f"{design.uncertainty.legend} of the p95"
         assert (low, high) == (band.low, band.high)
-        assert shown == f"{format_figure(band.low, 'num', 'ms')} to {format_figure(band.high, 'num', 'ms')}"
+        error = (  # review s4 finding 9: a range that leaves out its p95 says by how much the plan misses
+            f" (plan {format_figure(band.plan_error_near, 'pct')} to {format_figure(band.plan_error_far, 'pct')}"
+            f" {'low' if band.plan_error == 'under' else 'high'})"
+            if band.plan_error
+            else ""
+        )
+        assert shown == f"{format_figure(band.low, 'num', 'ms')} to {format_figure(band.high, 'num', 'ms')}{error}"
+        assert 13 + 4.9 * len(f"{legend}: {shown}") <= 480  # the legend row fits the chart's width
         svg = waterfall_svg(chart.title, chart.steps, chart.marks, chart.band, chart.band_note)
         assert f">{escape(legend)}: <tspan" in svg and f">{shown}</tspan>" in svg and svg.count('class="whisker"') == 1
         start, p95_x, x0, x1 = _range_geometry(svg)

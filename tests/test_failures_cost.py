@@ -78,12 +78,15 @@ def test_capstone_summary(capstone):
         assert s.binding_scenario in {m.scenario for m in failing}
 
 
-def test_traffic_doubles_breaks_the_long_context_pool_first(capstone):
+def test_traffic_doubles_breaks_a_busy_long_context_pool_first(capstone):
     m = _modes(capstone)["traffic_doubles"]
     # the general pool keeps up (at the engine's pace 8 nodes' replicas run at about half their SLO capacity) ...
     assert m.ttft_ok and m.itl_ok and 0.4 < m.load_vs_capacity < 0.7
-    # ... but the one long-context node, 88% busy at the brief's load, cannot carry twice its share
-    assert not m.ok and "long-context pool" in m.note
+    # ... and the one long-context node, 39.9% busy with the prompts over 6,000 tokens, carries twice its share
+    assert m.ok and capstone.architecture.pools[1].utilization == pytest.approx(0.399, abs=0.001)
+    # with 14% long-context traffic that node is 92% busy at the brief's load and cannot carry twice its share
+    busier = _modes(plan(capstone.brief.with_changes({"workload.long_context_share": 0.14})))["traffic_doubles"]
+    assert busier.ttft_ok and busier.itl_ok and not busier.ok and "long-context pool" in busier.note
 
 
 def _derives_fields(name: str) -> bool:
@@ -166,10 +169,10 @@ def test_more_nodes_never_raise_failure_utilization():
 
 def test_hit_rate_floor_is_a_dependency(capstone):
     """The floor is found by re-planning at each hit rate and stated on the printed 0.1% grid: at the value it says
-    meets, `plan --set` meets; at the value it says misses, it misses. On the capstone the one long-context node binds
-    first (its prompts miss the cache as the general pool's do)."""
+    meets, `plan --set` meets; at the value it says misses, it misses. On the capstone the general pool holds down to
+    about 11% (the worked design: 20% still fits)."""
     floor = hit_rate_floor(core_design(capstone.brief))
-    assert floor is not None and 0.6 < floor.meets_down_to < 0.78 and not floor.misses_already
+    assert floor is not None and 0.05 < floor.meets_down_to < 0.2 and not floor.misses_already
     hit = next(d for d in capstone.config.dependencies if "hit rate" in d.what)
     assert f"meets its SLO at {floor.meets_down_to:.1%} and misses it at {floor.misses_at:.1%}" in hit.breaks_if
     no_cache = plan(capstone.brief.with_changes({"deployment.prefix_caching": False}))

@@ -17,8 +17,8 @@ from planner.naming import design_name
 from planner.practice import Kind, practice_steps
 from planner.uncertainty import Band
 from planner.variations import DIFF_FIGURES
-from ui.charts import itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
-from ui.charts_stress import failure_latency_chart, failure_utilization_chart
+from ui.charts import ITL_RANGE_ROW, TTFT_RANGE_ROW, itl_waterfall_chart, tradeoff_chart, ttft_waterfall_chart
+from ui.charts_stress import _TEXT_ROOM, failure_latency_chart, failure_utilization_chart, scenario_labels
 
 
 def _band(low: float, high: float) -> Band:
@@ -254,19 +254,36 @@ def test_the_brief_marker_sits_at_the_briefs_value(preset: str) -> None:
 
 
 def test_failure_charts_draw_the_figure_that_fails() -> None:
-    """The capstone's failing scenarios fail on the long-context pool: that pool's bar passes 100%, the latencies
-    do not; an unbounded latency is drawn to the edge and labelled in words."""
-    design = plan(load_brief("capstone"))
+    """With 14% long-context traffic the capstone's failing scenarios fail on the long-context pool: that pool's bar
+    passes 100%, the latencies do not; an unbounded latency is drawn to the chart's reach and labelled in words."""
+    design = plan(load_brief("capstone").with_changes({"workload.long_context_share": 0.14}))
     busy = failure_utilization_chart(design.failures, design.failure_summary.binding_scenario, long_context_pool=True)
     pools = {t.name: t for t in busy.data}
     long_context = pools["long-context pool busy"]
-    for failure, x in zip(design.failures, long_context.x, strict=True):
-        if not failure.ok:
-            assert x > 100, failure.scenario
+    failing = [(f, x) for f, x in zip(design.failures, long_context.x, strict=True) if not f.ok]
+    assert failing and all(x > 100 for _, x in failing)
     stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
     latency = failure_latency_chart(stuck.failures, stuck.failure_summary.binding_scenario, 500, 40)
     ttft = latency.data[0]
-    assert "unbounded" in ttft.text and max(ttft.x) == latency.layout.xaxis.range[1]
+    assert "unbounded" in ttft.text and max(ttft.x) == pytest.approx(latency.layout.xaxis.range[1] / _TEXT_ROOM)
+
+
+def test_failure_values_are_written_past_their_whiskers() -> None:
+    """Review s4 finding 15: a bar's value sat where its whisker ran through it; now each is written after the end of
+    its bar and its whisker, on the bar's own row, inside the axis."""
+    design = plan(load_brief("agent-platform"))
+    slo = design.slo
+    chart = failure_latency_chart(
+        design.failures, design.failure_summary.binding_scenario, slo.ttft_target_ms, slo.itl_target_ms, design.uncertainty
+    )
+    bars = [t for t in chart.data if t.type == "bar"]
+    texts = [t for t in chart.data if t.type == "scatter" and t.mode == "text"]
+    assert len(bars) == len(texts) == 2
+    for bar, text in zip(bars, texts, strict=True):
+        assert list(text.y) == list(bar.y) and bar.textposition == "none"
+        for x, plus, at in zip(bar.x, bar.error_x.array, text.x, strict=True):
+            assert at == pytest.approx(x + plus) and at < chart.layout.xaxis.range[1]
+    assert list(chart.layout.yaxis.ticktext) == scenario_labels(design.failures, design.failure_summary.binding_scenario)
 
 
 # --- the error bands on every chart of a prediction ------------------------------------------------------------
@@ -308,7 +325,7 @@ def test_each_bounded_scenario_bar_carries_its_range_and_an_unbounded_one_none()
     for f, x, plus, minus in zip(design.failures, ttft.x, ttft.error_x.array, ttft.error_x.arrayminus, strict=True):
         low, high = u.range_of(f.ttft_p95_ms, "ttft")
         assert (x - minus, x + plus) == pytest.approx((low / slo.ttft_target_ms * 100, high / slo.ttft_target_ms * 100)), f.scenario
-    assert any(t.name.startswith(u.legend) for t in chart.data)  # the legend says what the whiskers are
+    assert any((t.name or "").startswith(u.legend) for t in chart.data)  # the legend says what the whiskers are
     stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
     latency = failure_latency_chart(stuck.failures, stuck.failure_summary.binding_scenario, 500, 40, stuck.uncertainty)
     unbounded = [i for i, f in enumerate(stuck.failures) if not math.isfinite(f.ttft_p95_ms)]
@@ -322,7 +339,13 @@ def test_the_itl_waterfall_total_carries_its_range() -> None:
     low, high = u.range_of(gap, "itl")
     chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, "ITL", (low, high, u.legend))
     band = next(t for t in chart.data if t.name == u.legend)
-    assert list(band.y) == ["mean gap", "mean gap"] and list(band.x) == pytest.approx([low, high])
+    assert list(band.y) == [ITL_RANGE_ROW] * 2 and list(band.x) == pytest.approx([low, high])  # its own row: clear of the total's value
+    assert any((t.name or "").startswith("p95 ITL") for t in chart.data)  # named in the legend ...
+    # ... drawn beneath the bars, over the total's and the range's rows (serial numbers 3 and 4) only: clear of the parts' values
+    below = [(shape.x0, shape.layer, shape.y0, shape.y1) for shape in chart.layout.shapes]
+    assert below == [(slo.judged_itl_p95_ms, "below", 2.5, 4.5), (slo.itl_target_ms, "below", 2.5, 4.5)]
+    ttft = ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, None), slo.ttft_target_ms, (1.0, 2.0, u.legend))
+    assert list(next(t for t in ttft.data if t.name == u.legend).y) == [TTFT_RANGE_ROW] * 2
     assert chart.layout.xaxis.range[1] > high
 
 
@@ -330,6 +353,6 @@ def test_compare_gives_each_predicted_figure_its_range() -> None:
     capstone, half = plan(load_brief("capstone")), plan(load_brief("variation-a"))
     rows = {r.path: r for r in compare(capstone, half)}
     low, high = capstone.uncertainty.range_of(capstone.slo.ttft_p95_ms, "ttft")
-    assert rows["slo.ttft_p95_ms"].left_range == f"{num(low)} to {num(high, 'ms')}"
+    assert rows["slo.ttft_p95_ms"].left_range == f"{num(low)} to {num(high, 'ms')}: the plan's 85.6 ms under-predicts it by 0.8% to 57.8%"
     assert rows["operating_point.capacity_rate_per_s"].right_range.endswith("req/s")
     assert rows["cost.gpus"].left_range == "" and rows["verdict.meets_slo"].right_range == ""

@@ -188,3 +188,19 @@ def test_the_compiled_loop_is_cached_on_both_its_sources():
     (compiled,) = engine._compiled
     assert compiled._cache._impl.locator.__class__.__name__ == "EngineCacheLocator"
     assert all("Dispatcher" not in repr(signature) for signature in compiled.signatures)
+
+
+def test_the_plan_check_says_which_prompts_the_router_sends_elsewhere():
+    """Review s4 finding 2: the general pool's max-model-len (8,192) takes every prompt the router sends it (up to
+    6,000 tokens), so the run's cut draws are prompts the long-context pool takes; the check says it keeps them on the
+    plan's basis (the brief's whole length distribution), heavier than the general pool's own traffic."""
+    run = simulate(load_brief("capstone"), SimSettings(requests=4000))
+    assert "prompts up to 6,000 tokens" in run.arithmetic["routing"] and "whole length distribution" in run.arithmetic["routing"]
+    assert 0 < run.clipped_requests < 0.05 * 4000  # at most the 5% of prompts over 6,000 and their long replies
+    alone = simulate(
+        load_brief("capstone").with_changes(
+            {"deployment.long_context_nodes": 0, "model.name": "llama-3.1-70b", "deployment.max_model_len": 11_264}
+        ),
+        SimSettings(requests=400),
+    )
+    assert "routing" not in alone.arithmetic  # without a long-context pool the replica is sent every request

@@ -24,6 +24,8 @@ from planner.uncertainty import Uncertainty
 
 __all__ = [
     "BAR_TEXT",
+    "HALO",
+    "OUTSIDE_TEXT",
     "PALETTE",
     "itl_waterfall_chart",
     "stacked_bars",
@@ -67,9 +69,13 @@ def hline(
     return line, label
 
 
-def vline(x: float, text: str, color: str = "gray", dash: str = "dot", label_y: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A vertical line at x on a linear axis, its label above the plot (or at `label_y` of its height)."""
-    line = {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": x, "x1": x, "line": {"color": color, "dash": dash}}
+def vline(
+    x: float, text: str, color: str = "gray", dash: str = "dot", label_y: float = 1.0, layer: str = "above"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A vertical line at x on a linear axis, its label above the plot (or at `label_y` of its height); `layer`
+    "below" draws it beneath the bars and the values written beside them."""
+    line = {"type": "line", "layer": layer, "yref": "paper", "y0": 0, "y1": 1, "xref": "x", "x0": x, "x1": x}
+    line["line"] = {"color": color, "dash": dash}
     label = {"yref": "paper", "y": label_y, "yanchor": "bottom", "xref": "x", "x": x, "text": text, "showarrow": False}
     label["font"] = {"color": color}
     if label_y < 1:
@@ -92,6 +98,10 @@ def vertical(x: float, categories: Sequence[str], name: str, color: str, dash: s
 
 
 BAR_TEXT = {"textfont": {"size": 12}, "constraintext": "none", "cliponaxis": False}
+# A white halo round a value written beside its bar on the white plot: a line that passes under it (a p95, a
+# target) stops short of the glyphs instead of running through them.
+HALO = "0 0 3px white, 0 0 3px white, 1px 1px 0 white, -1px -1px 0 white, 1px -1px 0 white, -1px 1px 0 white, 2px 0 0 white, -2px 0 0 white"
+OUTSIDE_TEXT = {**BAR_TEXT, "textfont": {"size": 12, "shadow": HALO}}
 _ROOM = 1.15  # how far an axis runs past the largest value or mark, for the text beside it
 
 
@@ -129,7 +139,9 @@ def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, flo
     y_axes, x_axes = _axes(layout, "yaxis"), _axes(layout, "xaxis")
     lines = 1
     if any(axis.get("automargin") for axis in y_axes):  # category labels beside the bars, a <br> between their lines
+        ticks = [t for axis in y_axes for t in axis.get("ticktext", ())]  # rows placed by number, named by their ticks
         labels = [str(y).split("<br>") for trace in data for y in trace.get("y", ()) if isinstance(y, str)]
+        labels += [str(t).split("<br>") for t in ticks]
         left = 20 + max((_text_px(re.sub(r"<[^>]+>", "", line)) for label in labels for line in label), default=0)
         lines = max((len(label) for label in labels), default=1)
     else:
@@ -209,7 +221,8 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multip
         "yaxis": {"title": {"text": "% of the limit"}, "ticksuffix": "%"},
         "height": 340,
     }
-    marks = [hline(100, "100%", "black"), vline(1.0, "the brief", label_y=0.95)]  # inside the plot: the legend sits above it
+    # the brief's label inside the plot at its foot: above the plot it met the legend on a phone's narrow width
+    marks = [hline(100, "100%", "black"), vline(1.0, "the brief", label_y=0.005)]
     if 0 < headroom_multiple <= max(x, default=0.0) and abs(headroom_multiple - 1.0) > 0.05:
         marks.append(vline(headroom_multiple, f"headroom x{num(headroom_multiple)}", color=PALETTE["target"], label_y=0.8))
     return figure(data, layout, marks)
@@ -221,8 +234,8 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multip
 def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: tuple[float, float, str] | None = None) -> go.Figure:
     """TTFT as a waterfall, one bar per part in the order a request meets them and a total bar, for the p95 path
     and the mean path side by side: each path's bars add up to its total (the p95 and the mean TTFT). The target
-    is a vertical line; `band` (low, high, label), where the plan gives one, a range on the total's row (where the real
-    p95 falls, planner.uncertainty). Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
+    is a vertical line; `band` (low, high, label), where the plan gives one, a range on a row of its own under the
+    total (where the real p95 falls, planner.uncertainty). Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
     colors = (PALETTE["secondary"], PALETTE["primary"])
     data = []
     for path, color in zip(paths, colors, strict=False):
@@ -239,7 +252,7 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
                 "measure": ["relative"] * len(path.parts) + ["total"],
                 "text": [num(v) for v in values],
                 "textposition": "outside",
-                **BAR_TEXT,
+                **OUTSIDE_TEXT,
                 "connector": {"visible": False},
                 "increasing": {"marker": {"color": color}},
                 "totals": {"marker": {"color": color, "line": {"color": PALETTE["text"], "width": 1}}},
@@ -249,8 +262,8 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
     names = [p.name for p in paths[0].parts] + ["TTFT"] if paths else ["TTFT"]
     data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
     if band is not None:
-        data.append(_range_on_row(band, "TTFT"))
-    rows = len(names)
+        data.append(_range_on_row(band, TTFT_RANGE_ROW))
+    rows = len(names) + (band is not None)
     right = max([target_ms, *(p.total_ms for p in paths), *((band[1],) if band is not None else ())]) * _ROOM
     layout = {
         "title": {"text": "Time to first token (ms)"},
@@ -264,8 +277,26 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
     return figure(data, layout)
 
 
+def _line_below(x: float, color: str, dash: str, rows: tuple[float, float]) -> dict[str, Any]:
+    """A vertical line over the category rows from `rows[0]` to `rows[1]` (their serial numbers: a category axis takes
+    them for shapes), drawn beneath the bars: over a total's rows only, it never runs through the parts' values."""
+    line = {"color": color, "dash": dash, "width": 2}
+    y0, y1 = rows[0] - 0.5, rows[1] + 0.5
+    return {"type": "line", "layer": "below", "xref": "x", "x0": x, "x1": x, "yref": "y", "y0": y0, "y1": y1, "line": line}
+
+
+def _legend_line(name: str, color: str, dash: str) -> dict[str, Any]:
+    """The legend's entry for a line drawn as a shape (_line_below)."""
+    return {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": name, "line": {"color": color, "dash": dash, "width": 2}}
+
+
+TTFT_RANGE_ROW = "p95 range"  # the waterfalls' ranges sit on rows of their own: on the total's row they ran through its value
+ITL_RANGE_ROW = "mean-gap range"
+
+
 def _range_on_row(band: tuple[float, float, str], row: str) -> dict[str, Any]:
-    """A horizontal range (low to high) across a waterfall's row: where the real figure falls (planner.uncertainty)."""
+    """A horizontal range (low to high) on a waterfall's row of its own, under the total: where the real figure falls
+    (planner.uncertainty)."""
     low, high, label = band
     return {
         "type": "scatter",
@@ -294,7 +325,7 @@ def itl_waterfall_chart(
 ) -> go.Figure:
     """A reply's mean gap as a waterfall of its parts (decode step, prefill interference, scheduler) with a total bar,
     and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines; `band` (low, high, label), where
-    the plan gives one, a range on the total's row (where the real mean gap falls, planner.uncertainty)."""
+    the plan gives one, a range on a row of its own under the total (where the real mean gap falls, planner.uncertainty)."""
     names = [_itl_label(i, s) for i, s in enumerate(steps)] + ["mean gap"]
     values = [s.ms for s in steps]
     total = sum(values)
@@ -308,24 +339,28 @@ def itl_waterfall_chart(
             "measure": ["relative"] * len(steps) + ["total"],
             "text": [num(v) for v in [*values, total]],
             "textposition": "outside",
-            **BAR_TEXT,
+            **OUTSIDE_TEXT,
             "connector": {"visible": False},
             "increasing": {"marker": {"color": PALETTE["primary"]}},
             "totals": {"marker": {"color": PALETTE["primary"], "line": {"color": PALETTE["text"], "width": 1}}},
             "hovertemplate": "%{y}: %{x:.2f} ms<extra></extra>",
         }
     ]
+    # the p95 and the target are compared with the total (and its range): their lines run over those rows only
+    totals = (len(names) - 1, len(names) if band is not None else len(names) - 1)
+    lines = [(target_ms, f"target {num(target_ms, 'ms')}", PALETTE["target"], "dash")]
     if math.isfinite(p95_ms):
-        data.append(vertical(p95_ms, names, f"p95 {metric}: {num(p95_ms, 'ms')}", PALETTE["secondary"], dash="dot"))
-    data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
+        lines.insert(0, (p95_ms, f"p95 {metric}: {num(p95_ms, 'ms')}", PALETTE["secondary"], "dot"))
+    data += [_legend_line(name, color, dash) for _, name, color, dash in lines]
     if band is not None:
-        data.append(_range_on_row(band, "mean gap"))
+        data.append(_range_on_row(band, ITL_RANGE_ROW))
     right = max(v for v in (target_ms, total, p95_ms, *(band[:2] if band is not None else ())) if math.isfinite(v)) * _ROOM
     layout = {
         "title": {"text": f"Inter-token latency ({metric}, ms)"},
+        "shapes": [_line_below(x, color, dash, totals) for x, _, color, dash in lines],
         "xaxis": {"title": {"text": "ms"}, "range": [0, right]},
         "yaxis": {"autorange": "reversed", "automargin": True},
-        "height": 170 + 34 * len(names),
+        "height": 170 + 34 * (len(names) + (band is not None)),
         "showlegend": True,
     }
     return figure(data, layout)

@@ -18,12 +18,14 @@ from planner.failures import FailureMode
 from planner.fleet import FleetPoint
 from planner.fmt import UNBOUNDED, num, pct, usd
 from planner.uncertainty import Uncertainty
-from ui.charts import BAR_TEXT, PALETTE, figure, vline
+from ui.charts import HALO, OUTSIDE_TEXT, PALETTE, figure, vline
 
 __all__ = ["cost_vs_fleet_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
 
 _WHISKER = "rgba(49, 51, 63, 0.55)"  # the text colour, light enough that a bar's value stays legible across its range
-_EDGE_PCT = 250.0  # how far the latency chart reaches at most (% of the target); beyond it, and unbounded, bars stop at the edge
+_EDGE_PCT = 250.0  # how far the latency chart reaches at most (% of the target); beyond it, and unbounded, bars stop there
+_TEXT_ROOM = 1.3  # the axis runs this far past the bars' reach: the values written after the longest bar and whisker
+_GROUP = 0.8  # of a scenario's row, the height its bars take together
 
 
 def scenario_labels(failures: Sequence[FailureMode], binding: str) -> list[str]:
@@ -46,54 +48,87 @@ def failure_latency_chart(
     """p95 TTFT and the p95 gap figure the ITL target judges (`metric`: ITL, or TPOT when the brief's slo.itl_metric
     says so) of every scenario as a share of its target, one row per scenario; the target at 100%.
     With the plan's `uncertainty`, each bounded bar carries a whisker: where the real engine's p95 falls (the verdict
-    bar's basis and coverage); a bar cut at the chart's edge or unbounded has none."""
+    bar's basis and coverage); a bar cut at the chart's reach or unbounded has none. Each bar's value is written past
+    the end of its bar and its whisker, so no whisker runs through it: the rows are placed by number (scenario i at
+    i, its two bars a bar's width either side) and the values are a text trace of their own."""
     labels = scenario_labels(failures, binding)
     judged = [f.tpot_p95_ms if metric == "TPOT" else f.itl_p95_ms for f in failures]
     series = (
         ("p95 TTFT", [f.ttft_p95_ms for f in failures], ttft_target_ms, PALETTE["primary"], "ttft"),
         (f"p95 {metric}", judged, itl_target_ms, PALETTE["secondary"], "itl"),
     )
-    finite = [_share(v, t) for _, values, t, _, _ in series for v in values if math.isfinite(v)]
-    edge = min(max([*finite, 120.0]), _EDGE_PCT) * 1.2  # room for the text beyond the longest bar
+    highs = [_share(uncertainty.range_of(v, kind)[1], t) if uncertainty else 0.0 for _, vs, t, _, kind in series for v in vs]
+    finite = [x for x in [*(_share(v, t) for _, vs, t, _, _ in series for v in vs), *highs] if math.isfinite(x)]
+    reach = min(max([*finite, 120.0]), _EDGE_PCT)  # bars, whiskers and values end here; the rest holds the text
+    edge = reach * _TEXT_ROOM
+    width = _GROUP / len(series)
     data: list[dict[str, Any]] = []
-    for name, values, target, color, kind in series:
+    texts: list[dict[str, Any]] = []
+    for j, (name, values, target, color, kind) in enumerate(series):
         shares = [_share(v, target) for v in values]
+        rows = [i + (j - (len(series) - 1) / 2) * width for i in range(len(values))]
+        whiskers = _whiskers(values, target, reach, uncertainty, kind) if uncertainty is not None else None
+        text = [num(v, "ms") if math.isfinite(v) else UNBOUNDED for v in values]
         bar: dict[str, Any] = {
             "type": "bar",
             "orientation": "h",
             "name": f"{name} (target {num(target, 'ms')})",
-            "y": labels,
-            "x": [min(s, edge) for s in shares],
-            "text": [num(v, "ms") if math.isfinite(v) else UNBOUNDED for v in values],
-            "textposition": "outside",
-            **BAR_TEXT,
-            "marker": {"color": color, "pattern": {"shape": ["/" if s > edge else "" for s in shares]}},
-            "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
+            "y": rows,
+            "x": [min(s, reach) for s in shares],
+            "width": width,
+            "text": text,
+            "textposition": "none",  # written by the text trace below, past the whisker
+            "customdata": labels,
+            "marker": {"color": color, "pattern": {"shape": ["/" if s > reach else "" for s in shares]}},
+            "hovertemplate": f"%{{customdata}}: {name} %{{text}}<extra></extra>",
         }
-        if uncertainty is not None:
-            bar["error_x"] = _whiskers(values, target, edge, uncertainty, kind)
+        ends = [min(s, reach) for s in shares]
+        if whiskers is not None:
+            bar["error_x"] = whiskers
+            ends = [e + plus for e, plus in zip(ends, whiskers["array"], strict=True)]
         data.append(bar)
+        texts.append(
+            {
+                "type": "scatter",
+                "mode": "text",
+                "x": ends,
+                "y": rows,
+                "text": [f" {t}" for t in text],
+                "textposition": "middle right",
+                "textfont": {"size": 12, "color": PALETTE["text"], "shadow": HALO},
+                "cliponaxis": False,
+                "showlegend": False,
+                "hoverinfo": "skip",
+            }
+        )
+    data += texts
     if uncertainty is not None:
         data.append(_legend_entry(f"{uncertainty.legend}: the whisker on each bar"))
     layout = {
         "title": {"text": "p95 latency against its target"},
-        "barmode": "group",
+        "barmode": "overlay",
         "height": 160 + 48 * len(failures),
         "xaxis": {"title": {"text": "% of the target"}, "range": [0, edge], "ticksuffix": "%"},
-        "yaxis": {"autorange": "reversed", "automargin": True},
+        "yaxis": {
+            "automargin": True,
+            "tickvals": list(range(len(failures))),
+            "ticktext": labels,
+            "range": [len(failures) - 0.5, -0.5],  # the first scenario on top
+            "zeroline": False,
+        },
     }
-    return figure(data, layout, [vline(100, "target", PALETTE["target"], dash="dash", label_y=0.005)])
+    return figure(data, layout, [vline(100, "target", PALETTE["target"], dash="dash", label_y=0.005, layer="below")])
 
 
-def _whiskers(values_ms: Sequence[float], target_ms: float, edge: float, u: Uncertainty, kind: str) -> dict[str, Any]:
+def _whiskers(values_ms: Sequence[float], target_ms: float, reach: float, u: Uncertainty, kind: str) -> dict[str, Any]:
     """Plotly's asymmetric error bars for bars drawn as % of the target: from each p95's low to its high
-    (planner.uncertainty's range of a `kind` figure), none where the bar is unbounded or cut at the edge."""
+    (planner.uncertainty's range of a `kind` figure), none where the bar is unbounded or cut at the chart's reach."""
     plus, minus = [], []
     for v in values_ms:
         share = _share(v, target_ms)
         low, high = u.range_of(v, kind)
-        bounded = math.isfinite(share) and share <= edge
-        plus.append(min(_share(high, target_ms), edge) - share if bounded else 0.0)
+        bounded = math.isfinite(share) and share <= reach
+        plus.append(min(_share(high, target_ms), reach) - share if bounded else 0.0)
         minus.append(share - _share(low, target_ms) if bounded else 0.0)
     return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "color": _WHISKER, "thickness": 1.5, "width": 5}
 
@@ -125,7 +160,7 @@ def failure_utilization_chart(
             "x": [min(v * 100, edge) for v in values],
             "text": [pct(v) for v in values],
             "textposition": "outside",
-            **BAR_TEXT,
+            **OUTSIDE_TEXT,  # a halo where the limit line passes under a value
             "marker": {"color": color, "pattern": {"shape": ["/" if v * 100 > edge else "" for v in values]}},
             "hovertemplate": f"%{{y}}: {name} %{{text}}<extra></extra>",
         }
@@ -138,7 +173,7 @@ def failure_utilization_chart(
         "xaxis": {"title": {"text": "% of the pool's limit"}, "range": [0, edge], "ticksuffix": "%"},
         "yaxis": {"autorange": "reversed", "automargin": True},
     }
-    return figure(data, layout, [vline(100, "limit", PALETTE["target"], dash="dash", label_y=0.005)])
+    return figure(data, layout, [vline(100, "limit", PALETTE["target"], dash="dash", label_y=0.005, layer="below")])
 
 
 def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.Figure:
@@ -170,4 +205,4 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
         "yaxis": {"title": {"text": "$ per M output tokens"}, "tickprefix": "$"},
         "height": 340,
     }
-    return figure(data, layout, [vline(current_nodes, "the brief")])
+    return figure(data, layout, [vline(current_nodes, "the brief", label_y=0.005)])  # inside the plot: clear of the legend

@@ -57,6 +57,7 @@ class Fig:
     arithmetic: str = ""
     help: str | None = None
     note: str | None = None  # one line under the value (why a figure is unbounded)
+    text: bool = False  # words, not a number: drawn at body size so that it wraps (a metric tile cuts it off)
 
 
 def fig(design: Design, path: str, *, help: str | None = None, note: str | None = None) -> Fig:
@@ -78,7 +79,10 @@ def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithme
         chunk = figs[start : start + per_row]
         for column, fig in zip(st.columns(per_row), chunk, strict=False):
             with column:
-                st.metric(fig.label, fig.value, fig.note, help=fig.help, delta_color="off", delta_arrow="off")
+                if fig.text:
+                    st.markdown(f"{md(fig.label)}  \n**{md(fig.value)}**", help=fig.help)
+                else:
+                    st.metric(fig.label, fig.value, fig.note, help=fig.help, delta_color="off", delta_arrow="off")
     arithmetic_expander(((f.label, f.arithmetic) for f in figs if f.arithmetic), title=arithmetic_title)
 
 

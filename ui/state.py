@@ -325,7 +325,12 @@ def current_brief() -> Brief:
 
 def current_name() -> DesignName:
     """The current design's name: the preset's title while the edits leave its facts alone, else the design's own."""
-    return design_name(current_brief(), preset_brief(current_preset()))
+    return name_for(current_preset(), current_overrides())
+
+
+def name_for(preset: str, overrides: Mapping[str, Any]) -> DesignName:
+    """The name of the preset with the overrides applied (a pinned design's too): its title follows the edits."""
+    return design_name(brief_for(preset, overrides), preset_brief(preset))
 
 
 def field_errors() -> dict[str, str]:
