@@ -239,15 +239,16 @@ def test_simulator_check_shows_simulated_beside_analytic() -> None:
 
 
 def test_simulator_check_says_what_the_plan_judges_beyond_the_run() -> None:
-    """Review s4 finding 11: at a duty cycle of 0.16 the plan misses on the long-context pool while the simulated
-    general-pool replica meets; the check says which replica it ran and what lies outside it."""
-    at = visit(new_app({"preset": "capstone", "workload.duty_cycle": "0.16"}), "pages/slo_budget.py")
+    """Review s4 finding 11: at a duty cycle of 0.16 with 10% of prompts long the plan misses on the long-context pool
+    while the simulated general-pool replica meets; the check says which replica it ran and what lies outside it."""
+    query = {"preset": "capstone", "workload.duty_cycle": "0.16", "workload.long_context_share": "0.1"}
+    at = visit(new_app(query), "pages/slo_budget.py")
     at.button(key="sim.run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     text = " ".join(shown(m.value) for m in at.markdown)
     assert "The plan misses the SLO; the simulator meets it" in text
     assert "The run checks one general-pool replica" in text
-    assert "what the plan misses on lies outside this run: the long-context pool is 164.9% busy" in text
+    assert "what the plan misses on lies outside this run: the long-context pool is 126.9% busy" in text
 
 
 def test_variation_side_by_side_and_load() -> None:

@@ -349,6 +349,7 @@ def test_the_itl_waterfall_total_carries_its_range() -> None:
     assert chart.layout.xaxis.range[1] > high
 
 
+@pytest.mark.usefixtures("ttft_range_above_the_plan")
 def test_compare_gives_each_predicted_figure_its_range() -> None:
     capstone, half = plan(load_brief("capstone")), plan(load_brief("variation-a"))
     rows = {r.path: r for r in compare(capstone, half)}

@@ -60,14 +60,16 @@ def test_simulate_brief_is_the_plan_check_at_its_own_length():
 
 
 def test_the_plan_check_says_what_the_plan_judges_beyond_its_run():
-    """Review s4 finding 11: with a duty cycle of 0.16 the plan fails on the long-context pool (164.9% busy) while the run
-    of one general-pool replica meets; the check says which replica it runs, the plan's verdict, and what lies outside."""
-    args = ("simulate", "capstone", "--set", "workload.duty_cycle=0.16", "--requests", "2000")
+    """Review s4 finding 11: with a duty cycle of 0.16 and 10% of prompts long the plan fails on the long-context pool
+    (126.9% busy) while the run of one general-pool replica meets; the check says which replica it runs, the plan's
+    verdict, and what lies outside."""
+    sets = ("--set", "workload.duty_cycle=0.16", "--set", "workload.long_context_share=0.1")
+    args = ("simulate", "capstone", *sets, "--requests", "2000")
     check = cli_json(*args)["slo"]
-    plan = cli_json("plan", "capstone", "--set", "workload.duty_cycle=0.16")["verdict"]
+    plan = cli_json("plan", "capstone", *sets)["verdict"]
     assert check["meets_slo"] is True and plan["meets_slo"] is False and check["plan_meets_slo"] is False
     assert "general-pool replica" in check["scope"]
-    assert "long-context pool" in check["not_simulated"] and "164.9%" in check["not_simulated"]
+    assert "long-context pool" in check["not_simulated"] and "126.9%" in check["not_simulated"]
     text = run_cli(*args, check=True).stdout
     assert "the plan misses the SLO" in text and "long-context pool" in text and "general-pool replica" in text
     baseline = cli_json("simulate", "capstone", "--requests", "2000")["slo"]
