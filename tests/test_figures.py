@@ -357,3 +357,18 @@ def test_compare_gives_each_predicted_figure_its_range() -> None:
     assert rows["slo.ttft_p95_ms"].left_range == f"{num(low)} to {num(high, 'ms')}: the plan's 85.6 ms under-predicts it by 0.8% to 57.8%"
     assert rows["operating_point.capacity_rate_per_s"].right_range.endswith("req/s")
     assert rows["cost.gpus"].left_range == "" and rows["verdict.meets_slo"].right_range == ""
+
+
+def test_the_fleet_size_chart_ticks_whole_nodes() -> None:
+    """A 2-node brief's fleet chart spans 1-4 nodes: Plotly's own ticks fell between whole nodes and ',d' printed
+    1, 2, 2, 3, 4, 4 (seen in the browser); the step is now a whole number of nodes."""
+    from planner.fleet import cost_vs_fleet
+    from ui.charts_stress import cost_vs_fleet_chart
+
+    brief = load_brief("capstone").with_changes({"hardware.nodes": 2})
+    points = cost_vs_fleet(brief)
+    axis = cost_vs_fleet_chart(points, 2).layout.xaxis
+    assert axis.tickmode == "linear" and axis.dtick == 1
+    wide = cost_vs_fleet(load_brief("capstone").with_changes({"hardware.nodes": 200}))
+    step = cost_vs_fleet_chart(wide, 200).layout.xaxis.dtick
+    assert step == int(step) and (max(p.nodes for p in wide) - min(p.nodes for p in wide)) / step <= 8

@@ -201,8 +201,15 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
     ]
     layout = {
         "title": {"text": "Cost per M output tokens by fleet size"},
-        "xaxis": {"title": {"text": "nodes"}, "tickformat": ",d"},
+        # whole nodes only: on a short axis Plotly's own ticks fall between them and ",d" prints 1, 2, 2, 3, 4, 4
+        "xaxis": {"title": {"text": "nodes"}, "tickformat": ",d", "tickmode": "linear", "dtick": _node_tick([p.nodes for p in points])},
         "yaxis": {"title": {"text": "$ per M output tokens"}, "tickprefix": "$"},
         "height": 340,
     }
     return figure(data, layout, [vline(current_nodes, "the brief", label_y=0.005)])  # inside the plot: clear of the legend
+
+
+def _node_tick(nodes: Sequence[int]) -> int:
+    """A whole-node tick step that gives at most about eight ticks over the chart's fleet sizes."""
+    span = max(nodes, default=1) - min(nodes, default=1)
+    return max(1, math.ceil(span / 8))
