@@ -885,9 +885,12 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     ]
     fp8 = shape.gpu.runs_natively("fp8")
     precision = f"On {gpu}: {_precisions(brief)}." if fp8 else f"No FP8 on {gpu}: {_precisions(brief)}."
+    meets = core.verdict.feasible and core.verdict.meets_slo
     conclusion = (
-        f"{precision} Decode is bandwidth-bound, so the fleet needs {nodes} nodes;"
-        f" at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is ${num(sized_cost)} per M output tokens."
+        f"{precision} Decode is bandwidth-bound: sized as the worked design sizes (at most {pct(TARGET_UTILIZATION)} of GPU time"
+        f" without prefix cache) the fleet needs {nodes} nodes; at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is"
+        f" ${num(sized_cost)} per M output tokens. As briefed, its {brief.hardware.nodes} nodes"
+        f" {'meet' if meets else 'miss'} the SLO at the engine's pace with the prefix cache."
     )
     return findings, [], conclusion
 

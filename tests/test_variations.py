@@ -210,3 +210,13 @@ def test_variation_a_text_follows_its_numbers():
     overloaded = _changed("variation-a", {"workload.users": 25000})
     assert not overloaded.options[0].ok and "the peak queues" in overloaded.options[0].change
     assert "The SLO holds as briefed" not in overloaded.conclusion
+
+
+def test_variation_g_says_its_sizing_and_its_verdict_apart():
+    """Variation G's 8 A100 nodes meet the SLO at the engine's pace while the worked design's sizing rule (85% of GPU
+    time without prefix cache) asks for 10: the conclusion states both, so "needs 10 nodes" does not read as a miss."""
+    design = plan(load_brief("variation-g"))
+    assert design.verdict.feasible and design.verdict.meets_slo
+    text = design.variation.conclusion
+    assert "the fleet needs 10 nodes" in text and "without prefix cache" in text
+    assert text.endswith("As briefed, its 8 nodes meet the SLO at the engine's pace with the prefix cache.")
