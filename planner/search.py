@@ -76,7 +76,7 @@ class Simulated(_Frozen):
     tpot_p95_ms: float
     slo_attainment: float
     meets_slo: bool
-    agrees: bool  # the simulated verdict on the SLO is the plan's
+    agrees: bool  # the run's verdict is the plan's on the replica it runs (the SLO budget's TTFT and ITL checks)
 
 
 class Point(_Frozen):
@@ -362,7 +362,9 @@ def _simulated(design: Design, requests: int, seed: int) -> tuple[Simulated | No
         tpot_p95_ms=run.slo.tpot_p95_ms,
         slo_attainment=run.slo_attainment,
         meets_slo=run.slo.meets_slo,
-        agrees=run.slo.meets_slo == design.verdict.meets_slo,
+        # like with like: the run is one general-pool replica, so it is set beside the plan's verdict on that replica, not
+        # on pools it does not run (a long-context pool the plan finds short is in run.slo.not_simulated)
+        agrees=run.slo.meets_slo == (design.slo.ttft_ok and design.slo.itl_ok),
     ), ""
 
 
