@@ -45,8 +45,9 @@ class Lever(BaseModel):
 class SmallerFleet(NamedTuple):
     """The fewest nodes that meet the SLO at the peak, found by re-planning (planner.resize), up to the brief's own fleet."""
 
-    cold_cache_nodes: int | None  # with workload.prefix_hit_rate=0 (None: no fleet up to the brief's meets it)
+    cold_cache_nodes: int | None  # with `cold` applied (None: no fleet up to the brief's meets it, or no cache to go cold)
     nodes: int | None  # with the brief's own prefix hit rate (None: not even the brief's fleet meets it)
+    cold: dict[str, Any]  # the overrides of a cold prefix cache (failures.hit_rate_overrides); {} when no cache plays a part
 
 
 class CostAnalysis(BaseModel):
@@ -79,27 +80,26 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
     even with a cold prefix cache when some fleet up to the brief's does, else the fewest that meet it at the brief's
     hit rate (the ladder then covers a cold cache), else the brief's own fleet."""
     nodes = brief.hardware.nodes
-    cold = {"workload.prefix_hit_rate": 0.0}
     if smaller.cold_cache_nodes is not None:
         n = smaller.cold_cache_nodes
+        sets = " ".join(f"--set {path}={value:g}" for path, value in smaller.cold.items())
         return (
             n,
-            {"hardware.nodes": n, **cold},
-            (
-                f"fewest nodes that meet the SLO at the peak even with a cold prefix cache (re-planned: plan --set hardware.nodes={n}"
-                f" --set workload.prefix_hit_rate=0 meets it): {n}"
-            ),
+            {"hardware.nodes": n, **smaller.cold},
+            f"fewest nodes that meet the SLO at the peak even with a cold prefix cache (re-planned: plan --set hardware.nodes={n} {sets} meets it): {n}",
         )
     if smaller.nodes is not None:
         n = smaller.nodes
+        at = f" with the brief's {pct(brief.workload.prefix_hit_rate)} prefix hit rate" if smaller.cold else ""
+        cold_note = (
+            f"; with a cold prefix cache no fleet up to {nodes} nodes meets it, so on a cold cache this fleet leans on the ladder"
+            if smaller.cold
+            else ""
+        )
         return (
             n,
             {"hardware.nodes": n},
-            (
-                f"fewest nodes that meet the SLO at the peak with the brief's {pct(brief.workload.prefix_hit_rate)} prefix hit rate"
-                f" (re-planned: plan --set hardware.nodes={n} meets it): {n}; with a cold prefix cache no fleet up to {nodes} nodes"
-                " meets it, so on a cold cache this fleet leans on the ladder"
-            ),
+            f"fewest nodes that meet the SLO at the peak{at} (re-planned: plan --set hardware.nodes={n} meets it): {n}{cold_note}",
         )
     return nodes, {}, f"the {nodes}-node fleet does not meet its SLO itself, so no smaller one does"
 

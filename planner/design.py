@@ -13,7 +13,7 @@ from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
-from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor
+from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor, hit_rate_overrides
 from planner.fmt import pct
 from planner.headroom import Headroom, headroom
 from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
@@ -93,15 +93,14 @@ def _baseline() -> Baseline:
     """The capstone as plan() designs it, as far as a variation reads it: its core design and its cost (its failure
     table, engine command and the rest of a plan are not planned for a comparison nobody reads them in)."""
     core = core_design(resolve(_BASELINE_BRIEF))
-    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None))
+    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible))
 
 
-def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None) -> CostAnalysis:
-    """The cost analysis of a core design planned from `stated`, with the nodes that fix it when it misses."""
+def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool) -> CostAnalysis:
+    """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
+    job's deadline's), with the nodes that fix it when it misses."""
     dem = core.demand
-    return cost_analysis(
-        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), core.verdict.feasible, fix_nodes
-    )
+    return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes)
 
 
 def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -> EngineConfig:
@@ -134,8 +133,11 @@ def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -
 def _smaller_fleet(stated: Brief) -> SmallerFleet:
     """The cost lever's smaller fleet, re-planned as `plan --set` would: cold prefix cache first, then the brief's hit rate."""
     nodes = stated.hardware.nodes
-    cold = fewest_nodes_meeting(stated, {"workload.prefix_hit_rate": 0.0}, limit=nodes)
-    return SmallerFleet(cold_cache_nodes=cold, nodes=cold if cold is not None else fewest_nodes_meeting(stated, limit=nodes))
+    cache = stated.deployment.prefix_caching and (stated.kv_tiers.enabled or stated.workload.prefix_hit_rate > 0)
+    cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
+    cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
+    warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
+    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold)
 
 
 def plan(brief: Brief) -> Design:
@@ -180,9 +182,10 @@ def _plan_cached(stated: Brief) -> Design:
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
-    works = core.verdict.feasible and core.verdict.meets_slo
-    fix = None if works else fleet_fix(stated)
-    cost = _cost(core, stated, fix.nodes if fix else None)
+    verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
+    verdict = mechanism_verdict(verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
+    fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
+    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,
@@ -197,10 +200,7 @@ def _plan_cached(stated: Brief) -> Design:
         "slo.tpot_p50_ms": slo.tpot_p50_ms,
     }
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
-    verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
-    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {
-        "verdict": mechanism_verdict(verdict, core, images, lora, goal)
-    }
+    core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": verdict}
     scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import MAX_NODES, Brief
+from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import verdict_only
 from planner.errors import BriefError
 from planner.failures import judged
@@ -110,9 +110,10 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
         overrides["deployment.long_context_nodes"] = long_context
         grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
     sets = " ".join(f"--set {path}={value}" for path, value in overrides.items())
+    goal = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "its deadline"
     return FleetFix(
         nodes=nodes,
         long_context_nodes=long_context,
         overrides=overrides,
-        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet the SLO: plan {sets} meets it",
+        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {goal}: plan {sets} meets it",
     )

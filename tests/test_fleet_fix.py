@@ -84,4 +84,44 @@ def test_the_cli_text_says_the_fix_and_what_the_price_is() -> None:
     price = next(line for line in run.stdout.splitlines() if line.strip().startswith("Cost per M output tokens"))
     assert "not the cost of serving: this fleet cannot carry the peak" in price
     headroom = next(line for line in run.stdout.splitlines() if line.strip().startswith("Headroom"))
-    assert "first)" in headroom
+    assert "(none: " in headroom and "below the peak)" in headroom  # x0.0228: no headroom at all
+
+
+def _smaller_fleet_lever(design):
+    return next(lever for lever in design.cost.levers if lever.name.startswith("smaller fleet"))
+
+
+def test_a_cold_cache_lever_turns_the_kv_tiers_off_and_a_cacheless_brief_has_none():
+    """Last read: agent-platform's cold-cache search set workload.prefix_hit_rate=0 with its KV tiers on, which derive the
+    rate again (the field is then ignored); chat-disaggregated has prefix caching off, yet its lever spoke of a cold
+    cache. The cold overrides are failures.hit_rate_overrides (tiers off); a brief without a cache searches once."""
+    from planner.design import _smaller_fleet
+
+    agent = load_brief("agent-platform")
+    cold = _smaller_fleet(agent).cold
+    assert cold == {"kv_tiers.cpu_gb_per_node": 0.0, "kv_tiers.nvme_gb_per_node": 0.0, "workload.prefix_hit_rate": 0.0}
+    assert plan(agent.with_changes(cold)).ignored_fields == ()
+    cacheless = load_brief("chat-disaggregated")
+    assert _smaller_fleet(cacheless).cold == {} and _smaller_fleet(cacheless).cold_cache_nodes is None
+    lever = _smaller_fleet_lever(plan(cacheless))
+    assert "cold" not in lever.arithmetic and "prefix hit rate" not in lever.arithmetic
+    assert meets(cacheless.with_changes(lever.overrides))
+
+
+def test_a_batch_job_gets_its_fix_and_cost_note_from_its_deadline():
+    """Last read: offline-batch at 40 req/s meets its deadline but was told 'this fleet cannot carry the peak' and given a
+    1-node fix (from the latency verdict it has no target for); with a 3-hour deadline it misses and had no fix."""
+    fast = plan(load_brief("offline-batch").with_changes({"workload.request_rate": 40}))
+    assert fast.verdict.feasible and fast.verdict.meets_slo
+    assert fast.fix is None and fast.cost.carries_peak
+    tight = plan(load_brief("offline-batch").with_changes({"objective.deadline_hours": 3}))
+    assert not tight.verdict.meets_slo and tight.fix is not None and "meet its deadline" in tight.fix.text
+    assert meets(apply_overrides(tight.brief, tight.fix.overrides))
+
+
+def test_the_plan_text_says_there_is_no_headroom_below_the_peak():
+    from conftest import run_cli
+
+    text = run_cli("plan", "capstone", "--set", "hardware.nodes=3", check=True).stdout
+    line = next(x for x in text.splitlines() if x.strip().startswith("Headroom"))
+    assert "(none: the general pool reaches its SLO capacity below the peak)" in line

@@ -220,3 +220,13 @@ def test_variation_g_says_its_sizing_and_its_verdict_apart():
     text = design.variation.conclusion
     assert "the fleet needs 10 nodes" in text and "without prefix cache" in text
     assert text.endswith("As briefed, its 8 nodes meet the SLO at the engine's pace with the prefix cache.")
+
+
+def test_variation_a_does_not_claim_the_slo_holds_on_a_cold_cache():
+    """Last read: 'change nothing' said the SLO holds '90.8% even with a cold prefix cache: no degradation', judged by
+    the sizing figure, while `plan variation-a --set workload.prefix_hit_rate=0` misses. The option now gives the sizing
+    figure as such and leaves the cold-cache verdict to the failure table's re-planned row."""
+    design = plan(load_brief("variation-a"))
+    as_briefed = design.variation.options[0].change
+    assert "no degradation" not in as_briefed and "by the sizing arithmetic" in as_briefed
+    assert not plan(load_brief("variation-a").with_changes({"workload.prefix_hit_rate": 0.0})).verdict.meets_slo
