@@ -48,6 +48,7 @@ class SmallerFleet(NamedTuple):
     cold_cache_nodes: int | None  # with `cold` applied (None: no fleet up to the brief's meets it, or no cache to go cold)
     nodes: int | None  # with the brief's own prefix hit rate (None: not even the brief's fleet meets it)
     cold: dict[str, Any]  # the overrides of a cold prefix cache (failures.hit_rate_overrides); {} when no cache plays a part
+    n_plus_one: bool  # the search kept N+1 (the availability target asks for it: failures.n_plus_one)
 
 
 class CostAnalysis(BaseModel):
@@ -86,7 +87,8 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
         return (
             n,
             {"hardware.nodes": n, **smaller.cold},
-            f"fewest nodes that meet the SLO at the peak even with a cold prefix cache (re-planned: plan --set hardware.nodes={n} {sets} meets it): {n}",
+            f"fewest nodes that meet the SLO at the peak{_kept(smaller)} even with a cold prefix cache (re-planned: plan --set hardware.nodes={n} {sets}"
+            f" meets it): {n}",
         )
     if smaller.nodes is not None:
         n = smaller.nodes
@@ -99,9 +101,13 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
         return (
             n,
             {"hardware.nodes": n},
-            f"fewest nodes that meet the SLO at the peak{at} (re-planned: plan --set hardware.nodes={n} meets it): {n}{cold_note}",
+            f"fewest nodes that meet the SLO at the peak{_kept(smaller)}{at} (re-planned: plan --set hardware.nodes={n} meets it): {n}{cold_note}",
         )
     return nodes, {}, f"the {nodes}-node fleet does not meet its SLO itself, so no smaller one does"
+
+
+def _kept(smaller: SmallerFleet) -> str:
+    return ", N+1 kept," if smaller.n_plus_one else ""
 
 
 def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, found: bool) -> str:

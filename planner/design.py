@@ -8,12 +8,20 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from planner.architecture import Architecture, architecture
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
-from planner.failures import FailureMode, FailureSummary, Scenario, failure_modes, hit_rate_floor, hit_rate_overrides
+from planner.failures import (
+    N_PLUS_ONE_AVAILABILITY,
+    FailureMode,
+    FailureSummary,
+    Scenario,
+    failure_modes,
+    hit_rate_floor,
+    hit_rate_overrides,
+)
 from planner.fmt import pct
 from planner.headroom import Headroom, headroom
 from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
@@ -71,9 +79,6 @@ def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMo
         change="add a node (a spare, or one more in the general pool)",
     )
     return verdict.model_copy(update={"availability_ok": False, "problems": (*verdict.problems, problem)})
-
-
-N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
 
 
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
@@ -137,7 +142,9 @@ def _smaller_fleet(stated: Brief) -> SmallerFleet:
     cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
     cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
     warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
-    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold)
+    latency = stated.objective.kind is ObjectiveKind.latency
+    kept = latency and stated.slo.availability >= N_PLUS_ONE_AVAILABILITY  # resize.meets keeps N+1 then
+    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=kept)
 
 
 def plan(brief: Brief) -> Design:

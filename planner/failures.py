@@ -222,6 +222,17 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
     return verdict.feasible and verdict.meets_slo
 
 
+N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
+
+
+def n_plus_one(brief: Brief) -> bool:
+    """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
+    rollout has no latency target to hold: its deadline alone judges it, as plan()'s verdict does)."""
+    if brief.objective.kind is not ObjectiveKind.latency:
+        return True
+    return brief.slo.availability < N_PLUS_ONE_AVAILABILITY or scenario_holds(brief, Scenario.one_node_lost)
+
+
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
     """The worked design's basis: the baseline's no-cache utilization scaled by the load or fleet ratio."""
     cap = base.capacity

@@ -14,19 +14,20 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import verdict_only
 from planner.errors import BriefError
-from planner.failures import judged
+from planner.failures import judged, n_plus_one
 from planner.mechanisms import resolve
 
 __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
 
 
 def meets(brief: Brief) -> bool:
-    """Whether the brief's design is feasible and meets its SLO (its deadline for a batch job), as `plan` judges it."""
+    """Whether the brief's design is feasible and meets its SLO (its deadline for a batch job) with the N+1 its
+    availability target asks for, as `plan` judges it."""
     try:
         verdict, _ = judged(verdict_only(resolve(brief)))  # as plan() does: image tokens, the KV tiers' hit rate
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
         return False
-    return verdict.feasible and verdict.meets_slo
+    return verdict.feasible and verdict.meets_slo and n_plus_one(brief)
 
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES) -> int | None:

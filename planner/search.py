@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ObjectiveKind
+from planner.brief import Brief
 from planner.catalog import GPUS
 from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, verdict_only
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
-from planner.design import N_PLUS_ONE_AVAILABILITY, Design, plan
+from planner.design import Design, plan
 from planner.errors import BriefError
-from planner.failures import Scenario, judged, scenario_holds
+from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
@@ -171,14 +171,6 @@ def _missed(core: CoreDesign) -> str:
     slo = core.slo
     missed = [name for name, ok in (("p95 TTFT", slo.ttft_ok), ("p95 ITL", slo.itl_ok)) if not ok]
     return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
-
-
-def n_plus_one(brief: Brief) -> bool:
-    """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
-    rollout has no latency target to hold: its deadline alone judges it, as plan()'s verdict does)."""
-    if brief.objective.kind is not ObjectiveKind.latency:
-        return True
-    return brief.slo.availability < N_PLUS_ONE_AVAILABILITY or scenario_holds(brief, Scenario.one_node_lost)
 
 
 NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same replica has it, and costs less"

@@ -125,3 +125,16 @@ def test_the_plan_text_says_there_is_no_headroom_below_the_peak():
     text = run_cli("plan", "capstone", "--set", "hardware.nodes=3", check=True).stdout
     line = next(x for x in text.splitlines() if x.strip().startswith("Headroom"))
     assert "(none: the general pool reaches its SLO capacity below the peak)" in line
+
+
+def test_a_smaller_fleet_keeps_the_n_plus_one_the_verdict_asks_for():
+    """Last read: chat-disaggregated's lever said '16 -> 15 nodes ... meets it' while `plan --set hardware.nodes=15`
+    lists 'no N+1' (its 99.9% target asks for it). The re-planned search judges as plan() does, availability included."""
+    design = plan(load_brief("chat-disaggregated"))
+    lever = _smaller_fleet_lever(design)
+    assert lever.change.startswith("none: 16 nodes are already the fewest")
+    fifteen = plan(load_brief("chat-disaggregated").with_changes({"hardware.nodes": 15}))
+    assert fifteen.verdict.meets_slo and not fifteen.verdict.availability_ok
+    agent = _smaller_fleet_lever(plan(load_brief("agent-platform")))
+    assert "N+1 kept" in agent.arithmetic
+    assert plan(load_brief("agent-platform").with_changes(agent.overrides)).verdict.availability_ok
