@@ -28,7 +28,7 @@ class FleetPoint(BaseModel):
     usd_per_million_output_tokens: float
     utilization: float
     carries_peak: bool  # utilization at most 100%
-    meets_slo: bool  # `plan --set hardware.nodes=N` is feasible and meets the SLO (re-planned: planner.resize)
+    meets_slo: bool  # `plan --set hardware.nodes=N` is feasible, meets the SLO and keeps the N+1 it asks for (planner.resize)
 
 
 def fleet_sizes(nodes: int) -> tuple[int, ...]:

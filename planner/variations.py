@@ -786,8 +786,8 @@ def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
     conclusion = (
         f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
-        f" but the fleet runs at {pct(cap.utilization)}: sized as the worked design sizes (at most {pct(TARGET_UTILIZATION)} of GPU time"
-        f" without prefix cache) it needs {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
+        f" but the fleet runs at {pct(cap.utilization)}: by the {pct(TARGET_UTILIZATION)} sizing rule it needs {nodes} nodes,"
+        f" {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
     )
     return findings, [], conclusion
 
@@ -892,8 +892,8 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     precision = f"On {gpu}: {_precisions(brief)}." if fp8 else f"No FP8 on {gpu}: {_precisions(brief)}."
     meets = core.verdict.feasible and core.verdict.meets_slo
     conclusion = (
-        f"{precision} Decode is bandwidth-bound: sized as the worked design sizes (at most {pct(TARGET_UTILIZATION)} of GPU time"
-        f" without prefix cache) the fleet needs {nodes} nodes; at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is"
+        f"{precision} Decode is bandwidth-bound: by the {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) the fleet needs"
+        f" {nodes} nodes; at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is"
         f" ${num(sized_cost)} per M output tokens. As briefed, its {brief.hardware.nodes} nodes"
         f" {'meet' if meets else 'miss'} the SLO at the engine's pace with the prefix cache."
     )

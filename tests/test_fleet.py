@@ -20,7 +20,7 @@ def test_fleet_points_match_the_full_plan(preset: str) -> None:
         assert points[n].usd_per_million_output_tokens == pytest.approx(full.cost.usd_per_million_output_tokens, rel=1e-9)
         assert points[n].utilization == pytest.approx(full.capacity.utilization, rel=1e-9)
         assert points[n].carries_peak == (full.capacity.utilization <= 1)
-        assert points[n].meets_slo == (full.verdict.feasible and full.verdict.meets_slo)
+        assert points[n].meets_slo == (full.verdict.feasible and full.verdict.meets_slo and full.verdict.availability_ok)
         assert points[n].gpus == full.cost.gpus
 
 

@@ -218,7 +218,7 @@ def test_variation_g_says_its_sizing_and_its_verdict_apart():
     design = plan(load_brief("variation-g"))
     assert design.verdict.feasible and design.verdict.meets_slo
     text = design.variation.conclusion
-    assert "the fleet needs 10 nodes" in text and "without prefix cache" in text
+    assert "the fleet needs 10 nodes" in text and "85.0% sizing rule (no prefix cache)" in text
     assert text.endswith("As briefed, its 8 nodes meet the SLO at the engine's pace with the prefix cache.")
 
 

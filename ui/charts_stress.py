@@ -192,7 +192,7 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
         {
             "type": "scatter",
             "mode": "markers",
-            "name": "misses the SLO",
+            "name": "misses the SLO or N+1",
             "x": [p.nodes for p in over],
             "y": [p.usd_per_million_output_tokens for p in over],
             "marker": {"color": PALETTE["target"], "size": 12, "symbol": "x"},
