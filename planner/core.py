@@ -299,6 +299,8 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
         aggregated = plain
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
+    if feasible and not meets_slo and not problems:  # a mechanism's own latency missed where the aggregated one met
+        problems = _mechanism_misses(slo, dis)
     return CoreDesign(
         brief=brief,
         shape=shape,
@@ -315,6 +317,40 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         speculative=spec,
         mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica),
     )
+
+
+def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None) -> list[Problem]:
+    """The targets a disaggregated or speculative design misses, each with the pool that sets it, when no rule of the
+    aggregated design named them: a verdict that misses always says what binds (issue 11)."""
+    gap = "TPOT" if slo.itl_metric.value == "tpot" else "ITL"
+    misses = []
+    if not slo.ttft_ok:
+        where, change = (
+            ("disaggregation.prefill_nodes", f"the prefill pool is {pct(dis.prefill_busy)} busy: give it more of the nodes, or add nodes")
+            if dis is not None
+            else ("hardware.nodes", "add nodes")
+        )
+        misses.append(
+            Problem(
+                field=where,
+                problem=f"p95 TTFT is {num(slo.ttft_p95_ms, 'ms')}, over the {num(slo.ttft_target_ms, 'ms')} target (slo.ttft_p95_ms)",
+                change=change,
+            )
+        )
+    if not slo.itl_ok:
+        change = (
+            f"the decode pool runs a batch of {num(dis.decode_batch)}: give it more of the nodes, or add nodes"
+            if dis is not None
+            else "add nodes"
+        )
+        misses.append(
+            Problem(
+                field="hardware.nodes",
+                problem=f"p95 {gap} is {num(slo.judged_itl_p95_ms, 'ms')}, over the {num(slo.itl_target_ms, 'ms')} target (slo.itl_p95_ms)",
+                change=change,
+            )
+        )
+    return misses
 
 
 def _long_pool_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, pools: Pools) -> float:
