@@ -51,7 +51,6 @@ class Headroom(BaseModel):
     multiple: float  # the smallest limit's multiple, rounded down to three figures: the headroom
     binding: str  # the limit reached first
     limits: tuple[PoolLimit, ...]
-    sizing_multiple: float  # the worked design's sizing arithmetic: 1 / its utilization (linear, not the headroom)
     text: str
 
     @property
@@ -219,8 +218,6 @@ def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnaly
         limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
-    cap = core.capacity
-    sizing = 1 / cap.utilization if cap.utilization > 0 else math.inf
     multiple = _down(first.multiple)
     load = "the work" if goal is not None else "the peak traffic"
     if first.multiple < 1:
@@ -230,7 +227,7 @@ def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnaly
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at x{num(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
-    return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), sizing_multiple=sizing, text=text)
+    return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
 
 
 def _down(multiple: float) -> float:

@@ -279,12 +279,12 @@ def default_rate_per_s(brief: Brief, shape: ReplicaShape) -> float:
 def routed_prompt_cap(brief: Brief) -> int | None:
     """The longest prompt the router sends a general-pool replica when a long-context pool takes the longer ones
     (planner.pools), else None: the replica is sent every request."""
-    from planner.pools import pools_of
+    from planner.pools import general_prompt_cap_tokens, pools_of
 
     pools, _ = pools_of(brief, _replica(brief))
-    if pools.long_context_nodes and brief.workload.long_context_share > 0:
-        return brief.workload.long_context_threshold_tokens
-    return None
+    if not (pools.long_context_nodes and brief.workload.long_context_share > 0):
+        return None
+    return int(general_prompt_cap_tokens(brief, pools.long_context_nodes))  # the pools' own rule
 
 
 def _requests(brief: Brief, settings: SimSettings, rate: float, max_model_len: int) -> Requests:
