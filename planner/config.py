@@ -22,6 +22,7 @@ from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
 from planner.slo import SloBudget, TradeoffPoint
 
 if TYPE_CHECKING:
+    from planner.disagg import DisaggAnalysis
     from planner.failures import HitRateFloor
 
 __all__ = [
@@ -190,13 +191,19 @@ def _max_model_len_why(brief: Brief, shape: ReplicaShape) -> tuple[str, Recommen
 def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> tuple[str, Recommendation | None]:
     value = brief.deployment.max_num_seqs
     full = slo.at_max_batch
-    bound = (
-        f"with all {value} slots running the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
-        f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, a step carrying"
-        f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures)"
-        if full is not None
-        else "the full-batch bound is not computed for a re-plan"
-    )
+    if full is None:
+        bound = "the full-batch bound is not computed for a re-plan"
+    elif full.chunk_step_ms is None:  # a decode pool: no prompt rides in its steps
+        bound = (
+            f"with all {value} slots of a decode replica running the ITL would be {num(full.itl_p50_ms, 'ms')} at p50 and p95"
+            f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (pure decode steps: the prompts are prefilled on the prefill pool)"
+        )
+    else:
+        bound = (
+            f"with all {value} slots running the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
+            f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, a step carrying"
+            f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures)"
+        )
     if not op.stable:
         return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None
     running = op.in_flight
@@ -217,8 +224,12 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
     return why, None
 
 
-def _max_num_batched_tokens_why(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[str, Recommendation | None]:
+def _max_num_batched_tokens_why(
+    brief: Brief, shape: ReplicaShape, slo: SloBudget, dis: DisaggAnalysis | None
+) -> tuple[str, Recommendation | None]:
     value = brief.deployment.max_num_batched_tokens
+    if dis is not None:
+        return _disaggregated_batched_tokens_why(brief, dis), None
     p = slo.point
     chunk = max(value - p.running_batch, 0)
     why = (
@@ -240,6 +251,24 @@ def _max_num_batched_tokens_why(brief: Brief, shape: ReplicaShape, slo: SloBudge
         value=str(best),
         why=f"the nearest value on the trade-off curve that meets both targets (p95 TTFT {num(curve[best].ttft_p95_ms, 'ms')}, p95 ITL {num(curve[best].itl_p95_ms, 'ms')})",
         overrides={"deployment.max_num_batched_tokens": best},
+    )
+
+
+def _disaggregated_batched_tokens_why(brief: Brief, dis: DisaggAnalysis) -> str:
+    """The decode pool's step budget (this command) and the prefill pool's (its own command): a decode step carries only
+    the running sequences' tokens, a prefill step a prompt's chunk with no decode beside it."""
+    value = brief.deployment.max_num_batched_tokens
+    prefill_budget = brief.disaggregation.prefill_max_num_batched_tokens or value
+    room = (
+        f"at least the {brief.deployment.max_num_seqs} tokens a full batch emits"
+        if value >= brief.deployment.max_num_seqs
+        else f"below the {brief.deployment.max_num_seqs} tokens a full batch emits, so a full batch waits a step"
+    )
+    return (
+        f"{value}: on the decode pool a step carries only the running sequences' tokens ({num(dis.decode_batch)} at the operating"
+        f" point, {room}) and prompts arrive prefilled, so no chunk lengthens a token gap; the prefill pool's command takes"
+        f" {prefill_budget} a step for prompt chunks alone: a mean prompt holds a prefill replica {num(dis.prefill_service_ms_mean, 'ms')},"
+        f" {pct(dis.prefill_busy)} busy, p95 TTFT {num(dis.ttft_p95_ms, 'ms')}"
     )
 
 
@@ -362,6 +391,7 @@ def engine_config(
     op: OperatingPoint,
     revert_utilization: tuple[float, float] | None,  # (at the hit rate, without prefix cache)
     hit_rate_floor: HitRateFloor | None,
+    dis: DisaggAnalysis | None = None,
 ) -> EngineConfig:
     """The vLLM command of the general pool (the brief's engine limits, which the analysis uses), a reason per flag,
     the changes the analysis recommends, the critical dependencies and what to measure first."""
@@ -384,7 +414,7 @@ def engine_config(
     )
     model_len_why, len_rec = _max_model_len_why(brief, shape)
     seqs_why, seqs_rec = _max_num_seqs_why(brief, shape, slo, op)
-    batched_why, batched_rec = _max_num_batched_tokens_why(brief, shape, slo)
+    batched_why, batched_rec = _max_num_batched_tokens_why(brief, shape, slo, dis)
     mem_why = _gpu_memory_utilization_why(brief, shape)
     flags = [
         *quant,
@@ -424,7 +454,11 @@ def engine_config(
             flag="--enable-chunked-prefill",
             value="",
             why=f"a p95 prompt of {num(w.input_tokens_p95)} tokens unchunked takes {unchunked_ms}"
-            " of GPU and would stall every running sequence's next token",
+            + (
+                " of GPU: on the prefill pool chunks keep a step within its token budget; the decode pool prefills nothing"
+                if dis is not None
+                else " of GPU and would stall every running sequence's next token"
+            ),
         )
         if dep.chunked_prefill
         else Flag(

@@ -285,7 +285,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
         dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap)
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
-        slo = apply_disaggregation(slo, dis, brief)
+        slo = apply_disaggregation(slo, dis, brief, shape)
         problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)
         feasible = feasible and dis.stable
     if brief.speculative.enabled:  # at the running batch: the decode pool's when disaggregated

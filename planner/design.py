@@ -183,6 +183,7 @@ def _plan_cached(stated: Brief) -> Design:
         core.operating_point,
         (revert.utilization, revert.utilization_no_prefix_cache),
         hit_rate_floor(core, stated),
+        core.disaggregation,
     )
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)

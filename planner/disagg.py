@@ -31,7 +31,7 @@ from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape, shape_of
-from planner.slo import SloBudget, WaterfallStep
+from planner.slo import AtMaxBatch, SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
@@ -486,11 +486,41 @@ def decode_batch_words(dis: DisaggAnalysis, max_num_seqs: int) -> str:
     return f"a full batch of {max_num_seqs} (max-num-seqs; the load needs more, so prompts wait for a slot without bound)"
 
 
-def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief) -> SloBudget:
-    """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones."""
+def decode_pool_at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
+    """A decode-pool replica with every batch slot taken (max-num-seqs), each sequence reading the brief's KV-sizing
+    context: pure decode steps, no prompt chunk in any of them, so every gap is the same step."""
+    w, seqs = brief.workload, brief.deployment.max_num_seqs
+    context = w.kv_context_tokens or brief.running_context_tokens
+    step_ms = shape.decode_step_s(float(seqs), context) * 1e3
+    gap_ms = step_ms + brief.latency.scheduler_ms
+    hold_s = (max(w.output_tokens_mean - 1, 0.0) * gap_ms + 1.5 * step_ms) / 1e3  # as disaggregation_analysis's Little's law
+    rate = seqs / hold_s if hold_s > 0 else math.inf
+    sched = f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler" if brief.latency.scheduler_ms else ""
+    return AtMaxBatch(
+        batch=seqs,
+        rate_per_replica_per_s=rate,
+        context_tokens=context,
+        decode_step_ms=step_ms,
+        itl_p50_ms=gap_ms,
+        itl_p95_ms=gap_ms,
+        tpot_p50_ms=gap_ms,
+        mixed_step_share=0.0,
+        chunk_step_ms=None,
+        arithmetic=(
+            f"{seqs} sequences running on a decode-pool replica (max-num-seqs), each reading {num(context, 'tokens')} of KV:"
+            f" a pure decode step {num(step_ms, 'ms')}{sched}: {num(gap_ms, 'ms')} between tokens, p50 and p95 alike (prompts are prefilled on the prefill pool, so no step carries a chunk);"
+            f" the batch stays full at {num(rate, 'req/s')} per decode replica ({seqs} / {num(hold_s, 's')} a request holds its slot)"
+        ),
+    )
+
+
+def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief, shape: ReplicaShape) -> SloBudget:
+    """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones, and
+    the full-batch bound is the decode pool's (the engine command is the decode pool's)."""
     judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
     return slo.model_copy(
         update={
+            "at_max_batch": decode_pool_at_max_batch(brief, shape) if slo.at_max_batch is not None else None,
             "ttft_p50_ms": analysis.ttft_p50_ms,
             "ttft_p95_ms": analysis.ttft_p95_ms,
             "ttft_mean_ms": sum(s.ms for s in analysis.ttft_waterfall),

@@ -177,7 +177,9 @@ class AtMaxBatch(_Model):
     itl_p95_ms: float
     tpot_p50_ms: float  # a reply's mean gap
     mixed_step_share: float  # share of the gaps that fall on a step carrying a prefill chunk
-    chunk_step_ms: float  # a step carrying a mean prompt's uncached tokens beside the full batch, scheduler included
+    # a step carrying a mean prompt's uncached tokens beside the full batch, scheduler included; None where no prompt
+    # rides in a decode step (a disaggregated design's decode pool)
+    chunk_step_ms: float | None
     arithmetic: str
 
 

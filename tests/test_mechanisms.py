@@ -11,6 +11,7 @@ import pytest
 
 from planner import load_brief
 from planner.design import plan
+from planner.fmt import num
 from planner.replica import shape_of
 from planner.simulator import SimSettings, simulate, step_costs
 from planner.speculative import draft_constants, speculative_analysis
@@ -66,6 +67,24 @@ def test_disaggregated_decode_pool(disagg):
     assert d.decode_step_ms == pytest.approx(6.30, rel=0.02)
     assert disagg.slo.itl_p95_ms == pytest.approx(6.59, rel=0.02)
     assert disagg.slo.tpot_p50_ms == pytest.approx(6.30, rel=0.02)
+
+
+def test_disaggregated_full_batch_bound_is_the_decode_pools(disagg):
+    """The engine command is the decode pool's, so its max-num-seqs bound is a decode replica with all 512 slots taken:
+    pure decode steps at the KV-sizing context (2,000 + 500 / 2 = 2,250 tokens), no prompt chunk in any step, so p50
+    and p95 are the same step; the aggregated figures (a chunk beside every other step) belong to qps200-chat."""
+    full = disagg.slo.at_max_batch
+    shape = disagg.shape
+    assert (full.batch, full.context_tokens, full.mixed_step_share, full.chunk_step_ms) == (512, 2250, 0.0, None)
+    assert full.decode_step_ms == pytest.approx(shape.decode_step_s(512.0, 2250.0) * 1e3, rel=1e-9)
+    assert full.itl_p50_ms == full.itl_p95_ms == full.tpot_p50_ms > disagg.slo.itl_p95_ms  # a full batch: the slowest gap
+    seqs = next(f.why for f in disagg.config.flags if f.flag == "--max-num-seqs")
+    assert f"decode replica running the ITL would be {num(full.itl_p50_ms, 'ms')}" in seqs and "chunk" not in seqs
+    batched = next(f.why for f in disagg.config.flags if f.flag == "--max-num-batched-tokens")
+    assert "decode pool" in batched and f"p95 TTFT {num(disagg.slo.ttft_p95_ms, 'ms')}" in batched
+    assert "% of token gaps" not in batched  # the aggregated chunk-step account does not describe this command
+    aggregated = plan(load_brief("qps200-chat")).slo.at_max_batch
+    assert aggregated.chunk_step_ms is not None and aggregated.mixed_step_share > 0
 
 
 def test_disaggregated_design_against_chunked_prefill(disagg):
