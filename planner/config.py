@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ItlMetric, KvPrecision, Precision
+from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind, Precision
 from planner.fmt import num, pct
-from planner.operating_point import SEQS_HEADROOM, OperatingPoint, kv_running_limit, max_num_seqs_for
+from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
@@ -208,11 +208,27 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
         return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None
     running = op.in_flight
     kv_sequences = kv_running_limit(brief, shape)
+    kv_clause = (
+        f"kept under the {num(kv_sequences)} sequences the KV pool holds at the running context so the engine does not preempt"
+        if value <= kv_sequences
+        else f"above the {num(kv_sequences)} sequences the KV pool holds at the running context: past them the engine preempts"
+        " (the analysis caps the running batch there)"
+    )
     why = (
         f"{value}: {num(running)} sequences run at the operating point (Little's law at the engine's pace), so {value} leaves"
-        f" x{num(value / max(running, 1e-9))} for bursts, a lost node and slower replies; {bound}; kept under the"
-        f" {num(kv_sequences)} sequences the KV pool holds at the running context so the engine does not preempt"
+        f" x{num(value / max(running, 1e-9))} for bursts, a lost node and slower replies; {bound}; {kv_clause}"
     )
+    if value > kv_sequences:
+        step = SEQS_STEP * shape.attention_groups  # a multiple of SEQS_STEP on every rank
+        fits = max(math.floor(kv_sequences / step) * step, step)
+        per_rank = "" if shape.attention_groups == 1 else f" ({shape.attention_groups} ranks x {_per_rank(fits, shape)})"
+        return why, Recommendation(
+            flag="--max-num-seqs",
+            value=str(_per_rank(fits, shape)),
+            why=f"{fits}{per_rank}: the most sequences in multiples of {SEQS_STEP} a rank that the KV pool holds at the running context;"
+            " more slots only preempt",
+            overrides={"deployment.max_num_seqs": fits},
+        )
     if value < running * (1 + SEQS_HEADROOM):
         need = max_num_seqs_for(running)
         return why, Recommendation(
@@ -275,6 +291,31 @@ def _disaggregated_batched_tokens_why(brief: Brief, dis: DisaggAnalysis) -> str:
 def _misses_slo(point: TradeoffPoint, brief: Brief) -> bool:
     judged = brief.slo.itl_metric.judged(point.itl_p95_ms, point.tpot_p95_ms)  # as the brief states it
     return judged > brief.slo.itl_p95_ms or point.ttft_p95_ms > brief.slo.ttft_p95_ms
+
+
+def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
+    """Why this TP: inside the node's NVLink domain, and what one step fewer or more would do (a plain TP replica; an
+    EP, DP-attention or pipelined replica's layout is its own flags' reason)."""
+    domain, tp = brief.hardware.gpus_per_node, shape.tp
+    inside = f"TP={tp} inside one {domain}-GPU NVSwitch domain"
+    if shape.ep > 1 or shape.pp > 1 or shape.attention_groups > 1:
+        return f"{inside}: the replica's other GPUs are its {'expert' if shape.ep > 1 else 'pipeline'} ranks (the flags below)"
+    more = (
+        "more would cross nodes"
+        if tp >= domain
+        else f"{domain // tp} replicas share a node; more TP would split each step further for less batch per GPU"
+    )
+    weights_gb = shape.weights_gb_per_gpu * tp
+    if tp == 1:
+        return f"{inside}: one GPU holds {num(weights_gb, 'GB')} of weights and {num(shape.kv_gb_per_gpu, 'GB')} of KV; {more}"
+    half_kv_gb = shape.usable_gb_per_gpu - shape.reserve_gb_per_gpu - weights_gb / (tp // 2)
+    fewer = (
+        f"TP={tp // 2} would read {num(weights_gb / (tp // 2), 'GB')} of weights a GPU each decode step instead of"
+        f" {num(shape.weights_gb_per_gpu, 'GB')} (slower tokens) and leave {num(half_kv_gb, 'GB')} a GPU for KV instead of {num(shape.kv_gb_per_gpu, 'GB')}"
+        if half_kv_gb > 0
+        else f"TP={tp // 2} would not hold {num(weights_gb, 'GB')} of weights with room for KV"
+    )
+    return f"{inside}; {more}; {fewer}"
 
 
 def _gpu_memory_utilization_why(brief: Brief, shape: ReplicaShape) -> str:
@@ -418,12 +459,7 @@ def engine_config(
     mem_why = _gpu_memory_utilization_why(brief, shape)
     flags = [
         *quant,
-        Flag(
-            flag="--tensor-parallel-size",
-            value=str(shape.tp),
-            why=f"TP={shape.tp} inside one {brief.hardware.gpus_per_node}-GPU NVSwitch domain; more would cross nodes, fewer would not hold"
-            f" {num(shape.weights_gb_per_gpu * shape.tp, 'GB')} of weights with room for KV",
-        ),
+        Flag(flag="--tensor-parallel-size", value=str(shape.tp), why=_tp_why(brief, shape)),
         *_parallel_flags(brief, shape),
         Flag(flag="--max-model-len", value=str(engine.max_model_len), why=model_len_why),
         Flag(flag="--max-num-seqs", value=str(engine.max_num_seqs), why=_rank_note(dep.max_num_seqs, shape, "sequences") + seqs_why),
@@ -524,14 +560,16 @@ def _dependencies(
             )
         )
     if dep.prefix_caching and w.prefix_hit_rate > 0:
+        judge = "SLO" if brief.objective.kind is ObjectiveKind.latency else "deadline"
+        target = f"its {judge}"
         if hit_rate_floor is None:
-            floor = "the design meets its SLO even at 0%"
+            floor = f"nothing the {judge} judges: the design meets {target} even at a 0% hit rate; a lower rate only costs GPU time"
         elif hit_rate_floor.misses_already:
-            floor = f"the design misses its SLO already at {pct(w.prefix_hit_rate)}; a lower hit rate only adds prefill"
+            floor = f"the design misses {target} already at {pct(w.prefix_hit_rate)}; a lower hit rate only adds prefill"
         else:  # both printed values checked by re-planning (planner.failures.hit_rate_floor)
             tiers = " (planned with the KV tiers off, which would otherwise derive the rate)" if brief.kv_tiers.enabled else ""
             meets, misses = pct(hit_rate_floor.meets_down_to), pct(hit_rate_floor.misses_at)
-            floor = f"it falls below {meets}: the design meets its SLO at {meets} and misses it at {misses}{tiers}"
+            floor = f"it falls below {meets}: the design meets {target} at {meets} and misses it at {misses}{tiers}"
         deps.append(
             Dependency(
                 what=f"prefix-cache hit rate stays near {pct(w.prefix_hit_rate)} (monitor and alert)",

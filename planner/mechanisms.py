@@ -52,9 +52,32 @@ def resolve(brief: Brief) -> Brief:
 
 
 def ignored_fields(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
-    """Fields of the stated brief the design does not use, each with the reason and what to change to use one: a
-    workload.prefix_hit_rate the KV tiers replace (Design.ignored_fields: reported, never dropped silently; not a
-    verdict problem, since it judges nothing)."""
+    """Fields of the stated brief the design does not use, each with the reason and what to change to use one: users
+    and a duty cycle beside a request rate (the rate replaces users x duty cycle), a workload.prefix_hit_rate the KV
+    tiers replace (Design.ignored_fields: reported, never dropped silently; not a verdict problem, since it judges
+    nothing)."""
+    return _replaced_by_rate(stated) + _replaced_by_tiers(stated, resolved)
+
+
+def _replaced_by_rate(stated: Brief) -> tuple[Problem, ...]:
+    """workload.users and a duty cycle other than its default, when a request rate is given: the rate is the peak."""
+    w = stated.workload
+    if w.request_rate is None:
+        return ()
+    default_duty = type(w).model_fields["duty_cycle"].default
+    unused = [("workload.users", num(w.users, "users"))] if w.users is not None else []
+    unused += [("workload.duty_cycle", f"a duty cycle of {num(w.duty_cycle)}")] if w.duty_cycle != default_duty else []
+    return tuple(
+        Problem(
+            field=path,
+            problem=f"not used: the request rate ({num(w.request_rate, 'req/s')}) is the peak, replacing users x duty cycle ({what} stated)",
+            change="to plan from users and a duty cycle, clear workload.request_rate; to change the load, change the rate",
+        )
+        for path, what in unused
+    )
+
+
+def _replaced_by_tiers(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
     if not stated.kv_tiers.enabled or not stated.deployment.prefix_caching:
         return ()
     given, derived = stated.workload.prefix_hit_rate, resolved.workload.prefix_hit_rate

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from planner import load_brief, plan
+from planner.brief import Efficiency
 from planner.calibration.fit import Parameter, cross_validate, family_constants, fit, group_errors
 from planner.uncertainty import BANDS_FILE, uncertainty
 
@@ -177,3 +179,26 @@ def test_a_range_that_leaves_out_its_own_figure_says_why():
     assert outside_note(ttft.value, ttft.low, ttft.high, short=True) == "plan 0.8% to 57.8% low"
     assert range_text(10.0, 6.0, 20.0) == "6 to 20 ms"  # the ITL range holds its figure: no note
     assert outside_note(30.0, 6.0, 20.0) == "the plan's 30 ms over-predicts it by 33.3% to 80.0%"
+
+
+_DEFAULT_CLAIMS = (  # (pattern in an assumption that says it uses the calibrated defaults, the Efficiency field, scale)
+    (r"(\d+)% of the FP8 peak", "compute_fraction", 100),
+    (r"(\d+)% of HBM bandwidth", "bandwidth_fraction", 100),
+    (r"(\d+)% (?:for|on) the KV", "attention_bandwidth_fraction", 100),
+    (r"([\d.]+) ms (?:fixed )?a step", "step_overhead_ms", 1),
+    (r"(\d+) us a sequence", "per_sequence_us", 1),
+)
+
+
+@pytest.mark.parametrize("name", ["chat-speculative", "moe-deepseek"])
+def test_a_preset_that_cites_the_calibrated_defaults_states_them(name):
+    """A preset's assumption that says it runs the planner's calibrated defaults quotes the defaults the planner runs,
+    and the brief runs them: a refit that moves a default makes this fail until the text follows."""
+    brief, defaults = load_brief(name), Efficiency()
+    cited = [a for a in brief.assumptions if "calibrated defaults" in a]
+    assert cited, "the preset no longer cites the calibrated defaults"
+    for pattern, field_name, scale in _DEFAULT_CLAIMS:
+        found = re.search(pattern, cited[0])
+        assert found is not None, f"{name}: no {field_name} figure in {cited[0]!r}"
+        assert float(found.group(1)) == pytest.approx(getattr(defaults, field_name) * scale), field_name
+        assert getattr(brief.efficiency, field_name) == getattr(defaults, field_name)

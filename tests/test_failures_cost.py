@@ -146,6 +146,20 @@ def test_a_stated_hit_rate_the_kv_tiers_replace_is_reported_not_dropped():
     assert dropped.ignored_fields == ()
 
 
+@pytest.mark.parametrize("preset", ["qps10-tp4", "chat-speculative", "offline-batch"])
+def test_users_and_a_duty_cycle_beside_a_request_rate_are_reported_not_dropped(preset):
+    """A brief given as a request rate plans that rate: a duty cycle or users stated beside it change nothing, and the
+    plan says so (JSON ignored_fields, the CLI's "Not used" line) instead of dropping them silently."""
+    stated = load_brief(preset)
+    assert stated.workload.request_rate is not None and plan(stated).ignored_fields == ()
+    moved = plan(stated.with_changes({"workload.duty_cycle": 0.3, "workload.users": 100}))
+    assert [f.field for f in moved.ignored_fields] == ["workload.users", "workload.duty_cycle"]
+    assert all("not used: the request rate" in f.problem for f in moved.ignored_fields)
+    assert moved.verdict == plan(stated).verdict and moved.demand == plan(stated).demand  # they judge nothing
+    text = run_cli("plan", preset, "--set", "workload.duty_cycle=0.3", check=True).stdout
+    assert "workload.duty_cycle: not used" in text
+
+
 def test_failure_verdicts_follow_the_slo_targets(capstone):
     for m in capstone.failures:
         assert m.ttft_ok == (m.ttft_p95_ms <= 500)

@@ -12,6 +12,7 @@ from conftest import cli_json, run_cli
 
 from planner import load_brief, plan
 from planner.catalog import MODELS
+from planner.operating_point import kv_running_limit
 from planner.replica import shape_of
 from planner.scaleout import step_parts
 from planner.step_model import A2A_LATENCY_S, A2A_S_PER_TOKEN, PP_LATENCY_S, PP_S_PER_TOKEN, StepConstants, step_time_s
@@ -155,6 +156,23 @@ def test_engine_command_for_dp_attention_prints_per_rank_limits(moe):
         assert flag in command
     why = {f.flag: f.why for f in moe.config.flags}
     assert "all-to-all" in why["--enable-expert-parallel"] and "16 ranks x 256" in why["--max-num-seqs"]
+
+
+def test_slots_beyond_the_kv_pool_are_named_and_lowered(moe):
+    """4,096 slots (256 a rank) against the 2,505 sequences the KV pool holds at the running context (804 + 3,748 / 2
+    tokens): the engine would admit more than fit and preempt (the simulator shows it at 12 req/s). The reason says
+    so and the recommendation lowers the limit to what fits, 152 a rank (a multiple of 8) = 2,432; re-planned with it,
+    nothing is left to recommend and the verdict is unchanged (the analysis already capped the batch at the KV pool)."""
+    kv = kv_running_limit(moe.brief, moe.shape)
+    assert kv == pytest.approx(2505, rel=0.01)
+    why = next(f.why for f in moe.config.flags if f.flag == "--max-num-seqs")
+    assert "kept under" not in why and "the engine preempts" in why
+    rec = next(r for r in moe.config.recommendations if r.flag == "--max-num-seqs")
+    assert (rec.value, rec.overrides) == ("152", {"deployment.max_num_seqs": 2432}) and kv >= 2432
+    lowered = plan(load_brief("moe-deepseek").with_changes(rec.overrides))
+    assert not any(r.flag == "--max-num-seqs" for r in lowered.config.recommendations)
+    assert "kept under" in next(f.why for f in lowered.config.flags if f.flag == "--max-num-seqs")
+    assert lowered.verdict.meets_slo == moe.verdict.meets_slo and lowered.slo.ttft_p95_ms == pytest.approx(moe.slo.ttft_p95_ms, rel=1e-6)
 
 
 @pytest.mark.parametrize(
