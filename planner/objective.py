@@ -1,9 +1,13 @@
 """Objectives other than latency: an offline job judged on throughput and cost, an RL rollout on its makespan.
 
 An offline job has no TTFT or ITL target: every replica runs at its largest batch (max-num-seqs, or what the KV pool
-holds) and the job's time is its tokens over the fleet's throughput. A replica's time per request is its uncached
-prompt's prefill (compute bound) plus its reply's decode steps shared with the batch:
-    t = uncached / prefill tokens/s + output x step(batch) / batch.
+holds) and the job's time is its tokens over the fleet's throughput. A full batch of B sequences emits B tokens a
+step, and a request finishing every `output` steps a sequence is replaced by a new one whose prompt is prefilled in
+the same steps: each step carries B x uncached / output prompt tokens beside the decode batch (the latency model's
+mixed step, planner.slo), so a replica's time per request is
+    t = output x step(B, B x uncached / output) / B
+(prefill-bound when those tokens exceed the step's budget: then t = uncached x step / budget). The simulator's
+closed loop at the batch gives the same figure (tests/test_golden_problems.py).
 
 An RL rollout batch of N prompts ends when its longest output ends. Output lengths are gamma-distributed with the
 brief's mean and p95; the longest of N is near their 1 - 1/N quantile (capped at the rollout's limit). The bulk of
@@ -24,6 +28,7 @@ from planner.capacity import Memory
 from planner.fmt import num, pct
 from planner.lengths import gamma_quantile, length_cv2
 from planner.replica import ReplicaShape
+from planner.slo import engine
 from planner.verdict import Problem
 
 __all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "objective_analysis"]
@@ -87,11 +92,14 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     batch = max(min(float(dep.max_num_seqs), math.floor(mem.max_sequences_per_replica)), 1.0)
     if o.kind is ObjectiveKind.batch_completion:
         batch = min(batch, max(math.ceil(o.batch_prompts / replicas), 1))
-    context = brief.running_context_tokens
-    step_s = shape.decode_step_s(batch, context) + brief.latency.scheduler_ms / 1e3
-    uncached = w.input_tokens_mean * (1 - brief.effective_hit_rate)
-    prefill_s = uncached / shape.prefill_tokens_per_s
-    request_s = prefill_s + w.output_tokens_mean * step_s / batch
+    eng = engine(brief, shape)  # the latency model's step constants at the brief's running context
+    uncached = eng.uncached
+    prefill_s = uncached / shape.prefill_tokens_per_s  # a lone prompt's prefill (the rollout's straggler)
+    turnover = batch * uncached / w.output_tokens_mean  # prompt tokens a step prefills to keep the batch full
+    carried = min(turnover, eng.room(batch))
+    step_s = float(eng.mixed_step_s(carried, 1.0, batch))  # the scheduler included
+    bound = "prefill" if turnover > carried else "batch"
+    request_s = uncached * step_s / carried if bound == "prefill" else w.output_tokens_mean * step_s / batch
     per_request_tokens = w.input_tokens_mean + w.output_tokens_mean
     rate = replicas / request_s  # requests/s, the fleet
     tokens_per_s = rate * per_request_tokens
@@ -103,8 +111,14 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     arithmetic = {
         "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds) = {num(batch)} per replica",
         "request": (
-            f"{num(uncached, 'tokens')} uncached / {num(shape.prefill_tokens_per_s, 'tokens/s')} = {num(prefill_s * 1e3, 'ms')} prefill"
-            f" + {num(w.output_tokens_mean, 'tokens')} x {num(step_s * 1e3, 'ms')} step / {num(batch)} = {num(request_s * 1e3, 'ms')} of a replica per request"
+            f"each step carries {num(batch)} x {num(uncached, 'tokens')} uncached / {num(w.output_tokens_mean, 'tokens')} out"
+            f" = {num(turnover, 'prompt tokens')} beside the batch's decode: a step of {num(step_s * 1e3, 'ms')};"
+            + (
+                f" {num(w.output_tokens_mean, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(batch)}"
+                if bound == "batch"
+                else f" more than the {num(carried, 'tokens')} a step has room for, so prefill binds: {num(uncached, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(carried)}"
+            )
+            + f" = {num(request_s * 1e3, 'ms')} of a replica per request"
         ),
         "throughput": (
             f"{replicas} replicas / {num(request_s, 's')} = {num(rate, 'req/s')} x {num(per_request_tokens, 'tokens')} = {num(tokens_per_s, 'tokens/s')}"
