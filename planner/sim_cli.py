@@ -22,6 +22,7 @@ from planner.simulator import (
     SLOT_FILLS,
     START_PROBE_REQUESTS,
     MaxRateResult,
+    SimObjective,
     SimResult,
     SimSettings,
     SimSlo,
@@ -92,9 +93,27 @@ def _sim_text(r: SimResult) -> str:
             f"  SLO attainment    {pct(r.slo_attainment)} (TTFT <= {num(r.ttft_target_ms, 'ms')} and TPOT <= {num(r.itl_target_ms, 'ms')})",
             f"  steps             {r.arithmetic['steps']}",
             *([f"  clipped           {r.arithmetic['clipped_requests']}"] if r.clipped_requests else []),
-            *(_plan_check_lines(r.slo) if r.slo is not None else []),
+            *(_plan_check_lines(r.slo) if r.slo is not None and r.objective is None else []),
+            *(_objective_lines(r.objective, r.slo) if r.objective is not None and r.slo is not None else []),
         ]
     )
+
+
+def _objective_lines(check: SimObjective, latency: SimSlo) -> list[str]:
+    """A design judged on its deadline: the latency run for reference, the objective's pace planned against simulated,
+    and the time it gives against the deadline."""
+    hours = check.deadline_s >= 3600  # a job's deadline in hours, a rollout's in seconds
+    unit, scale = ("h", 3600) if hours else ("s", 1)
+    return [
+        f"  latency           p95 TTFT {num(latency.ttft_p95_ms, 'ms')}, p95 TPOT {num(latency.tpot_p95_ms, 'ms')} at {latency.scope}"
+        " (no latency target judges this design: its deadline does)",
+        f"  objective check   {num(check.output_tokens_per_s, 'output tok/s')} a replica simulated against the plan's"
+        f" {num(check.plan_output_tokens_per_s, 'output tok/s')} ({check.plan_output_tokens_per_s / check.output_tokens_per_s - 1:+.1%});"
+        f" it checks {check.scope}",
+        f"  the objective     {num(check.time_s / scale, unit)} at the simulated pace ({num(check.plan_time_s / scale, unit)} planned)"
+        f" of {num(check.deadline_s / scale, unit)}: {'met' if check.meets else 'missed'};"
+        f" the plan {'meets' if latency.plan_meets_slo else 'misses'} its deadline",
+    ]
 
 
 def _plan_check_lines(check: SimSlo) -> list[str]:

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.errors import BriefError
 from planner.fmt import num, pct, usd
 from planner.mechanisms import ttft_extra_ms
@@ -37,6 +37,7 @@ __all__ = [
     "Percentiles",
     "Probe",
     "ProbeLength",
+    "SimObjective",
     "SimResult",
     "SimSettings",
     "SimSlo",
@@ -103,6 +104,20 @@ class Percentiles(_Frozen):
     p99: float
 
 
+class SimObjective(_Frozen):
+    """The plan check of a design judged on its objective (an offline job, an RL rollout batch): one replica at the full
+    batch the plan runs it at, a closed loop of that many clients, against the pace the plan states."""
+
+    batch_per_replica: int  # the closed loop's clients: the plan's objective.batch_per_replica
+    output_tokens_per_s: float  # one replica, simulated
+    plan_output_tokens_per_s: float  # one replica, the plan's (objective.output_tokens_per_s / replicas)
+    time_s: float  # the job's time (or the rollout's makespan) at the simulated pace
+    plan_time_s: float  # objective.time_s
+    deadline_s: float
+    meets: bool  # the simulated pace finishes within the deadline
+    scope: str  # what the run checks, in words
+
+
 class SimResult(_Frozen):
     """One simulated run of one replica. Times in ms unless the name says otherwise."""
 
@@ -128,6 +143,7 @@ class SimResult(_Frozen):
     arithmetic: dict[str, str]
     clipped_requests: int = 0  # requests whose sampled prompt + reply was cut to the longest sequence the replica takes
     slo: SimSlo | None = None  # the plan check (simulate BRIEF without --rate or --concurrency)
+    objective: SimObjective | None = None  # the plan check of an offline job's or a rollout's pace (SimObjective)
 
 
 class SimSlo(_Frozen):
@@ -521,7 +537,45 @@ def simulate(brief: Brief, settings: SimSettings | None = None) -> SimResult:
     result = _summarize(brief, settings, rate, reqs, out, wall)
     if notes:
         result = result.model_copy(update={"arithmetic": result.arithmetic | notes})
-    return result.model_copy(update={"slo": _sim_slo(brief, rate, reqs, out, result)}) if check else result
+    if not check:
+        return result
+    return result.model_copy(
+        update={"slo": _sim_slo(brief, rate, reqs, out, result), "objective": _objective_check(brief, shape, settings.seed)}
+    )
+
+
+OBJECTIVE_CHECK_BATCHES = 20  # the objective check's requests: this many times the full batch (every slot turns over 20 times)
+
+
+def _objective_check(brief: Brief, shape: ReplicaShape, seed: int) -> SimObjective | None:
+    """An offline job's or a rollout's pace as the simulator runs it: a closed loop of the plan's full batch on one
+    replica (None for a design judged on latency). The time follows the pace: the plan's time x its pace / the run's."""
+    from planner.capacity import memory
+    from planner.objective import objective_analysis
+
+    goal = objective_analysis(brief, shape, memory(brief, shape))
+    if goal is None:
+        return None
+    batch = int(goal.batch_per_replica)
+    run = simulate(brief, SimSettings(concurrency=batch, requests=OBJECTIVE_CHECK_BATCHES * batch, seed=seed))
+    planned = goal.output_tokens_per_s / max(shape.replicas, 1)
+    if goal.kind is ObjectiveKind.throughput:
+        time_s = goal.time_s * planned / run.output_tokens_per_s
+        what = "the job's time"
+    else:  # the bulk's work follows the pace; the straggler's own decode at the tail's batch is the plan's
+        bulk_s = brief.objective.batch_prompts * goal.request_s / max(shape.replicas, 1) * planned / run.output_tokens_per_s
+        time_s = max(bulk_s, goal.straggler_s)
+        what = "the batch's makespan (the bulk at the simulated pace, the straggler's own decode as planned)"
+    return SimObjective(
+        batch_per_replica=batch,
+        output_tokens_per_s=run.output_tokens_per_s,
+        plan_output_tokens_per_s=planned,
+        time_s=time_s,
+        plan_time_s=goal.time_s,
+        deadline_s=goal.deadline_s,
+        meets=time_s <= goal.deadline_s,
+        scope=f"one replica at its full batch: {batch} closed-loop clients, {OBJECTIVE_CHECK_BATCHES * batch:,} requests; {what}",
+    )
 
 
 def _scope(brief: Brief, rate: float) -> str:

@@ -251,6 +251,20 @@ def test_simulator_check_says_what_the_plan_judges_beyond_the_run() -> None:
     assert "what the plan misses on lies outside this run: the long-context pool is 126.9% busy" in text
 
 
+def test_simulator_check_of_an_offline_job_checks_its_pace() -> None:
+    """Review s6 finding 2: an offline job is judged on its time, so the check runs a replica at its full batch (512
+    closed-loop clients) and sets the simulated pace and the job's time beside the plan's, not only latency at a rate."""
+    at = visit(new_app({"preset": "offline-batch"}), "pages/slo_budget.py")
+    at.button(key="sim.run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frame = next(t.value for t in at.table if "simulator" in t.value.columns)
+    row = frame[frame["figure"] == "Output tokens/s a replica at the full batch (512)"]
+    assert len(row) == 1 and row["simulator"].iloc[0].endswith("tok/s")
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert "The plan meets its deadline. The simulator runs one replica at its full batch: 512 closed-loop clients" in text
+    assert "so the deadline is met" in text
+
+
 def test_variation_side_by_side_and_load() -> None:
     at = visit(new_app(), "pages/variations.py")
     at.selectbox(key="var.chosen").set_value("variation-g").run()

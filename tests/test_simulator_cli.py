@@ -122,3 +122,17 @@ def test_weights_that_do_not_fit_print_a_verdict():
     verdict = json.loads(proc.stdout)["verdict"]
     assert verdict["feasible"] is False
     assert verdict["problems"]
+
+
+def test_the_plan_check_of_an_offline_job_runs_its_full_batch():
+    """simulate BRIEF on a design judged on its deadline adds `objective`: a closed loop of the plan's full batch, the
+    simulated output tokens/s a replica beside the plan's (within 5%: offline-batch 5,418 against 5,589), and the
+    job's time at the simulated pace against the deadline; a latency design has none."""
+    out = cli_json("simulate", "offline-batch")
+    check = out["objective"]
+    assert check["batch_per_replica"] == 512 and check["meets"] is True
+    assert check["plan_output_tokens_per_s"] == pytest.approx(check["output_tokens_per_s"], rel=0.05)
+    assert check["time_s"] == pytest.approx(check["plan_time_s"] * check["plan_output_tokens_per_s"] / check["output_tokens_per_s"])
+    assert cli_json("simulate", "capstone")["objective"] is None
+    text = run_cli("simulate", "offline-batch", check=True).stdout
+    assert "objective check" in text and "the plan meets its deadline" in text and "no latency target judges" in text

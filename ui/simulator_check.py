@@ -15,7 +15,7 @@ from planner.crosscheck import TOLERANCE
 from planner.errors import BriefError
 from planner.figures import label, resolve, show
 from planner.fmt import num, pct
-from planner.simulator import MaxRateResult, SimResult, SimSettings, SimSlo, max_rate, simulate
+from planner.simulator import MaxRateResult, SimObjective, SimResult, SimSettings, SimSlo, max_rate, simulate
 from ui.show import arithmetic_expander, table
 
 __all__ = ["simulator_check"]
@@ -74,6 +74,30 @@ def _rows(design: Design, sim: SimSlo, found: MaxRateResult) -> list[dict[str, s
     return rows
 
 
+def _objective_rows(check: SimObjective | None) -> list[dict[str, str]]:
+    """An offline job's or a rollout's pace: a replica's output tokens/s at its full batch, planned and simulated."""
+    if check is None:
+        return []
+    return [
+        {
+            "figure": f"Output tokens/s a replica at the full batch ({check.batch_per_replica})",
+            "plan": num(check.plan_output_tokens_per_s, "tok/s"),
+            "simulator": num(check.output_tokens_per_s, "tok/s"),
+            "agreement": _agreement(check.plan_output_tokens_per_s, check.output_tokens_per_s, None),
+        }
+    ]
+
+
+def _objective_sentence(design: Design, check: SimObjective) -> None:
+    unit, scale = ("h", 3600) if check.deadline_s >= 3600 else ("s", 1)
+    st.markdown(
+        f"The plan {'meets' if design.verdict.meets_slo else 'misses'} its deadline. The simulator runs {check.scope}:"
+        f" at its pace the work takes {num(check.time_s / scale, unit)} of the {num(check.deadline_s / scale, unit)} deadline"
+        f" ({num(check.plan_time_s / scale, unit)} planned), so the deadline is {'met' if check.meets else 'missed'}."
+        " No latency target judges this design; the latency rows are the plan's rate for reference."
+    )
+
+
 def simulator_check(design: Design) -> None:
     st.header("Check with the simulator")
     st.caption(
@@ -98,7 +122,10 @@ def simulator_check(design: Design) -> None:
     _, sim, found = stored
     check = sim.slo
     assert check is not None  # simulate() without a rate is the plan check
-    table(_rows(design, check, found))
+    table(_rows(design, check, found) + _objective_rows(sim.objective))
+    if sim.objective is not None:
+        _objective_sentence(design, sim.objective)
+        return
     plan_verdict = "meets" if design.verdict.meets_slo else "misses"
     sim_verdict = "meets" if check.meets_slo else "misses"
     replicas = design.operating_point.general_replicas
