@@ -518,20 +518,39 @@ def engine_config(
         flags=tuple(flags),
         recommendations=tuple(r for r in (seqs_rec, batched_rec, len_rec) if r is not None),
         dependencies=_dependencies(brief, revert_utilization, hit_rate_floor),
-        measure_first=(
-            "prefix-cache hit rate (per pool and per replica)",
-            "average running batch per replica (vllm:num_requests_running)",
-            _measure_gap(brief),
-            "p95 queue wait before prefill (vllm:request_queue_time_seconds)",
-            f"p95 TTFT for prompts up to {num(brief.slo.ttft_input_cap_tokens, 'tokens')}",
-            "cost per million output tokens, from GPU-hours and tokens served",
-        ),
+        measure_first=_measure_first(brief),
         arithmetic={
             "max_model_len": model_len_why,
             "max_num_seqs": seqs_why,
             "max_num_batched_tokens": batched_why,
             "gpu_memory_utilization": mem_why,
         },
+    )
+
+
+def _measure_first(brief: Brief) -> tuple[str, ...]:
+    """What to measure first on a real engine: the latency figures the SLO judges, or an objective's pace."""
+    if brief.objective.kind is not ObjectiveKind.latency:
+        work = (
+            "tokens finished per hour against what the deadline needs (job tokens / deadline)"
+            if brief.objective.kind is ObjectiveKind.throughput
+            else "the longest outputs and when the last of the batch finishes (the stragglers set the makespan)"
+        )
+        return (
+            "output tokens/s per replica at the full batch",
+            "running batch per replica staying at max-num-seqs (vllm:num_requests_running)",
+            "preemptions (vllm:num_preemptions_total): the KV pool must hold the whole batch",
+            "prefix-cache hit rate (per replica)",
+            work,
+            "cost per million tokens, from GPU-hours and tokens processed",
+        )
+    return (
+        "prefix-cache hit rate (per pool and per replica)",
+        "average running batch per replica (vllm:num_requests_running)",
+        _measure_gap(brief),
+        "p95 queue wait before prefill (vllm:request_queue_time_seconds)",
+        f"p95 TTFT for prompts up to {num(brief.slo.ttft_input_cap_tokens, 'tokens')}",
+        "cost per million output tokens, from GPU-hours and tokens served",
     )
 
 

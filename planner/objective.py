@@ -45,6 +45,7 @@ class ObjectiveAnalysis(BaseModel):
     request_s: float  # a replica's time per request at that batch
     tokens_per_s: float  # the fleet, input and output tokens
     output_tokens_per_s: float  # the fleet
+    output_tokens_per_s_per_replica: float  # one replica at its full batch (what the simulator's objective check runs)
     usd_per_m_tokens: float  # input and output tokens
     usd_per_m_output_tokens: float
     time_s: float  # the job's time (throughput) or the batch's makespan (batch completion)
@@ -132,6 +133,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         "request_s": request_s,
         "tokens_per_s": tokens_per_s,
         "output_tokens_per_s": rate * w.output_tokens_mean,
+        "output_tokens_per_s_per_replica": w.output_tokens_mean / request_s,
         "usd_per_m_tokens": usd_per_m,
         "usd_per_m_output_tokens": usd_per_m_out,
     }

@@ -558,7 +558,7 @@ def _objective_check(brief: Brief, shape: ReplicaShape, seed: int) -> SimObjecti
         return None
     batch = int(goal.batch_per_replica)
     run = simulate(brief, SimSettings(concurrency=batch, requests=OBJECTIVE_CHECK_BATCHES * batch, seed=seed))
-    planned = goal.output_tokens_per_s / max(shape.replicas, 1)
+    planned = goal.output_tokens_per_s_per_replica
     if goal.kind is ObjectiveKind.throughput:
         time_s = goal.time_s * planned / run.output_tokens_per_s
         what = "the job's time"

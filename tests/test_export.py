@@ -226,6 +226,7 @@ def test_markdown_golden_capstone():
 ENGINE_NAMES = {
     "num_requests_running",
     "request_queue_time_seconds",
+    "num_preemptions_total",
     "disable_by_batch_size",
     "deepep_low_latency",
     "num_speculative_tokens",
