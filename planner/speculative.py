@@ -374,7 +374,7 @@ def _at(analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape, batch:
 def speculative_summary(analysis: SpeculativeAnalysis) -> str:
     """One line: the gain at batch 1, at the load, the crossover."""
     cross = (
-        f"turn it off above a batch of {num(analysis.crossover_batch)}"
+        f"the gain falls to 1 at a batch of {num(analysis.crossover_batch)}; it is off above {analysis.off_above_batch} (disable_by_batch_size)"
         if math.isfinite(analysis.crossover_batch)
         else "it pays at every batch up to max-num-seqs"
     )

@@ -575,9 +575,12 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
         )
         for i in range(len(f.value(f"{s}.{name}_waterfall")))
     )
+    judged: tuple[tuple[str, str], ...] = (("target", f"{s}.{name}_target_ms"),)
+    if name == "itl" and f.value(f"{s}.itl_metric") == "tpot":  # the target judges each reply's mean gap, not these gaps
+        judged = (("p95 TPOT (what the target judges)", f"{s}.tpot_p95_ms"), ("target (on p95 TPOT)", f"{s}.itl_target_ms"))
     marks = tuple(
-        (mark, f.num(f"{s}.{name}_{key}_ms", "ms"), float(f.value(f"{s}.{name}_{key}_ms")))
-        for mark, key in (("p50", "p50"), ("p95", "p95"), ("target", "target"))
+        (mark, f.num(path, "ms"), float(f.value(path)))
+        for mark, path in (("p50", f"{s}.{name}_p50_ms"), ("p95", f"{s}.{name}_p95_ms"), *judged)
     )
     return Waterfall(title=title, steps=steps, marks=marks, **_p95_range(f, f"{s}.{name}_p95_ms"))
 
