@@ -55,7 +55,11 @@ def jsonable(value: Any) -> Any:
 
 
 def design_json(design: Design) -> dict[str, Any]:
-    data = design.model_dump(mode="json", exclude={"shape"})
+    dumped = design.model_dump(mode="json", exclude={"shape"})
+    order = list(Design.model_fields)
+    after = order.index("architecture") + 1  # the parts worked out on first read, where the design's sections put them
+    order[after:after] = [name for name in Design.model_computed_fields if name not in order]
+    data = {key: dumped[key] for key in order if key in dumped}
     data["model"] = {"key": design.shape.model.key, "name": design.model_name}
     data["gpu"] = {"key": design.shape.gpu.key, "name": design.gpu_name}
     return jsonable(data)  # type: ignore[no-any-return]

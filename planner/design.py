@@ -5,7 +5,10 @@ Pages, the CLI and the design document all render a Design, so they can never di
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from dataclasses import dataclass
+from functools import cache, cached_property, lru_cache
+
+from pydantic import PrivateAttr, computed_field
 
 from planner.architecture import Architecture, architecture
 from planner.brief import Brief, ObjectiveKind
@@ -18,6 +21,7 @@ from planner.failures import (
     FailureMode,
     FailureSummary,
     Scenario,
+    failure_mode,
     failure_modes,
     hit_rate_floor,
     hit_rate_overrides,
@@ -43,15 +47,35 @@ from planner.verdict import Problem, Verdict
 __all__ = ["Design", "plan"]
 
 
+@dataclass(frozen=True)
+class _Deferred:
+    """The inputs of a Design's parts worked out on first read (Design.config, Design.failures)."""
+
+    core: CoreDesign
+    stated: Brief  # the brief as given: failure rows and the hit-rate floor apply their overrides to it
+    extra_flags: tuple[Flag, ...]  # the KV tiers', images' and adapters' engine options
+
+    def config(self, failures: tuple[FailureMode, ...]) -> EngineConfig:
+        core = self.core
+        revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
+        config = engine_config(
+            core.brief,
+            core.shape,
+            core.slo,
+            core.operating_point,
+            (revert.utilization, revert.utilization_no_prefix_cache),
+            hit_rate_floor(core, self.stated),
+            core.disaggregation,
+        )
+        return _with_mechanisms(config, core, list(self.extra_flags))
+
+
 class Design(CoreDesign):
     """The whole analytical design for one brief: the core design and everything derived from it."""
 
     model_name: str
     gpu_name: str
     architecture: Architecture
-    config: EngineConfig
-    failures: tuple[FailureMode, ...]
-    failure_summary: FailureSummary
     cost: CostAnalysis
     uncertainty: Uncertainty
     fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
@@ -64,11 +88,37 @@ class Design(CoreDesign):
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
     conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
     ignored_fields: tuple[Problem, ...] = ()  # stated fields the design does not use, each with the reason (they judge nothing)
+    _deferred: _Deferred = PrivateAttr()  # what the parts worked out on first read are worked out from
+
+    # The failure table and the engine configuration are worked out the first time they are read (a page, the JSON,
+    # the document), from the same core design: a page that shows neither does not pay for their re-plans. The
+    # verdict's N+1 row is planned up front (availability is part of every verdict).
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def config(self) -> EngineConfig:
+        """The engine command, a reason per flag, the recommendations, dependencies and what to measure first."""
+        return self._deferred.config(self.failures)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def failures(self) -> tuple[FailureMode, ...]:
+        """Every failure scenario re-planned through the core design."""
+        return self._failure_table[0]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def failure_summary(self) -> FailureSummary:
+        """Which scenario binds, N+1, and how the rows are worked out."""
+        return self._failure_table[1]
+
+    @cached_property
+    def _failure_table(self) -> tuple[tuple[FailureMode, ...], FailureSummary]:
+        return failure_modes(self._deferred.core, self._deferred.stated)
 
 
-def _with_availability(verdict: Verdict, brief: Brief, failures: tuple[FailureMode, ...]) -> Verdict:
-    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost."""
-    one = next(m for m in failures if m.scenario is Scenario.one_node_lost)
+def _with_availability(verdict: Verdict, brief: Brief, one: FailureMode) -> Verdict:
+    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row)."""
     if brief.slo.availability < N_PLUS_ONE_AVAILABILITY or one.ok:
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
@@ -174,23 +224,13 @@ def _plan_cached(stated: Brief) -> Design:
         shape=shape,
         disaggregation=core.disaggregation,
     )
-    failures, failure_summary = failure_modes(core, stated)
-    revert = next(m for m in failures if m.scenario is Scenario.revert_to_bf16)
-    config = engine_config(
-        brief,
-        shape,
-        core.slo,
-        core.operating_point,
-        (revert.utilization, revert.utilization_no_prefix_cache),
-        hit_rate_floor(core, stated),
-        core.disaggregation,
-    )
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
-    config = _with_mechanisms(config, core, mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
-    verdict = _with_availability(core.verdict, brief, failures) if goal is None else core.verdict
+    flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
+    one_node_lost = failure_mode(core, Scenario.one_node_lost, stated)  # the failure table's own row (its re-plan is cached)
+    verdict = _with_availability(core.verdict, brief, one_node_lost) if goal is None else core.verdict
     verdict = mechanism_verdict(verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
     cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible)
@@ -215,9 +255,6 @@ def _plan_cached(stated: Brief) -> Design:
         model_name=shape.model.name,
         gpu_name=shape.gpu.name,
         architecture=arch,
-        config=config,
-        failures=failures,
-        failure_summary=failure_summary,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
         headroom=headroom(core, stated if tiers is not None else None, goal),  # KV tiers: the hit rate follows the load
@@ -230,4 +267,5 @@ def _plan_cached(stated: Brief) -> Design:
         conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
         ignored_fields=ignored_fields(stated, brief),
     )
+    design._deferred = _Deferred(core=core, stated=stated, extra_flags=flags)
     return _with_variation(design, core) if brief.variation is not None else design

@@ -119,3 +119,29 @@ def test_agent_platform_rows_reproduce_through_the_cli(scenario):
     assert again["capacity"]["utilization"] == row["utilization"]
     assert again["operating_point"]["load_vs_capacity"] == row["load_vs_capacity"]
     assert (again["ignored_fields"] == []) == (scenario == "prefix_hit_rate_drops")  # with the tiers off the stated rate counts
+
+
+def test_the_failure_table_and_the_engine_command_are_worked_out_when_first_read():
+    """plan() leaves the failure table and the engine configuration (their ~10 re-plans: every scenario, the hit-rate
+    floor, the BF16 revert) to the first read, so a page that shows neither does not wait for them. Read, they are
+    what the core design gives, and `plan --json` lists them where it always did."""
+    from planner import load_brief, plan
+    from planner.design import _plan_cached
+    from planner.failures import failure_modes
+
+    brief = load_brief("capstone").with_changes({"workload.duty_cycle": 0.0811})
+    _plan_cached.cache_clear()
+    design = plan(brief)
+    assert not {"config", "failures", "failure_summary"} & set(vars(design))  # not worked out yet
+    one = next(m for m in design.failures if m.scenario.value == "one_node_lost")
+    assert design.verdict.availability_ok == one.ok  # the verdict's N+1 row is the table's
+    assert (design.failures, design.failure_summary) == failure_modes(design, brief)
+    assert design.config.engine.max_num_seqs == brief.deployment.max_num_seqs
+    keys = list(cli_json("plan", "capstone"))
+    assert keys[keys.index("architecture") : keys.index("architecture") + 5] == [
+        "architecture",
+        "config",
+        "failures",
+        "failure_summary",
+        "cost",
+    ]
