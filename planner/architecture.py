@@ -59,6 +59,9 @@ LOAD_LEGEND: tuple[tuple[Load, str], ...] = (
 )
 
 
+DEADLINE_BASIS = "deadline"  # a job judged on its deadline: the general pool's load is the share of it the work takes
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -82,7 +85,9 @@ class Pool(_Model):
     utilization: float = Field(
         description="Share of the pool's capacity the peak load takes (0 for the idle spare), see utilization_basis."
     )
-    utilization_basis: str = Field(description="What the utilization is a share of ('SLO capacity', 'GPU time'); empty for an idle pool.")
+    utilization_basis: str = Field(
+        description="What the utilization is a share of ('SLO capacity', 'GPU time', 'deadline': the work's time); empty for an idle pool."
+    )
     load: Load = Field(description="The load level the diagram colours: over 100%, near the limit, fine, or idle.")
     pp: int = Field(default=1, description="Pipeline stages of a replica, each on its own node (1 = none).")
     ep: int = Field(default=1, description="Expert-parallel degree: GPUs a replica's routed experts spread over (1 = none).")
@@ -94,6 +99,10 @@ class Pool(_Model):
         """The load at peak: '27.0% of SLO capacity at peak', '87.9% of GPU time at peak', or 'idle at peak'."""
         if self.load is Load.idle:
             return "idle at peak"
+        if self.utilization_basis == DEADLINE_BASIS:
+            return (
+                f"the work takes {pct(self.utilization)} of its deadline" if math.isfinite(self.utilization) else "the work never finishes"
+            )
         if not math.isfinite(self.utilization):
             return f"more than its {self.utilization_basis} at peak: no steady state"
         return f"{pct(self.utilization)} of {self.utilization_basis} at peak"
@@ -146,6 +155,7 @@ def architecture(
     fleet_utilization_no_prefix_cache: float,
     shape: ReplicaShape | None = None,
     disaggregation: DisaggAnalysis | None = None,
+    general_basis: str = "SLO capacity",
 ) -> Architecture:
     """The pools, decisions and diagram. With `shape`, replicas may span nodes (pipeline stages, EP over nodes):
     a pool counts whole replicas of shape.replica_nodes nodes."""
@@ -186,7 +196,7 @@ def architecture(
             f"chat traffic up to {threshold} of prompt",
             f"prompts up to {threshold}" if long_context_nodes else "every request",
             general_utilization,
-            "SLO capacity",
+            general_basis,
         )
     ]
     if disaggregation is not None:

@@ -10,7 +10,7 @@ from functools import cache, cached_property, lru_cache
 
 from pydantic import PrivateAttr, computed_field
 
-from planner.architecture import Architecture, architecture
+from planner.architecture import DEADLINE_BASIS, Architecture, architecture
 from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
@@ -208,6 +208,7 @@ def _plan_cached(stated: Brief) -> Design:
     core = core_design(brief)
     shape, pools, cap = core.shape, core.pools, core.capacity
     long_util = core.long_context_utilization
+    goal = objective_analysis(brief, shape, core.memory)
     arch = architecture(
         brief,
         general_nodes=pools.general_nodes,
@@ -216,17 +217,17 @@ def _plan_cached(stated: Brief) -> Design:
         replicas_per_node=shape.replicas_per_node,
         tp=shape.tp,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
-        general_utilization=core.operating_point.load_vs_capacity,
+        general_utilization=core.operating_point.load_vs_capacity if goal is None else goal.time_s / goal.deadline_s,
         long_context_utilization=long_util,
         unchunked_prefill_p95_ms=cap.unchunked_prefill_p95_ms,
         fleet_utilization=cap.utilization,
         fleet_utilization_no_prefix_cache=cap.utilization_no_prefix_cache,
         shape=shape,
         disaggregation=core.disaggregation,
+        general_basis="SLO capacity" if goal is None else DEADLINE_BASIS,  # a job: the share of its deadline the work takes
     )
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
-    goal = objective_analysis(brief, shape, core.memory)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     one_node_lost = failure_mode(core, Scenario.one_node_lost, stated)  # the failure table's own row (its re-plan is cached)

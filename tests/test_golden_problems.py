@@ -83,6 +83,9 @@ def test_offline_batch_is_judged_on_throughput_at_its_largest_batch() -> None:
     assert goal.time_s / 3600 == pytest.approx(8.28, abs=0.01) and goal.meets  # at the calibrated defaults (docs/calibration.md)
     assert d.verdict.meets_slo and not any(p.field.startswith("slo.") for p in d.verdict.problems)
     assert d.conclusion is not None and d.conclusion.startswith("Judged on throughput, not latency")
+    pool = d.architecture.pools[0]  # no latency target judges the pool: its load is the share of the deadline the work takes
+    assert pool.utilization == pytest.approx(goal.time_s / goal.deadline_s) and pool.load.value == "ok"
+    assert pool.load_text == "the work takes 34.5% of its deadline" and "SLO capacity" not in d.architecture.dot
 
 
 @pytest.mark.parametrize(("preset", "requests"), [("offline-batch", 20_000), ("rl-rollout", 8_000)])
