@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct, usd
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 
 HOURS_PER_YEAR = 8760  # 365 days
 SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600
-SPOT_SHARE = 0.25  # a quarter of the nodes on spot (2 of 8 in the capstone): what N+1 and two-lost can absorb
+SPOT_SHARE = 0.25  # at most a quarter of the nodes on spot (2 of 8 in the capstone), and no more than the failure table absorbs
 SPOT_DISCOUNT = 0.40  # assumed spot price 40% below the brief's GPU-hour price
 
 
@@ -103,7 +103,19 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
             {"hardware.nodes": n},
             f"fewest nodes that meet the SLO at the peak{_kept(smaller)}{at} (re-planned: plan --set hardware.nodes={n} meets it): {n}{cold_note}",
         )
-    return nodes, {}, f"the {nodes}-node fleet does not meet its SLO itself, so no smaller one does"
+    judged = "its SLO with N+1" if smaller.n_plus_one else "its SLO"
+    return nodes, {}, f"the {nodes}-node fleet does not meet {judged} itself, so no smaller one does"
+
+
+def _absorbed_words(absorbed: int | None, brief: Brief) -> str:
+    target = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "the deadline"
+    if absorbed is None:
+        return "not judged against the failure table"
+    if absorbed == 0:
+        return f"losing one node already breaks {target}, so no node can be spot"
+    if absorbed == 1:
+        return f"{target} holds with one node lost, not with two"
+    return f"{target} holds with two nodes lost"
 
 
 def _kept(smaller: SmallerFleet) -> str:
@@ -135,7 +147,10 @@ def cost_analysis(
     smaller: SmallerFleet,
     carries_peak: bool = True,
     fix_nodes: int | None = None,
+    absorbed_nodes: int | None = None,
 ) -> CostAnalysis:
+    """The fleet's price, $ per M tokens and the levers. `absorbed_nodes`: how many lost nodes the failure table shows the
+    design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost); spot nodes stay within it (None: not judged)."""
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
     per_hour = gpus * c.usd_per_gpu_hour
@@ -152,7 +167,8 @@ def cost_analysis(
     small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
-    spot_nodes = round(hw.nodes * SPOT_SHARE)
+    share_nodes = round(hw.nodes * SPOT_SHARE)
+    spot_nodes = share_nodes if absorbed_nodes is None else min(share_nodes, absorbed_nodes)
     spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
     spot = per_million(spot_year, out_year)
     levers = (
@@ -184,11 +200,12 @@ def cost_analysis(
         Lever(
             name=f"spot nodes for {spot_nodes} of {hw.nodes}",
             usd_per_million_output_tokens=spot,
-            change=_change(spot, per_m_out),
+            change=_change(spot, per_m_out) if spot_nodes else f"none: {_absorbed_words(absorbed_nodes, brief)}",
             arithmetic=(
                 f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
                 f" {usd(per_year)} - {usd(per_year - spot_year)} = {usd(spot_year)}/yr / {num(out_year / 1e6)} M = {usd(spot)} per M;"
-                " a reclaimed node is a lost node, so keep spot within what the failure modes absorb"
+                f" a reclaimed node is a lost node, so spot stays within what the failure modes absorb"
+                f" ({_absorbed_words(absorbed_nodes, brief)}; {pct(SPOT_SHARE)} of the fleet would be {share_nodes})"
             ),
         ),
     )

@@ -148,14 +148,26 @@ def _baseline() -> Baseline:
     """The capstone as plan() designs it, as far as a variation reads it: its core design and its cost (its failure
     table, engine command and the rest of a plan are not planned for a comparison nobody reads them in)."""
     core = core_design(resolve(_BASELINE_BRIEF))
-    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible))
+    one = failure_mode(core, Scenario.one_node_lost, _BASELINE_BRIEF)
+    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, one))
 
 
-def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool) -> CostAnalysis:
+def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool, one: FailureMode) -> CostAnalysis:
     """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
-    job's deadline's), with the nodes that fix it when it misses."""
+    job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
+    the nodes the failure table absorbs)."""
     dem = core.demand
-    return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes)
+    absorbed = _absorbed_nodes(core, stated, one)
+    return cost_analysis(
+        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes, absorbed
+    )
+
+
+def _absorbed_nodes(core: CoreDesign, stated: Brief, one: FailureMode) -> int:
+    """Lost nodes the design absorbs, as the failure table judges them: 0, 1 or 2 (its rows stop at two)."""
+    if not one.ok:
+        return 0
+    return 2 if failure_mode(core, Scenario.two_nodes_lost, stated).ok else 1
 
 
 def _with_mechanisms(config: EngineConfig, core: CoreDesign, more: list[Flag]) -> EngineConfig:
@@ -234,7 +246,7 @@ def _plan_cached(stated: Brief) -> Design:
     verdict = _with_availability(core.verdict, brief, one_node_lost) if goal is None else core.verdict
     verdict = mechanism_verdict(verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
-    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible)
+    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,

@@ -16,7 +16,7 @@ from planner import load_brief, plan, preset_names
 from planner.core import core_design
 from planner.cost import SPOT_DISCOUNT, SPOT_SHARE
 from planner.errors import BriefError
-from planner.failures import hit_rate_floor
+from planner.failures import Scenario, hit_rate_floor
 from planner.fmt import num
 
 pytestmark = pytest.mark.unit
@@ -323,3 +323,18 @@ def test_failure_rows_of_a_tpot_brief_show_the_judged_figure():
     one = _modes(design)["one_node_lost"]
     assert one.ok and f"p95 TPOT {num(one.tpot_p95_ms, 'ms')}" in one.note
     assert "p95 ITL" in _modes(plan(load_brief("capstone")))["one_node_lost"].note  # an ITL brief names ITL
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes", "spot"), [("capstone", {}, 2), ("moe-deepseek", {}, 1), ("multimodal", {"hardware.nodes": 3}, 0)]
+)
+def test_spot_nodes_stay_within_what_the_failure_table_absorbs(preset, changes, spot):
+    """Review s6 finding 6: a reclaimed spot node is a lost node, so the lever puts at most as many nodes on spot as the
+    failure table's rows show the design losing while its SLO holds (capstone: two lost fit, 2 of 8; moe-deepseek:
+    two lost fail, 1 of 12 instead of 3; multimodal on 3 nodes: one lost fails, none)."""
+    design = plan(load_brief(preset).with_changes(changes))
+    rows = {m.scenario: m for m in design.failures}
+    absorbed = 0 if not rows[Scenario.one_node_lost].ok else (2 if rows[Scenario.two_nodes_lost].ok else 1)
+    lever = next(lv for lv in design.cost.levers if lv.name.startswith("spot nodes"))
+    assert absorbed == spot and lever.name.startswith(f"spot nodes for {spot} of")
+    assert (lever.change.startswith("none: losing one node already breaks the SLO")) == (spot == 0)
