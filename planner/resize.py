@@ -7,6 +7,7 @@ bisection over the node count finds the fewest; the answer is re-planned, so it 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -14,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import verdict_only
 from planner.errors import BriefError
-from planner.failures import judged, n_plus_one
+from planner.failures import judged, n_plus_one_check, verdict_margin
+from planner.grid_search import first_meeting
 from planner.mechanisms import resolve
 
 __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
@@ -23,32 +25,44 @@ __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
 def meets(brief: Brief) -> bool:
     """Whether the brief's design is feasible and meets its SLO (its deadline for a batch job) with the N+1 its
     availability target asks for, as `plan` judges it."""
+    return meets_check(brief)[0]
+
+
+def meets_check(brief: Brief) -> tuple[bool, float]:
+    """meets, and the margin of the re-plan that decides it (failures.verdict_margin; the one-node-lost re-plan's when
+    the design itself meets): the hint a grid search over fleet sizes steers by."""
     try:
-        verdict, _ = judged(verdict_only(resolve(brief)))  # as plan() does: image tokens, the KV tiers' hit rate
+        core = verdict_only(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
+        verdict, _ = judged(core)
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
-        return False
-    return verdict.feasible and verdict.meets_slo and n_plus_one(brief)
+        return False, math.inf
+    margin = verdict_margin(core)
+    if not (verdict.feasible and verdict.meets_slo):
+        return False, margin
+    holds, lost_margin = n_plus_one_check(brief)
+    return holds, max(margin, lost_margin)
 
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
-    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then bisects: about
-    2 log2(nodes) re-plans of the verdict alone."""
+    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then searches the bracket
+    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides."""
     base = brief.with_changes(changes) if changes else brief
 
-    def ok(nodes: int) -> bool:
-        return meets(base.with_changes({"hardware.nodes": nodes}))
+    def ok(nodes: int) -> tuple[bool, float]:
+        return meets_check(base.with_changes({"hardware.nodes": nodes}))
 
-    low = base.deployment.spare_nodes + base.deployment.long_context_nodes  # fewer would drop those pools
+    low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
     high = min(max(brief.hardware.nodes, low + 1), limit)
-    while not ok(high):
+    holds, margin_high = ok(high)
+    while not holds:
         if high >= limit:
             return None
-        high = min(high * 2, limit)
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    return high
+        flat = math.isfinite(margin_high) and margin_high == margin_low  # doubling the fleet did not move the margin
+        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
+        high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
+        holds, margin_high = ok(high)
+    return first_meeting(ok, low, high, margin_low, margin_high)
 
 
 class FleetFix(BaseModel):
