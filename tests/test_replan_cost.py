@@ -1,0 +1,55 @@
+"""What a re-plan leaves out because another part of the plan already worked it out (counted, not timed)."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner.operating_point as op
+from planner import load_brief
+from planner.mechanisms import resolve
+from planner.pools import pools_of
+from planner.replica import shape_of
+
+pytestmark = pytest.mark.unit
+
+
+def _operating_point(brief):  # type: ignore[no-untyped-def]
+    brief = resolve(brief)
+    shape = shape_of(brief)
+    pools, _ = pools_of(brief, shape)
+    return op.operating_point(brief, shape, pools, 10.0, with_seed=False)
+
+
+def test_the_capacity_clause_is_worked_out_once_a_capacity_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure row that moves only the fleet shares the baseline's SLO capacity and what is reached there: it
+    evaluates no p95 at the capacity rate again (it evaluated two before)."""
+    op._CAPACITIES.clear()
+    stated = load_brief("capstone")
+    first = _operating_point(stated)
+    calls: list[float] = []
+    inner = op.judged_p95s_ms
+
+    def counted(eng, brief, rate, batch):  # type: ignore[no-untyped-def]
+        calls.append(rate)
+        return inner(eng, brief, rate, batch)
+
+    monkeypatch.setattr(op, "judged_p95s_ms", counted)
+    smaller = _operating_point(stated.with_changes({"hardware.nodes": stated.hardware.nodes - 1}))
+    assert smaller.capacity_rate_per_s == first.capacity_rate_per_s and smaller.capacity_reached == first.capacity_reached
+    assert first.capacity_reached and not calls
+
+
+def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capacity is one of the search's probes: the clause evaluates only the rate just past it anew."""
+    op._CAPACITIES.clear()
+    rates: list[float] = []
+    inner = op._p95s_at
+
+    def counted(brief, shape, rate):  # type: ignore[no-untyped-def]
+        rates.append(rate)
+        return inner(brief, shape, rate)
+
+    monkeypatch.setattr(op, "_p95s_at", counted)
+    point = _operating_point(load_brief("capstone"))
+    capacity = point.capacity_rate_per_s
+    assert rates.count(capacity) == 1 and rates[-1] == capacity * op.JUST_PAST
