@@ -1,14 +1,15 @@
-"""The first point of an integer grid at which a monotone verdict holds, found with as few re-plans as the verdict's
-margin allows.
+"""Searches whose answer is fixed by a monotone test (a verdict, a busy share under 1), made with as few evaluations of
+the test as its margin allows.
 
-The hit-rate floor (planner.failures) and the fewest nodes that meet the SLO (planner.resize) ask the same question:
-on a grid of 0.1% hit-rate steps or of node counts, where does `plan --set` start meeting its SLO? Each probe is a
-re-plan, so the probes count. A plain bisection takes log2(width) of them. The re-plan that gives the verdict also
-gives its margin (how far the p95s are from their targets), which changes smoothly along the grid: a secant through
-the bracket's two margins predicts where the verdict flips, and probing that point and its neighbour on the other
-side usually closes the bracket in two or three probes. The answer is still the grid point where the verdict itself
-flips (the margin only chooses where to look), so it is the one a bisection finds: the verdict flips once along
-the grid.
+The hit-rate floor (planner.failures) and the fewest nodes that meet the SLO (planner.resize) ask where, on a grid of
+0.1% hit-rate steps or of node counts, `plan --set` starts meeting its SLO; the headroom (planner.headroom) asks at
+which traffic multiple a limit is reached, as a fixed number of halvings. Each test is a re-plan (or a sizing pass),
+so the tests count. The re-plan that gives the verdict also gives its margin (how far the p95s are from their targets,
+a busy share from 1), which changes smoothly: a secant through two margins predicts where the test flips, and a test
+there usually settles the question in a few evaluations instead of log2(width). The answer is still where the test
+itself flips (the margin only chooses where to look): the grid point a bisection finds, or the very bracket a
+bisection of that many halvings ends with, since every midpoint it would test is decided by a test already made on
+its side.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["Probe", "first_meeting", "slo_margin_of"]
+__all__ = ["Probe", "Test", "bisection_bracket", "first_meeting", "slo_margin_of"]
 
 Probe = Callable[[int], tuple[bool, float]]  # grid point -> (the verdict holds there, its margin: <= 0 holds, inf: none)
 
@@ -64,3 +65,50 @@ def slo_margin_of(ttft_p95_ms: float, ttft_target_ms: float, judged_itl_p95_ms: 
     """log of the worse of p95 TTFT / target and the judged p95 gap / target: <= 0 meets both (inf: no figure)."""
     worst = max(ttft_p95_ms / ttft_target_ms, judged_itl_p95_ms / itl_target_ms)
     return math.log(worst) if math.isfinite(worst) and worst > 0 else math.inf
+
+
+Test = Callable[[float], tuple[bool, float]]  # x -> (x is below the crossing, a margin rising through 0 there: a hint)
+
+
+def bisection_bracket(
+    test: Test, low: float, high: float, halvings: int, below: tuple[float, float] | None = None, above: tuple[float, float] | None = None
+) -> tuple[float, float]:
+    """The bracket `halvings` halvings of [low, high] end with (each midpoint kept as the low end when `test` puts it
+    below the crossing), testing only midpoints no test already made decides. `below` and `above`: a point already
+    tested on each side with its margin (default: low and high, margins unknown). Where a midpoint is undecided, a
+    regula-falsi point (Illinois-weighted) is tested first: near the crossing it decides it and most of the midpoints
+    after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone."""
+    a, margin_a = below if below is not None else (low, math.nan)
+    b, margin_b = above if above is not None else (high, math.nan)
+    weight_a, weight_b, kept = margin_a, margin_b, 0  # the margins regula falsi uses; kept: the side updated last
+    misses = 0  # chord points that left their midpoint undecided: a margin that jumps there says little
+    for _ in range(halvings):
+        mid = (low + high) / 2
+        tried = False
+        while a < mid < b:
+            chord = None if tried or misses >= _CHORD_MISSES else _chord_point(a, b, weight_a, weight_b)
+            tried = True
+            x = mid if chord is None else chord
+            is_below, margin = test(x)
+            if is_below:
+                a, margin_a = x, margin
+                weight_a, weight_b = margin, weight_b / 2 if kept == -1 else weight_b
+                kept = -1
+            else:
+                b, margin_b = x, margin
+                weight_a, weight_b = weight_a / 2 if kept == +1 else weight_a, margin
+                kept = +1
+            misses += chord is not None and a < mid < b  # it did not decide the midpoint: that is tested next
+        low, high = (mid, high) if mid <= a else (low, mid)
+    return low, high
+
+
+_CHORD_MISSES = 8
+
+
+def _chord_point(a: float, b: float, margin_a: float, margin_b: float) -> float | None:
+    """Where the chord through the two margins crosses 0, strictly inside (a, b); None when they give no hint."""
+    if not (math.isfinite(margin_a) and math.isfinite(margin_b)) or not margin_a < 0 <= margin_b:
+        return None
+    x = (a * margin_b - b * margin_a) / (margin_b - margin_a)
+    return x if a < x < b else None

@@ -21,6 +21,7 @@ from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, capacity
 from planner.core import CoreDesign
 from planner.fmt import num, pct
+from planner.grid_search import bisection_bracket
 from planner.objective import ObjectiveAnalysis
 from planner.resize import meets
 
@@ -75,17 +76,23 @@ def scaled_demand(dem: Demand, multiplier: float) -> Demand:
 
 def _crossing(value_at: Callable[[float], float]) -> float:
     """The multiple at which an increasing `value_at(multiple)` reaches 1 (0 when already over at any load,
-    unbounded when not reached by _MAX_MULTIPLE)."""
-    high = 1.0
-    while value_at(high) < 1:
+    unbounded when not reached by _MAX_MULTIPLE): _BISECTIONS halvings of [0, the first doubling over it], with the
+    midpoints the values already worked out decide left untested (grid_search.bisection_bracket: about 15 sizing
+    passes instead of 52)."""
+
+    def test(multiple: float) -> tuple[bool, float]:
+        value = value_at(multiple)
+        return value < 1, value - 1
+
+    high, below = 1.0, None
+    is_below, margin = test(high)
+    while is_below:
+        below = (high, margin)
         high *= 2
         if high > _MAX_MULTIPLE:
             return math.inf
-    low = 0.0
-    for _ in range(_BISECTIONS):
-        mid = (low + high) / 2
-        low, high = (mid, high) if value_at(mid) < 1 else (low, mid)
-    return high
+        is_below, margin = test(high)
+    return bisection_bracket(test, 0.0, high, _BISECTIONS, below, (high, margin))[1]
 
 
 def long_context_utilization_at(core: CoreDesign, multiple: float) -> float:
@@ -169,7 +176,8 @@ def _at_traffic(stated: Brief, multiple: float) -> Brief:
 
 def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
-    which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic."""
+    which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (a plain one: the
+    derived hit rate steps as the tiers fill, so the verdict's margin jumps where it turns and steers nothing)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)

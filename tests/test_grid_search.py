@@ -8,11 +8,12 @@ import random
 import pytest
 
 import planner.failures as failures
+import planner.headroom as headroom_module
 import planner.resize as resize
 from planner import load_brief
 from planner.core import core_design
 from planner.failures import hit_rate_floor
-from planner.grid_search import first_meeting
+from planner.grid_search import bisection_bracket, first_meeting
 from planner.mechanisms import resolve
 
 pytestmark = pytest.mark.unit
@@ -85,3 +86,60 @@ def test_no_fleet_meets_is_asked_of_the_largest_once_the_margin_stops_moving(mon
     calls = _counting(monkeypatch, resize)
     assert resize.fewest_nodes_meeting(stated) is None
     assert len(calls) <= 5
+
+
+def _halvings(below, low: float, high: float, halvings: int) -> tuple[float, float]:
+    for _ in range(halvings):
+        mid = (low + high) / 2
+        low, high = (mid, high) if below(mid) else (low, mid)
+    return low, high
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bracket_is_the_one_the_halvings_end_with(seed: int) -> None:
+    """Every midpoint the bisection would test is decided by a test made on its side: the very same bracket."""
+    rng = random.Random(seed)
+    high = rng.choice([1.0, 2.0, 8.0, 1e4])
+    crossing = rng.uniform(0.01, 0.99) * high
+    halvings = rng.choice([9, 30, 50])
+    kind = seed % 4
+    margins = {
+        0: lambda x: x / crossing - 1,  # smooth, as a busy share
+        1: lambda x: math.log(x / crossing) ** 3 if x != crossing else 0.0,  # flat at the crossing
+        2: lambda x: -0.1 if x < crossing else math.inf,  # jumps to no steady state
+        3: lambda x: rng.uniform(-1, 1),  # misleading
+    }
+
+    def test(x: float) -> tuple[bool, float]:
+        return x < crossing, margins[kind](x)
+
+    assert bisection_bracket(test, 0.0, high, halvings) == _halvings(lambda x: x < crossing, 0.0, high, halvings)
+
+
+def test_a_smooth_crossing_takes_a_third_of_the_tests() -> None:
+    tested: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        return x * x / 3.7 < 1, x * x / 3.7 - 1
+
+    bracket = bisection_bracket(test, 0.0, 4.0, 50, (1.0, 1 / 3.7 - 1), (4.0, 16 / 3.7 - 1))
+    assert bracket == _halvings(lambda x: x * x / 3.7 < 1, 0.0, 4.0, 50)
+    assert len(tested) <= 20  # the halvings test 50 midpoints
+
+
+def test_the_capstones_sizing_headroom_takes_a_few_sizing_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sizing utilization's crossing (users x duty: the batch grows with the load) was 52 sizing passes."""
+    stated = load_brief("capstone")
+    core = core_design(resolve(stated))
+    passes: list[object] = []
+    inner = headroom_module.capacity
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        passes.append(args)
+        return inner(*args)
+
+    monkeypatch.setattr(headroom_module, "capacity", counted)
+    limit = headroom_module._sizing_limits(core)[0]
+    assert limit.key == "sizing_utilization" and 5 < limit.multiple < 6
+    assert len(passes) <= 20
