@@ -194,9 +194,22 @@ def _limit_of(brief: Brief, shape: ReplicaShape) -> tuple[float, Limit]:
 
 
 def _steady(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
+    n, binding, _ = _steady_paces(brief, shape, rate)
+    return n, binding
+
+
+def _steady_paces(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None, dict[float, Pace]]:
+    """_steady, and the paces the solve worked out by running batch (the solution's among them: its last check)."""
     limit, which = _limit_of(brief, shape)
-    n, binding = solve_running_batch(rate, _pace_fn(brief, shape, rate), limit)
-    return n, (which if binding is Limit.slots else binding)
+    pace_of = _pace_fn(brief, shape, rate)
+    paces: dict[float, Pace] = {}
+
+    def kept(n: float) -> Pace:
+        paces[n] = pace_of(n)
+        return paces[n]
+
+    n, binding = solve_running_batch(rate, kept, limit)
+    return n, (which if binding is Limit.slots else binding), paces
 
 
 def steady_state(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
@@ -355,9 +368,10 @@ def operating_point(
     a fix that adds nodes does not count them), `with_seed=False` the worked design's relation."""
     rate = pools.general_rate_per_replica(request_rate)
     limit, _ = _limit_of(brief, shape)
-    n, binding = _steady(brief, shape, rate)
+    n, binding, paces = _steady_paces(brief, shape, rate)
     stable = binding is None
-    at = pace(brief, shape, rate, n if stable else limit)
+    held = n if stable else limit
+    at = paces[held] if held in paces else pace(brief, shape, rate, held)
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB

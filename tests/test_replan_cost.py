@@ -13,11 +13,14 @@ from planner.replica import shape_of
 pytestmark = pytest.mark.unit
 
 
-def _operating_point(brief):  # type: ignore[no-untyped-def]
+def _replica(brief):  # type: ignore[no-untyped-def]
     brief = resolve(brief)
     shape = shape_of(brief)
-    pools, _ = pools_of(brief, shape)
-    return op.operating_point(brief, shape, pools, 10.0, with_seed=False)
+    return brief, shape, pools_of(brief, shape)[0]
+
+
+def _operating_point(brief):  # type: ignore[no-untyped-def]
+    return op.operating_point(*_replica(brief), 10.0, with_seed=False)
 
 
 def test_the_capacity_clause_is_worked_out_once_a_capacity_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,3 +56,17 @@ def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.Mon
     point = _operating_point(load_brief("capstone"))
     capacity = point.capacity_rate_per_s
     assert rates.count(capacity) == 1 and rates[-1] == capacity * op.JUST_PAST
+
+
+def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solve checks the pace at its solution last: the operating point reads that one instead of asking again."""
+    asked: list[float] = []
+    inner = op.pace
+
+    def counted(brief, shape, rate, batch, **overrides):  # type: ignore[no-untyped-def]
+        asked.append(batch)
+        return inner(brief, shape, rate, batch, **overrides)
+
+    monkeypatch.setattr(op, "pace", counted)
+    point = op.operating_point(*_replica(load_brief("capstone")), 50.0, with_capacity=False, with_seed=False)
+    assert point.stable and point.in_flight > 1 and not asked
