@@ -251,7 +251,8 @@ def feasible_replica(brief: Brief) -> ReplicaShape:
 def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> CoreDesign:
     """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
 
-    `curves=False` skips the SLO trade-off curves (for re-plans that read only figures and verdicts).
+    `curves=False` skips the SLO trade-off curves and a disaggregated design's other splits of its nodes (for re-plans
+    that read only figures and verdicts: their mechanism conclusion then names no split).
     """
     return _core_cached(brief, curves, capacity)
 
@@ -283,7 +284,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
-        dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap)
+        dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap, splits=curves)  # every split: a curve
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
         slo = apply_disaggregation(slo, dis, brief)
         problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)

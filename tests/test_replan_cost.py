@@ -70,3 +70,25 @@ def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: py
     monkeypatch.setattr(op, "pace", counted)
     point = op.operating_point(*_replica(load_brief("capstone")), 50.0, with_capacity=False, with_seed=False)
     assert point.stable and point.in_flight > 1 and not asked
+
+
+def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every other split of the nodes is a trade-off curve for the plan's own page: a failure row or a verdict-only
+    re-plan reads none of them (each was one more pool analysis, up to 24 a re-plan)."""
+    import planner.core as core_module
+    import planner.disagg as disagg
+
+    analyses: list[object] = []
+    inner = disagg.disaggregation_analysis
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
+    monkeypatch.setattr(core_module, "disaggregation_analysis", counted)
+    brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.duty_cycle": 0.31}))
+    replanned = core_module.verdict_only(brief)
+    assert replanned.disaggregation is not None and replanned.disaggregation.splits == () and len(analyses) == 1
+    planned = core_module.core_design(brief)
+    assert planned.disaggregation is not None and len(planned.disaggregation.splits) > 1
