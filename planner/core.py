@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +43,7 @@ __all__ = [
     "not_feasible_before_slo",
     "replan",
     "utilization_no_prefix_cache",
+    "verdict_core",
     "verdict_only",
 ]
 
@@ -254,7 +256,41 @@ def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> Cor
     `curves=False` skips the SLO trade-off curves and a disaggregated design's other splits of its nodes (for re-plans
     that read only figures and verdicts: their mechanism conclusion then names no split).
     """
-    return _core_cached(brief, curves, capacity)
+    core = _core_cached(brief, curves, capacity)
+    if curves or capacity:
+        _WorkedOut.keep(brief, core)
+    return core
+
+
+class _WorkedOut:
+    """The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same
+    brief's verdict is then not worked out again without its curves or capacity search (neither decides any rule of
+    it). Bounded (a few plans' worth); emptied with the planner's caches (cache_clear)."""
+
+    _cores: ClassVar[dict[Brief, CoreDesign]] = {}
+    _SIZE = 128  # a plan keeps about ten: its own and its failure rows
+
+    @classmethod
+    def keep(cls, brief: Brief, core: CoreDesign) -> None:
+        if len(cls._cores) >= cls._SIZE:
+            cls._cores.clear()
+        cls._cores[brief] = core
+
+    @classmethod
+    def get(cls, brief: Brief) -> CoreDesign | None:
+        return cls._cores.get(brief)
+
+    @classmethod
+    def cache_clear(cls) -> None:
+        cls._cores.clear()
+
+
+def verdict_core(brief: Brief) -> CoreDesign:
+    """A core read only for its verdict, the figures the verdict rules judge (busy shares, p95s) and its long-context
+    pool's load: the plan's or a failure row's when one was worked out for this brief, else verdict_only. Its problems'
+    wording may name the nodes a capacity search counts: not for a caller that shows them."""
+    worked_out = _WorkedOut.get(brief)
+    return worked_out if worked_out is not None else verdict_only(brief)
 
 
 def replan(brief: Brief) -> CoreDesign:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
-from planner.core import CoreDesign, replan, verdict_only
+from planner.core import CoreDesign, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
@@ -225,7 +225,7 @@ def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
     if changes.get("hardware.nodes", 1) < 1:
         return False, math.inf
     try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
-        core = verdict_only(resolve(brief.with_changes(changes)) if changes else resolve(brief))
+        core = verdict_core(resolve(brief.with_changes(changes)) if changes else resolve(brief))
         verdict, _ = judged(core)
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
         return False, math.inf
@@ -519,7 +519,7 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
 
     def fine(steps: int) -> tuple[bool, float]:
         try:
-            core = verdict_only(resolve(stated.with_changes(hit_rate_overrides(stated, grid(steps)))))
+            core = verdict_core(resolve(stated.with_changes(hit_rate_overrides(stated, grid(steps)))))
         except BriefError:
             return False, math.inf
         return core.verdict.feasible and core.verdict.meets_slo, verdict_margin(core)

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import verdict_only
+from planner.core import verdict_core
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, verdict_margin
 from planner.grid_search import first_meeting
@@ -32,7 +32,7 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
     """meets, and the margin of the re-plan that decides it (failures.verdict_margin; the one-node-lost re-plan's when
     the design itself meets): the hint a grid search over fleet sizes steers by."""
     try:
-        core = verdict_only(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
+        core = verdict_core(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
         verdict, _ = judged(core)
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
         return False, math.inf
@@ -85,7 +85,7 @@ def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     def carries(lc: int) -> bool:
         grown = brief.with_changes({"deployment.long_context_nodes": lc, "hardware.nodes": dep.spare_nodes + lc + brief.hardware.nodes})
         try:
-            return verdict_only(resolve(grown)).long_context_utilization <= 1
+            return verdict_core(resolve(grown)).long_context_utilization <= 1
         except BriefError:
             return False
 

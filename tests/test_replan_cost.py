@@ -92,3 +92,24 @@ def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.Mo
     assert replanned.disaggregation is not None and replanned.disaggregation.splits == () and len(analyses) == 1
     planned = core_module.core_design(brief)
     assert planned.disaggregation is not None and len(planned.disaggregation.splits) > 1
+
+
+def test_a_verdict_check_takes_the_failure_rows_core_for_the_same_brief(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost lever's N+1 check of the brief's own fleet asks the one-node-lost row's brief: the row worked it out."""
+    import planner.core as core_module
+    from planner.core import core_design
+    from planner.failures import Scenario, failure_modes, scenario_check
+
+    stated = load_brief("capstone").with_changes({"workload.duty_cycle": 0.033})
+    rows, _ = failure_modes(core_design(resolve(stated)), stated)
+    replans: list[object] = []
+    inner = core_module._core_cached
+
+    def counted(brief, curves, with_capacity=True):  # type: ignore[no-untyped-def]
+        replans.append(brief)
+        return inner(brief, curves, with_capacity)
+
+    monkeypatch.setattr(core_module, "_core_cached", counted)
+    holds, margin = scenario_check(stated, Scenario.one_node_lost)
+    assert not replans and margin < 0
+    assert holds is next(row.ok for row in rows if row.scenario is Scenario.one_node_lost)
