@@ -113,3 +113,16 @@ def test_a_verdict_check_takes_the_failure_rows_core_for_the_same_brief(monkeypa
     holds, margin = scenario_check(stated, Scenario.one_node_lost)
     assert not replans and margin < 0
     assert holds is next(row.ok for row in rows if row.scenario is Scenario.one_node_lost)
+
+
+def test_a_variations_baseline_is_planned_without_trade_off_curves() -> None:
+    """A variation compares figures with the capstone's (planner.variations.DIFF_FIGURES): its curves are not read."""
+    from planner import plan
+    from planner.design import _baseline
+
+    _baseline.cache_clear()
+    design = plan(load_brief("variation-a").with_changes({"workload.duty_cycle": 0.034}))
+    baseline = _baseline()
+    assert design.variation is not None and design.variation.diff
+    assert baseline.core.slo.tradeoff_max_num_seqs == () and baseline.core.slo.tradeoff_batched_tokens == ()
+    assert baseline.core.operating_point.capacity_rate_per_s == plan(load_brief("capstone")).operating_point.capacity_rate_per_s
