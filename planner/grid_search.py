@@ -26,39 +26,68 @@ def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_h
     """The smallest grid point in (low, high] at which `probe` holds, given it fails at `low`, holds at `high` and
     flips once in between (margins: the probe's at both ends; an infinite one gives no hint).
 
-    Regula falsi on the grid with the Illinois correction (an end kept twice weighs half), and a bisection whenever
-    three probes have not halved the bracket, the margins give no hint or the last probe's did not move (a margin set
-    by something the grid does not change), as numerics.bracket_root steps."""
+    Inverse quadratic interpolation through the bracket's ends and the end last replaced when it falls inside, else
+    regula falsi with the Illinois correction (an end kept twice weighs half); a bisection whenever three probes have
+    not halved the bracket, the margins give no hint or the last probe's did not move (a margin set by something the
+    grid does not change), as numerics.bracket_root steps."""
     kept = 0  # the end the last probe kept: -1 low, +1 high
     flat = False
+    weight_low, weight_high = margin_low, margin_high  # the margins regula falsi uses (Illinois halves a kept end's)
+    dropped: tuple[int, float] | None = None  # the bracket's end the last probe replaced, with its margin
     checkpoint, steps = high - low, 0
     while high - low > 1:
         steps += 1
         slow = steps == 3 and high - low > checkpoint / 2
         if steps == 3:
             checkpoint, steps = high - low, 0
-        guess = None if slow or flat else _secant_point(low, high, margin_low, margin_high)
-        at = (low + high) // 2 if guess is None else guess
+        crossing = None
+        if not (slow or flat):
+            curved = _quadratic_crossing(low, high, margin_low, margin_high, dropped)
+            crossing = curved if curved is not None else _secant_crossing(low, high, weight_low, weight_high)
+        at = (low + high) // 2 if crossing is None else _probe_beside(low, high, crossing)
         holds, margin = probe(at)
         flat = margin == (margin_high if holds else margin_low)  # the margin did not move: it says nothing here
         if holds:
-            high, margin_high = at, margin
-            margin_low = margin_low / 2 if kept == -1 else margin_low
+            dropped = (high, margin_high)
+            high, margin_high, weight_high = at, margin, margin
+            weight_low = weight_low / 2 if kept == -1 else weight_low
             kept = -1
         else:
-            low, margin_low = at, margin
-            margin_high = margin_high / 2 if kept == +1 else margin_high
+            dropped = (low, margin_low)
+            low, margin_low, weight_low = at, margin, margin
+            weight_high = weight_high / 2 if kept == +1 else weight_high
             kept = +1
     return high
 
 
-def _secant_point(low: int, high: int, margin_low: float, margin_high: float) -> int | None:
-    """The grid point strictly inside (low, high) at or just past where the chord through the margins crosses zero
-    (the first point predicted to hold); None when the margins give no hint (infinite, or not on either side of 0)."""
+def _probe_beside(low: int, high: int, crossing: float) -> int:
+    """The grid point to probe for a predicted crossing: the first one predicted to hold, or the one before it (predicted
+    to fail) when the bracket's failing end is the farther, so a good prediction moves the far end next to the flip."""
+    first = math.ceil(crossing)
+    at = first - 1 if crossing - low > high - crossing else first
+    return min(max(at, low + 1), high - 1)
+
+
+def _quadratic_crossing(low: int, high: int, margin_low: float, margin_high: float, third: tuple[int, float] | None) -> float | None:
+    """Where the inverse quadratic through the bracket's ends and a third point crosses zero, when strictly inside
+    (low, high); None without three distinct finite margins, the ends' on either side of 0."""
+    if third is None or not (math.isfinite(margin_low) and math.isfinite(margin_high) and math.isfinite(third[1])):
+        return None
+    if not margin_high <= 0 < margin_low:
+        return None
+    (x0, m0), (x1, m1), (x2, m2) = (low, margin_low), (high, margin_high), third
+    if len({m0, m1, m2}) < 3:
+        return None
+    crossing = x0 * m1 * m2 / ((m0 - m1) * (m0 - m2)) + x1 * m0 * m2 / ((m1 - m0) * (m1 - m2)) + x2 * m0 * m1 / ((m2 - m0) * (m2 - m1))
+    return crossing if low < crossing < high else None
+
+
+def _secant_crossing(low: int, high: int, margin_low: float, margin_high: float) -> float | None:
+    """Where the chord through the margins crosses zero; None when they give no hint (infinite, or not on either side
+    of 0)."""
     if not (math.isfinite(margin_low) and math.isfinite(margin_high)) or not margin_high <= 0 < margin_low:
         return None
-    crossing = low + (high - low) * margin_low / (margin_low - margin_high)
-    return min(max(math.ceil(crossing), low + 1), high - 1)
+    return low + (high - low) * margin_low / (margin_low - margin_high)
 
 
 def slo_margin_of(ttft_p95_ms: float, ttft_target_ms: float, judged_itl_p95_ms: float, itl_target_ms: float) -> float:
