@@ -21,7 +21,7 @@ from planner.core import CoreDesign, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
-from planner.grid_search import first_meeting, slo_margin_of
+from planner.grid_search import LastAnswers, first_meeting, question_key, slo_margin_of
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
@@ -533,7 +533,10 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
     at_high, margin_high = fine(high)
     if not at_high:  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
         return HitRateFloor(meets_down_to=rate, misses_at=grid(high), misses_already=False)
-    high = first_meeting(fine, 0, high, margin_zero, margin_high)  # on the grid itself: both printed values are re-planned
+    question = question_key("hit_rate_floor", stated)
+    last = LastAnswers.get(question)
+    high = first_meeting(fine, 0, high, margin_zero, margin_high, None if last is None else int(last))  # on the grid itself
+    LastAnswers.keep(question, high)
     return HitRateFloor(meets_down_to=grid(high), misses_at=grid(high - 1), misses_already=False)
 
 

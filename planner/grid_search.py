@@ -15,16 +15,20 @@ its side.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import ClassVar
 
-__all__ = ["Probe", "Test", "bisection_bracket", "first_meeting", "slo_margin_of"]
+from planner.brief import Brief
+
+__all__ = ["LastAnswers", "Probe", "Test", "bisection_bracket", "first_meeting", "question_key", "slo_margin_of"]
 
 Probe = Callable[[int], tuple[bool, float]]  # grid point -> (the verdict holds there, its margin: <= 0 holds, inf: none)
 
 
-def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_high: float) -> int:
+def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_high: float, guess: int | None = None) -> int:
     """The smallest grid point in (low, high] at which `probe` holds, given it fails at `low`, holds at `high` and
-    flips once in between (margins: the probe's at both ends; an infinite one gives no hint).
+    flips once in between (margins: the probe's at both ends; an infinite one gives no hint). `guess`: the answer
+    last time the question was asked (LastAnswers), probed first with its neighbour on the other side of the flip.
 
     Inverse quadratic interpolation through the bracket's ends and the end last replaced when it falls inside, else
     regula falsi with the Illinois correction (an end kept twice weighs half); a bisection whenever three probes have
@@ -35,17 +39,26 @@ def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_h
     weight_low, weight_high = margin_low, margin_high  # the margins regula falsi uses (Illinois halves a kept end's)
     dropped: tuple[int, float] | None = None  # the bracket's end the last probe replaced, with its margin
     checkpoint, steps = high - low, 0
+    pending = [] if guess is None else [guess]  # probes asked for before any prediction: the last answer, its neighbour
     while high - low > 1:
-        steps += 1
-        slow = steps == 3 and high - low > checkpoint / 2
-        if steps == 3:
-            checkpoint, steps = high - low, 0
-        crossing = None
-        if not (slow or flat):
-            curved = _quadratic_crossing(low, high, margin_low, margin_high, dropped)
-            crossing = curved if curved is not None else _secant_crossing(low, high, weight_low, weight_high)
-        at = (low + high) // 2 if crossing is None else _probe_beside(low, high, crossing)
-        holds, margin = probe(at)
+        if pending:
+            at = pending.pop()
+            if not low < at < high:
+                continue
+            holds, margin = probe(at)
+            if at == guess:
+                pending.append(at - 1 if holds else at + 1)
+        else:
+            steps += 1
+            slow = steps == 3 and high - low > checkpoint / 2
+            if steps == 3:
+                checkpoint, steps = high - low, 0
+            crossing = None
+            if not (slow or flat):
+                curved = _quadratic_crossing(low, high, margin_low, margin_high, dropped)
+                crossing = curved if curved is not None else _secant_crossing(low, high, weight_low, weight_high)
+            at = (low + high) // 2 if crossing is None else _probe_beside(low, high, crossing)
+            holds, margin = probe(at)
         flat = margin == (margin_high if holds else margin_low)  # the margin did not move: it says nothing here
         if holds:
             dropped = (high, margin_high)
@@ -100,15 +113,31 @@ Test = Callable[[float], tuple[bool, float]]  # x -> (x is below the crossing, a
 
 
 def bisection_bracket(
-    test: Test, low: float, high: float, halvings: int, below: tuple[float, float] | None = None, above: tuple[float, float] | None = None
+    test: Test,
+    low: float,
+    high: float,
+    halvings: int,
+    below: tuple[float, float] | None = None,
+    above: tuple[float, float] | None = None,
+    guess: float | None = None,
 ) -> tuple[float, float]:
     """The bracket `halvings` halvings of [low, high] end with (each midpoint kept as the low end when `test` puts it
     below the crossing), testing only midpoints no test already made decides. `below` and `above`: a point already
     tested on each side with its margin (default: low and high, margins unknown). Where a midpoint is undecided, a
     regula-falsi point (Illinois-weighted) is tested first: near the crossing it decides it and most of the midpoints
-    after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone."""
+    after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone.
+    `guess`: where the crossing was last time (LastAnswers): it and a point a final bracket's width past it on the
+    other side are tested first, so a crossing that moved less than that leaves at most the last midpoints undecided."""
     a, margin_a = below if below is not None else (low, math.nan)
     b, margin_b = above if above is not None else (high, math.nan)
+    if guess is not None and a < guess < b:
+        is_below, margin = test(guess)
+        a, margin_a, b, margin_b = (guess, margin, b, margin_b) if is_below else (a, margin_a, guess, margin)
+        width = (high - low) / 2**halvings
+        beside = guess + width if is_below else guess - width
+        if a < beside < b:
+            is_below, margin = test(beside)
+            a, margin_a, b, margin_b = (beside, margin, b, margin_b) if is_below else (a, margin_a, beside, margin)
     weight_a, weight_b, kept = margin_a, margin_b, 0  # the margins regula falsi uses; kept: the side updated last
     misses = 0  # chord points that left their midpoint undecided: a margin that jumps there says little
     for _ in range(halvings):
@@ -141,3 +170,38 @@ def _chord_point(a: float, b: float, margin_a: float, margin_b: float) -> float 
         return None
     x = (a * margin_b - b * margin_a) / (margin_b - margin_a)
     return x if a < x < b else None
+
+
+class LastAnswers:
+    """The last answer of each search by its question (LastAnswers.key): where the next search of the same question
+    probes first. A slider move asks the same questions of a brief a little changed, whose answers move little; the
+    answer is still the one the search verifies, the hint only where it looks first. Emptied with the planner's caches
+    (cache_clear)."""
+
+    _answers: ClassVar[dict[Hashable, float]] = {}
+    _SIZE = 256
+
+    @classmethod
+    def get(cls, question: Hashable) -> float | None:
+        return cls._answers.get(question)
+
+    @classmethod
+    def keep(cls, question: Hashable, answer: float) -> None:
+        if len(cls._answers) >= cls._SIZE:
+            cls._answers.clear()
+        cls._answers[question] = answer
+
+    @classmethod
+    def cache_clear(cls) -> None:
+        cls._answers.clear()
+
+
+_LOAD_FIELDS = frozenset({"users", "duty_cycle", "request_rate"})  # what the app's load sliders move
+
+
+def question_key(search: str, brief: Brief, *more: Hashable) -> Hashable:
+    """A search's question: its name, the brief without its load (a load slider asks the same question again) and
+    whatever else it is asked with."""
+    rest = tuple(getattr(brief, name) for name in type(brief).model_fields if name != "workload")
+    load_free = tuple((name, value) for name, value in brief.workload if name not in _LOAD_FIELDS)
+    return (search, rest, load_free, *more)

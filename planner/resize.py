@@ -16,7 +16,7 @@ from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import verdict_core
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, verdict_margin
-from planner.grid_search import first_meeting
+from planner.grid_search import LastAnswers, first_meeting, question_key
 from planner.mechanisms import resolve
 
 __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
@@ -62,7 +62,11 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
         high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
         holds, margin_high = ok(high)
-    return first_meeting(ok, low, high, margin_low, margin_high)
+    question = question_key("fewest_nodes", base, limit)
+    last = LastAnswers.get(question)
+    nodes = first_meeting(ok, low, high, margin_low, margin_high, None if last is None else int(last))
+    LastAnswers.keep(question, nodes)
+    return nodes
 
 
 class FleetFix(BaseModel):

@@ -45,6 +45,8 @@ def test_the_answer_is_the_bisections_whatever_the_margin_says(seed: int) -> Non
 
     holds = lambda k: k >= flip  # noqa: E731
     assert first_meeting(probe, 0, width, margins[kind](0), margins[kind](width)) == _bisection(holds, 0, width) == flip
+    for guess in (flip, flip - 1, rng.randint(-5, width + 5)):  # last time's answer, right or not
+        assert first_meeting(probe, 0, width, margins[kind](0), margins[kind](width), guess) == flip
 
 
 def test_a_smooth_margin_closes_the_bracket_in_a_few_probes() -> None:
@@ -116,7 +118,10 @@ def test_the_bracket_is_the_one_the_halvings_end_with(seed: int) -> None:
     def test(x: float) -> tuple[bool, float]:
         return x < crossing, margins[kind](x)
 
-    assert bisection_bracket(test, 0.0, high, halvings) == _halvings(lambda x: x < crossing, 0.0, high, halvings)
+    expected = _halvings(lambda x: x < crossing, 0.0, high, halvings)
+    assert bisection_bracket(test, 0.0, high, halvings) == expected
+    for guess in (crossing, crossing * 1.001, rng.uniform(-1, 2) * high):  # where it crossed last time, right or not
+        assert bisection_bracket(test, 0.0, high, halvings, guess=guess) == expected
 
 
 def test_a_smooth_crossing_takes_a_third_of_the_tests() -> None:
@@ -146,3 +151,29 @@ def test_the_capstones_sizing_headroom_takes_a_few_sizing_passes(monkeypatch: py
     limit = headroom_module._sizing_limits(core)[0]
     assert limit.key == "sizing_utilization" and 5 < limit.multiple < 6
     assert len(passes) <= 20
+
+
+def test_a_slider_move_asks_the_hit_rate_floor_near_its_last_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capstone planned, then its duty cycle nudged (a slider move): 0%, the last answer and the step below it."""
+    stated = load_brief("capstone")
+    hit_rate_floor(core_design(resolve(stated)), stated)
+    nudged = stated.with_changes({"workload.duty_cycle": stated.workload.duty_cycle * 1.001})
+    base = core_design(resolve(nudged))
+    calls = _counting(monkeypatch)
+    floor = hit_rate_floor(base, nudged)
+    assert floor is not None and floor.misses_at == round(floor.meets_down_to - 0.001, 3)
+    assert len(calls) <= 3
+
+
+def test_a_slider_move_asks_the_re_planned_headroom_near_where_it_turned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KV tiers' re-planned headroom (its margin jumps): ten `plan --set` checks from scratch, five after a nudge."""
+    from planner import plan
+
+    stated = load_brief("agent-platform")
+    plan(stated)
+    checks: list[object] = []
+    inner = headroom_module.meets
+    monkeypatch.setattr(headroom_module, "meets", lambda brief: checks.append(brief) or inner(brief))
+    nudged = plan(stated.with_changes({"workload.request_rate": stated.workload.request_rate * 1.001}))
+    assert nudged.headroom.limits[0].key == "replanned" and 1 < nudged.headroom.limits[0].multiple < 3
+    assert len(checks) <= 5
