@@ -253,8 +253,9 @@ def feasible_replica(brief: Brief) -> ReplicaShape:
 def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> CoreDesign:
     """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
 
-    `curves=False` skips the SLO trade-off curves and a disaggregated design's other splits of its nodes (for re-plans
-    that read only figures and verdicts: their mechanism conclusion then names no split).
+    `curves=False` skips the SLO trade-off curves, a disaggregated design's other splits of its nodes and the mechanism
+    conclusion (with a speculative design's plan without speculation it compares with): re-plans read only figures and
+    verdicts, and the conclusion shown is the plan's own.
     """
     core = _core_cached(brief, curves, capacity)
     if curves or capacity:
@@ -330,11 +331,11 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         spec = speculative_analysis(
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
-        plain = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo  # the design without it
+        if curves:  # the conclusion compares with the design without it
+            aggregated = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo
         slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
-        aggregated = plain
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     if feasible and not meets_slo and not problems:  # a mechanism's own latency missed where the aggregated one met
         problems = _mechanism_misses(slo, dis)
@@ -352,7 +353,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
-        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica),
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica) if curves else None,
     )
 
 

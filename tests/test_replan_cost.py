@@ -126,3 +126,21 @@ def test_a_variations_baseline_is_planned_without_trade_off_curves() -> None:
     assert design.variation is not None and design.variation.diff
     assert baseline.core.slo.tradeoff_max_num_seqs == () and baseline.core.slo.tradeoff_batched_tokens == ()
     assert baseline.core.operating_point.capacity_rate_per_s == plan(load_brief("capstone")).operating_point.capacity_rate_per_s
+
+
+def test_a_speculative_re_plan_plans_no_design_without_speculation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The design without speculation is what the plan's mechanism conclusion compares with: a re-plan shows none."""
+    import planner.core as core_module
+
+    cores: list[object] = []
+    inner = core_module._core_cached
+
+    def counted(brief, curves, with_capacity=True):  # type: ignore[no-untyped-def]
+        cores.append(brief)
+        return inner(brief, curves, with_capacity)
+
+    monkeypatch.setattr(core_module, "_core_cached", counted)
+    brief = resolve(load_brief("chat-speculative").with_changes({"workload.duty_cycle": 0.0321}))
+    replanned = core_module.verdict_only(brief)
+    assert replanned.speculative is not None and replanned.mechanism_conclusion is None and len(cores) == 1
+    assert core_module.core_design(brief).mechanism_conclusion
