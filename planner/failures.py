@@ -21,7 +21,7 @@ from planner.core import CoreDesign, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
-from planner.grid_search import LastAnswers, first_meeting, question_key, slo_margin_of
+from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
@@ -524,16 +524,20 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
             return False, math.inf
         return core.verdict.feasible and core.verdict.meets_slo, verdict_margin(core)
 
+    meets = base.verdict.feasible and base.verdict.meets_slo
+    high = math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
+    question = question_key("hit_rate_floor", stated)
+    again = confirmed(fine, LastAnswers.get(question), -1, high) if meets else None  # last time's floor, two re-plans
+    if again is not None and again > 0:  # a step below it misses: so does 0%, and the brief's own rate meets
+        return HitRateFloor(meets_down_to=grid(again), misses_at=grid(again - 1), misses_already=False)
     at_zero, margin_zero = fine(0)
     if at_zero:
         return None
-    if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
+    if not meets:  # the brief's own hit rate: the verdict in hand
         return HitRateFloor(meets_down_to=rate, misses_at=rate, misses_already=True)
-    high = math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
     at_high, margin_high = fine(high)
     if not at_high:  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
         return HitRateFloor(meets_down_to=rate, misses_at=grid(high), misses_already=False)
-    question = question_key("hit_rate_floor", stated)
     last = LastAnswers.get(question)
     high = first_meeting(fine, 0, high, margin_zero, margin_high, None if last is None else int(last))  # on the grid itself
     LastAnswers.keep(question, high)

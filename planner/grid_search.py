@@ -20,7 +20,7 @@ from typing import ClassVar
 
 from planner.brief import Brief
 
-__all__ = ["LastAnswers", "Probe", "Test", "bisection_bracket", "first_meeting", "question_key", "slo_margin_of"]
+__all__ = ["LastAnswers", "Probe", "Test", "bisection_bracket", "confirmed", "first_meeting", "question_key", "slo_margin_of"]
 
 Probe = Callable[[int], tuple[bool, float]]  # grid point -> (the verdict holds there, its margin: <= 0 holds, inf: none)
 
@@ -71,6 +71,18 @@ def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_h
             weight_high = weight_high / 2 if kept == +1 else weight_high
             kept = +1
     return high
+
+
+def confirmed(probe: Probe, guess: float | None, low: int, high: int) -> int | None:
+    """`guess` (the last answer of the same question) when it is the answer again: in (low, high], holding, and the
+    grid point below it failing (or being `low`, the bracket's excluded end); None otherwise. Two probes where a search
+    takes several: with one flip, any search of (low, high] ends there."""
+    if guess is None:
+        return None
+    at = int(guess)
+    if not low < at <= high or not probe(at)[0]:
+        return None
+    return at if at - 1 == low or not probe(at - 1)[0] else None
 
 
 def _probe_beside(low: int, high: int, crossing: float) -> int:

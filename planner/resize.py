@@ -16,7 +16,7 @@ from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import verdict_core
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, verdict_margin
-from planner.grid_search import LastAnswers, first_meeting, question_key
+from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 
 __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
@@ -53,6 +53,10 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         return meets_check(base.with_changes({"hardware.nodes": nodes}))
 
     low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
+    question = question_key("fewest_nodes", base, limit)
+    again = confirmed(ok, LastAnswers.get(question), low, limit)  # last time's answer, in two re-plans when it still is
+    if again is not None:
+        return again
     high = min(max(brief.hardware.nodes, low + 1), limit)
     holds, margin_high = ok(high)
     while not holds:
@@ -62,7 +66,6 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
         high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
         holds, margin_high = ok(high)
-    question = question_key("fewest_nodes", base, limit)
     last = LastAnswers.get(question)
     nodes = first_meeting(ok, low, high, margin_low, margin_high, None if last is None else int(last))
     LastAnswers.keep(question, nodes)
