@@ -26,7 +26,7 @@ from planner.brief import Brief
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
 from planner.fmt import num, pct
-from planner.grid_search import bisection_bracket, slo_margin_of
+from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
@@ -577,7 +577,11 @@ def capacity_scale(
         if not holds_low:
             return 0.0, _binding_pool(at(1e-3), brief)
         low, below = 1e-3, (1e-3, margin_low)
-    low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin))  # as a bisection ends
+    question = question_key("disaggregated_capacity", brief)
+    last = LastAnswers.get(question)  # the peak it crossed at last time (a load slider, traffic doubled): the same pools
+    guess = None if last is None or rate_per_s <= 0 else last / rate_per_s
+    low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin), guess)  # as a bisection ends
+    LastAnswers.keep(question, low * rate_per_s)
     return low, _binding_pool(at(high), brief)
 
 

@@ -144,3 +144,24 @@ def test_a_speculative_re_plan_plans_no_design_without_speculation(monkeypatch: 
     replanned = core_module.verdict_only(brief)
     assert replanned.speculative is not None and replanned.mechanism_conclusion is None and len(cores) == 1
     assert core_module.core_design(brief).mechanism_conclusion
+
+
+def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two pools' SLO capacity (30 halvings of the load multiple) starts at the peak it crossed last time: a
+    nudged chat-disaggregated plan works out about a third of the pool analyses it did."""
+    import planner.disagg as disagg
+    from planner import plan
+
+    stated = load_brief("chat-disaggregated")
+    plan(stated)
+    analyses: list[object] = []
+    inner = disagg.disaggregation_analysis
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
+    nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
+    assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
+    assert len(analyses) <= 100  # 237 when each search started afresh
