@@ -74,15 +74,29 @@ def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_h
 
 
 def confirmed(probe: Probe, guess: float | None, low: int, high: int) -> int | None:
-    """`guess` (the last answer of the same question) when it is the answer again: in (low, high], holding, and the
-    grid point below it failing (or being `low`, the bracket's excluded end); None otherwise. Two probes where a search
-    takes several: with one flip, any search of (low, high] ends there."""
-    if guess is None:
+    """The answer in (low, high] when it lies within _REACH grid points of `guess` (the last answer of the same
+    question): a point that holds with the one below it failing (or being `low`, the bracket's excluded end), found
+    by walking from the guess the way its probe points; None otherwise. With one flip, any search of (low, high] ends
+    there, so a slider move that shifts the answer a step costs two or three probes instead of a search."""
+    if guess is None or not low < int(guess) <= high:
         return None
     at = int(guess)
-    if not low < at <= high or not probe(at)[0]:
+    if probe(at)[0]:  # the flip is at or below it
+        for _ in range(_REACH):
+            if at - 1 == low or not probe(at - 1)[0]:
+                return at
+            at -= 1
         return None
-    return at if at - 1 == low or not probe(at - 1)[0] else None
+    for _ in range(_REACH):  # the flip is above it: the first point that holds
+        at += 1
+        if at > high:
+            return None
+        if probe(at)[0]:
+            return at
+    return None
+
+
+_REACH = 2  # grid points a confirmation walks from the last answer before the search takes over
 
 
 def _probe_beside(low: int, high: int, crossing: float) -> int:
