@@ -45,6 +45,7 @@ __all__ = [
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
+    "worked_out",
 ]
 
 
@@ -284,6 +285,11 @@ class _WorkedOut:
     @classmethod
     def cache_clear(cls) -> None:
         cls._cores.clear()
+
+
+def worked_out(brief: Brief) -> CoreDesign | None:
+    """The plan's or a failure row's core design for this brief, when one was worked out (its SLO capacity included)."""
+    return _WorkedOut.get(brief)
 
 
 def verdict_core(brief: Brief) -> CoreDesign:

@@ -28,7 +28,8 @@ Probe = Callable[[int], tuple[bool, float]]  # grid point -> (the verdict holds 
 def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_high: float, guess: int | None = None) -> int:
     """The smallest grid point in (low, high] at which `probe` holds, given it fails at `low`, holds at `high` and
     flips once in between (margins: the probe's at both ends; an infinite one gives no hint). `guess`: the answer
-    last time the question was asked (LastAnswers), probed first with its neighbour on the other side of the flip.
+    last time the question was asked (LastAnswers) or a prediction, probed first, then up to _REACH points from it
+    towards the flip.
 
     Inverse quadratic interpolation through the bracket's ends and the end last replaced when it falls inside, else
     regula falsi with the Illinois correction (an end kept twice weighs half); a bisection whenever three probes have
@@ -39,15 +40,18 @@ def first_meeting(probe: Probe, low: int, high: int, margin_low: float, margin_h
     weight_low, weight_high = margin_low, margin_high  # the margins regula falsi uses (Illinois halves a kept end's)
     dropped: tuple[int, float] | None = None  # the bracket's end the last probe replaced, with its margin
     checkpoint, steps = high - low, 0
-    pending = [] if guess is None else [guess]  # probes asked for before any prediction: the last answer, its neighbour
+    pending = [] if guess is None else [guess]  # probes asked for before any prediction: the guess, then towards the flip
+    start, direction = (guess or 0), 0
     while high - low > 1:
         if pending:
             at = pending.pop()
             if not low < at < high:
                 continue
             holds, margin = probe(at)
-            if at == guess:
-                pending.append(at - 1 if holds else at + 1)
+            if at == start:
+                direction = -1 if holds else +1  # towards the flip
+            if holds == (direction == -1) and abs(at - start) <= _REACH:  # not past it yet: one step further
+                pending.append(at + direction)
         else:
             steps += 1
             slow = steps == 3 and high - low > checkpoint / 2

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import verdict_core
+from planner.core import replan, verdict_core, worked_out
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, verdict_margin
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
@@ -67,9 +67,30 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
         holds, margin_high = ok(high)
     last = LastAnswers.get(question)
-    nodes = first_meeting(ok, low, high, margin_low, margin_high, None if last is None else int(last))
+    guess = int(last) if last is not None else _capacity_guess(base, high) if high - low > _WIDE else None
+    nodes = first_meeting(ok, low, high, margin_low, margin_high, guess)
     LastAnswers.keep(question, nodes)
     return nodes
+
+
+_WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
+
+
+def _capacity_guess(base: Brief, nodes: int) -> int | None:
+    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk until a replica
+    carries its SLO capacity (rate per replica grows as the pool shrinks), the other pools kept, one node more for the
+    N+1 the availability target may ask. Only where a wide search starts: the re-plans decide (None: no prediction)."""
+    sized = base.with_changes({"hardware.nodes": nodes})
+    try:
+        resolved = resolve(sized)
+        core = worked_out(resolved) or replan(resolved)
+    except BriefError:
+        return None
+    load = core.operating_point.load_vs_capacity
+    if not 0 < load < math.inf:
+        return None
+    general = core.pools.general_nodes
+    return nodes - general + math.ceil(general * load) + 1
 
 
 class FleetFix(BaseModel):

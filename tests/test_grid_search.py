@@ -10,6 +10,7 @@ import pytest
 import planner.core as core_module
 import planner.headroom as headroom_module
 import planner.resize as resize
+from benchmarks.plan_speed import _clear_all
 from planner import load_brief
 from planner.core import core_design
 from planner.failures import hit_rate_floor
@@ -17,6 +18,13 @@ from planner.grid_search import bisection_bracket, confirmed, first_meeting
 from planner.mechanisms import resolve
 
 pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _cold_planner() -> None:
+    """Every planner cache emptied first (benchmarks.plan_speed's cold start): what a test counts is its own work,
+    not a hint or a core an earlier test left."""
+    _clear_all()
 
 
 def _bisection(holds, low: int, high: int) -> int:
@@ -202,3 +210,24 @@ def test_a_slider_move_that_leaves_the_floor_confirms_it_in_two_re_plans(monkeyp
     calls = _counting(monkeypatch)
     floor = hit_rate_floor(base, nudged)
     assert floor is not None and (floor.meets_down_to, floor.misses_at) == (0.107, 0.106) and len(set(calls)) == 2
+
+
+def test_a_wide_fleet_search_starts_where_the_slo_capacity_predicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost lever of the capstone scaled to 100,000 nodes searches 25,000 to 100,000 fleet sizes: the SLO
+    capacity's prediction and the few sizes beside it instead of a bisection's 17 or more."""
+    base = load_brief("capstone")
+    scale = 100_000 / base.hardware.nodes
+    stated = base.with_changes(
+        {
+            "hardware.nodes": 100_000,
+            "workload.users": round(base.workload.users * scale),  # type: ignore[operator]
+            "deployment.long_context_nodes": round(base.deployment.long_context_nodes * scale),
+            "deployment.spare_nodes": round(base.deployment.spare_nodes * scale),
+        }
+    )
+    checks: list[int] = []
+    inner = resize.meets_check
+    monkeypatch.setattr(resize, "meets_check", lambda brief: checks.append(brief.hardware.nodes) or inner(brief))
+    nodes = resize.fewest_nodes_meeting(stated, limit=100_000)
+    assert nodes is not None and 25_000 < nodes < 100_000
+    assert len(set(checks)) <= 7

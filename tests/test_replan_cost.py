@@ -5,12 +5,20 @@ from __future__ import annotations
 import pytest
 
 import planner.operating_point as op
+from benchmarks.plan_speed import _clear_all
 from planner import load_brief
 from planner.mechanisms import resolve
 from planner.pools import pools_of
 from planner.replica import shape_of
 
 pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _cold_planner() -> None:
+    """Every planner cache emptied first (benchmarks.plan_speed's cold start): what a test counts is its own work,
+    not a hint or a core an earlier test left."""
+    _clear_all()
 
 
 def _replica(brief):  # type: ignore[no-untyped-def]
@@ -164,4 +172,4 @@ def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: p
     monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
     nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
     assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
-    assert len(analyses) <= 100  # 237 when each search started afresh
+    assert len(analyses) <= 120  # 237 when each search started afresh
