@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,7 +43,9 @@ __all__ = [
     "not_feasible_before_slo",
     "replan",
     "utilization_no_prefix_cache",
+    "verdict_core",
     "verdict_only",
+    "worked_out",
 ]
 
 
@@ -251,9 +254,50 @@ def feasible_replica(brief: Brief) -> ReplicaShape:
 def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> CoreDesign:
     """Steps 1-3 and the SLO budget; raises InfeasibleDesign when the design cannot be computed at all.
 
-    `curves=False` skips the SLO trade-off curves (for re-plans that read only figures and verdicts).
+    `curves=False` skips the SLO trade-off curves, a disaggregated design's other splits of its nodes and the mechanism
+    conclusion (with a speculative design's plan without speculation it compares with): re-plans read only figures and
+    verdicts, and the conclusion shown is the plan's own.
     """
-    return _core_cached(brief, curves, capacity)
+    core = _core_cached(brief, curves, capacity)
+    if curves or capacity:
+        _WorkedOut.keep(brief, core)
+    return core
+
+
+class _WorkedOut:
+    """The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same
+    brief's verdict is then not worked out again without its curves or capacity search (neither decides any rule of
+    it). Bounded (a few plans' worth); emptied with the planner's caches (cache_clear)."""
+
+    _cores: ClassVar[dict[Brief, CoreDesign]] = {}
+    _SIZE = 128  # a plan keeps about ten: its own and its failure rows
+
+    @classmethod
+    def keep(cls, brief: Brief, core: CoreDesign) -> None:
+        if len(cls._cores) >= cls._SIZE:
+            cls._cores.clear()
+        cls._cores[brief] = core
+
+    @classmethod
+    def get(cls, brief: Brief) -> CoreDesign | None:
+        return cls._cores.get(brief)
+
+    @classmethod
+    def cache_clear(cls) -> None:
+        cls._cores.clear()
+
+
+def worked_out(brief: Brief) -> CoreDesign | None:
+    """The plan's or a failure row's core design for this brief, when one was worked out (its SLO capacity included)."""
+    return _WorkedOut.get(brief)
+
+
+def verdict_core(brief: Brief) -> CoreDesign:
+    """A core read only for its verdict, the figures the verdict rules judge (busy shares, p95s) and its long-context
+    pool's load: the plan's or a failure row's when one was worked out for this brief, else verdict_only. Its problems'
+    wording may name the nodes a capacity search counts: not for a caller that shows them."""
+    worked_out = _WorkedOut.get(brief)
+    return worked_out if worked_out is not None else verdict_only(brief)
 
 
 def replan(brief: Brief) -> CoreDesign:
@@ -283,7 +327,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
-        dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap)
+        dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap, splits=curves)  # every split: a curve
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
         slo = apply_disaggregation(slo, dis, brief, shape)
         problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)
@@ -293,11 +337,11 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         spec = speculative_analysis(
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
-        plain = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo  # the design without it
+        if curves:  # the conclusion compares with the design without it
+            aggregated = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo
         slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
-        aggregated = plain
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     if feasible and not meets_slo and not problems:  # a mechanism's own latency missed where the aggregated one met
         problems = _mechanism_misses(slo, dis)
@@ -315,7 +359,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
-        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica),
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica) if curves else None,
     )
 
 

@@ -146,8 +146,9 @@ def _with_variation(design: Design, core: CoreDesign) -> Design:
 @cache
 def _baseline() -> Baseline:
     """The capstone as plan() designs it, as far as a variation reads it: its core design and its cost (its failure
-    table, engine command and the rest of a plan are not planned for a comparison nobody reads them in)."""
-    core = core_design(resolve(_BASELINE_BRIEF))
+    table, engine command, SLO trade-off curves and the rest of a plan are not planned for a comparison nobody reads
+    them in)."""
+    core = core_design(resolve(_BASELINE_BRIEF), curves=False)
     one = failure_mode(core, Scenario.one_node_lost, _BASELINE_BRIEF)
     return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, one))
 

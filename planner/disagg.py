@@ -26,6 +26,7 @@ from planner.brief import Brief
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
 from planner.fmt import num, pct
+from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
@@ -581,20 +582,36 @@ def capacity_scale(
     """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
     (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses."""
 
-    def at(m: float) -> DisaggAnalysis:
-        return disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
+    analyses: dict[float, DisaggAnalysis] = {}
 
-    low, high = 0.0, 1.0
-    while _meets(at(high), brief):
-        low, high = high, high * 2
+    def at(m: float) -> DisaggAnalysis:
+        if m not in analyses:
+            analyses[m] = disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
+        return analyses[m]
+
+    def test(m: float) -> tuple[bool, float]:  # below the capacity: the pools meet the SLO; the p95s' margin steers
+        dis = at(m)
+        judged = brief.slo.itl_metric.judged(dis.itl_p95_ms, dis.tpot_p95_ms)
+        margin = slo_margin_of(dis.ttft_p95_ms, brief.slo.ttft_p95_ms, judged, brief.slo.itl_p95_ms) if dis.stable else math.inf
+        return _meets(dis, brief), margin
+
+    low, high, below = 0.0, 1.0, None
+    holds, margin = test(high)
+    while holds:
+        low, high, below = high, high * 2, (high, margin)
         if high > _SCALE_CEILING:
             return high, "neither"
-    if low == 0.0 and not _meets(at(1e-3), brief):
-        return 0.0, _binding_pool(at(1e-3), brief)
-    low = max(low, 1e-3)
-    for _ in range(_SCALE_BISECTIONS):
-        mid = (low + high) / 2
-        low, high = (mid, high) if _meets(at(mid), brief) else (low, mid)
+        holds, margin = test(high)
+    if low == 0.0:
+        holds_low, margin_low = test(1e-3)
+        if not holds_low:
+            return 0.0, _binding_pool(at(1e-3), brief)
+        low, below = 1e-3, (1e-3, margin_low)
+    question = question_key("disaggregated_capacity", brief)
+    last = LastAnswers.get(question)  # the peak it crossed at last time (a load slider, traffic doubled): the same pools
+    guess = None if last is None or rate_per_s <= 0 else last / rate_per_s
+    low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin), guess)  # as a bisection ends
+    LastAnswers.keep(question, low * rate_per_s)
     return low, _binding_pool(at(high), brief)
 
 

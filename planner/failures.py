@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
-from planner.core import CoreDesign, replan, verdict_only
+from planner.core import CoreDesign, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
+from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import Limit
@@ -39,8 +40,11 @@ __all__ = [
     "hit_rate_floor",
     "hit_rate_overrides",
     "judged",
+    "n_plus_one_check",
+    "scenario_check",
     "scenario_holds",
     "scenario_overrides",
+    "verdict_margin",
 ]
 
 HIT_RATE_AFTER_DROP = 0.20  # e.g. a product change puts a timestamp at the top of every prompt
@@ -212,14 +216,20 @@ def scenario_overrides(brief: Brief, scenario: Scenario) -> dict[str, Any]:
 def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
     """Whether the design still meets its SLO under the scenario: the `ok` of its failure row, from a verdict-only
     re-plan (the row's figures are not computed)."""
+    return scenario_check(brief, scenario)[0]
+
+
+def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
+    """scenario_holds, and the re-plan's verdict_margin (inf when the changed brief cannot run)."""
     changes = scenario_overrides(brief, scenario)
     if changes.get("hardware.nodes", 1) < 1:
-        return False
+        return False, math.inf
     try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
-        verdict, _ = judged(verdict_only(resolve(brief.with_changes(changes)) if changes else resolve(brief)))
+        core = verdict_core(resolve(brief.with_changes(changes)) if changes else resolve(brief))
+        verdict, _ = judged(core)
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
-        return False
-    return verdict.feasible and verdict.meets_slo
+        return False, math.inf
+    return verdict.feasible and verdict.meets_slo, verdict_margin(core)
 
 
 N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
@@ -228,9 +238,14 @@ N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the 
 def n_plus_one(brief: Brief) -> bool:
     """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
     rollout has no latency target to hold: its deadline alone judges it, as plan()'s verdict does)."""
-    if brief.objective.kind is not ObjectiveKind.latency:
-        return True
-    return brief.slo.availability < N_PLUS_ONE_AVAILABILITY or scenario_holds(brief, Scenario.one_node_lost)
+    return n_plus_one_check(brief)[0]
+
+
+def n_plus_one_check(brief: Brief) -> tuple[bool, float]:
+    """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none)."""
+    if brief.objective.kind is not ObjectiveKind.latency or brief.slo.availability < N_PLUS_ONE_AVAILABILITY:
+        return True, -math.inf
+    return scenario_check(brief, Scenario.one_node_lost)
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
@@ -499,24 +514,40 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
     if not brief.deployment.prefix_caching or rate <= 0:
         return None
 
-    def fine(hit: float) -> bool:
-        try:
-            v = verdict_only(resolve(stated.with_changes(hit_rate_overrides(stated, hit)))).verdict
-        except BriefError:
-            return False
-        return v.feasible and v.meets_slo
-
     def grid(steps: int) -> float:
         return round(steps * PCT_STEP, 3)
 
-    if fine(0.0):
+    def fine(steps: int) -> tuple[bool, float]:
+        try:
+            core = verdict_core(resolve(stated.with_changes(hit_rate_overrides(stated, grid(steps)))))
+        except BriefError:
+            return False, math.inf
+        return core.verdict.feasible and core.verdict.meets_slo, verdict_margin(core)
+
+    meets = base.verdict.feasible and base.verdict.meets_slo
+    high = math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
+    question = question_key("hit_rate_floor", stated)
+    again = confirmed(fine, LastAnswers.get(question), -1, high) if meets else None  # last time's floor, two re-plans
+    if again is not None and again > 0:  # a step below it misses: so does 0%, and the brief's own rate meets
+        return HitRateFloor(meets_down_to=grid(again), misses_at=grid(again - 1), misses_already=False)
+    at_zero, margin_zero = fine(0)
+    if at_zero:
         return None
-    if not (base.verdict.feasible and base.verdict.meets_slo):  # the brief's own hit rate: the verdict in hand
+    if not meets:  # the brief's own hit rate: the verdict in hand
         return HitRateFloor(meets_down_to=rate, misses_at=rate, misses_already=True)
-    low, high = 0, math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
-    if not fine(grid(high)):  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
+    at_high, margin_high = fine(high)
+    if not at_high:  # the brief's rate meets, the grid step below it (or 0%) misses: the bracket is found
         return HitRateFloor(meets_down_to=rate, misses_at=grid(high), misses_already=False)
-    while high - low > 1:  # bisect on the grid itself, so both printed values are the ones re-planned
-        mid = (low + high) // 2
-        low, high = (low, mid) if fine(grid(mid)) else (mid, high)
-    return HitRateFloor(meets_down_to=grid(high), misses_at=grid(low), misses_already=False)
+    last = LastAnswers.get(question)
+    high = first_meeting(fine, 0, high, margin_zero, margin_high, None if last is None else int(last))  # on the grid itself
+    LastAnswers.keep(question, high)
+    return HitRateFloor(meets_down_to=grid(high), misses_at=grid(high - 1), misses_already=False)
+
+
+def verdict_margin(core: CoreDesign) -> float:
+    """How far a re-plan is from missing (<= 0: inside every limit): the log of the worst of its p95s against their
+    targets and the busy shares feasibility caps at 1 (the fleet's, the KV cache's, the long-context pool's); inf
+    without a steady state. The hint a grid search (planner.grid_search) steers its re-plans by; the verdict decides."""
+    slo, cap = core.slo, core.capacity
+    shares = [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]
+    return max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])

@@ -29,7 +29,7 @@ from planner.fmt import num, pct
 from planner.numerics import bracket_root, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
-from planner.slo import Pace, engine, judged_p95s_ms, pace, slo_margin
+from planner.slo import Pace, engine, judged_p95s_ms, pace
 from planner.speculative import spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
 
@@ -194,9 +194,22 @@ def _limit_of(brief: Brief, shape: ReplicaShape) -> tuple[float, Limit]:
 
 
 def _steady(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
+    n, binding, _ = _steady_paces(brief, shape, rate)
+    return n, binding
+
+
+def _steady_paces(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None, dict[float, Pace]]:
+    """_steady, and the paces the solve worked out by running batch (the solution's among them: its last check)."""
     limit, which = _limit_of(brief, shape)
-    n, binding = solve_running_batch(rate, _pace_fn(brief, shape, rate), limit)
-    return n, (which if binding is Limit.slots else binding)
+    pace_of = _pace_fn(brief, shape, rate)
+    paces: dict[float, Pace] = {}
+
+    def kept(n: float) -> Pace:
+        paces[n] = pace_of(n)
+        return paces[n]
+
+    n, binding = solve_running_batch(rate, kept, limit)
+    return n, (which if binding is Limit.slots else binding), paces
 
 
 def steady_state(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
@@ -207,10 +220,19 @@ def steady_state(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float,
 
 def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     """log of the worse of p95 TTFT / target and the judged p95 ITL / target at `rate`: <= 0 meets both."""
+    return _margin_of(brief, _p95s_at(brief, shape, rate))
+
+
+def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, float]:
+    """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state)."""
     n, _ = _steady(brief, shape, rate)
-    if not math.isfinite(n):
-        return _NO_STEADY_MARGIN
-    worst = slo_margin(engine(brief, shape), brief, rate, n)
+    return judged_p95s_ms(engine(brief, shape), brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
+
+
+def _margin_of(brief: Brief, p95s_ms: tuple[float, float]) -> float:
+    """_slo_margin from the p95s (slo.slo_margin's ratio: the worse of each p95 over its target)."""
+    ttft_ms, judged_ms = p95s_ms
+    worst = max(ttft_ms / brief.slo.ttft_p95_ms, judged_ms / brief.slo.itl_p95_ms)
     return math.log(worst) if math.isfinite(worst) and worst > 0 else _NO_STEADY_MARGIN
 
 
@@ -239,17 +261,13 @@ def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple
     return f"both p95s stay under their targets up to it ({under}); just past it they jump: {jumped}"
 
 
-def _reached(brief: Brief, shape: ReplicaShape, capacity: float) -> str:
-    """reached_at_capacity for one replica of `shape` at its SLO capacity ("" where there is no such rate)."""
+def _reached(brief: Brief, shape: ReplicaShape, capacity: float, at_capacity_ms: tuple[float, float] | None) -> str:
+    """reached_at_capacity for one replica of `shape` at its SLO capacity ("" where there is no such rate), with the
+    p95s there when the search has them in hand."""
     if not 0 < capacity < _CAPACITY_CEILING:
         return ""
-    eng = engine(brief, shape)
-
-    def p95s(rate: float) -> tuple[float, float]:
-        n, _ = _steady(brief, shape, rate)
-        return judged_p95s_ms(eng, brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
-
-    return reached_at_capacity(brief, p95s(capacity), p95s(capacity * JUST_PAST))
+    at = _p95s_at(brief, shape, capacity) if at_capacity_ms is None else at_capacity_ms
+    return reached_at_capacity(brief, at, _p95s_at(brief, shape, capacity * JUST_PAST))
 
 
 def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
@@ -258,15 +276,28 @@ def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
     It depends on the replica and the traffic's shape, not on the fleet or the load: re-plans that only move
     nodes or traffic (failure scenarios) reuse it.
     """
+    return _slo_capacity(brief, shape)[0]
+
+
+def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
+    """slo_capacity_rate and what is reached there (_reached), each worked out once: the rate once a capacity key, the
+    clause once a key and first-token path (a KV reload's or an adapter load's share follows the fleet and the load,
+    which the key leaves out, and the clause states the p95s of the brief that asks)."""
     key = _capacity_key(brief, shape)
+    at_capacity = None
     if key not in _CAPACITIES:
         if len(_CAPACITIES) >= _CAPACITY_CACHE_SIZE:
             _CAPACITIES.clear()
-        _CAPACITIES[key] = _capacity_search(brief, shape)
-    return _CAPACITIES[key]
+        capacity, at_capacity = _capacity_search(brief, shape)
+        _CAPACITIES[key] = (capacity, {})
+    capacity, reached = _CAPACITIES[key]
+    path = engine(brief, shape).extra_ttft_s
+    if path not in reached:
+        reached[path] = _reached(brief, shape, capacity, at_capacity)
+    return capacity, reached[path]
 
 
-_CAPACITIES: dict[tuple[object, ...], float] = {}
+_CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # key -> (rate, clause by first-token extra)
 _CAPACITY_CACHE_SIZE = 512
 
 
@@ -290,9 +321,22 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     )
 
 
-def _capacity_search(brief: Brief, shape: ReplicaShape) -> float:
+def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None]:
+    """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
+    of its probes; None otherwise)."""
+    probed: dict[float, tuple[float, float]] = {}
+
     def margin(rate: float) -> float:
-        return _slo_margin(brief, shape, rate)
+        probed[rate] = _p95s_at(brief, shape, rate)
+        return _margin_of(brief, probed[rate])
+
+    capacity = _capacity_rate_search(margin)
+    return capacity, probed.get(capacity)
+
+
+def _capacity_rate_search(margin: Callable[[float], float]) -> float:
+    """The highest rate whose margin meets (<= 0): doubled or quartered from a fixed probe until bracketed, then
+    narrowed to _CAPACITY_TOLERANCE."""
 
     # a fixed start: the answer depends on the replica, not on who asked first
     low, high = _CAPACITY_PROBE, _CAPACITY_PROBE
@@ -324,11 +368,11 @@ def operating_point(
     a fix that adds nodes does not count them), `with_seed=False` the worked design's relation."""
     rate = pools.general_rate_per_replica(request_rate)
     limit, _ = _limit_of(brief, shape)
-    n, binding = _steady(brief, shape, rate)
+    n, binding, paces = _steady_paces(brief, shape, rate)
     stable = binding is None
-    at = pace(brief, shape, rate, n if stable else limit)
-    capacity = slo_capacity_rate(brief, shape) if with_capacity else math.nan
-    reached = _reached(brief, shape, capacity) if with_capacity else ""
+    held = n if stable else limit
+    at = paces[held] if held in paces else pace(brief, shape, rate, held)
+    capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB

@@ -7,14 +7,16 @@ bisection over the node count finds the fewest; the answer is re-planned, so it 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import verdict_only
+from planner.core import replan, verdict_core, worked_out
 from planner.errors import BriefError
-from planner.failures import judged, n_plus_one
+from planner.failures import judged, n_plus_one_check, verdict_margin
+from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 
 __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
@@ -23,32 +25,72 @@ __all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
 def meets(brief: Brief) -> bool:
     """Whether the brief's design is feasible and meets its SLO (its deadline for a batch job) with the N+1 its
     availability target asks for, as `plan` judges it."""
+    return meets_check(brief)[0]
+
+
+def meets_check(brief: Brief) -> tuple[bool, float]:
+    """meets, and the margin of the re-plan that decides it (failures.verdict_margin; the one-node-lost re-plan's when
+    the design itself meets): the hint a grid search over fleet sizes steers by."""
     try:
-        verdict, _ = judged(verdict_only(resolve(brief)))  # as plan() does: image tokens, the KV tiers' hit rate
+        core = verdict_core(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
+        verdict, _ = judged(core)
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
-        return False
-    return verdict.feasible and verdict.meets_slo and n_plus_one(brief)
+        return False, math.inf
+    margin = verdict_margin(core)
+    if not (verdict.feasible and verdict.meets_slo):
+        return False, margin
+    holds, lost_margin = n_plus_one_check(brief)
+    return holds, max(margin, lost_margin)
 
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
-    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then bisects: about
-    2 log2(nodes) re-plans of the verdict alone."""
+    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then searches the bracket
+    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides."""
     base = brief.with_changes(changes) if changes else brief
 
-    def ok(nodes: int) -> bool:
-        return meets(base.with_changes({"hardware.nodes": nodes}))
+    def ok(nodes: int) -> tuple[bool, float]:
+        return meets_check(base.with_changes({"hardware.nodes": nodes}))
 
-    low = base.deployment.spare_nodes + base.deployment.long_context_nodes  # fewer would drop those pools
+    low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
+    question = question_key("fewest_nodes", base, limit)
+    again = confirmed(ok, LastAnswers.get(question), low, limit)  # last time's answer, in two re-plans when it still is
+    if again is not None:
+        return again
     high = min(max(brief.hardware.nodes, low + 1), limit)
-    while not ok(high):
+    holds, margin_high = ok(high)
+    while not holds:
         if high >= limit:
             return None
-        high = min(high * 2, limit)
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    return high
+        flat = math.isfinite(margin_high) and margin_high == margin_low  # doubling the fleet did not move the margin
+        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
+        high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
+        holds, margin_high = ok(high)
+    last = LastAnswers.get(question)
+    guess = int(last) if last is not None else _capacity_guess(base, high) if high - low > _WIDE else None
+    nodes = first_meeting(ok, low, high, margin_low, margin_high, guess)
+    LastAnswers.keep(question, nodes)
+    return nodes
+
+
+_WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
+
+
+def _capacity_guess(base: Brief, nodes: int) -> int | None:
+    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk until a replica
+    carries its SLO capacity (rate per replica grows as the pool shrinks), the other pools kept, one node more for the
+    N+1 the availability target may ask. Only where a wide search starts: the re-plans decide (None: no prediction)."""
+    sized = base.with_changes({"hardware.nodes": nodes})
+    try:
+        resolved = resolve(sized)
+        core = worked_out(resolved) or replan(resolved)
+    except BriefError:
+        return None
+    load = core.operating_point.load_vs_capacity
+    if not 0 < load < math.inf:
+        return None
+    general = core.pools.general_nodes
+    return nodes - general + math.ceil(general * load) + 1
 
 
 class FleetFix(BaseModel):
@@ -71,7 +113,7 @@ def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     def carries(lc: int) -> bool:
         grown = brief.with_changes({"deployment.long_context_nodes": lc, "hardware.nodes": dep.spare_nodes + lc + brief.hardware.nodes})
         try:
-            return verdict_only(resolve(grown)).long_context_utilization <= 1
+            return verdict_core(resolve(grown)).long_context_utilization <= 1
         except BriefError:
             return False
 

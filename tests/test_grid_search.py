@@ -1,0 +1,233 @@
+"""Grid searches steered by the verdict's margin: the same grid point a bisection finds, in fewer re-plans."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import planner.core as core_module
+import planner.headroom as headroom_module
+import planner.resize as resize
+from benchmarks.plan_speed import _clear_all
+from planner import load_brief
+from planner.core import core_design
+from planner.failures import hit_rate_floor
+from planner.grid_search import bisection_bracket, confirmed, first_meeting
+from planner.mechanisms import resolve
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _cold_planner() -> None:
+    """Every planner cache emptied first (benchmarks.plan_speed's cold start): what a test counts is its own work,
+    not a hint or a core an earlier test left."""
+    _clear_all()
+
+
+def _bisection(holds, low: int, high: int) -> int:
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if holds(mid) else (mid, high)
+    return high
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_answer_is_the_bisections_whatever_the_margin_says(seed: int) -> None:
+    """The margin only chooses where to look: smooth, flat, infinite or misleading, the answer is the flip point."""
+    rng = random.Random(seed)
+    width = rng.choice([2, 3, 10, 780, 100_000])
+    flip = rng.randint(1, width)
+    kind = seed % 4
+    margins = {
+        0: lambda k: math.log(1.5) * (flip - 0.5 - k) / width,  # smooth, crosses 0 between the grid points
+        1: lambda k: 0.3,  # flat: set by something the grid does not move
+        2: lambda k: math.inf,  # no hint
+        3: lambda k: rng.uniform(-1, 1),  # misleading
+    }
+
+    def probe(k: int) -> tuple[bool, float]:
+        return k >= flip, margins[kind](k)
+
+    holds = lambda k: k >= flip  # noqa: E731
+    assert first_meeting(probe, 0, width, margins[kind](0), margins[kind](width)) == _bisection(holds, 0, width) == flip
+    for guess in (flip, flip - 1, rng.randint(-5, width + 5)):  # last time's answer, right or not
+        assert first_meeting(probe, 0, width, margins[kind](0), margins[kind](width), guess) == flip
+
+
+def test_a_smooth_margin_closes_the_bracket_in_a_few_probes() -> None:
+    flip, width, probes = 107, 780, []
+
+    def probe(k: int) -> tuple[bool, float]:
+        probes.append(k)
+        return k >= flip, math.log((flip - 0.5 + 300) / (k + 300))  # convex, like a busy share's log
+
+    assert first_meeting(probe, 0, width, *(probe(k)[1] for k in (0, width))) == flip
+    assert len(probes) - 2 <= 6  # a bisection takes 10
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The briefs re-planned for a verdict alone from here on (a verdict the plan or a failure row worked out is not
+    one; count them with len(set(...)): a brief asked twice is planned once)."""
+    calls: list[object] = []
+    inner = core_module.verdict_only
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        calls.append(brief)
+        return inner(brief)
+
+    monkeypatch.setattr(core_module, "verdict_only", counted)
+    return calls
+
+
+def test_the_capstones_hit_rate_floor_takes_six_re_plans_not_twelve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five steered by the margin (the last two on either side of the predicted flip), and 0%: its own rate's verdict
+    is the plan's."""
+    stated = load_brief("capstone")
+    base = core_design(resolve(stated))
+    calls = _counting(monkeypatch)
+    floor = hit_rate_floor(base, stated)
+    assert floor is not None and (floor.meets_down_to, floor.misses_at) == (0.107, 0.106)  # as the bisection found it
+    assert len(set(calls)) <= 6
+
+
+def test_no_fleet_meets_is_asked_of_the_largest_once_the_margin_stops_moving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variation F misses at any fleet (its margin does not move with the nodes): the fleet fix asks 100,000 nodes
+    after two doublings instead of doubling fifteen times to learn it."""
+    stated = load_brief("variation-f")
+    calls = _counting(monkeypatch)
+    assert resize.fewest_nodes_meeting(stated) is None
+    assert len(set(calls)) <= 5
+
+
+def _halvings(below, low: float, high: float, halvings: int) -> tuple[float, float]:
+    for _ in range(halvings):
+        mid = (low + high) / 2
+        low, high = (mid, high) if below(mid) else (low, mid)
+    return low, high
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bracket_is_the_one_the_halvings_end_with(seed: int) -> None:
+    """Every midpoint the bisection would test is decided by a test made on its side: the very same bracket."""
+    rng = random.Random(seed)
+    high = rng.choice([1.0, 2.0, 8.0, 1e4])
+    crossing = rng.uniform(0.01, 0.99) * high
+    halvings = rng.choice([9, 30, 50])
+    kind = seed % 4
+    margins = {
+        0: lambda x: x / crossing - 1,  # smooth, as a busy share
+        1: lambda x: math.log(x / crossing) ** 3 if x != crossing else 0.0,  # flat at the crossing
+        2: lambda x: -0.1 if x < crossing else math.inf,  # jumps to no steady state
+        3: lambda x: rng.uniform(-1, 1),  # misleading
+    }
+
+    def test(x: float) -> tuple[bool, float]:
+        return x < crossing, margins[kind](x)
+
+    expected = _halvings(lambda x: x < crossing, 0.0, high, halvings)
+    assert bisection_bracket(test, 0.0, high, halvings) == expected
+    for guess in (crossing, crossing * 1.001, rng.uniform(-1, 2) * high):  # where it crossed last time, right or not
+        assert bisection_bracket(test, 0.0, high, halvings, guess=guess) == expected
+
+
+def test_a_smooth_crossing_takes_a_third_of_the_tests() -> None:
+    tested: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        return x * x / 3.7 < 1, x * x / 3.7 - 1
+
+    bracket = bisection_bracket(test, 0.0, 4.0, 50, (1.0, 1 / 3.7 - 1), (4.0, 16 / 3.7 - 1))
+    assert bracket == _halvings(lambda x: x * x / 3.7 < 1, 0.0, 4.0, 50)
+    assert len(tested) <= 20  # the halvings test 50 midpoints
+
+
+def test_the_capstones_sizing_headroom_takes_a_few_sizing_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sizing utilization's crossing (users x duty: the batch grows with the load) was 52 sizing passes."""
+    stated = load_brief("capstone")
+    core = core_design(resolve(stated))
+    passes: list[object] = []
+    inner = headroom_module.capacity
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        passes.append(args)
+        return inner(*args)
+
+    monkeypatch.setattr(headroom_module, "capacity", counted)
+    limit = headroom_module._sizing_limits(core)[0]
+    assert limit.key == "sizing_utilization" and 5 < limit.multiple < 6
+    assert len(passes) <= 20
+
+
+def test_a_slider_move_asks_the_hit_rate_floor_near_its_last_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capstone planned, then its duty cycle nudged (a slider move): 0%, the last answer and the step below it."""
+    stated = load_brief("capstone")
+    hit_rate_floor(core_design(resolve(stated)), stated)
+    nudged = stated.with_changes({"workload.duty_cycle": stated.workload.duty_cycle * 1.001})
+    base = core_design(resolve(nudged))
+    calls = _counting(monkeypatch)
+    floor = hit_rate_floor(base, nudged)
+    assert floor is not None and floor.misses_at == round(floor.meets_down_to - 0.001, 3)
+    assert len(set(calls)) <= 2  # one step up from last time's floor: it (now missing) and the step above
+
+
+def test_a_slider_move_asks_the_re_planned_headroom_near_where_it_turned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KV tiers' re-planned headroom (its margin jumps): ten `plan --set` checks from scratch, five after a nudge."""
+    from planner import plan
+
+    stated = load_brief("agent-platform")
+    plan(stated)
+    checks: list[object] = []
+    inner = headroom_module.meets
+    monkeypatch.setattr(headroom_module, "meets", lambda brief: checks.append(brief) or inner(brief))
+    nudged = plan(stated.with_changes({"workload.request_rate": stated.workload.request_rate * 1.001}))
+    assert nudged.headroom.limits[0].key == "replanned" and 1 < nudged.headroom.limits[0].multiple < 3
+    assert len(checks) <= 5
+
+
+@pytest.mark.parametrize(
+    ("guess", "expected", "probes"),
+    [(107, 107, 2), (108, 107, 3), (106, 107, 2), (105, 107, 3), (110, None, 3), (104, None, 3), (None, None, 0), (0, None, 0)],
+)
+def test_last_times_answer_is_taken_when_probes_beside_it_confirm_the_flip(guess, expected, probes) -> None:  # type: ignore[no-untyped-def]
+    made: list[int] = []
+
+    def probe(k: int) -> tuple[bool, float]:
+        made.append(k)
+        return k >= 107, math.nan
+
+    assert confirmed(probe, guess, 0, 780) == expected and len(made) == probes
+
+
+def test_a_slider_move_that_leaves_the_floor_confirms_it_in_two_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    stated = load_brief("capstone")
+    hit_rate_floor(core_design(resolve(stated)), stated)
+    nudged = stated.with_changes({"workload.duty_cycle": stated.workload.duty_cycle * 1.00001})
+    base = core_design(resolve(nudged))
+    calls = _counting(monkeypatch)
+    floor = hit_rate_floor(base, nudged)
+    assert floor is not None and (floor.meets_down_to, floor.misses_at) == (0.107, 0.106) and len(set(calls)) == 2
+
+
+def test_a_wide_fleet_search_starts_where_the_slo_capacity_predicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost lever of the capstone scaled to 100,000 nodes searches 25,000 to 100,000 fleet sizes: the SLO
+    capacity's prediction and the few sizes beside it instead of a bisection's 17 or more."""
+    base = load_brief("capstone")
+    scale = 100_000 / base.hardware.nodes
+    stated = base.with_changes(
+        {
+            "hardware.nodes": 100_000,
+            "workload.users": round(base.workload.users * scale),  # type: ignore[operator]
+            "deployment.long_context_nodes": round(base.deployment.long_context_nodes * scale),
+            "deployment.spare_nodes": round(base.deployment.spare_nodes * scale),
+        }
+    )
+    checks: list[int] = []
+    inner = resize.meets_check
+    monkeypatch.setattr(resize, "meets_check", lambda brief: checks.append(brief.hardware.nodes) or inner(brief))
+    nodes = resize.fewest_nodes_meeting(stated, limit=100_000)
+    assert nodes is not None and 25_000 < nodes < 100_000
+    assert len(set(checks)) <= 7

@@ -1,0 +1,175 @@
+"""What a re-plan leaves out because another part of the plan already worked it out (counted, not timed)."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner.operating_point as op
+from benchmarks.plan_speed import _clear_all
+from planner import load_brief
+from planner.mechanisms import resolve
+from planner.pools import pools_of
+from planner.replica import shape_of
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _cold_planner() -> None:
+    """Every planner cache emptied first (benchmarks.plan_speed's cold start): what a test counts is its own work,
+    not a hint or a core an earlier test left."""
+    _clear_all()
+
+
+def _replica(brief):  # type: ignore[no-untyped-def]
+    brief = resolve(brief)
+    shape = shape_of(brief)
+    return brief, shape, pools_of(brief, shape)[0]
+
+
+def _operating_point(brief):  # type: ignore[no-untyped-def]
+    return op.operating_point(*_replica(brief), 10.0, with_seed=False)
+
+
+def test_the_capacity_clause_is_worked_out_once_a_capacity_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure row that moves only the fleet shares the baseline's SLO capacity and what is reached there: it
+    evaluates no p95 at the capacity rate again (it evaluated two before)."""
+    op._CAPACITIES.clear()
+    stated = load_brief("capstone")
+    first = _operating_point(stated)
+    calls: list[float] = []
+    inner = op.judged_p95s_ms
+
+    def counted(eng, brief, rate, batch):  # type: ignore[no-untyped-def]
+        calls.append(rate)
+        return inner(eng, brief, rate, batch)
+
+    monkeypatch.setattr(op, "judged_p95s_ms", counted)
+    smaller = _operating_point(stated.with_changes({"hardware.nodes": stated.hardware.nodes - 1}))
+    assert smaller.capacity_rate_per_s == first.capacity_rate_per_s and smaller.capacity_reached == first.capacity_reached
+    assert first.capacity_reached and not calls
+
+
+def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capacity is one of the search's probes: the clause evaluates only the rate just past it anew."""
+    op._CAPACITIES.clear()
+    rates: list[float] = []
+    inner = op._p95s_at
+
+    def counted(brief, shape, rate):  # type: ignore[no-untyped-def]
+        rates.append(rate)
+        return inner(brief, shape, rate)
+
+    monkeypatch.setattr(op, "_p95s_at", counted)
+    point = _operating_point(load_brief("capstone"))
+    capacity = point.capacity_rate_per_s
+    assert rates.count(capacity) == 1 and rates[-1] == capacity * op.JUST_PAST
+
+
+def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solve checks the pace at its solution last: the operating point reads that one instead of asking again."""
+    asked: list[float] = []
+    inner = op.pace
+
+    def counted(brief, shape, rate, batch, **overrides):  # type: ignore[no-untyped-def]
+        asked.append(batch)
+        return inner(brief, shape, rate, batch, **overrides)
+
+    monkeypatch.setattr(op, "pace", counted)
+    point = op.operating_point(*_replica(load_brief("capstone")), 50.0, with_capacity=False, with_seed=False)
+    assert point.stable and point.in_flight > 1 and not asked
+
+
+def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every other split of the nodes is a trade-off curve for the plan's own page: a failure row or a verdict-only
+    re-plan reads none of them (each was one more pool analysis, up to 24 a re-plan)."""
+    import planner.core as core_module
+    import planner.disagg as disagg
+
+    analyses: list[object] = []
+    inner = disagg.disaggregation_analysis
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
+    monkeypatch.setattr(core_module, "disaggregation_analysis", counted)
+    brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.duty_cycle": 0.31}))
+    replanned = core_module.verdict_only(brief)
+    assert replanned.disaggregation is not None and replanned.disaggregation.splits == () and len(analyses) == 1
+    planned = core_module.core_design(brief)
+    assert planned.disaggregation is not None and len(planned.disaggregation.splits) > 1
+
+
+def test_a_verdict_check_takes_the_failure_rows_core_for_the_same_brief(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost lever's N+1 check of the brief's own fleet asks the one-node-lost row's brief: the row worked it out."""
+    import planner.core as core_module
+    from planner.core import core_design
+    from planner.failures import Scenario, failure_modes, scenario_check
+
+    stated = load_brief("capstone").with_changes({"workload.duty_cycle": 0.033})
+    rows, _ = failure_modes(core_design(resolve(stated)), stated)
+    replans: list[object] = []
+    inner = core_module._core_cached
+
+    def counted(brief, curves, with_capacity=True):  # type: ignore[no-untyped-def]
+        replans.append(brief)
+        return inner(brief, curves, with_capacity)
+
+    monkeypatch.setattr(core_module, "_core_cached", counted)
+    holds, margin = scenario_check(stated, Scenario.one_node_lost)
+    assert not replans and margin < 0
+    assert holds is next(row.ok for row in rows if row.scenario is Scenario.one_node_lost)
+
+
+def test_a_variations_baseline_is_planned_without_trade_off_curves() -> None:
+    """A variation compares figures with the capstone's (planner.variations.DIFF_FIGURES): its curves are not read."""
+    from planner import plan
+    from planner.design import _baseline
+
+    _baseline.cache_clear()
+    design = plan(load_brief("variation-a").with_changes({"workload.duty_cycle": 0.034}))
+    baseline = _baseline()
+    assert design.variation is not None and design.variation.diff
+    assert baseline.core.slo.tradeoff_max_num_seqs == () and baseline.core.slo.tradeoff_batched_tokens == ()
+    assert baseline.core.operating_point.capacity_rate_per_s == plan(load_brief("capstone")).operating_point.capacity_rate_per_s
+
+
+def test_a_speculative_re_plan_plans_no_design_without_speculation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The design without speculation is what the plan's mechanism conclusion compares with: a re-plan shows none."""
+    import planner.core as core_module
+
+    cores: list[object] = []
+    inner = core_module._core_cached
+
+    def counted(brief, curves, with_capacity=True):  # type: ignore[no-untyped-def]
+        cores.append(brief)
+        return inner(brief, curves, with_capacity)
+
+    monkeypatch.setattr(core_module, "_core_cached", counted)
+    brief = resolve(load_brief("chat-speculative").with_changes({"workload.duty_cycle": 0.0321}))
+    replanned = core_module.verdict_only(brief)
+    assert replanned.speculative is not None and replanned.mechanism_conclusion is None and len(cores) == 1
+    assert core_module.core_design(brief).mechanism_conclusion
+
+
+def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two pools' SLO capacity (30 halvings of the load multiple) starts at the peak it crossed last time: a
+    nudged chat-disaggregated plan works out about a third of the pool analyses it did."""
+    import planner.disagg as disagg
+    from planner import plan
+
+    stated = load_brief("chat-disaggregated")
+    plan(stated)
+    analyses: list[object] = []
+    inner = disagg.disaggregation_analysis
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
+    nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
+    assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
+    assert len(analyses) <= 120  # 237 when each search started afresh
