@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 
 import pytest
 from apphelp import metrics, new_app, open_arithmetic, shown, text_figures, visit
+from streamlit.testing.v1 import AppTest
 
 from planner import preset_names
 from ui.pages import PAGES
@@ -137,3 +139,19 @@ def test_titles_follow_the_edit_on_every_page() -> None:
     assert preset.caption[0].value.replace("\\", "") == "Capstone: Llama-3-70B for 10,000 chat users on 64 H100"
     own = new_app({"preset": "capstone", "hardware.nodes": "6", "title": "Six nodes"})
     assert own.caption[0].value.replace("\\", "") == "Six nodes"
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_the_slo_page_draws_one_engine_limit_at_a_time() -> None:
+    """The two trade-off charts sit in tabs that draw only the open one: every control change moves both curves, and
+    a changed Plotly chart is drawn anew in the browser (benchmarks/browser_speed.py). Each tab still draws its chart."""
+    at = visit(new_app({"preset": "capstone"}), "pages/slo_budget.py")
+    waterfalls = ["Time to first token (ms)", "Inter-token latency (ITL, ms)"]
+    assert _chart_titles(at) == [*waterfalls, "Prefill chunk (max-num-batched-tokens)"]
+    at.session_state["slo.tradeoff"] = "Batch limit"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _chart_titles(at) == [*waterfalls, "Batch limit (max-num-seqs)"]
