@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from apphelp import metrics, new_app, open_arithmetic, shown, text_figures, visit
+from apphelp import metrics, new_app, open_arithmetic, other_tabs, shown, text_figures, visit
 from streamlit.testing.v1 import AppTest
 
 from planner import preset_names
@@ -151,7 +151,15 @@ def test_the_slo_page_draws_one_engine_limit_at_a_time() -> None:
     at = visit(new_app({"preset": "capstone"}), "pages/slo_budget.py")
     waterfalls = ["Time to first token (ms)", "Inter-token latency (ITL, ms)"]
     assert _chart_titles(at) == [*waterfalls, "Prefill chunk (max-num-batched-tokens)"]
-    at.session_state["slo.tradeoff"] = "Batch limit"
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    other_tabs(at)
     assert _chart_titles(at) == [*waterfalls, "Batch limit (max-num-seqs)"]
+
+
+def test_the_capacity_page_draws_one_utilization_chart_at_a_time() -> None:
+    """The share of GPU time and each limit as traffic grows sit in tabs that draw only the open one (both move with
+    every control); the memory chart does not move with the load and the decode step's bytes are the page's own."""
+    at = visit(new_app({"preset": "capstone"}), "pages/capacity.py")
+    above = ["Memory of one NVIDIA H100 SXM 80GB (GB)", "Bytes one decode step reads per GPU (GB)"]
+    assert _chart_titles(at) == [*above, "Share of GPU time at peak, sizing arithmetic (%)"]
+    other_tabs(at)
+    assert _chart_titles(at) == [*above, "Each limit as traffic grows"]
