@@ -22,6 +22,19 @@ sidebar), and a Plotly chart whose figure changed ~30-45 ms: Streamlit's element
 is mounted and drawn anew, even a two-point line. What the pages themselves controlled is gone: arithmetic drawn
 only in an open expander, no Plotly mode bar, margins that Plotly's auto-margin never has to widen (each widening drew
 the chart again), static tables instead of st.dataframe (whose grid rewrote its cells ~200 ms after the run).
+
+After the December 2026 pass on the pages (3 presses a page, one round, the machine at a load of 3-4 from other work,
+so every wall time here is above a quiet machine's): the SLO budget's two engine-limit charts and the Capacity page's
+share of GPU time and limits-by-traffic charts sit in tabs that draw only the open one, so a slider move mounts 3 Plotly
+charts on the SLO budget (was 4) and 2 on Capacity (was 3); the charts are built without plotly's property validation
+on each run (~5 ms a chart; the page tests validate every chart instead). Server CPU per input, mean over the pages,
+80 -> 64 ms (SLO budget 103 -> 63 ms); the page's own run excluding plan() (AppTest, the plan cached, the least of 12
+reruns) 23 -> 16 ms on the SLO budget, 22 -> 18 ms on Capacity, 19 -> 16 ms on Failure modes. Key press to idle over
+all pages 250 -> 226 ms median against the trivial app's ~30 ms in the same runs (8.2x -> 7.8x; per page 4.5x to
+12.9x), a difference within the noise of the load. What is left is not the pages' own: plan() (~35-50 ms of CPU a new
+design; the Cost page's fleet-size sweep re-plans every fleet, ~27 ms more), Streamlit's work per element on the
+server and in the browser, and one Plotly mount for each chart the load moves and issue 16 asks to see at once (the
+TTFT and ITL waterfalls, the two failure charts side by side, the cost by fleet size).
 """
 
 from __future__ import annotations

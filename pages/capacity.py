@@ -94,7 +94,18 @@ st.caption(
 )
 
 st.header("Utilization and the binding resource")
-chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak, sizing arithmetic", percent=True), key="chart.utilization")
+# The two charts in tabs that draw only the open one: both move with every control, and a Plotly chart whose figure
+# changed is drawn anew in the browser (30-45 ms each here, benchmarks/browser_speed.py).
+share_tab, traffic_tab = st.tabs(["Share of GPU time", "Each limit as traffic grows"], key="capacity.utilization", on_change="rerun")
+if share_tab.open:
+    with share_tab:
+        chart(stacked_bars(utilization_stacks(c), "Share of GPU time at peak, sizing arithmetic", percent=True), key="chart.utilization")
+if traffic_tab.open:
+    with traffic_tab:
+        chart(
+            utilization_vs_traffic_chart(utilization_vs_traffic(design.brief), design.headroom.multiple, design.headroom.long_context_pool),
+            key="chart.traffic",
+        )
 figure_row(
     [
         fig(design, f"capacity.{key}")
@@ -106,14 +117,10 @@ st.markdown(f"**Headroom:** {md(design.headroom.text)}.")
 st.caption(
     f"Basis: {c.utilization_basis}. This is the worked design's conservative sizing arithmetic: {pct(c.utilization)} of the fleet"
     f" would reach 100% at x{num(c.sizing_load_multiple)} if it scaled linearly; the headroom is the first limit the verdict"
-    " judges (each pool's capacity), which the chart below draws."
+    ' judges (each pool\'s capacity), which the tab "Each limit as traffic grows" above draws.'
 )
 if design.disaggregation is not None:
     st.caption(_AGGREGATED)
-chart(
-    utilization_vs_traffic_chart(utilization_vs_traffic(design.brief), design.headroom.multiple, design.headroom.long_context_pool),
-    key="chart.traffic",
-)
 
 spike = design.variation.spike if design.variation is not None else None
 if spike is not None:  # variation E: a spiky peak

@@ -143,35 +143,39 @@ if dis is not None:
 st.caption(
     "A bigger prefill chunk shortens TTFT but lengthens the steps that carry it (ITL); a bigger batch limit admits more sequences per step."
 )
-left, right = st.columns(2)
-with left:
-    chart(
-        tradeoff_chart(
-            "Prefill chunk (max-num-batched-tokens)",
-            "tokens per step",
-            slo.tradeoff_batched_tokens,
-            dep.max_num_batched_tokens,
-            slo.ttft_target_ms,
-            slo.itl_target_ms,
-            log_x=True,
-            metric=metric,
-            uncertainty=design.uncertainty,
-        ),
-        key="chart.tradeoff_tokens",
-    )
-with right:
-    chart(
-        tradeoff_chart(
-            "Batch limit (max-num-seqs)",
-            "sequences",
-            slo.tradeoff_max_num_seqs,
-            dep.max_num_seqs,
-            slo.ttft_target_ms,
-            slo.itl_target_ms,
-            metric=metric,
-            uncertainty=design.uncertainty,
-        ),
-        key="chart.tradeoff_seqs",
-    )
+# One limit at a time, in tabs that draw only the open one: each curve moves with every control, and a Plotly chart
+# whose figure changed is drawn anew in the browser (30-45 ms each here, benchmarks/browser_speed.py).
+chunk_tab, batch_tab = st.tabs(["Prefill chunk", "Batch limit"], key="slo.tradeoff", on_change="rerun")
+if chunk_tab.open:
+    with chunk_tab:
+        chart(
+            tradeoff_chart(
+                "Prefill chunk (max-num-batched-tokens)",
+                "tokens per step",
+                slo.tradeoff_batched_tokens,
+                dep.max_num_batched_tokens,
+                slo.ttft_target_ms,
+                slo.itl_target_ms,
+                log_x=True,
+                metric=metric,
+                uncertainty=design.uncertainty,
+            ),
+            key="chart.tradeoff_tokens",
+        )
+if batch_tab.open:
+    with batch_tab:
+        chart(
+            tradeoff_chart(
+                "Batch limit (max-num-seqs)",
+                "sequences",
+                slo.tradeoff_max_num_seqs,
+                dep.max_num_seqs,
+                slo.ttft_target_ms,
+                slo.itl_target_ms,
+                metric=metric,
+                uncertainty=design.uncertainty,
+            ),
+            key="chart.tradeoff_seqs",
+        )
 
 simulator_check(design)

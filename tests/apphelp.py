@@ -72,3 +72,18 @@ def open_arithmetic(at: AppTest) -> AppTest:
         at.run()
         assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+# The tab groups that draw only their open tab (pages/slo_budget.py, pages/capacity.py): each key and its other tab.
+OTHER_TABS = {"slo.tradeoff": "Batch limit", "capacity.utilization": "Each limit as traffic grows"}
+
+
+def other_tabs(at: AppTest) -> AppTest:
+    """The page again with the second tab of each tab group open (a closed tab is not drawn); unchanged without one."""
+    keys = [key for key in OTHER_TABS if key in at.session_state]
+    for key in keys:
+        at.session_state[key] = OTHER_TABS[key]
+    if keys:
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at

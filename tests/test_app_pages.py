@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import json
 import re
 
+import plotly.graph_objects as go
 import pytest
-from apphelp import metrics, new_app, open_arithmetic, shown, text_figures, visit
+from apphelp import OTHER_TABS, metrics, new_app, open_arithmetic, other_tabs, shown, text_figures, visit
+from streamlit.testing.v1 import AppTest
 
 from planner import preset_names
 from ui.pages import PAGES
@@ -66,6 +69,12 @@ def test_page_renders_preset(page: str, preset: str) -> None:
         assert shown[label] not in ("", "nan"), (label, shown[label])
     # The only errors a preset may show are its verdict (variation F does not fit the fleet).
     assert all(e.value.startswith(VERDICT_ERRORS) for e in at.error), [e.value for e in at.error]
+    # The pages build their figures unvalidated (ui.charts.figure): plotly checks every property of each one here,
+    # the closed tabs' charts included.
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    specs += [c.proto.spec for c in other_tabs(at).get("plotly_chart")] if any(key in at.session_state for key in OTHER_TABS) else []
+    for spec in specs:
+        go.Figure(json.loads(spec))
 
 
 def test_the_arithmetic_is_drawn_only_while_its_expander_is_open() -> None:
@@ -137,3 +146,27 @@ def test_titles_follow_the_edit_on_every_page() -> None:
     assert preset.caption[0].value.replace("\\", "") == "Capstone: Llama-3-70B for 10,000 chat users on 64 H100"
     own = new_app({"preset": "capstone", "hardware.nodes": "6", "title": "Six nodes"})
     assert own.caption[0].value.replace("\\", "") == "Six nodes"
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_the_slo_page_draws_one_engine_limit_at_a_time() -> None:
+    """The two trade-off charts sit in tabs that draw only the open one: every control change moves both curves, and
+    a changed Plotly chart is drawn anew in the browser (benchmarks/browser_speed.py). Each tab still draws its chart."""
+    at = visit(new_app({"preset": "capstone"}), "pages/slo_budget.py")
+    waterfalls = ["Time to first token (ms)", "Inter-token latency (ITL, ms)"]
+    assert _chart_titles(at) == [*waterfalls, "Prefill chunk (max-num-batched-tokens)"]
+    other_tabs(at)
+    assert _chart_titles(at) == [*waterfalls, "Batch limit (max-num-seqs)"]
+
+
+def test_the_capacity_page_draws_one_utilization_chart_at_a_time() -> None:
+    """The share of GPU time and each limit as traffic grows sit in tabs that draw only the open one (both move with
+    every control); the memory chart does not move with the load and the decode step's bytes are the page's own."""
+    at = visit(new_app({"preset": "capstone"}), "pages/capacity.py")
+    above = ["Memory of one NVIDIA H100 SXM 80GB (GB)", "Bytes one decode step reads per GPU (GB)"]
+    assert _chart_titles(at) == [*above, "Share of GPU time at peak, sizing arithmetic (%)"]
+    other_tabs(at)
+    assert _chart_titles(at) == [*above, "Each limit as traffic grows"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, open_arithmetic, shown, visit
+from apphelp import APP, ROOT, TIMEOUT_S, figure, new_app, open_arithmetic, other_tabs, shown, visit
 from casecount import count, examples
 from crafted import CRAFTED_LINKS, CUSTOM_70B_LINK, HF_CONFIGS, LINK_TEXT_PAYLOADS, crafted_ids
 from hypothesis import given, settings
@@ -526,6 +526,9 @@ def test_a_design_without_a_steady_state_never_prints_infinity(params: dict[str,
         at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         text = _visible_text(open_arithmetic(at))
+        assert not _raw_numbers(text), (page, _raw_numbers(text)[:3])
+        assert not _charts_place_every_mark(at), (page, _charts_place_every_mark(at)[:2])
+        text = _visible_text(other_tabs(at))  # the charts of the tabs that were closed
         assert not _raw_numbers(text), (page, _raw_numbers(text)[:3])
         assert not _charts_place_every_mark(at), (page, _charts_place_every_mark(at)[:2])
         bare = [m.label for m in at.metric if m.value == "unbounded" and not m.proto.delta]
