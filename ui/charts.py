@@ -1,6 +1,6 @@
 """Plotly figures for the pages. Each draws numbers the planner computed; none computes one.
 
-Figures are built as one dict (`go.Figure(spec)`, validated by the tests, not on each run): plotly's add_hline/add_vline
+Figures are built as one dict and validated once (`go.Figure(spec)`): plotly's add_hline/add_vline
 helpers cost tens of milliseconds each, which a live slider cannot afford. One colour scheme (PALETTE) for
 every chart; titles short and legends below, so a chart reads at 390 px. Marks that must sit at a data value
 (the brief's engine limit) are drawn as traces, which every axis type places at their data value.
@@ -163,10 +163,7 @@ def figure(data: list[dict[str, Any]], layout: dict[str, Any], marks: Sequence[t
         layout["title"] = {**_TITLE, **layout["title"]}
     layout["shapes"] = [*layout.get("shapes", []), *(line for line, _ in marks)]
     layout["annotations"] = [*layout.get("annotations", []), *(label for _, label in marks)]
-    # Not validated here: plotly's check of every property costs ~5 ms a chart, a third of a page's own run on each
-    # control change, and st.plotly_chart sends a Figure as it is. tests/test_app_pages.py validates every chart that
-    # every page of every preset draws.
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
+    return go.Figure({"data": data, "layout": layout})
 
 
 def _finite(values: Sequence[float]) -> list[float | None]:
