@@ -318,6 +318,7 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
         brief.kv_tiers,
         brief.multimodal,
         brief.lora,
+        engine(brief, shape).extra_ttft_s,  # a KV reload's share follows the tiers' capacity, which grows with the nodes
     )
 
 
