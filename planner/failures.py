@@ -117,6 +117,17 @@ def judged(core: CoreDesign) -> tuple[Verdict, ObjectiveAnalysis | None]:
     return (core.verdict, None) if goal is None else (mechanism_verdict(core.verdict, core, None, None, goal), goal)
 
 
+def _work_doubles(brief: Brief) -> tuple[dict[str, Any], str]:
+    """The overrides and words that double an objective's work (none for a latency brief): a job's tokens, a rollout's
+    prompts; the time the verdict judges grows with them, not with the rate."""
+    o = brief.objective
+    if o.kind is ObjectiveKind.throughput:
+        return {"objective.job_tokens": o.job_tokens * 2}, f"; the job {num(o.job_tokens / 1e9)}B -> {num(o.job_tokens * 2 / 1e9)}B tokens"
+    if o.kind is ObjectiveKind.batch_completion:
+        return {"objective.batch_prompts": o.batch_prompts * 2}, f"; the batch {o.batch_prompts:,} -> {o.batch_prompts * 2:,} prompts"
+    return {}, ""
+
+
 def _replica_nodes(brief: Brief) -> int:
     """Nodes one replica spans (pipeline stages, EP over nodes); 1 when the brief forms no replica."""
     try:
@@ -154,10 +165,13 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             "deployment.spare_nodes": spare,
         }, f"{hw.nodes} -> {hw.nodes - lost} nodes; {spares}"
     if scenario is Scenario.traffic_doubles:
+        work, work_text = _work_doubles(brief)  # an offline job or a rollout: its work doubles with its rate
         if w.request_rate is not None:
-            return {"workload.request_rate": w.request_rate * 2}, f"{num(w.request_rate, 'req/s')} -> {num(w.request_rate * 2, 'req/s')}"
+            return {"workload.request_rate": w.request_rate * 2, **work}, (
+                f"{num(w.request_rate, 'req/s')} -> {num(w.request_rate * 2, 'req/s')}{work_text}"
+            )
         assert w.users is not None
-        return {"workload.users": w.users * 2}, f"{num(w.users, 'users')} -> {num(w.users * 2, 'users')}"
+        return {"workload.users": w.users * 2, **work}, f"{num(w.users, 'users')} -> {num(w.users * 2, 'users')}{work_text}"
     if scenario is Scenario.inputs_double:
         changes: dict[str, Any] = {
             "workload.input_tokens_mean": w.input_tokens_mean * 2,
@@ -226,10 +240,10 @@ def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
         return False, math.inf
     try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
         core = verdict_core(resolve(brief.with_changes(changes)) if changes else resolve(brief))
-        verdict, _ = judged(core)
+        verdict, goal = judged(core)
     except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
         return False, math.inf
-    return verdict.feasible and verdict.meets_slo, verdict_margin(core)
+    return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
 
 
 N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
@@ -522,9 +536,11 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
             core = verdict_core(resolve(stated.with_changes(hit_rate_overrides(stated, grid(steps)))))
         except BriefError:
             return False, math.inf
-        return core.verdict.feasible and core.verdict.meets_slo, verdict_margin(core)
+        verdict, goal = judged(core)  # an offline job or a rollout: its deadline's verdict, as `plan --set` gives it
+        return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
 
-    meets = base.verdict.feasible and base.verdict.meets_slo
+    own = judged(base)[0]
+    meets = own.feasible and own.meets_slo
     high = math.floor(rate / PCT_STEP + 1e-9)  # grid steps: 0% misses, the brief's own rate (rounded down) meets
     question = question_key("hit_rate_floor", stated)
     again = confirmed(fine, LastAnswers.get(question), -1, high) if meets else None  # last time's floor, two re-plans
@@ -544,10 +560,14 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
     return HitRateFloor(meets_down_to=grid(high), misses_at=grid(high - 1), misses_already=False)
 
 
-def verdict_margin(core: CoreDesign) -> float:
+def verdict_margin(core: CoreDesign, goal: ObjectiveAnalysis | None = None) -> float:
     """How far a re-plan is from missing (<= 0: inside every limit): the log of the worst of its p95s against their
-    targets and the busy shares feasibility caps at 1 (the fleet's, the KV cache's, the long-context pool's); inf
-    without a steady state. The hint a grid search (planner.grid_search) steers its re-plans by; the verdict decides."""
+    targets (with `goal`, an objective's: its time against its deadline) and the busy shares feasibility caps at 1
+    (the fleet's, the KV cache's, the long-context pool's); inf without a steady state. The hint a grid search
+    (planner.grid_search) steers its re-plans by; the verdict decides."""
     slo, cap = core.slo, core.capacity
     shares = [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]
+    if goal is not None:
+        timed = math.log(goal.time_s / goal.deadline_s) if 0 < goal.time_s < math.inf else math.inf
+        return max([timed, *shares])
     return max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])

@@ -22,7 +22,7 @@ from planner.capacity import Demand, capacity
 from planner.core import CoreDesign
 from planner.fmt import num, pct
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
-from planner.objective import ObjectiveAnalysis
+from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
@@ -30,6 +30,7 @@ __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
 _TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
+_MAX_PROMPTS = 10_000_000  # a rollout batch's largest stated size (planner.brief)
 _REPLAN_BISECTIONS = 9  # re-plans that narrow a re-planned limit to 1/512 of its bracket: below the three figures shown
 
 
@@ -213,15 +214,37 @@ def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
     return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
 
 
-def _deadline_limit(goal: ObjectiveAnalysis) -> PoolLimit:
+def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
     """An offline job or a rollout batch is judged on its deadline, not on latency: its work can grow until its time
-    reaches the deadline (the time grows with the work at the fleet's throughput)."""
-    multiple = goal.deadline_s / goal.time_s if goal.time_s > 0 else math.inf
+    reaches the deadline. A job's time grows with its tokens at the fleet's throughput; a rollout's makespan is its
+    bulk's work or its straggler's decode, whichever is longer, so its multiple is found by re-working the objective
+    with more prompts (the straggler barely grows with them)."""
+    arithmetic = f"it takes {_duration(goal.time_s, goal)} of its {_duration(goal.deadline_s, goal)} deadline"
+    if goal.kind is ObjectiveKind.throughput or not (0 < goal.time_s < math.inf):
+        multiple = goal.deadline_s / goal.time_s if goal.time_s > 0 else math.inf
+        return PoolLimit(key="deadline", name="it misses its deadline", multiple=multiple, arithmetic=arithmetic)
+    prompts = core.brief.objective.batch_prompts
+
+    def meets(count: int) -> bool:
+        more = core.brief.with_changes({"objective.batch_prompts": count})
+        worked = objective_analysis(more, core.shape, core.memory)
+        return worked is not None and worked.time_s <= goal.deadline_s
+
+    if not meets(prompts):
+        return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)
+    low, high = prompts, prompts * 2  # the objective alone is worked out again, not the design: cheap
+    while meets(high):
+        if high >= _MAX_PROMPTS:
+            return PoolLimit(key="deadline", name="it misses its deadline", multiple=math.inf, arithmetic=arithmetic)
+        low, high = high, min(high * 2, _MAX_PROMPTS)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if meets(mid) else (low, mid)
     return PoolLimit(
         key="deadline",
         name="it misses its deadline",
-        multiple=multiple,
-        arithmetic=f"it takes {_duration(goal.time_s, goal)} of its {_duration(goal.deadline_s, goal)} deadline",
+        multiple=high / prompts,
+        arithmetic=f"{arithmetic}; a batch of {low:,} prompts still finishes in time, {high:,} does not",
     )
 
 
@@ -232,7 +255,7 @@ def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnaly
     long_context = _long_context_limit(core)
     limits = [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
     if goal is not None:
-        limits = [_deadline_limit(goal)]
+        limits = [_deadline_limit(core, goal)]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))

@@ -33,10 +33,10 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
     the design itself meets): the hint a grid search over fleet sizes steers by."""
     try:
         core = verdict_core(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
-        verdict, _ = judged(core)
+        verdict, goal = judged(core)
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
         return False, math.inf
-    margin = verdict_margin(core)
+    margin = verdict_margin(core, goal)
     if not (verdict.feasible and verdict.meets_slo):
         return False, margin
     holds, lost_margin = n_plus_one_check(brief)

@@ -9,7 +9,7 @@ import pytest
 
 from planner.brief import ObjectiveKind
 from planner.design import Design, plan
-from planner.failures import Scenario
+from planner.failures import Scenario, hit_rate_floor
 from planner.loader import load_brief
 from planner.mechanisms import resolve
 from planner.replica import shape_of
@@ -322,3 +322,39 @@ def test_agent_contexts_of_24k_mostly_cached_keep_the_ttft_p95_with_the_simulato
     assert sim is not None
     assert d.slo.ttft_p95_ms == pytest.approx(sim.ttft_p95_ms, rel=0.10)
     assert d.slo.tpot_p50_ms == pytest.approx(sim.tpot_p50_ms, rel=0.03)
+
+
+def test_an_offline_jobs_hit_rate_dependency_is_judged_on_its_deadline() -> None:
+    """Review s6 finding 4: the hit-rate floor of a job judged on its deadline is found by the deadline's verdict, as
+    `plan --set workload.prefix_hit_rate=...` gives it (it said 'misses its SLO at 55.3%' while the job met its
+    deadline there): at 0% the job still finishes in time, so the dependency says nothing judged breaks."""
+    d = _plan("offline-batch")
+    assert hit_rate_floor(d, d.brief) is None
+    cold = plan(load_brief("offline-batch").with_changes({"workload.prefix_hit_rate": 0.0}))
+    assert cold.objective is not None and cold.objective.meets and cold.verdict.meets_slo
+    prefix = next(x for x in d.config.dependencies if "hit rate" in x.what)
+    assert prefix.breaks_if.startswith("nothing the deadline judges: the design meets its deadline even at a 0% hit rate")
+
+
+@pytest.mark.parametrize(("preset", "work"), [("offline-batch", "objective.job_tokens"), ("rl-rollout", "objective.batch_prompts")])
+def test_traffic_doubling_doubles_an_objectives_work(preset: str, work: str) -> None:
+    """Review s6 finding 5: for a job judged on its deadline the 'traffic doubles' row doubles the work its time is
+    judged on (it kept the base's 6.24 h / 244 s), and `plan --set` with the row's overrides gives the row's time."""
+    d = _plan(preset)
+    row = next(m for m in d.failures if m.scenario is Scenario.traffic_doubles)
+    assert row.overrides[work] == 2 * getattr(d.brief.objective, work.split(".")[1])
+    again = plan(load_brief(preset).with_changes(row.overrides))
+    assert again.objective is not None and d.objective is not None and again.objective.time_s > d.objective.time_s * 1.2
+    assert row.ok == (again.verdict.feasible and again.verdict.meets_slo)
+
+
+def test_a_rollouts_headroom_is_the_work_that_still_finishes() -> None:
+    """The makespan is the straggler's decode until the bulk's work overtakes it, so the headroom is found by working
+    the objective out with more prompts, not by deadline / time (600 / 244 = x2.45 before): 30,686 prompts finish in
+    600 s, 30,687 do not (x7.49)."""
+    d = _plan("rl-rollout")
+    low, high = 30_686, 30_687
+    assert d.headroom.multiple == pytest.approx(high / 4096, abs=0.01) and f"{low:,} prompts still finishes in time" in d.headroom.text
+    for prompts, meets in ((low, True), (high, False)):
+        again = plan(load_brief("rl-rollout").with_changes({"objective.batch_prompts": prompts}))
+        assert again.verdict.meets_slo is meets
