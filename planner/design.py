@@ -14,8 +14,9 @@ from planner.architecture import DEADLINE_BASIS, Architecture, architecture
 from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
-from planner.core import CoreDesign, core_design
+from planner.core import CoreDesign, core_design, replan
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
+from planner.errors import BriefError
 from planner.failures import (
     N_PLUS_ONE_AVAILABILITY,
     FailureMode,
@@ -115,6 +116,23 @@ class Design(CoreDesign):
     @cached_property
     def _failure_table(self) -> tuple[tuple[FailureMode, ...], FailureSummary]:
         return failure_modes(self._deferred.core, self._deferred.stated)
+
+
+def _needs_n_plus_one(brief: Brief) -> bool:
+    """The availability target asks for the SLO held with one node lost (a latency brief at 99% or more)."""
+    return brief.objective.kind is ObjectiveKind.latency and brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
+
+
+def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
+    """The core design of the one-node-lost row (its re-plan, cached), None when it cannot run at all."""
+    if not row.runs:
+        return None
+    if not row.overrides:  # not applicable: the design itself
+        return core
+    try:
+        return replan(resolve(stated.with_changes(row.overrides)))
+    except BriefError:
+        return None
 
 
 def _with_availability(verdict: Verdict, brief: Brief, one: FailureMode) -> Verdict:
@@ -271,7 +289,9 @@ def _plan_cached(stated: Brief) -> Design:
         architecture=arch,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        headroom=headroom(core, stated if tiers is not None else None, goal),  # KV tiers: the hit rate follows the load
+        headroom=headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
+            core, stated if tiers is not None else None, goal, _lost_core(core, one_node_lost, stated), _needs_n_plus_one(brief)
+        ),
         fix=fix,
         scale_out=scale_out,
         kv_tiers=tiers,

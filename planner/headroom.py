@@ -19,9 +19,12 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, capacity
-from planner.core import CoreDesign
+from planner.core import CoreDesign, verdict_core
+from planner.errors import BriefError
+from planner.failures import judged
 from planner.fmt import num, pct
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
+from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.resize import meets
 
@@ -115,9 +118,9 @@ def _general_limit(core: CoreDesign) -> PoolLimit:
         multiple=multiple,
         arithmetic=(
             f"{num(op.capacity_rate_per_s, 'req/s')} a replica meets the SLO up to / {num(op.rate_per_replica_per_s, 'req/s')}"
-            f" it carries = x{num(multiple)}"
+            f" it carries = x{num(_down(multiple))}"
             if core.disaggregation is None
-            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(multiple)}"
+            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(_down(multiple))}"
         ),
     )
 
@@ -201,12 +204,21 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
     low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, guess=None if last is None else last / load)
     LastAnswers.keep(question, high * load)
-    return PoolLimit(
-        key="replanned",
-        name="the re-planned design misses its SLO",
-        multiple=high,
-        arithmetic=(f"{_TIERS_WHY}: x{low:.5g} meets the SLO, x{high:.5g} does not"),
-    )
+    beyond = _at_traffic(stated, high)
+    if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
+        name, words = "N+1 is lost in the re-planned design", f"x{low:.5g} meets the SLO with N+1; at x{high:.5g} one node lost breaks it"
+    else:
+        name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
+    return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+
+
+def _meets_slo(brief: Brief) -> bool:
+    """The re-planned design itself is feasible and meets its SLO (N+1 aside), as `plan --set` judges it."""
+    try:
+        verdict, _ = judged(verdict_core(resolve(brief)))
+    except BriefError:
+        return False
+    return verdict.feasible and verdict.meets_slo
 
 
 def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
@@ -248,17 +260,26 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
     )
 
 
-def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnalysis | None = None) -> Headroom:
+def headroom(
+    core: CoreDesign,
+    stated: Brief | None = None,
+    goal: ObjectiveAnalysis | None = None,
+    one_node_lost: CoreDesign | None = None,
+    n_plus_one: bool = False,
+) -> Headroom:
     """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached.
     `stated`: the brief as given, for a design whose hit rate follows the load (KV tiers): then the traffic is
-    re-planned. `goal`: an offline job's or a rollout's objective, whose deadline is its verdict's only limit."""
-    long_context = _long_context_limit(core)
-    limits = [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+    re-planned. `goal`: an offline job's or a rollout's objective, whose deadline is its verdict's only limit.
+    `n_plus_one`: the availability target asks for N+1, so the verdict also turns where `one_node_lost` (the design
+    with one node lost, the failure table's row; None when it cannot run at all) reaches a limit of its own."""
+    limits = _limits(core)
     if goal is not None:
         limits = [_deadline_limit(core, goal)]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
+    elif n_plus_one:
+        limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
     multiple = _down(first.multiple)
@@ -269,8 +290,32 @@ def headroom(core: CoreDesign, stated: Brief | None = None, goal: ObjectiveAnaly
         text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
-        text += "; later " + ", ".join(f"{lim.name} at x{num(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
+        text += "; later " + ", ".join(f"{lim.name} at x{num(_down(lim.multiple))}" for lim in sorted(others, key=lambda lim: lim.multiple))
     return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
+
+
+def _limits(core: CoreDesign) -> list[PoolLimit]:
+    """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules."""
+    long_context = _long_context_limit(core)
+    return [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+
+
+def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:
+    """The traffic multiple at which N+1 is lost: the design with one node lost (the same traffic) reaches a limit."""
+    if lost is None:
+        return PoolLimit(key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all")
+    known = [lim for lim in _limits(lost) if not math.isnan(lim.multiple)]
+    first = min(known, key=lambda lim: lim.multiple) if known else None
+    if first is None:
+        return PoolLimit(
+            key="n_plus_one", name="N+1 is lost", multiple=math.nan, arithmetic="the design with one node lost has no limit to read"
+        )
+    return PoolLimit(
+        key="n_plus_one",
+        name="N+1 is lost",
+        multiple=first.multiple,
+        arithmetic=f"one node lost leaves {lost.brief.hardware.nodes} node{'s' if lost.brief.hardware.nodes != 1 else ''}, where {first.name}: {first.arithmetic}",
+    )
 
 
 def _down(multiple: float) -> float:
