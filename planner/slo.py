@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -219,6 +219,8 @@ class SloBudget(_Model):
 
 # The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
 # the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
+_T = TypeVar("_T")
+
 _GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
 _GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
 _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls, pipeline stages' sends
@@ -231,6 +233,25 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
     PP_LATENCY_S,
     PP_S_PER_TOKEN,
 )
+
+
+class _PerBatch(dict[float, _T]):
+    """One of an engine's quantities by decode batch, each computed once: a load's evaluation asks for the same batch's
+    step costs many times (the pace, the service moments, the waits, the quantiles). Bounded: a plan's solves visit
+    a few thousand batches an engine."""
+
+    def __init__(self, compute: Callable[[float], _T]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, batch: float) -> _T:
+        if len(self) >= _BATCHES_KEPT:
+            self.clear()
+        value = self[batch] = self.compute(batch)
+        return value
+
+
+_BATCHES_KEPT = 4096
 
 
 class _Engine:
@@ -283,6 +304,13 @@ class _Engine:
         self.long_prefix_s = step.attn_s_per_pair * self.hit * w.input_tokens_mean * self.cv2
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
+        self._prompt_token = _PerBatch(self._prompt_token_s)
+        self._floor = _PerBatch(self._floor_s)
+        self._decode_compute = _PerBatch(self._decode_compute_s)
+        self._base = _PerBatch(self._base_s)
+        self._decode_step = _PerBatch(self._decode_step_s)
+        self._engine_step = _PerBatch(self._engine_step_s)
+        self._service = _PerBatch(self._service_moments)
 
     # A step with a decode batch b and c prompt tokens costs  base(b) + max(decode(b) + c x token(b), floor(b)):
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
@@ -291,6 +319,9 @@ class _Engine:
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
+        return self._prompt_token[batch]
+
+    def _prompt_token_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         chunk = max(min(self.uncached, self.room(batch)), 1.0)
         comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
@@ -320,22 +351,34 @@ class _Engine:
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
+        return self._floor[batch]
+
+    def _floor_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
         return step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
 
     def decode_compute_s(self, batch: float) -> float:
         """The GEMM compute of the batch's decode tokens (LM head included)."""
+        return self._decode_compute[batch]
+
+    def _decode_compute_s(self, batch: float) -> float:
         return step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
 
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
+        return self._base[batch]
+
+    def _base_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
+        return self._decode_step[batch]
+
+    def _decode_step_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return self.engine_step_s(b) / self.spec.tokens_per_step
@@ -344,6 +387,9 @@ class _Engine:
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
+        return self._engine_step[batch]
+
+    def _engine_step_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
@@ -364,6 +410,9 @@ class _Engine:
 
     def service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
+        return self._service[batch]
+
+    def _service_moments(self, batch: float) -> tuple[float, float, float, float]:
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 
