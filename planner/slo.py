@@ -542,7 +542,14 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
     """q-quantile of stage + W over the covered prompts; W is zero with probability 1 - busy, else gamma.
 
     The CDF jumps by (1 - busy) / n at each prompt's own stage time and is smooth between: it is evaluated at every
-    stage time at once to find the interval (or the jump) holding q, then inverted inside that smooth interval."""
+    stage time at once to find the interval (or the jump) holding q, then inverted inside that smooth interval.
+    Cached by value: the solves around an operating point ask for the same quantile again (a third of a plan's)."""
+    return _ttft_quantile_cached(stages.tobytes(), busy, wait_mean_s, tail_shape, q)
+
+
+@lru_cache(maxsize=4096)
+def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
+    stages = np.frombuffer(stage_bytes)
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -558,7 +565,13 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
         return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
 
     def cdf(t: float) -> float:
-        return float(at(np.array([t]), strict=False)[0])
+        """at(t) for one t, the gamma evaluated only where the wait is positive (the same sum, term for term)."""
+        gap = t - stages
+        terms = np.where(gap >= 0, 1 - busy, 0.0)
+        waiting = gap > 0
+        if waiting.any():
+            terms[waiting] = (1 - busy) + busy * gamma_p_array(tail_shape, gap[waiting] / scale)
+        return float(np.add.reduce(terms)) / stages.size
 
     points = np.unique(stages)
     above = np.flatnonzero(at(points, strict=False) >= q)
