@@ -25,6 +25,7 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
@@ -60,7 +61,9 @@ from planner.step_model import (
     ROOFLINE,
     WEIGHTS_S,
     speculative_step_time_s,
+    speculative_step_times_s,
     step_time_s,
+    step_times_s,
 )
 
 __all__ = [
@@ -395,9 +398,14 @@ class _Engine:
             return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
         return step_time_s(self.k, b, b, b * self.context, 0.0)
 
-    def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
-        """decode_step_s over an array of batches (batches >= 1)."""
-        return np.array([self.decode_step_s(float(b)) for b in batches])
+    def engine_steps_s(self, batches: np.ndarray) -> np.ndarray:
+        """engine_step_s over an array of batches, in one pass (step_model.step_times_s)."""
+        b = np.maximum(batches, 1.0)
+        plain = step_times_s(self.k, b, b, b * self.context, 0.0)
+        if self.spec is None:
+            return plain
+        spec = speculative_step_times_s(self.spec.constants, b, b, b * self.context, 0.0)
+        return np.where(b <= self.spec.off_above_batch, spec, plain)
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
@@ -637,13 +645,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
-    decode_gaps = np.sort(np.array([eng.engine_step_s(float(x)) for x in batches])) + eng.sched_s
-    grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
+    decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
+    pure_cdf = _grid_cdf(decode_gaps.tolist())
 
     def cdf(t: float) -> float:
-        pure = float(np.interp(t, decode_gaps, grid_p, left=0.0, right=1.0))
+        pure = pure_cdf(t)
         head = t - base  # the GEMM time a mixed step may spend
         mixed = _chunk_cdf(eng, room, chunks, (head - decode) * rate_b) if head >= floor else 0.0
         return (1 - share) * pure + share * mixed
@@ -655,6 +663,27 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high)
     return tuple(found[q] for q in qs), share, s1 / chunks
+
+
+def _grid_cdf(values: list[float]) -> Callable[[float], float]:
+    """The CDF of equal-probability points (sorted), linear between them: np.interp(t, values, (i + 0.5) / n, left=0,
+    right=1), the same arithmetic, for one t at a time without numpy's per-call cost."""
+    n = len(values)
+    probs = [(i + 0.5) / n for i in range(n)]
+    first, last = values[0], values[-1]
+
+    def at(t: float) -> float:
+        if t < first:
+            return 0.0
+        if t >= last:
+            return 1.0 if t > last else probs[-1]
+        j = bisect_right(values, t) - 1  # values[j] <= t < values[j + 1]
+        if values[j] == t:
+            return probs[j]
+        slope = (probs[j + 1] - probs[j]) / (values[j + 1] - values[j])
+        return slope * (t - values[j]) + probs[j]
+
+    return at
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
