@@ -1,0 +1,64 @@
+"""The latency model's cheaper kernel computes what the plain one did: memoized step costs, the grid CDF, the
+TTFT quantile's one-time CDF."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner import load_brief
+from planner.replica import shape_of
+from planner.slo import _BATCHES_KEPT, _Engine, _grid_cdf, _ttft_quantile_cached, _ttft_quantile_s
+
+
+@pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
+def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> None:
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    for batch in (0.3, 1.0, 7.5, 64.0, 200.0):
+        twice = [
+            (eng.prompt_token_s(batch), eng.floor_s(batch), eng.decode_compute_s(batch), eng.base_s(batch))
+            + (eng.decode_step_s(batch), eng.engine_step_s(batch), *eng.service_moments(batch))
+            for _ in range(2)
+        ]
+        fresh = (eng._prompt_token_s(batch), eng._floor_s(batch), eng._decode_compute_s(batch), eng._base_s(batch))
+        fresh += (eng._decode_step_s(batch), eng._engine_step_s(batch), *eng._service_moments(batch))
+        assert twice[0] == twice[1] == fresh
+    assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
+
+
+def test_an_engines_memo_is_bounded() -> None:
+    brief = load_brief("capstone")
+    eng = _Engine(brief, shape_of(brief))
+    for i in range(_BATCHES_KEPT + 10):
+        eng.floor_s(1.0 + i / 7)
+    assert 0 < len(eng._floor) <= _BATCHES_KEPT
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0, 3.0, 7.0], [0.5, 0.5, 0.5, 1.0, 2.0, 2.0, 4.0], [3.0] * 5, list(np.linspace(1e-3, 2e-2, 41))])
+def test_the_grid_cdf_is_numpys_interpolation(values: list[float]) -> None:
+    probs = (np.arange(len(values)) + 0.5) / len(values)
+    cdf = _grid_cdf(values)
+    ts = [*values, *(v * (1 + s) for v in values for s in (-1e-9, 1e-9, 0.3, -0.3)), 0.0, 1e9]
+    for t in ts:
+        assert cdf(t) == float(np.interp(t, values, probs, left=0.0, right=1.0)), t
+
+
+def _plain_ttft_cdf(stages: np.ndarray, busy: float, scale: float, tail: float, t: float) -> float:
+    from planner.numerics import gamma_p
+
+    return float(np.mean([(1 - busy) + busy * gamma_p(tail, (t - s) / scale) if t >= s else 0.0 for s in stages]))
+
+
+@pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(0.3, 0.02, 0.9, 0.95), (0.8, 0.5, 1.7, 0.95), (0.05, 0.001, 0.6, 0.5)])
+def test_the_ttft_quantile_is_where_the_cdf_reaches_it(busy: float, wait_s: float, tail: float, q: float) -> None:
+    """The quantile the cached, row-by-row inversion returns: the CDF (summed plainly, prompt by prompt) reaches q there
+    and not a hair before (the inversion's tolerance is 1e-7 of its bracket)."""
+    stages = np.sort(np.random.default_rng(1).gamma(2.0, 0.05, 48))
+    _ttft_quantile_cached.cache_clear()
+    found = _ttft_quantile_s(stages, busy, wait_s, tail, q)
+    assert _ttft_quantile_s(stages.copy(), busy, wait_s, tail, q) == found  # a hit by value
+    scale = wait_s / busy / tail
+    assert _plain_ttft_cdf(stages, busy, scale, tail, found) >= q - 1e-12
+    assert _plain_ttft_cdf(stages, busy, scale, tail, found * (1 - 1e-5)) < q
+
