@@ -582,7 +582,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return float(np.add.reduce(terms)) / stages.size
 
     points = np.unique(stages)
-    above = np.flatnonzero(at(points, strict=False) >= q)
+    above = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
     if above.size == 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while cdf(high) < q:
@@ -592,6 +592,20 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
         return _invert(cdf, q, float(points[first - 1]), float(points[first]))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
+
+
+def _first_reaching(at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float) -> np.ndarray:
+    """The indices of `points` (from the first on) where the CDF `at` reaches q, at(points) >= q, evaluated only where it
+    can change its mind: at a point the CDF lies between (1 - busy) and 1 times the share of prompts whose own steps
+    are done by then (`reached`), so below the first point where that share reaches q it is under q, and from the first
+    where (1 - busy) times it does (with a hair's margin for rounding), at or over it."""
+    lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
+    surely = np.flatnonzero((1 - busy) * reached >= q * (1 + 1e-9))
+    highest = int(surely[0]) if surely.size else points.size - 1
+    above = np.flatnonzero(at(points[lowest : highest + 1], False) >= q) + lowest
+    if above.size == 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
+        above = np.flatnonzero(at(points[highest + 1 :], False) >= q) + highest + 1
+    return above
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
