@@ -80,12 +80,14 @@ def _gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float
     ~1,000-2,000 arrays of ~50 points a plan, and the fraction's level-by-level loop near x = a + 1 (30-45 levels)
     would cost ~10x the series' few whole-array calls."""
     x = np.asarray(x, dtype=np.float64)
+    reach = a + 1 + _ARRAY_SERIES_REACH
+    if x.size and float(x.min()) > 0 and float(x.max()) < reach:  # the planner's usual case: every x on the series
+        return _series_p_array(a, x.ravel(), float(x.max())).reshape(x.shape)
     p = np.zeros(x.shape)
     kept = ~(x <= 0)  # the positive x, and any nan
     inside = x[kept]
     if inside.size == 0:
         return p
-    reach = a + 1 + _ARRAY_SERIES_REACH
     largest = float(inside.max())
     if largest < reach:  # the planner's case: all on the series (false for a nan)
         p[kept] = _series_p_array(a, inside, largest)
@@ -179,12 +181,12 @@ def _log_prefactor(a: float, x: float) -> float:
     return a * (log_ratio - t) + 0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)
 
 
-def _log_prefactor_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """_log_prefactor over an array of x."""
+def _log_prefactor_array(a: float, x: npt.NDArray[np.float64], log_x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """_log_prefactor over an array of x (log_x: its logarithms, which the caller has)."""
     if a < _STIRLING_SHAPE:
-        return np.asarray(a * np.log(x) - x - math.lgamma(a))
+        return np.asarray(a * log_x - x - math.lgamma(a))
     t = (x - a) / a
-    log_ratio = np.where(x < a / 2, np.log(x) - math.log(a), np.log1p(np.maximum(t, -0.5)))  # as _log_prefactor
+    log_ratio = np.where(x < a / 2, log_x - math.log(a), np.log1p(np.maximum(t, -0.5)))  # as _log_prefactor
     return np.asarray(a * (log_ratio - t) + (0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)))
 
 
@@ -192,11 +194,12 @@ def _series_terms(a: float, x: float) -> tuple[float, int]:
     """The series sum_n x^n / (a (a+1) ... (a+n)) (DLMF 8.7.1 over x^a e^-x / Gamma(a)), and the terms it took."""
     term = total = 1 / a
     shape = a
+    eps = _EPS  # a local: the loop is the scalar form's whole cost
     for n in range(1, _MAX_TERMS):
         shape += 1
         term *= x / shape
         total += term
-        if term < total * _EPS:
+        if term < total * eps:
             return total, n
     return total, _MAX_TERMS
 
@@ -237,7 +240,7 @@ def _series_p_array(a: float, x: npt.NDArray[np.float64], largest: float) -> npt
         block = log_x[start : start + rows, np.newaxis] * counts
         block -= log_denominators
         total[start : start + rows] = np.exp(block, out=block).sum(axis=1)
-    return np.asarray(np.exp(_log_prefactor_array(a, x)) * (1 + total) / a)
+    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + total) / a)
 
 
 @lru_cache(maxsize=256)
@@ -258,7 +261,7 @@ def _fraction_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.fl
     for i in range(levels + _FRACTION_MARGIN, 0, -1):
         tail += base + 2 * i  # the level's denominator b_i plus the fraction below it
         np.divide(-i * (i - a), tail, out=tail)
-    return np.asarray(1 - np.exp(_log_prefactor_array(a, x)) / (base + tail))
+    return np.asarray(1 - np.exp(_log_prefactor_array(a, x, np.log(x))) / (base + tail))
 
 
 _FRACTION_MARGIN = 2
