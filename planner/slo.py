@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse
+from planner.numerics import bracket_root, gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -574,12 +574,19 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
 
     def cdf(t: float) -> float:
         """at(t) for one t, the gamma evaluated only where the wait is positive (the same sum, term for term)."""
+        return cdf_slope(t)[0]
+
+    def cdf_slope(t: float) -> tuple[float, float]:
+        """at(t) for one t and its slope there (between the jumps), the gamma evaluated only where the wait is positive."""
         gap = t - stages
         terms = np.where(gap >= 0, 1 - busy, 0.0)
         waiting = gap > 0
-        if waiting.any():
-            terms[waiting] = (1 - busy) + busy * gamma_p_array(tail_shape, gap[waiting] / scale)
-        return float(np.add.reduce(terms)) / stages.size
+        if not waiting.any():
+            return float(np.add.reduce(terms)) / stages.size, 0.0
+        x = gap[waiting] / scale
+        terms[waiting] = (1 - busy) + busy * gamma_p_array(tail_shape, x)
+        slope = busy * float(np.add.reduce(gamma_density_array(tail_shape, x))) / scale / stages.size
+        return float(np.add.reduce(terms)) / stages.size, slope
 
     points = np.unique(stages)
     above = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
@@ -587,10 +594,10 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while cdf(high) < q:
             high = low + (high - low) * 2
-        return _invert(cdf, q, low, high)
+        return _newton_invert(cdf_slope, q, low, high)
     first = int(above[0])
     if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
-        return _invert(cdf, q, float(points[first - 1]), float(points[first]))
+        return _newton_invert(cdf_slope, q, float(points[first - 1]), float(points[first]))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
@@ -698,6 +705,30 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
         return slope * (t - values[j]) + probs[j]
 
     return at
+
+
+def _newton_invert(cdf_slope: Callable[[float], tuple[float, float]], q: float, low: float, high: float) -> float:
+    """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high:
+    Newton's steps from the middle, kept inside the bracket the evaluations narrow (a bisection when a step would leave
+    it), to 1e-7 of the range as _invert."""
+    xtol = (high - low) * 1e-7
+    t = (low + high) / 2
+    for _ in range(_NEWTON_STEPS):
+        value, slope = cdf_slope(t)
+        if value >= q:
+            high = t
+        else:
+            low = t
+        step = (value - q) / slope if slope > 0 else math.inf
+        if abs(step) <= xtol and low <= t - step <= high:
+            return t - step
+        if high - low <= xtol:
+            return high
+        t = t - step if low < t - step < high else (low + high) / 2
+    return high
+
+
+_NEWTON_STEPS = 100
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:

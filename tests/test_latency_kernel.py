@@ -8,7 +8,8 @@ import pytest
 
 from planner import load_brief
 from planner.replica import shape_of
-from planner.slo import _BATCHES_KEPT, _Engine, _grid_cdf, _ttft_quantile_cached, _ttft_quantile_s
+from planner.numerics import gamma_density_array, gamma_p, gamma_p_inverse
+from planner.slo import _BATCHES_KEPT, _Engine, _grid_cdf, _newton_invert, _ttft_quantile_cached, _ttft_quantile_s
 
 
 @pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
@@ -62,3 +63,23 @@ def test_the_ttft_quantile_is_where_the_cdf_reaches_it(busy: float, wait_s: floa
     assert _plain_ttft_cdf(stages, busy, scale, tail, found) >= q - 1e-12
     assert _plain_ttft_cdf(stages, busy, scale, tail, found * (1 - 1e-5)) < q
 
+
+
+@pytest.mark.parametrize("a", [0.3, 0.95, 1.0, 2.5, 40.0, 1e3])
+def test_the_gamma_density_is_scipys(a: float) -> None:
+    from scipy.stats import gamma
+
+    xs = np.array([1e-6, 0.01, 0.5, 1.0, a, 2 * a + 3, 60.0])
+    np.testing.assert_allclose(gamma_density_array(a, xs), gamma.pdf(xs, a), rtol=1e-10, atol=1e-300)
+
+
+def test_newtons_inversion_lands_on_the_root_inside_its_bracket() -> None:
+    """A smooth CDF inverted by Newton's steps within a bracket: the root to 1e-7 of the bracket, even from a start
+    where a plain Newton step would leave it (a steep, nearly flat-ended curve)."""
+    for a, q in ((0.9, 0.95), (5.0, 0.5), (0.3, 0.2)):
+        def cdf_slope(t: float, a: float = a) -> tuple[float, float]:
+            return gamma_p(a, t), float(gamma_density_array(a, np.array([t]))[0])
+
+        root = gamma_p_inverse(a, q)
+        low, high = root * 0.01, root * 30
+        assert abs(_newton_invert(cdf_slope, q, low, high) - root) <= (high - low) * 1e-7
