@@ -283,6 +283,7 @@ class _Engine:
         self.k = step.values()
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
+        self.communicates = any(self.k_allreduce)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -325,6 +326,8 @@ class _Engine:
         return self._prompt_token[batch]
 
     def _prompt_token_s(self, batch: float) -> float:
+        if not self.communicates:  # one GPU, one stage: no bytes to share (the difference below is exactly 0)
+            return self.token_s
         b = max(batch, 1.0)
         chunk = max(min(self.uncached, self.room(batch)), 1.0)
         comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
@@ -385,7 +388,7 @@ class _Engine:
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return self.engine_step_s(b) / self.spec.tokens_per_step
-        return step_time_s(self.k, b, b, b * self.context, 0.0)
+        return self.engine_step_s(b)  # the plain step itself
 
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
