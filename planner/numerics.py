@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
+__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_and_density", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
 
 _EPS = 2.3e-16  # a series term or a fraction's step below this, relative to the sum, changes nothing
 _TINY = 1e-300  # the modified Lentz method's stand-in for a zero denominator
@@ -70,6 +70,28 @@ def _gamma_p_array_cached(a: float, shape: tuple[int, ...], data: bytes) -> npt.
     """Cached by value: a plan asks for a third of its arrays again (the same TTFT quantile at the same operating
     point, re-evaluated by the solves around it), and a hit costs ~0.6 us against ~14 us for 48 points of the series."""
     return _gamma_p_array(a, np.frombuffer(data, dtype=np.float64).reshape(shape))
+
+
+def gamma_p_and_density(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """P(a, x) and the density (its slope) over a 1-d array of positive x, none above `largest`, in one pass: the
+    series' terms are those `largest` needs (a caller evaluating many arrays under one bound counts them once), and the
+    density is the series' own prefactor over x. Beyond the series' reach, gamma_p_array and gamma_density_array."""
+    terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
+    if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
+        return gamma_p_array(a, x), gamma_density_array(a, x)
+    counts, log_denominators = _series_logs(a, terms)
+    log_x = np.log(x)
+    block = log_x[:, np.newaxis] * counts
+    block -= log_denominators
+    total = np.exp(block, out=block).sum(axis=1)
+    prefactor = np.exp(_log_prefactor_array(a, x, log_x))
+    return prefactor * (1 + total) / a, prefactor / x
+
+
+@lru_cache(maxsize=1024)
+def _series_count(a: float, largest: float) -> int:
+    """Terms the series takes at x = largest (cached: one bound serves many arrays)."""
+    return _series_terms(a, largest)[1]
 
 
 def gamma_density_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

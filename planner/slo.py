@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse
+from planner.numerics import bracket_root, gamma_p, gamma_p_and_density, gamma_p_array, gamma_p_inverse
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -575,21 +575,27 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
         return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
 
-    def cdf(t: float) -> float:
-        """at(t) for one t, the gamma evaluated only where the wait is positive (the same sum, term for term)."""
-        return cdf_slope(t)[0]
+    shortest = float(stages.min())
 
-    def cdf_slope(t: float) -> tuple[float, float]:
-        """at(t) for one t and its slope there (between the jumps), the gamma evaluated only where the wait is positive."""
-        gap = t - stages
-        terms = np.where(gap >= 0, 1 - busy, 0.0)
-        waiting = gap > 0
-        if not waiting.any():
-            return float(np.add.reduce(terms)) / stages.size, 0.0
-        x = gap[waiting] / scale
-        terms[waiting] = (1 - busy) + busy * gamma_p_array(tail_shape, x)
-        slope = busy * float(np.add.reduce(gamma_density_array(tail_shape, x))) / scale / stages.size
-        return float(np.add.reduce(terms)) / stages.size, slope
+    def cdf(t: float) -> float:
+        return cdf_slope_under(t)(t)[0]
+
+    def cdf_slope_under(top: float) -> Callable[[float], tuple[float, float]]:
+        """at(t) for one t up to `top`, and its slope there (between the jumps): the gamma only where the wait is
+        positive, its series as long as the longest wait up to `top` needs."""
+        largest = (top - shortest) / scale
+
+        def cdf_slope(t: float) -> tuple[float, float]:
+            gap = t - stages
+            terms = np.where(gap >= 0, 1 - busy, 0.0)
+            waiting = gap > 0
+            if not waiting.any():
+                return float(np.add.reduce(terms)) / stages.size, 0.0
+            waited, density = gamma_p_and_density(tail_shape, gap[waiting] / scale, largest)
+            terms[waiting] = (1 - busy) + busy * waited
+            return float(np.add.reduce(terms)) / stages.size, busy * float(np.add.reduce(density)) / scale / stages.size
+
+        return cdf_slope
 
     points = np.unique(stages)
     above = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
@@ -597,10 +603,10 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while cdf(high) < q:
             high = low + (high - low) * 2
-        return _newton_invert(cdf_slope, q, low, high)
+        return _newton_invert(cdf_slope_under(high), q, low, high)
     first = int(above[0])
     if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
-        return _newton_invert(cdf_slope, q, float(points[first - 1]), float(points[first]))
+        return _newton_invert(cdf_slope_under(float(points[first])), q, float(points[first - 1]), float(points[first]))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 

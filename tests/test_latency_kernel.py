@@ -8,7 +8,7 @@ import pytest
 
 from planner import load_brief
 from planner.replica import shape_of
-from planner.numerics import gamma_density_array, gamma_p, gamma_p_inverse
+from planner.numerics import gamma_density_array, gamma_p, gamma_p_and_density, gamma_p_array, gamma_p_inverse
 from planner.slo import _BATCHES_KEPT, _Engine, _grid_cdf, _newton_invert, _ttft_quantile_cached, _ttft_quantile_s
 
 
@@ -83,3 +83,14 @@ def test_newtons_inversion_lands_on_the_root_inside_its_bracket() -> None:
         root = gamma_p_inverse(a, q)
         low, high = root * 0.01, root * 30
         assert abs(_newton_invert(cdf_slope, q, low, high) - root) <= (high - low) * 1e-7
+
+
+@pytest.mark.parametrize("a", [0.4, 0.95, 3.0, 30.0])
+def test_p_and_density_in_one_pass_are_the_separate_ones(a: float) -> None:
+    """Under a bound the caller gives (more series terms than the array's own largest x needs), and beyond the
+    series' reach, where it hands over to the separate functions."""
+    xs = np.array([1e-4, 0.2, 1.0, a, a + 5])
+    for largest in (float(xs.max()), float(xs.max()) * 3, a + 100):
+        p, density = gamma_p_and_density(a, xs, largest)
+        np.testing.assert_allclose(p, gamma_p_array(a, xs), rtol=1e-13, atol=0)
+        np.testing.assert_allclose(density, gamma_density_array(a, xs), rtol=1e-13, atol=0)
