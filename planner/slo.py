@@ -598,30 +598,36 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return cdf_slope
 
     points = np.unique(stages)
-    above = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
-    if above.size == 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
+    first, at_points = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
+    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
-        while cdf(high) < q:
+        while (at_high := cdf(high)) < q:
             high = low + (high - low) * 2
-        return _newton_invert(cdf_slope_under(high), q, low, high)
-    first = int(above[0])
-    if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
-        return _newton_invert(cdf_slope_under(float(points[first])), q, float(points[first - 1]), float(points[first]))
+        return _newton_invert(cdf_slope_under(high), q, (low, float(at_points[-1])), (high, at_high))
+    if first > 0 and (at_high := float(at(points[first : first + 1], strict=True)[0])) >= q:  # crossed in the smooth stretch before
+        low, high = float(points[first - 1]), float(points[first])
+        return _newton_invert(cdf_slope_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
-def _first_reaching(at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float) -> np.ndarray:
-    """The indices of `points` (from the first on) where the CDF `at` reaches q, at(points) >= q, evaluated only where it
-    can change its mind: at a point the CDF lies between (1 - busy) and 1 times the share of prompts whose own steps
-    are done by then (`reached`), so below the first point where that share reaches q it is under q, and from the first
-    where (1 - busy) times it does (with a hair's margin for rounding), at or over it."""
+def _first_reaching(
+    at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
+) -> tuple[int, np.ndarray]:
+    """The first of `points` where the CDF `at` reaches q (-1: none), and the CDF at the points it evaluated (nan at
+    the others). It evaluates only where the CDF can change its mind: at a point it lies between (1 - busy) and 1
+    times the share of prompts whose own steps are done by then (`reached`), so below the first point where that
+    share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
+    rounding), at or over it."""
     lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
     surely = np.flatnonzero((1 - busy) * reached >= q * (1 + 1e-9))
     highest = int(surely[0]) if surely.size else points.size - 1
-    above = np.flatnonzero(at(points[lowest : highest + 1], False) >= q) + lowest
+    values = np.full(points.shape, math.nan)
+    values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
+    above = np.flatnonzero(values[lowest : highest + 1] >= q) + lowest
     if above.size == 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
-        above = np.flatnonzero(at(points[highest + 1 :], False) >= q) + highest + 1
-    return above
+        values[highest + 1 :] = at(points[highest + 1 :], False)
+        above = np.flatnonzero(values[highest + 1 :] >= q) + highest + 1
+    return (int(above[0]) if above.size else -1), values
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
@@ -716,12 +722,18 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
     return at
 
 
-def _newton_invert(cdf_slope: Callable[[float], tuple[float, float]], q: float, low: float, high: float) -> float:
-    """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high:
-    Newton's steps from the middle, kept inside the bracket the evaluations narrow (a bisection when a step would leave
-    it), to 1e-7 of the range as _invert."""
+def _newton_invert(
+    cdf_slope: Callable[[float], tuple[float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
+) -> float:
+    """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
+    (each end given with the CDF there, nan where not known): Newton's steps from where the chord between the ends
+    crosses q, kept inside the bracket the evaluations narrow (a bisection when a step would leave it), to 1e-7 of
+    the range as _invert."""
+    (low, at_low), (high, at_high) = low_at, high_at
     xtol = (high - low) * 1e-7
-    t = (low + high) / 2
+    t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
+    if not low < t < high:  # no chord (an end's CDF unknown): the middle
+        t = (low + high) / 2
     for _ in range(_NEWTON_STEPS):
         value, slope = cdf_slope(t)
         if value >= q:

@@ -3,6 +3,8 @@ TTFT quantile's one-time CDF."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -82,7 +84,8 @@ def test_newtons_inversion_lands_on_the_root_inside_its_bracket() -> None:
 
         root = gamma_p_inverse(a, q)
         low, high = root * 0.01, root * 30
-        assert abs(_newton_invert(cdf_slope, q, low, high) - root) <= (high - low) * 1e-7
+        for low_at, high_at in (((low, math.nan), (high, math.nan)), ((low, gamma_p(a, low)), (high, gamma_p(a, high)))):
+            assert abs(_newton_invert(cdf_slope, q, low_at, high_at) - root) <= (high - low) * 1e-7
 
 
 @pytest.mark.parametrize("a", [0.4, 0.95, 3.0, 30.0])
