@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_and_density", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
+__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_array", "gamma_p_inverse", "gamma_sums", "root_in_bracket"]
 
 _EPS = 2.3e-16  # a series term or a fraction's step below this, relative to the sum, changes nothing
 _TINY = 1e-300  # the modified Lentz method's stand-in for a zero denominator
@@ -72,20 +72,24 @@ def _gamma_p_array_cached(a: float, shape: tuple[int, ...], data: bytes) -> npt.
     return _gamma_p_array(a, np.frombuffer(data, dtype=np.float64).reshape(shape))
 
 
-def gamma_p_and_density(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """P(a, x) and the density (its slope) over a 1-d array of positive x, none above `largest`, in one pass: the
-    series' terms are those `largest` needs (a caller evaluating many arrays under one bound counts them once), and the
-    density is the series' own prefactor over x. Beyond the series' reach, gamma_p_array and gamma_density_array."""
+def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[float, float, float]:
+    """Over a 1-d array of positive x, none above `largest`: the sums of P(a, x), of its slope (the density) and of the
+    density's slope, in one pass. The series' terms are those `largest` needs (a caller evaluating many arrays under
+    one bound counts them once); the density is the series' own prefactor over x, its slope the density times
+    ((a - 1) / x - 1). Beyond the series' reach, gamma_p_array and gamma_density_array."""
     terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
     if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
-        return gamma_p_array(a, x), gamma_density_array(a, x)
+        p, density = gamma_p_array(a, x), gamma_density_array(a, x)
+        return float(p.sum()), float(density.sum()), float(density @ ((a - 1) / x - 1))
     counts, log_denominators = _series_logs(a, terms)
     log_x = np.log(x)
     block = log_x[:, np.newaxis] * counts
     block -= log_denominators
     total = np.exp(block, out=block).sum(axis=1)
     prefactor = np.exp(_log_prefactor_array(a, x, log_x))
-    return prefactor * (1 + total) / a, prefactor / x
+    inverse = 1 / x
+    density = prefactor * inverse
+    return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
 
 
 @lru_cache(maxsize=1024)

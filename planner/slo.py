@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_and_density, gamma_p_array, gamma_p_inverse
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -578,24 +578,24 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     shortest = float(stages.min())
 
     def cdf(t: float) -> float:
-        return cdf_slope_under(t)(t)[0]
+        return rows_under(t)(t)[0]
 
-    def cdf_slope_under(top: float) -> Callable[[float], tuple[float, float]]:
-        """at(t) for one t up to `top`, and its slope there (between the jumps): the gamma only where the wait is
-        positive, its series as long as the longest wait up to `top` needs."""
+    def rows_under(top: float) -> Callable[[float], tuple[float, float, float]]:
+        """at(t) for one t up to `top`, with its first two derivatives there (between the jumps): the gamma only
+        where the wait is positive, its series as long as the longest wait up to `top` needs."""
         largest = (top - shortest) / scale
 
-        def cdf_slope(t: float) -> tuple[float, float]:
+        def row(t: float) -> tuple[float, float, float]:
             gap = t - stages
-            terms = np.where(gap >= 0, 1 - busy, 0.0)
+            reached = (1 - busy) * np.count_nonzero(gap >= 0)
             waiting = gap > 0
             if not waiting.any():
-                return float(np.add.reduce(terms)) / stages.size, 0.0
-            waited, density = gamma_p_and_density(tail_shape, gap[waiting] / scale, largest)
-            terms[waiting] = (1 - busy) + busy * waited
-            return float(np.add.reduce(terms)) / stages.size, busy * float(np.add.reduce(density)) / scale / stages.size
+                return reached / stages.size, 0.0, 0.0
+            waited, density, bend = gamma_sums(tail_shape, gap[waiting] / scale, largest)
+            share = busy / stages.size
+            return (reached + busy * waited) / stages.size, share * density / scale, share * bend / (scale * scale)
 
-        return cdf_slope
+        return row
 
     points = np.unique(stages)
     first, at_points = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
@@ -603,10 +603,10 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while (at_high := cdf(high)) < q:
             high = low + (high - low) * 2
-        return _newton_invert(cdf_slope_under(high), q, (low, float(at_points[-1])), (high, at_high))
+        return _halley_invert(rows_under(high), q, (low, float(at_points[-1])), (high, at_high))
     if first > 0 and (at_high := float(at(points[first : first + 1], strict=True)[0])) >= q:  # crossed in the smooth stretch before
         low, high = float(points[first - 1]), float(points[first])
-        return _newton_invert(cdf_slope_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
+        return _halley_invert(rows_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
@@ -722,25 +722,27 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
     return at
 
 
-def _newton_invert(
-    cdf_slope: Callable[[float], tuple[float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
+def _halley_invert(
+    row: Callable[[float], tuple[float, float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
 ) -> float:
     """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
-    (each end given with the CDF there, nan where not known): Newton's steps from where the chord between the ends
-    crosses q, kept inside the bracket the evaluations narrow (a bisection when a step would leave it), to 1e-7 of
-    the range as _invert."""
+    (each end given with the CDF there, nan where not known; `row` gives the CDF and its first two derivatives):
+    Halley's steps from where the chord between the ends crosses q, kept inside the bracket the evaluations narrow (a
+    bisection when a step would leave it), to 1e-7 of the range as _invert."""
     (low, at_low), (high, at_high) = low_at, high_at
     xtol = (high - low) * 1e-7
     t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
     if not low < t < high:  # no chord (an end's CDF unknown): the middle
         t = (low + high) / 2
-    for _ in range(_NEWTON_STEPS):
-        value, slope = cdf_slope(t)
+    for _ in range(_HALLEY_STEPS):
+        value, slope, bend = row(t)
         if value >= q:
             high = t
         else:
             low = t
-        step = (value - q) / slope if slope > 0 else math.inf
+        miss = value - q
+        denominator = 2 * slope * slope - miss * bend
+        step = 2 * miss * slope / denominator if denominator > 0 else (miss / slope if slope > 0 else math.inf)
         if abs(step) <= xtol and low <= t - step <= high:
             return t - step
         if high - low <= xtol:
@@ -749,7 +751,7 @@ def _newton_invert(
     return high
 
 
-_NEWTON_STEPS = 100
+_HALLEY_STEPS = 100
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
