@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, wraps
 from statistics import NormalDist
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -222,7 +222,7 @@ class SloBudget(_Model):
 
 # The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
 # the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
-_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
 _GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
@@ -238,23 +238,26 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
 )
 
 
-class _PerBatch(dict[float, _T]):
-    """One of an engine's quantities by decode batch, each computed once: a load's evaluation asks for the same batch's
-    step costs many times (the pace, the service moments, the waits, the quantiles). Bounded: a plan's solves visit
-    a few thousand batches an engine."""
+def _by_batch(compute: _F) -> _F:
+    """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
+    costs many times (the pace, the service moments, the waits, the quantiles). Kept in one table for every engine,
+    bounded (a plan visits ~5,000-7,000 engine batches), so engines kept on their replicas carry nothing extra."""
 
-    def __init__(self, compute: Callable[[float], _T]) -> None:
-        super().__init__()
-        self.compute = compute
-
-    def __missing__(self, batch: float) -> _T:
-        if len(self) >= _BATCHES_KEPT:
-            self.clear()
-        value = self[batch] = self.compute(batch)
+    @wraps(compute)
+    def remembered(engine: _Engine, batch: float) -> Any:
+        key = (engine, compute, batch)
+        value = _BY_BATCH.get(key)
+        if value is None:
+            if len(_BY_BATCH) >= _BY_BATCH_KEPT:
+                _BY_BATCH.clear()
+            value = _BY_BATCH[key] = compute(engine, batch)
         return value
 
+    return cast(_F, remembered)
 
-_BATCHES_KEPT = 4096
+
+_BY_BATCH: dict[tuple[object, object, float], Any] = {}
+_BY_BATCH_KEPT = 16384
 
 
 class _Engine:
@@ -308,24 +311,15 @@ class _Engine:
         self.long_prefix_s = step.attn_s_per_pair * self.hit * w.input_tokens_mean * self.cv2
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
-        self._prompt_token = _PerBatch(self._prompt_token_s)
-        self._floor = _PerBatch(self._floor_s)
-        self._decode_compute = _PerBatch(self._decode_compute_s)
-        self._base = _PerBatch(self._base_s)
-        self._decode_step = _PerBatch(self._decode_step_s)
-        self._engine_step = _PerBatch(self._engine_step_s)
-        self._service = _PerBatch(self._service_moments)
 
     # A step with a decode batch b and c prompt tokens costs  base(b) + max(decode(b) + c x token(b), floor(b)):
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
     # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
 
+    @_by_batch
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
-        return self._prompt_token[batch]
-
-    def _prompt_token_s(self, batch: float) -> float:
         if not self.communicates:  # one GPU, one stage: no bytes to share (the difference below is exactly 0)
             return self.token_s
         b = max(batch, 1.0)
@@ -354,48 +348,38 @@ class _Engine:
         """Prompt tokens a second, beside a decode batch."""
         return 1 / self.prompt_token_s(batch)
 
+    @_by_batch
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
-        return self._floor[batch]
-
-    def _floor_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
         return step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
 
+    @_by_batch
     def decode_compute_s(self, batch: float) -> float:
         """The GEMM compute of the batch's decode tokens (LM head included)."""
-        return self._decode_compute[batch]
-
-    def _decode_compute_s(self, batch: float) -> float:
         return step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
 
+    @_by_batch
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
-        return self._base[batch]
-
-    def _base_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
+    @_by_batch
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
-        return self._decode_step[batch]
-
-    def _decode_step_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return self.engine_step_s(b) / self.spec.tokens_per_step
         return self.engine_step_s(b)  # the plain step itself
 
+    @_by_batch
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
-        return self._engine_step[batch]
-
-    def _engine_step_s(self, batch: float) -> float:
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
@@ -419,11 +403,9 @@ class _Engine:
         """Prompt tokens a step has room for beside the decode batch."""
         return self.budget - batch if self.chunked else math.inf
 
+    @_by_batch
     def service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
-        return self._service[batch]
-
-    def _service_moments(self, batch: float) -> tuple[float, float, float, float]:
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 

@@ -11,31 +11,32 @@ import pytest
 from planner import load_brief
 from planner.replica import shape_of
 from planner.numerics import gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
-from planner.slo import _BATCHES_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
+from planner.slo import _BY_BATCH, _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
+
+
+_REMEMBERED = ("prompt_token_s", "floor_s", "decode_compute_s", "base_s", "decode_step_s", "engine_step_s", "service_moments")
 
 
 @pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
 def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> None:
     brief = load_brief(name)
-    eng = _Engine(brief, shape_of(brief))
+    eng, other = _Engine(brief, shape_of(brief)), _Engine(brief, shape_of(brief).model_copy(update={"replicas": 1}))
     for batch in (0.3, 1.0, 7.5, 64.0, 200.0):
-        twice = [
-            (eng.prompt_token_s(batch), eng.floor_s(batch), eng.decode_compute_s(batch), eng.base_s(batch))
-            + (eng.decode_step_s(batch), eng.engine_step_s(batch), *eng.service_moments(batch))
-            for _ in range(2)
-        ]
-        fresh = (eng._prompt_token_s(batch), eng._floor_s(batch), eng._decode_compute_s(batch), eng._base_s(batch))
-        fresh += (eng._decode_step_s(batch), eng._engine_step_s(batch), *eng._service_moments(batch))
-        assert twice[0] == twice[1] == fresh
+        for method in _REMEMBERED:
+            remembered = getattr(eng, method)
+            computed = getattr(_Engine, method).__wrapped__(eng, batch)
+            assert remembered(batch) == remembered(batch) == computed == getattr(other, method)(batch), method
     assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
 
 
-def test_an_engines_memo_is_bounded() -> None:
+def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:
     brief = load_brief("capstone")
+    low_hits = _Engine(brief.with_changes({"workload.prefix_hit_rate": 0.1}), shape_of(brief))
     eng = _Engine(brief, shape_of(brief))
-    for i in range(_BATCHES_KEPT + 10):
+    assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
+    for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
-    assert 0 < len(eng._floor) <= _BATCHES_KEPT
+    assert 0 < len(_BY_BATCH) <= _BY_BATCH_KEPT
 
 
 @pytest.mark.parametrize("values", [[1.0, 2.0, 3.0, 7.0], [0.5, 0.5, 0.5, 1.0, 2.0, 2.0, 4.0], [3.0] * 5, list(np.linspace(1e-3, 2e-2, 41))])
