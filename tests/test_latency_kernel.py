@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from planner import load_brief
-from planner.replica import shape_of
 from planner.numerics import gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
+from planner.replica import shape_of
 from planner.slo import _BY_BATCH, _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
-
 
 _REMEMBERED = ("prompt_token_s", "floor_s", "decode_compute_s", "base_s", "decode_step_s", "engine_step_s", "service_moments")
 
@@ -39,7 +38,9 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     assert 0 < len(_BY_BATCH) <= _BY_BATCH_KEPT
 
 
-@pytest.mark.parametrize("values", [[1.0, 2.0, 3.0, 7.0], [0.5, 0.5, 0.5, 1.0, 2.0, 2.0, 4.0], [3.0] * 5, list(np.linspace(1e-3, 2e-2, 41))])
+@pytest.mark.parametrize(
+    "values", [[1.0, 2.0, 3.0, 7.0], [0.5, 0.5, 0.5, 1.0, 2.0, 2.0, 4.0], [3.0] * 5, list(np.linspace(1e-3, 2e-2, 41))]
+)
 def test_the_grid_cdf_is_numpys_interpolation(values: list[float]) -> None:
     probs = (np.arange(len(values)) + 0.5) / len(values)
     cdf = _grid_cdf(values)
@@ -67,7 +68,6 @@ def test_the_ttft_quantile_is_where_the_cdf_reaches_it(busy: float, wait_s: floa
     assert _plain_ttft_cdf(stages, busy, scale, tail, found * (1 - 1e-5)) < q
 
 
-
 @pytest.mark.parametrize("a", [0.3, 0.95, 1.0, 2.5, 40.0, 1e3])
 def test_the_gamma_density_is_scipys(a: float) -> None:
     from scipy.stats import gamma
@@ -80,6 +80,7 @@ def test_halleys_inversion_lands_on_the_root_inside_its_bracket() -> None:
     """A smooth CDF inverted by Halley's steps within a bracket: the root to 1e-7 of the bracket, even from a start
     where a plain step would leave it (a steep, nearly flat-ended curve)."""
     for a, q in ((0.9, 0.95), (5.0, 0.5), (0.3, 0.2)):
+
         def row(t: float, a: float = a) -> tuple[float, float, float]:
             density = float(gamma_density_array(a, np.array([t]))[0])
             return gamma_p(a, t), density, density * ((a - 1) / t - 1)
