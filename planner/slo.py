@@ -622,20 +622,26 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (1 - short)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float, c: float) -> float:
-    """P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
-    remainder (uniform), counted per chunk."""
-    if c < 0:
-        return 0.0
+def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
+    """c -> P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk. What does not depend on c is worked out once, for the inversion's many
+    calls."""
     if eng.gamma is None:
-        return 1.0 if c >= min(eng.uncached, room) else 0.0
+        whole = min(eng.uncached, room)
+        return lambda c: 0.0 if c < 0 else (1.0 if c >= whole else 0.0)
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return gamma_cdf(k, c / scale)
-    if c >= room:
-        return 1.0
+        return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
     long_share = 1 - gamma_cdf(k, room / scale)
-    return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+
+    def cdf(c: float) -> float:
+        if c < 0:
+            return 0.0
+        if c >= room:
+            return 1.0
+        return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+
+    return cdf
 
 
 _Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
@@ -667,11 +673,12 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     pure_cdf = _grid_cdf(decode_gaps.tolist())
+    chunk_cdf = _chunk_cdf(eng, room, chunks)
 
     def cdf(t: float) -> float:
         pure = pure_cdf(t)
         head = t - base  # the GEMM time a mixed step may spend
-        mixed = _chunk_cdf(eng, room, chunks, (head - decode) * rate_b) if head >= floor else 0.0
+        mixed = chunk_cdf((head - decode) * rate_b) if head >= floor else 0.0
         return (1 - share) * pure + share * mixed
 
     low = float(decode_gaps[0]) * 0.5
