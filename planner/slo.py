@@ -569,7 +569,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
 
         def row(t: float) -> tuple[float, float, float]:
             gap = t - stages
-            reached = (1 - busy) * np.count_nonzero(gap >= 0)
+            reached = (1 - busy) * int(np.count_nonzero(gap >= 0))
             waiting = gap > 0
             if not waiting.any():
                 return reached / stages.size, 0.0, 0.0
@@ -716,27 +716,33 @@ def _halley_invert(
 ) -> float:
     """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
     (each end given with the CDF there, nan where not known; `row` gives the CDF and its first two derivatives):
-    Halley's steps from where the chord between the ends crosses q, kept inside the bracket the evaluations narrow (a
-    bisection when a step would leave it), to 1e-7 of the range as _invert."""
+    Halley's steps from where the chord between the ends crosses q (Newton's where Halley's correction is not
+    modest), kept inside the bracket the evaluations narrow, and a bisection whenever a step would leave it or three
+    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert."""
     (low, at_low), (high, at_high) = low_at, high_at
     xtol = (high - low) * 1e-7
     t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
     if not low < t < high:  # no chord (an end's CDF unknown): the middle
         t = (low + high) / 2
+    checkpoint, steps = high - low, 0
     for _ in range(_HALLEY_STEPS):
         value, slope, bend = row(t)
         if value >= q:
             high = t
         else:
             low = t
-        miss = value - q
-        denominator = 2 * slope * slope - miss * bend
-        step = 2 * miss * slope / denominator if denominator > 0 else (miss / slope if slope > 0 else math.inf)
+        newton = (value - q) / slope if slope > 0 else math.inf
+        factor = 1 - newton * bend / (2 * slope) if slope > 0 else 1.0
+        step = newton / factor if 0.5 <= factor <= 2 else newton
         if abs(step) <= xtol and low <= t - step <= high:
             return t - step
         if high - low <= xtol:
             return high
-        t = t - step if low < t - step < high else (low + high) / 2
+        steps += 1
+        slow = steps == 3 and high - low > checkpoint / 2
+        if steps == 3:
+            checkpoint, steps = high - low, 0
+        t = t - step if low < t - step < high and not slow else (low + high) / 2
     return high
 
 

@@ -103,3 +103,16 @@ def test_the_one_pass_sums_are_the_separate_functions_sums(a: float) -> None:
         assert p == pytest.approx(float(gamma_p_array(a, xs).sum()), rel=1e-13)
         assert density == pytest.approx(float(gamma_density_array(a, xs).sum()), rel=1e-13)
         assert bend == pytest.approx(float(slope.sum()), rel=1e-6)
+
+
+@pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(1.0, 0.001, 1000.0, 0.5), (1.0, 1.0, 1000.0, 0.95), (0.999, 1e-6, 0.05, 0.95)])
+def test_the_ttft_quantile_of_one_prompt_is_its_stage_plus_the_waits_quantile(busy: float, wait_s: float, tail: float, q: float) -> None:
+    """One covered prompt: stage + the wait's quantile, even where the wait's gamma is so narrow that its CDF is flat
+    (0 or 1 to the last digit) over most of the bracket: a flat stretch must not stall the inversion."""
+    from scipy.special import gammaincinv
+
+    stage = 0.6486
+    scale = wait_s / busy / tail
+    expected = stage + scale * float(gammaincinv(tail, (q - (1 - busy)) / busy))
+    _ttft_quantile_cached.cache_clear()
+    assert _ttft_quantile_s(np.array([stage]), busy, wait_s, tail, q) == pytest.approx(expected, rel=1e-9)
