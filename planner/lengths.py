@@ -45,11 +45,15 @@ def size_biased_mean(mean: float, cv2: float) -> float:
     return mean * (1 + cv2)
 
 
-def _partial_moment(shape: float, scale: float, n: int, x: float) -> float:
-    """E[Y^n; Y <= x] for Y gamma(shape, scale): scale^n Gamma(shape + n) / Gamma(shape) P(shape + n, x / scale)."""
+def _full_moment(shape: float, scale: float, n: int) -> float:
+    """E[Y^n] for Y gamma(shape, scale): scale^n Gamma(shape + n) / Gamma(shape)."""
+    return math.exp(n * math.log(scale) + math.lgamma(shape + n) - math.lgamma(shape))
+
+
+def _partial_of(full: float, shape: float, scale: float, n: int, x: float) -> float:
+    """E[Y^n; Y <= x] for Y gamma(shape, scale): E[Y^n] (`full`) x P(shape + n, x / scale)."""
     if x <= 0:
         return 0.0
-    full = math.exp(n * math.log(scale) + math.lgamma(shape + n) - math.lgamma(shape))
     return full if math.isinf(x) else full * gamma_cdf(shape + n, x / scale)
 
 
@@ -67,6 +71,7 @@ def clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tu
     above = 1 - gamma_cdf(shape, ceiling / scale) if math.isfinite(ceiling) else 0.0
     moments = []
     for n in (1, 2, 3):
-        middle = _partial_moment(shape, scale, n, ceiling) - _partial_moment(shape, scale, n, floor)
+        full = _full_moment(shape, scale, n)  # once for both ends
+        middle = _partial_of(full, shape, scale, n, ceiling) - _partial_of(full, shape, scale, n, floor)
         moments.append(floor**n * below + middle + (ceiling**n * above if above > 0 else 0.0))
     return moments[0], moments[1], moments[2]

@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bracket_root", "gamma_p", "gamma_p_array", "gamma_p_inverse", "root_in_bracket"]
+__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_array", "gamma_p_inverse", "gamma_sums", "root_in_bracket"]
 
 _EPS = 2.3e-16  # a series term or a fraction's step below this, relative to the sum, changes nothing
 _TINY = 1e-300  # the modified Lentz method's stand-in for a zero denominator
@@ -72,6 +72,37 @@ def _gamma_p_array_cached(a: float, shape: tuple[int, ...], data: bytes) -> npt.
     return _gamma_p_array(a, np.frombuffer(data, dtype=np.float64).reshape(shape))
 
 
+def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[float, float, float]:
+    """Over a 1-d array of positive x, none above `largest`: the sums of P(a, x), of its slope (the density) and of the
+    density's slope, in one pass. The series' terms are those `largest` needs (a caller evaluating many arrays under
+    one bound counts them once); the density is the series' own prefactor over x, its slope the density times
+    ((a - 1) / x - 1). Beyond the series' reach, gamma_p_array and gamma_density_array."""
+    terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
+    if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
+        p, density = gamma_p_array(a, x), gamma_density_array(a, x)
+        return float(p.sum()), float(density.sum()), float(density @ ((a - 1) / x - 1))
+    counts, log_denominators = _series_logs(a, terms)
+    log_x = np.log(x)
+    block = log_x[:, np.newaxis] * counts
+    block -= log_denominators
+    total = np.exp(block, out=block).sum(axis=1)
+    prefactor = np.exp(_log_prefactor_array(a, x, log_x))
+    inverse = 1 / x
+    density = prefactor * inverse
+    return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
+
+
+@lru_cache(maxsize=1024)
+def _series_count(a: float, largest: float) -> int:
+    """Terms the series takes at x = largest (cached: one bound serves many arrays)."""
+    return _series_terms(a, largest)[1]
+
+
+def gamma_density_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The density x^(a-1) e^-x / Gamma(a) of a unit-scale gamma over an array of positive x: P(a, x)'s slope."""
+    return np.asarray(np.exp(_log_prefactor_array(a, x, np.log(x))) / x)
+
+
 def _gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """gamma_p_array's work.
 
@@ -80,12 +111,14 @@ def _gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float
     ~1,000-2,000 arrays of ~50 points a plan, and the fraction's level-by-level loop near x = a + 1 (30-45 levels)
     would cost ~10x the series' few whole-array calls."""
     x = np.asarray(x, dtype=np.float64)
+    reach = a + 1 + _ARRAY_SERIES_REACH
+    if x.size and float(x.min()) > 0 and float(x.max()) < reach:  # the planner's usual case: every x on the series
+        return _series_p_array(a, x.ravel(), float(x.max())).reshape(x.shape)
     p = np.zeros(x.shape)
     kept = ~(x <= 0)  # the positive x, and any nan
     inside = x[kept]
     if inside.size == 0:
         return p
-    reach = a + 1 + _ARRAY_SERIES_REACH
     largest = float(inside.max())
     if largest < reach:  # the planner's case: all on the series (false for a nan)
         p[kept] = _series_p_array(a, inside, largest)
@@ -179,12 +212,12 @@ def _log_prefactor(a: float, x: float) -> float:
     return a * (log_ratio - t) + 0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)
 
 
-def _log_prefactor_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """_log_prefactor over an array of x."""
+def _log_prefactor_array(a: float, x: npt.NDArray[np.float64], log_x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """_log_prefactor over an array of x (log_x: its logarithms, which the caller has)."""
     if a < _STIRLING_SHAPE:
-        return np.asarray(a * np.log(x) - x - math.lgamma(a))
+        return np.asarray(a * log_x - x - math.lgamma(a))
     t = (x - a) / a
-    log_ratio = np.where(x < a / 2, np.log(x) - math.log(a), np.log1p(np.maximum(t, -0.5)))  # as _log_prefactor
+    log_ratio = np.where(x < a / 2, log_x - math.log(a), np.log1p(np.maximum(t, -0.5)))  # as _log_prefactor
     return np.asarray(a * (log_ratio - t) + (0.5 * math.log(a) - _LOG_SQRT_2PI - _stirling_remainder(a)))
 
 
@@ -192,11 +225,12 @@ def _series_terms(a: float, x: float) -> tuple[float, int]:
     """The series sum_n x^n / (a (a+1) ... (a+n)) (DLMF 8.7.1 over x^a e^-x / Gamma(a)), and the terms it took."""
     term = total = 1 / a
     shape = a
+    eps = _EPS  # a local: the loop is the scalar form's whole cost
     for n in range(1, _MAX_TERMS):
         shape += 1
         term *= x / shape
         total += term
-        if term < total * _EPS:
+        if term < total * eps:
             return total, n
     return total, _MAX_TERMS
 
@@ -237,7 +271,7 @@ def _series_p_array(a: float, x: npt.NDArray[np.float64], largest: float) -> npt
         block = log_x[start : start + rows, np.newaxis] * counts
         block -= log_denominators
         total[start : start + rows] = np.exp(block, out=block).sum(axis=1)
-    return np.asarray(np.exp(_log_prefactor_array(a, x)) * (1 + total) / a)
+    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + total) / a)
 
 
 @lru_cache(maxsize=256)
@@ -258,7 +292,7 @@ def _fraction_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.fl
     for i in range(levels + _FRACTION_MARGIN, 0, -1):
         tail += base + 2 * i  # the level's denominator b_i plus the fraction below it
         np.divide(-i * (i - a), tail, out=tail)
-    return np.asarray(1 - np.exp(_log_prefactor_array(a, x)) / (base + tail))
+    return np.asarray(1 - np.exp(_log_prefactor_array(a, x, np.log(x))) / (base + tail))
 
 
 _FRACTION_MARGIN = 2

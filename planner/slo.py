@@ -25,10 +25,11 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, wraps
 from statistics import NormalDist
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -38,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ from planner.step_model import (
     ROOFLINE,
     WEIGHTS_S,
     speculative_step_time_s,
+    speculative_step_times_s,
     step_time_s,
+    step_times_s,
 )
 
 __all__ = [
@@ -221,6 +224,8 @@ class SloBudget(_Model):
 
 # The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
 # the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 _GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
 _GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
 _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls, pipeline stages' sends
@@ -233,6 +238,28 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
     PP_LATENCY_S,
     PP_S_PER_TOKEN,
 )
+
+
+def _by_batch(compute: _F) -> _F:
+    """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
+    costs many times (the pace, the service moments, the waits, the quantiles). Kept in one table for every engine,
+    bounded (a plan visits ~5,000-7,000 engine batches), so engines kept on their replicas carry nothing extra."""
+
+    @wraps(compute)
+    def remembered(engine: _Engine, batch: float) -> Any:
+        key = (engine, compute, batch)
+        value = _BY_BATCH.get(key)
+        if value is None:
+            if len(_BY_BATCH) >= _BY_BATCH_KEPT:
+                _BY_BATCH.clear()
+            value = _BY_BATCH[key] = compute(engine, batch)
+        return value
+
+    return cast(_F, remembered)
+
+
+_BY_BATCH: dict[tuple[object, object, float], Any] = {}
+_BY_BATCH_KEPT = 16384
 
 
 class _Engine:
@@ -261,6 +288,7 @@ class _Engine:
         self.k = step.values()
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
         self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
+        self.communicates = any(self.k_allreduce)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -290,9 +318,12 @@ class _Engine:
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
     # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
 
+    @_by_batch
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
+        if not self.communicates:  # one GPU, one stage: no bytes to share (the difference below is exactly 0)
+            return self.token_s
         b = max(batch, 1.0)
         chunk = max(min(self.uncached, self.room(batch)), 1.0)
         comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
@@ -319,6 +350,7 @@ class _Engine:
         """Prompt tokens a second, beside a decode batch."""
         return 1 / self.prompt_token_s(batch)
 
+    @_by_batch
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
@@ -326,23 +358,27 @@ class _Engine:
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
         return step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
 
+    @_by_batch
     def decode_compute_s(self, batch: float) -> float:
         """The GEMM compute of the batch's decode tokens (LM head included)."""
         return step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
 
+    @_by_batch
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
         b = max(batch, 1.0)
         return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
 
+    @_by_batch
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
         b = max(batch, 1.0)
         if self.spec is not None and b <= self.spec.off_above_batch:
             return self.engine_step_s(b) / self.spec.tokens_per_step
-        return step_time_s(self.k, b, b, b * self.context, 0.0)
+        return self.engine_step_s(b)  # the plain step itself
 
+    @_by_batch
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
@@ -351,9 +387,14 @@ class _Engine:
             return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
         return step_time_s(self.k, b, b, b * self.context, 0.0)
 
-    def decode_steps_s(self, batches: np.ndarray) -> np.ndarray:
-        """decode_step_s over an array of batches (batches >= 1)."""
-        return np.array([self.decode_step_s(float(b)) for b in batches])
+    def engine_steps_s(self, batches: np.ndarray) -> np.ndarray:
+        """engine_step_s over an array of batches, in one pass (step_model.step_times_s)."""
+        b = np.maximum(batches, 1.0)
+        plain = step_times_s(self.k, b, b, b * self.context, 0.0)
+        if self.spec is None:
+            return plain
+        spec = speculative_step_times_s(self.spec.constants, b, b, b * self.context, 0.0)
+        return np.where(b <= self.spec.off_above_batch, spec, plain)
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
@@ -364,6 +405,7 @@ class _Engine:
         """Prompt tokens a step has room for beside the decode batch."""
         return self.budget - batch if self.chunked else math.inf
 
+    @_by_batch
     def service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
         chunks = _prompt_chunks(self.uncached, self.room(batch))
@@ -495,7 +537,14 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
     """q-quantile of stage + W over the covered prompts; W is zero with probability 1 - busy, else gamma.
 
     The CDF jumps by (1 - busy) / n at each prompt's own stage time and is smooth between: it is evaluated at every
-    stage time at once to find the interval (or the jump) holding q, then inverted inside that smooth interval."""
+    stage time at once to find the interval (or the jump) holding q, then inverted inside that smooth interval.
+    Cached by value: the solves around an operating point ask for the same quantile again (a third of a plan's)."""
+    return _ttft_quantile_cached(stages.tobytes(), busy, wait_mean_s, tail_shape, q)
+
+
+@lru_cache(maxsize=4096)
+def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
+    stages = np.frombuffer(stage_bytes)
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -510,20 +559,59 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
         waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
         return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
 
+    shortest = float(stages.min())
+
     def cdf(t: float) -> float:
-        return float(at(np.array([t]), strict=False)[0])
+        return rows_under(t)(t)[0]
+
+    def rows_under(top: float) -> Callable[[float], tuple[float, float, float]]:
+        """at(t) for one t up to `top`, with its first two derivatives there (between the jumps): the gamma only
+        where the wait is positive, its series as long as the longest wait up to `top` needs."""
+        largest = (top - shortest) / scale
+
+        def row(t: float) -> tuple[float, float, float]:
+            gap = t - stages
+            reached = (1 - busy) * int(np.count_nonzero(gap >= 0))
+            waiting = gap > 0
+            if not waiting.any():
+                return reached / stages.size, 0.0, 0.0
+            waited, density, bend = gamma_sums(tail_shape, gap[waiting] / scale, largest)
+            share = busy / stages.size
+            return (reached + busy * waited) / stages.size, share * density / scale, share * bend / (scale * scale)
+
+        return row
 
     points = np.unique(stages)
-    above = np.flatnonzero(at(points, strict=False) >= q)
-    if above.size == 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
+    first, at_points = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
+    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
-        while cdf(high) < q:
+        while (at_high := cdf(high)) < q:
             high = low + (high - low) * 2
-        return _invert(cdf, q, low, high)
-    first = int(above[0])
-    if first > 0 and float(at(points[first : first + 1], strict=True)[0]) >= q:  # crossed in the smooth stretch before
-        return _invert(cdf, q, float(points[first - 1]), float(points[first]))
+        return _halley_invert(rows_under(high), q, (low, float(at_points[-1])), (high, at_high))
+    if first > 0 and (at_high := float(at(points[first : first + 1], strict=True)[0])) >= q:  # crossed in the smooth stretch before
+        low, high = float(points[first - 1]), float(points[first])
+        return _halley_invert(rows_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
+
+
+def _first_reaching(
+    at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
+) -> tuple[int, np.ndarray]:
+    """The first of `points` where the CDF `at` reaches q (-1: none), and the CDF at the points it evaluated (nan at
+    the others). It evaluates only where the CDF can change its mind: at a point it lies between (1 - busy) and 1
+    times the share of prompts whose own steps are done by then (`reached`), so below the first point where that
+    share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
+    rounding), at or over it."""
+    lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
+    surely = np.flatnonzero((1 - busy) * reached >= q * (1 + 1e-9))
+    highest = int(surely[0]) if surely.size else points.size - 1
+    values = np.full(points.shape, math.nan)
+    values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
+    above = np.flatnonzero(values[lowest : highest + 1] >= q) + lowest
+    if above.size == 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
+        values[highest + 1 :] = at(points[highest + 1 :], False)
+        above = np.flatnonzero(values[highest + 1 :] >= q) + highest + 1
+    return (int(above[0]) if above.size else -1), values
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
@@ -536,20 +624,26 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (1 - short)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float, c: float) -> float:
-    """P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
-    remainder (uniform), counted per chunk."""
-    if c < 0:
-        return 0.0
+def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
+    """c -> P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk. What does not depend on c is worked out once, for the inversion's many
+    calls."""
     if eng.gamma is None:
-        return 1.0 if c >= min(eng.uncached, room) else 0.0
+        whole = min(eng.uncached, room)
+        return lambda c: 0.0 if c < 0 else (1.0 if c >= whole else 0.0)
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return gamma_cdf(k, c / scale)
-    if c >= room:
-        return 1.0
+        return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
     long_share = 1 - gamma_cdf(k, room / scale)
-    return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+
+    def cdf(c: float) -> float:
+        if c < 0:
+            return 0.0
+        if c >= room:
+            return 1.0
+        return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+
+    return cdf
 
 
 _Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
@@ -577,15 +671,16 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
-    decode_gaps = np.sort(np.array([eng.engine_step_s(float(x)) for x in batches])) + eng.sched_s
-    grid_p = (np.arange(decode_gaps.size) + 0.5) / decode_gaps.size
+    decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
+    pure_cdf = _grid_cdf(decode_gaps.tolist())
+    chunk_cdf = _chunk_cdf(eng, room, chunks)
 
     def cdf(t: float) -> float:
-        pure = float(np.interp(t, decode_gaps, grid_p, left=0.0, right=1.0))
+        pure = pure_cdf(t)
         head = t - base  # the GEMM time a mixed step may spend
-        mixed = _chunk_cdf(eng, room, chunks, (head - decode) * rate_b) if head >= floor else 0.0
+        mixed = chunk_cdf((head - decode) * rate_b) if head >= floor else 0.0
         return (1 - share) * pure + share * mixed
 
     low = float(decode_gaps[0]) * 0.5
@@ -595,6 +690,65 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high)
     return tuple(found[q] for q in qs), share, s1 / chunks
+
+
+def _grid_cdf(values: list[float]) -> Callable[[float], float]:
+    """The CDF of equal-probability points (sorted), linear between them: np.interp(t, values, (i + 0.5) / n, left=0,
+    right=1), the same arithmetic, for one t at a time without numpy's per-call cost."""
+    n = len(values)
+    probs = [(i + 0.5) / n for i in range(n)]
+    first, last = values[0], values[-1]
+
+    def at(t: float) -> float:
+        if t < first:
+            return 0.0
+        if t >= last:
+            return 1.0 if t > last else probs[-1]
+        j = bisect_right(values, t) - 1  # values[j] <= t < values[j + 1]
+        if values[j] == t:
+            return probs[j]
+        slope = (probs[j + 1] - probs[j]) / (values[j + 1] - values[j])
+        return slope * (t - values[j]) + probs[j]
+
+    return at
+
+
+def _halley_invert(
+    row: Callable[[float], tuple[float, float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
+) -> float:
+    """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
+    (each end given with the CDF there, nan where not known; `row` gives the CDF and its first two derivatives):
+    Halley's steps from where the chord between the ends crosses q (Newton's where Halley's correction is not
+    modest), kept inside the bracket the evaluations narrow, and a bisection whenever a step would leave it or three
+    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert."""
+    (low, at_low), (high, at_high) = low_at, high_at
+    xtol = (high - low) * 1e-7
+    t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
+    if not low < t < high:  # no chord (an end's CDF unknown): the middle
+        t = (low + high) / 2
+    checkpoint, steps = high - low, 0
+    for _ in range(_HALLEY_STEPS):
+        value, slope, bend = row(t)
+        if value >= q:
+            high = t
+        else:
+            low = t
+        newton = (value - q) / slope if slope > 0 else math.inf
+        factor = 1 - newton * bend / (2 * slope) if slope > 0 else 1.0
+        step = newton / factor if 0.5 <= factor <= 2 else newton
+        if abs(step) <= xtol and low <= t - step <= high:
+            return t - step
+        if high - low <= xtol:
+            return high
+        steps += 1
+        slow = steps == 3 and high - low > checkpoint / 2
+        if steps == 3:
+            checkpoint, steps = high - low, 0
+        t = t - step if low < t - step < high and not slow else (low + high) / 2
+    return high
+
+
+_HALLEY_STEPS = 100
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:

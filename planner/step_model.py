@@ -36,6 +36,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import ConfigDict
 
 from planner.cached import CachingModel
@@ -50,12 +52,15 @@ __all__ = [
     "chunk_pairs",
     "spec_constants",
     "speculative_step_time_s",
+    "speculative_step_times_s",
     "step_time_s",
+    "step_times_s",
     "tokens_per_step",
 ]
 
 Constants = tuple[float, ...]  # StepConstants.values(): a tuple, which plain Python indexes fast and numba takes as is
 StepFn = Callable[[Constants, float, float, float, float], float]
+FloatArray = npt.NDArray[np.float64]
 
 # positions in StepConstants.values()
 WEIGHTS_S, EXPERTS_S, EXPERT_MISS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ = 0, 1, 2, 3, 4
@@ -153,6 +158,32 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
     return gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
 
 
+def step_times_s(k: Constants, tokens: FloatArray, seqs: FloatArray, kv_tokens: FloatArray, pairs: float) -> FloatArray:
+    """step_time_s over arrays (one step per element), term for term the same arithmetic: where the planner costs a
+    grid of batches at once (the ITL quantiles' decode steps), one pass of numpy instead of a call per batch."""
+    weights = np.full(tokens.shape, k[WEIGHTS_S])
+    if k[EXPERTS_S] > 0.0:
+        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** np.maximum(tokens, 1.0))
+    reads = kv_tokens * k[KV_S_PER_TOKEN]
+    if k[ROOFLINE] > 0.0:
+        weights += reads
+        reads = np.zeros(tokens.shape)
+    gemm = np.maximum(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
+    attention = reads + pairs * k[ATTN_S_PER_PAIR]
+    comm = np.zeros(tokens.shape)
+    if k[ALLREDUCES] > 0.0:
+        one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
+        two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
+        comm = k[ALLREDUCES] * np.minimum(one_shot, two_shot)
+    comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]
+    comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]
+    lora = np.zeros(tokens.shape)
+    if k[LORA_SLOTS] > 0.0:
+        distinct = k[LORA_SLOTS] * (1.0 - (1.0 - 1.0 / k[LORA_SLOTS]) ** seqs) if k[LORA_SLOTS] > 1.0 else np.minimum(seqs, 1.0)
+        lora = distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S]
+    return np.asarray(gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S])
+
+
 def chunk_pairs(done: float, take: float) -> float:
     """(query, key) pairs of a prompt chunk: `take` new tokens after `done` cached or computed ones, causal."""
     return take * done + take * (take + 1.0) / 2.0
@@ -189,6 +220,7 @@ def speculative_step(step: StepFn) -> StepFn:
 
 
 speculative_step_time_s = speculative_step(step_time_s)
+speculative_step_times_s = speculative_step(step_times_s)  # type: ignore[arg-type]  # the same over arrays
 
 
 def tokens_per_step(acceptance_rate: float, speculative_tokens: int) -> float:

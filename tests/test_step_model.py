@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+import pytest
+
 import planner.step_model as sm
 from planner.step_model import StepConstants
 
@@ -66,3 +71,26 @@ def test_a_copied_replica_starts_its_own_memo() -> None:
     shape.memo[("x",)] = 1
     copy = shape.model_copy(update={"replicas": shape.replicas + 1})
     assert ("x",) not in copy.memo and shape.memo[("x",)] == 1
+
+
+def _random_constants(rng: random.Random, **fixed: float) -> StepConstants:
+    values = {name: rng.uniform(1e-6, 1e-3) for name in StepConstants.model_fields}
+    values |= {"expert_miss": rng.uniform(0.5, 0.99), "allreduces": float(rng.randint(0, 160)), "roofline": float(rng.randint(0, 1))}
+    values |= {"lora_slots": float(rng.choice((0, 1, 8, 64)))}
+    return StepConstants(**(values | fixed))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_step_times_s_is_step_time_s_element_by_element(seed: int) -> None:
+    """The array form (the ITL quantiles' grid of decode steps) must cost every step as the scalar one does: MoE
+    expert reads, a roofline step, all-reduce algorithms, LoRA slots, and the speculative step built on each."""
+    rng = random.Random(seed)
+    k = _random_constants(rng, experts_s=rng.choice((0.0, 2e-3))).values()
+    batches = np.array([0.5, 1.0, 1.7, 8.0, 63.2, 256.0, 1000.0])
+    context = rng.uniform(100, 30_000)
+    array = sm.step_times_s(k, batches, batches, batches * context, 0.0)
+    np.testing.assert_allclose(array, [sm.step_time_s(k, b, b, b * context, 0.0) for b in batches], rtol=1e-14, atol=0)
+    spec = sm.spec_constants(StepConstants(**dict(zip(StepConstants.model_fields, k, strict=True))), _random_constants(rng), 3)
+    array = sm.speculative_step_times_s(spec, batches, batches, batches * context, 0.0)
+    scalar = [sm.speculative_step_time_s(spec, b, b, b * context, 0.0) for b in batches]
+    np.testing.assert_allclose(array, scalar, rtol=1e-14, atol=0)

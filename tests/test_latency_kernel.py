@@ -1,0 +1,118 @@
+"""The latency model's cheaper kernel computes what the plain one did: memoized step costs, the grid CDF, the
+TTFT quantile's one-time CDF."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planner import load_brief
+from planner.numerics import gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
+from planner.replica import shape_of
+from planner.slo import _BY_BATCH, _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
+
+_REMEMBERED = ("prompt_token_s", "floor_s", "decode_compute_s", "base_s", "decode_step_s", "engine_step_s", "service_moments")
+
+
+@pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
+def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> None:
+    brief = load_brief(name)
+    eng, other = _Engine(brief, shape_of(brief)), _Engine(brief, shape_of(brief).model_copy(update={"replicas": 1}))
+    for batch in (0.3, 1.0, 7.5, 64.0, 200.0):
+        for method in _REMEMBERED:
+            remembered = getattr(eng, method)
+            computed = getattr(_Engine, method).__wrapped__(eng, batch)
+            assert remembered(batch) == remembered(batch) == computed == getattr(other, method)(batch), method
+    assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
+
+
+def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:
+    brief = load_brief("capstone")
+    low_hits = _Engine(brief.with_changes({"workload.prefix_hit_rate": 0.1}), shape_of(brief))
+    eng = _Engine(brief, shape_of(brief))
+    assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
+    for i in range(_BY_BATCH_KEPT + 10):
+        eng.floor_s(1.0 + i / 7)
+    assert 0 < len(_BY_BATCH) <= _BY_BATCH_KEPT
+
+
+@pytest.mark.parametrize(
+    "values", [[1.0, 2.0, 3.0, 7.0], [0.5, 0.5, 0.5, 1.0, 2.0, 2.0, 4.0], [3.0] * 5, list(np.linspace(1e-3, 2e-2, 41))]
+)
+def test_the_grid_cdf_is_numpys_interpolation(values: list[float]) -> None:
+    probs = (np.arange(len(values)) + 0.5) / len(values)
+    cdf = _grid_cdf(values)
+    ts = [*values, *(v * (1 + s) for v in values for s in (-1e-9, 1e-9, 0.3, -0.3)), 0.0, 1e9]
+    for t in ts:
+        assert cdf(t) == float(np.interp(t, values, probs, left=0.0, right=1.0)), t
+
+
+def _plain_ttft_cdf(stages: np.ndarray, busy: float, scale: float, tail: float, t: float) -> float:
+    from planner.numerics import gamma_p
+
+    return float(np.mean([(1 - busy) + busy * gamma_p(tail, (t - s) / scale) if t >= s else 0.0 for s in stages]))
+
+
+@pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(0.3, 0.02, 0.9, 0.95), (0.8, 0.5, 1.7, 0.95), (0.05, 0.001, 0.6, 0.5)])
+def test_the_ttft_quantile_is_where_the_cdf_reaches_it(busy: float, wait_s: float, tail: float, q: float) -> None:
+    """The quantile the cached, row-by-row inversion returns: the CDF (summed plainly, prompt by prompt) reaches q there
+    and not a hair before (the inversion's tolerance is 1e-7 of its bracket)."""
+    stages = np.sort(np.random.default_rng(1).gamma(2.0, 0.05, 48))
+    _ttft_quantile_cached.cache_clear()
+    found = _ttft_quantile_s(stages, busy, wait_s, tail, q)
+    assert _ttft_quantile_s(stages.copy(), busy, wait_s, tail, q) == found  # a hit by value
+    scale = wait_s / busy / tail
+    assert _plain_ttft_cdf(stages, busy, scale, tail, found) >= q - 1e-12
+    assert _plain_ttft_cdf(stages, busy, scale, tail, found * (1 - 1e-5)) < q
+
+
+@pytest.mark.parametrize("a", [0.3, 0.95, 1.0, 2.5, 40.0, 1e3])
+def test_the_gamma_density_is_scipys(a: float) -> None:
+    from scipy.stats import gamma
+
+    xs = np.array([1e-6, 0.01, 0.5, 1.0, a, 2 * a + 3, 60.0])
+    np.testing.assert_allclose(gamma_density_array(a, xs), gamma.pdf(xs, a), rtol=1e-10, atol=1e-300)
+
+
+def test_halleys_inversion_lands_on_the_root_inside_its_bracket() -> None:
+    """A smooth CDF inverted by Halley's steps within a bracket: the root to 1e-7 of the bracket, even from a start
+    where a plain step would leave it (a steep, nearly flat-ended curve)."""
+    for a, q in ((0.9, 0.95), (5.0, 0.5), (0.3, 0.2)):
+
+        def row(t: float, a: float = a) -> tuple[float, float, float]:
+            density = float(gamma_density_array(a, np.array([t]))[0])
+            return gamma_p(a, t), density, density * ((a - 1) / t - 1)
+
+        root = gamma_p_inverse(a, q)
+        low, high = root * 0.01, root * 30
+        for low_at, high_at in (((low, math.nan), (high, math.nan)), ((low, gamma_p(a, low)), (high, gamma_p(a, high)))):
+            assert abs(_halley_invert(row, q, low_at, high_at) - root) <= (high - low) * 1e-7
+
+
+@pytest.mark.parametrize("a", [0.4, 0.95, 3.0, 30.0])
+def test_the_one_pass_sums_are_the_separate_functions_sums(a: float) -> None:
+    """Under a bound the caller gives (more series terms than the array's own largest x needs), and beyond the
+    series' reach, where it hands over to the separate functions; the density's slope is its finite difference."""
+    xs = np.array([1e-4, 0.2, 1.0, a, a + 5])
+    h = 1e-6 * xs
+    slope = (gamma_density_array(a, xs + h) - gamma_density_array(a, xs - h)) / (2 * h)
+    for largest in (float(xs.max()), float(xs.max()) * 3, a + 100):
+        p, density, bend = gamma_sums(a, xs, largest)
+        assert p == pytest.approx(float(gamma_p_array(a, xs).sum()), rel=1e-13)
+        assert density == pytest.approx(float(gamma_density_array(a, xs).sum()), rel=1e-13)
+        assert bend == pytest.approx(float(slope.sum()), rel=1e-6)
+
+
+@pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(1.0, 0.001, 1000.0, 0.5), (1.0, 1.0, 1000.0, 0.95), (0.999, 1e-6, 0.05, 0.95)])
+def test_the_ttft_quantile_of_one_prompt_is_its_stage_plus_the_waits_quantile(busy: float, wait_s: float, tail: float, q: float) -> None:
+    """One covered prompt: stage + the wait's quantile, even where the wait's gamma is so narrow that its CDF is flat
+    (0 or 1 to the last digit) over most of the bracket: a flat stretch must not stall the inversion."""
+    from scipy.special import gammaincinv
+
+    stage = 0.6486
+    scale = wait_s / busy / tail
+    expected = stage + scale * float(gammaincinv(tail, (q - (1 - busy)) / busy))
+    _ttft_quantile_cached.cache_clear()
+    assert _ttft_quantile_s(np.array([stage]), busy, wait_s, tail, q) == pytest.approx(expected, rel=1e-9)
