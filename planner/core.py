@@ -14,7 +14,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
-from planner.brief import MAX_NODES, Brief
+from planner.brief import MAX_NODES, Brief, ItlMetric
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_no_prefix_cache_at
 from planner.disagg import (
     DisaggAnalysis,
@@ -30,7 +30,7 @@ from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, slo_budget
+from planner.slo import SloBudget, engine, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
@@ -154,9 +154,21 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
     return problems
 
 
+def _per_token_words(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> str:
+    spec = engine(brief, shape).spec
+    if spec is None or spec.off_above_batch < 1 or slo.itl_metric is not ItlMetric.tpot:
+        return ""
+    return f" over the {num(spec.tokens_per_step)} tokens a speculative step emits"
+
+
 def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[float, float]:
-    """(TTFT, ITL) no load or engine setting can go below: the fixed request path, one sequence's step + scheduler."""
-    return slo.point.fixed_ms, shape.decode_step_s(1.0, brief.running_context_tokens) * 1e3 + brief.latency.scheduler_ms
+    """(TTFT, the judged gap) no load or engine setting can go below: the fixed request path; one sequence's step +
+    scheduler, which with speculation on emits several tokens, so a reply's mean gap (TPOT) is that over the tokens."""
+    eng = engine(brief, shape)
+    step_s = eng.engine_step_s(1.0) + eng.sched_s
+    if eng.spec is not None and eng.spec.off_above_batch >= 1 and slo.itl_metric is ItlMetric.tpot:
+        step_s /= eng.spec.tokens_per_step
+    return slo.point.fixed_ms, step_s * 1e3
 
 
 def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> list[Problem]:
@@ -200,7 +212,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
                 field="slo.itl_p95_ms",
                 problem=(
                     f"the {num(slo.itl_target_ms, 'ms')} ITL target is below the irreducible {num(itl_floor, 'ms')}:"
-                    " one sequence's decode step plus the scheduler, at any load"
+                    f" one sequence's decode step plus the scheduler{_per_token_words(brief, shape, slo)}, at any load"
                 ),
                 change=f"set the target above {num(itl_floor, 'ms')}, or shorten the step: higher TP, lower-precision weights, a GPU with more bandwidth",
             )

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import replan, verdict_core, worked_out
 from planner.errors import BriefError
-from planner.failures import judged, n_plus_one_check, verdict_margin
+from planner.failures import N_PLUS_ONE_AVAILABILITY, judged, n_plus_one_check, verdict_margin
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 
@@ -153,7 +153,8 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
         overrides["deployment.long_context_nodes"] = long_context
         grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
     sets = " ".join(f"--set {path}={value}" for path, value in overrides.items())
-    goal = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "its deadline"
+    latency = brief.objective.kind is ObjectiveKind.latency
+    goal = "its deadline" if not latency else ("the SLO with N+1" if brief.slo.availability >= N_PLUS_ONE_AVAILABILITY else "the SLO")
     return FleetFix(
         nodes=nodes,
         long_context_nodes=long_context,
