@@ -127,7 +127,7 @@ def ttft_paths(latency: Latency, slo: SloBudget, disaggregation: DisaggAnalysis 
             *before,
             Part(name="queue wait", value=p.queue_wait_ms),
             Part(name="prefill", value=p.prefill_covered_mean_ms),
-            *extra,
+            *(Part(name=step.component, value=step.ms) for step in slo.mechanisms_mean),
             *after,
         ),
         total_ms=slo.ttft_mean_ms,

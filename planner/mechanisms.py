@@ -113,6 +113,32 @@ def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[s
     return tuple(parts)
 
 
+def ttft_mean_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
+    """(component, ms) the same mechanisms add to a mean request's TTFT: each reload, encoder pass or adapter load
+    times the share of requests that meet it (the p95 request's own terms are ttft_extra_components_ms)."""
+    parts: list[tuple[str, float]] = []
+    tiers = kv_tier_analysis(brief, shape)
+    if tiers is not None and tiers.ttft_reload_ms > 0:
+        mean = tiers.share_from_cpu * tiers.cpu_reload_ms + tiers.share_from_nvme * tiers.nvme_reload_ms
+        parts.append((f"KV reload from the tiers (mean: {pct(tiers.share_from_cpu + tiers.share_from_nvme)} of requests reload)", mean))
+    mm = multimodal_analysis(brief, shape, 0.0)
+    if mm is not None and mm.ttft_encoder_ms > 0:
+        images = mm.encoder_ms_per_request / mm.encoder_ms_per_image
+        parts.append((f"vision encoder (mean: {num(images)} uncached images a request)", mm.encoder_ms_per_request))
+    lora = lora_serving(brief, shape, 0.0)
+    if lora is not None and lora.ttft_load_ms > 0:
+        from_cpu, from_storage = lora.cpu_hit_rate - lora.gpu_hit_rate, 1 - lora.cpu_hit_rate
+        mean = from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms
+        parts.append((f"LoRA adapter load (mean: {pct(1 - lora.gpu_hit_rate)} of requests miss the GPU)", mean))
+    return tuple(parts)
+
+
+def ttft_mean_extra_s(brief: Brief, shape: ReplicaShape) -> float:
+    if not _any_on(brief):
+        return 0.0
+    return sum(ms for _, ms in ttft_mean_components_ms(brief, shape)) / 1e3
+
+
 def _any_on(brief: Brief) -> bool:
     return brief.kv_tiers.enabled or brief.multimodal.enabled or brief.lora.adapters > 0
 

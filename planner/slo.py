@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
-from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s
+from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms, ttft_mean_extra_s
 from planner.multimodal import encoder_s_per_request
 from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
 from planner.replica import ReplicaShape
@@ -213,6 +213,7 @@ class SloBudget(_Model):
     tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
     arithmetic: dict[str, str]
     mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
+    mechanisms_mean: tuple[WaterfallStep, ...] = ()  # the same as a mean request meets them (the mean path's, ttft_waterfall's)
 
     @property
     def judged_itl_p95_ms(self) -> float:
@@ -282,7 +283,8 @@ class _Engine:
         self.chunked = dep.chunked_prefill
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
         self.sched_s = brief.latency.scheduler_ms / 1e3
-        self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off)
+        self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off): the p95 request's
+        self.extra_ttft_mean_s = ttft_mean_extra_s(brief, shape)  # the same, as a mean request meets them
         self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
@@ -998,7 +1000,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         prefill_stage_ms=stage_s * 1e3,
         prefill_covered_mean_ms=float(np.mean(stages)) * 1e3,
         fixed_ms=fixed_ms,
-        ttft_mean_ms=fixed_ms + (wait_s + step_wait_s + float(np.mean(stages))) * 1e3,
+        ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + float(np.mean(stages))) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
         rho_interference=rho_i,
@@ -1107,13 +1109,14 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         for v in (_max_num_seqs_values(dep.max_num_seqs, load_batch) if curves else ())
     ]
     mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
+    mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
     ttft_waterfall = (
         WaterfallStep(component="network round trip", ms=lat.network_ms),
         WaterfallStep(component="gateway: auth, rate limit, route", ms=lat.gateway_ms),
         WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
         WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
         WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
-        *mechanisms,
+        *mechanisms_mean,
         WaterfallStep(component="first sample", ms=lat.first_sample_ms),
         WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
     )
@@ -1145,8 +1148,9 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         at_max_batch=at_max_batch(brief, shape) if curves else None,
         tradeoff_batched_tokens=_tradeoff(tokens_curve),
         tradeoff_max_num_seqs=_tradeoff(seqs_curve),
-        arithmetic=_arithmetic(brief, p, basis),
+        arithmetic=_arithmetic(brief, p, basis, mechanisms_mean),
         mechanisms=mechanisms,
+        mechanisms_mean=mechanisms_mean,
     )
 
 
@@ -1177,7 +1181,7 @@ def _percentile_text() -> str:
     )
 
 
-def _arithmetic(brief: Brief, p: LatencyPoint, basis: str) -> dict[str, str]:
+def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tuple[WaterfallStep, ...] = ()) -> dict[str, str]:
     w, lat, slo = brief.workload, brief.latency, brief.slo
     inf_note = " (no steady state: the queue grows without bound)"
     prefill_rate = num(p.uncached_tokens_mean / p.prefill_service_ms * 1e3 if p.prefill_service_ms > 0 else 0, "tok/s")
@@ -1214,7 +1218,8 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str) -> dict[str, str]:
         ),
         "ttft_mean_ms": (
             f"{num(lat.network_ms)} + {num(lat.gateway_ms)} + {num(lat.tokenization_ms)} + queue {num(p.queue_wait_ms)}"
-            f" + prefill {num(p.prefill_covered_mean_ms)} + {num(lat.first_sample_ms)} + {num(lat.first_write_ms)} = {num(p.ttft_mean_ms, 'ms')}"
+            f" + prefill {num(p.prefill_covered_mean_ms)}{''.join(f' + {m.component} {num(m.ms)}' for m in mean_mechanisms)}"
+            f" + {num(lat.first_sample_ms)} + {num(lat.first_write_ms)} = {num(p.ttft_mean_ms, 'ms')}"
         ),
         "ttft_p95_ms": (
             f"95th percentile over prompts up to {num(slo.ttft_input_cap_tokens, 'tokens')} of (queue wait + the prompt's chunk steps)"
