@@ -475,12 +475,18 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         reason = f"every scenario fits; {binding.title} comes closest, at {pct(binding.load_vs_capacity)} of a replica's SLO capacity"
     one = next(m for m in modes if m.scenario is Scenario.one_node_lost)
     downtime_h = (1 - brief.slo.availability) * HOURS_PER_YEAR
-    spare = brief.deployment.spare_nodes
+    spare = base.pools.spare_nodes  # the spares the fleet runs (a fleet too small for the stated ones runs fewer)
     target = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "the deadline"  # what judges the rows
+    left = (
+        f"{pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache)"
+        if one.runs and math.isfinite(one.utilization)
+        else "no fleet that can serve"
+        if not one.runs
+        else "the fleet unable to carry the peak"
+    )
     availability = (
         f"{pct(brief.slo.availability)} allows {num(downtime_h, 'h')} of downtime a year;"
-        f" {'with ' + str(spare) + ' spare node(s)' if spare else 'with no spare node'}, losing one node leaves"
-        f" {pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache) and {target}"
+        f" {'with ' + str(spare) + ' spare node(s)' if spare else 'with no spare node'}, losing one node leaves {left} and {target}"
         f" {'holds' if one.ok else 'breaks'}: {'N+1 holds, so rolling one node at a time for deploys is safe' if one.ok else f'no N+1: a node failure or a rolling deploy breaches {target}'}"
     )
     return FailureSummary(

@@ -338,3 +338,13 @@ def test_spot_nodes_stay_within_what_the_failure_table_absorbs(preset, changes, 
     lever = next(lv for lv in design.cost.levers if lv.name.startswith("spot nodes"))
     assert absorbed == spot and lever.name.startswith(f"spot nodes for {spot} of")
     assert (lever.change.startswith("none: losing one node already breaks the SLO")) == (spot == 0)
+
+
+def test_the_availability_note_counts_the_spares_the_fleet_runs():
+    """Review s6: a one-node qps10-tp4 cannot hold its stated spare beside a general pool, so it runs none; the note said
+    'with 1 spare node(s)' and 'leaves unbounded busy'. It now counts the spares that run and says no fleet is left."""
+    d = plan(load_brief("qps10-tp4").with_changes({"hardware.nodes": 1}))
+    assert d.brief.deployment.spare_nodes == 1 and d.pools.spare_nodes == 0
+    note = d.failure_summary.availability_note
+    assert "with no spare node" in note and "no fleet that can serve" in note and "unbounded busy" not in note
+    assert "with 1 spare node(s), losing one node leaves 30.1% busy" in plan(load_brief("capstone")).failure_summary.availability_note
