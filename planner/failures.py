@@ -234,8 +234,19 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
 
 
 def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
-    """scenario_holds, and the re-plan's verdict_margin (inf when the changed brief cannot run)."""
+    """scenario_holds, and the re-plan's verdict_margin (inf when the changed brief cannot run). A disaggregated design
+    losing nodes holds only if it holds whichever pool loses them, as its failure row judges (_pool_node_lost)."""
     changes = scenario_overrides(brief, scenario)
+    holds, margin = _changed_check(brief, changes)
+    prefill = brief.disaggregation.prefill_nodes
+    lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
+    if brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1:
+        from_prefill, prefill_margin = _changed_check(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
+        holds, margin = holds and from_prefill, max(margin, prefill_margin)
+    return holds, margin
+
+
+def _changed_check(brief: Brief, changes: dict[str, Any]) -> tuple[bool, float]:
     if changes.get("hardware.nodes", 1) < 1:
         return False, math.inf
     try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again

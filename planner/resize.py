@@ -104,6 +104,41 @@ class FleetFix(BaseModel):
     text: str
 
 
+_SPLIT_TRIES = 16  # prefill-pool sizes tried upward from the one the prefill load needs
+
+
+def _prefill_split_fix(brief: Brief) -> FleetFix | None:
+    """A disaggregated design whose prefill pool cannot keep up is fixed by moving nodes from its decode pool, not by
+    adding nodes (they go to the decode pool): the fewest prefill nodes at the brief's fleet that meet, re-planned, from
+    the count its prefill load needs upward; None when the prefill pool is not short or no split up to the tries meets."""
+    if not brief.disaggregation.enabled:
+        return None
+    try:
+        dis = verdict_core(resolve(brief)).disaggregation
+    except BriefError:
+        return None
+    if dis is None or dis.prefill_busy < 1:
+        return None
+    per_node = dis.prefill_replicas / max(dis.prefill_nodes, 1)
+    need = math.ceil(dis.prefill_busy * dis.prefill_replicas / per_node)  # busy x replicas: the replicas the load fills
+    top = dis.prefill_nodes + dis.decode_nodes - 1
+    for prefill in range(max(need, dis.prefill_nodes + 1), min(need + _SPLIT_TRIES, top + 1)):
+        overrides: dict[str, Any] = {"disaggregation.prefill_nodes": prefill}
+        if meets(brief.with_changes(overrides)):
+            latency = brief.objective.kind is ObjectiveKind.latency
+            goal = "the SLO with N+1" if latency and brief.slo.availability >= N_PLUS_ONE_AVAILABILITY else "the SLO"
+            return FleetFix(
+                nodes=brief.hardware.nodes,
+                long_context_nodes=brief.deployment.long_context_nodes,
+                overrides=overrides,
+                text=(
+                    f"{prefill} of the {dis.prefill_nodes + dis.decode_nodes} general-pool nodes to the prefill pool ({dis.prefill_nodes} now),"
+                    f" the fewest that meet {goal}: plan --set disaggregation.prefill_nodes={prefill} meets it"
+                ),
+            )
+    return None
+
+
 def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
     dep = brief.deployment
@@ -138,6 +173,9 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
     carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the targets must change)."""
     dep = brief.deployment
     long_context = dep.long_context_nodes
+    split = _prefill_split_fix(brief)
+    if split is not None:
+        return split
     nodes = fewest_nodes_meeting(brief)
     if nodes is None:
         needed = _long_context_nodes_needed(brief, MAX_NODES // 2)

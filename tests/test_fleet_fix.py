@@ -138,3 +138,18 @@ def test_a_smaller_fleet_keeps_the_n_plus_one_the_verdict_asks_for():
     agent = _smaller_fleet_lever(plan(load_brief("agent-platform")))
     assert "N+1 kept" in agent.arithmetic
     assert plan(load_brief("agent-platform").with_changes(agent.overrides)).verdict.availability_ok
+
+
+def test_a_disaggregated_design_short_of_prefill_is_fixed_by_its_split():
+    """Adding nodes grows a disaggregated design's decode pool, so a prefill pool that cannot keep up (4 of 16 nodes,
+    232% busy) had no re-planned fix. The fix moves nodes to the prefill pool: 11 of the 16, the fewest that meet the
+    SLO with N+1 (at 10 the SLO holds but losing a prefill node breaks it, as the failure table's row says, and the
+    fix's N+1 check now loses the node from either pool too)."""
+    brief = load_brief("chat-disaggregated")
+    short = plan(brief.with_changes({"disaggregation.prefill_nodes": 4}))
+    assert not short.verdict.feasible and short.fix is not None
+    assert short.fix.overrides == {"disaggregation.prefill_nodes": 11} and short.fix.nodes == 16
+    fixed = plan(brief.with_changes(short.fix.overrides)).verdict
+    assert fixed.feasible and fixed.meets_slo and fixed.availability_ok
+    ten = brief.with_changes({"disaggregation.prefill_nodes": 10})
+    assert plan(ten).verdict.meets_slo and not plan(ten).verdict.availability_ok and not meets(ten)
