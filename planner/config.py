@@ -309,6 +309,8 @@ def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
     if tp == 1:
         return f"{inside}: one GPU holds {num(weights_gb, 'GB')} of weights and {num(shape.kv_gb_per_gpu, 'GB')} of KV; {more}"
     half_kv_gb = shape.usable_gb_per_gpu - shape.reserve_gb_per_gpu - weights_gb / (tp // 2)
+    if brief.objective.kind is not ObjectiveKind.latency and half_kv_gb > 0:  # a job: the fleet's tokens/s decides
+        return f"{inside}; {more}; {_half_tp_pace(brief, shape)}"
     fewer = (
         f"TP={tp // 2} would read {num(weights_gb / (tp // 2), 'GB')} of weights a GPU each decode step instead of"
         f" {num(shape.weights_gb_per_gpu, 'GB')} (slower tokens) and leave {num(half_kv_gb, 'GB')} a GPU for KV instead of {num(shape.kv_gb_per_gpu, 'GB')}"
@@ -316,6 +318,28 @@ def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
         else f"TP={tp // 2} would not hold {num(weights_gb, 'GB')} of weights with room for KV"
     )
     return f"{inside}; {more}; {fewer}"
+
+
+def _half_tp_pace(brief: Brief, shape: ReplicaShape) -> str:
+    """For a job judged on its deadline: the fleet's pace at half the TP (twice the replicas), re-worked."""
+    from planner.capacity import memory  # the objective's pace at another TP: its replica and KV pool
+    from planner.objective import objective_analysis
+    from planner.replica import shape_of
+
+    half = shape.tp // 2
+    other = brief.with_changes({"deployment.tp": half})
+    now = objective_analysis(brief, shape, memory(brief, shape))
+    half_shape = shape_of(other)
+    then = objective_analysis(other, half_shape, memory(other, half_shape))
+    if now is None or then is None:
+        return f"TP={half} would run twice the replicas"
+    verdict = (
+        "faster: worth a measured trial (plan --set deployment.tp=" + str(half) + ")" if then.tokens_per_s > now.tokens_per_s else "slower"
+    )
+    return (
+        f"TP={half} would run {half_shape.replicas} replicas instead of {shape.replicas}, each reading more weights a step:"
+        f" {num(then.tokens_per_s, 'tokens/s')} for the fleet against {num(now.tokens_per_s, 'tokens/s')} at TP={shape.tp}, {verdict}"
+    )
 
 
 def _gpu_memory_utilization_why(brief: Brief, shape: ReplicaShape) -> str:

@@ -200,7 +200,9 @@ def cost_analysis(
         Lever(
             name=f"spot nodes for {spot_nodes} of {hw.nodes}",
             usd_per_million_output_tokens=spot,
-            change=_change(spot, per_m_out) if spot_nodes else f"none: {_absorbed_words(absorbed_nodes, brief)}",
+            change=_change(spot, per_m_out)
+            if spot_nodes
+            else f"none: {_absorbed_words(absorbed_nodes, brief) if absorbed_nodes == 0 else f'{pct(SPOT_SHARE)} of {hw.nodes} nodes rounds to none'}",
             arithmetic=(
                 f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
                 f" {usd(per_year)} - {usd(per_year - spot_year)} = {usd(spot_year)}/yr / {num(out_year / 1e6)} M = {usd(spot)} per M;"

@@ -119,8 +119,8 @@ class Design(CoreDesign):
 
 
 def _needs_n_plus_one(brief: Brief) -> bool:
-    """The availability target asks for the SLO held with one node lost (a latency brief at 99% or more)."""
-    return brief.objective.kind is ObjectiveKind.latency and brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
+    """The availability target asks for the SLO (a job's deadline) held with one node lost: 99% or more."""
+    return brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
 
 
 def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
@@ -144,7 +144,12 @@ def _with_availability(verdict: Verdict, brief: Brief, one: FailureMode) -> Verd
     problem = Problem(
         field="deployment.spare_nodes",
         problem=f"no N+1: with one node lost, {one.note or 'the design misses the SLO'}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
-        change="add a node (a spare, or one more in the general pool)",
+        change=(
+            "add a spare node, or move a node from the decode pool to the prefill pool (disaggregation.prefill_nodes):"
+            " a node added to the general pool goes to the decode pool"
+            if one.pool == "prefill"
+            else "add a node (a spare, or one more in the general pool)"
+        ),
     )
     return verdict.model_copy(update={"availability_ok": False, "problems": (*verdict.problems, problem)})
 
@@ -264,6 +269,8 @@ def _plan_cached(stated: Brief) -> Design:
     one_node_lost = failure_mode(core, Scenario.one_node_lost, stated)  # the failure table's own row (its re-plan is cached)
     verdict = _with_availability(core.verdict, brief, one_node_lost) if goal is None else core.verdict
     verdict = mechanism_verdict(verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
+    if goal is not None:  # its N+1 row is judged on the deadline too
+        verdict = _with_availability(verdict, brief, one_node_lost)
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
     cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost)
     op, slo = core.operating_point, core.slo

@@ -163,7 +163,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         return {
             "hardware.nodes": max(hw.nodes - lost, 0),
             "deployment.spare_nodes": spare,
-        }, f"{hw.nodes} -> {hw.nodes - lost} nodes; {spares}"
+        }, f"{hw.nodes} -> {max(hw.nodes - lost, 0)} nodes; {spares}"
     if scenario is Scenario.traffic_doubles:
         work, work_text = _work_doubles(brief)  # an offline job or a rollout: its work doubles with its rate
         if w.request_rate is not None:
@@ -262,13 +262,13 @@ N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the 
 
 def n_plus_one(brief: Brief) -> bool:
     """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
-    rollout has no latency target to hold: its deadline alone judges it, as plan()'s verdict does)."""
+    rollout: its deadline, as its failure row judges it)."""
     return n_plus_one_check(brief)[0]
 
 
 def n_plus_one_check(brief: Brief) -> tuple[bool, float]:
     """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none)."""
-    if brief.objective.kind is not ObjectiveKind.latency or brief.slo.availability < N_PLUS_ONE_AVAILABILITY:
+    if brief.slo.availability < N_PLUS_ONE_AVAILABILITY:
         return True, -math.inf
     return scenario_check(brief, Scenario.one_node_lost)
 

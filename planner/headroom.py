@@ -274,7 +274,7 @@ def headroom(
     with one node lost, the failure table's row; None when it cannot run at all) reaches a limit of its own."""
     limits = _limits(core)
     if goal is not None:
-        limits = [_deadline_limit(core, goal)]
+        limits = [_deadline_limit(core, goal), *([_n_plus_one_deadline(one_node_lost)] if n_plus_one else [])]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
@@ -298,6 +298,22 @@ def _limits(core: CoreDesign) -> list[PoolLimit]:
     """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules."""
     long_context = _long_context_limit(core)
     return [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+
+
+def _n_plus_one_deadline(lost: CoreDesign | None) -> PoolLimit:
+    """A job's N+1: the work multiple at which the design with one node lost misses the deadline."""
+    worked = objective_analysis(lost.brief, lost.shape, lost.memory) if lost is not None else None
+    if lost is None or worked is None:
+        return PoolLimit(key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all")
+    limit = _deadline_limit(lost, worked)
+    nodes = lost.brief.hardware.nodes
+    return limit.model_copy(
+        update={
+            "key": "n_plus_one",
+            "name": "N+1 is lost",
+            "arithmetic": f"one node lost leaves {nodes} node{'s' if nodes != 1 else ''}, where {limit.name}: {limit.arithmetic}",
+        }
+    )
 
 
 def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:

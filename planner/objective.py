@@ -180,11 +180,16 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     prompts = o.batch_prompts
     work_s = prompts * request_s / replicas
     longest = _longest_output(brief, prompts)
-    tail_batch = max(1.0, TAIL_SHARE * prompts / replicas)
-    tail_step_s = shape.decode_step_s(tail_batch, w.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
-    straggler_s = prefill_s + longest * tail_step_s
+
+    def straggler(units: int) -> tuple[float, float, float]:
+        """(the tail's batch, its step, the straggler's time) on `units` replicas: the longest 5% decode together."""
+        batch = max(1.0, TAIL_SHARE * prompts / max(units, 1))
+        step = shape.decode_step_s(batch, w.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
+        return batch, step, prefill_s + longest * step
+
+    tail_batch, tail_step_s, straggler_s = straggler(replicas)
     makespan = max(work_s, straggler_s)
-    lost_s = max(_one_node_lost(work_s, nodes), straggler_s)
+    lost_s = max(_one_node_lost(work_s, nodes), straggler(shape.replicas_in(nodes - 1))[2]) if nodes > 1 else math.inf
     share = 1 - work_s / makespan if makespan > 0 else 0.0
     deadline_s = o.batch_deadline_s
     meets = makespan <= deadline_s

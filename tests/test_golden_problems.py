@@ -358,3 +358,42 @@ def test_a_rollouts_headroom_is_the_work_that_still_finishes() -> None:
     for prompts, meets in ((low, True), (high, False)):
         again = plan(load_brief("rl-rollout").with_changes({"objective.batch_prompts": prompts}))
         assert again.verdict.meets_slo is meets
+
+
+def test_a_job_at_a_high_availability_target_needs_n_plus_one_on_its_deadline() -> None:
+    """Review s7 finding 1: at 99.9% a job's availability needs its deadline held with one node lost, as its failure row
+    judges it (offline-batch on 2 nodes with 4B tokens: one node lost takes 33.1 h of 24 h), and its headroom counts
+    that (rl-rollout: 15,343 prompts finish on one node, x3.74, before the two nodes' 30,686, x7.49)."""
+    job = plan(load_brief("offline-batch").with_changes({"slo.availability": 0.999, "hardware.nodes": 2, "objective.job_tokens": 4e9}))
+    row = next(m for m in job.failures if m.scenario is Scenario.one_node_lost)
+    assert job.verdict.meets_slo and not row.ok and not job.verdict.availability_ok
+    assert any(p.problem.startswith("no N+1: with one node lost, the job takes 33.1 h") for p in job.verdict.problems)
+    rollout = plan(load_brief("rl-rollout").with_changes({"slo.availability": 0.999}))
+    assert rollout.headroom.binding == "N+1 is lost" and rollout.headroom.multiple == pytest.approx(15_344 / 4096, abs=0.01)
+    one_node = load_brief("rl-rollout").with_changes({"hardware.nodes": 1})
+    assert plan(one_node.with_changes({"objective.batch_prompts": 15_343})).verdict.meets_slo
+    assert not plan(one_node.with_changes({"objective.batch_prompts": 15_344})).verdict.meets_slo
+
+
+def test_a_rollouts_lost_node_doubles_its_stragglers_batch() -> None:
+    """Review s7 finding 5: with one of two nodes lost the straggler's batch doubles (12.8 -> 25.6), so its step and the
+    makespan grow (244 -> 299 s), as the failure row and `plan --set hardware.nodes=1` say; the objective said 244."""
+    d = _plan("rl-rollout")
+    row = next(m for m in d.failures if m.scenario is Scenario.one_node_lost)
+    alone = plan(load_brief("rl-rollout").with_changes({"hardware.nodes": 1})).objective
+    assert d.objective is not None and alone is not None
+    assert (
+        d.objective.time_one_node_lost_s == pytest.approx(alone.time_s, rel=1e-9)
+        and "244 s -> 299 s" in d.objective.arithmetic["one_node_lost"]
+    )
+    assert "299 s of 600 s" in row.note
+
+
+def test_a_jobs_tp_reason_weighs_the_fleets_pace() -> None:
+    """Review s7 finding 4: for a job judged on its deadline the TP reason sets the fleet's tokens/s at half the TP
+    beside this one's (offline-batch: TP=4 runs two replicas a node, 52,445 against 33,533 tokens/s), not 'slower'."""
+    d = _plan("offline-batch")
+    why = next(f.why for f in d.config.flags if f.flag == "--tensor-parallel-size")
+    half = plan(load_brief("offline-batch").with_changes({"deployment.tp": 4})).objective
+    assert half is not None and d.objective is not None and half.tokens_per_s > d.objective.tokens_per_s
+    assert "(slower tokens)" not in why and "faster: worth a measured trial (plan --set deployment.tp=4)" in why
