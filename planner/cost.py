@@ -148,9 +148,12 @@ def cost_analysis(
     carries_peak: bool = True,
     fix_nodes: int | None = None,
     absorbed_nodes: int | None = None,
+    full_pace: tuple[float, float] | None = None,
 ) -> CostAnalysis:
     """The fleet's price, $ per M tokens and the levers. `absorbed_nodes`: how many lost nodes the failure table shows the
-    design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost); spot nodes stay within it (None: not judged)."""
+    design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost); spot nodes stay within it (None: not judged).
+    `full_pace`: for a job judged on its deadline, (the fleet's output tokens/s at its full batch, the share of the
+    deadline the work leaves idle): the trough fills at that pace."""
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
     per_hour = gpus * c.usd_per_gpu_hour
@@ -162,8 +165,15 @@ def cost_analysis(
     fix_year = fix_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR if fix_nodes is not None else None
     at_fix = per_million(fix_year, out_year) if fix_year is not None else None
 
-    trough_tokens = output_tokens_per_s * SECONDS_PER_YEAR
+    pace, idle = (output_tokens_per_s, 1 - c.average_duty) if full_pace is None else full_pace
+    trough_tokens = pace * SECONDS_PER_YEAR
     trough = per_million(per_year, trough_tokens)
+    filled = (
+        f"offline jobs at low priority keep the fleet at its peak load all day: {num(pace, 'tok/s')}"
+        if full_pace is None
+        else f"more jobs keep the fleet at its full batch all day: {num(pace, 'tok/s')}"
+    )
+    idle_words = "of the day's capacity is idle today" if full_pace is None else "of the deadline's time is idle after the work"
     small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
@@ -177,9 +187,9 @@ def cost_analysis(
             usd_per_million_output_tokens=trough,
             change=_change(trough, per_m_out),
             arithmetic=(
-                f"offline jobs at low priority keep the fleet at its peak load all day: {num(output_tokens_per_s, 'tok/s')} x {num(SECONDS_PER_YEAR)} s"
+                f"{filled} x {num(SECONDS_PER_YEAR)} s"
                 f" = {num(trough_tokens)} tokens/yr; {usd(per_year)} / {num(trough_tokens / 1e6)} M = {usd(trough)} per M"
-                f" (the batch tokens cost nothing extra: {pct(1 - c.average_duty)} of the day's capacity is idle today)"
+                f" (the batch tokens cost nothing extra: {pct(idle)} {idle_words})"
             ),
         ),
         Lever(

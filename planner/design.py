@@ -176,14 +176,17 @@ def _baseline() -> Baseline:
     return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, one))
 
 
-def _cost(core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool, one: FailureMode) -> CostAnalysis:
+def _cost(
+    core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool, one: FailureMode, goal: ObjectiveAnalysis | None = None
+) -> CostAnalysis:
     """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
     job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
     the nodes the failure table absorbs)."""
     dem = core.demand
     absorbed = _absorbed_nodes(core, stated, one)
+    full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
     return cost_analysis(
-        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes, absorbed
+        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes, absorbed, full_pace
     )
 
 
@@ -272,7 +275,7 @@ def _plan_cached(stated: Brief) -> Design:
     if goal is not None:  # its N+1 row is judged on the deadline too
         verdict = _with_availability(verdict, brief, one_node_lost)
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
-    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost)
+    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,

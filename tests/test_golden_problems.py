@@ -397,3 +397,19 @@ def test_a_jobs_tp_reason_weighs_the_fleets_pace() -> None:
     half = plan(load_brief("offline-batch").with_changes({"deployment.tp": 4})).objective
     assert half is not None and d.objective is not None and half.tokens_per_s > d.objective.tokens_per_s
     assert "(slower tokens)" not in why and "faster: worth a measured trial (plan --set deployment.tp=4)" in why
+
+
+def test_a_jobs_cost_states_the_full_pace_basis_on_the_page_and_in_the_trough_lever() -> None:
+    """Review s7 finding 7: the trough lever of a job said 0.0% of the day is idle ($2.88, no change) though the job takes
+    8.28 h of 24 h; it now fills the idle 65.5% at the job's pace ($0.99, the price while the work runs), and the Cost
+    page states that basis beside the year-round one."""
+    from tests.apphelp import new_app, visit
+
+    d = _plan("offline-batch")
+    trough = d.cost.levers[0]
+    assert d.objective is not None and trough.usd_per_million_output_tokens == pytest.approx(d.objective.usd_per_m_output_tokens)
+    assert "65.5% of the deadline's time is idle after the work" in trough.arithmetic
+    at = visit(new_app({"preset": "offline-batch"}), "pages/cost.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "the same fleet costs $0.99 per M output tokens" in text and "8.28 h of its 24 h deadline" in text
