@@ -173,3 +173,35 @@ def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: p
     nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
     assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
     assert len(analyses) <= 120  # 237 when each search started afresh
+
+
+def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() leaves the smaller-fleet lever's search and the spot lever's two-nodes-lost row to the first read of
+    cost.levers (the verdict bar and the other pages read none of them); the levers then are what they were."""
+    import planner.design as design_module
+    from planner import plan
+    from planner.failures import Scenario
+
+    searches: list[int | None] = []
+    rows: list[Scenario] = []
+    search, row = design_module.fewest_nodes_meeting, design_module.failure_mode
+
+    def counted_search(stated, overrides=None, limit=None):  # type: ignore[no-untyped-def]
+        searches.append(limit)
+        return search(stated, overrides, limit=limit)
+
+    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(scenario)
+        return row(core, scenario, stated)
+
+    monkeypatch.setattr(design_module, "fewest_nodes_meeting", counted_search)
+    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    design = plan(load_brief("agent-platform"))  # meets its SLO with N+1 and a prefix cache: both levers re-plan
+    assert not searches and Scenario.two_nodes_lost not in rows
+    levers = design.cost.levers
+    assert searches and Scenario.two_nodes_lost in rows
+    assert [lever.name for lever in levers] == [
+        "fill the trough with batch work",
+        "smaller fleet with a degradation ladder",
+        "spot nodes for 2 of 8",
+    ]
