@@ -519,9 +519,9 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
     """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones, and
     the full-batch bound is the decode pool's (the engine command is the decode pool's)."""
     judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
-    return slo.model_copy(
-        update={
-            "at_max_batch": decode_pool_at_max_batch(brief, shape) if slo.at_max_batch is not None else None,
+    return slo.with_full_batch(
+        decode_pool_at_max_batch,
+        {
             "ttft_p50_ms": analysis.ttft_p50_ms,
             "ttft_p95_ms": analysis.ttft_p95_ms,
             "ttft_mean_ms": sum(s.ms for s in analysis.ttft_waterfall),
@@ -542,7 +542,7 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
             "basis": f"Prefill/decode disaggregation: {analysis.arithmetic['split']}. Chunked prefill on the same nodes gives p95 TTFT"
             f" {num(analysis.comparison.chunked_ttft_p95_ms, 'ms')} and p95 ITL {num(analysis.comparison.chunked_itl_p95_ms, 'ms')}"
             f" ({'meets' if analysis.comparison.chunked_meets_slo else 'misses'} the SLO): the comparison with disaggregation.",
-        }
+        },
     )
 
 

@@ -205,3 +205,32 @@ def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch)
         "smaller fleet with a degradation ladder",
         "spot nodes for 2 of 8",
     ]
+
+
+def test_the_slo_curves_are_worked_out_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() leaves the SLO trade-off curves and the full-batch bound to their first read (the SLO budget page, the
+    engine configuration): the plan evaluates no latency point at another engine limit until then."""
+    import planner.slo as slo_module
+    from planner import plan
+
+    limits: list[dict[str, int]] = []
+    inner = slo_module.latency_point
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        limits.append(kwargs)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(slo_module, "latency_point", counted)
+    design = plan(load_brief("capstone"))
+    assert not [k for k in limits if k]
+    seqs, tokens = design.slo.tradeoff_max_num_seqs, design.slo.tradeoff_batched_tokens
+    assert len([k for k in limits if k]) == len(seqs) + len(tokens) > 10
+    assert design.slo.at_max_batch is not None and design.slo.at_max_batch.chunk_step_ms is not None
+
+
+def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
+    """The deferred full-batch bound of a disaggregated design is its decode pool's (no prompt rides in its steps)."""
+    from planner import plan
+
+    bound = plan(load_brief("chat-disaggregated")).slo.at_max_batch
+    assert bound is not None and bound.chunk_step_ms is None and bound.mixed_step_share == 0.0
