@@ -26,7 +26,7 @@ from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
 
-__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_no_prefix_cache_at"]
+__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_at", "utilization_no_prefix_cache_at"]
 
 KIB = 1024
 
@@ -266,6 +266,16 @@ def utilization_no_prefix_cache_at(brief: Brief, shape: ReplicaShape, dem: Deman
     batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
     prefill_nc = dem.input_tokens_per_s / (shape.prefill_tokens_per_s * shape.replicas)
     return prefill_nc + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
+
+
+def utilization_at(brief: Brief, shape: ReplicaShape, dem: Demand) -> float:
+    """capacity(...).utilization alone (no memory, no text), by the same arithmetic: what a search over traffic
+    multiples (planner.headroom) reads at each multiple."""
+    if brief.workload.request_rate is not None:
+        return _load_over_capacity(brief, shape, dem.request_rate_per_s, brief.effective_hit_rate)[1]
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
+    prefill = dem.prefill_tokens_per_s_after_cache / (shape.prefill_tokens_per_s * shape.replicas)
+    return prefill + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
 
 
 def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: float) -> _Shares:
