@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
+from functools import cached_property
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief
 from planner.fmt import num, pct
@@ -95,7 +96,24 @@ class Capacity(_Section):
     step_at_max_num_seqs_ideal_ms: float
     step_at_max_num_seqs_ms: float
     unchunked_prefill_p95_ms: float
-    arithmetic: dict[str, str]
+    _text: _CapacityText = PrivateAttr()
+
+    # The step's arithmetic in words is written the first time it is read (a page, the JSON, the document): the many
+    # re-plans a design makes (failure rows, fleet searches, headroom) never read theirs.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words."""
+        t = self._text
+        return _step_arithmetic(*t.step) | t.shares | {"binding_constraint": self.binding_reason}
+
+
+class _CapacityText(NamedTuple):
+    """What Capacity.arithmetic is written from: _step_arithmetic's arguments and the shares' text."""
+
+    step: tuple[Brief, ReplicaShape, Demand, float, float, float, float, float, float]
+    shares: dict[str, str]
 
 
 # --- demand ----------------------------------------------------------------------------------------
@@ -357,10 +375,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     weights_read = shape.step_bytes(batch, 0.0) / shape.gpus / GB
     kv_read = batch * read * shape.kv_bytes_per_token_per_gpu * shape.pp / shape.attention_groups / GB
     step_max_ideal = shape.decode_step_ideal_s(dep.max_num_seqs, read)
-    arithmetic = _step_arithmetic(brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
-    arithmetic.update(shares.arithmetic)
-    arithmetic["binding_constraint"] = reason
-    return Capacity(
+    result = Capacity(
         utilization_basis=basis,
         replicas=shape.replicas,
         replicas_per_node=shape.replicas_per_node,
@@ -388,8 +403,10 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
         step_at_max_num_seqs_ms=shape.decode_step_real_s(dep.max_num_seqs, read) * 1e3,
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
-        arithmetic=arithmetic,
     )
+    step = (brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
+    result._text = _CapacityText(step, shares.arithmetic)
+    return result
 
 
 def _sizing_units(brief: Brief) -> str:

@@ -208,9 +208,15 @@ class SloBudget(_Model):
     percentile_method: str
     basis: str
     point: LatencyPoint
-    arithmetic: dict[str, str]
     mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
     _curves: _Curves | None = PrivateAttr(default=None)  # what the curves are worked out from (None: a re-plan skips them)
+    _text: tuple[Brief, LatencyPoint, str] = PrivateAttr()  # what the arithmetic is written from: the brief, the point, the basis
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read (a re-plan's is never read)."""
+        return _arithmetic(*self._text)
 
     # The full-batch bound and the trade-off curves (about 17 more latency points) are worked out the first time they
     # are read (the SLO budget page, the engine configuration, the JSON), not for every plan a slider move makes.
@@ -1182,9 +1188,9 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         percentile_method=_percentile_text(),
         basis=_basis_text(brief, p),
         point=p,
-        arithmetic=_arithmetic(brief, p, basis),
         mechanisms=mechanisms,
     )
+    budget._text = (brief, p, basis)
     if curves:
         budget._curves = _Curves(brief, shape, rate_per_replica, load_batch, p.running_batch, at_max_batch)
     return budget

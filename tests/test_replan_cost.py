@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import planner.operating_point as op
+import planner.slo as slo_module
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief
 from planner.mechanisms import resolve
@@ -234,3 +235,29 @@ def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
 
     bound = plan(load_brief("chat-disaggregated")).slo.at_max_batch
     assert bound is not None and bound.chunk_step_ms is None and bound.mixed_step_share == 0.0
+
+
+def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capacity's and the SLO budget's arithmetic in words is written when read: agent-platform's plan re-plans
+    its brief some twenty times (headroom, failure rows) and writes none; reading the design writes its own, once."""
+    import planner.capacity as capacity_module
+    import planner.core as core_module
+    from planner import plan
+
+    written = {"capacity": 0, "slo": 0, "worked": 0}
+    step_text, slo_text, worked = capacity_module._step_arithmetic, slo_module._arithmetic, core_module.capacity
+
+    def counted(name, inner):  # type: ignore[no-untyped-def]
+        def call(*args):  # type: ignore[no-untyped-def]
+            written[name] += 1
+            return inner(*args)
+
+        return call
+
+    monkeypatch.setattr(capacity_module, "_step_arithmetic", counted("capacity", step_text))
+    monkeypatch.setattr(slo_module, "_arithmetic", counted("slo", slo_text))
+    monkeypatch.setattr(core_module, "capacity", counted("worked", worked))
+    design = plan(load_brief("agent-platform"))
+    assert written["worked"] > 10 and written["capacity"] == written["slo"] == 0
+    assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
+    assert written["capacity"] == written["slo"] == 1
