@@ -19,8 +19,10 @@ the TTFT budget. `comparison` states both on the same brief.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief
 from planner.capacity import Capacity
@@ -124,9 +126,16 @@ class DisaggAnalysis(_Model):
     splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
-    arithmetic: dict[str, str]
     capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
     binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
+    _text: Callable[[], dict[str, str]] = PrivateAttr()  # writes the arithmetic
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read: the other splits' and the capacity search's
+        analyses are never read for it."""
+        return self._text()
 
 
 def prefill_brief(brief: Brief) -> Brief:
@@ -366,7 +375,7 @@ def disaggregation_analysis(
     meets = stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
     split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
-    return DisaggAnalysis(
+    analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
         prefill_tp=pshape.tp,
@@ -403,7 +412,10 @@ def disaggregation_analysis(
         splits=split_points,
         problems=tuple(problems),
         kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        return {
             "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
             f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",
             "prefill": f"{num(rate, 'req/s')} / {p_replicas} = {num(p_rate, 'req/s')} a prefill replica x {num(service * 1e3, 'ms')} a prompt"
@@ -420,8 +432,10 @@ def disaggregation_analysis(
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
             f" + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
-        },
-    )
+        }
+
+    analysis._text = text
+    return analysis
 
 
 def _splits_text(points: tuple[SplitPoint, ...], nodes: int) -> str:

@@ -261,3 +261,28 @@ def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch)
     assert written["worked"] > 10 and written["capacity"] == written["slo"] == 0
     assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
     assert written["capacity"] == written["slo"] == 1
+
+
+def test_a_disaggregated_design_writes_only_its_own_analysis_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other splits' and the capacity search's disaggregation analyses write no arithmetic: of some ninety
+    analyses the plan writes the few whose conclusion is read (the design's own quotes it), not every one."""
+    import planner.disagg as disagg_module
+    from planner import plan
+
+    written: list[int] = []
+    inner, analyses = disagg_module._splits_text, disagg_module.disaggregation_analysis
+    made: list[bool] = []
+
+    def counted(points, nodes):  # type: ignore[no-untyped-def]
+        written.append(nodes)
+        return inner(points, nodes)
+
+    def analysed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(True)
+        return analyses(*args, **kwargs)
+
+    monkeypatch.setattr(disagg_module, "_splits_text", counted)
+    monkeypatch.setattr(disagg_module, "disaggregation_analysis", analysed)
+    design = plan(load_brief("chat-disaggregated"))
+    assert len(made) > 30 and len(written) <= 3
+    assert design.disaggregation is not None and design.disaggregation.arithmetic["splits"]
