@@ -286,3 +286,28 @@ def test_a_disaggregated_design_writes_only_its_own_analysis_text(monkeypatch: p
     design = plan(load_brief("chat-disaggregated"))
     assert len(made) > 30 and len(written) <= 3
     assert design.disaggregation is not None and design.disaggregation.arithmetic["splits"]
+
+
+def test_the_kv_tiers_write_their_arithmetic_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every re-plan of agent-platform derives the tiers' hit rate again; only the analysis whose arithmetic is read
+    (the design's own: its conclusion quotes it) writes it."""
+    import planner.kv_tiers as tiers_module
+    from planner import plan
+
+    made: list[bool] = []
+    written: list[bool] = []
+    analysis, text = tiers_module._sessions, tiers_module._sessions_text
+
+    def analysed(*args):  # type: ignore[no-untyped-def]
+        made.append(True)
+        return analysis(*args)
+
+    def words(*args):  # type: ignore[no-untyped-def]
+        written.append(True)
+        return text(*args)
+
+    monkeypatch.setattr(tiers_module, "_sessions", analysed)
+    monkeypatch.setattr(tiers_module, "_sessions_text", words)
+    design = plan(load_brief("agent-platform"))
+    assert len(made) > 10 and len(written) <= 2
+    assert design.kv_tiers is not None and "sessions" in design.kv_tiers.arithmetic["sessions"]
