@@ -26,6 +26,7 @@ from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
+from planner.written import Written
 
 __all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_at", "utilization_no_prefix_cache_at"]
 
@@ -42,17 +43,16 @@ class Binding(StrEnum):
     compute = "compute"
 
 
-class Demand(_Section):
+class Demand(Written):
     request_rate_per_s: float
     turn_period_s: float | None
     generating_sequences: float
     input_tokens_per_s: float
     output_tokens_per_s: float
     prefill_tokens_per_s_after_cache: float
-    arithmetic: dict[str, str]
 
 
-class Memory(_Section):
+class Memory(Written):
     gpu_memory_gb: float
     usable_gb_per_gpu: float
     weights_gb_per_gpu: float
@@ -65,7 +65,6 @@ class Memory(_Section):
     max_sequences_per_replica: float
     max_sequences_per_node: float
     max_sequences_fleet: float
-    arithmetic: dict[str, str]
 
 
 class Capacity(_Section):
@@ -131,35 +130,45 @@ def demand(brief: Brief, shape: ReplicaShape) -> Demand:
     if w.request_rate is not None:
         rate, period = w.request_rate, None
         generating = _generating_at_engine_pace(brief, shape, rate)
-        rate_text = f"given: {num(rate, 'req/s')}"
-        gen_text = f"{num(rate, 'req/s')} x ({num(w.output_tokens_mean)} - 1) tokens x TPOT at this load = {num(generating)} (Little's law)"
     else:
         assert w.users is not None
         period = w.generation_s_per_turn / w.duty_cycle
         rate = w.users / period
         generating = w.users * w.duty_cycle
-        rate_text = (
-            f"{num(w.users, 'users')} / ({num(w.generation_s_per_turn, 's')} generating / {num(w.duty_cycle)} duty)"
-            f" = {num(w.users)} / {num(period, 's')} per turn = {num(rate, 'req/s')}"
-        )
-        gen_text = f"{num(w.users, 'users')} x {num(w.duty_cycle)} duty = {num(generating)} sequences"
     inputs, outputs = rate * w.input_tokens_mean, rate * w.output_tokens_mean
     after_cache = inputs * (1 - hit)
-    return Demand(
+    result = Demand(
         request_rate_per_s=rate,
         turn_period_s=period,
         generating_sequences=generating,
         input_tokens_per_s=inputs,
         output_tokens_per_s=outputs,
         prefill_tokens_per_s_after_cache=after_cache,
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        if period is None:
+            rate_text = f"given: {num(rate, 'req/s')}"
+            gen_text = (
+                f"{num(rate, 'req/s')} x ({num(w.output_tokens_mean)} - 1) tokens x TPOT at this load = {num(generating)} (Little's law)"
+            )
+        else:
+            assert w.users is not None
+            rate_text = (
+                f"{num(w.users, 'users')} / ({num(w.generation_s_per_turn, 's')} generating / {num(w.duty_cycle)} duty)"
+                f" = {num(w.users)} / {num(period, 's')} per turn = {num(rate, 'req/s')}"
+            )
+            gen_text = f"{num(w.users, 'users')} x {num(w.duty_cycle)} duty = {num(generating)} sequences"
+        return {
             "request_rate_per_s": rate_text,
             "generating_sequences": gen_text,
             "input_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.input_tokens_mean, 'tokens')} = {num(inputs, 'tok/s')}",
             "output_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.output_tokens_mean, 'tokens')} = {num(outputs, 'tok/s')}",
             "prefill_tokens_per_s_after_cache": f"{num(inputs, 'tok/s')} x (1 - {pct(hit)} prefix hits) = {num(after_cache, 'tok/s')}",
-        },
-    )
+        }
+
+    result._text = text
+    return result
 
 
 # --- memory ----------------------------------------------------------------------------------------
@@ -170,7 +179,7 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
     _, held = context_tokens(brief)
     per_replica = shape.kv_capacity_tokens / held
     kv_token = shape.kv_bytes_per_token_per_gpu
-    return Memory(
+    result = Memory(
         gpu_memory_gb=shape.gpu.memory_gb,
         usable_gb_per_gpu=shape.usable_gb_per_gpu,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
@@ -183,7 +192,10 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
         max_sequences_per_replica=per_replica,
         max_sequences_per_node=per_replica * shape.units_per_replica_group / shape.replica_nodes,
         max_sequences_fleet=per_replica * shape.replicas,
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        return {
             "weights_gb_per_gpu": (
                 f"{num(m.params)} params x {num(dep.weights.bytes_per_value)} B ({dep.weights.value})"
                 f" / TP {shape.tp} = {num(shape.weights_gb_per_gpu, 'GB')}"
@@ -201,9 +213,10 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
                 f"{num(shape.kv_gb_per_gpu, 'GB')} / ({num(kv_token / KIB, 'KiB')} x {num(held, 'tokens')})"
                 f" = {num(per_replica)} sequences per replica; x {shape.replicas} replicas = {num(per_replica * shape.replicas)}"
             ),
-        }
-        | _parallel_memory_text(shape, held, per_replica),
-    )
+        } | _parallel_memory_text(shape, held, per_replica)
+
+    result._text = text
+    return result
 
 
 def _parallel_memory_text(shape: ReplicaShape, held: float, per_replica: float) -> dict[str, str]:

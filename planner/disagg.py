@@ -19,10 +19,8 @@ the TTFT budget. `comparison` states both on the same brief.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
+from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.capacity import Capacity
@@ -37,6 +35,7 @@ from planner.replica import GB, ReplicaShape, shape_of
 from planner.slo import AtMaxBatch, SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
+from planner.written import Written
 
 __all__ = [
     "DisaggAnalysis",
@@ -89,7 +88,7 @@ class SplitPoint(_Model):
     meets_slo: bool
 
 
-class DisaggAnalysis(_Model):
+class DisaggAnalysis(Written):
     prefill_nodes: int
     decode_nodes: int
     prefill_tp: int
@@ -128,14 +127,6 @@ class DisaggAnalysis(_Model):
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
     capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
     binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
-    _text: Callable[[], dict[str, str]] = PrivateAttr()  # writes the arithmetic
-
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def arithmetic(self) -> dict[str, str]:
-        """Each figure's arithmetic in words, written on first read: the other splits' and the capacity search's
-        analyses are never read for it."""
-        return self._text()
 
 
 def prefill_brief(brief: Brief) -> Brief:

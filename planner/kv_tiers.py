@@ -12,21 +12,19 @@ Off while the brief sets neither tier: workload.prefix_hit_rate stands as given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cached_property
-
-from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
+from pydantic import ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.replica import GB, ReplicaShape, units_text
+from planner.written import Written
 
 __all__ = ["P95_TAIL", "KvTierAnalysis", "engines_per_node", "kv_tier_analysis"]
 
 P95_TAIL = 0.05  # a tier serving more than this share of requests puts its reload inside the p95 TTFT
 
 
-class KvTierAnalysis(BaseModel):
+class KvTierAnalysis(Written):
     """What the tiers hold, the hit rate they give, and the reload time they charge (per replica)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,13 +51,6 @@ class KvTierAnalysis(BaseModel):
     recompute_ms: float  # the same history prefilled again instead
     ttft_reload_ms: float  # the reload the p95 TTFT carries: the slowest tier serving more than 5% of requests
     offload_gb_per_gpu: float  # the host memory each GPU's share of the CPU tier takes (vLLM's --kv-offloading-size)
-    _text: Callable[[], dict[str, str]] = PrivateAttr()  # writes the arithmetic
-
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def arithmetic(self) -> dict[str, str]:
-        """Each figure's arithmetic in words, written on first read (every re-plan derives the hit rate; few read how)."""
-        return self._text()
 
 
 def _sessions(brief: Brief, replicas: int) -> tuple[float, float]:

@@ -311,3 +311,16 @@ def test_the_kv_tiers_write_their_arithmetic_when_read(monkeypatch: pytest.Monke
     design = plan(load_brief("agent-platform"))
     assert len(made) > 10 and len(written) <= 2
     assert design.kv_tiers is not None and "sessions" in design.kv_tiers.arithmetic["sessions"]
+
+
+def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
+    """A verdict-only re-plan's demand and memory have written no arithmetic; read, they write the words they always
+    did, and two sections with the same figures and words compare equal (planner.written)."""
+    from planner.core import verdict_core
+
+    brief = resolve(load_brief("capstone").with_changes({"hardware.nodes": 7}))
+    core = verdict_core(brief)
+    assert "arithmetic" not in vars(core.demand) and "arithmetic" not in vars(core.memory)
+    assert core.demand.arithmetic["request_rate_per_s"].endswith("req/s") and "params" in core.memory.arithmetic["weights_gb_per_gpu"]
+    again = verdict_core(resolve(load_brief("capstone").with_changes({"hardware.nodes": 9})))
+    assert again.demand == core.demand and hash(again.demand) == hash(core.demand) and again.memory != core.memory
