@@ -631,6 +631,9 @@ class Brief(_Frozen):
     def with_changes(self, changes: dict[str, Any]) -> Brief:
         """A new brief with dotted-path changes applied and validated (e.g. {'hardware.nodes': 4}); a model.hf_config
         path is refused here (planner.loader.apply_overrides reads one, relative to the brief file)."""
+        fast = self._with_section_changes(changes)
+        if fast is not None:
+            return fast
         data = set_paths(self.model_dump(mode="json"), changes)
         if isinstance(data.get("model"), dict) and data["model"].get("hf_config"):
             raise BriefError("model.hf_config", HF_CONFIG_PATH_REFUSED)
@@ -638,6 +641,32 @@ class Brief(_Frozen):
             return Brief.model_validate(data)
         except ValidationError as exc:
             raise validation_message(exc) from None
+
+    def _with_section_changes(self, changes: dict[str, Any]) -> Brief | None:
+        """with_changes where every path is a known field of a section (`hardware.nodes`, not `model.*`): only the
+        changed sections are validated again (a brief has no rule across sections), the others kept as they are; None
+        where that does not apply or a value is refused (with_changes then validates the whole brief and words the
+        error as always)."""
+        if self.model.hf_config:  # refused by with_changes, whatever changes
+            return None
+        by_section: dict[str, dict[str, Any]] = {}
+        for path, value in changes.items():
+            section, _, leaf = path.partition(".")
+            if not leaf or "." in leaf or section == "model" or section not in Brief.model_fields:
+                return None
+            current = getattr(self, section)
+            if not isinstance(current, _Frozen) or leaf not in type(current).model_fields:
+                return None
+            by_section.setdefault(section, {})[leaf] = value
+        try:
+            update = {
+                section: type(current).model_validate(current.model_dump(mode="json") | leaves)
+                for section, leaves in by_section.items()
+                for current in (getattr(self, section),)
+            }
+        except ValidationError:
+            return None
+        return self.model_copy(update=update)
 
 
 HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
+from functools import cached_property
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
+from planner.written import Written
 
-__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_no_prefix_cache_at"]
+__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_at", "utilization_no_prefix_cache_at"]
 
 KIB = 1024
 
@@ -41,17 +43,16 @@ class Binding(StrEnum):
     compute = "compute"
 
 
-class Demand(_Section):
+class Demand(Written):
     request_rate_per_s: float
     turn_period_s: float | None
     generating_sequences: float
     input_tokens_per_s: float
     output_tokens_per_s: float
     prefill_tokens_per_s_after_cache: float
-    arithmetic: dict[str, str]
 
 
-class Memory(_Section):
+class Memory(Written):
     gpu_memory_gb: float
     usable_gb_per_gpu: float
     weights_gb_per_gpu: float
@@ -64,7 +65,6 @@ class Memory(_Section):
     max_sequences_per_replica: float
     max_sequences_per_node: float
     max_sequences_fleet: float
-    arithmetic: dict[str, str]
 
 
 class Capacity(_Section):
@@ -95,7 +95,24 @@ class Capacity(_Section):
     step_at_max_num_seqs_ideal_ms: float
     step_at_max_num_seqs_ms: float
     unchunked_prefill_p95_ms: float
-    arithmetic: dict[str, str]
+    _text: _CapacityText = PrivateAttr()
+
+    # The step's arithmetic in words is written the first time it is read (a page, the JSON, the document): the many
+    # re-plans a design makes (failure rows, fleet searches, headroom) never read theirs.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words."""
+        t = self._text
+        return _step_arithmetic(*t.step) | t.shares | {"binding_constraint": self.binding_reason}
+
+
+class _CapacityText(NamedTuple):
+    """What Capacity.arithmetic is written from: _step_arithmetic's arguments and the shares' text."""
+
+    step: tuple[Brief, ReplicaShape, Demand, float, float, float, float, float, float]
+    shares: dict[str, str]
 
 
 # --- demand ----------------------------------------------------------------------------------------
@@ -113,35 +130,45 @@ def demand(brief: Brief, shape: ReplicaShape) -> Demand:
     if w.request_rate is not None:
         rate, period = w.request_rate, None
         generating = _generating_at_engine_pace(brief, shape, rate)
-        rate_text = f"given: {num(rate, 'req/s')}"
-        gen_text = f"{num(rate, 'req/s')} x ({num(w.output_tokens_mean)} - 1) tokens x TPOT at this load = {num(generating)} (Little's law)"
     else:
         assert w.users is not None
         period = w.generation_s_per_turn / w.duty_cycle
         rate = w.users / period
         generating = w.users * w.duty_cycle
-        rate_text = (
-            f"{num(w.users, 'users')} / ({num(w.generation_s_per_turn, 's')} generating / {num(w.duty_cycle)} duty)"
-            f" = {num(w.users)} / {num(period, 's')} per turn = {num(rate, 'req/s')}"
-        )
-        gen_text = f"{num(w.users, 'users')} x {num(w.duty_cycle)} duty = {num(generating)} sequences"
     inputs, outputs = rate * w.input_tokens_mean, rate * w.output_tokens_mean
     after_cache = inputs * (1 - hit)
-    return Demand(
+    result = Demand(
         request_rate_per_s=rate,
         turn_period_s=period,
         generating_sequences=generating,
         input_tokens_per_s=inputs,
         output_tokens_per_s=outputs,
         prefill_tokens_per_s_after_cache=after_cache,
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        if period is None:
+            rate_text = f"given: {num(rate, 'req/s')}"
+            gen_text = (
+                f"{num(rate, 'req/s')} x ({num(w.output_tokens_mean)} - 1) tokens x TPOT at this load = {num(generating)} (Little's law)"
+            )
+        else:
+            assert w.users is not None
+            rate_text = (
+                f"{num(w.users, 'users')} / ({num(w.generation_s_per_turn, 's')} generating / {num(w.duty_cycle)} duty)"
+                f" = {num(w.users)} / {num(period, 's')} per turn = {num(rate, 'req/s')}"
+            )
+            gen_text = f"{num(w.users, 'users')} x {num(w.duty_cycle)} duty = {num(generating)} sequences"
+        return {
             "request_rate_per_s": rate_text,
             "generating_sequences": gen_text,
             "input_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.input_tokens_mean, 'tokens')} = {num(inputs, 'tok/s')}",
             "output_tokens_per_s": f"{num(rate, 'req/s')} x {num(w.output_tokens_mean, 'tokens')} = {num(outputs, 'tok/s')}",
             "prefill_tokens_per_s_after_cache": f"{num(inputs, 'tok/s')} x (1 - {pct(hit)} prefix hits) = {num(after_cache, 'tok/s')}",
-        },
-    )
+        }
+
+    result._text = text
+    return result
 
 
 # --- memory ----------------------------------------------------------------------------------------
@@ -152,7 +179,7 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
     _, held = context_tokens(brief)
     per_replica = shape.kv_capacity_tokens / held
     kv_token = shape.kv_bytes_per_token_per_gpu
-    return Memory(
+    result = Memory(
         gpu_memory_gb=shape.gpu.memory_gb,
         usable_gb_per_gpu=shape.usable_gb_per_gpu,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
@@ -165,7 +192,10 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
         max_sequences_per_replica=per_replica,
         max_sequences_per_node=per_replica * shape.units_per_replica_group / shape.replica_nodes,
         max_sequences_fleet=per_replica * shape.replicas,
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        return {
             "weights_gb_per_gpu": (
                 f"{num(m.params)} params x {num(dep.weights.bytes_per_value)} B ({dep.weights.value})"
                 f" / TP {shape.tp} = {num(shape.weights_gb_per_gpu, 'GB')}"
@@ -183,9 +213,10 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
                 f"{num(shape.kv_gb_per_gpu, 'GB')} / ({num(kv_token / KIB, 'KiB')} x {num(held, 'tokens')})"
                 f" = {num(per_replica)} sequences per replica; x {shape.replicas} replicas = {num(per_replica * shape.replicas)}"
             ),
-        }
-        | _parallel_memory_text(shape, held, per_replica),
-    )
+        } | _parallel_memory_text(shape, held, per_replica)
+
+    result._text = text
+    return result
 
 
 def _parallel_memory_text(shape: ReplicaShape, held: float, per_replica: float) -> dict[str, str]:
@@ -268,6 +299,16 @@ def utilization_no_prefix_cache_at(brief: Brief, shape: ReplicaShape, dem: Deman
     return prefill_nc + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
 
 
+def utilization_at(brief: Brief, shape: ReplicaShape, dem: Demand) -> float:
+    """capacity(...).utilization alone (no memory, no text), by the same arithmetic: what a search over traffic
+    multiples (planner.headroom) reads at each multiple."""
+    if brief.workload.request_rate is not None:
+        return _load_over_capacity(brief, shape, dem.request_rate_per_s, brief.effective_hit_rate)[1]
+    batch, step_real = _decode_batch_and_step_s(brief, shape, dem)
+    prefill = dem.prefill_tokens_per_s_after_cache / (shape.prefill_tokens_per_s * shape.replicas)
+    return prefill + _decode_share(dem, _streaming_decode_fleet(shape, batch, step_real))
+
+
 def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: float) -> _Shares:
     """Users x duty: decode runs at the batch the load implies; shares of time add up."""
     prefill = dem.prefill_tokens_per_s_after_cache / prefill_fleet
@@ -347,10 +388,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     weights_read = shape.step_bytes(batch, 0.0) / shape.gpus / GB
     kv_read = batch * read * shape.kv_bytes_per_token_per_gpu * shape.pp / shape.attention_groups / GB
     step_max_ideal = shape.decode_step_ideal_s(dep.max_num_seqs, read)
-    arithmetic = _step_arithmetic(brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
-    arithmetic.update(shares.arithmetic)
-    arithmetic["binding_constraint"] = reason
-    return Capacity(
+    result = Capacity(
         utilization_basis=basis,
         replicas=shape.replicas,
         replicas_per_node=shape.replicas_per_node,
@@ -378,8 +416,10 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
         step_at_max_num_seqs_ms=shape.decode_step_real_s(dep.max_num_seqs, read) * 1e3,
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
-        arithmetic=arithmetic,
     )
+    step = (brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
+    result._text = _CapacityText(step, shares.arithmetic)
+    return result
 
 
 def _sizing_units(brief: Brief) -> str:

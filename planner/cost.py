@@ -7,9 +7,11 @@ over a day (the brief's average duty), so the $/M figure carries the gap between
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cached_property
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct, usd
@@ -51,6 +53,16 @@ class SmallerFleet(NamedTuple):
     n_plus_one: bool  # the search kept N+1 (the availability target asks for it: failures.n_plus_one)
 
 
+class _LeverBasis(NamedTuple):
+    """What the levers are worked out from on first read: the brief, its peak output rate, and the smaller fleet and
+    the lost nodes the failure table absorbs (re-plans, asked for only then)."""
+
+    brief: Brief
+    output_tokens_per_s: float
+    fleet: Callable[[], tuple[SmallerFleet, int | None]]
+    full_pace: tuple[float, float] | None  # a job's (fleet output tokens/s at its full batch, idle share of its deadline)
+
+
 class CostAnalysis(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -63,8 +75,19 @@ class CostAnalysis(BaseModel):
     usd_per_million_input_tokens: float
     carries_peak: bool  # the fleet carries the peak (the design is feasible): only then is $/M the cost of serving the brief
     usd_per_million_output_tokens_at_fix: float | None  # a design that misses: $/M on the fewest nodes that meet (Design.fix)
-    levers: tuple[Lever, ...]
     arithmetic: dict[str, str]
+    _basis: _LeverBasis = PrivateAttr()
+
+    # The levers re-plan the brief (the smaller fleet, the spot nodes' two-nodes-lost row): they are worked out the
+    # first time they are read (the Cost page, the JSON, the document), not for every plan and re-plan.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def levers(self) -> tuple[Lever, ...]:
+        """Fill the trough, a smaller fleet with a degradation ladder, spot nodes: each with its $/M and arithmetic."""
+        basis = self._basis
+        smaller, absorbed = basis.fleet()
+        return _levers(self, basis.brief, basis.output_tokens_per_s, smaller, absorbed, basis.full_pace)
 
 
 def per_million(usd: float, tokens: float) -> float:
@@ -144,16 +167,15 @@ def cost_analysis(
     brief: Brief,
     output_tokens_per_s: float,
     input_tokens_per_s: float,
-    smaller: SmallerFleet,
+    fleet: Callable[[], tuple[SmallerFleet, int | None]],
     carries_peak: bool = True,
     fix_nodes: int | None = None,
-    absorbed_nodes: int | None = None,
     full_pace: tuple[float, float] | None = None,
 ) -> CostAnalysis:
-    """The fleet's price, $ per M tokens and the levers. `absorbed_nodes`: how many lost nodes the failure table shows the
-    design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost); spot nodes stay within it (None: not judged).
-    `full_pace`: for a job judged on its deadline, (the fleet's output tokens/s at its full batch, the share of the
-    deadline the work leaves idle): the trough fills at that pace."""
+    """The fleet's price, $ per M tokens and the levers. `fleet()`: the smaller fleet and how many lost nodes the failure
+    table shows the design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost; None: not judged), asked for the first
+    time the levers are read. `full_pace`: for a job judged on its deadline, (the fleet's output tokens/s at its full
+    batch, the share of the deadline the work leaves idle): the trough fills at that pace."""
     hw, c = brief.hardware, brief.cost
     gpus = hw.nodes * hw.gpus_per_node
     per_hour = gpus * c.usd_per_gpu_hour
@@ -164,7 +186,45 @@ def cost_analysis(
     per_m_in = per_million(per_year, in_year)
     fix_year = fix_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR if fix_nodes is not None else None
     at_fix = per_million(fix_year, out_year) if fix_year is not None else None
+    analysis = CostAnalysis(
+        gpus=gpus,
+        usd_per_hour=per_hour,
+        usd_per_year=per_year,
+        output_tokens_per_year=out_year,
+        input_tokens_per_year=in_year,
+        usd_per_million_output_tokens=per_m_out,
+        usd_per_million_input_tokens=per_m_in,
+        carries_peak=carries_peak,
+        usd_per_million_output_tokens_at_fix=at_fix,
+        arithmetic={
+            "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
+            "usd_per_year": f"{usd(per_hour)} x {HOURS_PER_YEAR} h = {usd(per_year)} per year",
+            "output_tokens_per_year": (
+                f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
+            ),
+            "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
+            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
+            + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
+            "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
+        }
+        | _fix_arithmetic(fix_nodes, fix_year, out_year, at_fix),
+    )
+    analysis._basis = _LeverBasis(brief, output_tokens_per_s, fleet, full_pace)
+    return analysis
 
+
+def _levers(
+    cost: CostAnalysis,
+    brief: Brief,
+    output_tokens_per_s: float,
+    smaller: SmallerFleet,
+    absorbed_nodes: int | None,
+    full_pace: tuple[float, float] | None = None,
+) -> tuple[Lever, ...]:
+    """The cost levers against the fleet's `cost`; spot nodes stay within the `absorbed_nodes`; a job's trough fills at
+    its `full_pace`."""
+    hw, c = brief.hardware, brief.cost
+    per_year, out_year, per_m_out = cost.usd_per_year, cost.output_tokens_per_year, cost.usd_per_million_output_tokens
     pace, idle = (output_tokens_per_s, 1 - c.average_duty) if full_pace is None else full_pace
     trough_tokens = pace * SECONDS_PER_YEAR
     trough = per_million(per_year, trough_tokens)
@@ -181,7 +241,7 @@ def cost_analysis(
     spot_nodes = share_nodes if absorbed_nodes is None else min(share_nodes, absorbed_nodes)
     spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
     spot = per_million(spot_year, out_year)
-    levers = (
+    return (
         Lever(
             name="fill the trough with batch work",
             usd_per_million_output_tokens=trough,
@@ -220,28 +280,4 @@ def cost_analysis(
                 f" ({_absorbed_words(absorbed_nodes, brief)}; {pct(SPOT_SHARE)} of the fleet would be {share_nodes})"
             ),
         ),
-    )
-    return CostAnalysis(
-        gpus=gpus,
-        usd_per_hour=per_hour,
-        usd_per_year=per_year,
-        output_tokens_per_year=out_year,
-        input_tokens_per_year=in_year,
-        usd_per_million_output_tokens=per_m_out,
-        usd_per_million_input_tokens=per_m_in,
-        carries_peak=carries_peak,
-        usd_per_million_output_tokens_at_fix=at_fix,
-        levers=levers,
-        arithmetic={
-            "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
-            "usd_per_year": f"{usd(per_hour)} x {HOURS_PER_YEAR} h = {usd(per_year)} per year",
-            "output_tokens_per_year": (
-                f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
-            ),
-            "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
-            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
-            + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
-            "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
-        }
-        | _fix_arithmetic(fix_nodes, fix_year, out_year, at_fix),
     )

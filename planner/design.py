@@ -183,11 +183,21 @@ def _cost(
     job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
     the nodes the failure table absorbs)."""
     dem = core.demand
-    absorbed = _absorbed_nodes(core, stated, one)
+    fleet = _LeverFleet(core, stated, one)
     full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
-    return cost_analysis(
-        core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, _smaller_fleet(stated), carries_peak, fix_nodes, absorbed, full_pace
-    )
+    return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, fleet, carries_peak, fix_nodes, full_pace)
+
+
+@dataclass(frozen=True)
+class _LeverFleet:
+    """The cost levers' re-plans, asked for when the levers are first read: the smaller fleet and the lost nodes absorbed."""
+
+    core: CoreDesign
+    stated: Brief
+    one: FailureMode  # the one-node-lost row
+
+    def __call__(self) -> tuple[SmallerFleet, int | None]:
+        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, self.one)
 
 
 def _absorbed_nodes(core: CoreDesign, stated: Brief, one: FailureMode) -> int:

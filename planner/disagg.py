@@ -35,6 +35,7 @@ from planner.replica import GB, ReplicaShape, shape_of
 from planner.slo import AtMaxBatch, SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
+from planner.written import Written
 
 __all__ = [
     "DisaggAnalysis",
@@ -87,7 +88,7 @@ class SplitPoint(_Model):
     meets_slo: bool
 
 
-class DisaggAnalysis(_Model):
+class DisaggAnalysis(Written):
     prefill_nodes: int
     decode_nodes: int
     prefill_tp: int
@@ -124,7 +125,6 @@ class DisaggAnalysis(_Model):
     splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
-    arithmetic: dict[str, str]
     capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
     binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
 
@@ -366,7 +366,7 @@ def disaggregation_analysis(
     meets = stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
     split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
-    return DisaggAnalysis(
+    analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
         prefill_tp=pshape.tp,
@@ -403,7 +403,10 @@ def disaggregation_analysis(
         splits=split_points,
         problems=tuple(problems),
         kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
-        arithmetic={
+    )
+
+    def text() -> dict[str, str]:
+        return {
             "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
             f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",
             "prefill": f"{num(rate, 'req/s')} / {p_replicas} = {num(p_rate, 'req/s')} a prefill replica x {num(service * 1e3, 'ms')} a prompt"
@@ -420,8 +423,10 @@ def disaggregation_analysis(
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
             f" + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
-        },
-    )
+        }
+
+    analysis._text = text
+    return analysis
 
 
 def _splits_text(points: tuple[SplitPoint, ...], nodes: int) -> str:
@@ -519,9 +524,9 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
     """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones, and
     the full-batch bound is the decode pool's (the engine command is the decode pool's)."""
     judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
-    return slo.model_copy(
-        update={
-            "at_max_batch": decode_pool_at_max_batch(brief, shape) if slo.at_max_batch is not None else None,
+    return slo.with_full_batch(
+        decode_pool_at_max_batch,
+        {
             "ttft_p50_ms": analysis.ttft_p50_ms,
             "ttft_p95_ms": analysis.ttft_p95_ms,
             "ttft_mean_ms": sum(s.ms for s in analysis.ttft_waterfall),
@@ -542,7 +547,7 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
             "basis": f"Prefill/decode disaggregation: {analysis.arithmetic['split']}. Chunked prefill on the same nodes gives p95 TTFT"
             f" {num(analysis.comparison.chunked_ttft_p95_ms, 'ms')} and p95 ITL {num(analysis.comparison.chunked_itl_p95_ms, 'ms')}"
             f" ({'meets' if analysis.comparison.chunked_meets_slo else 'misses'} the SLO): the comparison with disaggregation.",
-        }
+        },
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
-from planner.capacity import Demand, capacity
+from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
 from planner.failures import judged
@@ -147,7 +147,7 @@ def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
     if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
         util_multiple = 1 / cap.utilization if cap.utilization > 0 else math.inf
     else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
-        util_multiple = _crossing(lambda m: capacity(brief, shape, scaled_demand(core.demand, m), core.memory).utilization)
+        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)))
     limits = [
         PoolLimit(
             key="sizing_utilization",

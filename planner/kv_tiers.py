@@ -12,18 +12,19 @@ Off while the brief sets neither tier: workload.prefix_hit_rate stands as given.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.replica import GB, ReplicaShape, units_text
+from planner.written import Written
 
 __all__ = ["P95_TAIL", "KvTierAnalysis", "engines_per_node", "kv_tier_analysis"]
 
 P95_TAIL = 0.05  # a tier serving more than this share of requests puts its reload inside the p95 TTFT
 
 
-class KvTierAnalysis(BaseModel):
+class KvTierAnalysis(Written):
     """What the tiers hold, the hit rate they give, and the reload time they charge (per replica)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -50,24 +51,32 @@ class KvTierAnalysis(BaseModel):
     recompute_ms: float  # the same history prefilled again instead
     ttft_reload_ms: float  # the reload the p95 TTFT carries: the slowest tier serving more than 5% of requests
     offload_gb_per_gpu: float  # the host memory each GPU's share of the CPU tier takes (vLLM's --kv-offloading-size)
-    arithmetic: dict[str, str]
 
 
-def _sessions(brief: Brief, replicas: int, units: str) -> tuple[float, float, str]:
-    """(live sessions per replica, the gap between a session's requests, the arithmetic)."""
+def _sessions(brief: Brief, replicas: int) -> tuple[float, float]:
+    """(live sessions per replica, the gap between a session's requests)."""
     w, t = brief.workload, brief.kv_tiers
     if w.users is not None and w.request_rate is None:
         gap = w.generation_s_per_turn / w.duty_cycle
-        text = f"{num(w.users, 'users')} / {units}, each back every {num(gap, 's')} ({num(w.generation_s_per_turn, 's')} / {num(w.duty_cycle)} duty)"
-        return w.users / replicas, gap, text
+        return w.users / replicas, gap
     rate = w.request_rate or 0.0
     gap = w.generation_s_per_turn + t.think_time_s
     sessions = rate * gap
-    text = (
+    return sessions / replicas, gap
+
+
+def _sessions_text(brief: Brief, units: str) -> str:
+    """_sessions' arithmetic in words."""
+    w, t = brief.workload, brief.kv_tiers
+    if w.users is not None and w.request_rate is None:
+        gap = w.generation_s_per_turn / w.duty_cycle
+        return f"{num(w.users, 'users')} / {units}, each back every {num(gap, 's')} ({num(w.generation_s_per_turn, 's')} / {num(w.duty_cycle)} duty)"
+    rate = w.request_rate or 0.0
+    sessions = rate * (w.generation_s_per_turn + t.think_time_s)
+    return (
         f"{num(rate, 'req/s')} x ({num(w.generation_s_per_turn, 's')} generating + {num(t.think_time_s, 's')} think/tool time)"
         f" = {num(sessions)} live sessions / {units} (Little's law)"
     )
-    return sessions / replicas, gap, text
 
 
 def _running_tokens(brief: Brief, replicas: int) -> float:
@@ -100,7 +109,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     replicas = max(shape.replicas, 1)
     nodes = _nodes_per_unit(shape)
     token_bytes = shape.kv_bytes_per_token
-    sessions, gap, sessions_text = _sessions(brief, replicas, units_text(replicas, shape.pp))
+    sessions, gap = _sessions(brief, replicas)
     held = w.input_tokens_mean + w.output_tokens_mean
     demand_tokens = max(sessions * held, 1.0)
     running = _running_tokens(brief, replicas)
@@ -125,34 +134,7 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     nvme_ms = max(reload_bytes / (t.nvme_gb_s_per_node * GB * nodes) * 1e3, cpu_ms)  # the node's drives, shared; then the host link
     recompute_ms = reload_tokens / shape.prefill_tokens_per_s * 1e3
     ttft_ms = nvme_ms if from_nvme > P95_TAIL else cpu_ms if from_cpu + from_nvme > P95_TAIL else 0.0
-    tier_text = (
-        f"HBM {num(hbm)} (pool {num(shape.kv_capacity_tokens)} - running batch {num(running)}) + CPU {num(cpu)}"
-        f" ({num(t.cpu_gb_per_node, 'GB')} / node x {num(nodes)} node(s) a replica / {num(token_bytes / 1e3)} kB per token) + NVMe {num(nvme)} tokens"
-    )
-    arithmetic = {
-        "sessions": sessions_text,
-        "demand": f"{num(sessions)} sessions x {num(held, 'tokens')} held (prompt + reply) = {num(demand_tokens, 'tokens')} per replica",
-        "capacity": tier_text,
-        "resident": (
-            f"LRU resident share = capacity / demand (Che approximation): HBM {pct(r_hbm)}, + CPU {pct(r_cpu)}, + NVMe {pct(r_all)}"
-        ),
-        "hit_rate": (
-            (f"{pct(shared)} shared prefix ({num(t.shared_prefix_tokens)} tokens) + " if shared > 0 else "")
-            + f"{pct(returning)} returning ({num(t.turns_per_session)} turns per session) x {pct(reused)} of the prompt is history"
-            f" (1 - {num(t.new_tokens_per_turn)} new{' - shared' if shared > 0 else ''} / {num(w.input_tokens_mean)}) x {pct(r_all)} resident = {pct(hit)}"
-            f" (HBM alone: {pct(hbm_only)}); derived, in place of the brief's prefix hit rate ({pct(w.prefix_hit_rate)})"
-        ),
-        "reload": (
-            f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"
-            f" CPU {num(cpu_ms, 'ms')} over {shape.gpus_text} x {num(t.cpu_gb_s_per_gpu, 'GB/s')}, NVMe {num(nvme_ms, 'ms')}"
-            f" at {num(t.nvme_gb_s_per_node, 'GB/s')} / node x {num(nodes)} node(s) a replica; recomputing it takes {num(recompute_ms, 'ms')}"
-        ),
-        "ttft": (
-            f"{pct(from_cpu)} of requests reload from CPU, {pct(from_nvme)} from NVMe: the p95 TTFT carries"
-            f" {num(ttft_ms, 'ms')} (the slowest tier serving over {pct(P95_TAIL)})"
-        ),
-    }
-    return KvTierAnalysis(
+    analysis = KvTierAnalysis(
         sessions_per_replica=sessions,
         session_gap_s=gap,
         held_tokens_per_session=held,
@@ -175,5 +157,36 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
         recompute_ms=recompute_ms,
         ttft_reload_ms=ttft_ms,
         offload_gb_per_gpu=t.cpu_gb_per_node / hw.gpus_per_node,
-        arithmetic=arithmetic,
     )
+
+    def text() -> dict[str, str]:
+        tier_text = (
+            f"HBM {num(hbm)} (pool {num(shape.kv_capacity_tokens)} - running batch {num(running)}) + CPU {num(cpu)}"
+            f" ({num(t.cpu_gb_per_node, 'GB')} / node x {num(nodes)} node(s) a replica / {num(token_bytes / 1e3)} kB per token) + NVMe {num(nvme)} tokens"
+        )
+        return {
+            "sessions": _sessions_text(brief, units_text(replicas, shape.pp)),
+            "demand": f"{num(sessions)} sessions x {num(held, 'tokens')} held (prompt + reply) = {num(demand_tokens, 'tokens')} per replica",
+            "capacity": tier_text,
+            "resident": (
+                f"LRU resident share = capacity / demand (Che approximation): HBM {pct(r_hbm)}, + CPU {pct(r_cpu)}, + NVMe {pct(r_all)}"
+            ),
+            "hit_rate": (
+                (f"{pct(shared)} shared prefix ({num(t.shared_prefix_tokens)} tokens) + " if shared > 0 else "")
+                + f"{pct(returning)} returning ({num(t.turns_per_session)} turns per session) x {pct(reused)} of the prompt is history"
+                f" (1 - {num(t.new_tokens_per_turn)} new{' - shared' if shared > 0 else ''} / {num(w.input_tokens_mean)}) x {pct(r_all)} resident = {pct(hit)}"
+                f" (HBM alone: {pct(hbm_only)}); derived, in place of the brief's prefix hit rate ({pct(w.prefix_hit_rate)})"
+            ),
+            "reload": (
+                f"a capped prompt's {num(reload_tokens, 'tokens')} of history x {num(token_bytes / 1e3)} kB = {num(reload_bytes / 1e6)} MB:"
+                f" CPU {num(cpu_ms, 'ms')} over {shape.gpus_text} x {num(t.cpu_gb_s_per_gpu, 'GB/s')}, NVMe {num(nvme_ms, 'ms')}"
+                f" at {num(t.nvme_gb_s_per_node, 'GB/s')} / node x {num(nodes)} node(s) a replica; recomputing it takes {num(recompute_ms, 'ms')}"
+            ),
+            "ttft": (
+                f"{pct(from_cpu)} of requests reload from CPU, {pct(from_nvme)} from NVMe: the p95 TTFT carries"
+                f" {num(ttft_ms, 'ms')} (the slowest tier serving over {pct(P95_TAIL)})"
+            ),
+        }
+
+    analysis._text = text
+    return analysis

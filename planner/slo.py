@@ -27,12 +27,12 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from functools import lru_cache, wraps
+from functools import cached_property, lru_cache, wraps
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
@@ -208,17 +208,77 @@ class SloBudget(_Model):
     percentile_method: str
     basis: str
     point: LatencyPoint
-    at_max_batch: AtMaxBatch | None  # None in re-plans that skip the curves
-    tradeoff_batched_tokens: tuple[TradeoffPoint, ...]
-    tradeoff_max_num_seqs: tuple[TradeoffPoint, ...]
-    arithmetic: dict[str, str]
     mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
     mechanisms_mean: tuple[WaterfallStep, ...] = ()  # the same as a mean request meets them (the mean path's, ttft_waterfall's)
+    _curves: _Curves | None = PrivateAttr(default=None)  # what the curves are worked out from (None: a re-plan skips them)
+    _text: tuple[Brief, LatencyPoint, str, tuple[WaterfallStep, ...]] = (
+        PrivateAttr()
+    )  # the arithmetic's: brief, point, basis, mean mechanisms
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read (a re-plan's is never read)."""
+        return _arithmetic(*self._text)
+
+    # The full-batch bound and the trade-off curves (about 17 more latency points) are worked out the first time they
+    # are read (the SLO budget page, the engine configuration, the JSON), not for every plan a slider move makes.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def at_max_batch(self) -> AtMaxBatch | None:
+        """The per-token gaps with max-num-seqs running (the configuration's bound); None in re-plans that skip the curves."""
+        c = self._curves
+        return None if c is None else c.full_batch(c.brief, c.shape)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def tradeoff_batched_tokens(self) -> tuple[TradeoffPoint, ...]:
+        """p95s against max-num-batched-tokens at the operating point (empty in re-plans that skip the curves)."""
+        c = self._curves
+        if c is None:
+            return ()
+        values = _batched_token_values(c.brief.deployment.max_num_batched_tokens, c.running_batch)
+        return _tradeoff([(v, latency_point(c.brief, c.shape, c.rate, c.load_batch, max_num_batched_tokens=v)) for v in values])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def tradeoff_max_num_seqs(self) -> tuple[TradeoffPoint, ...]:
+        """p95s against max-num-seqs at the operating point (empty in re-plans that skip the curves)."""
+        c = self._curves
+        if c is None:
+            return ()
+        tokens = c.brief.deployment.max_num_batched_tokens
+        return _tradeoff(
+            [
+                (v, latency_point(c.brief, c.shape, c.rate, c.load_batch, max_num_seqs=v, max_num_batched_tokens=max(tokens, v + 1)))
+                for v in _max_num_seqs_values(c.brief.deployment.max_num_seqs, c.load_batch)
+            ]
+        )
 
     @property
     def judged_itl_p95_ms(self) -> float:
         """The figure the ITL target judges (slo.itl_metric)."""
         return self.itl_metric.judged(self.itl_p95_ms, self.tpot_p95_ms)
+
+    def with_full_batch(self, full_batch: Callable[[Brief, ReplicaShape], AtMaxBatch], update: dict[str, Any]) -> SloBudget:
+        """A copy with `update` applied whose full-batch bound is `full_batch`'s (a disaggregated design's decode pool)."""
+        copy = self.model_copy(update=update)
+        copy.__dict__.pop("at_max_batch", None)  # a bound already read is the one replaced
+        if self._curves is not None:
+            copy._curves = self._curves._replace(full_batch=full_batch)
+        return copy
+
+
+class _Curves(NamedTuple):
+    """The operating point the deferred curves of a SloBudget are worked out at."""
+
+    brief: Brief
+    shape: ReplicaShape
+    rate: float  # per replica
+    load_batch: float
+    running_batch: float  # the operating point's
+    full_batch: Callable[[Brief, ReplicaShape], AtMaxBatch]  # at_max_batch, or a disaggregated decode pool's
 
 
 # --- the replica's step -----------------------------------------------------------------------------
@@ -1092,22 +1152,10 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
     """The SLO budget of one general-pool replica at the operating point; `basis` says where load_batch comes from.
 
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
+    With curves, they are worked out on first read (SloBudget.at_max_batch, tradeoff_*).
     """
-    slo, lat, dep = brief.slo, brief.latency, brief.deployment
+    slo, lat = brief.slo, brief.latency
     p = latency_point(brief, shape, rate_per_replica, load_batch)
-    tokens_curve = [
-        (v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v))
-        for v in (_batched_token_values(dep.max_num_batched_tokens, p.running_batch) if curves else ())
-    ]
-    seqs_curve = [
-        (
-            v,
-            latency_point(
-                brief, shape, rate_per_replica, load_batch, max_num_seqs=v, max_num_batched_tokens=max(dep.max_num_batched_tokens, v + 1)
-            ),
-        )
-        for v in (_max_num_seqs_values(dep.max_num_seqs, load_batch) if curves else ())
-    ]
     mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
     ttft_waterfall = (
@@ -1125,7 +1173,7 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         WaterfallStep(component="chunked-prefill interference (a reply's mean)", ms=p.itl_interference_ms),
         WaterfallStep(component="scheduler and sampling", ms=lat.scheduler_ms),
     )
-    return SloBudget(
+    budget = SloBudget(
         ttft_p50_ms=p.ttft_p50_ms,
         ttft_p95_ms=p.ttft_p95_ms,
         ttft_mean_ms=p.ttft_mean_ms,
@@ -1145,13 +1193,13 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
         percentile_method=_percentile_text(),
         basis=_basis_text(brief, p),
         point=p,
-        at_max_batch=at_max_batch(brief, shape) if curves else None,
-        tradeoff_batched_tokens=_tradeoff(tokens_curve),
-        tradeoff_max_num_seqs=_tradeoff(seqs_curve),
-        arithmetic=_arithmetic(brief, p, basis, mechanisms_mean),
         mechanisms=mechanisms,
         mechanisms_mean=mechanisms_mean,
     )
+    budget._text = (brief, p, basis, mechanisms_mean)
+    if curves:
+        budget._curves = _Curves(brief, shape, rate_per_replica, load_batch, p.running_batch, at_max_batch)
+    return budget
 
 
 def _basis_text(brief: Brief, p: LatencyPoint) -> str:

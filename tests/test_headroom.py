@@ -111,3 +111,18 @@ def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
 
     text = _binding(plan(load_brief("capstone")))
     assert text.startswith("headroom x3.07 before the long-context pool fills;")
+
+
+@pytest.mark.parametrize("preset", [*PRESETS, "agent-platform", "offline-batch"])
+def test_the_sizing_crossing_reads_the_utilization_capacity_works_out(preset: str) -> None:
+    """The sizing limit's search reads capacity.utilization_at at each multiple: the very figure capacity() gives
+    there (the same arithmetic without its text), for a rate and for users x duty."""
+    from planner.capacity import capacity, utilization_at
+    from planner.core import core_design
+    from planner.headroom import scaled_demand
+    from planner.mechanisms import resolve
+
+    core = core_design(resolve(load_brief(preset)), curves=False)
+    for multiple in (0.37, 1.0, 2.5, 9.0):
+        dem = scaled_demand(core.demand, multiple)
+        assert utilization_at(core.brief, core.shape, dem) == capacity(core.brief, core.shape, dem, core.memory).utilization

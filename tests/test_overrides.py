@@ -116,3 +116,41 @@ def test_workload_lengths(capstone):
     longer_out = _plan(capstone, workload__output_tokens_mean=700, workload__output_tokens_p95=1400)
     assert longer_in.capacity.prefill_fraction == pytest.approx(2 * base.capacity.prefill_fraction)
     assert longer_out.capacity.decode_fraction == pytest.approx(2 * base.capacity.decode_fraction)
+
+
+_SECTION_CHANGES = (
+    {"hardware.nodes": 5},
+    {"hardware.nodes": 3, "workload.duty_cycle": 0.3},
+    {"deployment.max_num_seqs": 64, "slo.ttft_p95_ms": 150.0},
+    {"disaggregation.prefill_nodes": 2},
+    {"hardware.nodes": 0},  # refused: the error is the whole brief's
+    {"hardware.nodes": True},
+    {"hardware.nodez": 1},
+    {"workload.input_tokens_p95": 1},  # a section's own rule
+    {"model.name": "llama-3.1-8b"},  # the model section: the whole brief is validated again
+)
+
+
+@pytest.mark.parametrize("preset", ["capstone", "agent-platform", "chat-disaggregated", "variation-d"])
+def test_a_change_to_some_sections_is_the_whole_brief_validated_again(preset):
+    """with_changes validates only the sections it changes (a re-plan's `hardware.nodes` is a handful of fields, not
+    the whole brief): the brief, its JSON and every refusal are those of the whole brief validated again."""
+    from pydantic import ValidationError
+
+    from planner.brief import Brief, set_paths
+    from planner.errors import BriefError, validation_message
+
+    brief = load_brief(preset)
+    for changes in _SECTION_CHANGES:
+        try:
+            whole = Brief.model_validate(set_paths(brief.model_dump(mode="json"), changes))
+        except (BriefError, ValidationError) as exc:
+            expected = str(validation_message(exc) if isinstance(exc, ValidationError) else exc)
+            with pytest.raises(BriefError) as refused:
+                brief.with_changes(changes)
+            assert str(refused.value) == expected
+            continue
+        changed = brief.with_changes(changes)
+        assert changed == whole and hash(changed) == hash(whole) and changed.model_dump_json() == whole.model_dump_json()
+    moved = brief.with_changes({"hardware.nodes": 5})
+    assert moved.workload is brief.workload and moved.hardware.nodes == 5  # the other sections kept, not re-validated

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import planner.operating_point as op
+import planner.slo as slo_module
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief
 from planner.mechanisms import resolve
@@ -173,3 +174,153 @@ def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: p
     nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
     assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
     assert len(analyses) <= 120  # 237 when each search started afresh
+
+
+def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() leaves the smaller-fleet lever's search and the spot lever's two-nodes-lost row to the first read of
+    cost.levers (the verdict bar and the other pages read none of them); the levers then are what they were."""
+    import planner.design as design_module
+    from planner import plan
+    from planner.failures import Scenario
+
+    searches: list[int | None] = []
+    rows: list[Scenario] = []
+    search, row = design_module.fewest_nodes_meeting, design_module.failure_mode
+
+    def counted_search(stated, overrides=None, limit=None):  # type: ignore[no-untyped-def]
+        searches.append(limit)
+        return search(stated, overrides, limit=limit)
+
+    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(scenario)
+        return row(core, scenario, stated)
+
+    monkeypatch.setattr(design_module, "fewest_nodes_meeting", counted_search)
+    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    design = plan(load_brief("agent-platform"))  # meets its SLO with N+1 and a prefix cache: both levers re-plan
+    assert not searches and Scenario.two_nodes_lost not in rows
+    levers = design.cost.levers
+    assert searches and Scenario.two_nodes_lost in rows
+    assert [lever.name for lever in levers] == [
+        "fill the trough with batch work",
+        "smaller fleet with a degradation ladder",
+        "spot nodes for 2 of 8",
+    ]
+
+
+def test_the_slo_curves_are_worked_out_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() leaves the SLO trade-off curves and the full-batch bound to their first read (the SLO budget page, the
+    engine configuration): the plan evaluates no latency point at another engine limit until then."""
+    import planner.slo as slo_module
+    from planner import plan
+
+    limits: list[dict[str, int]] = []
+    inner = slo_module.latency_point
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        limits.append(kwargs)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(slo_module, "latency_point", counted)
+    design = plan(load_brief("capstone"))
+    assert not [k for k in limits if k]
+    seqs, tokens = design.slo.tradeoff_max_num_seqs, design.slo.tradeoff_batched_tokens
+    assert len([k for k in limits if k]) == len(seqs) + len(tokens) > 10
+    assert design.slo.at_max_batch is not None and design.slo.at_max_batch.chunk_step_ms is not None
+
+
+def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
+    """The deferred full-batch bound of a disaggregated design is its decode pool's (no prompt rides in its steps)."""
+    from planner import plan
+
+    bound = plan(load_brief("chat-disaggregated")).slo.at_max_batch
+    assert bound is not None and bound.chunk_step_ms is None and bound.mixed_step_share == 0.0
+
+
+def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capacity's and the SLO budget's arithmetic in words is written when read: agent-platform's plan re-plans
+    its brief some twenty times (headroom, failure rows) and writes none; reading the design writes its own, once."""
+    import planner.capacity as capacity_module
+    import planner.core as core_module
+    from planner import plan
+
+    written = {"capacity": 0, "slo": 0, "worked": 0}
+    step_text, slo_text, worked = capacity_module._step_arithmetic, slo_module._arithmetic, core_module.capacity
+
+    def counted(name, inner):  # type: ignore[no-untyped-def]
+        def call(*args):  # type: ignore[no-untyped-def]
+            written[name] += 1
+            return inner(*args)
+
+        return call
+
+    monkeypatch.setattr(capacity_module, "_step_arithmetic", counted("capacity", step_text))
+    monkeypatch.setattr(slo_module, "_arithmetic", counted("slo", slo_text))
+    monkeypatch.setattr(core_module, "capacity", counted("worked", worked))
+    design = plan(load_brief("agent-platform"))
+    assert written["worked"] > 10 and written["capacity"] == written["slo"] == 0
+    assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
+    assert written["capacity"] == written["slo"] == 1
+
+
+def test_a_disaggregated_design_writes_only_its_own_analysis_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other splits' and the capacity search's disaggregation analyses write no arithmetic: of some ninety
+    analyses the plan writes the few whose conclusion is read (the design's own quotes it), not every one."""
+    import planner.disagg as disagg_module
+    from planner import plan
+
+    written: list[int] = []
+    inner, analyses = disagg_module._splits_text, disagg_module.disaggregation_analysis
+    made: list[bool] = []
+
+    def counted(points, nodes):  # type: ignore[no-untyped-def]
+        written.append(nodes)
+        return inner(points, nodes)
+
+    def analysed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(True)
+        return analyses(*args, **kwargs)
+
+    monkeypatch.setattr(disagg_module, "_splits_text", counted)
+    monkeypatch.setattr(disagg_module, "disaggregation_analysis", analysed)
+    design = plan(load_brief("chat-disaggregated"))
+    assert len(made) > 30 and len(written) <= 3
+    assert design.disaggregation is not None and design.disaggregation.arithmetic["splits"]
+
+
+def test_the_kv_tiers_write_their_arithmetic_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every re-plan of agent-platform derives the tiers' hit rate again; only the analysis whose arithmetic is read
+    (the design's own: its conclusion quotes it) writes it."""
+    import planner.kv_tiers as tiers_module
+    from planner import plan
+
+    made: list[bool] = []
+    written: list[bool] = []
+    analysis, text = tiers_module._sessions, tiers_module._sessions_text
+
+    def analysed(*args):  # type: ignore[no-untyped-def]
+        made.append(True)
+        return analysis(*args)
+
+    def words(*args):  # type: ignore[no-untyped-def]
+        written.append(True)
+        return text(*args)
+
+    monkeypatch.setattr(tiers_module, "_sessions", analysed)
+    monkeypatch.setattr(tiers_module, "_sessions_text", words)
+    design = plan(load_brief("agent-platform"))
+    assert len(made) > 10 and len(written) <= 2
+    assert design.kv_tiers is not None and "sessions" in design.kv_tiers.arithmetic["sessions"]
+
+
+def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
+    """A verdict-only re-plan's demand and memory have written no arithmetic; read, they write the words they always
+    did, and two sections with the same figures and words compare equal (planner.written)."""
+    from planner.core import verdict_core
+
+    brief = resolve(load_brief("capstone").with_changes({"hardware.nodes": 7}))
+    core = verdict_core(brief)
+    assert "arithmetic" not in vars(core.demand) and "arithmetic" not in vars(core.memory)
+    assert core.demand.arithmetic["request_rate_per_s"].endswith("req/s") and "params" in core.memory.arithmetic["weights_gb_per_gpu"]
+    again = verdict_core(resolve(load_brief("capstone").with_changes({"hardware.nodes": 9})))
+    assert again.demand == core.demand and hash(again.demand) == hash(core.demand) and again.memory != core.memory
