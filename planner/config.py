@@ -199,8 +199,9 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
             f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (pure decode steps: the prompts are prefilled on the prefill pool)"
         )
     else:
+        full_words = f"all {value} slots running" if full.batch >= value else f"the {full.batch} sequences the KV pool holds running"
         bound = (
-            f"with all {value} slots running the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
+            f"with {full_words} the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
             f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, a step carrying"
             f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures)"
         )

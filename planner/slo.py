@@ -338,10 +338,13 @@ class _Engine:
         w, dep = brief.workload, brief.deployment
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
-        self.seqs = dep.max_num_seqs if max_num_seqs is None else max_num_seqs
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
         self.chunked = dep.chunked_prefill
         self.context = brief.running_context_tokens if context_tokens is None else context_tokens
+        slots = dep.max_num_seqs if max_num_seqs is None else max_num_seqs
+        # the batch the engine can run: its slots, or fewer where the KV pool holds fewer sequences at this context (the
+        # engine preempts the rest, so they wait as if for a slot)
+        self.seqs = max(min(slots, math.floor(shape.kv_capacity_tokens / self.context)), 1)
         self.sched_s = brief.latency.scheduler_ms / 1e3
         self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off): the p95 request's
         self.extra_ttft_mean_s = ttft_mean_extra_s(brief, shape)  # the same, as a mean request meets them
@@ -1079,10 +1082,11 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
 # --- the budget -------------------------------------------------------------------------------------
 
 
-def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float) -> LatencyPoint:
-    """The latency model with max-num-seqs sequences running, each reading `context_tokens` of KV, at the rate that
-    keeps the batch full at the engine's pace (Little's law: the batch over the time a request holds its slot)."""
-    seqs = brief.deployment.max_num_seqs
+def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, seqs: int | None = None) -> LatencyPoint:
+    """The latency model with `seqs` sequences running (max-num-seqs by default), each reading `context_tokens` of KV, at
+    the rate that keeps the batch full at the engine's pace (Little's law: the batch over the time a request holds its
+    slot)."""
+    seqs = brief.deployment.max_num_seqs if seqs is None else seqs
     eng = _engine_of(brief, shape, context_tokens=context_tokens)
     rate = seqs / max(eng.output * (eng.decode_step_s(seqs) + eng.sched_s), 1e-9)
     for _ in range(12):  # the interference the rate brings lengthens the replies: a few fixed-point passes
@@ -1095,10 +1099,12 @@ def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float) -
 
 def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
     """The per-token ITL with max-num-seqs sequences running, each reading the brief's KV-sizing context (the
-    configuration's bound), and the step that carries a mean prompt's chunk beside that batch."""
-    seqs = brief.deployment.max_num_seqs
+    configuration's bound), and the step that carries a mean prompt's chunk beside that batch. Where the KV pool holds
+    fewer sequences at that context than max-num-seqs admits, the batch is what it holds: the engine preempts the rest."""
+    slots = brief.deployment.max_num_seqs
     context = brief.workload.kv_context_tokens or brief.running_context_tokens
-    p = full_batch_point(brief, shape, context)
+    seqs = max(min(slots, math.floor(shape.kv_capacity_tokens / context)), 1)
+    p = full_batch_point(brief, shape, context, seqs)
     eng = _engine_of(brief, shape, context_tokens=context)
     chunks = _prompt_chunks(eng.uncached, eng.room(seqs))
     chunk_step_ms = (float(eng.mixed_step_s(eng.uncached, chunks, seqs)) / chunks + eng.sched_s) * 1e3
@@ -1113,7 +1119,8 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
         mixed_step_share=p.mixed_step_share,
         chunk_step_ms=chunk_step_ms,
         arithmetic=(
-            f"{seqs} sequences running (max-num-seqs), each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
+            f"{seqs} sequences running ({'max-num-seqs' if seqs == slots else f'all the KV pool holds; max-num-seqs {slots} admits more, which preempt'}),"
+            f" each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
             f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler; the batch stays full at {num(p.rate_per_replica_per_s, 'req/s')} per replica"
             f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot). A step carrying a mean prompt's {num(eng.uncached, 'uncached tokens')}"
             f" beside the batch takes {num(chunk_step_ms, 'ms')}, a longer prompt's chunk longer; {pct(p.mixed_step_share)} of the token"

@@ -7,6 +7,8 @@ also derived by hand in the test, so a change in the arithmetic fails here rathe
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import cli_json, run_cli
 
@@ -173,6 +175,19 @@ def test_slots_beyond_the_kv_pool_are_named_and_lowered(moe):
     assert not any(r.flag == "--max-num-seqs" for r in lowered.config.recommendations)
     assert "kept under" in next(f.why for f in lowered.config.flags if f.flag == "--max-num-seqs")
     assert lowered.verdict.meets_slo == moe.verdict.meets_slo and lowered.slo.ttft_p95_ms == pytest.approx(moe.slo.ttft_p95_ms, rel=1e-6)
+
+
+def test_the_full_batch_is_what_the_kv_pool_holds(moe):
+    """Review s7 finding 2: 4,096 slots, but the KV pool holds 2,504 sequences at the 6,044-token context the bound reads;
+    the engine preempts the rest, so the full-batch bound and an overloaded row run 2,504 (p95 ITL 73.8 ms, not 110 ms
+    at 4,096 sequences the pool cannot hold), as they do with the recommended 2,432 slots (72.2 / 72.8 ms)."""
+    full = moe.slo.at_max_batch
+    assert full.batch == math.floor(moe.shape.kv_capacity_tokens / full.context_tokens) < moe.brief.deployment.max_num_seqs
+    assert "all the KV pool holds" in full.arithmetic and full.itl_p95_ms < 80
+    rows = {m.scenario.value: m for m in moe.failures}
+    lowered = {m.scenario.value: m for m in plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_seqs": 2432})).failures}
+    for name in ("two_nodes_lost", "traffic_doubles"):
+        assert rows[name].itl_p95_ms == pytest.approx(lowered[name].itl_p95_ms, rel=0.05)
 
 
 @pytest.mark.parametrize(
