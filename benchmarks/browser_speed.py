@@ -26,8 +26,8 @@ the chart again), static tables instead of st.dataframe (whose grid rewrote its 
 After the December 2026 pass on the pages (3 presses a page, one round, the machine at a load of 3-4 from other work,
 so every wall time here is above a quiet machine's): the SLO budget's two engine-limit charts and the Capacity page's
 share of GPU time and limits-by-traffic charts sit in tabs that draw only the open one, so a slider move mounts 3 Plotly
-charts on the SLO budget (was 4) and 2 on Capacity (was 3); the charts are built without plotly's property validation
-on each run (~5 ms a chart; the page tests validate every chart instead). Server CPU per input, mean over the pages,
+charts on the SLO budget (was 4) and 2 on Capacity (was 3). (Building charts without plotly's property validation saved
+~5 ms a chart but needs a private plotly argument, so it was not kept.) Server CPU per input, mean over the pages,
 80 -> 64 ms (SLO budget 103 -> 63 ms); the page's own run excluding plan() (AppTest, the plan cached, the least of 12
 reruns) 23 -> 16 ms on the SLO budget, 22 -> 18 ms on Capacity, 19 -> 16 ms on Failure modes. Key press to idle over
 all pages 250 -> 226 ms median against the trivial app's ~30 ms in the same runs (8.2x -> 7.8x; per page 4.5x to
@@ -35,6 +35,13 @@ all pages 250 -> 226 ms median against the trivial app's ~30 ms in the same runs
 design; the Cost page's fleet-size sweep re-plans every fleet, ~27 ms more), Streamlit's work per element on the
 server and in the browser, and one Plotly mount for each chart the load moves and issue 16 asks to see at once (the
 TTFT and ITL waterfalls, the two failure charts side by side, the cost by fleet size).
+
+After the December 2026 passes on plan() (a new design's parts that a page does not show are worked out on first read;
+fewer and cheaper re-plans), measured on an idle machine, 3 presses a page, two rounds: server CPU per input 22-63 ms
+(mean 41 ms, was 59-80), key press to idle 75-309 ms, median 170 ms against the trivial app's 24 ms (6.9x; per page
+3.3x on Compare to 14.2x on the SLO budget). The 'run end' column (the page marks the server's run finished) is
+75-215 ms against ~20 ms for the trivial app although the server's CPU per input is 22-63 ms: the browser applies every
+element of the run (~100 with the sidebar) before it marks the run finished. The rest is the Plotly mounts above.
 """
 
 from __future__ import annotations
