@@ -42,11 +42,11 @@ def _nudged(brief: Brief, i: int) -> Brief:
 
 
 def _clear_all() -> None:
-    """Empty every cache the planner keeps: each lru_cache of its modules and the SLO-capacity searches."""
+    """Empty every cache the planner keeps: each lru_cache and bounded memo of its modules and the SLO-capacity searches."""
     for name, module in list(sys.modules.items()):
         if name == "planner" or name.startswith("planner."):
             for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
+                if not isinstance(value, type) and callable(getattr(value, "cache_clear", None)):  # a memo, not its class
                     value.cache_clear()
     _CAPACITIES.clear()
 

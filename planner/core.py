@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,6 +26,7 @@ from planner.fmt import num, pct
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
+from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems
 from planner.replica import ReplicaShape, shape_of
@@ -276,27 +276,10 @@ def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> Cor
     return core
 
 
-class _WorkedOut:
-    """The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same
-    brief's verdict is then not worked out again without its curves or capacity search (neither decides any rule of
-    it). Bounded (a few plans' worth); emptied with the planner's caches (cache_clear)."""
-
-    _cores: ClassVar[dict[Brief, CoreDesign]] = {}
-    _SIZE = 128  # a plan keeps about ten: its own and its failure rows
-
-    @classmethod
-    def keep(cls, brief: Brief, core: CoreDesign) -> None:
-        if len(cls._cores) >= cls._SIZE:
-            cls._cores.clear()
-        cls._cores[brief] = core
-
-    @classmethod
-    def get(cls, brief: Brief) -> CoreDesign | None:
-        return cls._cores.get(brief)
-
-    @classmethod
-    def cache_clear(cls) -> None:
-        cls._cores.clear()
+# The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same brief's
+# verdict is then not worked out again without its curves or capacity search (neither decides any rule of it). A plan
+# keeps about ten (its own and its failure rows'); emptied with the planner's caches (cache_clear).
+_WorkedOut: BoundedMemo[Brief, CoreDesign] = BoundedMemo(128)
 
 
 def worked_out(brief: Brief) -> CoreDesign | None:

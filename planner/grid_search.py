@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from typing import ClassVar
 
 from planner.brief import Brief
+from planner.memo import BoundedMemo
 
 __all__ = ["LastAnswers", "Probe", "Test", "bisection_bracket", "confirmed", "first_meeting", "question_key", "slo_margin_of"]
 
@@ -202,28 +202,10 @@ def _chord_point(a: float, b: float, margin_a: float, margin_b: float) -> float 
     return x if a < x < b else None
 
 
-class LastAnswers:
-    """The last answer of each search by its question (LastAnswers.key): where the next search of the same question
-    probes first. A slider move asks the same questions of a brief a little changed, whose answers move little; the
-    answer is still the one the search verifies, the hint only where it looks first. Emptied with the planner's caches
-    (cache_clear)."""
-
-    _answers: ClassVar[dict[Hashable, float]] = {}
-    _SIZE = 256
-
-    @classmethod
-    def get(cls, question: Hashable) -> float | None:
-        return cls._answers.get(question)
-
-    @classmethod
-    def keep(cls, question: Hashable, answer: float) -> None:
-        if len(cls._answers) >= cls._SIZE:
-            cls._answers.clear()
-        cls._answers[question] = answer
-
-    @classmethod
-    def cache_clear(cls) -> None:
-        cls._answers.clear()
+# The last answer of each search by its question (question_key): where the next search of the same question probes
+# first. A slider move asks the same questions of a brief a little changed, whose answers move little; the answer is
+# still the one the search verifies, the hint only where it looks first. Emptied with the planner's caches.
+LastAnswers: BoundedMemo[Hashable, float] = BoundedMemo(256)
 
 
 _LOAD_FIELDS = frozenset({"users", "duty_cycle", "request_rate"})  # what the app's load sliders move

@@ -22,6 +22,22 @@ def _cold_planner() -> None:
     _clear_all()
 
 
+def _count_pool_analyses(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[object]:
+    """The disaggregation analyses worked out from here on, each call's arguments (counted where `modules` call it)."""
+    import planner.disagg as disagg
+
+    analyses: list[object] = []
+    inner = disagg.disaggregation_analysis
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args)
+        return inner(*args, **kwargs)
+
+    for module in modules:
+        monkeypatch.setattr(module, "disaggregation_analysis", counted)
+    return analyses
+
+
 def _replica(brief):  # type: ignore[no-untyped-def]
     brief = resolve(brief)
     shape = shape_of(brief)
@@ -87,15 +103,7 @@ def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.Mo
     import planner.core as core_module
     import planner.disagg as disagg
 
-    analyses: list[object] = []
-    inner = disagg.disaggregation_analysis
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        analyses.append(args)
-        return inner(*args, **kwargs)
-
-    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
-    monkeypatch.setattr(core_module, "disaggregation_analysis", counted)
+    analyses = _count_pool_analyses(monkeypatch, disagg, core_module)
     brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.duty_cycle": 0.31}))
     replanned = core_module.verdict_only(brief)
     assert replanned.disaggregation is not None and replanned.disaggregation.splits == () and len(analyses) == 1
@@ -163,14 +171,7 @@ def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: p
 
     stated = load_brief("chat-disaggregated")
     plan(stated)
-    analyses: list[object] = []
-    inner = disagg.disaggregation_analysis
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        analyses.append(args)
-        return inner(*args, **kwargs)
-
-    monkeypatch.setattr(disagg, "disaggregation_analysis", counted)
+    analyses = _count_pool_analyses(monkeypatch, disagg)
     nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
     assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
     assert len(analyses) <= 120  # 237 when each search started afresh
