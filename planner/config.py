@@ -200,10 +200,14 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
         )
     else:
         full_words = f"all {value} slots running" if full.batch >= value else f"the {full.batch} sequences the KV pool holds running"
+        target = num(brief.slo.itl_p95_ms, "ms")
+        chunk = f"a step carrying a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures"
         bound = (
-            f"with {full_words} the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}"
-            f" against the {num(brief.slo.itl_p95_ms, 'ms')} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, a step carrying"
-            f" a mean prompt's chunk {num(full.chunk_step_ms, 'ms')}: the SLO budget's full-batch figures)"
+            f"with {full_words} the ITL would be p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')} against the"
+            f" {target} target (a reply's mean gap {num(full.tpot_p50_ms, 'ms')}, {chunk})"
+            if brief.slo.itl_metric is ItlMetric.itl
+            else f"with {full_words} a reply's mean gap would be {num(full.tpot_p50_ms, 'ms')} at p50 against the {target} target,"
+            f" which judges it (TPOT) (gaps between tokens p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}, {chunk})"
         )
     if not op.stable:
         return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None

@@ -34,9 +34,15 @@ def _disaggregation_text(brief: Brief, cap: Capacity, dis: DisaggAnalysis) -> st
 
 def _speculation_text(brief: Brief, spec: SpeculativeAnalysis, before: SloBudget, after: SloBudget, gpus_per_replica: int) -> str:
     metric = brief.slo.itl_metric.value.upper()
+    seqs = brief.deployment.max_num_seqs
+    turns_off = (
+        "turns it off above that load"
+        if spec.off_above_batch < seqs
+        else f"would turn it off above that load, beyond max-num-seqs {seqs}: it stays on at every batch the engine runs"
+    )
     cross = (
-        f"the gain falls to 1 at a batch of {num(spec.crossover_batch)} (x{num(spec.gain_at_max_batch)} at max-num-seqs {brief.deployment.max_num_seqs}),"
-        f" so vLLM's disable_by_batch_size={spec.off_above_batch_per_engine} turns it off above that load"
+        f"the gain falls to 1 at a batch of {num(spec.crossover_batch)} (x{num(spec.gain_at_max_batch)} at max-num-seqs {seqs}),"
+        f" so vLLM's disable_by_batch_size={spec.off_above_batch_per_engine} {turns_off}"
         + (
             f" (per DP-attention rank: the replica's {num(spec.off_above_batch)} over its ranks, each an engine)"
             if spec.off_above_batch_per_engine != spec.off_above_batch

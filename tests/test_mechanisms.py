@@ -549,3 +549,12 @@ def test_the_irreducible_gap_of_a_speculative_design_is_per_token():
     tight = plan(brief.with_changes({"slo.itl_p95_ms": 3.0}))
     problem = next(p for p in tight.verdict.problems if p.field == "slo.itl_p95_ms")
     assert "irreducible" in problem.problem and "tokens a speculative step emits" in problem.problem
+
+
+def test_chat_speculative_words_its_cutoff_and_its_judged_gap():
+    """Review s7 finding 9: disable_by_batch_size 227 lies above max-num-seqs 64, so speculation never turns off at a
+    batch the engine runs, and the target judges TPOT: the conclusion and the --max-num-seqs reason say both."""
+    d = plan(load_brief("chat-speculative"))
+    assert "beyond max-num-seqs 64: it stays on at every batch the engine runs" in (d.conclusion or "")
+    why = next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")
+    assert "a reply's mean gap would be" in why and "which judges it (TPOT)" in why and "the ITL would be" not in why
