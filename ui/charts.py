@@ -134,6 +134,14 @@ def _titled(axis: dict[str, Any]) -> bool:
     return bool(axis.get("title", {}).get("text"))
 
 
+def _writes_right_of_axes(trace: dict[str, Any]) -> bool:
+    """A trace whose values are written to the right of where it ends, unclipped: a text trace, or a horizontal bar's
+    outside labels."""
+    if trace.get("cliponaxis") is not False:
+        return False
+    return trace.get("mode") == "text" or (trace.get("orientation") == "h" and trace.get("textposition") == "outside")
+
+
 def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, float]:
     """The margins the chart's labels, titles and legend need (see _text_px and the figures above)."""
     y_axes, x_axes = _axes(layout, "yaxis"), _axes(layout, "xaxis")
@@ -149,9 +157,12 @@ def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, flo
     names = [trace["name"] for trace in data if trace.get("name") and trace.get("showlegend", True) is not False]
     legend_px = sum(_LEGEND_ENTRY_PX + _text_px(name) for name in names) if layout.get("showlegend", len(names) > 1) else 0
     rows = max(1, math.ceil(legend_px / _LEGEND_WIDTH_PX))
+    # values written past their bars (a text trace drawn outside the axes) may run beyond the axis's end on a narrow
+    # screen: the right margin holds the longest, so none is cut ("unbounded" at 390 px was)
+    outside = [str(t) for trace in data if _writes_right_of_axes(trace) for t in trace.get("text", ())]
     return {
         "l": round(left),
-        "r": _RIGHT_PX,
+        "r": round(max([_RIGHT_PX, *(_text_px(t) for t in outside)])),
         "t": _TOP_PX + _LEGEND_ROW_PX * (rows - 1),
         "b": _BOTTOM_PX[any(_titled(axis) for axis in x_axes)] + _LABEL_LINE_PX * (lines - 1),  # the last row's lines hang below
     }
