@@ -413,3 +413,14 @@ def test_a_jobs_cost_states_the_full_pace_basis_on_the_page_and_in_the_trough_le
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "the same fleet costs $0.99 per M output tokens" in text and "8.28 h of its 24 h deadline" in text
+
+
+def test_a_jobs_verdict_bar_states_its_time_in_its_deadlines_unit() -> None:
+    """Review s7: the verdict bar read '29,821 s' of 'deadline 86,400 s' for a job stated in hours; a rollout stays in
+    seconds (its deadline's unit)."""
+    from ui.mechanisms import objective_tiles
+
+    job = objective_tiles(_plan("offline-batch"))[0]
+    assert job[1] == "8.28 h" and job[2] == "deadline 24 h: met"
+    rollout = objective_tiles(_plan("rl-rollout"))[0]
+    assert rollout[1].endswith(" s") and rollout[2].startswith("deadline 600 s")

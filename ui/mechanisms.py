@@ -3,11 +3,14 @@ than latency, each as figures with their arithmetic. Nothing here computes: ever
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from planner import Design
 from planner.brief import ObjectiveKind
 from planner.figures import label, show
+from planner.fmt import num
 from ui.show import fig, figure_row, md
 
 __all__ = ["conclusion_box", "mechanism_sections", "objective_section", "objective_tiles"]
@@ -97,11 +100,13 @@ def objective_tiles(design: Design) -> list[tuple[str, str, str, bool]]:
     """(label, value, line under it, good) of the verdict bar's four tiles for an objective other than latency."""
     goal = design.objective
     assert goal is not None
-    deadline = show(design, "objective.deadline_s")
+    hours = goal.deadline_s >= 3600  # a job's deadline is stated in hours, a rollout's in seconds: its time follows
+    time_shown = num(goal.time_s / 3600, "h") if hours and math.isfinite(goal.time_s) else show(design, "objective.time_s")
+    deadline = num(goal.deadline_s / 3600, "h") if hours else show(design, "objective.deadline_s")
     tiles = [
         (
             label("objective.time_s"),
-            show(design, "objective.time_s"),
+            time_shown,
             f"deadline {deadline}: {'met' if goal.meets else 'missed'}",
             goal.meets,
         ),
