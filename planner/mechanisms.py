@@ -7,7 +7,7 @@ request's path before its first token; `mechanism_flags` the engine options they
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from planner.brief import Brief
 from planner.fmt import PCT_STEP, num, pct
@@ -95,63 +95,80 @@ def _replaced_by_tiers(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
     )
 
 
-def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
-    """(component, ms) the p95 request's path carries beyond the base method: a KV reload, the vision encoder."""
-    parts: list[tuple[str, float]] = []
+class _TtftTerm(NamedTuple):
+    """One mechanism's part of TTFT: as the p95 request meets it, and as a mean request does."""
+
+    p95_name: str
+    p95_ms: float
+    mean_name: str
+    mean_ms: float  # each reload, encoder pass or adapter load times the share of requests that meet it
+
+
+def _ttft_terms(brief: Brief, shape: ReplicaShape) -> tuple[_TtftTerm, ...]:
+    """The TTFT terms of the mechanisms a brief turns on beyond the base method: a KV reload, the vision encoder, an
+    adapter load."""
+    if not _any_on(brief):
+        return ()
+    terms: list[_TtftTerm] = []
     tiers = kv_tier_analysis(brief, shape)
     if tiers is not None and tiers.ttft_reload_ms > 0:
         tier = "NVMe" if tiers.share_from_nvme > P95_TAIL else "CPU"
-        parts.append(
-            (f"KV reload from the {tier} tier ({pct(tiers.share_from_cpu + tiers.share_from_nvme)} of requests)", tiers.ttft_reload_ms)
+        share = pct(tiers.share_from_cpu + tiers.share_from_nvme)
+        terms.append(
+            _TtftTerm(
+                f"KV reload from the {tier} tier ({share} of requests)",
+                tiers.ttft_reload_ms,
+                f"KV reload from the tiers (mean: {share} of requests reload)",
+                tiers.share_from_cpu * tiers.cpu_reload_ms + tiers.share_from_nvme * tiers.nvme_reload_ms,
+            )
         )
     mm = multimodal_analysis(brief, shape, 0.0)
     if mm is not None and mm.ttft_encoder_ms > 0:
-        parts.append((f"vision encoder ({num(mm.ttft_encoder_ms / mm.encoder_ms_per_image)} uncached images)", mm.ttft_encoder_ms))
-    lora = lora_serving(brief, shape, 0.0)
-    if lora is not None and lora.ttft_load_ms > 0:
-        parts.append((f"LoRA adapter load on a miss ({pct(1 - lora.gpu_hit_rate)} of requests)", lora.ttft_load_ms))
-    return tuple(parts)
-
-
-def ttft_mean_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
-    """(component, ms) the same mechanisms add to a mean request's TTFT: each reload, encoder pass or adapter load
-    times the share of requests that meet it (the p95 request's own terms are ttft_extra_components_ms)."""
-    parts: list[tuple[str, float]] = []
-    tiers = kv_tier_analysis(brief, shape)
-    if tiers is not None and tiers.ttft_reload_ms > 0:
-        mean = tiers.share_from_cpu * tiers.cpu_reload_ms + tiers.share_from_nvme * tiers.nvme_reload_ms
-        parts.append((f"KV reload from the tiers (mean: {pct(tiers.share_from_cpu + tiers.share_from_nvme)} of requests reload)", mean))
-    mm = multimodal_analysis(brief, shape, 0.0)
-    if mm is not None and mm.ttft_encoder_ms > 0:
-        images = mm.encoder_ms_per_request / mm.encoder_ms_per_image
-        parts.append((f"vision encoder (mean: {num(images)} uncached images a request)", mm.encoder_ms_per_request))
+        terms.append(
+            _TtftTerm(
+                f"vision encoder ({num(mm.ttft_encoder_ms / mm.encoder_ms_per_image)} uncached images)",
+                mm.ttft_encoder_ms,
+                f"vision encoder (mean: {num(mm.encoder_ms_per_request / mm.encoder_ms_per_image)} uncached images a request)",
+                mm.encoder_ms_per_request,
+            )
+        )
     lora = lora_serving(brief, shape, 0.0)
     if lora is not None and lora.ttft_load_ms > 0:
         from_cpu, from_storage = lora.cpu_hit_rate - lora.gpu_hit_rate, 1 - lora.cpu_hit_rate
-        mean = from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms
-        parts.append((f"LoRA adapter load (mean: {pct(1 - lora.gpu_hit_rate)} of requests miss the GPU)", mean))
-    return tuple(parts)
+        terms.append(
+            _TtftTerm(
+                f"LoRA adapter load on a miss ({pct(1 - lora.gpu_hit_rate)} of requests)",
+                lora.ttft_load_ms,
+                f"LoRA adapter load (mean: {pct(1 - lora.gpu_hit_rate)} of requests miss the GPU)",
+                from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms,
+            )
+        )
+    return tuple(terms)
 
 
-def ttft_mean_extra_s(brief: Brief, shape: ReplicaShape) -> float:
-    if not _any_on(brief):
-        return 0.0
-    return sum(ms for _, ms in ttft_mean_components_ms(brief, shape)) / 1e3
+def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
+    """(component, ms) the p95 request's path carries beyond the base method: a KV reload, the vision encoder."""
+    return tuple((t.p95_name, t.p95_ms) for t in _ttft_terms(brief, shape))
+
+
+def ttft_mean_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
+    """(component, ms) the same mechanisms add to a mean request's TTFT."""
+    return tuple((t.mean_name, t.mean_ms) for t in _ttft_terms(brief, shape))
+
+
+def ttft_extra_s(brief: Brief, shape: ReplicaShape) -> tuple[float, float]:
+    """The mechanisms' TTFT beyond the base method, in seconds: (the p95 request's, a mean request's)."""
+    terms = _ttft_terms(brief, shape)
+    return sum(t.p95_ms for t in terms) / 1e3, sum(t.mean_ms for t in terms) / 1e3
 
 
 def _any_on(brief: Brief) -> bool:
     return brief.kv_tiers.enabled or brief.multimodal.enabled or brief.lora.adapters > 0
 
 
-def ttft_extra_s(brief: Brief, shape: ReplicaShape) -> float:
-    if not _any_on(brief):
-        return 0.0
-    return sum(ms for _, ms in ttft_extra_components_ms(brief, shape)) / 1e3
-
-
 def ttft_extra_ms(brief: Brief) -> float:
     """ttft_extra_s of the brief's own replica, in ms (the simulator adds it to its fixed path as the plan does)."""
-    return ttft_extra_s(brief, shape_of(brief)) * 1e3 if _any_on(brief) else 0.0
+    return ttft_extra_s(brief, shape_of(brief))[0] * 1e3 if _any_on(brief) else 0.0
 
 
 def mechanism_verdict(

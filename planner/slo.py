@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 from planner.brief import Brief, ItlMetric
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
-from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms, ttft_mean_extra_s
+from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
 from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
 from planner.replica import ReplicaShape
@@ -346,8 +346,8 @@ class _Engine:
         # engine preempts the rest, so they wait as if for a slot)
         self.seqs = max(min(slots, math.floor(shape.kv_capacity_tokens / self.context)), 1)
         self.sched_s = brief.latency.scheduler_ms / 1e3
-        self.extra_ttft_s = ttft_extra_s(brief, shape)  # KV reload from a tier, the vision encoder (0 when off): the p95 request's
-        self.extra_ttft_mean_s = ttft_mean_extra_s(brief, shape)  # the same, as a mean request meets them
+        # KV reload from a tier, the vision encoder, an adapter load (0 when off): as the p95 and a mean request meet them
+        self.extra_ttft_s, self.extra_ttft_mean_s = ttft_extra_s(brief, shape)
         self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
