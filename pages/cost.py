@@ -6,17 +6,12 @@ import streamlit as st
 
 from planner.figures import label, show
 from planner.fleet import cost_vs_fleet
-from planner.fmt import num, usd
+from planner.fmt import usd
+from planner.objective import duration_text
 from ui.charts_stress import cost_vs_fleet_chart
 from ui.show import arithmetic_expander, chart, fig, figure_row, md, table
 from ui.sidebar import page_setup
 from ui.verdict_bar import the_fix, verdict_headline
-
-
-def _duration(seconds: float, deadline_s: float) -> str:
-    """A job's time in hours, a rollout's in seconds (the unit its deadline is stated in)."""
-    return num(seconds / 3600, "h") if deadline_s >= 3600 else num(seconds, "s")
-
 
 design = page_setup("Cost")
 if design is None:
@@ -57,8 +52,8 @@ if design.objective is not None:  # a job: the fleet paid only while the work ru
         f"**Judged on its deadline:** the figures above keep the fleet all year at the brief's average load; paid only while"
         f" the work runs at its full batch, the same fleet costs {show(design, 'objective.usd_per_m_output_tokens')} per M output"
         f" tokens ({show(design, 'objective.usd_per_m_tokens')} per M tokens in and out), and the work takes"
-        f" {_duration(design.objective.time_s, design.objective.deadline_s)} of its"
-        f" {_duration(design.objective.deadline_s, design.objective.deadline_s)} deadline: the rest of the time is"
+        f" {duration_text(design.objective.time_s, design.objective.kind)} of its"
+        f" {duration_text(design.objective.deadline_s, design.objective.kind)} deadline: the rest of the time is"
         " free for more of it."
     )
 

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind, Precision
+from planner.capacity import memory
 from planner.fmt import num, pct
+from planner.objective import objective_analysis
 from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import weight_scheme
-from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape
+from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape, shape_of
 from planner.slo import SloBudget, TradeoffPoint
 
 if TYPE_CHECKING:
@@ -327,10 +329,6 @@ def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
 
 def _half_tp_pace(brief: Brief, shape: ReplicaShape) -> str:
     """For a job judged on its deadline: the fleet's pace at half the TP (twice the replicas), re-worked."""
-    from planner.capacity import memory  # the objective's pace at another TP: its replica and KV pool
-    from planner.objective import objective_analysis
-    from planner.replica import shape_of
-
     half = shape.tp // 2
     other = brief.with_changes({"deployment.tp": half})
     now = objective_analysis(brief, shape, memory(brief, shape))

@@ -11,14 +11,13 @@ from functools import cache, cached_property, lru_cache
 from pydantic import PrivateAttr, computed_field
 
 from planner.architecture import DEADLINE_BASIS, Architecture, architecture
-from planner.brief import Brief, ObjectiveKind
+from planner.brief import Brief
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, core_design, replan
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
 from planner.errors import BriefError
 from planner.failures import (
-    N_PLUS_ONE_AVAILABILITY,
     FailureMode,
     FailureSummary,
     Scenario,
@@ -26,6 +25,7 @@ from planner.failures import (
     failure_modes,
     hit_rate_floor,
     hit_rate_overrides,
+    needs_n_plus_one,
 )
 from planner.fmt import pct
 from planner.headroom import Headroom, headroom
@@ -118,11 +118,6 @@ class Design(CoreDesign):
         return failure_modes(self._deferred.core, self._deferred.stated)
 
 
-def _needs_n_plus_one(brief: Brief) -> bool:
-    """The availability target asks for the SLO (a job's deadline) held with one node lost: 99% or more."""
-    return brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
-
-
 def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
     """The core design of the one-node-lost row (its re-plan, cached), None when it cannot run at all."""
     if not row.runs:
@@ -137,7 +132,7 @@ def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign 
 
 def _with_availability(verdict: Verdict, brief: Brief, one: FailureMode) -> Verdict:
     """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row)."""
-    if brief.slo.availability < N_PLUS_ONE_AVAILABILITY or one.ok:
+    if not needs_n_plus_one(brief) or one.ok:
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
@@ -241,9 +236,7 @@ def _smaller_fleet(stated: Brief) -> SmallerFleet:
     cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
     cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
     warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
-    latency = stated.objective.kind is ObjectiveKind.latency
-    kept = latency and stated.slo.availability >= N_PLUS_ONE_AVAILABILITY  # resize.meets keeps N+1 then
-    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=kept)
+    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated))  # resize.meets keeps it
 
 
 def plan(brief: Brief) -> Design:
@@ -280,10 +273,8 @@ def _plan_cached(stated: Brief) -> Design:
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     one_node_lost = failure_mode(core, Scenario.one_node_lost, stated)  # the failure table's own row (its re-plan is cached)
-    verdict = _with_availability(core.verdict, brief, one_node_lost) if goal is None else core.verdict
-    verdict = mechanism_verdict(verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
-    if goal is not None:  # its N+1 row is judged on the deadline too
-        verdict = _with_availability(verdict, brief, one_node_lost)
+    verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
+    verdict = _with_availability(verdict, brief, one_node_lost)  # the N+1 row is judged as the verdict is
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
     cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
@@ -310,7 +301,7 @@ def _plan_cached(stated: Brief) -> Design:
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
         headroom=headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
-            core, stated if tiers is not None else None, goal, _lost_core(core, one_node_lost, stated), _needs_n_plus_one(brief)
+            core, stated if tiers is not None else None, goal, _lost_core(core, one_node_lost, stated), needs_n_plus_one(brief)
         ),
         fix=fix,
         scale_out=scale_out,

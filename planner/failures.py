@@ -23,7 +23,7 @@ from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
 from planner.mechanisms import mechanism_verdict, resolve
-from planner.objective import ObjectiveAnalysis, objective_analysis
+from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.operating_point import Limit
 from planner.pools import pools_of
 from planner.replica import shape_of
@@ -239,11 +239,16 @@ def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
     changes = scenario_overrides(brief, scenario)
     holds, margin = _changed_check(brief, changes)
     prefill = brief.disaggregation.prefill_nodes
-    lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
+    lost = _lost_by_a_pool(brief, scenario)
     if brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1:
         from_prefill, prefill_margin = _changed_check(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
         holds, margin = holds and from_prefill, max(margin, prefill_margin)
     return holds, margin
+
+
+def _lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
+    """The nodes a serving pool loses in a node-loss scenario: the lost ones the spares do not replace."""
+    return max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
 
 
 def _changed_check(brief: Brief, changes: dict[str, Any]) -> tuple[bool, float]:
@@ -266,9 +271,14 @@ def n_plus_one(brief: Brief) -> bool:
     return n_plus_one_check(brief)[0]
 
 
+def needs_n_plus_one(brief: Brief) -> bool:
+    """The availability target asks for the SLO (a job's deadline) held with one node lost: 99% or more."""
+    return brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
+
+
 def n_plus_one_check(brief: Brief) -> tuple[bool, float]:
     """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none)."""
-    if brief.slo.availability < N_PLUS_ONE_AVAILABILITY:
+    if not needs_n_plus_one(brief):
         return True, -math.inf
     return scenario_check(brief, Scenario.one_node_lost)
 
@@ -308,7 +318,7 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
             parts.append(f"{problems[0].problem}; {problems[0].change}{more}")
     if mode_ok and not parts and goal is not None:  # an offline job or a rollout: its deadline judges it
         parts.append(
-            f"deadline met: {_duration(goal.time_s, goal)} of {_duration(goal.deadline_s, goal)}, ${num(goal.usd_per_m_tokens)} per M tokens"
+            f"deadline met: {duration_text(goal.time_s, goal.kind)} of {duration_text(goal.deadline_s, goal.kind)}, ${num(goal.usd_per_m_tokens)} per M tokens"
         )
     elif mode_ok and not parts:
         parts.append(
@@ -316,11 +326,6 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
             f" p95 {slo.itl_metric.value.upper()} {num(slo.judged_itl_p95_ms, 'ms')}"  # the gap figure the ITL target judges
         )
     return "; ".join(parts)
-
-
-def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
-    """An offline job's time in hours, a rollout batch's in seconds (as the objective states its deadline)."""
-    return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
 
 
 def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note: str, linear: float) -> FailureMode:
@@ -361,7 +366,7 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> Fail
     named with the pool it hits and how the other pool's loss fares."""
     brief, dis = base.brief, base.disaggregation
     assert dis is not None
-    lost = max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
+    lost = _lost_by_a_pool(brief, scenario)
     decode = _failure_mode(base, scenario, stated)
     if lost == 0 or dis.prefill_nodes - lost < 1:
         pool = "decode" if lost else "spare"

@@ -25,7 +25,7 @@ from planner.failures import judged
 from planner.fmt import num, pct
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.mechanisms import resolve
-from planner.objective import ObjectiveAnalysis, objective_analysis
+from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
@@ -221,17 +221,12 @@ def _meets_slo(brief: Brief) -> bool:
     return verdict.feasible and verdict.meets_slo
 
 
-def _duration(seconds: float, goal: ObjectiveAnalysis) -> str:
-    """An offline job's time in hours, a rollout batch's in seconds (as the objective states its deadline)."""
-    return num(seconds / 3600, "h") if goal.kind is ObjectiveKind.throughput else num(seconds, "s")
-
-
 def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
     """An offline job or a rollout batch is judged on its deadline, not on latency: its work can grow until its time
     reaches the deadline. A job's time grows with its tokens at the fleet's throughput; a rollout's makespan is its
     bulk's work or its straggler's decode, whichever is longer, so its multiple is found by re-working the objective
     with more prompts (the straggler barely grows with them)."""
-    arithmetic = f"it takes {_duration(goal.time_s, goal)} of its {_duration(goal.deadline_s, goal)} deadline"
+    arithmetic = f"it takes {duration_text(goal.time_s, goal.kind)} of its {duration_text(goal.deadline_s, goal.kind)} deadline"
     if goal.kind is ObjectiveKind.throughput or not (0 < goal.time_s < math.inf):
         multiple = goal.deadline_s / goal.time_s if goal.time_s > 0 else math.inf
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=multiple, arithmetic=arithmetic)

@@ -31,7 +31,7 @@ from planner.replica import ReplicaShape
 from planner.slo import engine
 from planner.verdict import Problem
 
-__all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "objective_analysis"]
+__all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "duration_text", "objective_analysis"]
 
 TAIL_SHARE = 0.05  # the stragglers: the longest 5% of a rollout batch's outputs decode together at the end
 
@@ -70,6 +70,11 @@ def _longest_output(brief: Brief, prompts: int) -> float:
     k = 1 / cv2
     q = 1 - 1 / (prompts + 1)
     return min(gamma_quantile(k, q) / k * w.output_tokens_mean, o.output_tokens_max)
+
+
+def duration_text(seconds: float, kind: ObjectiveKind) -> str:
+    """A job's time in hours, a rollout batch's in seconds: the unit its deadline is stated in."""
+    return num(seconds / 3600, "h") if kind is ObjectiveKind.throughput else num(seconds, "s")
 
 
 def _one_node_lost(time_s: float, nodes: int) -> float:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import replan, verdict_core, worked_out
 from planner.errors import BriefError
-from planner.failures import N_PLUS_ONE_AVAILABILITY, judged, n_plus_one_check, verdict_margin
+from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 
@@ -125,15 +125,13 @@ def _prefill_split_fix(brief: Brief) -> FleetFix | None:
     for prefill in range(max(need, dis.prefill_nodes + 1), min(need + _SPLIT_TRIES, top + 1)):
         overrides: dict[str, Any] = {"disaggregation.prefill_nodes": prefill}
         if meets(brief.with_changes(overrides)):
-            latency = brief.objective.kind is ObjectiveKind.latency
-            goal = "the SLO with N+1" if latency and brief.slo.availability >= N_PLUS_ONE_AVAILABILITY else "the SLO"
             return FleetFix(
                 nodes=brief.hardware.nodes,
                 long_context_nodes=brief.deployment.long_context_nodes,
                 overrides=overrides,
                 text=(
                     f"{prefill} of the {dis.prefill_nodes + dis.decode_nodes} general-pool nodes to the prefill pool ({dis.prefill_nodes} now),"
-                    f" the fewest that meet {goal}: plan --set disaggregation.prefill_nodes={prefill} meets it"
+                    f" the fewest that meet {_goal(brief)}: plan --set disaggregation.prefill_nodes={prefill} meets it"
                 ),
             )
     return None
@@ -168,6 +166,12 @@ def _delta(nodes: int) -> str:
     return f"{nodes} more" if nodes >= 0 else f"{-nodes} fewer"
 
 
+def _goal(brief: Brief) -> str:
+    """What a re-planned fleet meets, in words: the SLO or a job's deadline, with N+1 where the availability asks."""
+    goal = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "its deadline"
+    return f"{goal} with N+1" if needs_n_plus_one(brief) else goal
+
+
 def fleet_fix(brief: Brief) -> FleetFix | None:
     """The fewest nodes at which the brief meets its SLO, its long-context pool grown first when that pool alone cannot
     carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the targets must change)."""
@@ -191,11 +195,9 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
         overrides["deployment.long_context_nodes"] = long_context
         grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
     sets = " ".join(f"--set {path}={value}" for path, value in overrides.items())
-    latency = brief.objective.kind is ObjectiveKind.latency
-    goal = "its deadline" if not latency else ("the SLO with N+1" if brief.slo.availability >= N_PLUS_ONE_AVAILABILITY else "the SLO")
     return FleetFix(
         nodes=nodes,
         long_context_nodes=long_context,
         overrides=overrides,
-        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {goal}: plan {sets} meets it",
+        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {_goal(brief)}: plan {sets} meets it",
     )

@@ -16,6 +16,7 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.loader import parse_override
 from planner.mechanisms import resolve
+from planner.objective import duration_text
 from planner.simulator import (
     PLAN_CHECK_REQUESTS,
     RATE_TOLERANCE,
@@ -102,16 +103,14 @@ def _sim_text(r: SimResult) -> str:
 def _objective_lines(check: SimObjective, latency: SimSlo) -> list[str]:
     """A design judged on its deadline: the latency run for reference, the objective's pace planned against simulated,
     and the time it gives against the deadline."""
-    hours = check.deadline_s >= 3600  # a job's deadline in hours, a rollout's in seconds
-    unit, scale = ("h", 3600) if hours else ("s", 1)
     return [
         f"  latency           p95 TTFT {num(latency.ttft_p95_ms, 'ms')}, p95 TPOT {num(latency.tpot_p95_ms, 'ms')} at {latency.scope}"
         " (no latency target judges this design: its deadline does)",
         f"  objective check   {num(check.output_tokens_per_s, 'output tok/s')} a replica simulated against the plan's"
         f" {num(check.plan_output_tokens_per_s, 'output tok/s')} ({check.plan_output_tokens_per_s / check.output_tokens_per_s - 1:+.1%});"
         f" it checks {check.scope}",
-        f"  the objective     {num(check.time_s / scale, unit)} at the simulated pace ({num(check.plan_time_s / scale, unit)} planned)"
-        f" of {num(check.deadline_s / scale, unit)}: {'met' if check.meets else 'missed'};"
+        f"  the objective     {duration_text(check.time_s, check.kind)} at the simulated pace ({duration_text(check.plan_time_s, check.kind)}"
+        f" planned) of {duration_text(check.deadline_s, check.kind)}: {'met' if check.meets else 'missed'};"
         f" the plan {'meets' if latency.plan_meets_slo else 'misses'} its deadline",
     ]
 

@@ -108,6 +108,7 @@ class SimObjective(_Frozen):
     """The plan check of a design judged on its objective (an offline job, an RL rollout batch): one replica at the full
     batch the plan runs it at, a closed loop of that many clients, against the pace the plan states."""
 
+    kind: ObjectiveKind  # an offline job (throughput) or a rollout batch (batch completion)
     batch_per_replica: int  # the closed loop's clients: the plan's objective.batch_per_replica
     output_tokens_per_s: float  # one replica, simulated
     plan_output_tokens_per_s: float  # one replica, the plan's (objective.output_tokens_per_s / replicas)
@@ -567,6 +568,7 @@ def _objective_check(brief: Brief, shape: ReplicaShape, seed: int) -> SimObjecti
         time_s = max(bulk_s, goal.straggler_s)
         what = "the batch's makespan (the bulk at the simulated pace, the straggler's own decode as planned)"
     return SimObjective(
+        kind=goal.kind,
         batch_per_replica=batch,
         output_tokens_per_s=run.output_tokens_per_s,
         plan_output_tokens_per_s=planned,

@@ -10,7 +10,7 @@ import streamlit as st
 from planner import Design
 from planner.brief import ObjectiveKind
 from planner.figures import label, show
-from planner.fmt import num
+from planner.objective import duration_text
 from ui.show import fig, figure_row, md
 
 __all__ = ["conclusion_box", "mechanism_sections", "objective_section", "objective_tiles"]
@@ -100,9 +100,9 @@ def objective_tiles(design: Design) -> list[tuple[str, str, str, bool]]:
     """(label, value, line under it, good) of the verdict bar's four tiles for an objective other than latency."""
     goal = design.objective
     assert goal is not None
-    hours = goal.deadline_s >= 3600  # a job's deadline is stated in hours, a rollout's in seconds: its time follows
-    time_shown = num(goal.time_s / 3600, "h") if hours and math.isfinite(goal.time_s) else show(design, "objective.time_s")
-    deadline = num(goal.deadline_s / 3600, "h") if hours else show(design, "objective.deadline_s")
+    # in the unit the deadline is stated in; an unbounded time in the registry's words, with its cause
+    time_shown = duration_text(goal.time_s, goal.kind) if math.isfinite(goal.time_s) else show(design, "objective.time_s")
+    deadline = duration_text(goal.deadline_s, goal.kind)
     tiles = [
         (
             label("objective.time_s"),

@@ -15,6 +15,7 @@ from planner.crosscheck import TOLERANCE
 from planner.errors import BriefError
 from planner.figures import label, resolve, show
 from planner.fmt import num, pct
+from planner.objective import duration_text
 from planner.simulator import MaxRateResult, SimObjective, SimResult, SimSettings, SimSlo, max_rate, simulate
 from ui.show import arithmetic_expander, table
 
@@ -89,11 +90,10 @@ def _objective_rows(check: SimObjective | None) -> list[dict[str, str]]:
 
 
 def _objective_sentence(design: Design, check: SimObjective) -> None:
-    unit, scale = ("h", 3600) if check.deadline_s >= 3600 else ("s", 1)
     st.markdown(
         f"The plan {'meets' if design.verdict.meets_slo else 'misses'} its deadline. The simulator runs {check.scope}:"
-        f" at its pace the work takes {num(check.time_s / scale, unit)} of the {num(check.deadline_s / scale, unit)} deadline"
-        f" ({num(check.plan_time_s / scale, unit)} planned), so the deadline is {'met' if check.meets else 'missed'}."
+        f" at its pace the work takes {duration_text(check.time_s, check.kind)} of the {duration_text(check.deadline_s, check.kind)} deadline"
+        f" ({duration_text(check.plan_time_s, check.kind)} planned), so the deadline is {'met' if check.meets else 'missed'}."
         " No latency target judges this design; the latency rows are the plan's rate for reference."
     )
 
