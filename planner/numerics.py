@@ -299,22 +299,35 @@ _FRACTION_MARGIN = 2
 
 
 def root_in_bracket(
-    f: Callable[[float], float], low: float, high: float, xtol: float, f_low: float | None = None, f_high: float | None = None
+    f: Callable[[float], float],
+    low: float,
+    high: float,
+    xtol: float,
+    f_low: float | None = None,
+    f_high: float | None = None,
+    smooth: bool = False,
 ) -> float:
     """A root of f in [low, high], where f(low) and f(high) differ in sign (f may jump: the point of the jump is
     returned), to within xtol: the middle of bracket_root's last bracket."""
-    low, high = bracket_root(f, low, high, xtol, f_low, f_high)
+    low, high = bracket_root(f, low, high, xtol, f_low, f_high, smooth)
     return (low + high) / 2
 
 
 def bracket_root(
-    f: Callable[[float], float], low: float, high: float, xtol: float, f_low: float | None = None, f_high: float | None = None
+    f: Callable[[float], float],
+    low: float,
+    high: float,
+    xtol: float,
+    f_low: float | None = None,
+    f_high: float | None = None,
+    smooth: bool = False,
 ) -> tuple[float, float]:
     """[low, high] at most xtol wide around a root of f, each end on its own side (f(low) has the sign it had at the
     start, f(high) the other; one point where f is 0): a caller that must not cross a jump takes its side's end.
     Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection whenever three steps have
     not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a jump to infinity says nothing
-    about where the root is). f_low and f_high, when the caller has them, save two calls."""
+    about where the root is). f_low and f_high, when the caller has them, save two calls. `smooth` (f has no jump in
+    the bracket) also stops at a point the chord through the bracket's ends puts within xtol of the root: (x, x)."""
     f_low = f(low) if f_low is None else f_low
     f_high = f(high) if f_high is None else f_high
     if f_low == 0:
@@ -329,12 +342,12 @@ def bracket_root(
         if high - low <= xtol:
             break
         steps += 1
-        slow = steps == 3 and high - low > checkpoint / 2
+        slow = steps == 3 and high - low > checkpoint / 2 and not smooth  # Illinois alone converges on a smooth f
         if steps == 3:
             checkpoint, steps = high - low, 0
         x = (low + high) / 2 if slow else _false_position(low, high, f_low, f_high)
         fx = f(x)
-        if fx == 0:
+        if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x
         if (fx > 0) == (f_high > 0):
             high, f_high = x, fx

@@ -168,10 +168,14 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
         at_top = excess(top)
     if at_top > 0:
         return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
-    at_zero = excess(0.0)
-    if at_zero <= 0:
-        return 0.0, None
-    n = root_in_bracket(excess, 0.0, top, xtol=1e-9 * max(top, 1.0), f_low=at_zero, f_high=at_top)  # both ends' values in hand
+    low = min(1.0, limit)  # the first batch's pace is in hand: the root lies above it unless the rate is a trickle
+    at_low = rate * first.engine_time_s - low
+    if at_low <= 0:
+        low, at_low = 0.0, excess(0.0)
+        if at_low <= 0:
+            return 0.0, None
+    # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol
+    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True)
     if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
         return math.inf, Limit.prefill
     return n, None
@@ -205,7 +209,8 @@ def _steady_paces(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float
     paces: dict[float, Pace] = {}
 
     def kept(n: float) -> Pace:
-        paces[n] = pace_of(n)
+        if n not in paces:
+            paces[n] = pace_of(n)
         return paces[n]
 
     n, binding = solve_running_batch(rate, kept, limit)

@@ -108,3 +108,22 @@ def test_bracket_root_keeps_each_end_on_its_side_of_a_jump():
     assert f(low) < 0 < f(high) and high - low <= 1e-9
     assert low == pytest.approx(0.3, abs=1e-8)
     assert bracket_root(lambda x: x - 0.5, 0.0, 0.5, 1e-9) == (0.5, 0.5)  # an end that is a root is both ends
+
+
+def test_a_smooth_root_stops_once_the_chord_puts_it_within_xtol():
+    """The running-batch solve's f (rate x time held(N) - N): nearly linear, so its chord steps land on the root from
+    one side; `smooth` stops there instead of spending steps to close the bracket, at the same root."""
+    calls: list[float] = []
+
+    def excess(n: float) -> float:
+        calls.append(n)
+        return 30.0 * (0.8 + 0.004 * n + 1e-5 * n * n) - n
+
+    bracketed = root_in_bracket(excess, 1.0, 160.0, 1e-9 * 160)
+    closing = len(calls)
+    calls.clear()
+    smooth = root_in_bracket(excess, 1.0, 160.0, 1e-9 * 160, smooth=True)
+    assert smooth == pytest.approx(bracketed, abs=2e-9 * 160) and abs(excess(smooth)) < 1e-6
+    assert len(calls) < closing  # the same root for fewer evaluations
+    with pytest.raises(ValueError):
+        root_in_bracket(lambda x: x + 1, 0, 1, 1e-9, smooth=True)
