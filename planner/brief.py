@@ -6,7 +6,9 @@ the help text the app shows beside the widget, so it is written once, here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -615,7 +617,23 @@ class Brief(_Frozen):
         """The share of prompt tokens the prefix cache covers: the brief's hit rate when caching is on."""
         return self.workload.prefix_hit_rate if self.deployment.prefix_caching else 0.0
 
-    @property
+    def __hash__(self) -> int:
+        return self.fields_hash  # re-plans key their caches on the brief: its sections are hashed once
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Brief:
+        """A copy with `update` applied: what the brief works out once (its hash, the running context) is left to the
+        copy to work out, from its own fields."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name in _WORKED_OUT:
+            copy.__dict__.pop(name, None)
+        return copy
+
+    @cached_property
+    def fields_hash(self) -> int:
+        """The hash of the brief's field values (as pydantic's frozen models hash them), worked out once."""
+        return hash(tuple(getattr(self, name) for name in type(self).model_fields))
+
+    @cached_property
     def running_context_tokens(self) -> float:
         """Mean KV a running sequence holds and each decode step reads: the mean prompt plus half the reply in
         progress, size-biased (a long reply stays in the batch longer: E[out^2] / (2 E[out]))."""
@@ -668,6 +686,8 @@ class Brief(_Frozen):
             return None
         return self.model_copy(update=update)
 
+
+_WORKED_OUT = ("fields_hash", "running_context_tokens")  # Brief's cached properties: never carried into a copy
 
 HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"
 

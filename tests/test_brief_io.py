@@ -28,6 +28,18 @@ def test_a_brief_is_frozen():
         brief.hardware.nodes = 3  # type: ignore[misc]
 
 
+def test_what_a_brief_works_out_once_follows_each_change():
+    """A brief's hash and running context are worked out once: a changed copy works out its own (a copy that carried
+    them would find the old brief's engines and capacities in every cache keyed on it)."""
+    base = load_brief("capstone")
+    before = (hash(base), base.running_context_tokens)
+    longer = base.with_changes({"workload.output_tokens_mean": 500})
+    fresh = Brief.model_validate(longer.model_dump(mode="json"))
+    assert (hash(longer), longer.running_context_tokens) == (hash(fresh), fresh.running_context_tokens)
+    assert longer.running_context_tokens != before[1] and hash(longer) != before[0]
+    assert "fields_hash" not in base.model_dump() and base == Brief.model_validate(base.model_dump(mode="json"))
+
+
 def test_every_field_has_a_description_with_a_unit_or_range():
     for section in ("hardware", "deployment", "workload", "slo", "efficiency", "latency", "cost"):
         model = type(getattr(Brief(), section))
