@@ -32,7 +32,16 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bracket_root", "gamma_density_array", "gamma_p", "gamma_p_array", "gamma_p_inverse", "gamma_sums", "root_in_bracket"]
+__all__ = [
+    "bracket_root",
+    "gamma_density_array",
+    "gamma_p",
+    "gamma_p_array",
+    "gamma_p_inverse",
+    "gamma_sums",
+    "lowest_crossing",
+    "root_in_bracket",
+]
 
 _EPS = 2.3e-16  # a series term or a fraction's step below this, relative to the sum, changes nothing
 _TINY = 1e-300  # the modified Lentz method's stand-in for a zero denominator
@@ -358,6 +367,41 @@ def bracket_root(
             f_high = f_high / 2 if kept == +1 else f_high
             kept = +1
     return low, high
+
+
+def lowest_crossing(
+    fs: Callable[[float], tuple[float, ...]], low_at: tuple[float, tuple[float, ...]], high_at: tuple[float, tuple[float, ...]], xtol: float
+) -> float:
+    """The highest x up to where the first of several functions (evaluated together: fs(x) is one tuple) rises above
+    0, to within xtol: x in [low, high] with every f <= 0 at x, some f > 0 within xtol above it. Every f is <= 0 at
+    low and one is > 0 at high (each given with the values there); each is taken to cross once.
+
+    bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
+    chord steps (Illinois-weighted), so the function that crosses first is followed on its own, not the kinked worse
+    of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite."""
+    (low, f_low), (high, f_high) = low_at, high_at
+    weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them (Illinois)
+    kept = 0
+    checkpoint, steps = high - low, 0
+    for _ in range(_MAX_STEPS):
+        if high - low <= xtol:
+            break
+        steps += 1
+        slow = steps == 2 and high - low > checkpoint / 2
+        if steps == 2:
+            checkpoint, steps = high - low, 0
+        chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
+        x = (low + high) / 2 if slow else min(chords)
+        fx = fs(x)
+        if max(fx) <= 0:
+            low, weights_low = x, list(fx)
+            weights_high = [v / 2 for v in weights_high] if kept == +1 else weights_high
+            kept = +1
+        else:
+            high, weights_high = x, list(fx)
+            weights_low = [v / 2 for v in weights_low] if kept == -1 else weights_low
+            kept = -1
+    return low
 
 
 _MAX_STEPS = 400

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
-from planner.numerics import bracket_root, root_in_bracket
+from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, judged_p95s_ms, pace
@@ -147,11 +147,21 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
     rate x time held(N) - N falls through zero once (the step grows with N far slower than N); past the batch
     where prompts no longer fit beside the decode tokens (max-num-batched-tokens) the time held is unbounded.
     """
+    n, binding, _ = _solve(rate, pace_at, limit)
+    return n, binding
+
+
+def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | None, float]:
+    """solve_running_batch, and how near the rate is to the most the replica holds in steady state (negative with
+    one, positive without, about linear in the rate near it: the larger of the excess at the top batch over that
+    batch and the prefill slot's busy share at the solution less one)."""
     if rate <= 0:
-        return 0.0, None
+        return 0.0, None, -1.0
     first = pace_at(min(1.0, limit))
-    if first.prefill_slot_busy >= 1 or not math.isfinite(first.engine_time_s):
-        return math.inf, Limit.prefill
+    if not math.isfinite(first.engine_time_s):
+        return math.inf, Limit.prefill, math.inf
+    if first.prefill_slot_busy >= 1:
+        return math.inf, Limit.prefill, _past(first.prefill_slot_busy - 1)
 
     def excess(n: float) -> float:
         held = pace_at(n).engine_time_s
@@ -167,18 +177,27 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
         top = low
         at_top = excess(top)
     if at_top > 0:
-        return math.inf, (Limit.slots if top == limit else Limit.batched_tokens)
+        return math.inf, (Limit.slots if top == limit else Limit.batched_tokens), _past(at_top / top)
     low = min(1.0, limit)  # the first batch's pace is in hand: the root lies above it unless the rate is a trickle
     at_low = rate * first.engine_time_s - low
     if at_low <= 0:
         low, at_low = 0.0, excess(0.0)
         if at_low <= 0:
-            return 0.0, None
+            return 0.0, None, -1.0
     # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol
     n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True)
-    if pace_at(n).prefill_slot_busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
-        return math.inf, Limit.prefill
-    return n, None
+    busy = pace_at(n).prefill_slot_busy
+    near = max(at_top / top, busy - 1)
+    if busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
+        return math.inf, Limit.prefill, _past(near)
+    return n, None, min(near, -_SATURATION_EPS)
+
+
+_SATURATION_EPS = 1e-300  # keeps the measure's sign strict: zero is neither side
+
+
+def _past(measure: float) -> float:
+    return max(measure, _SATURATION_EPS)
 
 
 def _pace_fn(brief: Brief, shape: ReplicaShape, rate: float) -> PaceFn:
@@ -331,38 +350,109 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
     of its probes; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
+    nearness: dict[float, float] = {}
+    limit, _ = _limit_of(brief, shape)
+    eng = engine(brief, shape)
+    targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
+
+    def saturation(rate: float) -> float:
+        return _solve(rate, _pace_fn(brief, shape, rate), limit)[2]
+
+    def probe(rate: float) -> tuple[tuple[float, float], float]:
+        if rate not in probed:
+            n, _, nearness[rate] = _solve(rate, _pace_fn(brief, shape, rate), limit)
+            probed[rate] = judged_p95s_ms(eng, brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
+        return probed[rate], nearness[rate]
+
+    def overs(rate: float) -> tuple[float, float]:
+        """How far each p95 is over its target (<= 0 meets): the TTFT's (p95 / target - 1) x the rate's distance from
+        saturation (its queue's wait climbs like 1 / that distance: near-linear in the rate there), the token gap's
+        p95 / target - 1 (a step's cost grows about linearly with the batch)."""
+        (ttft_ms, judged_ms), near = probe(rate)
+        if near >= 0:
+            return math.inf, math.inf
+        return (ttft_ms / targets[0] - 1) * -near, judged_ms / targets[1] - 1
 
     def margin(rate: float) -> float:
-        probed[rate] = _p95s_at(brief, shape, rate)
-        return _margin_of(brief, probed[rate])
+        return _margin_of(brief, probe(rate)[0])
 
-    capacity = _capacity_rate_search(margin)
+    capacity = _capacity_rate_search(saturation, overs, margin)
     return capacity, probed.get(capacity)
 
 
-def _capacity_rate_search(margin: Callable[[float], float]) -> float:
-    """The highest rate whose margin meets (<= 0): doubled or quartered from a fixed probe until bracketed, then
-    narrowed to _CAPACITY_TOLERANCE."""
+def _capacity_rate_search(
+    saturation: Callable[[float], float], overs: Callable[[float], tuple[float, float]], margin: Callable[[float], float]
+) -> float:
+    """The highest rate at which both p95s meet their targets, to _CAPACITY_TOLERANCE (`overs`: how far each is over
+    its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
 
+    The p95s meet their targets up to a rate at or short of where the replica loses its steady state (the queues grow
+    without bound): that rate is found first, on the saturation measure (one running-batch solve a probe, no latency
+    quantiles). Below it the two p95s are followed each on its own (the worse of the two changes hands close to where
+    it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer."""
     # a fixed start: the answer depends on the replica, not on who asked first
-    low, high = _CAPACITY_PROBE, _CAPACITY_PROBE
-    m_low = m_high = margin(_CAPACITY_PROBE)
-    if m_low <= 0:
-        while m_high <= 0:
-            low, m_low = high, m_high
+    low = high = _CAPACITY_PROBE
+    s_low = s_high = saturation(_CAPACITY_PROBE)
+    if s_low < 0:
+        while s_high < 0:
+            low, s_low = high, s_high
             high *= 2
             if high > _CAPACITY_CEILING:
-                return high
-            m_high = margin(high)
+                return _margin_search(margin, _CAPACITY_PROBE)  # steady at any rate: the latency alone says where
+            s_high = saturation(high)
     else:
-        while m_low > 0:
-            high, m_high = low, m_low
+        while s_low > 0:
+            high, s_high = low, s_low
             low /= 4
-            if low < 1e-6:
+            if low < _LOWEST_RATE:
                 return 0.0
-            m_low = margin(low)
+            s_low = saturation(low)
+    steady, _ = bracket_root(saturation, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=s_low, f_high=s_high)
+    at_steady = overs(steady)
+    if max(at_steady) <= 0:
+        return steady
+    for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
+        if not math.isinf(max(at_steady)):
+            break
+        short = steady * (1 - share)
+        at_short = overs(short)
+        if max(at_short) <= 0:
+            return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+        steady, at_steady = short, at_short
+    below = min(low, steady / 2)
+    at_below = overs(below)
+    while max(at_below) > 0:
+        steady, at_steady = below, at_below
+        below /= 2
+        if below < _LOWEST_RATE:
+            return 0.0
+        at_below = overs(below)
+    return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+
+
+def _margin_search(margin: Callable[[float], float], probe: float) -> float:
+    """The highest rate whose margin meets: doubled from `probe` until it fails, quartered until it meets, then
+    narrowed to _CAPACITY_TOLERANCE."""
+    low = high = probe
+    m_low = m_high = margin(probe)
+    while m_high <= 0:
+        low, m_low = high, m_high
+        high *= 2
+        if high > _CAPACITY_CEILING:
+            return high
+        m_high = margin(high)
+    while m_low > 0:
+        high, m_high = low, m_low
+        low /= 4
+        if low < _LOWEST_RATE:
+            return 0.0
+        m_low = margin(low)
     meets, _ = bracket_root(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
     return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
+
+
+_SHORT_OF_SATURATION = (1e-3, 1e-2, 0.1)  # of the rate: where a p95 unbounded at saturation is looked at next
+_LOWEST_RATE = 1e-6  # req/s per replica: a replica that meets nothing above it has no capacity
 
 
 def operating_point(
@@ -398,7 +488,7 @@ def operating_point(
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.gpus, 'GB')}",
         "capacity_rate_per_s": (
             f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
-            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (bisection over the same model) = {num(capacity, 'req/s')}"
+            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (searched on the same model to 0.01%) = {num(capacity, 'req/s')}"
             f"{f': {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
         ),
     }

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import gammainc, gammaincinv
 
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, root_in_bracket
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, lowest_crossing, root_in_bracket
 
 pytestmark = pytest.mark.unit
 
@@ -127,3 +127,19 @@ def test_a_smooth_root_stops_once_the_chord_puts_it_within_xtol():
     assert len(calls) < closing  # the same root for fewer evaluations
     with pytest.raises(ValueError):
         root_in_bracket(lambda x: x + 1, 0, 1, 1e-9, smooth=True)
+
+
+def test_lowest_crossing_follows_the_function_that_crosses_first():
+    """Two p95s over their targets: a near-flat one crossing at 0.6 and a steep one (a queue near saturation, a pole
+    at 1) crossing at 0.9, and one that jumps to infinity at 0.95. The answer is the first crossing, each end on its
+    side, whichever of them is the worse at the bracket's high end."""
+
+    def fs(x: float) -> tuple[float, float, float]:
+        return 0.05 * (x - 0.6), 0.1 / (1 - x) - 1 if x < 1 else math.inf, -1.0 if x < 0.95 else math.inf
+
+    found = lowest_crossing(fs, (0.0, fs(0.0)), (0.99, fs(0.99)), 1e-9)
+    assert found <= 0.6 < found + 1e-9
+    steep = lowest_crossing(lambda x: fs(x)[1:], (0.0, fs(0.0)[1:]), (0.99, fs(0.99)[1:]), 1e-9)
+    assert steep <= 0.9 < steep + 1e-9
+    jump = lowest_crossing(lambda x: fs(x)[2:], (0.0, fs(0.0)[2:]), (0.99, fs(0.99)[2:]), 1e-9)
+    assert jump <= 0.95 < jump + 1e-9 and fs(jump)[2] < 0

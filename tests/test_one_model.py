@@ -8,7 +8,9 @@ import math
 
 import pytest
 
-from planner import load_brief, plan
+from planner import load_brief, plan, preset_names
+from planner.core import core_design
+from planner.operating_point import _p95s_at, slo_capacity_rate
 
 pytestmark = pytest.mark.unit
 
@@ -92,3 +94,19 @@ def test_a_plan_does_not_depend_on_what_was_planned_before(preset, first, then):
     plan(base.with_changes(first)).failures  # noqa: B018  (planned and read whole, as a page before a change would)
     after = design_json(plan(base.with_changes(then)))
     assert after == alone
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_the_slo_capacity_is_the_highest_rate_that_meets_both_p95s(name):
+    """The capacity search (saturation first, then each p95 followed on its own) lands where the latency model says:
+    both p95s meet their targets at the capacity, and one misses within the search's tolerance above it."""
+    design = plan(load_brief(name))
+    brief, shape = design.brief, core_design(design.brief).shape
+    capacity = slo_capacity_rate(brief, shape)
+    if not 0 < capacity < 1e7:
+        pytest.skip("no finite capacity to check")
+    targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
+    at = _p95s_at(brief, shape, capacity)
+    past = _p95s_at(brief, shape, capacity * (1 + 2e-4))
+    assert all(p95 <= target for p95, target in zip(at, targets, strict=True)), (capacity, at)
+    assert any(p95 > target for p95, target in zip(past, targets, strict=True)), (capacity, past)
