@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from planner.numerics import gamma_p, gamma_p_inverse
+from planner.numerics import gamma_p, gamma_p_inverse, root_in_bracket
 
 __all__ = ["clamped_moments", "gamma_cdf", "gamma_quantile", "length_cv2", "size_biased_mean"]
 
@@ -26,18 +26,26 @@ def gamma_quantile(shape: float, p: float) -> float:
 
 @lru_cache(maxsize=1024)
 def length_cv2(mean: float, p95: float) -> float:
-    """Squared coefficient of variation of a gamma distribution with this mean and 95th percentile (0: fixed)."""
+    """Squared coefficient of variation of a gamma distribution with this mean and 95th percentile (0: fixed).
+
+    p95 / mean = gammaincinv(k, 0.95) / k falls smoothly with the gamma shape k from its peak (5.83 at k = 0.088) to 1;
+    CV^2 = 1 / k. A ratio past the peak is more skew than a gamma has: it gets the most skewed (CV^2 11.4)."""
     ratio = p95 / mean
     if ratio <= 1.0 + 1e-9:
         return 0.0
-    low, high = 1e-3, 1e4  # gamma shape k; CV^2 = 1 / k; p95 / mean = gammaincinv(k, 0.95) / k falls with k
-    for _ in range(60):
-        k = math.sqrt(low * high)
-        if gamma_quantile(k, 0.95) / k > ratio:
-            low = k
-        else:
-            high = k
-    return 1.0 / math.sqrt(low * high)
+
+    def excess(log_shape: float) -> float:
+        shape = math.exp(log_shape)
+        return gamma_quantile(shape, 0.95) / shape - ratio
+
+    low, high = math.log(_SHAPES[0]), math.log(_SHAPES[1])
+    at_low, at_high = excess(low), excess(high)
+    if at_low <= 0 or at_high >= 0:  # beyond the ratios a gamma in these shapes has: the nearer end
+        return 1 / _SHAPES[0] if at_low <= 0 else 1 / _SHAPES[1]
+    return math.exp(-root_in_bracket(excess, low, high, xtol=1e-13, f_low=at_low, f_high=at_high, smooth=True))
+
+
+_SHAPES = (0.0881, 1e4)  # gamma shapes from the ratio's peak up: over them the ratio falls, so one shape has each
 
 
 def size_biased_mean(mean: float, cv2: float) -> float:

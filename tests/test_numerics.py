@@ -12,7 +12,7 @@ from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inver
 
 pytestmark = pytest.mark.unit
 
-# The shapes the planner can ask for, log-spaced: lengths.length_cv2 searches k in [1e-3, 1e4] (CV^2 = 1 / k), the
+# The shapes the planner can ask for, log-spaced (and more): lengths.length_cv2 searches k in [0.088, 1e4] (CV^2 = 1 / k), the
 # prompt-service moments take k + 1..3, the M/G/1 wait's tail shape is at most 1e3.
 SHAPES = tuple(float(a) for a in np.geomspace(1e-3, 1e4, 29))
 # quantiles spanning each distribution, the planner's p95 among them

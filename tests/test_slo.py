@@ -174,6 +174,17 @@ def test_length_variability_fits_known_distributions():
     assert length_cv2(1200, 6000) > length_cv2(1200, 3000)
 
 
+def test_length_variability_grows_with_the_tail_up_to_the_most_skewed_gamma():
+    """p95 / mean falls with the gamma's shape from a peak (5.83): below it each ratio has one shape and CV^2 grows
+    with the ratio without a jump; past it a ratio is more skew than a gamma has and takes the peak's CV^2 (it was 1000,
+    the far side of the peak, from 5.52 on)."""
+    ratios = [1.1, 2.0, 3.0, 4.0, 5.0, 5.5, 5.7, 5.8]
+    cv2s = [length_cv2(1000, 1000 * r) for r in ratios]
+    assert all(a < b for a, b in itertools.pairwise(cv2s))
+    assert cv2s[-1] < 12 and length_cv2(1000, 1000 * 5.83) == length_cv2(1000, 100_000) < 12
+    assert length_cv2(1000, 5000) == pytest.approx(4.474290333351793, rel=1e-12)  # the capstone's prompts: unchanged
+
+
 def test_erlang_c_reduces_to_m_m_1():
     # one slot, offered load 0.5, hold 1 s: the M/M/1 wait is rho / (1 - rho) x hold = 1 s
     assert _erlang_c_wait_s(0.5, 1, 1.0) == pytest.approx(1.0, rel=1e-9)
