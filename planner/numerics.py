@@ -377,10 +377,10 @@ def lowest_crossing(
     low and one is > 0 at high (each given with the values there); each is taken to cross once.
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
-    chord steps (Illinois-weighted), so the function that crosses first is followed on its own, not the kinked worse
+    chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
     of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite."""
     (low, f_low), (high, f_high) = low_at, high_at
-    weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them (Illinois)
+    weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept = 0
     checkpoint, steps = high - low, 0
     for _ in range(_MAX_STEPS):
@@ -391,17 +391,26 @@ def lowest_crossing(
         if steps == 2:
             checkpoint, steps = high - low, 0
         chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
-        x = (low + high) / 2 if slow else min(chords)
-        fx = fs(x)
+        # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
+        x = (low + high) / 2 if slow else min(max(min(chords), low + xtol / 2), high - xtol / 2)
+        fx = list(fs(x))
         if max(fx) <= 0:
-            low, weights_low = x, list(fx)
-            weights_high = [v / 2 for v in weights_high] if kept == +1 else weights_high
-            kept = +1
+            weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
+            low, weights_low, kept = x, fx, +1
         else:
-            high, weights_high = x, list(fx)
-            weights_low = [v / 2 for v in weights_low] if kept == -1 else weights_low
-            kept = -1
+            weights_low = _retained(weights_low, weights_high, fx) if kept == -1 else weights_low
+            high, weights_high, kept = x, fx, -1
     return low
+
+
+def _retained(kept: list[float], replaced: list[float], new: list[float]) -> list[float]:
+    """An end's chord weights when the other end moves again (Anderson-Björck): scaled by 1 - f(new) / f(the end it
+    replaces), which follows a curved f into its root from one side; by a half where that is not positive."""
+    scaled = []
+    for k, r, n in zip(kept, replaced, new, strict=True):
+        m = 1 - n / r if r != 0 and math.isfinite(r) and math.isfinite(n) else 0.5
+        scaled.append(k * (m if m > 0 else 0.5))
+    return scaled
 
 
 _MAX_STEPS = 400

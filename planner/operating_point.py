@@ -394,6 +394,8 @@ def _capacity_rate_search(
     low = high = _CAPACITY_PROBE
     s_low = s_high = saturation(_CAPACITY_PROBE)
     if s_low < 0:
+        high = _CAPACITY_PROBE / (1 + s_low)  # the measure is about rate / saturation - 1: where it says saturation is
+        s_high = saturation(high)
         while s_high < 0:
             low, s_low = high, s_high
             high *= 2
@@ -407,10 +409,16 @@ def _capacity_rate_search(
             if low < _LOWEST_RATE:
                 return 0.0
             s_low = saturation(low)
-    steady, _ = bracket_root(saturation, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=s_low, f_high=s_high)
+    # to a percent first: only where the p95s still meet there does the capacity lie this close to saturation
+    steady, past = bracket_root(saturation, low, high, xtol=_SATURATION_FIRST * high, f_low=s_low, f_high=s_high)
     at_steady = overs(steady)
     if max(at_steady) <= 0:
-        return steady
+        meets, at_meets = steady, at_steady
+        steady, _ = bracket_root(saturation, steady, past, xtol=_CAPACITY_TOLERANCE * high)
+        at_steady = overs(steady)
+        if max(at_steady) <= 0:
+            return steady
+        return lowest_crossing(overs, (meets, at_meets), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
         if not math.isinf(max(at_steady)):
             break
@@ -451,6 +459,7 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
     return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
 
 
+_SATURATION_FIRST = 1e-2  # of the rate: how closely saturation is found before the p95s are looked at
 _SHORT_OF_SATURATION = (1e-3, 1e-2, 0.1)  # of the rate: where a p95 unbounded at saturation is looked at next
 _LOWEST_RATE = 1e-6  # req/s per replica: a replica that meets nothing above it has no capacity
 
