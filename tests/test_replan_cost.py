@@ -71,13 +71,13 @@ def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.Mon
     """The capacity is one of the search's probes: the clause evaluates only the rate just past it anew."""
     op._CAPACITIES.clear()
     rates: list[float] = []
-    inner = op._p95s_at
+    inner = op.judged_p95s_ms
 
-    def counted(brief, shape, rate):  # type: ignore[no-untyped-def]
+    def counted(eng, brief, rate, batch):  # type: ignore[no-untyped-def]
         rates.append(rate)
-        return inner(brief, shape, rate)
+        return inner(eng, brief, rate, batch)
 
-    monkeypatch.setattr(op, "_p95s_at", counted)
+    monkeypatch.setattr(op, "judged_p95s_ms", counted)
     point = _operating_point(load_brief("capstone"))
     capacity = point.capacity_rate_per_s
     assert rates.count(capacity) == 1 and rates[-1] == capacity * op.JUST_PAST
