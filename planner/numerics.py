@@ -354,7 +354,8 @@ def bracket_root(
         slow = steps == 3 and high - low > checkpoint / 2 and not smooth  # Illinois alone converges on a smooth f
         if steps == 3:
             checkpoint, steps = high - low, 0
-        x = (low + high) / 2 if slow else _false_position(low, high, f_low, f_high)
+        # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
+        x = (low + high) / 2 if slow else min(max(_false_position(low, high, f_low, f_high), low + xtol / 2), high - xtol / 2)
         fx = f(x)
         if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x

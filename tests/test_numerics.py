@@ -123,8 +123,8 @@ def test_a_smooth_root_stops_once_the_chord_puts_it_within_xtol():
     closing = len(calls)
     calls.clear()
     smooth = root_in_bracket(excess, 1.0, 160.0, 1e-9 * 160, smooth=True)
-    assert smooth == pytest.approx(bracketed, abs=2e-9 * 160) and abs(excess(smooth)) < 1e-6
     assert len(calls) < closing  # the same root for fewer evaluations
+    assert smooth == pytest.approx(bracketed, abs=2e-9 * 160) and abs(excess(smooth)) < 1e-6
     with pytest.raises(ValueError):
         root_in_bracket(lambda x: x + 1, 0, 1, 1e-9, smooth=True)
 
@@ -143,3 +143,18 @@ def test_lowest_crossing_follows_the_function_that_crosses_first():
     assert steep <= 0.9 < steep + 1e-9
     jump = lowest_crossing(lambda x: fs(x)[2:], (0.0, fs(0.0)[2:]), (0.99, fs(0.99)[2:]), 1e-9)
     assert jump <= 0.95 < jump + 1e-9 and fs(jump)[2] < 0
+
+
+def test_a_root_a_chord_approaches_from_one_side_is_closed_by_a_half_tolerance_step():
+    """A replica's saturation measure (about linear, slightly convex): the chord steps approach its root from below
+    and keep landing there; once one lands within xtol / 2 of the bracket's low end, the next steps xtol / 2 past it
+    and closes the bracket (it took two more steps, a bisection among them)."""
+    calls: list[float] = []
+
+    def measure(x: float) -> float:
+        calls.append(x)
+        return (x - 0.55) * (1.8 + 0.5 * (x - 0.55))
+
+    low, high = bracket_root(measure, 0.25, 1.0, 1e-2)
+    assert low <= 0.55 < high and high - low <= 1e-2
+    assert len(calls) <= 6  # 8 before
