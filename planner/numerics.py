@@ -371,11 +371,15 @@ def bracket_root(
 
 
 def lowest_crossing(
-    fs: Callable[[float], tuple[float, ...]], low_at: tuple[float, tuple[float, ...]], high_at: tuple[float, tuple[float, ...]], xtol: float
+    fs: Callable[[float, tuple[bool, ...]], tuple[float, ...]],
+    low_at: tuple[float, tuple[float, ...]],
+    high_at: tuple[float, tuple[float, ...]],
+    xtol: float,
 ) -> float:
-    """The highest x up to where the first of several functions (evaluated together: fs(x) is one tuple) rises above
-    0, to within xtol: x in [low, high] with every f <= 0 at x, some f > 0 within xtol above it. Every f is <= 0 at
-    low and one is > 0 at high (each given with the values there); each is taken to cross once.
+    """The highest x up to where the first of several functions (evaluated together: fs(x, needed) is one tuple, each
+    f that is not `needed` may be given as -inf) rises above 0, to within xtol: x in [low, high] with every f <= 0 at
+    x, some f > 0 within xtol above it. Every f is <= 0 at low and one is > 0 at high (each given with the values
+    there); each is taken to rise and cross once, so one that is <= 0 at the high end is not needed again.
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
@@ -394,7 +398,7 @@ def lowest_crossing(
         chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
         x = (low + high) / 2 if slow else min(max(min(chords), low + xtol / 2), high - xtol / 2)
-        fx = list(fs(x))
+        fx = list(fs(x, tuple(w > 0 for w in weights_high)))
         if max(fx) <= 0:
             weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
             low, weights_low, kept = x, fx, +1

@@ -358,20 +358,30 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     def saturation(rate: float) -> float:
         return _solve(rate, _pace_fn(brief, shape, rate), limit)[2]
 
-    def probe(rate: float) -> tuple[tuple[float, float], float]:
-        if rate not in probed:
-            n, _, nearness[rate] = _solve(rate, _pace_fn(brief, shape, rate), limit)
-            probed[rate] = judged_p95s_ms(eng, brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
-        return probed[rate], nearness[rate]
+    def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
+        """The p95s at `rate` (those `needed`; nan for the other) and its distance from saturation; the full pair is
+        kept for the clause on what is reached at the capacity."""
+        if rate in probed:
+            return probed[rate], nearness[rate]
+        n, _, nearness[rate] = _solve(rate, _pace_fn(brief, shape, rate), limit)
+        if not math.isfinite(n):
+            probed[rate] = (math.inf, math.inf)
+            return probed[rate], nearness[rate]
+        p95s = judged_p95s_ms(eng, brief, rate, n, needed)
+        if all(needed):
+            probed[rate] = p95s
+        return p95s, nearness[rate]
 
-    def overs(rate: float) -> tuple[float, float]:
+    def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
         """How far each p95 is over its target (<= 0 meets): the TTFT's (p95 / target - 1) x the rate's distance from
         saturation (its queue's wait climbs like 1 / that distance: near-linear in the rate there), the token gap's
-        p95 / target - 1 (a step's cost grows about linearly with the batch)."""
-        (ttft_ms, judged_ms), near = probe(rate)
+        p95 / target - 1 (a step's cost grows about linearly with the batch). A p95 not `needed` (it meets at a higher
+        rate already) is not worked out: -inf."""
+        (ttft_ms, judged_ms), near = probe(rate, (needed[0], needed[1]))
         if near >= 0:
             return math.inf, math.inf
-        return (ttft_ms / targets[0] - 1) * -near, judged_ms / targets[1] - 1
+        ttft_over = (ttft_ms / targets[0] - 1) * -near if needed[0] else -math.inf
+        return ttft_over, judged_ms / targets[1] - 1 if needed[1] else -math.inf
 
     def margin(rate: float) -> float:
         return _margin_of(brief, probe(rate)[0])
@@ -381,7 +391,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
 
 
 def _capacity_rate_search(
-    saturation: Callable[[float], float], overs: Callable[[float], tuple[float, float]], margin: Callable[[float], float]
+    saturation: Callable[[float], float], overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], margin: Callable[[float], float]
 ) -> float:
     """The highest rate at which both p95s meet their targets, to _CAPACITY_TOLERANCE (`overs`: how far each is over
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
@@ -411,11 +421,11 @@ def _capacity_rate_search(
             s_low = saturation(low)
     # to a percent first: only where the p95s still meet there does the capacity lie this close to saturation
     steady, past = bracket_root(saturation, low, high, xtol=_SATURATION_FIRST * high, f_low=s_low, f_high=s_high)
-    at_steady = overs(steady)
+    at_steady = overs(steady, _BOTH)
     if max(at_steady) <= 0:
         meets, at_meets = steady, at_steady
         steady, _ = bracket_root(saturation, steady, past, xtol=_CAPACITY_TOLERANCE * high)
-        at_steady = overs(steady)
+        at_steady = overs(steady, _BOTH)
         if max(at_steady) <= 0:
             return steady
         return lowest_crossing(overs, (meets, at_meets), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
@@ -423,18 +433,18 @@ def _capacity_rate_search(
         if not math.isinf(max(at_steady)):
             break
         short = steady * (1 - share)
-        at_short = overs(short)
+        at_short = overs(short, _BOTH)
         if max(at_short) <= 0:
             return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
         steady, at_steady = short, at_short
     below = min(low, steady / 2)
-    at_below = overs(below)
+    at_below = overs(below, _BOTH)
     while max(at_below) > 0:
         steady, at_steady = below, at_below
         below /= 2
         if below < _LOWEST_RATE:
             return 0.0
-        at_below = overs(below)
+        at_below = overs(below, _BOTH)
     return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
 
 
@@ -459,6 +469,7 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
     return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
 
 
+_BOTH = (True, True)  # both p95s worked out
 _SATURATION_FIRST = 1e-2  # of the rate: how closely saturation is found before the p95s are looked at
 _SHORT_OF_SATURATION = (1e-3, 1e-2, 0.1)  # of the rate: where a p95 unbounded at saturation is looked at next
 _LOWEST_RATE = 1e-6  # req/s per replica: a replica that meets nothing above it has no capacity

@@ -981,10 +981,15 @@ def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> fl
     return max(ttft_ms / brief.slo.ttft_p95_ms, judged_ms / brief.slo.itl_p95_ms)
 
 
-def judged_p95s_ms(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> tuple[float, float]:
-    """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets."""
+def judged_p95s_ms(
+    eng: _Engine, brief: Brief, rate: float, load_batch: float, needed: tuple[bool, bool] = (True, True)
+) -> tuple[float, float]:
+    """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets
+    (`needed`: which of the two to work out; the other is nan)."""
     wt = _wait(eng, brief, rate, load_batch)
-    ttft_s = _ttft_s(wt, 0.95)
+    ttft_s = _ttft_s(wt, 0.95) if needed[0] else math.nan
+    if not needed[1]:
+        return ttft_s * 1e3, math.nan
     _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
         (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))

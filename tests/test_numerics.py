@@ -134,14 +134,15 @@ def test_lowest_crossing_follows_the_function_that_crosses_first():
     at 1) crossing at 0.9, and one that jumps to infinity at 0.95. The answer is the first crossing, each end on its
     side, whichever of them is the worse at the bracket's high end."""
 
-    def fs(x: float) -> tuple[float, float, float]:
-        return 0.05 * (x - 0.6), 0.1 / (1 - x) - 1 if x < 1 else math.inf, -1.0 if x < 0.95 else math.inf
+    def fs(x: float, needed: tuple[bool, ...] = (True, True, True)) -> tuple[float, ...]:
+        values = (0.05 * (x - 0.6), 0.1 / (1 - x) - 1 if x < 1 else math.inf, -1.0 if x < 0.95 else math.inf)
+        return tuple(v if want else -math.inf for v, want in zip(values[-len(needed) :], needed, strict=True))
 
     found = lowest_crossing(fs, (0.0, fs(0.0)), (0.99, fs(0.99)), 1e-9)
     assert found <= 0.6 < found + 1e-9
-    steep = lowest_crossing(lambda x: fs(x)[1:], (0.0, fs(0.0)[1:]), (0.99, fs(0.99)[1:]), 1e-9)
+    steep = lowest_crossing(fs, (0.0, fs(0.0, (True, True))), (0.99, fs(0.99, (True, True))), 1e-9)
     assert steep <= 0.9 < steep + 1e-9
-    jump = lowest_crossing(lambda x: fs(x)[2:], (0.0, fs(0.0)[2:]), (0.99, fs(0.99)[2:]), 1e-9)
+    jump = lowest_crossing(fs, (0.0, fs(0.0, (True,))), (0.99, fs(0.99, (True,))), 1e-9)
     assert jump <= 0.95 < jump + 1e-9 and fs(jump)[2] < 0
 
 
