@@ -73,9 +73,9 @@ def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.Mon
     rates: list[float] = []
     inner = op.judged_p95s_ms
 
-    def counted(eng, brief, rate, batch):  # type: ignore[no-untyped-def]
+    def counted(eng, brief, rate, batch, needed=(True, True)):  # type: ignore[no-untyped-def]
         rates.append(rate)
-        return inner(eng, brief, rate, batch)
+        return inner(eng, brief, rate, batch, needed)
 
     monkeypatch.setattr(op, "judged_p95s_ms", counted)
     point = _operating_point(load_brief("capstone"))
