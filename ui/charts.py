@@ -115,6 +115,7 @@ _NUMERIC_LEFT_PX = 50
 _BOTTOM_PX = {True: 68, False: 38}  # tick labels with and without an axis title under them
 _TOP_PX = 80  # the title and one legend row
 _RIGHT_PX = 14  # the last tick label's overhang
+_BAR_TEXT_PAD_PX = 6  # the gap Plotly leaves between a bar's end and its outside label ('unbounded' lost its last letter)
 _LABEL_LINE_PX = 18  # a category label's second line
 _LEGEND_ROW_PX = 20
 _LEGEND_WIDTH_PX = 440  # a chart in half a wide page; a phone's narrower column may still widen the top margin
@@ -160,9 +161,10 @@ def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, flo
     # values written past their bars (a text trace drawn outside the axes) may run beyond the axis's end on a narrow
     # screen: the right margin holds the longest, so none is cut ("unbounded" at 390 px was)
     outside = [str(t) for trace in data if _writes_right_of_axes(trace) for t in trace.get("text", ())]
+    pad = _BAR_TEXT_PAD_PX if any(trace.get("type") == "bar" for trace in data if _writes_right_of_axes(trace)) else 0
     return {
         "l": round(left),
-        "r": round(max([_RIGHT_PX, *(_text_px(t) for t in outside)])),
+        "r": round(max([_RIGHT_PX, *(_text_px(t) + pad for t in outside)])),
         "t": _TOP_PX + _LEGEND_ROW_PX * (rows - 1),
         "b": _BOTTOM_PX[any(_titled(axis) for axis in x_axes)] + _LABEL_LINE_PX * (lines - 1),  # the last row's lines hang below
     }
