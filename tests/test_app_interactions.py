@@ -387,3 +387,23 @@ def test_a_latency_designs_failure_page_keeps_its_latency_chart() -> None:
     assert _target_marks(judged) == ["p95 TTFT (target 500 ms)", "p95 ITL (target 40 ms)", "target"]
     assert busy["data"][0]["name"] == "general pool: load / SLO capacity"
     assert list(at.table[0].value.columns)[:4] == ["what changes", "SLO", "p95 TTFT", "p95 ITL"]
+
+
+@pytest.mark.parametrize("preset", ["offline-batch", "rl-rollout", "capstone"])
+def test_the_slo_budget_draws_targets_only_where_they_judge(preset: str) -> None:
+    """Issue 16 item 3: the waterfalls and the trade-off charts draw no target line or 'target' legend for a design its
+    deadline judges (its latency is for reference); a latency design's keep every target."""
+    at = visit(new_app({"preset": preset}), "pages/slo_budget.py")
+    charts = _charts(at)
+    assert [c["layout"]["title"]["text"] for c in charts][:3] == [
+        "Time to first token (ms)",
+        "Inter-token latency (ITL, ms)",
+        "Prefill chunk (max-num-batched-tokens)",
+    ]
+    marks = [_target_marks(c) for c in charts[:3]]
+    if preset == "capstone":
+        assert marks == [["target 500 ms"], ["target 40 ms"], ["target 500 ms", "target 40 ms"]]
+        assert len(charts[1]["layout"]["shapes"]) == 2  # the p95 and the target, over the total's row
+    else:
+        assert marks == [[], [], []]
+        assert len(charts[1]["layout"]["shapes"]) == 1  # the p95 alone
