@@ -545,7 +545,7 @@ def test_a_deadline_designs_failure_table_leads_with_its_time_to_finish(name, ti
     appendix = {s.key: s.blocks for s in doc.appendix}
     short = next(b for b in page["failures"] if isinstance(b, Table))
     full = next(b for b in appendix["failure_modes"] if isinstance(b, Table))
-    assert short.header == ("Scenario", "Time to finish", "Of the deadline", "Busy", "OK")
+    assert short.header == ("Scenario", "Time to finish", "Of the deadline", "OK")
     assert full.header[:3] == ("Scenario", "Time to finish", "Of the deadline")
     assert "p95 TTFT, no target" in full.header and "p95 TTFT" not in short.header
     doubled = next(i for i, m in enumerate(design.failures) if m.scenario.value == "traffic_doubles")
