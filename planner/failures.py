@@ -519,7 +519,9 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     spare = base.pools.spare_nodes  # the spares the fleet runs (a fleet too small for the stated ones runs fewer)
     target = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "the deadline"  # what judges the rows
     left = (
-        f"{pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache)"
+        f"the work taking {duration_text(one.objective_time_s, brief.objective.kind)} ({pct(one.objective_share or 0.0)} of the deadline)"
+        if one.runs and one.objective_time_s is not None and math.isfinite(one.objective_time_s)  # what judges a job or a rollout
+        else f"{pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache)"
         if one.runs and math.isfinite(one.utilization)
         else "no fleet that can serve"
         if not one.runs

@@ -421,3 +421,8 @@ def test_a_deadline_designs_binding_scenario_is_the_one_nearest_its_deadline():
     assert design.failure_summary.binding_scenario is nearest.scenario
     assert f"taking {pct(nearest.objective_share or 0.0)} of the deadline" in design.failure_summary.binding_reason
     assert "against the deadline" in design.failure_summary.load_scaling
+    lost = _modes(design)["one_node_lost"]
+    assert (
+        f"losing one node leaves the work taking {num(lost.objective_time_s or 0.0, 's')} ({pct(lost.objective_share or 0.0)} of the deadline)"
+        in (design.failure_summary.availability_note)
+    )
