@@ -606,7 +606,9 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
         for i in range(len(f.value(f"{s}.{name}_waterfall")))
     )
     judged: tuple[tuple[str, str], ...] = (("target", f"{s}.{name}_target_ms"),)
-    if name == "itl" and f.value(f"{s}.itl_metric") == "tpot":  # the target judges each reply's mean gap, not these gaps
+    if f.value("objective") is not None:  # an offline job or a rollout: its deadline judges it, no latency target
+        judged = ()
+    elif name == "itl" and f.value(f"{s}.itl_metric") == "tpot":  # the target judges each reply's mean gap, not these gaps
         judged = (("p95 TPOT (what the target judges)", f"{s}.tpot_p95_ms"), ("target (on p95 TPOT)", f"{s}.itl_target_ms"))
     marks = tuple(
         (mark, f.num(path, "ms"), float(f.value(path)))
@@ -685,7 +687,9 @@ def _slo_budget(f: Figures) -> Section:
     bands = _error_bands(f)
     return Section(
         key="slo_budget",
-        title="SLO budget: the latency waterfalls and the model",
+        title="SLO budget: the latency waterfalls and the model"
+        if f.value("objective") is None
+        else "Latency, for reference (no target): the waterfalls and the model",
         blocks=(
             _waterfall(f, "ttft", "Time to first token, mean path"),
             _waterfall(f, "itl", "Inter-token latency"),

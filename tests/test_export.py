@@ -561,3 +561,18 @@ def test_a_latency_designs_failure_table_keeps_its_latency_columns():
     short = next(b for s in doc.sections if s.key == "failures" for b in s.blocks if isinstance(b, Table))
     assert short.header == ("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK")
     assert "**SLO:** p95 TTFT" in render_markdown(plan(load_brief("qps10-tp4")))
+
+
+@pytest.mark.parametrize("name", ["offline-batch", "rl-rollout", "capstone"])
+def test_the_appendix_waterfalls_mark_a_target_only_where_one_judges(name):
+    """A deadline design's latency waterfalls carry p50 and p95, no target (its latency is for reference); a latency
+    design's keep theirs."""
+    from report.document import Waterfall
+
+    design = plan(load_brief(name))
+    section = next(s for s in build_document(design).appendix if s.key == "slo_budget")
+    marks = [m[0] for b in section.blocks if isinstance(b, Waterfall) for m in b.marks]
+    if design.objective is None:
+        assert marks.count("target") == 2 and section.title.startswith("SLO budget")
+    else:
+        assert marks == ["p50", "p95", "p50", "p95"] and "no target" in section.title
