@@ -69,7 +69,7 @@ def _row(i: int) -> dict[str, str]:
     f, at = failures[i], f"failures.{i}"
     cells = {"scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title, "what changes": f.change}
     if deadline:  # what judges it first (its time against the deadline), latency last, with no target
-        paths = ["ok", "objective_time_s", *(["long_context_utilization"] if long_context_pool else [])]
+        paths = ["ok", "objective_time_s", "objective_share", *(["long_context_utilization"] if long_context_pool else [])]
         paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache", "ttft_p95_ms", judged_path]
     else:
         paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]

@@ -37,6 +37,7 @@ __all__ = [
     "format_unit",
     "format_value",
     "label",
+    "of_target",
     "resolve",
     "show",
     "spec",
@@ -505,17 +506,25 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
 
 def show(design: Any, path: str, *, short: bool = False) -> str:
     """The figure at `path` of a Design (or its JSON), written as the registry says. `short`: an unbounded figure
-    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it."""
+    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it; a duration reads without its
+    share of the deadline (of_target gives it)."""
     value, entry = resolve(design, path), spec(path)
     cause = "" if short else (cause_of(design, path) if isinstance(value, float) and math.isinf(value) else "")
     if entry.format is not Format.duration:
         return format_value(entry, value, cause=cause)
-    unit = deadline_unit(design)
-    text = format_value(entry, value, cause=cause, duration_unit=unit)
-    target = resolve(design, entry.target) if entry.target is not None and value is not None else None
-    if target is None or not math.isfinite(float(value)):
-        return text
-    return f"{text} ({pct(float(value) / float(target))} of {format_value(entry, target, duration_unit=unit)})"
+    text = format_value(entry, value, cause=cause, duration_unit=deadline_unit(design))
+    share = "" if short else of_target(design, path)
+    return f"{text} ({share})" if share else text
+
+
+def of_target(design: Any, path: str) -> str:
+    """A duration's share of the deadline it is judged against, '40.7% of 600 s' ('' for a figure without a target, a
+    missing or an unbounded value)."""
+    value, entry = resolve(design, path), spec(path)
+    if entry.format is not Format.duration or entry.target is None or value is None or not math.isfinite(float(value)):
+        return ""
+    target = float(resolve(design, entry.target))
+    return f"{pct(float(value) / target)} of {format_value(entry, target, duration_unit=deadline_unit(design))}"
 
 
 def arithmetic(design: Any, path: str) -> str:

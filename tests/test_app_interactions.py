@@ -371,11 +371,12 @@ def test_a_deadline_designs_failure_page_charts_its_time_against_the_deadline(pr
             assert x == max(bars["x"]) >= 110 and hatch == "/"
     assert any(t.startswith(f" {doubled} (") for t in judged["data"][1]["text"])
     columns = list(at.table[0].value.columns)
-    assert columns[:3] == ["what changes", "Deadline", "Time to finish"]
+    assert columns[:4] == ["what changes", "Deadline", "Time to finish", "Share of the deadline"]
     assert [c for c in columns if "p95" in c] == ["p95 TTFT (reference, no target)", "p95 ITL (reference, no target)"]
     assert columns.index("p95 TTFT (reference, no target)") > columns.index("Utilization at peak")
     doubled_row = at.table[0].value.loc["Traffic doubles"]
-    assert doubled_row["Time to finish"].startswith(f"{doubled} (") and doubled_row["Time to finish"].endswith(f"of {deadline})")
+    share = f"{design.failures[[m.scenario.value for m in design.failures].index('traffic_doubles')].objective_share:.1%}"
+    assert doubled_row["Time to finish"] == doubled and doubled_row["Share of the deadline"] == share
     info = " ".join(shown(i.value) for i in at.info)
     assert "no latency target" in info and f"against the {deadline} deadline" in info
 
@@ -407,3 +408,15 @@ def test_the_slo_budget_draws_targets_only_where_they_judge(preset: str) -> None
     else:
         assert marks == [[], [], []]
         assert len(charts[1]["layout"]["shapes"]) == 1  # the p95 alone
+
+
+@pytest.mark.parametrize(
+    ("preset", "time", "share"), [("offline-batch", "8.28 h", "34.5% of 24 h"), ("rl-rollout", "244 s", "40.7% of 600 s")]
+)
+def test_a_jobs_time_tile_reads_in_its_deadlines_unit_with_its_share_under_it(preset: str, time: str, share: str) -> None:
+    """The objective's tiles write a time as the registry's duration: in the deadline's unit (a job's 29,821 s read
+    8.28 h), its share of the deadline on the line under it, so the tile is never cut ('244 s (40.7% of 60…')."""
+    at = visit(new_app({"preset": preset}), "pages/slo_budget.py")
+    bar, tile = [m for m in at.metric if m.label == "Time to finish"]  # the verdict bar's, the objective section's
+    assert tile.value == time and tile.delta == share
+    assert bar.value == time and bar.delta.startswith("deadline ")
