@@ -1,9 +1,10 @@
-"""Failure modes: what each stress does to latency and load, which one binds, and the critical dependencies."""
+"""Failure modes: what each stress does to latency and load (an offline job's or a rollout's: to its time against the
+deadline), which one binds, and the critical dependencies."""
 
 import streamlit as st
 
-from planner.figures import label, show
-from ui.charts_stress import failure_latency_chart, failure_utilization_chart
+from planner.figures import deadline_unit, format_value, label, show, spec
+from ui.charts_stress import failure_deadline_chart, failure_latency_chart, failure_utilization_chart
 from ui.show import Fig, chart, fig, figure_row, md, text_table
 from ui.sidebar import page_setup
 from ui.survival import survival_section
@@ -14,11 +15,13 @@ if design is None:
 summary, failures = design.failure_summary, design.failures
 binding = next(f for f in failures if f.scenario == summary.binding_scenario)
 long_context_pool = design.pools.long_context_nodes > 0  # the pool the fleet holds (none when too small for it)
-if design.objective is not None:  # an offline job or a rollout: its deadline judges it and every scenario
+deadline = design.objective is not None  # an offline job or a rollout: its deadline judges it and every scenario
+if design.objective is not None:
     st.info(
         md(
             f"This design is judged on its deadline, not on latency: {design.objective.arithmetic['one_node_lost']}."
-            " Each scenario below is judged on the deadline too; its latency figures are for reference."
+            f" Each scenario below is re-planned and judged on its time to finish against the {show(design, 'objective.deadline_s')}"
+            " deadline. It has no latency target: the p95 latency columns at the end of the table are for reference only."
         )
     )
 
@@ -35,7 +38,7 @@ figure_row(
                 if summary.scenarios_applicable < len(failures)
                 else ""
             )
-            + ("" if design.objective is None else ", each judged on the deadline"),
+            + (", each judged on the deadline" if deadline else ""),
         ),
     ],
     arithmetic_title="Show why",
@@ -47,10 +50,15 @@ judged_path = "tpot_p95_ms" if metric == "TPOT" else "itl_p95_ms"
 charted = [f for f in failures if f.applicable]  # a scenario that changes nothing would chart the baseline as its result
 left, right = st.columns(2)
 with left:
-    latency_chart = failure_latency_chart(
-        charted, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty, metric
-    )
-    chart(latency_chart, key="chart.failures")
+    if deadline:  # the figure that judges each scenario: its time to finish against the deadline
+        unit, entry = deadline_unit(design), spec("failures.*.objective_time_s")  # each time in the deadline's unit
+        times = [format_value(entry, f.objective_time_s, duration_unit=unit) for f in charted]
+        judged_chart = failure_deadline_chart(charted, summary.binding_scenario, times, show(design, "objective.deadline_s"))
+    else:
+        judged_chart = failure_latency_chart(
+            charted, summary.binding_scenario, design.slo.ttft_target_ms, design.slo.itl_target_ms, design.uncertainty, metric
+        )
+    chart(judged_chart, key="chart.failures")
 with right:
     pool_name = "prefill + decode pools" if design.disaggregation is not None else "general pool"
     busy_chart = failure_utilization_chart(charted, summary.binding_scenario, long_context_pool, pool_name)
@@ -60,16 +68,31 @@ with right:
 def _row(i: int) -> dict[str, str]:
     f, at = failures[i], f"failures.{i}"
     cells = {"scenario": ("▶ " if f.scenario == summary.binding_scenario else "") + f.title, "what changes": f.change}
-    paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]
-    paths += ["long_context_utilization"] if long_context_pool else []
-    paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
-    if not f.applicable:  # its figures would be the baseline's: say it does not apply instead
-        cells |= {label(f"{at}.{key}"): "not applicable" if key == "ok" else "–" for key in paths}
-    elif not f.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
-        cells |= {label(f"{at}.{key}"): "—" for key in paths} | {label(f"{at}.ok"): "cannot run at all"}
+    if deadline:  # what judges it first (its time against the deadline), latency last, with no target
+        paths = ["ok", "objective_time_s", "objective_share", *(["long_context_utilization"] if long_context_pool else [])]
+        paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache", "ttft_p95_ms", judged_path]
     else:
-        cells |= {label(f"{at}.{key}"): show(design, f"{at}.{key}", short=True) for key in paths}
+        paths = ["ok", "ttft_p95_ms", judged_path, "load_vs_capacity"]
+        paths += ["long_context_utilization"] if long_context_pool else []
+        paths += ["utilization", "utilization_no_prefix_cache", "utilization_linear_no_prefix_cache"]
+    names = {key: _column(at, key) for key in paths}
+    if not f.applicable:  # its figures would be the baseline's: say it does not apply instead
+        cells |= {names[key]: "not applicable" if key == "ok" else "–" for key in paths}
+    elif not f.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
+        cells |= {names[key]: "—" for key in paths} | {names["ok"]: "cannot run at all"}
+    else:
+        cells |= {names[key]: show(design, f"{at}.{key}", short=True) for key in paths}
     return cells | {"note": f.note}
+
+
+def _column(at: str, key: str) -> str:
+    """A column's heading: the registry's label; a deadline design's verdict column names the deadline, and its latency
+    columns say they have no target."""
+    if deadline and key == "ok":
+        return "Deadline"
+    if deadline and key.endswith("_p95_ms"):
+        return f"{label(f'{at}.{key}')} (reference, no target)"
+    return label(f"{at}.{key}")
 
 
 text_table([_row(i) for i in range(len(failures))])

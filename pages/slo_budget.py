@@ -23,6 +23,8 @@ metric = slo.itl_metric.value.upper()
 judged = "slo.itl_p95_ms" if slo.itl_metric.value == "itl" else "slo.tpot_p95_ms"
 objective_section(design)  # an offline job or a rollout batch: its deadline judges it, the latency below is for reference
 judging = design.objective is None
+# the targets the charts draw: none for a design its deadline judges (its latency is for reference, no target)
+ttft_target_ms, itl_target_ms = (slo.ttft_target_ms, slo.itl_target_ms) if judging else (None, None)
 
 figure_row(
     [
@@ -56,7 +58,8 @@ else:
         f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
         f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
         " first token out), waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
-        " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT that the target judges;"
+        " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT"
+        f"{' that the target judges' if judging else ' (for reference: no latency target judges this design)'};"
         " the **mean path** is where an average request spends its time."
     )
 left, right = st.columns(2)
@@ -64,7 +67,7 @@ with left:
     if math.isfinite(slo.ttft_p95_ms) and math.isfinite(slo.ttft_mean_ms):
         ttft_band = design.uncertainty.band("slo.ttft_p95_ms")
         band = (ttft_band.low, ttft_band.high, f"{design.uncertainty.legend} of the p95") if ttft_band else None
-        chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), slo.ttft_target_ms, band), key="chart.ttft")
+        chart(ttft_waterfall_chart(ttft_paths(design.brief.latency, slo, dis), ttft_target_ms, band), key="chart.ttft")
     else:
         st.error(f"TTFT is unbounded: {cause_of(design)}, so the queue grows without bound and no waterfall can be drawn.")
 with right:
@@ -72,7 +75,7 @@ with right:
         mean_gap_ms = sum(s.ms for s in slo.itl_waterfall)
         low, high = design.uncertainty.range_of(mean_gap_ms, "itl")
         gap_band = (low, high, f"{design.uncertainty.legend} of the mean gap")
-        itl_chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, slo.itl_target_ms, metric, gap_band)
+        itl_chart = itl_waterfall_chart(slo.itl_waterfall, slo.judged_itl_p95_ms, itl_target_ms, metric, gap_band)
         chart(itl_chart, key="chart.itl")
     else:
         st.error(f"ITL is unbounded: {cause_of(design)}.")
@@ -154,8 +157,8 @@ if chunk_tab.open:
                 "tokens per step",
                 slo.tradeoff_batched_tokens,
                 dep.max_num_batched_tokens,
-                slo.ttft_target_ms,
-                slo.itl_target_ms,
+                ttft_target_ms,
+                itl_target_ms,
                 log_x=True,
                 metric=metric,
                 uncertainty=design.uncertainty,
@@ -170,8 +173,8 @@ if batch_tab.open:
                 "sequences",
                 slo.tradeoff_max_num_seqs,
                 dep.max_num_seqs,
-                slo.ttft_target_ms,
-                slo.itl_target_ms,
+                ttft_target_ms,
+                itl_target_ms,
                 metric=metric,
                 uncertainty=design.uncertainty,
             ),

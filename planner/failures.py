@@ -95,6 +95,11 @@ class FailureMode(BaseModel):
     limit: Limit | None = None  # what stops a general-pool replica keeping up, when it has no steady state
     pool: str = ""  # a disaggregated design's lost nodes: the pool they are lost from (prefill, decode; spare: none)
     applicable: bool = True  # False: the scenario changes nothing for this brief (the note says why); not counted or charted
+    # an offline job or a rollout batch (None for a latency brief, which no deadline judges): the re-planned design's
+    # time to finish its work (the job's time, the batch's makespan; inf when it cannot finish) and that time over the
+    # deadline (1 = the deadline; what the row's `ok` judges)
+    objective_time_s: float | None = None
+    objective_share: float | None = None
 
 
 class FailureSummary(BaseModel):
@@ -115,6 +120,19 @@ def judged(core: CoreDesign) -> tuple[Verdict, ObjectiveAnalysis | None]:
     search candidate is judged on the deadline, not on a TTFT or ITL it has no target for."""
     goal = objective_analysis(core.brief, core.shape, core.memory)
     return (core.verdict, None) if goal is None else (mechanism_verdict(core.verdict, core, None, None, goal), goal)
+
+
+def _deadline_figures(goal: ObjectiveAnalysis | None) -> dict[str, float]:
+    """A row's time to finish and its share of the deadline, from the objective analysis its verdict was judged by
+    (judged()); none for a latency brief."""
+    if goal is None:
+        return {}
+    return {"objective_time_s": goal.time_s, "objective_share": goal.time_s / goal.deadline_s}
+
+
+def _cannot_finish(brief: Brief) -> dict[str, float]:
+    """A row whose changed brief cannot run: a deadline brief's work never finishes (a latency brief: no figure)."""
+    return {} if brief.objective.kind is ObjectiveKind.latency else {"objective_time_s": math.inf, "objective_share": math.inf}
 
 
 def _work_doubles(brief: Brief) -> tuple[dict[str, Any], str]:
@@ -328,9 +346,10 @@ def _note(base: CoreDesign, brief: Brief, scenario: Scenario, core: CoreDesign, 
     return "; ".join(parts)
 
 
-def _infeasible(scenario: Scenario, change: str, overrides: dict[str, Any], note: str, linear: float) -> FailureMode:
+def _infeasible(brief: Brief, scenario: Scenario, change: str, overrides: dict[str, Any], note: str, linear: float) -> FailureMode:
     """A scenario whose changed brief cannot run at all: every figure unbounded, nothing met."""
     return FailureMode(
+        **_cannot_finish(brief),
         scenario=scenario,
         title=TITLES[scenario],
         change=change,
@@ -398,17 +417,20 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
         return _unchanged(base, scenario, reason)
     if changes.get("hardware.nodes", 1) < 1:  # no brief has zero nodes: nothing to re-plan, so no overrides either
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
-        return _infeasible(scenario, change, {}, note, _linear(base, brief, scenario, None))
+        return _infeasible(brief, scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
         core = replan(resolve(stated.with_changes(changes))) if changes else base
     except InfeasibleDesign as exc:
-        return _infeasible(scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None))
+        return _infeasible(
+            brief, scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None)
+        )
     except BriefError as exc:  # the changed brief leaves a field's valid range
-        return _infeasible(scenario, change, changes, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
+        return _infeasible(brief, scenario, change, changes, f"cannot run at all: {exc}", _linear(base, brief, scenario, None))
     slo = core.slo
     verdict, goal = judged(core)
     ok = bool(verdict.feasible and verdict.meets_slo)  # the same verdict `plan --set` gives (an objective's: its deadline)
     return FailureMode(
+        **_deadline_figures(goal),
         scenario=scenario,
         title=TITLES[scenario],
         change=change,
@@ -450,8 +472,9 @@ def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) 
 
 def _unchanged(base: CoreDesign, scenario: Scenario, reason: str) -> FailureMode:
     """A scenario that changes nothing: the baseline's figures (`plan` with no override gives them), marked not applicable."""
-    slo, verdict = base.slo, judged(base)[0]
+    slo, (verdict, goal) = base.slo, judged(base)
     return FailureMode(
+        **_deadline_figures(goal),
         scenario=scenario,
         title=TITLES[scenario],
         change="nothing, for this brief",
@@ -484,9 +507,11 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     applicable = [m for m in modes if m.applicable]
     failing = [m for m in applicable if not m.ok]
     pool = failing or applicable or list(modes)
-    binding = max(pool, key=lambda m: m.load_vs_capacity if math.isfinite(m.load_vs_capacity) else 1e18)
+    binding = max(pool, key=_pressure)
     if failing:
         reason = f"{binding.title} fails first among {len(failing)} failing scenario(s): {binding.note}"
+    elif binding.objective_share is not None:  # an offline job or a rollout: the scenario nearest its deadline
+        reason = f"every scenario fits; {binding.title} comes closest, taking {pct(binding.objective_share)} of the deadline"
     else:
         reason = f"every scenario fits; {binding.title} comes closest, at {pct(binding.load_vs_capacity)} of a replica's SLO capacity"
     one = next(m for m in modes if m.scenario is Scenario.one_node_lost)
@@ -494,7 +519,9 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     spare = base.pools.spare_nodes  # the spares the fleet runs (a fleet too small for the stated ones runs fewer)
     target = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "the deadline"  # what judges the rows
     left = (
-        f"{pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache)"
+        f"the work taking {duration_text(one.objective_time_s, brief.objective.kind)} ({pct(one.objective_share or 0.0)} of the deadline)"
+        if one.runs and one.objective_time_s is not None and math.isfinite(one.objective_time_s)  # what judges a job or a rollout
+        else f"{pct(one.utilization)} busy ({pct(one.utilization_no_prefix_cache)} without prefix cache)"
         if one.runs and math.isfinite(one.utilization)
         else "no fleet that can serve"
         if not one.runs
@@ -514,13 +541,27 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
         availability_note=availability,
         load_scaling=(
             "Each scenario is the brief with its overrides applied, planned again by the same function: `plan --set` with a"
-            " row's overrides gives that row's verdict. The row's load is stated against a general-pool replica's capacity"
-            " under the SLO (the rate at which it stops meeting both targets). The utilization columns are the worked"
+            " row's overrides gives that row's verdict. "
+            + (
+                "The row's load is stated against a general-pool replica's capacity under the SLO (the rate at which it"
+                " stops meeting both targets)."
+                if brief.objective.kind is ObjectiveKind.latency
+                else "The row's time to finish is stated against the deadline, which judges it; its latency figures have no"
+                " target and are for reference."
+            )
+            + " The utilization columns are the worked"
             " design's sizing arithmetic: with the decode batch following the load, utilization grows less than linearly;"
             " the linear column scales the no-cache figure as the worked design does, kept for comparison. A scenario that"
             " changes nothing for this brief is marked not applicable, with the reason, and is not counted."
         ),
     )
+
+
+def _pressure(mode: FailureMode) -> float:
+    """How near a row is to failing, the binding scenario's key: an offline job's or a rollout's time over its deadline,
+    else a general-pool replica's load over its SLO capacity (unbounded: nearest of all)."""
+    value = mode.load_vs_capacity if mode.objective_share is None else mode.objective_share
+    return value if math.isfinite(value) else 1e18
 
 
 def hit_rate_overrides(brief: Brief, hit: float) -> dict[str, Any]:

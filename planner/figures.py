@@ -32,10 +32,12 @@ __all__ = [
     "Format",
     "arithmetic",
     "cause_of",
+    "deadline_unit",
     "field_label",
     "format_unit",
     "format_value",
     "label",
+    "of_target",
     "resolve",
     "show",
     "spec",
@@ -52,6 +54,7 @@ class Format(StrEnum):
     multiple = "multiple"  # x3.61
     text = "text"  # an enum or a name, as written
     yes_no = "yes_no"  # a boolean as the entry's two words
+    duration = "duration"  # a time in seconds, written in the unit the design's deadline is stated in: 8.28 h, 244 s
 
 
 class Better(StrEnum):
@@ -95,6 +98,8 @@ def _a(path: str) -> str:
 
 
 _P, _M, _C, _T, _Y, _X = Format.percent, Format.money, Format.integer, Format.text, Format.yes_no, Format.multiple
+_D = Format.duration
+_DEADLINE = "objective.deadline_s"  # what an offline job's or a rollout batch's time is judged against
 _LOWER, _HIGHER = Better.smaller, Better.larger
 
 _ENTRIES: tuple[FigureSpec, ...] = (
@@ -251,6 +256,22 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("failures.*.load_vs_capacity", "Load / capacity under the SLO", fmt=_P, better=_LOWER),
     _f("failures.*.long_context_utilization", "Long-context pool busy", fmt=_P, better=_LOWER),
     _f("failures.*.ok", "SLO", fmt=_Y, words=("met", "missed")),
+    _f(
+        "failures.*.objective_time_s",
+        "Time to finish",
+        "s",
+        fmt=_D,
+        better=_LOWER,
+        target=_DEADLINE,
+        help="The re-planned design's time to finish its work (a job's tokens, a rollout batch's longest output), against the deadline.",
+    ),
+    _f(
+        "failures.*.objective_share",
+        "Share of the deadline",
+        fmt=_P,
+        better=_LOWER,
+        help="Time to finish / the deadline: over 100% misses it.",
+    ),
     _f("failure_summary.binding_scenario", "Binding scenario", fmt=_T),  # pages show the scenario's title
     _f("failure_summary.n_plus_one_ok", "N+1 (one node lost)", fmt=_Y, words=("holds", "fails")),
     _f("failure_summary.scenarios_within_slo", "Scenarios within the SLO", fmt=_C, better=_HIGHER),
@@ -332,8 +353,8 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     ),
     _f("objective.usd_per_m_output_tokens", "Cost per M output tokens while the work runs", fmt=_M, better=_LOWER),
     _f("objective.decode_step_ms", "Step at the full batch", "ms", arithmetic="objective.arithmetic.request"),
-    _f("objective.time_s", "Time to finish", "s", better=_LOWER),
-    _f("objective.deadline_s", "Deadline", "s"),
+    _f("objective.time_s", "Time to finish", "s", fmt=_D, better=_LOWER, target=_DEADLINE),
+    _f("objective.deadline_s", "Deadline", "s", fmt=_D),
     _f("objective.meets", "Deadline", fmt=_Y, words=("met", "missed"), better=_HIGHER),
     _f("objective.nodes_for_deadline", "Nodes the work needs by the deadline", fmt=_C),
     _f("objective.longest_output_tokens", "Longest output (the straggler)", "tokens", arithmetic="objective.arithmetic.longest"),
@@ -342,6 +363,8 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         "objective.time_one_node_lost_s",
         "Time to finish with one node lost",
         "s",
+        fmt=_D,
+        target=_DEADLINE,
         arithmetic="objective.arithmetic.one_node_lost",
         better=_LOWER,
     ),
@@ -435,7 +458,20 @@ def cause_of(design: Any, path: str = "") -> str:
 # --- writing a value ----------------------------------------------------------------------------------------
 
 
-def _number(value: float, entry: FigureSpec) -> str:
+_SECONDS_IN = {"h": 3600.0, "s": 1.0}
+
+
+def deadline_unit(design: Any) -> str:
+    """The unit a design's deadline is stated in, which its times are written in: hours for an offline job, seconds for
+    a rollout batch (and for a design without a deadline). `design`: a Design or its JSON."""
+    objective = resolve(design, "objective")
+    kind = objective.get("kind") if isinstance(objective, dict) else getattr(objective, "kind", None)
+    return "h" if kind == "throughput" else "s"
+
+
+def _number(value: float, entry: FigureSpec, duration_unit: str = "s") -> str:
+    if entry.format is Format.duration:
+        return num(value / _SECONDS_IN[duration_unit], duration_unit)
     if entry.format is Format.percent:
         return pct(value)
     if entry.format is Format.money:
@@ -447,8 +483,9 @@ def _number(value: float, entry: FigureSpec) -> str:
     return num(value, entry.unit)
 
 
-def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band | None = None) -> str:
-    """A value written as its registry entry says; an infinite one as 'unbounded: <cause>'; a band after it."""
+def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band | None = None, duration_unit: str = "s") -> str:
+    """A value written as its registry entry says; an infinite one as 'unbounded: <cause>'; a band after it. A duration
+    is written in `duration_unit` ('h' or 's': deadline_unit of its design)."""
     if value is None:
         return "n/a"
     if entry.format is Format.text:
@@ -460,7 +497,7 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
         return "n/a"
     if math.isinf(number):
         return unbounded(cause) if number > 0 else "n/a"
-    text = _number(number, entry)
+    text = _number(number, entry, duration_unit)
     if band is not None and math.isfinite(band.low) and math.isfinite(band.high):
         note = outside_note(number, band.low, band.high, entry.unit)
         text += f" ({_number(band.low, entry).removesuffix(' ' + entry.unit)} to {_number(band.high, entry)}{': ' + note if note else ''})"
@@ -469,10 +506,25 @@ def format_value(entry: FigureSpec, value: Any, *, cause: str = "", band: Band |
 
 def show(design: Any, path: str, *, short: bool = False) -> str:
     """The figure at `path` of a Design (or its JSON), written as the registry says. `short`: an unbounded figure
-    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it."""
-    value = resolve(design, path)
+    reads only 'unbounded' (a metric tile, a table cell), its cause given beside it; a duration reads without its
+    share of the deadline (of_target gives it)."""
+    value, entry = resolve(design, path), spec(path)
     cause = "" if short else (cause_of(design, path) if isinstance(value, float) and math.isinf(value) else "")
-    return format_value(spec(path), value, cause=cause)
+    if entry.format is not Format.duration:
+        return format_value(entry, value, cause=cause)
+    text = format_value(entry, value, cause=cause, duration_unit=deadline_unit(design))
+    share = "" if short else of_target(design, path)
+    return f"{text} ({share})" if share else text
+
+
+def of_target(design: Any, path: str) -> str:
+    """A duration's share of the deadline it is judged against, '40.7% of 600 s' ('' for a figure without a target, a
+    missing or an unbounded value)."""
+    value, entry = resolve(design, path), spec(path)
+    if entry.format is not Format.duration or entry.target is None or value is None or not math.isfinite(float(value)):
+        return ""
+    target = float(resolve(design, entry.target))
+    return f"{pct(float(value) / target)} of {format_value(entry, target, duration_unit=deadline_unit(design))}"
 
 
 def arithmetic(design: Any, path: str) -> str:

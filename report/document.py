@@ -161,16 +161,30 @@ def _workload(f: Figures) -> Section:
     slo = (
         f"p95 TTFT < {f.num('brief.slo.ttft_p95_ms', 'ms')} for inputs ≤ {f.num('brief.slo.ttft_input_cap_tokens', 'tokens')};"
         f" p95 {_judged_gap(f)} < {f.num('brief.slo.itl_p95_ms', 'ms')}; availability {f.pct('brief.slo.availability')}"
+        if f.value("objective") is None
+        else ""
     )
     budget = (
         f"{f.num('brief.hardware.nodes')} nodes x {f.num('brief.hardware.gpus_per_node')} GPUs"
         f" at {f.usd('brief.cost.usd_per_gpu_hour')} per GPU-hour"
     )
+    judged = ("SLO", slo) if slo else ("Deadline", _deadline_line(f))
     return Section(
         key="workload",
         title="Brief",
-        blocks=(Lines(items=(("Traffic", traffic), ("Lengths", lengths), ("SLO", slo), ("Budget", budget))),),
+        blocks=(Lines(items=(("Traffic", traffic), ("Lengths", lengths), judged, ("Budget", budget))),),
     )
+
+
+def _deadline_line(f: Figures) -> str:
+    """What judges an offline job or a rollout batch: its work by its deadline; the brief's latency targets judge nothing."""
+    o = "brief.objective"
+    work = (
+        f.num(f"{o}.job_tokens", "tokens")
+        if f.value("objective.kind") == "throughput"
+        else f"a batch of {f.num(f'{o}.batch_prompts', 'prompts')}"
+    )
+    return f"{work} within {f.duration('objective.deadline_s')}; no latency target; availability {f.pct('brief.slo.availability')}"
 
 
 def _availability(f: Figures) -> str:
@@ -373,34 +387,50 @@ def _judged_gap(f: Figures) -> str:
 
 
 def _failure_rows(f: Figures, *, notes: bool) -> Table:
+    """The failure table: each scenario's figures, the binding row in bold. A latency design leads with its p95s (the
+    figures its targets judge); an offline job or a rollout batch with its time to finish against the deadline (what
+    judges it), its latency only in the appendix, marked as having no target."""
     binding = f.value("failure_summary.binding_scenario")
     gap = _judged_gap(f)  # the column the ITL target judges: ITL or TPOT
+    deadline = f.value("objective") is not None
+    if deadline:
+        figures = ["time", "share", *(["busy", "no_cache", "ttft", "gap"] if notes else [])]  # the page: what judges it
+        header = [
+            "Scenario",
+            "Time to finish",
+            "Of the deadline",
+            *(["Busy", "No cache", "p95 TTFT, no target", f"p95 {gap}, no target"] if notes else []),
+        ]
+    else:
+        figures = ["busy", *(["no_cache"] if notes else []), "ttft", "gap"]
+        header = ["Scenario", "Busy", *(["No cache"] if notes else []), "p95 TTFT", f"p95 {gap}"]
+
+    def cell(p: str, name: str) -> str:
+        paths = {"busy": f"{p}.utilization", "no_cache": f"{p}.utilization_no_prefix_cache", "share": f"{p}.objective_share"}
+        if name in paths:
+            return f.pct(paths[name])
+        if name == "time":
+            return f.duration(f"{p}.objective_time_s")
+        return f.num(f"{p}.{'ttft' if name == 'ttft' else gap.lower()}_p95_ms", "ms")
+
     rows, emphasis = [], []
     for i, mode in enumerate(f.value("failures")):
         p = f"failures.{i}"
         if not mode.applicable:  # it changes nothing for this brief: its figures would be the baseline's
-            figures = ["–"] * (4 if notes else 3)  # busy, (no cache,) p95 TTFT, p95 ITL
-            row = [f.text(f"{p}.title"), *figures, "n/a", *([f.text(f"{p}.note")] if notes else [])]
-            rows.append(tuple(row))
-            continue
-        if not mode.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
-            row = [f.text(f"{p}.title"), *(["-"] * (4 if notes else 3)), "cannot run at all"]
+            row = [f.text(f"{p}.title"), *(["–"] * len(figures)), "n/a"]
+        elif not mode.runs:  # the changed brief cannot be computed at all: no figure, the reason in words
+            row = [f.text(f"{p}.title"), *(["-"] * len(figures)), "cannot run at all"]
         else:
-            row = [f.text(f"{p}.title"), f.pct(f"{p}.utilization")]
-            if notes:
-                row.append(f.pct(f"{p}.utilization_no_prefix_cache"))
-            row += [f.num(f"{p}.ttft_p95_ms", "ms"), f.num(f"{p}.{gap.lower()}_p95_ms", "ms"), f.yes_no(f"{p}.ok")]
+            row = [f.text(f"{p}.title"), *(cell(p, name) for name in figures), f.yes_no(f"{p}.ok")]
         if notes:
             row.append(f.text(f"{p}.note"))
         rows.append(tuple(row))
-        if mode.scenario == binding:
+        if mode.applicable and mode.scenario == binding:
             emphasis.append(i)
+    header += ["OK", *(["Note"] if notes else [])]
     if notes:
-        header: tuple[str, ...] = ("Scenario", "Busy", "No cache", "p95 TTFT", f"p95 {gap}", "OK", "Note")
-        return Table(header=header, rows=tuple(rows), note_column=6, emphasis_rows=tuple(emphasis))
-    return Table(
-        header=("Scenario", "Busy", "p95 TTFT", f"p95 {gap}", "OK"), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=DROP_TABLES
-    )
+        return Table(header=tuple(header), rows=tuple(rows), note_column=len(header) - 1, emphasis_rows=tuple(emphasis))
+    return Table(header=tuple(header), rows=tuple(rows), emphasis_rows=tuple(emphasis), drop=DROP_TABLES)
 
 
 def _failures(f: Figures) -> Section:
@@ -576,7 +606,9 @@ def _waterfall(f: Figures, name: str, title: str) -> Waterfall:
         for i in range(len(f.value(f"{s}.{name}_waterfall")))
     )
     judged: tuple[tuple[str, str], ...] = (("target", f"{s}.{name}_target_ms"),)
-    if name == "itl" and f.value(f"{s}.itl_metric") == "tpot":  # the target judges each reply's mean gap, not these gaps
+    if f.value("objective") is not None:  # an offline job or a rollout: its deadline judges it, no latency target
+        judged = ()
+    elif name == "itl" and f.value(f"{s}.itl_metric") == "tpot":  # the target judges each reply's mean gap, not these gaps
         judged = (("p95 TPOT (what the target judges)", f"{s}.tpot_p95_ms"), ("target (on p95 TPOT)", f"{s}.itl_target_ms"))
     marks = tuple(
         (mark, f.num(path, "ms"), float(f.value(path)))
@@ -655,7 +687,9 @@ def _slo_budget(f: Figures) -> Section:
     bands = _error_bands(f)
     return Section(
         key="slo_budget",
-        title="SLO budget: the latency waterfalls and the model",
+        title="SLO budget: the latency waterfalls and the model"
+        if f.value("objective") is None
+        else "Latency, for reference (no target): the waterfalls and the model",
         blocks=(
             _waterfall(f, "ttft", "Time to first token, mean path"),
             _waterfall(f, "itl", "Inter-token latency"),

@@ -16,13 +16,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.figures import Format, resolve, spec
+from planner.figures import Format, deadline_unit, resolve, spec
 from planner.fmt import UNBOUNDED, num, pct, usd
 
 __all__ = ["Figure", "Figures", "Style", "format_figure", "resolve"]
 
-# dot: Graphviz source, drawn as SVG in HTML; change: a relative change already in percent (+48.1%)
-Style = Literal["num", "pct", "usd", "text", "dot", "yes_no", "change"]
+# dot: Graphviz source, drawn as SVG in HTML; change: a relative change already in percent (+48.1%); duration: seconds
+# written in the unit ("h" or "s") the design's deadline is stated in
+Style = Literal["num", "pct", "usd", "text", "dot", "yes_no", "change", "duration"]
 
 # the registry's formats (planner.figures.Format) as the document's styles
 _STYLE_OF: dict[Format, Style] = {
@@ -33,7 +34,9 @@ _STYLE_OF: dict[Format, Style] = {
     Format.money: "usd",
     Format.text: "text",
     Format.yes_no: "yes_no",
+    Format.duration: "duration",
 }
+_SECONDS_IN = {"h": 3600.0, "s": 1.0}
 
 
 class Figure(BaseModel):
@@ -60,6 +63,8 @@ def format_figure(value: Any, style: Style, unit: str = "") -> str:
     if style == "change":
         change = float(value)
         return f"{change:+.1f}%" if math.isfinite(change) else (UNBOUNDED if change > 0 else "n/a")
+    if style == "duration":  # a job's time in hours, a rollout's in seconds (planner.figures.deadline_unit)
+        return num(float(value) / _SECONDS_IN[unit], unit)
     if style == "usd":  # the one money rule (planner.fmt.usd): $2.50, $4.48, $160, $1,401,600
         return usd(float(value), unit)
     return num(float(value), unit)
@@ -102,7 +107,12 @@ class Figures:
         """The value at `path` in the registry's format and unit (planner.figures) for the figure registered at
         `registered_as` (default: `path` itself; a diff's baseline is written as the figure it is a value of)."""
         entry = spec(registered_as or path)
-        return self._get(path, _STYLE_OF[entry.format], entry.unit)
+        unit = deadline_unit(self._design) if entry.format is Format.duration else entry.unit
+        return self._get(path, _STYLE_OF[entry.format], unit)
+
+    def duration(self, path: str) -> str:
+        """A time in seconds in the unit the design's deadline is stated in: 8.28 h for a job, 244 s for a rollout."""
+        return self._get(path, "duration", deadline_unit(self._design))
 
     @staticmethod
     def label(path: str) -> str:

@@ -334,3 +334,89 @@ def test_the_failure_chart_of_a_tpot_brief_charts_tpot() -> None:
     names = [t.get("name", "") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
     assert "p95 TPOT (target 60 ms)" in names and not any(n.startswith("p95 ITL") for n in names)
     assert "p95 TPOT" in at.table[0].value.columns and "p95 ITL" not in at.table[0].value.columns
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def _target_marks(spec: dict) -> list[str]:
+    """A chart's target lines, as their legend entries and labels name them."""
+    names = [t.get("name") or "" for t in spec["data"]] + [a.get("text") or "" for a in spec["layout"].get("annotations", [])]
+    return [n for n in names if "target" in n]
+
+
+@pytest.mark.parametrize(("preset", "deadline", "doubled"), [("offline-batch", "24 h", "16.6 h"), ("rl-rollout", "600 s", "299 s")])
+def test_a_deadline_designs_failure_page_charts_its_time_against_the_deadline(preset: str, deadline: str, doubled: str) -> None:
+    """Issue 16 item 3: an offline job's or a rollout's failure modes are charted by the figure that judges them, each
+    scenario's time to finish as a share of the deadline (the deadline at 100%, the binding scenario marked, the time
+    written in the deadline's unit), not by latency against targets that judge nothing; the table leads with it."""
+    from planner import load_brief, plan
+
+    design = plan(load_brief(preset))
+    at = visit(new_app({"preset": preset}), "pages/failure_modes.py")
+    judged, busy = _charts(at)
+    assert judged["layout"]["title"]["text"] == "Time to finish against the deadline"
+    assert f"deadline {deadline}" in [a["text"] for a in judged["layout"]["annotations"]]
+    assert not _target_marks(judged) and not _target_marks(busy)
+    assert not any("SLO" in (t.get("name") or "") for t in busy["data"])  # no SLO capacity: no latency target
+    bars = judged["data"][0]
+    charted = [m for m in design.failures if m.applicable]
+    hatches = bars["marker"]["pattern"]["shape"]
+    for row, m, x, hatch in zip(bars["y"], charted, bars["x"], hatches, strict=True):
+        assert m.title in row and (("(binds)" in row) == (m.scenario == design.failure_summary.binding_scenario))
+        if m.runs:  # its share of the deadline, in percent
+            assert x == pytest.approx(m.objective_share * 100) and hatch == ""
+        else:  # it never finishes: drawn to the chart's reach, hatched
+            assert x == max(bars["x"]) >= 110 and hatch == "/"
+    assert any(t.startswith(f" {doubled} (") for t in judged["data"][1]["text"])
+    columns = list(at.table[0].value.columns)
+    assert columns[:4] == ["what changes", "Deadline", "Time to finish", "Share of the deadline"]
+    assert [c for c in columns if "p95" in c] == ["p95 TTFT (reference, no target)", "p95 ITL (reference, no target)"]
+    assert columns.index("p95 TTFT (reference, no target)") > columns.index("Utilization at peak")
+    doubled_row = at.table[0].value.loc["Traffic doubles"]
+    share = f"{design.failures[[m.scenario.value for m in design.failures].index('traffic_doubles')].objective_share:.1%}"
+    assert doubled_row["Time to finish"] == doubled and doubled_row["Share of the deadline"] == share
+    info = " ".join(shown(i.value) for i in at.info)
+    assert "no latency target" in info and f"against the {deadline} deadline" in info
+
+
+def test_a_latency_designs_failure_page_keeps_its_latency_chart() -> None:
+    at = visit(new_app({"preset": "capstone"}), "pages/failure_modes.py")
+    judged, busy = _charts(at)
+    assert judged["layout"]["title"]["text"] == "p95 latency against its target"
+    assert _target_marks(judged) == ["p95 TTFT (target 500 ms)", "p95 ITL (target 40 ms)", "target"]
+    assert busy["data"][0]["name"] == "general pool: load / SLO capacity"
+    assert list(at.table[0].value.columns)[:4] == ["what changes", "SLO", "p95 TTFT", "p95 ITL"]
+
+
+@pytest.mark.parametrize("preset", ["offline-batch", "rl-rollout", "capstone"])
+def test_the_slo_budget_draws_targets_only_where_they_judge(preset: str) -> None:
+    """Issue 16 item 3: the waterfalls and the trade-off charts draw no target line or 'target' legend for a design its
+    deadline judges (its latency is for reference); a latency design's keep every target."""
+    at = visit(new_app({"preset": preset}), "pages/slo_budget.py")
+    charts = _charts(at)
+    assert [c["layout"]["title"]["text"] for c in charts][:3] == [
+        "Time to first token (ms)",
+        "Inter-token latency (ITL, ms)",
+        "Prefill chunk (max-num-batched-tokens)",
+    ]
+    marks = [_target_marks(c) for c in charts[:3]]
+    if preset == "capstone":
+        assert marks == [["target 500 ms"], ["target 40 ms"], ["target 500 ms", "target 40 ms"]]
+        assert len(charts[1]["layout"]["shapes"]) == 2  # the p95 and the target, over the total's row
+    else:
+        assert marks == [[], [], []]
+        assert len(charts[1]["layout"]["shapes"]) == 1  # the p95 alone
+
+
+@pytest.mark.parametrize(
+    ("preset", "time", "share"), [("offline-batch", "8.28 h", "34.5% of 24 h"), ("rl-rollout", "244 s", "40.7% of 600 s")]
+)
+def test_a_jobs_time_tile_reads_in_its_deadlines_unit_with_its_share_under_it(preset: str, time: str, share: str) -> None:
+    """The objective's tiles write a time as the registry's duration: in the deadline's unit (a job's 29,821 s read
+    8.28 h), its share of the deadline on the line under it, so the tile is never cut ('244 s (40.7% of 60…')."""
+    at = visit(new_app({"preset": preset}), "pages/slo_budget.py")
+    bar, tile = [m for m in at.metric if m.label == "Time to finish"]  # the verdict bar's, the objective section's
+    assert tile.value == time and tile.delta == share
+    assert bar.value == time and bar.delta.startswith("deadline ")

@@ -530,3 +530,49 @@ def test_a_brief_judged_on_tpot_shows_tpot_against_its_target():
         assert "p95 ITL" not in row.note
     capstone = render_markdown(plan(load_brief("capstone")))
     assert "p95 ITL \\< 40 ms" in capstone and "p95 TPOT \\<" not in capstone
+
+
+@pytest.mark.parametrize(("name", "time_text"), [("offline-batch", "16.6 h"), ("rl-rollout", "299 s")])
+def test_a_deadline_designs_failure_table_leads_with_its_time_to_finish(name, time_text):
+    """Issue 16 item 3: the document's failure tables of a deadline design lead with the figure that judges it, the
+    re-plan's time to finish against the deadline; latency appears only in the appendix, marked as having no target,
+    and the brief states the deadline instead of latency targets that judge nothing."""
+    from report.document import Table
+
+    design = plan(load_brief(name))
+    doc = build_document(design)
+    page = {s.key: s.blocks for s in doc.sections}
+    appendix = {s.key: s.blocks for s in doc.appendix}
+    short = next(b for b in page["failures"] if isinstance(b, Table))
+    full = next(b for b in appendix["failure_modes"] if isinstance(b, Table))
+    assert short.header == ("Scenario", "Time to finish", "Of the deadline", "OK")
+    assert full.header[:3] == ("Scenario", "Time to finish", "Of the deadline")
+    assert "p95 TTFT, no target" in full.header and "p95 TTFT" not in short.header
+    doubled = next(i for i, m in enumerate(design.failures) if m.scenario.value == "traffic_doubles")
+    assert short.rows[doubled][1] == time_text and short.rows[doubled][2] == f"{design.failures[doubled].objective_share:.1%}"
+    md = render_markdown(design)
+    assert "**Deadline:**" in md and "no latency target" in md and "**SLO:**" not in md
+
+
+def test_a_latency_designs_failure_table_keeps_its_latency_columns():
+    from report.document import Table
+
+    doc = build_document(plan(load_brief("qps10-tp4")))
+    short = next(b for s in doc.sections if s.key == "failures" for b in s.blocks if isinstance(b, Table))
+    assert short.header == ("Scenario", "Busy", "p95 TTFT", "p95 ITL", "OK")
+    assert "**SLO:** p95 TTFT" in render_markdown(plan(load_brief("qps10-tp4")))
+
+
+@pytest.mark.parametrize("name", ["offline-batch", "rl-rollout", "capstone"])
+def test_the_appendix_waterfalls_mark_a_target_only_where_one_judges(name):
+    """A deadline design's latency waterfalls carry p50 and p95, no target (its latency is for reference); a latency
+    design's keep theirs."""
+    from report.document import Waterfall
+
+    design = plan(load_brief(name))
+    section = next(s for s in build_document(design).appendix if s.key == "slo_budget")
+    marks = [m[0] for b in section.blocks if isinstance(b, Waterfall) for m in b.marks]
+    if design.objective is None:
+        assert marks.count("target") == 2 and section.title.startswith("SLO budget")
+    else:
+        assert marks == ["p50", "p95", "p50", "p95"] and "no target" in section.title

@@ -348,3 +348,81 @@ def test_the_availability_note_counts_the_spares_the_fleet_runs():
     note = d.failure_summary.availability_note
     assert "with no spare node" in note and "no fleet that can serve" in note and "unbounded busy" not in note
     assert "with 1 spare node(s), losing one node leaves 30.1% busy" in plan(load_brief("capstone")).failure_summary.availability_note
+
+
+DEADLINE_PRESETS = ("offline-batch", "rl-rollout")
+
+
+@pytest.mark.parametrize("preset", DEADLINE_PRESETS)
+def test_a_deadline_rows_time_is_the_replans_time_to_finish(preset):
+    """Issue 16 item 3: a deadline design's failure row carries the re-planned design's time to finish against the
+    deadline, the figure its `ok` judges: `plan` with the row's overrides gives the same time; a row that cannot run
+    never finishes."""
+    stated = load_brief(preset)
+    design = plan(stated)
+    assert design.objective is not None
+    deadline_s = design.objective.deadline_s
+    for m in design.failures:
+        assert m.objective_time_s is not None and m.objective_share is not None, m.scenario
+        if not m.runs:
+            assert math.isinf(m.objective_time_s) and math.isinf(m.objective_share) and not m.ok
+            continue
+        again = plan(stated.with_changes(m.overrides)).objective
+        assert again is not None
+        assert m.objective_time_s == pytest.approx(again.time_s, rel=1e-9), m.scenario
+        assert m.objective_share == pytest.approx(again.time_s / deadline_s, rel=1e-9), m.scenario
+        if m.applicable:
+            assert m.ok == (m.objective_share <= 1), m.scenario
+    lost = _modes(design)["one_node_lost"]
+    assert not lost.runs or lost.objective_time_s == pytest.approx(design.objective.time_one_node_lost_s, rel=1e-6)
+
+
+def test_the_one_node_lost_rows_time_is_plan_set_with_its_overrides():
+    """The rollout's one-node-lost row against `plan --set` with the row's overrides, as a separate process."""
+    row = next(f for f in cli_json("plan", "rl-rollout")["failures"] if f["scenario"] == "one_node_lost")
+    sets = [arg for path, value in row["overrides"].items() for arg in ("--set", f"{path}={value}")]
+    replanned = cli_json("plan", "rl-rollout", *sets)["objective"]
+    assert row["overrides"] == {"hardware.nodes": 1, "deployment.spare_nodes": 0}
+    assert row["objective_time_s"] == pytest.approx(replanned["time_s"], rel=1e-9)
+    assert row["objective_share"] == pytest.approx(replanned["time_s"] / replanned["deadline_s"], rel=1e-9)
+
+
+def test_a_latency_design_has_no_deadline_figures(capstone):
+    """No deadline judges a latency design: its rows' deadline figures are absent (null in the JSON), not zero."""
+    assert all(m.objective_time_s is None and m.objective_share is None for m in capstone.failures)
+    rows = cli_json("plan", "qps10-tp4")["failures"]
+    assert all(r["objective_time_s"] is None and r["objective_share"] is None for r in rows)
+
+
+@pytest.mark.parametrize(("preset", "unit"), [("offline-batch", "h"), ("rl-rollout", "s")])
+def test_a_rows_time_reads_in_the_deadlines_unit_with_its_share(preset, unit):
+    from planner.figures import label, show
+    from planner.fmt import pct
+
+    design = plan(load_brief(preset))
+    i = next(i for i, m in enumerate(design.failures) if m.scenario is Scenario.traffic_doubles)
+    m = design.failures[i]
+    scale = 3600 if unit == "h" else 1
+    deadline = num(design.objective.deadline_s / scale, unit)
+    expected = f"{num(m.objective_time_s / scale, unit)} ({pct(m.objective_share)} of {deadline})"
+    assert show(design, f"failures.{i}.objective_time_s") == expected
+    assert label(f"failures.{i}.objective_time_s") == "Time to finish" and label(f"failures.{i}.objective_share") == "Share of the deadline"
+    assert deadline == ("24 h" if unit == "h" else "600 s")
+
+
+def test_a_deadline_designs_binding_scenario_is_the_one_nearest_its_deadline():
+    """Every scenario fits: the binding one is the one whose time takes the largest share of the deadline, said so."""
+    from planner.fmt import pct
+
+    design = plan(load_brief("rl-rollout").with_changes({"hardware.nodes": 3}))
+    applicable = [m for m in design.failures if m.applicable]
+    assert all(m.ok for m in applicable)
+    nearest = max(applicable, key=lambda m: m.objective_share or 0.0)
+    assert design.failure_summary.binding_scenario is nearest.scenario
+    assert f"taking {pct(nearest.objective_share or 0.0)} of the deadline" in design.failure_summary.binding_reason
+    assert "against the deadline" in design.failure_summary.load_scaling
+    lost = _modes(design)["one_node_lost"]
+    assert (
+        f"losing one node leaves the work taking {num(lost.objective_time_s or 0.0, 's')} ({pct(lost.objective_share or 0.0)} of the deadline)"
+        in (design.failure_summary.availability_note)
+    )

@@ -115,6 +115,7 @@ _NUMERIC_LEFT_PX = 50
 _BOTTOM_PX = {True: 68, False: 38}  # tick labels with and without an axis title under them
 _TOP_PX = 80  # the title and one legend row
 _RIGHT_PX = 14  # the last tick label's overhang
+_BAR_TEXT_PAD_PX = 6  # the gap Plotly leaves between a bar's end and its outside label ('unbounded' lost its last letter)
 _LABEL_LINE_PX = 18  # a category label's second line
 _LEGEND_ROW_PX = 20
 _LEGEND_WIDTH_PX = 440  # a chart in half a wide page; a phone's narrower column may still widen the top margin
@@ -160,9 +161,10 @@ def _margin(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, flo
     # values written past their bars (a text trace drawn outside the axes) may run beyond the axis's end on a narrow
     # screen: the right margin holds the longest, so none is cut ("unbounded" at 390 px was)
     outside = [str(t) for trace in data if _writes_right_of_axes(trace) for t in trace.get("text", ())]
+    pad = _BAR_TEXT_PAD_PX if any(trace.get("type") == "bar" for trace in data if _writes_right_of_axes(trace)) else 0
     return {
         "l": round(left),
-        "r": round(max([_RIGHT_PX, *(_text_px(t) for t in outside)])),
+        "r": round(max([_RIGHT_PX, *(_text_px(t) + pad for t in outside)])),
         "t": _TOP_PX + _LEGEND_ROW_PX * (rows - 1),
         "b": _BOTTOM_PX[any(_titled(axis) for axis in x_axes)] + _LABEL_LINE_PX * (lines - 1),  # the last row's lines hang below
     }
@@ -242,10 +244,10 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multip
 # --- the SLO page ----------------------------------------------------------------------------------
 
 
-def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: tuple[float, float, str] | None = None) -> go.Figure:
+def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float | None, band: tuple[float, float, str] | None = None) -> go.Figure:
     """TTFT as a waterfall, one bar per part in the order a request meets them and a total bar, for the p95 path
     and the mean path side by side: each path's bars add up to its total (the p95 and the mean TTFT). The target
-    is a vertical line; `band` (low, high, label), where the plan gives one, a range on a row of its own under the
+    is a vertical line (none when no target judges the design: an offline job's or a rollout's deadline does); `band` (low, high, label), where the plan gives one, a range on a row of its own under the
     total (where the real p95 falls, planner.uncertainty). Every value must be finite (the page says 'unbounded' instead of drawing a chart)."""
     colors = (PALETTE["secondary"], PALETTE["primary"])
     data = []
@@ -271,11 +273,13 @@ def ttft_waterfall_chart(paths: Sequence[LatencyPath], target_ms: float, band: t
             }
         )
     names = [p.name for p in paths[0].parts] + ["TTFT"] if paths else ["TTFT"]
-    data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
+    if target_ms is not None:
+        data.append(vertical(target_ms, names, f"target {num(target_ms, 'ms')}", PALETTE["target"]))
     if band is not None:
         data.append(_range_on_row(band, TTFT_RANGE_ROW))
     rows = len(names) + (band is not None)
-    right = max([target_ms, *(p.total_ms for p in paths), *((band[1],) if band is not None else ())]) * _ROOM
+    targets = () if target_ms is None else (target_ms,)
+    right = max([*targets, *(p.total_ms for p in paths), *((band[1],) if band is not None else ())]) * _ROOM
     layout = {
         "title": {"text": "Time to first token (ms)"},
         "waterfallmode": "group",
@@ -332,10 +336,15 @@ def _itl_label(i: int, step: WaterfallStep) -> str:
 
 
 def itl_waterfall_chart(
-    steps: Sequence[WaterfallStep], p95_ms: float, target_ms: float, metric: str, band: tuple[float, float, str] | None = None
+    steps: Sequence[WaterfallStep],
+    p95_ms: float,
+    target_ms: float | None,
+    metric: str,
+    band: tuple[float, float, str] | None = None,
 ) -> go.Figure:
     """A reply's mean gap as a waterfall of its parts (decode step, prefill interference, scheduler) with a total bar,
-    and the p95 of the judged metric (ITL or TPOT) and its target as vertical lines; `band` (low, high, label), where
+    and the p95 of the judged metric (ITL or TPOT) and its target (none when no target judges the design) as vertical
+    lines; `band` (low, high, label), where
     the plan gives one, a range on a row of its own under the total (where the real mean gap falls, planner.uncertainty)."""
     names = [_itl_label(i, s) for i, s in enumerate(steps)] + ["mean gap"]
     values = [s.ms for s in steps]
@@ -359,13 +368,15 @@ def itl_waterfall_chart(
     ]
     # the p95 and the target are compared with the total (and its range): their lines run over those rows only
     totals = (len(names) - 1, len(names) if band is not None else len(names) - 1)
-    lines = [(target_ms, f"target {num(target_ms, 'ms')}", PALETTE["target"], "dash")]
+    lines = [] if target_ms is None else [(target_ms, f"target {num(target_ms, 'ms')}", PALETTE["target"], "dash")]
     if math.isfinite(p95_ms):
         lines.insert(0, (p95_ms, f"p95 {metric}: {num(p95_ms, 'ms')}", PALETTE["secondary"], "dot"))
     data += [_legend_line(name, color, dash) for _, name, color, dash in lines]
     if band is not None:
         data.append(_range_on_row(band, ITL_RANGE_ROW))
-    right = max(v for v in (target_ms, total, p95_ms, *(band[:2] if band is not None else ())) if math.isfinite(v)) * _ROOM
+    right = (
+        max(v for v in (*(x for x, _, _, _ in lines), total, p95_ms, *(band[:2] if band is not None else ())) if math.isfinite(v)) * _ROOM
+    )
     layout = {
         "title": {"text": f"Inter-token latency ({metric}, ms)"},
         "shapes": [_line_below(x, color, dash, totals) for x, _, color, dash in lines],
@@ -388,15 +399,15 @@ def tradeoff_chart(
     x_title: str,
     points: Sequence[TradeoffPoint],
     current: float,
-    ttft_target_ms: float,
-    itl_target_ms: float,
+    ttft_target_ms: float | None,
+    itl_target_ms: float | None,
     *,
     log_x: bool = False,
     metric: str = "ITL",
     uncertainty: Uncertainty | None = None,
 ) -> go.Figure:
     """p95 TTFT (top) and the p95 the ITL target judges (bottom: ITL, or TPOT when `metric` is "TPOT") against one
-    engine limit, each with its target; the brief's value drawn as a trace at its own x (any axis type places a
+    engine limit, each with its target (none when no target judges the design); the brief's value drawn as a trace at its own x (any axis type places a
     trace at its data value), with the brief's point on each curve. A value whose replica has no steady state has
     no point; an 'x' at the top of its panel says so. With the plan's `uncertainty`, a shaded range around each curve
     says where the real engine's p95 falls (the verdict bar's basis and coverage)."""
@@ -410,7 +421,7 @@ def tradeoff_chart(
     marks = []
     for axis, name, ys, target, color, kind in panels:
         finite = [v for v in ys if math.isfinite(v)]
-        top = max([*finite, target]) * 1.1 if finite or target else 1.0
+        top = max([*finite, *(() if target is None else (target,))], default=0.0) * 1.1 or 1.0
         if uncertainty is not None and finite:
             data.append(_shaded_range(x, ys, uncertainty, kind, axis, color))
         data.append(
@@ -470,7 +481,8 @@ def tradeoff_chart(
                     "hovertemplate": f"the brief: {name} %{{y:.1f}} ms<extra></extra>",
                 }
             )
-        marks.append(hline(target, f"target {num(target, 'ms')}", PALETTE["target"], yref=axis, side="left"))
+        if target is not None:
+            marks.append(hline(target, f"target {num(target, 'ms')}", PALETTE["target"], yref=axis, side="left"))
     tickvals, ticktext = _round_ticks([*x, current])
     xaxis: dict[str, Any] = {"title": {"text": x_title}, "anchor": "y2"}
     if log_x:

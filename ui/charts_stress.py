@@ -2,7 +2,9 @@
 
 Failure modes are charted by the figure that fails: each scenario's p95 TTFT and p95 ITL (or TPOT, the figure the brief's
 ITL target judges) as a share of its target
-(100% is the target: a bar past it misses), and beside them how busy it leaves the pools against their limits. An unbounded figure is drawn to the edge of
+(100% is the target: a bar past it misses), and beside them how busy it leaves the pools against their limits. An offline
+job or a rollout batch has no latency target: its scenarios are charted by their time to finish as a share of the
+deadline (100% is the deadline), the value written in the deadline's unit. An unbounded figure is drawn to the edge of
 the chart, hatched, and labelled with the word.
 """
 
@@ -20,17 +22,75 @@ from planner.fmt import UNBOUNDED, num, pct, usd
 from planner.uncertainty import Uncertainty
 from ui.charts import HALO, OUTSIDE_TEXT, PALETTE, figure, vline
 
-__all__ = ["cost_vs_fleet_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
+__all__ = ["cost_vs_fleet_chart", "failure_deadline_chart", "failure_latency_chart", "failure_utilization_chart", "scenario_labels"]
 
 _WHISKER = "rgba(49, 51, 63, 0.55)"  # the text colour, light enough that a bar's value stays legible across its range
 _EDGE_PCT = 250.0  # how far the latency chart reaches at most (% of the target); beyond it, and unbounded, bars stop there
 _TEXT_ROOM = 1.3  # the axis runs this far past the bars' reach: the values written after the longest bar and whisker
 _GROUP = 0.8  # of a scenario's row, the height its bars take together
+_ROW_PX = 44  # a scenario's row at least: its two-line label
 
 
-def scenario_labels(failures: Sequence[FailureMode], binding: str) -> list[str]:
-    """Each scenario's name with its verdict on a second line; the binding one says so."""
-    return [f"{f.title}<br>{'meets the SLO' if f.ok else 'misses the SLO'}{' (binds)' if f.scenario == binding else ''}" for f in failures]
+def scenario_labels(failures: Sequence[FailureMode], binding: str, judge: str = "the SLO") -> list[str]:
+    """Each scenario's name with its verdict on a second line (`judge`: what judges it, the SLO or the deadline); the
+    binding one says so."""
+    return [f"{f.title}<br>{'meets' if f.ok else 'misses'} {judge}{' (binds)' if f.scenario == binding else ''}" for f in failures]
+
+
+def _judge(failures: Sequence[FailureMode]) -> str:
+    """What judges the rows: an offline job's or a rollout's deadline (its rows carry their time against it), else the SLO."""
+    return "the SLO" if all(f.objective_share is None for f in failures) else "the deadline"
+
+
+def failure_deadline_chart(failures: Sequence[FailureMode], binding: str, times: Sequence[str], deadline: str) -> go.Figure:
+    """An offline job's or a rollout batch's scenarios by what judges them: each one's time to finish as a share of the
+    deadline (100%), one row per scenario, its time written past the bar in the deadline's unit (`times`, as the
+    registry writes them; `deadline` likewise). A bar that misses is drawn in the target's colour, the binding one
+    outlined; a scenario that cannot finish runs to the chart's edge, hatched."""
+    labels = scenario_labels(failures, binding, "the deadline")
+    shares = [f.objective_share * 100 if f.objective_share is not None else math.inf for f in failures]
+    finite = [s for s in shares if math.isfinite(s)]
+    reach = min(max([*finite, 110.0]), _EDGE_PCT)
+    edge = reach * _TEXT_ROOM
+    ends = [min(s, reach) for s in shares]
+    binds = [f.scenario == binding for f in failures]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": "time to finish",
+            "y": labels,
+            "x": ends,
+            "text": list(times),
+            "textposition": "none",  # written by the text trace below, past the bar
+            "marker": {
+                "color": [PALETTE["primary"] if f.ok else PALETTE["target"] for f in failures],
+                "line": {"color": PALETTE["text"], "width": [2.5 if b else 0 for b in binds]},
+                "pattern": {"shape": ["/" if s > reach else "" for s in shares]},
+            },
+            "hovertemplate": "%{y}: %{text}<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "text",
+            "x": ends,
+            "y": labels,
+            "text": [f" {t} ({pct(s / 100)})" if math.isfinite(s) else f" {t}" for t, s in zip(times, shares, strict=True)],
+            "textposition": "middle right",
+            "textfont": {"size": 12, "color": PALETTE["text"], "shadow": HALO},
+            "cliponaxis": False,
+            "showlegend": False,
+            "hoverinfo": "skip",
+        },
+    ]
+    layout = {
+        "title": {"text": "Time to finish against the deadline"},
+        "height": 160 + _ROW_PX * len(failures),
+        "xaxis": {"title": {"text": f"% of the {deadline} deadline"}, "range": [0, edge], "ticksuffix": "%"},
+        "yaxis": {"autorange": "reversed", "automargin": True},
+        "showlegend": False,  # one series: the title and the axis name it; the deadline's label sits above the plot
+    }
+    return figure(data, layout, [vline(100, f"deadline {deadline}", PALETTE["target"], dash="dash", layer="below")])
 
 
 def _share(value_ms: float, target_ms: float) -> float:
@@ -143,9 +203,13 @@ def failure_utilization_chart(
 ) -> go.Figure:
     """How busy each scenario leaves the pools, against their limit (100%): a general-pool replica's load against its
     capacity under the SLO, and the long-context pool's busy share (when the design has one); the fleet's sizing
-    utilization beside them, grey."""
-    labels = scenario_labels(failures, binding)
-    series = [(f"{pool_name}: load / SLO capacity", [f.load_vs_capacity for f in failures], PALETTE["primary"])]
+    utilization beside them, grey. An offline job or a rollout batch has no SLO capacity (no latency target): its
+    chart holds the pools' busy shares alone."""
+    judge = _judge(failures)
+    labels = scenario_labels(failures, binding, judge)
+    series: list[tuple[str, list[float], str]] = []
+    if judge == "the SLO":
+        series.append((f"{pool_name}: load / SLO capacity", [f.load_vs_capacity for f in failures], PALETTE["primary"]))
     if long_context_pool:
         series.append(("long-context pool busy", [f.long_context_utilization for f in failures], PALETTE["secondary"]))
     series.append(("fleet utilization (sizing)", [f.utilization for f in failures], PALETTE["muted"]))
@@ -169,9 +233,10 @@ def failure_utilization_chart(
     layout = {
         "title": {"text": "How busy each scenario leaves the pools"},
         "barmode": "group",
-        "height": 160 + 24 * len(series) * len(failures),
+        "height": 160 + max(24 * len(series), _ROW_PX) * len(failures),  # a lone series still leaves room for two-line labels
         "xaxis": {"title": {"text": "% of the pool's limit"}, "range": [0, edge], "ticksuffix": "%"},
         "yaxis": {"autorange": "reversed", "automargin": True},
+        "showlegend": True,  # a deadline design's lone series is named too
     }
     return figure(data, layout, [vline(100, "limit", PALETTE["target"], dash="dash", label_y=0.005, layer="below")])
 

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner import Design, Problem
-from planner.figures import arithmetic, field_label, show, spec
+from planner.figures import arithmetic, field_label, of_target, show, spec
 from planner.plaintext import defang_urls
 
 __all__ = [
@@ -67,8 +67,9 @@ def fig(design: Design, path: str, *, help: str | None = None, note: str | None 
     entry = spec(path)
     value = show(design, path, short=True)
     full = show(design, path)
-    cause = full.removeprefix(f"{value}: ") if full != value else None
-    return Fig(entry.label, value, arithmetic(design, path), help or entry.help or None, cause or note)
+    cause = full.removeprefix(f"{value}: ") if full.startswith(f"{value}: ") else None
+    share = of_target(design, path)  # a job's or a rollout's time: its share of the deadline under it
+    return Fig(entry.label, value, arithmetic(design, path), help or entry.help or None, cause or note or share or None)
 
 
 def figure_row(figs: Sequence[Fig], *, arithmetic_title: str = "Show the arithmetic") -> None:
