@@ -110,6 +110,20 @@ _TEXT_FIGURES = (
 )
 
 
+_REFERENCE_ONLY = ("operating_point.capacity_rate_per_s", "slo.ttft_p95_ms", "slo.itl_p95_ms", "slo.tpot_p95_ms")
+
+
+def _reference_words(d: Design, path: str) -> str:
+    """Why a latency figure of an offline job or a rollout is printed: for reference, its deadline judges it."""
+    if path != "operating_point.capacity_rate_per_s":
+        return "for reference: the deadline judges this design"
+    slo = d.slo
+    return (
+        f"at the brief's p95 TTFT {show(d, 'slo.ttft_target_ms')} and p95 {slo.itl_metric.value.upper()}"
+        f" {show(d, 'slo.itl_target_ms')}, for reference: the deadline judges this design"
+    )
+
+
 def _plan_text(d: Design, name: DesignName) -> str:
     width = max(len(label(path)) for path in _TEXT_FIGURES) + 2
     binding = next(m for m in d.failures if m.scenario == d.failure_summary.binding_scenario)
@@ -124,6 +138,8 @@ def _plan_text(d: Design, name: DesignName) -> str:
         line = f"  {entry.label:<{width}}{show(d, path)}"
         if entry.target is not None and d.objective is None:  # an offline job or a rollout has no latency target
             line += f" (target {show(d, entry.target)})"
+        if d.objective is not None and path in _REFERENCE_ONLY:  # figures of latency targets that judge nothing here
+            line += f"   ({_reference_words(d, path)})"
         if path == "demand.request_rate_per_s":
             line += f"   ({arithmetic(d, path)})"
         if path == "headroom.multiple":  # below x1 the peak is already past the limit: no headroom, and which limit

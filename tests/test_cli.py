@@ -137,3 +137,14 @@ def test_plan_text_shows_the_gap_figure_the_itl_target_judges():
     assert "p95 TPOT" in text and "(target 60 ms)" in text.split("p95 TPOT", 1)[1].splitlines()[0]
     assert "p95 ITL " not in text
     assert "p95 ITL " in run_cli("plan", "capstone", check=True).stdout
+
+
+@pytest.mark.parametrize("name", ["offline-batch", "rl-rollout"])
+def test_a_deadline_designs_latency_figures_print_as_reference(name):
+    """An offline job or a rollout has no latency target: its capacity and p95 lines say they are for reference and
+    which targets the capacity was found at, and no line claims a target."""
+    lines = run_cli("plan", name, check=True).stdout.splitlines()
+    for label in ("Capacity under the SLO", "p95 TTFT", "p95 ITL"):
+        line = next(x for x in lines if x.strip().startswith(label))
+        assert "for reference: the deadline judges this design" in line and "(target" not in line
+    assert "at the brief's p95 TTFT 500 ms and p95 ITL 40 ms" in next(x for x in lines if "Capacity under the SLO" in x)
