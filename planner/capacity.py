@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
@@ -339,6 +339,9 @@ def _load_over_capacity(brief: Brief, shape: ReplicaShape, rate: float, hit: flo
     return per_replica * seed_prefill_s(brief, shape, hit_rate=hit), utilization, cap
 
 
+_REFERENCE = " (a reference: the deadline judges this design)"  # an offline job's or a rollout's latency target
+
+
 def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: float) -> _Shares:
     """Request rate: utilization = load / capacity at the ITL target; decode takes what prefill leaves of it."""
     per_replica = dem.request_rate_per_s / shape.replicas
@@ -360,7 +363,7 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
             "decode_tokens_per_s": f"{num(dem.output_tokens_per_s, 'tok/s')} / {pct(decode)} of decode time = {num(decode_fleet, 'tok/s')} at capacity",
             "utilization": (
                 f"{num(per_replica, 'req/s')} per replica / {num(cap, 'req/s')} capacity at the {num(brief.slo.itl_p95_ms, 'ms')} ITL target"
-                f" = {pct(utilization)}"
+                f"{_REFERENCE if brief.objective.kind is not ObjectiveKind.latency else ''} = {pct(utilization)}"
             ),
             "utilization_no_prefix_cache": f"{num(per_replica, 'req/s')} / {num(cap_nc, 'req/s')} without prefix hits = {pct(utilization_nc)}",
         },
@@ -378,6 +381,8 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         shares = _shares_at_streaming_pace(dem, prefill_fleet, _streaming_decode_fleet(shape, batch, step_real))
     else:
         basis = "request rate: utilization = load / capacity at the ITL target (TPOT from Little's law), split into prefill and decode time"
+        if brief.objective.kind is not ObjectiveKind.latency:
+            basis += f"; the ITL target is{_REFERENCE}"
         shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)
         if brief.speculative.enabled:
             basis += "; with speculative decoding on at the batch, a token's decode time is its share of the speculative step"

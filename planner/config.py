@@ -211,6 +211,11 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
             else f"with {full_words} a reply's mean gap would be {num(full.tpot_p50_ms, 'ms')} at p50 against the {target} target,"
             f" which judges it (TPOT) (gaps between tokens p50 {num(full.itl_p50_ms, 'ms')} / p95 {num(full.itl_p95_ms, 'ms')}, {chunk})"
         )
+    if full is not None and brief.objective.kind is not ObjectiveKind.latency:  # the job runs its largest batch
+        bound = (
+            f"with {min(full.batch, value)} sequences running a token gap would be p50 {num(full.itl_p50_ms, 'ms')} /"
+            f" p95 {num(full.itl_p95_ms, 'ms')}, for reference: no latency target judges this design, its deadline does"
+        )
     if not op.stable:
         return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None
     running = op.in_flight

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct
 from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
 from planner.pools import Pools
@@ -510,6 +510,7 @@ def operating_point(
             f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
             f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (searched on the same model to 0.01%) = {num(capacity, 'req/s')}"
             f"{f': {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
+            + ("" if brief.objective.kind is ObjectiveKind.latency else " (targets for reference: the deadline judges this design)")
         ),
     }
     return OperatingPoint(

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
-from planner.brief import Brief, ItlMetric
+from planner.brief import Brief, ItlMetric, ObjectiveKind
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
@@ -1216,10 +1216,15 @@ def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_
 
 def _basis_text(brief: Brief, p: LatencyPoint) -> str:
     metric = "the gaps between consecutive tokens" if brief.slo.itl_metric is ItlMetric.itl else "each reply's mean gap (TPOT)"
+    judges = (
+        f"The ITL target judges {metric}."
+        if brief.objective.kind is ObjectiveKind.latency
+        else f"No latency target judges this design (its deadline does): the gap figures are {metric}, for reference."
+    )
     return (
         f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running"
         f" (Little's law at the engine's pace); every prompt hits the prefix cache at {pct(p.hit_rate)}, as the simulator runs it."
-        f" The ITL target judges {metric}. A cold cache (a flush, a restart, a failover) is the failure table's prefix-hit-rate drop."
+        f" {judges} A cold cache (a flush, a restart, a failover) is the failure table's prefix-hit-rate drop."
     )
 
 

@@ -370,3 +370,23 @@ def test_clamped_moments_match_their_integrals():
             inside, _ = integrate.quad(lambda t, n=n, y=y: t**n * y.pdf(t), floor, ceiling, limit=200, epsabs=0, epsrel=1e-12)
             want = floor**n * y.cdf(floor) + inside + ceiling**n * y.sf(ceiling)
             assert got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["offline-batch", "rl-rollout"])
+def test_a_deadline_designs_words_never_say_a_latency_target_judges_it(name):
+    """An offline job or a rollout keeps the brief's latency targets only as a reference: the SLO basis, the sizing
+    utilization, the capacity's arithmetic and the --max-num-seqs reason say so, and none claims a target judges it."""
+    design = plan(load_brief(name))
+    reason = next(f.why for f in design.config.flags if f.flag == "--max-num-seqs")
+    texts = {
+        "slo basis": design.slo.basis,
+        "capacity": design.operating_point.arithmetic["capacity_rate_per_s"],
+        "max-num-seqs": reason,
+    }
+    if design.brief.workload.request_rate is not None:
+        texts["utilization"] = design.capacity.arithmetic["utilization"]
+    for where, text in texts.items():
+        assert "deadline" in text and "reference" in text, where
+        assert "The ITL target judges" not in text and ("against the" not in text or where == "capacity"), where
+    latency = plan(load_brief("capstone"))
+    assert "The ITL target judges" in latency.slo.basis and "reference" not in latency.operating_point.arithmetic["capacity_rate_per_s"]
