@@ -21,7 +21,7 @@ from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
-from planner.failures import judged
+from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
 from planner.fmt import num, pct
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.mechanisms import resolve
@@ -202,7 +202,8 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
 
     question, load = question_key("replanned_headroom", stated), _load(stated)
     last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
-    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, guess=None if last is None else last / load)
+    guess = last / load if last is not None else _hit_rate_turn(stated, low, high, (high - low) / 2**_REPLAN_BISECTIONS)
+    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, guess=guess)
     LastAnswers.keep(question, high * load)
     beyond = _at_traffic(stated, high)
     if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
@@ -210,6 +211,39 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
     return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+
+
+def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
+    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate (the design's,
+    and with one node lost when the availability asks for N+1) first falls below its value at `low`, found to `width`
+    by bisection over the KV tiers' arithmetic alone (no re-plan). Past it the hit rate drops quickly as the tiers
+    overflow, so the verdict turns just after; the re-plans still decide (None: no rate falls, or one cannot be worked
+    out)."""
+    lost = needs_n_plus_one(stated)
+
+    def rates(multiple: float) -> tuple[float, ...] | None:
+        brief = _at_traffic(stated, multiple)
+        briefs = (brief, brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost))) if lost else (brief,)
+        try:
+            return tuple(resolve(b).workload.prefix_hit_rate for b in briefs)
+        except BriefError:
+            return None
+
+    at_low = rates(low)
+
+    def fallen(multiple: float) -> bool:
+        now = rates(multiple)
+        return now is None or any(rate < start - _HIT_RATE_STEP for rate, start in zip(now, at_low, strict=True))
+
+    if at_low is None or not fallen(high):
+        return None
+    while high - low > width:
+        mid = (low + high) / 2
+        low, high = (low, mid) if fallen(mid) else (mid, high)
+    return low
+
+
+_HIT_RATE_STEP = 1e-12  # a derived hit rate that moved less than this has not fallen
 
 
 def _meets_slo(brief: Brief) -> bool:

@@ -240,7 +240,7 @@ def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
 
 def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """The capacity's and the SLO budget's arithmetic in words is written when read: agent-platform's plan re-plans
-    its brief some twenty times (headroom, failure rows) and writes none; reading the design writes its own, once."""
+    its brief several times (headroom, failure rows) and writes none; reading the design writes its own, once."""
     import planner.capacity as capacity_module
     import planner.core as core_module
     from planner import plan
@@ -259,7 +259,7 @@ def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(slo_module, "_arithmetic", counted("slo", slo_text))
     monkeypatch.setattr(core_module, "capacity", counted("worked", worked))
     design = plan(load_brief("agent-platform"))
-    assert written["worked"] > 10 and written["capacity"] == written["slo"] == 0
+    assert written["worked"] > 5 and written["capacity"] == written["slo"] == 0
     assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
     assert written["capacity"] == written["slo"] == 1
 
@@ -325,3 +325,24 @@ def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
     assert core.demand.arithmetic["request_rate_per_s"].endswith("req/s") and "params" in core.memory.arithmetic["weights_gb_per_gpu"]
     again = verdict_core(resolve(load_brief("capstone").with_changes({"hardware.nodes": 9})))
     assert again.demand == core.demand and hash(again.demand) == hash(core.demand) and again.memory != core.memory
+
+
+def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """agent-platform's headroom is where its re-planned verdict turns, just past the traffic at which its derived hit
+    rate (with one node lost) leaves its plateau: the bisection looks there first, so a cold plan re-plans the scaled
+    traffic 4 times (10 when it halved from the bracket's middle), and the limit is still where the verdict turns."""
+    import planner.headroom as headroom_module
+    from planner import plan
+
+    tested: list[float] = []
+    inner = headroom_module.meets
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        tested.append(brief.workload.request_rate)
+        return inner(brief)
+
+    monkeypatch.setattr(headroom_module, "meets", counted)
+    stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03})
+    limit = plan(stated).headroom.limits[0]
+    assert limit.key == "replanned" and len(tested) <= 5
+    assert not inner(headroom_module._at_traffic(stated, limit.multiple))
