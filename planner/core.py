@@ -40,6 +40,7 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "long_context_busy",
     "not_feasible_before_slo",
     "replan",
     "utilization_no_prefix_cache",
@@ -398,6 +399,14 @@ def _long_pool_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, pools
     if pools.long_context_nodes and not replicas and brief.workload.long_context_share > 0:
         return math.inf
     return long_context_utilization(brief, shape, dem, replicas)
+
+
+def long_context_busy(brief: Brief) -> float:
+    """The long-context pool's busy share at peak (core_design's long_context_utilization) from steps 1-2 alone: the
+    SLO budget does not enter it. Raises InfeasibleDesign when the replica cannot be formed, as core_design does."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    return _long_pool_utilization(brief, shape, demand(brief, shape), pools)
 
 
 def not_feasible_before_slo(brief: Brief) -> str | None:

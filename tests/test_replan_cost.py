@@ -346,3 +346,33 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     limit = plan(stated).headroom.limits[0]
     assert limit.key == "replanned" and len(tested) <= 5
     assert not inner(headroom_module._at_traffic(stated, limit.multiple))
+
+
+def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-f's long-context pool cannot carry its share at any fleet size: its fix searches fleet sizes once (with
+    the pool grown), not first at the brief's pool where no fleet meets, and sizes the pool from steps 1-2 alone (each
+    size was a verdict re-plan); the fix is the one every fleet size and pool size would re-plan to."""
+    import planner.resize as resize_module
+    from planner import plan
+
+    searches: list[object] = []
+    replans: list[object] = []
+    search, replan_verdict = resize_module.fewest_nodes_meeting, resize_module.verdict_core
+
+    def counted_search(brief, changes=None, limit=resize_module.MAX_NODES):  # type: ignore[no-untyped-def]
+        searches.append(changes)
+        return search(brief, changes, limit)
+
+    def counted_replan(brief):  # type: ignore[no-untyped-def]
+        replans.append(brief)
+        return replan_verdict(brief)
+
+    monkeypatch.setattr(resize_module, "fewest_nodes_meeting", counted_search)
+    monkeypatch.setattr(resize_module, "verdict_core", counted_replan)
+    stated = load_brief("variation-f").with_changes({"workload.duty_cycle": 0.0331})
+    fix = plan(stated).fix
+    assert fix is not None and fix.long_context_nodes > stated.deployment.long_context_nodes
+    assert searches == [{"deployment.long_context_nodes": fix.long_context_nodes}]
+    assert not any(b.deployment.long_context_nodes != fix.long_context_nodes for b in replans)
+    fixed = stated.with_changes(fix.overrides)
+    assert resize_module.meets(fixed) and not resize_module.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
