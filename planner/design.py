@@ -167,16 +167,20 @@ def _baseline() -> Baseline:
     table, engine command, SLO trade-off curves and the rest of a plan are not planned for a comparison nobody reads
     them in)."""
     core = core_design(resolve(_BASELINE_BRIEF), curves=False)
-    one = failure_mode(core, Scenario.one_node_lost, _BASELINE_BRIEF)
-    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, one))
+    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, None))  # its levers: never read
 
 
 def _cost(
-    core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool, one: FailureMode, goal: ObjectiveAnalysis | None = None
+    core: CoreDesign,
+    stated: Brief,
+    fix_nodes: int | None,
+    carries_peak: bool,
+    one: FailureMode | None,
+    goal: ObjectiveAnalysis | None = None,
 ) -> CostAnalysis:
     """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
     job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
-    the nodes the failure table absorbs)."""
+    the nodes the failure table absorbs; None: re-planned when the levers are read)."""
     dem = core.demand
     fleet = _LeverFleet(core, stated, one)
     full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
@@ -189,10 +193,11 @@ class _LeverFleet:
 
     core: CoreDesign
     stated: Brief
-    one: FailureMode  # the one-node-lost row
+    one: FailureMode | None  # the one-node-lost row (None: not planned yet)
 
     def __call__(self) -> tuple[SmallerFleet, int | None]:
-        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, self.one)
+        one = self.one if self.one is not None else failure_mode(self.core, Scenario.one_node_lost, self.stated)
+        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, one)
 
 
 def _absorbed_nodes(core: CoreDesign, stated: Brief, one: FailureMode) -> int:

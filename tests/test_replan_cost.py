@@ -376,3 +376,23 @@ def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: py
     assert not any(b.deployment.long_context_nodes != fix.long_context_nodes for b in replans)
     fixed = stated.with_changes(fix.overrides)
     assert resize_module.meets(fixed) and not resize_module.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
+
+
+def test_a_variations_baseline_plans_no_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variation reads the capstone's figures and cost, never its cost levers: its one-node-lost row (the levers'
+    spot-node count) is re-planned only if the levers are read, and they are then the capstone plan's own."""
+    import planner.design as design_module
+    from planner import plan
+    from planner.failures import Scenario
+
+    rows: list[Scenario] = []
+    row = design_module.failure_mode
+
+    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(scenario)
+        return row(core, scenario, stated)
+
+    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    baseline = design_module._baseline()
+    assert not rows
+    assert baseline.cost.levers == plan(load_brief("capstone")).cost.levers and Scenario.one_node_lost in rows
