@@ -396,3 +396,27 @@ def test_a_variations_baseline_plans_no_failure_row(monkeypatch: pytest.MonkeyPa
     baseline = design_module._baseline()
     assert not rows
     assert baseline.cost.levers == plan(load_brief("capstone")).cost.levers and Scenario.one_node_lost in rows
+
+
+def test_a_rollouts_deadline_limit_is_found_in_a_few_objective_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rollout's makespan grows about linearly with its prompts: the largest batch that meets its deadline is found by a
+    secant through the time's margins (at most 10 objective passes; 18 by bisection to one prompt), and it is the count
+    a bisection finds: that batch meets the deadline, one prompt more does not."""
+    import planner.headroom as headroom_module
+    from planner import plan
+
+    counts: list[int] = []
+    inner = headroom_module.objective_analysis
+
+    def counted(brief, *args):  # type: ignore[no-untyped-def]
+        counts.append(brief.objective.batch_prompts)
+        return inner(brief, *args)
+
+    monkeypatch.setattr(headroom_module, "objective_analysis", counted)
+    design = plan(load_brief("rl-rollout").with_changes({"objective.batch_deadline_s": 601.0}))
+    limit = design.headroom.limits[0]
+    assert limit.key == "deadline" and len(counts) <= 10
+    most = round(limit.multiple * design.brief.objective.batch_prompts) - 1
+    for count, meets in ((most, True), (most + 1, False)):
+        worked = inner(design.brief.with_changes({"objective.batch_prompts": count}), design.shape, design.memory)
+        assert worked is not None and (worked.time_s <= 601.0) is meets
