@@ -23,6 +23,7 @@ from planner.disagg import (
     multi_node_problems,
 )
 from planner.fmt import num, pct
+from planner.grid_search import Probe, first_meeting
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
@@ -460,13 +461,43 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
 def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:
     """Fewest nodes (at most `limit`) whose peak utilization without prefix cache is at or under `target`.
 
-    Utilization falls as nodes are added, so a bisection: log2(limit) re-plans of steps 1-2 at most. `limit`
-    when no fleet up to it is under the target.
+    Utilization falls as nodes are added, so the answer is where it first reaches the target. It falls about as
+    1 / nodes: the search starts where that predicts from the brief's own fleet, widens a step at a time (doubling)
+    until the answer is bracketed, then narrows the bracket by the margins (grid_search.first_meeting): a few re-plans
+    of steps 1-2 instead of log2(limit). `limit` when no fleet up to it is under the target.
     """
-    if not math.isfinite(utilization_no_prefix_cache(brief, brief.hardware.nodes)) or utilization_no_prefix_cache(brief, limit) > target:
+    own = brief.hardware.nodes
+    at_own = utilization_no_prefix_cache(brief, own)
+    if not math.isfinite(at_own) or utilization_no_prefix_cache(brief, limit) > target:
         return limit
-    low, high = 0, limit  # utilization(low) > target (or low = 0), utilization(high) <= target
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if utilization_no_prefix_cache(brief, mid) <= target else (mid, high)
-    return high
+
+    def probe(nodes: int) -> tuple[bool, float]:  # under the target, and the log of utilization / target (<= 0 under)
+        util = utilization_no_prefix_cache(brief, nodes)
+        return util <= target, math.log(util / target) if 0 < util < math.inf else math.inf
+
+    low, high = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    return first_meeting(probe, low[0], high[0], low[1], high[1])
+
+
+def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]]:
+    """((a fleet over the target, its margin), (one at or under it, its margin)), found from `guess` in steps that double
+    (0 nodes: over, no margin; `limit`: under, as fewest_nodes checked)."""
+    under, margin = probe(guess)
+    step = 1
+    if under:
+        high = (guess, margin)
+        while True:
+            at = max(high[0] - step, 0)
+            if at == 0:
+                return (0, math.inf), high
+            under, margin = probe(at)
+            if not under:
+                return (at, margin), high
+            high, step = (at, margin), step * 2
+    low = (guess, margin)
+    while True:
+        at = min(low[0] + step, limit)
+        under, margin = probe(at)
+        if under:
+            return low, (at, margin)
+        low, step = (at, margin), step * 2
