@@ -192,18 +192,31 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
-    while meets(_at_traffic(stated, high)):
-        low, high = high, high * 2
-        if high > _MAX_MULTIPLE:
-            return PoolLimit(key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic")
+    question, load = question_key("replanned_headroom", stated), _load(stated)
+    last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
+
+    def hint(low: float, high: float) -> float | None:  # where to look first: last time's turn, else the tiers'
+        return last / load if last is not None else _hit_rate_turn(stated, low, high, (high - low) / 2**_REPLAN_BISECTIONS)
+
+    turn, above = hint(low, high), None
+    if last is None and turn is not None:  # the verdict turns just past where the tiers overflow: test there first
+        past = turn + (high - low) / 2**_REPLAN_BISECTIONS
+        if past < high and not meets(_at_traffic(stated, past)):
+            above = (past, math.nan)  # more traffic never meets again: the bracket's end misses too, untested
+    if above is None:
+        bracket = (low, high)
+        while meets(_at_traffic(stated, high)):
+            low, high = high, high * 2
+            if high > _MAX_MULTIPLE:
+                return PoolLimit(
+                    key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic"
+                )
+        turn = turn if (low, high) == bracket else hint(low, high)
 
     def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
         return meets(_at_traffic(stated, multiple)), math.nan
 
-    question, load = question_key("replanned_headroom", stated), _load(stated)
-    last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
-    guess = last / load if last is not None else _hit_rate_turn(stated, low, high, (high - low) / 2**_REPLAN_BISECTIONS)
-    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, guess=guess)
+    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, above=above, guess=turn)
     LastAnswers.keep(question, high * load)
     beyond = _at_traffic(stated, high)
     if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
