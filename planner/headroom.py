@@ -195,28 +195,35 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     question, load = question_key("replanned_headroom", stated), _load(stated)
     last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
 
-    def hint(low: float, high: float) -> float | None:  # where to look first: last time's turn, else the tiers'
-        return last / load if last is not None else _hit_rate_turn(stated, low, high, (high - low) / 2**_REPLAN_BISECTIONS)
+    def hint(low: float, high: float) -> float | None:  # where to look first: last time's turn, else just past the tiers'
+        if last is not None:
+            return last / load
+        width = (high - low) / 2**_REPLAN_BISECTIONS
+        turn = _hit_rate_turn(stated, low, high, width)
+        return None if turn is None else min(turn + width, (turn + high) / 2)
 
-    turn, above = hint(low, high), None
-    if last is None and turn is not None:  # the verdict turns just past where the tiers overflow: test there first
-        past = turn + (high - low) / 2**_REPLAN_BISECTIONS
-        if past < high and not meets(_at_traffic(stated, past)):
-            above = (past, math.nan)  # more traffic never meets again: the bracket's end misses too, untested
-    if above is None:
+    def test(multiple: float) -> bool:  # no margin: it jumps where the verdict turns
+        return meets(_at_traffic(stated, multiple))
+
+    below, above = _cell_ends(test, low, high, hint(low, high))
+    if above is None:  # the bracket's end is not known to miss: double it until it does
         bracket = (low, high)
-        while meets(_at_traffic(stated, high)):
+        while test(high):
             low, high = high, high * 2
             if high > _MAX_MULTIPLE:
                 return PoolLimit(
                     key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic"
                 )
-        turn = turn if (low, high) == bracket else hint(low, high)
-
-    def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
-        return meets(_at_traffic(stated, multiple)), math.nan
-
-    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, above=above, guess=turn)
+        if (low, high) != bracket:
+            below, above = _cell_ends(test, low, high, hint(low, high))
+    low, high = bisection_bracket(
+        lambda multiple: (test(multiple), math.nan),
+        low,
+        high,
+        _REPLAN_BISECTIONS,
+        below=None if below is None else (below, math.nan),
+        above=None if above is None else (above, math.nan),
+    )
     LastAnswers.keep(question, high * load)
     beyond = _at_traffic(stated, high)
     if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
@@ -224,6 +231,40 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
     return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+
+
+def _cell(low: float, high: float, x: float) -> tuple[float, float]:
+    """The bracket _REPLAN_BISECTIONS halvings of [low, high] end with when the verdict turns at `x`, each midpoint
+    worked out as grid_search.bisection_bracket works it out (so its tests decide those midpoints exactly)."""
+    for _ in range(_REPLAN_BISECTIONS):
+        mid = (low + high) / 2
+        low, high = (mid, high) if mid <= x else (low, mid)
+    return low, high
+
+
+def _cell_ends(test: Callable[[float], bool], low: float, high: float, guess: float | None) -> tuple[float | None, float | None]:
+    """(the highest multiple tested that meets, the lowest tested that misses; None: none), from testing the ends of the
+    halvings' last bracket around `guess` and, where the verdict turns outside it, of the one beside it: when the turn
+    lies there, the bisection then has every midpoint decided (2 or 3 re-plans instead of _REPLAN_BISECTIONS). `low`
+    meets; `high` is not tested (the caller doubles it while it meets)."""
+    if guess is None or not low < guess < high:
+        return None, None
+    below: float | None = None
+    above: float | None = None
+    lo, hi = _cell(low, high, guess)
+    width = hi - lo
+    if lo > low and not test(lo):  # it turns below the cell: try the one under it
+        above, lo = lo, _cell(low, high, lo - width / 2)[0]
+        if lo > low:
+            below, above = (lo, above) if test(lo) else (None, lo)
+        return below, above
+    below = lo if lo > low else None
+    if hi < high and test(hi):  # it turns above the cell: try the one over it
+        below, hi = hi, _cell(low, high, hi + width / 2)[1]
+        if hi < high:
+            below, above = (hi, None) if test(hi) else (below, hi)
+        return below, above
+    return below, (hi if hi < high else None)
 
 
 def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
@@ -243,12 +284,15 @@ def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> floa
             return None
 
     at_low = rates(low)
+    if at_low is None:
+        return None
+    start = at_low
 
     def fallen(multiple: float) -> bool:
         now = rates(multiple)
-        return now is None or any(rate < start - _HIT_RATE_STEP for rate, start in zip(now, at_low, strict=True))
+        return now is None or any(rate < was - _HIT_RATE_STEP for rate, was in zip(now, start, strict=True))
 
-    if at_low is None or not fallen(high):
+    if not fallen(high):
         return None
     while high - low > width:
         mid = (low + high) / 2

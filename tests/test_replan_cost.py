@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import planner.operating_point as op
@@ -329,9 +331,9 @@ def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
 
 def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: pytest.MonkeyPatch) -> None:
     """agent-platform's headroom is where its re-planned verdict turns, just past the traffic at which its derived hit
-    rate (with one node lost) leaves its plateau: the bisection looks there first, and with the verdict turned just past
-    it the bracket's far end (more traffic) is not re-planned, so a cold plan re-plans the scaled traffic 3 times (10
-    when it halved from the bracket's middle), and the limit is still where the verdict turns."""
+    rate (with one node lost) leaves its plateau: the search tests the two ends of the halvings' last bracket there,
+    which decide every midpoint, so a cold plan re-plans the scaled traffic twice (10 times when it halved from the
+    bracket's middle), a slider move twice from where it turned last time, and the limit is where the verdict turns."""
     import planner.headroom as headroom_module
     from planner import plan
 
@@ -345,8 +347,32 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     monkeypatch.setattr(headroom_module, "meets", counted)
     stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03})
     limit = plan(stated).headroom.limits[0]
-    assert limit.key == "replanned" and len(tested) <= 3
+    assert limit.key == "replanned" and len(tested) <= 2
     assert not inner(headroom_module._at_traffic(stated, limit.multiple))
+    tested.clear()
+    moved = stated.with_changes({"workload.request_rate": 30.06})
+    assert plan(moved).headroom.limits[0].key == "replanned" and len(tested) <= 2
+
+
+@pytest.mark.parametrize("guess", [0.05, 0.3, 0.4995, 0.5, 0.5005, 0.7, 0.999])
+def test_the_ends_tested_around_a_guess_leave_the_bracket_the_halvings_end_with(guess: float) -> None:
+    """Whatever the guess and wherever the turn, the bracket bisection_bracket ends with from the tested ends is the one
+    it ends with from nothing: the ends only decide midpoints."""
+    from planner.grid_search import bisection_bracket
+    from planner.headroom import _REPLAN_BISECTIONS, _cell_ends
+
+    for turn in (0.0001, 0.2, 0.4993, 0.4996, 0.5, 0.5004, 0.5011, 0.8, 0.9999):
+        below, above = _cell_ends(lambda x: x < turn, 0.0, 1.0, guess)  # noqa: B023  (used at once)
+        hinted = bisection_bracket(
+            lambda x: (x < turn, math.nan),  # noqa: B023
+            0.0,
+            1.0,
+            _REPLAN_BISECTIONS,
+            below=None if below is None else (below, math.nan),
+            above=None if above is None else (above, math.nan),
+        )
+        assert hinted == bisection_bracket(lambda x: (x < turn, math.nan), 0.0, 1.0, _REPLAN_BISECTIONS)  # noqa: B023
+        assert (below is None or below < turn) and (above is None or above >= turn)
 
 
 def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
