@@ -161,6 +161,19 @@ def _long_pool_carries(brief: Brief) -> bool:
     return dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0 or _carries(brief, dep.long_context_nodes)
 
 
+def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
+    """A disaggregated design whose prefill pool cannot keep up (over 100% busy) keeps it at every fleet size: nodes
+    added go to the decode pool. Asked of the largest fleet (more nodes never hurt) before the fleet search doubles
+    its way there, re-planning every size on the way."""
+    if not brief.disaggregation.enabled:
+        return False
+    try:
+        dis = verdict_core(resolve(brief)).disaggregation
+    except BriefError:
+        return False
+    return dis is not None and dis.prefill_busy >= 1 and not meets(brief.with_changes({"hardware.nodes": MAX_NODES}))
+
+
 def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
     dep = brief.deployment
@@ -200,7 +213,7 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
     split = _prefill_split_fix(brief)
     if split is not None:
         return split
-    nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) else None
+    nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) and not _prefill_pool_short_at_any_fleet(brief) else None
     if nodes is None:
         needed = _long_context_nodes_needed(brief, MAX_NODES // 2)
         if needed is None or needed == long_context:

@@ -471,3 +471,25 @@ def test_the_fewest_nodes_start_where_utilization_predicts(monkeypatch: pytest.M
         for share, target, nodes in ((fleet.share, TARGET_UTILIZATION, fleet.own_nodes), (fleet.failover_share, 1.0, fleet.failover_nodes)):
             brief = _scaled(design.brief, share)
             assert inner(brief, nodes) <= target and (nodes == 1 or inner(brief, nodes - 1) > target)
+
+
+def test_a_prefill_pool_that_cannot_keep_up_is_asked_of_the_largest_fleet_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at twice its traffic: its prefill pool is over 100% busy, and nodes added go to the decode
+    pool, so no fleet meets. The fix asks the largest fleet once (it misses: none does) instead of doubling the fleet
+    from 16 to 100,000 nodes, a re-plan at each of 14 sizes."""
+    import planner.resize as resize_module
+    from planner import plan
+
+    fleets: list[int] = []
+    inner = resize_module.meets_check
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        fleets.append(brief.hardware.nodes)
+        return inner(brief)
+
+    monkeypatch.setattr(resize_module, "meets_check", counted)
+    stated = load_brief("chat-disaggregated")
+    doubled = stated.with_changes({"workload.request_rate": 2.002 * stated.workload.request_rate})
+    design = plan(doubled)
+    assert design.disaggregation is not None and design.disaggregation.prefill_busy >= 1
+    assert design.fix is None and fleets == [resize_module.MAX_NODES]
