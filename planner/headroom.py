@@ -23,7 +23,7 @@ from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
 from planner.fmt import num, pct
-from planner.grid_search import LastAnswers, bisection_bracket, first_meeting, question_key
+from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
@@ -202,28 +202,27 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
         turn = _hit_rate_turn(stated, low, high, width)
         return None if turn is None else min(turn + width, (turn + high) / 2)
 
-    def test(multiple: float) -> bool:  # no margin: it jumps where the verdict turns
-        return meets(_at_traffic(stated, multiple))
+    def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
+        return meets(_at_traffic(stated, multiple)), math.nan
 
-    below, above = _cell_ends(test, low, high, hint(low, high))
-    if above is None:  # the bracket's end is not known to miss: double it until it does
+    def tested_around(low: float, high: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        guess = hint(low, high)  # the ends of the halvings' last bracket around it (`high` untested: only a bound)
+        if guess is None:
+            return (low, math.nan), (high, math.nan)
+        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess)
+
+    below, above = tested_around(low, high)
+    if above[0] == high:  # the bracket's end is not known to miss: double it until it does
         bracket = (low, high)
-        while test(high):
+        while test(high)[0]:
             low, high = high, high * 2
             if high > _MAX_MULTIPLE:
                 return PoolLimit(
                     key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic"
                 )
         if (low, high) != bracket:
-            below, above = _cell_ends(test, low, high, hint(low, high))
-    low, high = bisection_bracket(
-        lambda multiple: (test(multiple), math.nan),
-        low,
-        high,
-        _REPLAN_BISECTIONS,
-        below=None if below is None else (below, math.nan),
-        above=None if above is None else (above, math.nan),
-    )
+            below, above = tested_around(low, high)
+    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, below, above)
     LastAnswers.keep(question, high * load)
     beyond = _at_traffic(stated, high)
     if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
@@ -231,40 +230,6 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
     return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
-
-
-def _cell(low: float, high: float, x: float) -> tuple[float, float]:
-    """The bracket _REPLAN_BISECTIONS halvings of [low, high] end with when the verdict turns at `x`, each midpoint
-    worked out as grid_search.bisection_bracket works it out (so its tests decide those midpoints exactly)."""
-    for _ in range(_REPLAN_BISECTIONS):
-        mid = (low + high) / 2
-        low, high = (mid, high) if mid <= x else (low, mid)
-    return low, high
-
-
-def _cell_ends(test: Callable[[float], bool], low: float, high: float, guess: float | None) -> tuple[float | None, float | None]:
-    """(the highest multiple tested that meets, the lowest tested that misses; None: none), from testing the ends of the
-    halvings' last bracket around `guess` and, where the verdict turns outside it, of the one beside it: when the turn
-    lies there, the bisection then has every midpoint decided (2 or 3 re-plans instead of _REPLAN_BISECTIONS). `low`
-    meets; `high` is not tested (the caller doubles it while it meets)."""
-    if guess is None or not low < guess < high:
-        return None, None
-    below: float | None = None
-    above: float | None = None
-    lo, hi = _cell(low, high, guess)
-    width = hi - lo
-    if lo > low and not test(lo):  # it turns below the cell: try the one under it
-        above, lo = lo, _cell(low, high, lo - width / 2)[0]
-        if lo > low:
-            below, above = (lo, above) if test(lo) else (None, lo)
-        return below, above
-    below = lo if lo > low else None
-    if hi < high and test(hi):  # it turns above the cell: try the one over it
-        below, hi = hi, _cell(low, high, hi + width / 2)[1]
-        if hi < high:
-            below, above = (hi, None) if test(hi) else (below, hi)
-        return below, above
-    return below, (hi if hi < high else None)
 
 
 def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 import planner.operating_point as op
@@ -352,27 +350,6 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     tested.clear()
     moved = stated.with_changes({"workload.request_rate": 30.06})
     assert plan(moved).headroom.limits[0].key == "replanned" and len(tested) <= 2
-
-
-@pytest.mark.parametrize("guess", [0.05, 0.3, 0.4995, 0.5, 0.5005, 0.7, 0.999])
-def test_the_ends_tested_around_a_guess_leave_the_bracket_the_halvings_end_with(guess: float) -> None:
-    """Whatever the guess and wherever the turn, the bracket bisection_bracket ends with from the tested ends is the one
-    it ends with from nothing: the ends only decide midpoints."""
-    from planner.grid_search import bisection_bracket
-    from planner.headroom import _REPLAN_BISECTIONS, _cell_ends
-
-    for turn in (0.0001, 0.2, 0.4993, 0.4996, 0.5, 0.5004, 0.5011, 0.8, 0.9999):
-        below, above = _cell_ends(lambda x: x < turn, 0.0, 1.0, guess)  # noqa: B023  (used at once)
-        hinted = bisection_bracket(
-            lambda x: (x < turn, math.nan),  # noqa: B023
-            0.0,
-            1.0,
-            _REPLAN_BISECTIONS,
-            below=None if below is None else (below, math.nan),
-            above=None if above is None else (above, math.nan),
-        )
-        assert hinted == bisection_bracket(lambda x: (x < turn, math.nan), 0.0, 1.0, _REPLAN_BISECTIONS)  # noqa: B023
-        assert (below is None or below < turn) and (above is None or above >= turn)
 
 
 def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
