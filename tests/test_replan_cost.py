@@ -470,3 +470,26 @@ def test_a_prefill_pool_that_cannot_keep_up_is_asked_of_the_largest_fleet_first(
     design = plan(doubled)
     assert design.disaggregation is not None and design.disaggregation.prefill_busy >= 1
     assert design.fix is None and fleets == [resize_module.MAX_NODES]
+
+
+def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated's one-node-lost row (15 nodes, 12 of them prefill): its decode pool's batch reaches
+    max-num-seqs before a latency target, so the latency jumps to unbounded at its capacity and no margin steers the
+    search (32 analyses, one per halving). It starts where the closed forms put the end of the steady state: a few
+    analyses, the same capacity."""
+    import planner.disagg as disagg
+    from planner.core import replan
+
+    brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.request_rate": 200.2, "hardware.nodes": 15}))
+    analyses = _count_pool_analyses(monkeypatch, disagg)
+    core = replan(brief)
+    assert core.disaggregation is not None and len(analyses) <= 8
+    op = core.operating_point
+    scale = op.capacity_rate_per_s / core.disaggregation.decode_rate_per_replica_per_s
+    monkeypatch.undo()
+    dis = core.disaggregation
+    for multiple, stable in ((scale, True), (scale * (1 + 1e-8), False)):
+        again = disagg.disaggregation_analysis(
+            brief, core.shape, core.pools, core.demand.request_rate_per_s * multiple, core.slo, core.capacity, splits=False
+        )
+        assert again.stable is stable and dis.decode_nodes == again.decode_nodes
