@@ -44,6 +44,7 @@ __all__ = [
     "long_context_busy",
     "not_feasible_before_slo",
     "replan",
+    "replica_capacity",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
@@ -400,6 +401,20 @@ def _long_pool_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, pools
     if pools.long_context_nodes and not replicas and brief.workload.long_context_share > 0:
         return math.inf
     return long_context_utilization(brief, shape, dem, replicas)
+
+
+def replica_capacity(brief: Brief) -> tuple[ReplicaShape, Memory, OperatingPoint]:
+    """A re-plan's replica, its memory and its operating point with the SLO capacity, as replan works them out, without
+    the SLO budget and the verdict (a scale-out option reads none of them). A disaggregated or speculative brief, whose
+    pools or draft change the operating point or refuse the design later, is re-planned whole. Raises InfeasibleDesign
+    as core_design does."""
+    if brief.disaggregation.enabled or brief.speculative.enabled:
+        core = replan(brief)
+        return core.shape, core.memory, core.operating_point
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    op = operating_point(brief, shape, pools, demand(brief, shape).request_rate_per_s, True, with_seed=False)
+    return shape, memory(brief, shape), op
 
 
 def long_context_busy(brief: Brief) -> float:

@@ -493,3 +493,30 @@ def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: py
             brief, core.shape, core.pools, core.demand.request_rate_per_s * multiple, core.slo, core.capacity, splits=False
         )
         assert again.stable is stable and dis.decode_nodes == again.decode_nodes
+
+
+def test_a_scale_out_option_works_out_no_slo_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moe-deepseek's scale-out options (EP kept in one node, DP attention) read a replica's sequences, its decode step
+    and its SLO capacity: no SLO budget or verdict is worked out for them, and each figure is the whole re-plan's."""
+    import planner.core as core_module
+    from planner.core import core_design, replan
+    from planner.scaleout import scale_out_analysis
+
+    core = core_design(resolve(load_brief("moe-deepseek").with_changes({"workload.duty_cycle": 0.0331})))
+    budgets: list[object] = []
+    inner = core_module.slo_budget
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        budgets.append(args)
+        return inner(*args)
+
+    monkeypatch.setattr(core_module, "slo_budget", counted)
+    analysis = scale_out_analysis(core)
+    assert analysis is not None and [o.feasible for o in analysis.options] == [True, True] and not budgets
+    monkeypatch.undo()
+    for option in analysis.options:
+        whole = replan(core.brief.with_changes(option.overrides))
+        per_node = whole.operating_point.capacity_rate_per_s * whole.shape.units_per_replica_group / whole.shape.replica_nodes
+        assert (
+            option.capacity_rate_per_node_per_s == per_node and option.max_sequences_per_replica == whole.memory.max_sequences_per_replica
+        )
