@@ -187,8 +187,9 @@ def _load(stated: Brief) -> float:
 def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
-    the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing; the traffic it turned
-    at last time does: grid_search.bisection_bracket)."""
+    the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
+    the traffic it turned at last time, else just past where the tiers overflow (_hit_rate_turn); the two ends of the
+    halvings' last bracket there usually decide every midpoint (grid_search.around_guess)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
