@@ -23,6 +23,7 @@ from planner.disagg import (
     multi_node_problems,
 )
 from planner.fmt import num, pct
+from planner.grid_search import Probe, first_meeting
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
@@ -40,8 +41,10 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "long_context_busy",
     "not_feasible_before_slo",
     "replan",
+    "replica_capacity",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
@@ -400,6 +403,28 @@ def _long_pool_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, pools
     return long_context_utilization(brief, shape, dem, replicas)
 
 
+def replica_capacity(brief: Brief) -> tuple[ReplicaShape, Memory, OperatingPoint]:
+    """A re-plan's replica, its memory and its operating point with the SLO capacity, as replan works them out, without
+    the SLO budget and the verdict (a scale-out option reads none of them). A disaggregated or speculative brief, whose
+    pools or draft change the operating point or refuse the design later, is re-planned whole. Raises InfeasibleDesign
+    as core_design does."""
+    if brief.disaggregation.enabled or brief.speculative.enabled:
+        core = replan(brief)
+        return core.shape, core.memory, core.operating_point
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    op = operating_point(brief, shape, pools, demand(brief, shape).request_rate_per_s, True, with_seed=False)
+    return shape, memory(brief, shape), op
+
+
+def long_context_busy(brief: Brief) -> float:
+    """The long-context pool's busy share at peak (core_design's long_context_utilization) from steps 1-2 alone: the
+    SLO budget does not enter it. Raises InfeasibleDesign when the replica cannot be formed, as core_design does."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    return _long_pool_utilization(brief, shape, demand(brief, shape), pools)
+
+
 def not_feasible_before_slo(brief: Brief) -> str | None:
     """Why the design is not feasible, judged from steps 1-2 and the steady state alone (no latency quantiles, no
     capacity search), or None when those rules pass. Each rule is one of _core_cached's `feasible` rules, so a
@@ -451,13 +476,43 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
 def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:
     """Fewest nodes (at most `limit`) whose peak utilization without prefix cache is at or under `target`.
 
-    Utilization falls as nodes are added, so a bisection: log2(limit) re-plans of steps 1-2 at most. `limit`
-    when no fleet up to it is under the target.
+    Utilization falls as nodes are added, so the answer is where it first reaches the target. It falls about as
+    1 / nodes: the search starts where that predicts from the brief's own fleet, widens a step at a time (doubling)
+    until the answer is bracketed, then narrows the bracket by the margins (grid_search.first_meeting): a few re-plans
+    of steps 1-2 instead of log2(limit). `limit` when no fleet up to it is under the target.
     """
-    if not math.isfinite(utilization_no_prefix_cache(brief, brief.hardware.nodes)) or utilization_no_prefix_cache(brief, limit) > target:
+    own = brief.hardware.nodes
+    at_own = utilization_no_prefix_cache(brief, own)
+    if not math.isfinite(at_own) or utilization_no_prefix_cache(brief, limit) > target:
         return limit
-    low, high = 0, limit  # utilization(low) > target (or low = 0), utilization(high) <= target
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if utilization_no_prefix_cache(brief, mid) <= target else (mid, high)
-    return high
+
+    def probe(nodes: int) -> tuple[bool, float]:  # under the target, and the log of utilization / target (<= 0 under)
+        util = utilization_no_prefix_cache(brief, nodes)
+        return util <= target, math.log(util / target) if 0 < util < math.inf else math.inf
+
+    low, high = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    return first_meeting(probe, low[0], high[0], low[1], high[1])
+
+
+def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]]:
+    """((a fleet over the target, its margin), (one at or under it, its margin)), found from `guess` in steps that double
+    (0 nodes: over, no margin; `limit`: under, as fewest_nodes checked)."""
+    under, margin = probe(guess)
+    step = 1
+    if under:
+        high = (guess, margin)
+        while True:
+            at = max(high[0] - step, 0)
+            if at == 0:
+                return (0, math.inf), high
+            under, margin = probe(at)
+            if not under:
+                return (at, margin), high
+            high, step = (at, margin), step * 2
+    low = (guess, margin)
+    while True:
+        at = min(low[0] + step, limit)
+        under, margin = probe(at)
+        if under:
+            return low, (at, margin)
+        low, step = (at, margin), step * 2

@@ -26,6 +26,7 @@ from planner.failures import (
     hit_rate_floor,
     hit_rate_overrides,
     needs_n_plus_one,
+    scenario_holds,
 )
 from planner.fmt import pct
 from planner.headroom import Headroom, headroom
@@ -130,12 +131,16 @@ def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign 
         return None
 
 
-def _with_availability(verdict: Verdict, brief: Brief, one: FailureMode) -> Verdict:
-    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row)."""
-    if not needs_n_plus_one(brief) or one.ok:
+def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: FailureMode | None) -> Verdict:
+    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row of
+    the failure table, when the plan worked it out; else a verdict-only check, and the row only for the words of a
+    lost N+1: its SLO-capacity search is not worked out for a row nobody reads)."""
+    brief = core.brief
+    if not needs_n_plus_one(brief) or (one.ok if one is not None else scenario_holds(stated, Scenario.one_node_lost)):
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
+    one = one if one is not None else failure_mode(core, Scenario.one_node_lost, stated)
     problem = Problem(
         field="deployment.spare_nodes",
         problem=f"no N+1: with one node lost, {one.note or 'the design misses the SLO'}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
@@ -167,16 +172,20 @@ def _baseline() -> Baseline:
     table, engine command, SLO trade-off curves and the rest of a plan are not planned for a comparison nobody reads
     them in)."""
     core = core_design(resolve(_BASELINE_BRIEF), curves=False)
-    one = failure_mode(core, Scenario.one_node_lost, _BASELINE_BRIEF)
-    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, one))
+    return Baseline(core=core, cost=_cost(core, _BASELINE_BRIEF, None, core.verdict.feasible, None))  # its levers: never read
 
 
 def _cost(
-    core: CoreDesign, stated: Brief, fix_nodes: int | None, carries_peak: bool, one: FailureMode, goal: ObjectiveAnalysis | None = None
+    core: CoreDesign,
+    stated: Brief,
+    fix_nodes: int | None,
+    carries_peak: bool,
+    one: FailureMode | None,
+    goal: ObjectiveAnalysis | None = None,
 ) -> CostAnalysis:
     """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
     job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
-    the nodes the failure table absorbs)."""
+    the nodes the failure table absorbs; None: re-planned when the levers are read)."""
     dem = core.demand
     fleet = _LeverFleet(core, stated, one)
     full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
@@ -189,10 +198,11 @@ class _LeverFleet:
 
     core: CoreDesign
     stated: Brief
-    one: FailureMode  # the one-node-lost row
+    one: FailureMode | None  # the one-node-lost row (None: not planned yet)
 
     def __call__(self) -> tuple[SmallerFleet, int | None]:
-        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, self.one)
+        one = self.one if self.one is not None else failure_mode(self.core, Scenario.one_node_lost, self.stated)
+        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, one)
 
 
 def _absorbed_nodes(core: CoreDesign, stated: Brief, one: FailureMode) -> int:
@@ -272,9 +282,11 @@ def _plan_cached(stated: Brief) -> Design:
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
     flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
-    one_node_lost = failure_mode(core, Scenario.one_node_lost, stated)  # the failure table's own row (its re-plan is cached)
+    n_plus_one = needs_n_plus_one(brief)
+    reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design
+    one_node_lost = failure_mode(core, Scenario.one_node_lost, stated) if reads_lost else None  # the table's row (cached)
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
-    verdict = _with_availability(verdict, brief, one_node_lost)  # the N+1 row is judged as the verdict is
+    verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
     fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
     cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
@@ -301,7 +313,11 @@ def _plan_cached(stated: Brief) -> Design:
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
         headroom=headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
-            core, stated if tiers is not None else None, goal, _lost_core(core, one_node_lost, stated), needs_n_plus_one(brief)
+            core,
+            stated if tiers is not None else None,
+            goal,
+            _lost_core(core, one_node_lost, stated) if one_node_lost is not None else None,
+            n_plus_one,
         ),
         fix=fix,
         scale_out=scale_out,

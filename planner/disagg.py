@@ -614,10 +614,30 @@ def capacity_scale(
         low, below = 1e-3, (1e-3, margin_low)
     question = question_key("disaggregated_capacity", brief)
     last = LastAnswers.get(question)  # the peak it crossed at last time (a load slider, traffic doubled): the same pools
-    guess = None if last is None or rate_per_s <= 0 else last / rate_per_s
+    guess = _steady_up_to(brief, shape, at(1.0)) if last is None or rate_per_s <= 0 else last / rate_per_s
     low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin), guess)  # as a bisection ends
     LastAnswers.keep(question, low * rate_per_s)
     return low, _binding_pool(at(high), brief)
+
+
+def _steady_up_to(brief: Brief, shape: ReplicaShape, dis: DisaggAnalysis) -> float:
+    """The multiple of the load `dis` carries past which the pools have no steady state (disaggregation_analysis's
+    rules in closed form: the prefill pool 100% busy, or the decode batch the load needs past max-num-seqs or the KV
+    cache): where the capacity lies when the latency jumps to unbounded before it crosses a target. Only where a
+    capacity search looks first: its tests decide."""
+    w = brief.workload
+    ctx, sched, gaps = brief.running_context_tokens, brief.latency.scheduler_ms / 1e3, max(w.output_tokens_mean - 1, 0.0)
+
+    def rate_at(batch: float) -> float:  # the decode rate a replica carries with this batch running (Little's law)
+        step = shape.decode_step_s(max(batch, 1.0), ctx)
+        return batch / (gaps * (step + sched) + 1.5 * step)
+
+    top = float(brief.deployment.max_num_seqs)
+    kv_batch = shape.kv_capacity_tokens / (w.input_tokens_mean + w.output_tokens_mean)
+    decode_rate = rate_at(min(top, kv_batch))
+    prefill = 1 / dis.prefill_busy if dis.prefill_busy > 0 else math.inf
+    decode = decode_rate / dis.decode_rate_per_replica_per_s if dis.decode_rate_per_replica_per_s > 0 else math.inf
+    return min(prefill, decode)
 
 
 def disaggregated_operating_point(

@@ -20,7 +20,17 @@ from collections.abc import Callable, Hashable
 from planner.brief import Brief
 from planner.memo import BoundedMemo
 
-__all__ = ["LastAnswers", "Probe", "Test", "bisection_bracket", "confirmed", "first_meeting", "question_key", "slo_margin_of"]
+__all__ = [
+    "LastAnswers",
+    "Probe",
+    "Test",
+    "around_guess",
+    "bisection_bracket",
+    "confirmed",
+    "first_meeting",
+    "question_key",
+    "slo_margin_of",
+]
 
 Probe = Callable[[int], tuple[bool, float]]  # grid point -> (the verdict holds there, its margin: <= 0 holds, inf: none)
 
@@ -156,20 +166,19 @@ def bisection_bracket(
     tested on each side with its margin (default: low and high, margins unknown). Where a midpoint is undecided, a
     regula-falsi point (Illinois-weighted) is tested first: near the crossing it decides it and most of the midpoints
     after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone.
-    `guess`: where the crossing was last time (LastAnswers): it and a point a final bracket's width past it on the
-    other side are tested first, so a crossing that moved less than that leaves at most the last midpoints undecided."""
+    `guess`: where the crossing was last time (LastAnswers): the two ends of the last bracket around it are tested
+    first, so a crossing still inside it leaves no midpoint undecided. A chord that closes in on the crossing from one
+    side (a step under _CLOSE_IN final widths) is followed by a test at the other end of the last bracket there, not by
+    each midpoint on the way."""
     a, margin_a = below if below is not None else (low, math.nan)
     b, margin_b = above if above is not None else (high, math.nan)
-    if guess is not None and a < guess < b:
-        is_below, margin = test(guess)
-        a, margin_a, b, margin_b = (guess, margin, b, margin_b) if is_below else (a, margin_a, guess, margin)
-        width = (high - low) / 2**halvings
-        beside = guess + width if is_below else guess - width
-        if a < beside < b:
-            is_below, margin = test(beside)
-            a, margin_a, b, margin_b = (beside, margin, b, margin_b) if is_below else (a, margin_a, beside, margin)
+    start, width = (low, high), (high - low) / 2**halvings
+    if guess is not None and a < guess < b:  # the ends of the last bracket around it: with the crossing inside, done
+        (a, margin_a), (b, margin_b) = around_guess(test, low, high, halvings, guess, (a, margin_a), (b, margin_b))
     weight_a, weight_b, kept = margin_a, margin_b, 0  # the margins regula falsi uses; kept: the side updated last
     misses = 0  # chord points that left their midpoint undecided: a margin that jumps there says little
+    close = width * _CLOSE_IN  # a chord step shorter than this has about converged (the secant's error shrinks faster)
+    converged = 0  # the side a chord point last moved by less than `close`: -1 a, +1 b (0: neither)
     for _ in range(halvings):
         mid = (low + high) / 2
         tried = False
@@ -177,12 +186,17 @@ def bisection_bracket(
             chord = None if tried or misses >= _CHORD_MISSES else _chord_point(a, b, weight_a, weight_b)
             tried = True
             x = mid if chord is None else chord
+            if chord is None and converged:  # the chord has closed in on the crossing from one side: test the other
+                x = _beyond(start, halvings, a, b, converged, mid)  # end of its last bracket, not each midpoint on the way
+                converged = 0
             is_below, margin = test(x)
             if is_below:
+                converged = -1 if chord is not None and x - a < close else 0
                 a, margin_a = x, margin
                 weight_a, weight_b = margin, weight_b / 2 if kept == -1 else weight_b
                 kept = -1
             else:
+                converged = +1 if chord is not None and b - x < close else 0
                 b, margin_b = x, margin
                 weight_a, weight_b = weight_a / 2 if kept == +1 else weight_a, margin
                 kept = +1
@@ -191,7 +205,66 @@ def bisection_bracket(
     return low, high
 
 
+def around_guess(
+    test: Test,
+    low: float,
+    high: float,
+    halvings: int,
+    guess: float,
+    below: tuple[float, float] | None = None,
+    above: tuple[float, float] | None = None,
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(the highest point tested below the crossing, the lowest above it; each with its margin), after testing the two
+    ends of the bracket `halvings` halvings of [low, high] end with around `guess` and, when both fall on one side of
+    the crossing, the far end of the bracket beside them on that side: a crossing in either leaves bisection_bracket
+    no midpoint undecided. `below`, `above`: as bisection_bracket takes them (only points between them are tested)."""
+    start = (low, high)
+    (a, margin_a), (b, margin_b) = below or (low, math.nan), above or (high, math.nan)
+    if not a < guess < b:
+        return (a, margin_a), (b, margin_b)
+    width = (high - low) / 2**halvings
+
+    def tested(x: float) -> bool:
+        nonlocal a, margin_a, b, margin_b
+        is_below, margin = test(x)
+        if is_below:
+            a, margin_a = x, margin
+        else:
+            b, margin_b = x, margin
+        return is_below
+
+    lo, hi = _final_bracket(start, halvings, guess, True)
+    if a < lo < b and not tested(lo):  # the crossing is below it: the bracket under it
+        under = _final_bracket(start, halvings, lo - width / 2, True)[0]
+        if a < under < b:
+            tested(under)
+    elif a < hi < b and tested(hi):  # the crossing is above it: the bracket over it
+        over = _final_bracket(start, halvings, hi + width / 2, True)[1]
+        if a < over < b:
+            tested(over)
+    return (a, margin_a), (b, margin_b)
+
+
+def _beyond(start: tuple[float, float], halvings: int, a: float, b: float, side: int, mid: float) -> float:
+    """The end of the last bracket around the side a chord closed in on (`side` -1: a, that bracket's upper end; +1: b,
+    its lower end): a test there decides every midpoint between. `mid` when that end is not inside (a, b)."""
+    low, high = _final_bracket(start, halvings, a, True) if side < 0 else _final_bracket(start, halvings, b, False)
+    end = high if side < 0 else low
+    return end if a < end < b else mid
+
+
+def _final_bracket(start: tuple[float, float], halvings: int, x: float, x_below: bool) -> tuple[float, float]:
+    """The bracket the halvings of `start` end with when `x` tests below the crossing (`x_below`) or above it, each
+    midpoint worked out as bisection_bracket works it out, so tests at its two ends decide every midpoint."""
+    low, high = start
+    for _ in range(halvings):
+        mid = (low + high) / 2
+        low, high = (mid, high) if (mid <= x if x_below else mid < x) else (low, mid)
+    return low, high
+
+
 _CHORD_MISSES = 8
+_CLOSE_IN = 1024  # final bracket widths: a chord step within this many has closed in on the crossing
 
 
 def _chord_point(a: float, b: float, margin_a: float, margin_b: float) -> float | None:

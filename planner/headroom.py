@@ -21,9 +21,9 @@ from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
-from planner.failures import judged
+from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
 from planner.fmt import num, pct
-from planner.grid_search import LastAnswers, bisection_bracket, question_key
+from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
@@ -187,22 +187,43 @@ def _load(stated: Brief) -> float:
 def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
-    the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing; the traffic it turned
-    at last time does: grid_search.bisection_bracket)."""
+    the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
+    the traffic it turned at last time, else just past where the tiers overflow (_hit_rate_turn); the two ends of the
+    halvings' last bracket there usually decide every midpoint (grid_search.around_guess)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
-    while meets(_at_traffic(stated, high)):
-        low, high = high, high * 2
-        if high > _MAX_MULTIPLE:
-            return PoolLimit(key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic")
+    question, load = question_key("replanned_headroom", stated), _load(stated)
+    last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
+
+    def hint(low: float, high: float) -> float | None:  # where to look first: last time's turn, else just past the tiers'
+        if last is not None:
+            return last / load
+        width = (high - low) / 2**_REPLAN_BISECTIONS
+        turn = _hit_rate_turn(stated, low, high, width)
+        return None if turn is None else min(turn + width, (turn + high) / 2)
 
     def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
         return meets(_at_traffic(stated, multiple)), math.nan
 
-    question, load = question_key("replanned_headroom", stated), _load(stated)
-    last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
-    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, guess=None if last is None else last / load)
+    def tested_around(low: float, high: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        guess = hint(low, high)  # the ends of the halvings' last bracket around it (`high` untested: only a bound)
+        if guess is None:
+            return (low, math.nan), (high, math.nan)
+        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess)
+
+    below, above = tested_around(low, high)
+    if above[0] == high:  # the bracket's end is not known to miss: double it until it does
+        bracket = (low, high)
+        while test(high)[0]:
+            low, high = high, high * 2
+            if high > _MAX_MULTIPLE:
+                return PoolLimit(
+                    key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic"
+                )
+        if (low, high) != bracket:
+            below, above = tested_around(low, high)
+    low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, below, above)
     LastAnswers.keep(question, high * load)
     beyond = _at_traffic(stated, high)
     if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
@@ -210,6 +231,42 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
     return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+
+
+def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
+    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate (the design's,
+    and with one node lost when the availability asks for N+1) first falls below its value at `low`, found to `width`
+    by bisection over the KV tiers' arithmetic alone (no re-plan). Past it the hit rate drops quickly as the tiers
+    overflow, so the verdict turns just after; the re-plans still decide (None: no rate falls, or one cannot be worked
+    out)."""
+    lost = needs_n_plus_one(stated)
+
+    def rates(multiple: float) -> tuple[float, ...] | None:
+        brief = _at_traffic(stated, multiple)
+        briefs = (brief, brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost))) if lost else (brief,)
+        try:
+            return tuple(resolve(b).workload.prefix_hit_rate for b in briefs)
+        except BriefError:
+            return None
+
+    at_low = rates(low)
+    if at_low is None:
+        return None
+    start = at_low
+
+    def fallen(multiple: float) -> bool:
+        now = rates(multiple)
+        return now is None or any(rate < was - _HIT_RATE_STEP for rate, was in zip(now, start, strict=True))
+
+    if not fallen(high):
+        return None
+    while high - low > width:
+        mid = (low + high) / 2
+        low, high = (low, mid) if fallen(mid) else (mid, high)
+    return low
+
+
+_HIT_RATE_STEP = 1e-12  # a derived hit rate that moved less than this has not fallen
 
 
 def _meets_slo(brief: Brief) -> bool:
@@ -232,21 +289,30 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=multiple, arithmetic=arithmetic)
     prompts = core.brief.objective.batch_prompts
 
-    def meets(count: int) -> bool:
+    def misses(count: int) -> tuple[bool, float]:  # and its margin: the log of the deadline over the time (<= 0 misses)
         more = core.brief.with_changes({"objective.batch_prompts": count})
         worked = objective_analysis(more, core.shape, core.memory)
-        return worked is not None and worked.time_s <= goal.deadline_s
+        if worked is None:
+            return True, math.inf
+        return worked.time_s > goal.deadline_s, math.log(goal.deadline_s / worked.time_s) if worked.time_s > 0 else math.inf
+
+    def meets(count: int) -> bool:
+        return not misses(count)[0]
 
     if not meets(prompts):
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)
     low, high = prompts, prompts * 2  # the objective alone is worked out again, not the design: cheap
-    while meets(high):
+    margin_low = math.log(goal.deadline_s / goal.time_s)
+    missed, margin_high = misses(high)
+    while not missed:
         if high >= _MAX_PROMPTS:
             return PoolLimit(key="deadline", name="it misses its deadline", multiple=math.inf, arithmetic=arithmetic)
-        low, high = high, min(high * 2, _MAX_PROMPTS)
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (mid, high) if meets(mid) else (low, mid)
+        low, high, margin_low = high, min(high * 2, _MAX_PROMPTS), margin_high
+        missed, margin_high = misses(high)
+    # the time grows about linearly with the prompts: a secant through the margins finds the first count that misses
+    # in a few tests instead of a bisection's log2(prompts) (grid_search.first_meeting: the same count)
+    high = first_meeting(misses, low, high, margin_low, margin_high)
+    low = high - 1
     return PoolLimit(
         key="deadline",
         name="it misses its deadline",

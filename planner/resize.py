@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import replan, verdict_core, worked_out
+from planner.core import long_context_busy, replan, verdict_core, worked_out
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
@@ -137,6 +137,43 @@ def _prefill_split_fix(brief: Brief) -> FleetFix | None:
     return None
 
 
+def _carries(brief: Brief, long_context_nodes: int) -> bool:
+    """Whether a long-context pool of this many nodes carries its share (busy at most 100%), the fleet grown by them so
+    the general pool keeps its nodes. Its busy share is steps 1-2's (core.long_context_busy); a disaggregated or
+    speculative brief, whose later steps may refuse the design, is re-planned for its verdict."""
+    dep = brief.deployment
+    grown = brief.with_changes(
+        {"deployment.long_context_nodes": long_context_nodes, "hardware.nodes": dep.spare_nodes + long_context_nodes + brief.hardware.nodes}
+    )
+    try:
+        resolved = resolve(grown)
+        later_steps_refuse = resolved.disaggregation.enabled or resolved.speculative.enabled
+        busy = verdict_core(resolved).long_context_utilization if later_steps_refuse else long_context_busy(resolved)
+    except BriefError:
+        return False
+    return busy <= 1
+
+
+def _long_pool_carries(brief: Brief) -> bool:
+    """The brief's own long-context pool carries its share: if not, no fleet size meets (more nodes go to the general
+    pool, the long-context pool keeps its size), so the fleet search is not run."""
+    dep = brief.deployment
+    return dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0 or _carries(brief, dep.long_context_nodes)
+
+
+def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
+    """A disaggregated design whose prefill pool cannot keep up (over 100% busy) keeps it at every fleet size: nodes
+    added go to the decode pool. Asked of the largest fleet (more nodes never hurt) before the fleet search doubles
+    its way there, re-planning every size on the way."""
+    if not brief.disaggregation.enabled:
+        return False
+    try:
+        dis = verdict_core(resolve(brief)).disaggregation
+    except BriefError:
+        return False
+    return dis is not None and dis.prefill_busy >= 1 and not meets(brief.with_changes({"hardware.nodes": MAX_NODES}))
+
+
 def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
     dep = brief.deployment
@@ -144,11 +181,7 @@ def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
         return dep.long_context_nodes
 
     def carries(lc: int) -> bool:
-        grown = brief.with_changes({"deployment.long_context_nodes": lc, "hardware.nodes": dep.spare_nodes + lc + brief.hardware.nodes})
-        try:
-            return verdict_core(resolve(grown)).long_context_utilization <= 1
-        except BriefError:
-            return False
+        return _carries(brief, lc)
 
     high = dep.long_context_nodes
     while not carries(high):
@@ -180,7 +213,7 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
     split = _prefill_split_fix(brief)
     if split is not None:
         return split
-    nodes = fewest_nodes_meeting(brief)
+    nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) and not _prefill_pool_short_at_any_fleet(brief) else None
     if nodes is None:
         needed = _long_context_nodes_needed(brief, MAX_NODES // 2)
         if needed is None or needed == long_context:

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.core import CoreDesign, replan
+from planner.core import CoreDesign, replica_capacity
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.operating_point import Limit, steady_state
+from planner.operating_point import Limit, OperatingPoint, steady_state
 from planner.replica import ReplicaShape
 from planner.step_model import (
     A2A_LATENCY_S,
@@ -98,9 +98,8 @@ def step_parts(shape: ReplicaShape, batch: float, context: float) -> tuple[StepP
     return tuple(p for p in parts if p.ms > 0)
 
 
-def _per_node(core: CoreDesign) -> float:
-    shape = core.shape
-    return core.operating_point.capacity_rate_per_s * shape.units_per_replica_group / shape.replica_nodes
+def _per_node(shape: ReplicaShape, op: OperatingPoint) -> float:
+    return op.capacity_rate_per_s * shape.units_per_replica_group / shape.replica_nodes
 
 
 def _alternatives(core: CoreDesign) -> list[tuple[str, dict[str, Any]]]:
@@ -126,19 +125,19 @@ def _alternatives(core: CoreDesign) -> list[tuple[str, dict[str, Any]]]:
 
 def _option(core: CoreDesign, name: str, overrides: dict[str, Any], batch: float) -> ScaleOutOption:
     try:
-        other = replan(core.brief.with_changes(overrides))
+        shape, mem, op = replica_capacity(core.brief.with_changes(overrides))  # its replica and capacity: no verdict read
     except BriefError as exc:  # InfeasibleDesign: the option forms no replica, or its weights do not fit
         return ScaleOutOption(name=name, overrides=overrides, feasible=False, reason=f"{exc.field}: {exc.reason}")
     context = core.brief.running_context_tokens
-    step = other.shape.decode_step_s(batch, context) * 1e3
+    step = shape.decode_step_s(batch, context) * 1e3
     return ScaleOutOption(
         name=name,
         overrides=overrides,
         feasible=True,
         reason="",
-        max_sequences_per_replica=other.memory.max_sequences_per_replica,
+        max_sequences_per_replica=mem.max_sequences_per_replica,
         decode_step_ms=step,
-        capacity_rate_per_node_per_s=_per_node(other),
+        capacity_rate_per_node_per_s=_per_node(shape, op),
     )
 
 
@@ -180,7 +179,7 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     parts = step_parts(shape, batch, context)
     total = sum(p.ms for p in parts)
     largest = max(parts, key=lambda p: p.ms)
-    per_node = _per_node(core)
+    per_node = _per_node(shape, op)
     options = tuple(_option(core, name, overrides, batch) for name, overrides in _alternatives(core))
     parts_text = " + ".join(f"{p.component} {num(p.ms, 'ms')}" for p in parts)
     binds = (

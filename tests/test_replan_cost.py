@@ -240,7 +240,7 @@ def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
 
 def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """The capacity's and the SLO budget's arithmetic in words is written when read: agent-platform's plan re-plans
-    its brief some twenty times (headroom, failure rows) and writes none; reading the design writes its own, once."""
+    its brief several times (headroom, failure rows) and writes none; reading the design writes its own, once."""
     import planner.capacity as capacity_module
     import planner.core as core_module
     from planner import plan
@@ -259,7 +259,7 @@ def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(slo_module, "_arithmetic", counted("slo", slo_text))
     monkeypatch.setattr(core_module, "capacity", counted("worked", worked))
     design = plan(load_brief("agent-platform"))
-    assert written["worked"] > 10 and written["capacity"] == written["slo"] == 0
+    assert written["worked"] > 5 and written["capacity"] == written["slo"] == 0
     assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
     assert written["capacity"] == written["slo"] == 1
 
@@ -325,3 +325,225 @@ def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
     assert core.demand.arithmetic["request_rate_per_s"].endswith("req/s") and "params" in core.memory.arithmetic["weights_gb_per_gpu"]
     again = verdict_core(resolve(load_brief("capstone").with_changes({"hardware.nodes": 9})))
     assert again.demand == core.demand and hash(again.demand) == hash(core.demand) and again.memory != core.memory
+
+
+def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """agent-platform's headroom is where its re-planned verdict turns, just past the traffic at which its derived hit
+    rate (with one node lost) leaves its plateau: the search tests the two ends of the halvings' last bracket there,
+    which decide every midpoint, so a cold plan re-plans the scaled traffic twice (10 times when it halved from the
+    bracket's middle), a slider move twice from where it turned last time, and the limit is where the verdict turns."""
+    import planner.headroom as headroom_module
+    from planner import plan
+
+    tested: list[float] = []
+    inner = headroom_module.meets
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        tested.append(brief.workload.request_rate)
+        return inner(brief)
+
+    monkeypatch.setattr(headroom_module, "meets", counted)
+    stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03})
+    limit = plan(stated).headroom.limits[0]
+    assert limit.key == "replanned" and len(tested) <= 2
+    assert not inner(headroom_module._at_traffic(stated, limit.multiple))
+    tested.clear()
+    moved = stated.with_changes({"workload.request_rate": 30.06})
+    assert plan(moved).headroom.limits[0].key == "replanned" and len(tested) <= 2
+
+
+def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-f's long-context pool cannot carry its share at any fleet size: its fix searches fleet sizes once (with
+    the pool grown), not first at the brief's pool where no fleet meets, and sizes the pool from steps 1-2 alone (each
+    size was a verdict re-plan); the fix is the one every fleet size and pool size would re-plan to."""
+    import planner.resize as resize_module
+    from planner import plan
+
+    searches: list[object] = []
+    replans: list[object] = []
+    search, replan_verdict = resize_module.fewest_nodes_meeting, resize_module.verdict_core
+
+    def counted_search(brief, changes=None, limit=resize_module.MAX_NODES):  # type: ignore[no-untyped-def]
+        searches.append(changes)
+        return search(brief, changes, limit)
+
+    def counted_replan(brief):  # type: ignore[no-untyped-def]
+        replans.append(brief)
+        return replan_verdict(brief)
+
+    monkeypatch.setattr(resize_module, "fewest_nodes_meeting", counted_search)
+    monkeypatch.setattr(resize_module, "verdict_core", counted_replan)
+    stated = load_brief("variation-f").with_changes({"workload.duty_cycle": 0.0331})
+    fix = plan(stated).fix
+    assert fix is not None and fix.long_context_nodes > stated.deployment.long_context_nodes
+    assert searches == [{"deployment.long_context_nodes": fix.long_context_nodes}]
+    assert not any(b.deployment.long_context_nodes != fix.long_context_nodes for b in replans)
+    fixed = stated.with_changes(fix.overrides)
+    assert resize_module.meets(fixed) and not resize_module.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
+
+
+def test_a_variations_baseline_plans_no_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variation reads the capstone's figures and cost, never its cost levers: its one-node-lost row (the levers'
+    spot-node count) is re-planned only if the levers are read, and they are then the capstone plan's own."""
+    import planner.design as design_module
+    from planner import plan
+    from planner.failures import Scenario
+
+    rows: list[Scenario] = []
+    row = design_module.failure_mode
+
+    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(scenario)
+        return row(core, scenario, stated)
+
+    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    baseline = design_module._baseline()
+    assert not rows
+    assert baseline.cost.levers == plan(load_brief("capstone")).cost.levers and Scenario.one_node_lost in rows
+
+
+def test_a_rollouts_deadline_limit_is_found_in_a_few_objective_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rollout's makespan grows about linearly with its prompts: the largest batch that meets its deadline is found by a
+    secant through the time's margins (at most 10 objective passes; 18 by bisection to one prompt), and it is the count
+    a bisection finds: that batch meets the deadline, one prompt more does not."""
+    import planner.headroom as headroom_module
+    from planner import plan
+
+    counts: list[int] = []
+    inner = headroom_module.objective_analysis
+
+    def counted(brief, *args):  # type: ignore[no-untyped-def]
+        counts.append(brief.objective.batch_prompts)
+        return inner(brief, *args)
+
+    monkeypatch.setattr(headroom_module, "objective_analysis", counted)
+    design = plan(load_brief("rl-rollout").with_changes({"objective.batch_deadline_s": 601.0}))
+    limit = design.headroom.limits[0]
+    assert limit.key == "deadline" and len(counts) <= 10
+    most = round(limit.multiple * design.brief.objective.batch_prompts) - 1
+    for count, meets in ((most, True), (most + 1, False)):
+        worked = inner(design.brief.with_changes({"objective.batch_prompts": count}), design.shape, design.memory)
+        assert worked is not None and (worked.time_s <= 601.0) is meets
+
+
+def test_the_fewest_nodes_start_where_utilization_predicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Utilization falls about as 1 / nodes: variation-d's six regional fleet sizes start where the brief's own fleet
+    predicts and take about five sizing passes each (113 in all by bisection over 100,000 nodes), each still the
+    fewest nodes at or under its target."""
+    import planner.core as core_module
+    from planner import plan
+    from planner.variations import TARGET_UTILIZATION, _scaled
+
+    sized: list[int] = []
+    inner = core_module.utilization_no_prefix_cache
+
+    def counted(brief, nodes):  # type: ignore[no-untyped-def]
+        sized.append(nodes)
+        return inner(brief, nodes)
+
+    monkeypatch.setattr(core_module, "utilization_no_prefix_cache", counted)
+    design = plan(load_brief("variation-d").with_changes({"workload.duty_cycle": 0.0333}))
+    assert design.variation is not None and design.variation.regions and len(sized) <= 40
+    for fleet in design.variation.regions:
+        for share, target, nodes in ((fleet.share, TARGET_UTILIZATION, fleet.own_nodes), (fleet.failover_share, 1.0, fleet.failover_nodes)):
+            brief = _scaled(design.brief, share)
+            assert inner(brief, nodes) <= target and (nodes == 1 or inner(brief, nodes - 1) > target)
+
+
+def test_a_prefill_pool_that_cannot_keep_up_is_asked_of_the_largest_fleet_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at twice its traffic: its prefill pool is over 100% busy, and nodes added go to the decode
+    pool, so no fleet meets. The fix asks the largest fleet once (it misses: none does) instead of doubling the fleet
+    from 16 to 100,000 nodes, a re-plan at each of 14 sizes."""
+    import planner.resize as resize_module
+    from planner import plan
+
+    fleets: list[int] = []
+    inner = resize_module.meets_check
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        fleets.append(brief.hardware.nodes)
+        return inner(brief)
+
+    monkeypatch.setattr(resize_module, "meets_check", counted)
+    stated = load_brief("chat-disaggregated")
+    doubled = stated.with_changes({"workload.request_rate": 2.002 * stated.workload.request_rate})
+    design = plan(doubled)
+    assert design.disaggregation is not None and design.disaggregation.prefill_busy >= 1
+    assert design.fix is None and fleets == [resize_module.MAX_NODES]
+
+
+def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated's one-node-lost row (15 nodes, 12 of them prefill): its decode pool's batch reaches
+    max-num-seqs before a latency target, so the latency jumps to unbounded at its capacity and no margin steers the
+    search (32 analyses, one per halving). It starts where the closed forms put the end of the steady state: a few
+    analyses, the same capacity."""
+    import planner.disagg as disagg
+    from planner.core import replan
+
+    brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.request_rate": 200.2, "hardware.nodes": 15}))
+    analyses = _count_pool_analyses(monkeypatch, disagg)
+    core = replan(brief)
+    assert core.disaggregation is not None and len(analyses) <= 8
+    op = core.operating_point
+    scale = op.capacity_rate_per_s / core.disaggregation.decode_rate_per_replica_per_s
+    monkeypatch.undo()
+    dis = core.disaggregation
+    for multiple, stable in ((scale, True), (scale * (1 + 1e-8), False)):
+        again = disagg.disaggregation_analysis(
+            brief, core.shape, core.pools, core.demand.request_rate_per_s * multiple, core.slo, core.capacity, splits=False
+        )
+        assert again.stable is stable and dis.decode_nodes == again.decode_nodes
+
+
+def test_a_scale_out_option_works_out_no_slo_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moe-deepseek's scale-out options (EP kept in one node, DP attention) read a replica's sequences, its decode step
+    and its SLO capacity: no SLO budget or verdict is worked out for them, and each figure is the whole re-plan's."""
+    import planner.core as core_module
+    from planner.core import core_design, replan
+    from planner.scaleout import scale_out_analysis
+
+    core = core_design(resolve(load_brief("moe-deepseek").with_changes({"workload.duty_cycle": 0.0331})))
+    budgets: list[object] = []
+    inner = core_module.slo_budget
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        budgets.append(args)
+        return inner(*args)
+
+    monkeypatch.setattr(core_module, "slo_budget", counted)
+    analysis = scale_out_analysis(core)
+    assert analysis is not None and [o.feasible for o in analysis.options] == [True, True] and not budgets
+    monkeypatch.undo()
+    for option in analysis.options:
+        whole = replan(core.brief.with_changes(option.overrides))
+        per_node = whole.operating_point.capacity_rate_per_s * whole.shape.units_per_replica_group / whole.shape.replica_nodes
+        assert (
+            option.capacity_rate_per_node_per_s == per_node and option.max_sequences_per_replica == whole.memory.max_sequences_per_replica
+        )
+
+
+def test_the_one_node_lost_row_is_planned_only_where_the_plan_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """agent-platform's headroom re-plans the traffic (its KV tiers), so its N+1 limit does not read the design with one
+    node lost: a verdict-only check says N+1 holds, and the row (a re-plan with its own SLO-capacity search: the tiers
+    derive another hit rate with a node fewer) is planned only when the failure table is read. Where N+1 is lost and
+    the design itself meets, the row is planned for the verdict's words, as before."""
+    import planner.design as design_module
+    from planner import plan
+    from planner.failures import Scenario
+
+    rows: list[Scenario] = []
+    row = design_module.failure_mode
+
+    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(scenario)
+        return row(core, scenario, stated)
+
+    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    design = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 60.06}))
+    assert not rows and design.verdict.availability_ok is False
+    lost = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 53.0}))
+    assert rows == [Scenario.one_node_lost] and lost.verdict.meets_slo and not lost.verdict.availability_ok
+    assert any(p.problem.startswith("no N+1: with one node lost") for p in lost.verdict.problems)
+    met = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 30.06}))
+    assert met.verdict.availability_ok and rows == [Scenario.one_node_lost]
+    assert next(r for r in met.failures if r.scenario is Scenario.one_node_lost).ok
