@@ -279,7 +279,7 @@ class Slo(_Frozen):
         default=0.95,
         ge=0.5,
         le=1,
-        description="Fraction of requests that must meet both the TTFT and the ITL target in the simulated max-rate search (0.95 reads the targets as p95, 0.99 as p99).",
+        description="The percentile the TTFT and ITL targets are read at in the simulated max-rate search (0.95 reads them as p95, as the plan does; 0.99 as p99) (0-1).",
     )
     headroom: float = Field(
         default=0.3,

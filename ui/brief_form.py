@@ -96,7 +96,7 @@ FIELD_LABELS: dict[str, str] = {
     "slo.itl_p95_ms": "p95 ITL target (ms)",
     "slo.itl_metric": "ITL target judges",
     "slo.availability": "Availability target (0-1)",
-    "slo.attainment_target": "SLO attainment target (0-1)",
+    "slo.attainment_target": "Max-rate percentile the targets are read at (0-1)",
     "slo.headroom": "Headroom above peak (0-1)",
     "efficiency.compute_fraction": "Prefill compute efficiency, MFU (0-1)",
     "efficiency.compute_peak": "Compute peak precision",

@@ -131,8 +131,9 @@ def simulator_check(design: Design) -> None:
     replicas = design.operating_point.general_replicas
     beyond = f" The run checks {check.scope}; {check.not_simulated}." if check.not_simulated else ""
     st.markdown(
-        f"The plan {plan_verdict} the SLO; the simulator {sim_verdict} it ({pct(sim.slo_attainment)} of {sim.requests:,} requests"
-        f" meet both targets at {num(check.rate_per_replica_per_s, 'req/s')} per replica).{beyond} At the simulator's highest rate the whole"
+        f"The plan {plan_verdict} the SLO; the simulator {sim_verdict} it at {num(check.rate_per_replica_per_s, 'req/s')} per replica"
+        f" (its p95 TTFT and p95 {design.slo.itl_metric.value.upper()} against the targets, as the plan and the max-rate search"
+        f" judge them; {pct(sim.slo_attainment)} of {sim.requests:,} requests meet both at once).{beyond} At the simulator's highest rate the whole"
         f" peak needs {found.replicas_needed if found.replicas_needed is not None else 'more replicas than any fleet'} such replicas"
         f" ({found.replicas_with_headroom if found.replicas_with_headroom is not None else '-'} with the brief's headroom);"
         f" the design has {replicas} in its general pool, beside its long-context and spare nodes."
