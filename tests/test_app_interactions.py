@@ -420,3 +420,15 @@ def test_a_jobs_time_tile_reads_in_its_deadlines_unit_with_its_share_under_it(pr
     bar, tile = [m for m in at.metric if m.label == "Time to finish"]  # the verdict bar's, the objective section's
     assert tile.value == time and tile.delta == share
     assert bar.value == time and bar.delta.startswith("deadline ")
+
+
+def test_a_rejection_names_the_rule_it_breaks_and_goes_with_the_next_change() -> None:
+    """A mean input above its p95 is refused at the mean's field, saying which field's rule it breaks (not as if the
+    p95 had been typed); the field keeps its valid value, and the message goes with the user's next change."""
+    at = visit(new_app(), "app.py")
+    at.number_input(key="f.workload.input_tokens_mean").set_value(200_000.0).run()
+    errors = [shown(e.value) for e in at.error]
+    assert any(e.startswith("200000") and "with it, workload.input_tokens_p95 would break its rule" in e for e in errors), errors
+    assert at.number_input(key="f.workload.input_tokens_mean").value == 1200
+    at.number_input(key="f.deployment.spare_nodes").set_value(2).run()
+    assert not any("not accepted" in shown(e.value) for e in at.error), [e.value for e in at.error]

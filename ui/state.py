@@ -405,19 +405,25 @@ def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
             overrides.pop(path, None)
         else:
             overrides[path] = value
-    errors = field_errors()
-    errors.pop(report_at, None)
     ss[CHANGED_KEY] = True
+    ss[ERRORS_KEY] = {}  # an earlier rejection is stale once the user changes anything: its field shows a valid value
     try:
         valid_brief(preset, overrides)
     except BriefError as exc:
         shown = changes.get(report_at, changes)
-        errors[report_at] = f"{clip(repr(shown))} not accepted: {exc}"
-        ss[ERRORS_KEY] = errors
+        because = _rejected_because(exc, report_at) if set(changes) == {report_at} else str(exc)  # one field typed
+        ss[ERRORS_KEY] = {report_at: f"{clip(repr(shown))} not accepted: {because}"}
         return False
     ss[OVERRIDES_KEY] = overrides
-    ss[ERRORS_KEY] = errors
     return True
+
+
+def _rejected_because(exc: BriefError, report_at: str) -> str:
+    """Why a change was refused, in the terms of the field changed: a rule that names another field (a mean above its
+    p95) says which and that the field keeps its value."""
+    if exc.field == report_at or exc.field.startswith(f"{report_at}."):
+        return str(exc)
+    return f"with it, {exc.field} would break its rule ({exc.reason}); the field keeps its value"
 
 
 def select_preset(name: str) -> None:
