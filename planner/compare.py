@@ -148,6 +148,13 @@ def _direction(entry: FigureSpec, a: float, b: float) -> Direction:
     return Direction.better if (b < a) == smaller_is_better else Direction.worse
 
 
+_PER_REPLICA = frozenset({"operating_point.capacity_rate_per_s"})  # figures of one replica, not of the fleet
+
+
+def _replica_gpus(design: Any) -> int:
+    return int(design.shape.gpus_per_replica)
+
+
 def _difference(left: Any, right: Any, path: str) -> Difference:
     entry = spec(path)
     a, b = resolve(left, path), resolve(right, path)
@@ -160,6 +167,9 @@ def _difference(left: Any, right: Any, path: str) -> Difference:
         return Difference(**texts, absolute="", relative="", direction=direction)
     x, y = float(a), float(b)
     direction = _direction(entry, x, y)
+    if path in _PER_REPLICA and _replica_gpus(left) != _replica_gpus(right):  # a bigger replica does more: no better
+        texts["label"] = f"{texts['label']} (a replica of {_replica_gpus(left)} vs {_replica_gpus(right)} GPUs)"
+        direction = Direction.changed
     served = [_as_served(d, path, "") == "" for d in (left, right)]
     if served[0] != served[1]:  # one fleet cannot carry the peak: its price is no saving, whatever the figures
         direction = Direction.worse if served[0] else Direction.better

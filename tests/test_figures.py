@@ -186,6 +186,18 @@ def test_compare_gives_both_values_the_change_and_its_direction() -> None:
     assert back["cost.usd_per_hour"].direction is Direction.worse and back["cost.usd_per_hour"].absolute == "+$80.00"
 
 
+def test_compare_judges_no_per_replica_figure_across_replica_sizes() -> None:
+    """TP 8 -> 4: a replica's SLO capacity halves while the fleet has twice the replicas; the row says the replicas
+    differ and judges neither better nor worse (it read '-56% worse'). Same-size replicas are judged as before."""
+    capstone = plan(load_brief("capstone"))
+    half_tp = plan(load_brief("capstone").with_changes({"deployment.tp": 4}))
+    row = {r.path: r for r in compare(capstone, half_tp)}["operating_point.capacity_rate_per_s"]
+    assert row.direction is Direction.changed and row.label.endswith("(a replica of 8 vs 4 GPUs)") and row.relative.startswith("-")
+    busier = plan(load_brief("capstone").with_changes({"workload.prefix_hit_rate": 0.2}))
+    same_size = {r.path: r for r in compare(capstone, busier)}["operating_point.capacity_rate_per_s"]
+    assert same_size.direction is Direction.worse and same_size.label == "Capacity under the SLO"
+
+
 def test_compare_says_unbounded_with_its_cause_and_judges_the_change() -> None:
     capstone = plan(load_brief("capstone"))
     stuck = plan(load_brief("capstone").with_changes(UNSTEADY))
