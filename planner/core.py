@@ -13,7 +13,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
-from planner.brief import MAX_NODES, Brief, ItlMetric
+from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_no_prefix_cache_at
 from planner.disagg import (
     DisaggAnalysis,
@@ -132,7 +132,9 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
             Problem(
                 field="workload.kv_context_tokens",
                 problem=f"the KV cache holds {num(mem.max_sequences_per_replica)} sequences per replica, the sizing load needs {num(cap.batch_per_replica)}",
-                change="add nodes, use FP8 KV, or shorten the context",
+                change="add nodes, use FP8 KV, or shorten the context"
+                if brief.deployment.kv_cache is KvPrecision.bf16
+                else "add nodes or shorten the context (the KV cache is FP8 already)",
             )
         )
     if not op.stable and op.limit is not None:

@@ -22,7 +22,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import Brief, KvPrecision
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
 from planner.fmt import num, pct
@@ -328,7 +328,9 @@ def disaggregation_analysis(
             Problem(
                 field="workload.kv_context_tokens",
                 problem=f"a decode replica's {num(b)} sequences{'' if math.isfinite(batch) else ' (a full batch)'} need {pct(kv_fraction)} of its KV cache",
-                change="give the decode pool more nodes, or use FP8 KV",
+                change="give the decode pool more nodes, or use FP8 KV"
+                if brief.deployment.kv_cache is KvPrecision.bf16
+                else "give the decode pool more nodes (its KV cache is FP8 already)",
             )
         )
     decode_short = not math.isfinite(batch) or kv_fraction > 1  # prompts wait for a decode slot without bound

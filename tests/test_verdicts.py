@@ -199,3 +199,12 @@ def test_a_disaggregated_miss_names_what_binds():
     assert design.verdict.feasible and not design.verdict.meets_slo
     (problem,) = design.verdict.problems
     assert problem.field == "disaggregation.prefill_nodes" and "p95 TTFT" in problem.problem and "prefill pool" in problem.change
+
+
+def test_the_kv_advice_offers_fp8_only_where_the_cache_is_not_fp8_already():
+    """A KV pool too small for the sizing load: 'use FP8 KV' is advice only for a BF16 cache (the capstone's is FP8)."""
+    crowded = load_brief("capstone").with_changes({"workload.users": 100_000_000})
+    change = next(p.change for p in plan(crowded).verdict.problems if p.field == "workload.kv_context_tokens")
+    assert "FP8 KV" not in change and "FP8 already" in change
+    bf16 = crowded.with_changes({"deployment.kv_cache": "bf16"})
+    assert "use FP8 KV" in next(p.change for p in plan(bf16).verdict.problems if p.field == "workload.kv_context_tokens")
