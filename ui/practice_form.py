@@ -194,8 +194,8 @@ def _feedback(step: Step) -> None:
                 st.markdown(f":grey[:material/remove: skipped] {prompt} The planner's answer: {md(question.answer)}.")
             else:
                 mark = ":green[:material/check_circle: right]" if g.correct else ":red[:material/cancel: not yet]"  # Streamlit's icon font
-                planner = "" if question.kind is Kind.several else f"; the planner's {md(g.answer)}"  # its note lists what was missed
-                st.markdown(f"{mark} {prompt} Yours: {md(g.given)}{planner}. {md(g.note[:1].upper() + g.note[1:])}.")
+                beside = f"; {md(g.beside)}" if g.beside else ""  # empty where the note says what the answer was held against
+                st.markdown(f"{mark} {prompt} Yours: {md(g.given)}{beside}. {md(g.note[:1].upper() + g.note[1:])}.")
             work = g.arithmetic if g is not None else question.arithmetic
             if work:
                 st.caption(md(f"Arithmetic: {work}"))
