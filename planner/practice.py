@@ -23,7 +23,7 @@ from planner.brief import Brief
 from planner.design import Design, plan
 from planner.errors import BriefError
 from planner.failures import TITLES as SCENARIO_TITLES
-from planner.failures import Scenario
+from planner.failures import FailureMode, Scenario, pressure
 from planner.figures import Format, arithmetic, format_unit, format_value, resolve, spec
 from planner.fmt import num, pct
 
@@ -689,18 +689,42 @@ _DEPENDENCIES = {
 }
 
 
+def _nearness(mode: FailureMode) -> str:
+    """A failure row on the binding failure's yardstick (planner.failures.pressure), named."""
+    share, of = (
+        (mode.objective_share, "of the deadline")
+        if mode.objective_share is not None
+        else (mode.load_vs_capacity, "of a replica's SLO capacity")
+    )
+    return f"{format_unit(share, 'fraction')} {of}" if math.isfinite(share) else f"no steady state (past 100% {of})"
+
+
+def _busiest(mode: FailureMode) -> float:
+    return mode.utilization if math.isfinite(mode.utilization) else math.inf
+
+
 def _dependency(design: Design) -> Step | None:
-    tested = [m for m in design.failures if m.scenario in _DEPENDENCIES]
+    """The assumption whose failure comes nearest the SLO (or the deadline), on the yardstick the binding failure is
+    picked by (the binding failure itself when it tests an assumption); the one whose failure costs the most GPU time (the worked capstone's FP8) counts too, and the arithmetic
+    gives both figures for every assumption, named, so the two answers can be compared with the Failures step's."""
+    tested = [m for m in design.failures if m.scenario in _DEPENDENCIES and m.applicable]
     if not tested:
         return None
-    worst = max(tested, key=lambda m: m.utilization if math.isfinite(m.utilization) else math.inf)
-    right = [_DEPENDENCIES[worst.scenario][0]]
-    binding = design.failure_summary.binding_scenario
-    if binding in _DEPENDENCIES:
-        right.append(_DEPENDENCIES[binding][0])
+    binding = [m for m in tested if m.scenario is design.failure_summary.binding_scenario]
+    nearest, busiest = (binding or [max(tested, key=pressure)])[0], max(tested, key=_busiest)
+    right = list(dict.fromkeys(_DEPENDENCIES[m.scenario][0] for m in (nearest, busiest)))
     options = [Option(key=key, text=text) for key, text in (_DEPENDENCIES[m.scenario] for m in tested)]
     options.append(Option(key="gateway_language", text="The gateway is written in a fast language"))
-    work = "; ".join(f"{m.title}: {format_unit(m.utilization, 'fraction')} busy" for m in tested)
+    target = "the deadline" if nearest.objective_share is not None else "the SLO"
+    rows = "; ".join(f"{m.title}: {_nearness(m)}, {format_unit(m.utilization, 'fraction')} busy" for m in tested)
+    if nearest is busiest:
+        verdict = f"{nearest.title} comes nearest {target} and costs the most GPU time."
+    else:
+        verdict = (
+            f"{nearest.title} comes nearest {target}, the yardstick the binding failure is picked by; {busiest.title} costs"
+            " the most GPU time (utilization) yet leaves more room to the target: both answers count."
+        )
+    work = f"If each assumption fails, a general-pool replica's load against {target} and the fleet's utilization: {rows}. {verdict}"
     return Step(
         key="dependency",
         title="The critical dependency",
@@ -711,9 +735,9 @@ def _dependency(design: Design) -> Step | None:
                 "dependency",
                 "Which assumption is the design's critical dependency?",
                 options,
-                list(dict.fromkeys(right)),
-                _DEPENDENCIES[worst.scenario][1],
-                f"Utilization if each assumption fails: {work}.",
+                right,
+                f"{_DEPENDENCIES[nearest.scenario][1]}: if it fails, {_nearness(nearest)}",
+                work,
                 "Leaving the dependency unstated: the design then fails by surprise when it breaks.",
                 "Stating it tells the team what to validate before committing and what to alert on after.",
             ),
@@ -721,7 +745,7 @@ def _dependency(design: Design) -> Step | None:
     )
 
 
-def _measure(design: Design, critical: str | None) -> Step:
+def _measure(design: Design, critical: tuple[str, ...]) -> Step:
     matter = [
         Option(key="prefix_hit_rate", text="Prefix cache hit rate"),
         Option(key="running_batch", text="Average running batch per replica"),
@@ -729,7 +753,7 @@ def _measure(design: Design, critical: str | None) -> Step:
         Option(key="queue_wait_p95", text="p95 queue wait"),
         Option(key="cost_per_million", text="Cost per million tokens"),
     ]
-    if critical == "weights_quality":
+    if "weights_quality" in critical:
         matter.append(Option(key="quality_evals", text="Quality evals of the quantized model against BF16"))
     distractors = [
         Option(key="nvidia_smi", text="GPU utilization as nvidia-smi reports it"),
@@ -977,7 +1001,7 @@ def _followups(design: Design) -> Step:
 def practice_steps(design: Design) -> tuple[Step, ...]:
     """Every step of the method for this design, in order; a step with nothing to ask (no variation) is left out."""
     dependency = _dependency(design)
-    critical = dependency.questions[0].correct[0] if dependency is not None else None
+    critical = dependency.questions[0].correct if dependency is not None else ()
     steps = (
         _clarify(design),
         _demand(design),
@@ -1126,6 +1150,7 @@ def grade_question(question: Question, raw: Any) -> Grade:
         assert isinstance(value, str)
         ok, points, basis, note = _grade_choice(question, value)
         given = next(o.text for o in question.options if o.key == value)
+        beside = ""  # its note names the planner's answer
     else:
         assert isinstance(value, tuple)
         ok, points, basis, note = _grade_several(question, value)

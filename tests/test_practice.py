@@ -237,3 +237,25 @@ def test_every_basis_is_read_from_the_plan_json_at_its_declared_path(preset: str
             for basis in q.bases:
                 value = float(resolve(source, basis.figure)) * (100 if q.unit == "%" else 1)
                 assert value == pytest.approx(basis.value, rel=1e-9), (q.id, basis.name)
+
+
+def test_the_critical_dependency_and_the_binding_failure_share_one_named_yardstick() -> None:
+    """The reviewer's finding: the dependency answer (revert to BF16, by utilization) and the binding failure (hit rate
+    drops, 89.3% of a replica's SLO capacity) were ranked on different figures. Both now read the failure rows' load
+    against the SLO capacity, named; the worked design's FP8 (most GPU time) still counts, and the arithmetic says why."""
+    from planner.fmt import pct
+
+    design = plan(load_brief("capstone"))
+    qs = {q.id: q for s in practice_steps(design) for q in s.questions}
+    binding = design.failure_summary.binding_scenario
+    assert binding.value == "prefix_hit_rate_drops"
+    row = next(m for m in design.failures if m.scenario is binding)
+    yardstick = f"{pct(row.load_vs_capacity)} of a replica's SLO capacity"
+    assert yardstick in design.failure_summary.binding_reason  # the Failures step's answer
+    dependency = qs["dependency.critical"]
+    assert dependency.correct[0] == "prefix_hit_rate" and yardstick in dependency.answer
+    assert grade_question(dependency, "weights_quality").correct  # the seed's 'Here: FP8': the most GPU time
+    bf16 = next(m for m in design.failures if m.scenario.value == "revert_to_bf16")
+    assert f"{pct(bf16.load_vs_capacity)} of a replica's SLO capacity, {pct(bf16.utilization)} busy" in dependency.arithmetic
+    assert "costs the most GPU time" in dependency.arithmetic
+    assert "quality_evals" in qs["measure.first"].correct  # FP8 quality still has its measurement
