@@ -26,6 +26,7 @@ from planner.failures import TITLES as SCENARIO_TITLES
 from planner.failures import FailureMode, Scenario, pressure
 from planner.figures import Format, arithmetic, format_unit, format_value, resolve, spec
 from planner.fmt import num, pct
+from planner.variations import VariationAnalysis
 
 __all__ = [
     "Attempt",
@@ -783,6 +784,15 @@ def _measure(design: Design, critical: tuple[str, ...]) -> Step:
     )
 
 
+def _baseline_utilization(analysis: VariationAnalysis, label: str) -> tuple[float, ...]:
+    """A variation's utilization is a question about a change: the baseline's utilization, with and without prefix
+    caching (in %), are its unchanged answers."""
+    if "utilization" not in label:
+        return ()
+    paths = ("capacity.utilization", "capacity.utilization_no_prefix_cache")
+    return tuple(d.baseline * 100 for d in analysis.diff if d.figure in paths and math.isfinite(d.baseline))
+
+
 def _variation(design: Design) -> Step | None:
     analysis = design.variation
     if analysis is None:
@@ -805,6 +815,7 @@ def _variation(design: Design) -> Step | None:
                     Basis(name=f.label, value=f.value * 100, figure=f"variation.findings.{i}.value", arithmetic=f.arithmetic)
                     for i, f in shares
                 ),
+                unchanged=_baseline_utilization(analysis, first.label),
                 answer=format_unit(first.value, first.unit),
                 arithmetic=first.arithmetic,
                 mistake="Answering from the capstone's figures: work this brief's own numbers.",
@@ -831,6 +842,7 @@ def _variation(design: Design) -> Step | None:
                         arithmetic=finding.arithmetic,
                     ),
                 ),
+                unchanged=_baseline_utilization(analysis, finding.label) if share else (),
                 answer=format_unit(finding.value, finding.unit),
                 arithmetic=finding.arithmetic,
                 mistake="Answering from the capstone's figures: work this brief's own numbers.",

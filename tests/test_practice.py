@@ -259,3 +259,14 @@ def test_the_critical_dependency_and_the_binding_failure_share_one_named_yardsti
     assert f"{pct(bf16.load_vs_capacity)} of a replica's SLO capacity, {pct(bf16.utilization)} busy" in dependency.arithmetic
     assert "costs the most GPU time" in dependency.arithmetic
     assert "quality_evals" in qs["measure.first"].correct  # FP8 quality still has its measurement
+
+
+@pytest.mark.parametrize(("preset", "qid"), [("variation-a", "variation.finding0"), ("variation-c", "variation.finding5")])
+def test_the_baselines_utilization_never_passes_a_variations_utilization(preset: str, qid: str) -> None:
+    """Variation A's 'utilization at peak' took the capstone's unchanged 50.9% (within 25% of the half fleet's 44.4%),
+    and variation C's multi-LoRA utilization the capstone's 27.7%: a variation is a change to its baseline."""
+    capstone = plan(load_brief("capstone"))
+    q = _questions(preset)[qid]
+    for before in (capstone.capacity.utilization, capstone.capacity.utilization_no_prefix_cache):
+        assert not grade_question(q, before * 100).correct, before
+    assert grade_question(q, q.bases[0].value).correct
