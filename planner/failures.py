@@ -41,6 +41,7 @@ __all__ = [
     "hit_rate_overrides",
     "judged",
     "n_plus_one_check",
+    "pressure",
     "scenario_check",
     "scenario_holds",
     "scenario_overrides",
@@ -507,7 +508,7 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     applicable = [m for m in modes if m.applicable]
     failing = [m for m in applicable if not m.ok]
     pool = failing or applicable or list(modes)
-    binding = max(pool, key=_pressure)
+    binding = max(pool, key=pressure)
     if failing:
         reason = f"{binding.title} fails first among {len(failing)} failing scenario(s): {binding.note}"
     elif binding.objective_share is not None:  # an offline job or a rollout: the scenario nearest its deadline
@@ -557,7 +558,7 @@ def _summary(base: CoreDesign, modes: tuple[FailureMode, ...]) -> FailureSummary
     )
 
 
-def _pressure(mode: FailureMode) -> float:
+def pressure(mode: FailureMode) -> float:
     """How near a row is to failing, the binding scenario's key: an offline job's or a rollout's time over its deadline,
     else a general-pool replica's load over its SLO capacity (unbounded: nearest of all)."""
     value = mode.load_vs_capacity if mode.objective_share is None else mode.objective_share

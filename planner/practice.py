@@ -23,9 +23,10 @@ from planner.brief import Brief
 from planner.design import Design, plan
 from planner.errors import BriefError
 from planner.failures import TITLES as SCENARIO_TITLES
-from planner.failures import Scenario
+from planner.failures import FailureMode, Scenario, pressure
 from planner.figures import Format, arithmetic, format_unit, format_value, resolve, spec
 from planner.fmt import num, pct
+from planner.variations import VariationAnalysis
 
 __all__ = [
     "Attempt",
@@ -61,10 +62,12 @@ class Option(_Model):
 
 
 class Basis(_Model):
-    """One accepted answer of a number question: what it is called and its value (in the question's unit)."""
+    """One accepted answer of a number question: what it is called, its value (in the question's unit) and the plan's
+    JSON path it is read from (under the question's overrides), so every accepted value is a figure the plan shows."""
 
     name: str
     value: float
+    figure: str
     arithmetic: str = ""
 
 
@@ -73,9 +76,11 @@ class Question(_Model):
 
     id: what an answers file names; unit: what a number is entered in ("%" for a share); figure: the plan's JSON path
     a number is graded against (under `overrides` for a follow-up); tolerance: the relative error that passes;
-    bases: every accepted value, the plan's first; correct: the option keys that are right (a choice: any one of
-    them; pick-several: the ones that matter); answer/arithmetic: the planner's answer in words and its working;
-    mistake: the usual mistake at this step; why: why the step matters.
+    bases: every accepted value, the plan's first, each with its own plan path; unchanged: for a question about a
+    change (a follow-up), the design's figures before the change on the same paths: an answer nearer one of them than
+    to the basis it falls near is the unchanged figure and does not pass; correct: the option keys that are right (a
+    choice: any one of them; pick-several: the ones that matter); answer/arithmetic: the planner's answer in words and
+    its working; mistake: the usual mistake at this step; why: why the step matters.
     """
 
     id: str
@@ -88,6 +93,7 @@ class Question(_Model):
     overrides: dict[str, Any] = {}
     tolerance: float = 0.0
     bases: tuple[Basis, ...] = ()
+    unchanged: tuple[float, ...] = ()
     correct: tuple[str, ...] = ()
     answer: str
     arithmetic: str = ""
@@ -102,6 +108,7 @@ class Question(_Model):
         if self.figure is not None:
             data["figure"] = self.figure
             data["tolerance"] = self.tolerance
+            data["bases"] = [{"name": b.name, "figure": b.figure} for b in self.bases]  # what else passes, by plan path
             if self.overrides:
                 data["overrides"] = dict(self.overrides)
         return data
@@ -115,7 +122,10 @@ class Step(_Model):
 
 
 class Grade(_Model):
-    """One graded answer: `points` 0-1 (a pick-several question earns part), `basis` the basis it matched."""
+    """One graded answer: `points` 0-1 (a pick-several question earns part), `basis` the basis it matched;
+    `answer` is the planner's answer, `beside` the words that set the answer beside it ("the planner's 12.8 req/s"),
+    empty where the note states what the answer was held against (a pass on another basis than the plan's figure,
+    which then is not shown as the answer)."""
 
     id: str
     step: str
@@ -126,6 +136,7 @@ class Grade(_Model):
     basis: str
     note: str
     answer: str
+    beside: str
     arithmetic: str
     mistake: str
     why: str
@@ -164,7 +175,10 @@ def _number(
     overrides: Mapping[str, Any] | None = None,
     source: Design | None = None,
 ) -> Question | None:
-    """A number question on a registered figure; None when the figure has no finite value (nothing to estimate)."""
+    """A number question on a registered figure; None when the figure has no finite value (nothing to estimate).
+
+    With `source` (the design re-planned under `overrides`) the question is about a change: `design`'s own figures on
+    the same bases are the unchanged answers, which never pass."""
     where = source or design
     value = float(resolve(where, figure))
     if not math.isfinite(value):
@@ -173,7 +187,11 @@ def _number(
     unit = "%" if entry.format is Format.percent else ("$" if entry.format is Format.money else entry.unit)
     scale = 100.0 if unit == "%" else 1.0
     work = arithmetic(where, figure)
-    bases = (Basis(name="the plan", value=value * scale, arithmetic=work), *(b for b in more if math.isfinite(b.value)))
+    bases = (
+        Basis(name="the plan", value=value * scale, figure=figure, arithmetic=work),
+        *(b for b in more if math.isfinite(b.value)),
+    )
+    unchanged = _unchanged(design, bases, scale) if source is not None else ()
     return Question(
         id=qid,
         step=step,
@@ -184,11 +202,25 @@ def _number(
         overrides=dict(overrides or {}),
         tolerance=tolerance,
         bases=bases,
+        unchanged=unchanged,
         answer=format_value(entry, value),
         arithmetic=work,
         mistake=mistake,
         why=why,
     )
+
+
+def _unchanged(design: Design, bases: tuple[Basis, ...], scale: float) -> tuple[float, ...]:
+    """The design's figures before a change, on each basis's plan path (in the question's unit)."""
+    values = []
+    for basis in bases:
+        try:
+            before = float(resolve(design, basis.figure)) * scale
+        except (AttributeError, KeyError, IndexError, TypeError):  # a basis the design before the change does not give
+            continue
+        if math.isfinite(before):
+            values.append(before)
+    return tuple(values)
 
 
 def _choice(
@@ -338,7 +370,10 @@ def _capacity(design: Design) -> Step:
         "The decode step is the floor of the ITL and sets decode capacity; prefill capacity sets how many prompts a second the fleet takes."
     )
     ideal = Basis(
-        name="the ideal step (bytes / bandwidth)", value=c.decode_step_ideal_ms, arithmetic=c.arithmetic.get("decode_step_ideal_ms", "")
+        name="the ideal step (bytes / bandwidth)",
+        value=c.decode_step_ideal_ms,
+        figure="capacity.decode_step_ideal_ms",
+        arithmetic=c.arithmetic.get("decode_step_ideal_ms", ""),
     )
     return Step(
         key="capacity",
@@ -392,6 +427,7 @@ def _utilization(design: Design) -> Step:
     no_cache = Basis(
         name="without prefix caching",
         value=c.utilization_no_prefix_cache * 100,
+        figure="capacity.utilization_no_prefix_cache",
         arithmetic=c.arithmetic.get("utilization_no_prefix_cache", ""),
     )
     mistake = "Checking prefill and decode capacity separately: they share the same GPUs, so their time shares add."
@@ -429,6 +465,11 @@ def _utilization(design: Design) -> Step:
     )
 
 
+def _seed_basis(step: str, value: float, field: str, work: str) -> Basis:
+    """The worked designs' hand relation (operating_point.seed_relation) with the real or the ideal decode step."""
+    return Basis(name=f"the hand relation, {step} step", value=value, figure=f"operating_point.seed_relation.{field}", arithmetic=work)
+
+
 def _operating_point(design: Design) -> Step | None:
     op = design.operating_point
     seed = op.seed_relation
@@ -436,12 +477,12 @@ def _operating_point(design: Design) -> Step | None:
     more_tpot: tuple[Basis, ...] = ()
     if seed is not None:
         more_in = (
-            Basis(name="the hand relation, real step", value=seed.in_flight, arithmetic=seed.arithmetic.get("in_flight", "")),
-            Basis(name="the hand relation, ideal step", value=seed.in_flight_ideal, arithmetic=seed.arithmetic.get("in_flight", "")),
+            _seed_basis("real", seed.in_flight, "in_flight", seed.arithmetic.get("in_flight", "")),
+            _seed_basis("ideal", seed.in_flight_ideal, "in_flight_ideal", seed.arithmetic.get("in_flight", "")),
         )
         more_tpot = (
-            Basis(name="the hand relation, real step", value=seed.tpot_ms, arithmetic=seed.arithmetic.get("tpot_ms", "")),
-            Basis(name="the hand relation, ideal step", value=seed.tpot_ideal_ms, arithmetic=seed.arithmetic.get("tpot_ms", "")),
+            _seed_basis("real", seed.tpot_ms, "tpot_ms", seed.arithmetic.get("tpot_ms", "")),
+            _seed_basis("ideal", seed.tpot_ideal_ms, "tpot_ideal_ms", seed.arithmetic.get("tpot_ms", "")),
         )
     mistake = (
         "Using the TPOT target as the step time in Little's law: the real step is several times shorter, so in flight comes out too high."
@@ -649,18 +690,42 @@ _DEPENDENCIES = {
 }
 
 
+def _nearness(mode: FailureMode) -> str:
+    """A failure row on the binding failure's yardstick (planner.failures.pressure), named."""
+    share, of = (
+        (mode.objective_share, "of the deadline")
+        if mode.objective_share is not None
+        else (mode.load_vs_capacity, "of a replica's SLO capacity")
+    )
+    return f"{format_unit(share, 'fraction')} {of}" if math.isfinite(share) else f"no steady state (past 100% {of})"
+
+
+def _busiest(mode: FailureMode) -> float:
+    return mode.utilization if math.isfinite(mode.utilization) else math.inf
+
+
 def _dependency(design: Design) -> Step | None:
-    tested = [m for m in design.failures if m.scenario in _DEPENDENCIES]
+    """The assumption whose failure comes nearest the SLO (or the deadline), on the yardstick the binding failure is
+    picked by (the binding failure itself when it tests an assumption); the one whose failure costs the most GPU time (the worked capstone's FP8) counts too, and the arithmetic
+    gives both figures for every assumption, named, so the two answers can be compared with the Failures step's."""
+    tested = [m for m in design.failures if m.scenario in _DEPENDENCIES and m.applicable]
     if not tested:
         return None
-    worst = max(tested, key=lambda m: m.utilization if math.isfinite(m.utilization) else math.inf)
-    right = [_DEPENDENCIES[worst.scenario][0]]
-    binding = design.failure_summary.binding_scenario
-    if binding in _DEPENDENCIES:
-        right.append(_DEPENDENCIES[binding][0])
+    binding = [m for m in tested if m.scenario is design.failure_summary.binding_scenario]
+    nearest, busiest = (binding or [max(tested, key=pressure)])[0], max(tested, key=_busiest)
+    right = list(dict.fromkeys(_DEPENDENCIES[m.scenario][0] for m in (nearest, busiest)))
     options = [Option(key=key, text=text) for key, text in (_DEPENDENCIES[m.scenario] for m in tested)]
     options.append(Option(key="gateway_language", text="The gateway is written in a fast language"))
-    work = "; ".join(f"{m.title}: {format_unit(m.utilization, 'fraction')} busy" for m in tested)
+    target = "the deadline" if nearest.objective_share is not None else "the SLO"
+    rows = "; ".join(f"{m.title}: {_nearness(m)}, {format_unit(m.utilization, 'fraction')} busy" for m in tested)
+    if nearest is busiest:
+        verdict = f"{nearest.title} comes nearest {target} and costs the most GPU time."
+    else:
+        verdict = (
+            f"{nearest.title} comes nearest {target}, the yardstick the binding failure is picked by; {busiest.title} costs"
+            " the most GPU time (utilization) yet leaves more room to the target: both answers count."
+        )
+    work = f"If each assumption fails, a general-pool replica's load against {target} and the fleet's utilization: {rows}. {verdict}"
     return Step(
         key="dependency",
         title="The critical dependency",
@@ -671,9 +736,9 @@ def _dependency(design: Design) -> Step | None:
                 "dependency",
                 "Which assumption is the design's critical dependency?",
                 options,
-                list(dict.fromkeys(right)),
-                _DEPENDENCIES[worst.scenario][1],
-                f"Utilization if each assumption fails: {work}.",
+                right,
+                f"{_DEPENDENCIES[nearest.scenario][1]}: if it fails, {_nearness(nearest)}",
+                work,
                 "Leaving the dependency unstated: the design then fails by surprise when it breaks.",
                 "Stating it tells the team what to validate before committing and what to alert on after.",
             ),
@@ -681,7 +746,7 @@ def _dependency(design: Design) -> Step | None:
     )
 
 
-def _measure(design: Design, critical: str | None) -> Step:
+def _measure(design: Design, critical: tuple[str, ...]) -> Step:
     matter = [
         Option(key="prefix_hit_rate", text="Prefix cache hit rate"),
         Option(key="running_batch", text="Average running batch per replica"),
@@ -689,7 +754,7 @@ def _measure(design: Design, critical: str | None) -> Step:
         Option(key="queue_wait_p95", text="p95 queue wait"),
         Option(key="cost_per_million", text="Cost per million tokens"),
     ]
-    if critical == "weights_quality":
+    if "weights_quality" in critical:
         matter.append(Option(key="quality_evals", text="Quality evals of the quantized model against BF16"))
     distractors = [
         Option(key="nvidia_smi", text="GPU utilization as nvidia-smi reports it"),
@@ -719,6 +784,15 @@ def _measure(design: Design, critical: str | None) -> Step:
     )
 
 
+def _baseline_utilization(analysis: VariationAnalysis, label: str) -> tuple[float, ...]:
+    """A variation's utilization is a question about a change: the baseline's utilization, with and without prefix
+    caching (in %), are its unchanged answers."""
+    if "utilization" not in label:
+        return ()
+    paths = ("capacity.utilization", "capacity.utilization_no_prefix_cache")
+    return tuple(d.baseline * 100 for d in analysis.diff if d.figure in paths and math.isfinite(d.baseline))
+
+
 def _variation(design: Design) -> Step | None:
     analysis = design.variation
     if analysis is None:
@@ -737,7 +811,11 @@ def _variation(design: Design) -> Step | None:
                 unit="%",
                 figure=f"variation.findings.{first_index}.value",
                 tolerance=MODEL,
-                bases=tuple(Basis(name=f.label, value=f.value * 100, arithmetic=f.arithmetic) for _, f in shares),
+                bases=tuple(
+                    Basis(name=f.label, value=f.value * 100, figure=f"variation.findings.{i}.value", arithmetic=f.arithmetic)
+                    for i, f in shares
+                ),
+                unchanged=_baseline_utilization(analysis, first.label),
                 answer=format_unit(first.value, first.unit),
                 arithmetic=first.arithmetic,
                 mistake="Answering from the capstone's figures: work this brief's own numbers.",
@@ -756,7 +834,15 @@ def _variation(design: Design) -> Step | None:
                 unit="%" if share else finding.unit,
                 figure=f"variation.findings.{i}.value",
                 tolerance=MODEL,
-                bases=(Basis(name="the plan", value=finding.value * (100 if share else 1), arithmetic=finding.arithmetic),),
+                bases=(
+                    Basis(
+                        name="the plan",
+                        value=finding.value * (100 if share else 1),
+                        figure=f"variation.findings.{i}.value",
+                        arithmetic=finding.arithmetic,
+                    ),
+                ),
+                unchanged=_baseline_utilization(analysis, finding.label) if share else (),
                 answer=format_unit(finding.value, finding.unit),
                 arithmetic=finding.arithmetic,
                 mistake="Answering from the capstone's figures: work this brief's own numbers.",
@@ -800,12 +886,10 @@ def _follow_number(
         return None
     more: tuple[Basis, ...] = ()
     seed = other.operating_point.seed_relation
-    if figure == "operating_point.capacity_rate_per_s" and seed is not None:  # the worked designs' hand relation
-        work = seed.arithmetic.get("capacity_rate_per_s", "")
-        more = (
-            Basis(name="the hand relation, real step", value=seed.capacity_rate_per_s, arithmetic=work),
-            Basis(name="the hand relation, ideal step", value=seed.capacity_rate_ideal_per_s, arithmetic=work),
-        )
+    if figure == "operating_point.capacity_rate_per_s" and seed is not None:
+        # The worked designs answer this follow-up with their hand relation at the real step (the 10-QPS seed's "TP=2:
+        # real capacity falls to about 5.8 QPS"); its ideal step is a bound no replica runs at, not an answer.
+        more = (_seed_basis("real", seed.capacity_rate_per_s, "capacity_rate_per_s", seed.arithmetic.get("capacity_rate_per_s", "")),)
     return _number(qid, "followups", prompt, design, figure, tolerance, mistake, why, more=more, overrides=changes, source=other)
 
 
@@ -821,6 +905,7 @@ def _half_budget(design: Design) -> Question | None:
     linear = Basis(
         name="without prefix caching",
         value=other.capacity.utilization_no_prefix_cache * 100,
+        figure="capacity.utilization_no_prefix_cache",
         arithmetic=other.capacity.arithmetic.get("utilization_no_prefix_cache", ""),
     )
     return _number(
@@ -928,7 +1013,7 @@ def _followups(design: Design) -> Step:
 def practice_steps(design: Design) -> tuple[Step, ...]:
     """Every step of the method for this design, in order; a step with nothing to ask (no variation) is left out."""
     dependency = _dependency(design)
-    critical = dependency.questions[0].correct[0] if dependency is not None else None
+    critical = dependency.questions[0].correct if dependency is not None else ()
     steps = (
         _clarify(design),
         _demand(design),
@@ -990,20 +1075,44 @@ def _written(question: Question, value: float) -> str:
     return num(value, question.unit)
 
 
+def _relative_error(value: float, basis: Basis) -> float:
+    return (value - basis.value) / abs(basis.value) if basis.value else (0.0 if value == 0 else math.inf)
+
+
 def _grade_number(question: Question, value: float) -> tuple[bool, float, Basis | None, str]:
-    """Right when within the tolerance of any basis; the note names the nearest basis."""
-    best: tuple[float, Basis] | None = None
-    for basis in question.bases:
-        error = (value - basis.value) / abs(basis.value) if basis.value else (0.0 if value == 0 else math.inf)
-        if best is None or abs(error) < abs(best[0]):
-            best = (error, basis)
-    assert best is not None
-    error, basis = best
+    """Right when within the tolerance of a basis and nearer it than to every unchanged figure (a question about a
+    change); the note names the basis the answer was held against, and the plan's own figure beside another basis."""
+    ranked = sorted(question.bases, key=lambda b: abs(_relative_error(value, b)))
     within = f"within {question.tolerance:.0%}"
-    if abs(error) <= question.tolerance:
-        return True, 1.0, basis, f"{within} of {_written(question, basis.value)}, {basis.name}"
+    plan_basis = question.bases[0]
+    for basis in ranked:
+        if abs(_relative_error(value, basis)) > question.tolerance:
+            break
+        stale = [u for u in question.unchanged if abs(value - u) <= abs(value - basis.value)]
+        if stale:
+            return (
+                False,
+                0.0,
+                None,
+                f"that is the design's figure before the change ({_written(question, stale[0])}): the change moves"
+                f" {plan_basis.name} to {_written(question, plan_basis.value)}",
+            )
+        if basis is plan_basis:
+            return True, 1.0, basis, f"{within} of {_written(question, basis.value)}, {basis.name}"
+        return (
+            True,
+            1.0,
+            basis,
+            f"{within} of {_written(question, basis.value)}, {basis.name} (a basis the worked designs use);"
+            f" {plan_basis.name} gives {_written(question, plan_basis.value)} on the planner's own model",
+        )
+    error = _relative_error(value, plan_basis)  # a miss is held against the figure the question declares
     direction = "high" if error > 0 else "low"
-    return False, 0.0, None, f"{error:+.0%} {direction} against {_written(question, basis.value)}, {basis.name}; {within} passes"
+    note = f"{error:+.0%} {direction} against {_written(question, plan_basis.value)}, {plan_basis.name}; {within} passes"
+    before = min(question.unchanged, key=lambda u: abs(value - u), default=None)
+    if before is not None and abs(value - before) <= question.tolerance * abs(before):
+        note += f"; that is about the design's figure before the change, {_written(question, before)}"
+    return False, 0.0, None, note
 
 
 def _grade_choice(question: Question, picked: str) -> tuple[bool, float, str, str]:
@@ -1039,21 +1148,26 @@ def grade_question(question: Question, raw: Any) -> Grade:
     """Grade one answer (raises BriefError when the answer cannot be read for this question)."""
     value = answer_value(question, raw)
     work = question.arithmetic
+    beside = f"the planner's {question.answer}"
     if question.kind is Kind.number:
         assert isinstance(value, float)
         ok, points, matched, note = _grade_number(question, value)
         basis = matched.name if matched is not None else ""
-        if matched is not None and matched.name != "the plan" and matched.arithmetic and matched.arithmetic != work:
-            work = f"{work}; {matched.name}: {matched.arithmetic}" if work else matched.arithmetic
+        if matched is not None and matched is not question.bases[0]:
+            beside = ""  # the note holds the answer against its basis and names the plan's figure as the plan's
+            if matched.arithmetic and matched.arithmetic != work:
+                work = f"{work}; {matched.name}: {matched.arithmetic}" if work else matched.arithmetic
         given = _written(question, value)
     elif question.kind is Kind.choice:
         assert isinstance(value, str)
         ok, points, basis, note = _grade_choice(question, value)
         given = next(o.text for o in question.options if o.key == value)
+        beside = ""  # its note names the planner's answer
     else:
         assert isinstance(value, tuple)
         ok, points, basis, note = _grade_several(question, value)
         given = "; ".join(o.text for o in question.options if o.key in value) or "(none)"
+        beside = ""  # its note lists what was missed
     return Grade(
         id=question.id,
         step=question.step,
@@ -1064,6 +1178,7 @@ def grade_question(question: Question, raw: Any) -> Grade:
         basis=basis,
         note=note,
         answer=question.answer,
+        beside=beside,
         arithmetic=work,
         mistake=question.mistake,
         why=question.why,
@@ -1094,7 +1209,8 @@ def summary_markdown(title: str, steps: tuple[Step, ...], attempt: Attempt) -> s
         lines += ["", f"## {step.title}", ""]
         for g in grades:
             mark = "right" if g.correct else "not yet"
-            lines.append(f"- **{g.prompt}**: {mark}. Yours: {g.given}. The planner: {g.answer} ({g.note}).")
+            beside = f"; {g.beside}" if g.beside else ""
+            lines.append(f"- **{g.prompt}**: {mark}. Yours: {g.given}{beside} ({g.note}).")
             if g.arithmetic:
                 lines.append(f"  - Arithmetic: {g.arithmetic}")
             lines += [f"  - Usual mistake: {g.mistake}", f"  - Why it matters: {g.why}"]

@@ -85,7 +85,8 @@ def _text(title: str, steps: tuple[Step, ...], attempt: Attempt | None) -> str:
                 lines.append(f"      {o.key}: {o.text}")
             g = by_id.get(q.id)
             if g is not None:
-                lines.append(f"    -> {'right' if g.correct else 'not yet'}: yours {g.given}; the planner {g.answer} ({g.note})")
+                beside = f"; {g.beside}" if g.beside else ""
+                lines.append(f"    -> {'right' if g.correct else 'not yet'}: yours {g.given}{beside} ({g.note})")
                 if g.arithmetic:
                     lines.append(f"       arithmetic: {g.arithmetic}")
                 lines.append(f"       usual mistake: {g.mistake}")

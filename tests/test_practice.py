@@ -185,3 +185,88 @@ def test_the_tp_question_on_an_ep_replica_speaks_of_attention_groups():
     assert q.correct == ("tp1",) or list(q.correct) == ["tp1"]
     assert texts["tp1"].startswith("TP=1: 16 attention groups of 1 GPU(s) in the 16-GPU EP replica")
     assert not any("replicas per node" in t for t in texts.values())
+
+
+@pytest.mark.parametrize("qid", ["followups.half_tp", "followups.longer_outputs", "followups.half_budget"])
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4"])
+def test_the_unchanged_figure_never_passes_a_question_about_a_change(preset: str, qid: str) -> None:
+    """The reviewer's repro: the TP=8 capacity (29.4 req/s) passed 'Could TP=4 work?' and 'outputs grow to 1,000' on the
+    ideal-step hand relation, beside the planner's 12.8 req/s. The base design's figure, on any basis, never passes."""
+    from planner.figures import resolve
+
+    brief = load_brief(preset)
+    base = plan(brief)
+    q = _questions(preset)[qid]
+    assert q.unchanged, "a follow-up knows the design's figures before the change"
+    scale = 100 if q.unit == "%" else 1
+    for basis in q.bases:
+        before = float(resolve(base, basis.figure)) * scale
+        for answer in (before, before * 0.97, before * 1.03):
+            graded = grade_question(q, answer)
+            assert not graded.correct, (basis.name, answer, graded.note)
+    assert "before the change" in grade_question(q, float(resolve(base, q.bases[0].figure)) * scale).note
+    assert grade_question(q, q.bases[0].value).correct  # the plan under the change passes
+
+
+def test_a_follow_up_is_graded_on_the_figures_it_declares_and_a_pass_on_another_basis_says_so() -> None:
+    q = _questions("capstone")["followups.half_tp"]
+    listed = q.public()
+    assert listed["figure"] == "operating_point.capacity_rate_per_s" and listed["overrides"] == {"deployment.tp": 4}
+    assert [b["figure"] for b in listed["bases"]] == [
+        "operating_point.capacity_rate_per_s",
+        "operating_point.seed_relation.capacity_rate_per_s",
+    ]  # no ideal-step bound: no replica runs at it
+    assert not grade_question(q, 24.2).correct  # the hand relation at the ideal step (the reviewer's 'within 25% of 24.2')
+    ours = grade_question(q, 12.8)
+    assert ours.correct and ours.basis == "the plan" and ours.beside == "the planner's 12.8 req/s"
+    hand = grade_question(q, 16.1)  # the worked designs' hand relation at the real step
+    assert hand.correct and hand.basis == "the hand relation, real step"
+    assert hand.beside == "" and "16.1 req/s, the hand relation, real step" in hand.note and "12.8 req/s" in hand.note
+
+
+@pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-a"])
+def test_every_basis_is_read_from_the_plan_json_at_its_declared_path(preset: str) -> None:
+    """What a number question accepts besides its figure is a figure too: `plan --set` of its overrides shows it."""
+    from planner.cli import design_json
+    from planner.figures import resolve
+
+    brief = load_brief(preset)
+    for step in practice_steps(plan(brief)):
+        for q in step.questions:
+            source = design_json(plan(brief.with_changes(dict(q.overrides)) if q.overrides else brief))
+            for basis in q.bases:
+                value = float(resolve(source, basis.figure)) * (100 if q.unit == "%" else 1)
+                assert value == pytest.approx(basis.value, rel=1e-9), (q.id, basis.name)
+
+
+def test_the_critical_dependency_and_the_binding_failure_share_one_named_yardstick() -> None:
+    """The reviewer's finding: the dependency answer (revert to BF16, by utilization) and the binding failure (hit rate
+    drops, 89.3% of a replica's SLO capacity) were ranked on different figures. Both now read the failure rows' load
+    against the SLO capacity, named; the worked design's FP8 (most GPU time) still counts, and the arithmetic says why."""
+    from planner.fmt import pct
+
+    design = plan(load_brief("capstone"))
+    qs = {q.id: q for s in practice_steps(design) for q in s.questions}
+    binding = design.failure_summary.binding_scenario
+    assert binding.value == "prefix_hit_rate_drops"
+    row = next(m for m in design.failures if m.scenario is binding)
+    yardstick = f"{pct(row.load_vs_capacity)} of a replica's SLO capacity"
+    assert yardstick in design.failure_summary.binding_reason  # the Failures step's answer
+    dependency = qs["dependency.critical"]
+    assert dependency.correct[0] == "prefix_hit_rate" and yardstick in dependency.answer
+    assert grade_question(dependency, "weights_quality").correct  # the seed's 'Here: FP8': the most GPU time
+    bf16 = next(m for m in design.failures if m.scenario.value == "revert_to_bf16")
+    assert f"{pct(bf16.load_vs_capacity)} of a replica's SLO capacity, {pct(bf16.utilization)} busy" in dependency.arithmetic
+    assert "costs the most GPU time" in dependency.arithmetic
+    assert "quality_evals" in qs["measure.first"].correct  # FP8 quality still has its measurement
+
+
+@pytest.mark.parametrize(("preset", "qid"), [("variation-a", "variation.finding0"), ("variation-c", "variation.finding5")])
+def test_the_baselines_utilization_never_passes_a_variations_utilization(preset: str, qid: str) -> None:
+    """Variation A's 'utilization at peak' took the capstone's unchanged 50.9% (within 25% of the half fleet's 44.4%),
+    and variation C's multi-LoRA utilization the capstone's 27.7%: a variation is a change to its baseline."""
+    capstone = plan(load_brief("capstone"))
+    q = _questions(preset)[qid]
+    for before in (capstone.capacity.utilization, capstone.capacity.utilization_no_prefix_cache):
+        assert not grade_question(q, before * 100).correct, before
+    assert grade_question(q, q.bases[0].value).correct

@@ -64,6 +64,7 @@ def test_answering_a_step_reveals_its_grade_arithmetic_and_mistake() -> None:
     assert utilization.key.startswith(form)
     utilization.set_value(51.4)  # the worked design's no-prefix-cache figure counts as right
     at.button(key="practice.submit.utilization").click().run()
+    at.button(key="practice.skip.utilization").click().run()  # the binding question left blank on purpose
     assert not at.exception
     text = shown(" ".join(m.value for m in at.markdown))
     assert "right" in text and "without prefix caching" in text
@@ -103,6 +104,7 @@ def test_answers_are_kept_per_brief() -> None:
     at = visit(new_app({"practice": "on"}), "pages/capacity.py")
     next(n for n in at.number_input if n.key.endswith("utilization.peak")).set_value(27.7)
     at.button(key="practice.submit.utilization").click().run()
+    at.button(key="practice.skip.utilization").click().run()
     assert not at.exception and not any(b.key == "practice.submit.utilization" for b in at.button)  # graded
     at.slider(key="sb.workload.duty_cycle").set_value(0.16).run()  # another brief: its own, empty, answers
     assert any(b.key == "practice.submit.utilization" for b in at.button)
@@ -112,3 +114,24 @@ def test_answers_are_kept_per_brief() -> None:
     at.button(key="practice.retry.utilization").click().run()  # try the step again: its questions, no answers
     assert any(b.key == "practice.submit.utilization" for b in at.button)
     assert "27.7%" not in _rendered(at)
+
+
+def test_a_submit_with_blank_answers_keeps_them_and_asks_before_counting_any_as_skipped() -> None:
+    """The reviewer's finding: Enter in the first number field submits a Streamlit form, and every other question of the
+    step was graded 'skipped'. A submit with blanks now grades nothing, keeps the entries and says what is missing;
+    the blanks count as skipped only when the candidate presses 'Skip the blanks'."""
+    at = visit(new_app({"practice": "on"}), "pages/capacity.py")
+    field = next(n for n in at.number_input if n.key.endswith("demand.request_rate"))
+    field.set_value(55.6)
+    at.button(key="practice.submit.demand").click().run()  # what Enter in the first field does
+    assert not at.exception
+    assert any(b.key == "practice.submit.demand" for b in at.button), "the step is still asked, not graded"
+    assert not any(b.key == "practice.retry.demand" for b in at.button)
+    assert any("3 questions are still blank" in w.value for w in at.warning)
+    assert next(n for n in at.number_input if n.key.endswith("demand.request_rate")).value == 55.6  # the answer is kept
+    for qid, value in (("demand.generating", 800), ("demand.input_tokens", 66_700), ("demand.output_tokens", 19_400)):
+        next(n for n in at.number_input if n.key.endswith(qid)).set_value(value)
+    at.button(key="practice.submit.demand").click().run()
+    text = shown(" ".join(m.value for m in at.markdown))
+    assert any(b.key == "practice.retry.demand" for b in at.button) and "skipped" not in text
+    assert text.count("right") >= 4 and not at.warning

@@ -153,10 +153,21 @@ def _read(question: Question, prefix: str) -> Any:
     return st.session_state.get(key)
 
 
-def _submit(step: Step, prefix: str) -> None:
+def _submit(step: Step, prefix: str, skip_blanks: bool = False) -> None:
+    """Grade the step once every question has an answer; with blanks (an Enter pressed in the first field submits the
+    form too) keep the entries and ask for the rest, unless the candidate chose to skip the blanks."""
     answers = {q.id: value for q in step.questions if (value := _read(q, prefix)) is not None}
     if not answers:
         st.session_state[_ERROR_KEY] = (step.key, "Answer at least one question of this step first.")
+        return
+    blanks = len(step.questions) - len(answers)
+    if blanks and not skip_blanks:
+        left = "1 question is" if blanks == 1 else f"{blanks} questions are"
+        st.session_state[_ERROR_KEY] = (
+            step.key,
+            f"{left} still blank; your answers are kept. Answer the rest, or press 'Skip the blanks' to grade what you"
+            " have (a blank counts as skipped).",
+        )
         return
     st.session_state.pop(_ERROR_KEY, None)
     _answers()[step.key] = answers
@@ -173,10 +184,13 @@ def _form(step: Step) -> None:
         st.caption(md(step.method))
         for question in step.questions:
             _field(question, prefix)
+        error = st.session_state.get(_ERROR_KEY)
+        message: str | None = error[1] if error is not None and error[0] == step.key else None
         st.form_submit_button("Check my answers", key=f"practice.submit.{step.key}", on_click=_submit, args=(step, prefix))
-    error = st.session_state.get(_ERROR_KEY)
-    if error is not None and error[0] == step.key:
-        st.warning(error[1])
+        if message is not None and len(step.questions) > 1:  # offered once the candidate is told answers are missing
+            st.form_submit_button("Skip the blanks", key=f"practice.skip.{step.key}", on_click=_submit, args=(step, prefix, True))
+    if message is not None:
+        st.warning(message)
 
 
 def _feedback(step: Step) -> None:
@@ -194,8 +208,8 @@ def _feedback(step: Step) -> None:
                 st.markdown(f":grey[:material/remove: skipped] {prompt} The planner's answer: {md(question.answer)}.")
             else:
                 mark = ":green[:material/check_circle: right]" if g.correct else ":red[:material/cancel: not yet]"  # Streamlit's icon font
-                planner = "" if question.kind is Kind.several else f"; the planner's {md(g.answer)}"  # its note lists what was missed
-                st.markdown(f"{mark} {prompt} Yours: {md(g.given)}{planner}. {md(g.note[:1].upper() + g.note[1:])}.")
+                beside = f"; {md(g.beside)}" if g.beside else ""  # empty where the note says what the answer was held against
+                st.markdown(f"{mark} {prompt} Yours: {md(g.given)}{beside}. {md(g.note[:1].upper() + g.note[1:])}.")
             work = g.arithmetic if g is not None else question.arithmetic
             if work:
                 st.caption(md(f"Arithmetic: {work}"))
