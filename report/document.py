@@ -447,11 +447,7 @@ def _not_served(f: Figures) -> str:
     if f.value("cost.carries_peak"):
         return ""
     at_fix = f.value("cost.usd_per_million_output_tokens_at_fix")
-    fix = (
-        f"; {f.usd('cost.usd_per_million_output_tokens_at_fix')} on the {f.num('fix.nodes')} nodes that meet the SLO"
-        if at_fix is not None
-        else ""
-    )
+    fix = f"; {f.usd('cost.usd_per_million_output_tokens_at_fix')} on {f.text('fix.fleet')}" if at_fix is not None else ""
     return f" (not the cost of serving: this fleet cannot carry the peak{fix})"
 
 
