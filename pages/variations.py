@@ -38,6 +38,7 @@ def _compare(name: str) -> None:
                 [
                     {"option": o.name, "change": o.change}
                     | {label(f"variation.options.{i}.{key}"): show(other, f"variation.options.{i}.{key}", short=True) for key in figures}
+                    | {"why not": o.why_not, "re-plan": " ".join(f"--set {path}={value}" for path, value in o.overrides.items())}
                     for i, o in enumerate(analysis.options)
                 ]
             )

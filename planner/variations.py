@@ -70,8 +70,10 @@ class Option(_Model):
     utilization_no_prefix_cache: float
     ttft_p95_ms: float
     itl_p95_ms: float
-    ok: bool
+    ok: bool  # feasible and meets the SLO, as `plan --set` with `overrides` judges it
     arithmetic: str
+    overrides: dict[str, Any] = {}  # the brief's changes the option re-plans, as `plan --set` takes them ({}: as briefed)
+    why_not: str = ""  # an option that fails: why, its verdict's first problem or what stops it running ("" when ok)
 
 
 class FigureDiff(_Model):
@@ -213,7 +215,12 @@ def diff_designs(baseline: Design | Baseline, other: Design | Baseline) -> tuple
 # --- helpers ----------------------------------------------------------------------------------------
 
 
-def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "") -> Option:
+def _option(
+    name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "", overrides: dict[str, Any] | None = None
+) -> Option:
+    """An option as its re-plan gives it (`core`, None when it cannot run: `failure` says why); `overrides`, the brief's
+    changes that re-plan it. Its verdict is the plan's: feasible and meeting the SLO, else its first problem says why."""
+    sets = dict(overrides or {})
     if core is None:
         return Option(
             name=name,
@@ -224,8 +231,11 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
             itl_p95_ms=math.inf,
             ok=False,
             arithmetic=f"{arithmetic}; cannot run: {failure}",
+            overrides=sets,
+            why_not=f"cannot run: {failure}",
         )
-    slo = core.slo
+    slo, verdict = core.slo, core.verdict
+    ok = verdict.feasible and verdict.meets_slo
     return Option(
         name=name,
         change=change,
@@ -233,7 +243,9 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
         utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
         ttft_p95_ms=slo.ttft_p95_ms,
         itl_p95_ms=slo.itl_p95_ms,
-        ok=bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok),
+        ok=ok,
+        overrides=sets,
+        why_not="" if ok else (verdict.problems[0].line() if verdict.problems else "misses the SLO"),
         arithmetic=(
             f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
             f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
@@ -295,7 +307,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     seqs = _seqs_for(core)
     engine: dict[str, Any] = {"deployment.max_num_seqs": seqs}
     read, _ = context_tokens(brief)
-    short_kv = min(read, 2000.0)
+    short_kv = min(read, 2000)
     options = [
         _option(
             "accept degradation",
@@ -306,7 +318,8 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     ]
     weights = brief.deployment.weights
     if weights.value != "int4":
-        int4, why = _try(brief, {**engine, "deployment.weights": "int4"})
+        int4_changes = {**engine, "deployment.weights": "int4"}
+        int4, why = _try(brief, int4_changes)
         weight_gb = core.memory.weights_gb_per_gpu
         int4_gb = int4.memory.weights_gb_per_gpu if int4 is not None else math.nan
         options.append(
@@ -317,24 +330,31 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 int4,
                 f"{gpus} GPUs, max-num-seqs {seqs}",
                 why,
+                int4_changes,
             )
         )
-    short, why = _try(
-        brief,
-        {
-            **engine,
-            "deployment.max_model_len": 4096,
-            "workload.kv_context_tokens": short_kv,
-            "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, 4096 - brief.workload.output_tokens_p95),
-        },
-    )
+    short_len = 4096
+    short_prompt = math.floor(short_len - brief.workload.output_tokens_p95)  # a prompt and a p95 reply fit the shorter context
+    short_changes: dict[str, Any] = {
+        **engine,
+        "deployment.max_model_len": short_len,
+        "workload.kv_context_tokens": short_kv,
+        "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, short_prompt),
+    }
+    routed = ""
+    if brief.workload.long_context_share > 0 and brief.workload.long_context_threshold_tokens > short_prompt:
+        # the general pool would still be sent prompts up to the threshold, which the shorter context refuses
+        short_changes["workload.long_context_threshold_tokens"] = short_prompt
+        routed = f"; prompts over {num(short_prompt, 'tokens')} (was {num(brief.workload.long_context_threshold_tokens)}) go to the long-context pool"
+    short, why = _try(brief, short_changes)
     options.append(
         _option(
             "shorter max context",
-            f"max-model-len 4,096: history truncated, KV context {num(read)} -> {num(short_kv)} tokens",
+            f"max-model-len {num(short_len)}: history truncated, KV context {num(read)} -> {num(short_kv)} tokens{routed}",
             short,
             f"fewer KV bytes per decode step at max-num-seqs {seqs}",
             why,
+            short_changes,
         )
     )
     premium = 0.3
@@ -351,6 +371,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             tier,
             f"the premium tier alone on {gpus} GPUs (priority lets it see only its own queue)",
             why,
+            tier_changes,
         )
     )
     over = max(0.0, 1 - TARGET_UTILIZATION / cap.utilization_no_prefix_cache) if cap.utilization_no_prefix_cache > 0 else 0.0
@@ -382,6 +403,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             kept,
             f"overflow share = 1 - {pct(TARGET_UTILIZATION)} / {pct(cap.utilization_no_prefix_cache)} = {pct(over)}; {small_text}",
             why,
+            kept_changes,
         )
     )
     fits = [o.name for o in options if o.ok]
@@ -497,7 +519,8 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     options = []
     for hit in (0.85, 0.9, 0.95):
         if hit > brief.workload.prefix_hit_rate:
-            opt, why = _try(brief, {"workload.prefix_hit_rate": hit})
+            hit_changes = {"workload.prefix_hit_rate": hit}
+            opt, why = _try(brief, hit_changes)
             options.append(
                 _option(
                     f"prefix hit rate {pct(hit)}",
@@ -505,9 +528,11 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
                     opt,
                     "fewer uncached tokens per prompt",
                     why,
+                    hit_changes,
                 )
             )
-    near, why = _try(brief, {"latency.network_ms": brief.latency.network_ms / 2})
+    near_changes = {"latency.network_ms": brief.latency.network_ms / 2}
+    near, why = _try(brief, near_changes)
     options.append(
         _option(
             "edge gateway nearer the users",
@@ -515,6 +540,7 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
             near,
             "halves the round trip",
             why,
+            near_changes,
         )
     )
     hit = brief.effective_hit_rate

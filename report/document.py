@@ -222,7 +222,7 @@ def _variation(f: Figures) -> Section:
             f.pct(f"{v}.options.{i}.utilization"),
             f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
             f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
-            f.yes_no(f"{v}.options.{i}.ok"),
+            f.yes_no(f"{v}.options.{i}.ok") + (f": {f.text(f'{v}.options.{i}.why_not')}" if f.value(f"{v}.options.{i}.why_not") else ""),
         )
         for i in range(len(f.value(f"{v}.options")))
     )

@@ -3,11 +3,13 @@ from its brief, and the reference figures hold with their tolerances; diff_desig
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
-from planner import diff_designs, load_brief, plan
+from planner import apply_overrides, diff_designs, load_brief, plan
+from planner.loader import parse_override
 
 pytestmark = pytest.mark.unit
 
@@ -230,3 +232,45 @@ def test_variation_a_does_not_claim_the_slo_holds_on_a_cold_cache():
     as_briefed = design.variation.options[0].change
     assert "no degradation" not in as_briefed and "by the sizing arithmetic" in as_briefed
     assert not plan(load_brief("variation-a").with_changes({"workload.prefix_hit_rate": 0.0})).verdict.meets_slo
+
+
+VARIATIONS = ("variation-a", "variation-b", "variation-c", "variation-d", "variation-e", "variation-f", "variation-g")
+
+
+@pytest.mark.parametrize("preset", VARIATIONS)
+def test_every_option_re_plans_as_its_card_says(preset):
+    """Review s9 finding 3: variation A's 'shorter max context' set max-model-len 4,096 and left the long-context
+    threshold at 6,000, so its re-plan was infeasible ('the engine refuses the longer prompts') while the card showed
+    figures that pass, ok=false and no reason. Every option's overrides, given to `plan --set` as text, re-plan to the
+    figures and the verdict the card shows, and an option that fails says why."""
+    brief = load_brief(preset)
+    for option in plan(brief).variation.options:
+        sets = dict(parse_override(f"{path}={json.dumps(value)}") for path, value in option.overrides.items())
+        replanned = plan(apply_overrides(brief, sets)) if sets else plan(brief)
+        v = replanned.verdict
+        assert option.ok == (v.feasible and v.meets_slo), option.name
+        assert option.utilization == pytest.approx(replanned.capacity.utilization, rel=1e-9), option.name
+        assert option.ttft_p95_ms == pytest.approx(replanned.slo.ttft_p95_ms, rel=1e-9), option.name
+        assert option.itl_p95_ms == pytest.approx(replanned.slo.itl_p95_ms, rel=1e-9), option.name
+        assert bool(option.why_not) == (not option.ok), option.name
+        if not option.ok and v.problems:
+            assert option.why_not == v.problems[0].line()
+
+
+def test_variation_a_shorter_context_routes_the_longer_prompts_to_the_long_context_pool():
+    a = plan(load_brief("variation-a")).variation
+    short = next(o for o in a.options if o.name == "shorter max context")
+    assert short.overrides["deployment.max_model_len"] == 4096
+    assert short.overrides["workload.long_context_threshold_tokens"] == 4096 - 1200  # a prompt and a p95 reply fit
+    assert short.ok and not short.why_not and "go to the long-context pool" in short.change
+    assert "shorter max context" in a.conclusion.split("those that meet the SLO:")[-1]
+
+
+def test_a_failing_option_says_why():
+    """The overloaded variation A (25,000 users): 'accept degradation' misses, and says with its verdict's problem why."""
+    overloaded = _changed("variation-a", {"workload.users": 25000})
+    first = overloaded.options[0]
+    assert not first.ok and first.why_not
+    assert first.why_not.split(":")[0] in {
+        p.field for p in plan(load_brief("variation-a").with_changes({"workload.users": 25000})).verdict.problems
+    }
