@@ -20,7 +20,7 @@ from planner.grid_search import LastAnswers, confirmed, first_meeting, question_
 from planner.mechanisms import resolve
 from planner.verdict import Problem
 
-__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
+__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "goal_words", "meets"]
 
 
 def meets(brief: Brief) -> bool:
@@ -138,7 +138,7 @@ def _setting_fix(brief: Brief, problems: tuple[Problem, ...]) -> FleetFix | None
             nodes=brief.hardware.nodes,
             long_context_nodes=brief.deployment.long_context_nodes,
             overrides=overrides,
-            text=f"{now} on the same {brief.hardware.nodes} nodes meets {_goal(brief)}, no node added: plan {_sets(overrides)} meets it",
+            text=f"{now} on the same {brief.hardware.nodes} nodes meets {goal_words(brief)}, no node added: plan {_sets(overrides)} meets it",
             fleet=f"these {brief.hardware.nodes} nodes with {', '.join(f'{path}={value}' for path, value in overrides.items())}",
             setting=True,
         )
@@ -173,7 +173,7 @@ def _prefill_split_fix(brief: Brief) -> FleetFix | None:
                 fleet=f"these {brief.hardware.nodes} nodes, {prefill} of them in the prefill pool",
                 text=(
                     f"{prefill} of the {dis.prefill_nodes + dis.decode_nodes} general-pool nodes to the prefill pool ({dis.prefill_nodes} now),"
-                    f" the fewest that meet {_goal(brief)}: plan --set disaggregation.prefill_nodes={prefill} meets it"
+                    f" the fewest that meet {goal_words(brief)}: plan --set disaggregation.prefill_nodes={prefill} meets it"
                 ),
             )
     return None
@@ -241,7 +241,7 @@ def _delta(nodes: int) -> str:
     return f"{nodes} more" if nodes >= 0 else f"{-nodes} fewer"
 
 
-def _goal(brief: Brief) -> str:
+def goal_words(brief: Brief) -> str:
     """What a re-planned fleet meets, in words: the SLO or a job's deadline, with N+1 where the availability asks."""
     goal = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "its deadline"
     return f"{goal} with N+1" if needs_n_plus_one(brief) else goal
@@ -279,6 +279,6 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
         nodes=nodes,
         long_context_nodes=long_context,
         overrides=overrides,
-        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {_goal(brief)}: plan {sets} meets it",
-        fleet=f"the {nodes} nodes that meet {_goal(brief)}",
+        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {goal_words(brief)}: plan {sets} meets it",
+        fleet=f"the {nodes} nodes that meet {goal_words(brief)}",
     )

@@ -23,6 +23,7 @@ from planner.fmt import num, pct
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
+from planner.resize import goal_words
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from planner.design import Design
     from planner.operating_point import OperatingPoint
     from planner.replica import ReplicaShape
+    from planner.resize import FleetFix
     from planner.slo import SloBudget
 
 __all__ = [
@@ -760,7 +762,29 @@ def _variation_e(core: CoreDesign, baseline: Baseline | None, spike: SpikeHeadro
 # --- F: 405B ----------------------------------------------------------------------------------------
 
 
-def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
+def _replanned_fleet(core: CoreDesign, fix: FleetFix | None, meets: bool) -> tuple[str, Finding | None]:
+    """What the design needs, re-planned (planner.resize, the verdict's fix): the nodes, with the long-context ones, that
+    `plan --set` gives as meeting the SLO; or that the brief's own fleet meets; or that no fleet size does."""
+    brief = core.brief
+    nodes = brief.hardware.nodes
+    if meets:
+        return f"As briefed, its {nodes} nodes meet the SLO.", None
+    if fix is None:
+        return "No fleet size meets the SLO (re-planned): the replica or the targets must change.", None
+    lc = brief.deployment.long_context_nodes
+    pool = (
+        f", {fix.long_context_nodes} of them long-context (its {lc}-node pool is {pct(core.long_context_utilization)} busy at any fleet size)"
+        if fix.long_context_nodes != lc
+        else ""
+    )
+    sets = " ".join(f"--set {path}={value}" for path, value in fix.overrides.items())
+    text = f"Re-planned, {fix.nodes} nodes{pool} meet {goal_words(brief)}, {num(fix.nodes / nodes)}x the GPUs: plan {sets} meets it."
+    return text, _f("nodes that meet the SLO (re-planned)", fix.nodes, "nodes", fix.text)
+
+
+def _variation_f(
+    core: CoreDesign, baseline: Baseline | None, fix: FleetFix | None = None, meets: bool = False
+) -> tuple[list[Finding], list[Option], str]:
     brief, shape, mem, cap = core.brief, core.shape, core.memory, core.capacity
     findings = [
         _f("weights per GPU", mem.weights_gb_per_gpu, "GB", mem.arithmetic["weights_gb_per_gpu"]),
@@ -801,19 +825,33 @@ def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     nodes = _nodes_needed(brief)
     multiplier = nodes / brief.hardware.nodes
     relation = f"; the worked design's ~4x is the linear ratio of utilizations ({num(linear)}x here)" if baseline is not None else ""
+    lc = brief.deployment.long_context_nodes
+    kept = f", the long-context pool kept at {lc} node{'s' if lc != 1 else ''}" if lc > 0 else ""
     findings.append(
         _f(
-            "GPU multiplier",
+            "GPU multiplier by the sizing rule (no prefix cache)",
             multiplier,
             "x",
-            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache{kept} = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
         )
     )
+    replanned, needed = _replanned_fleet(core, fix, meets)
+    if needed is not None:
+        findings.append(needed)
     linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
+    short_pool = fix is not None and fix.long_context_nodes != lc  # the long-context pool, kept, fails at any fleet size
+    sizing_rule = (
+        f"The {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) asks for {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}:"
+        " headroom for a cold cache, not what the design needs"
+        + (
+            f"; it keeps the long-context pool at {lc} node{'s' if lc != 1 else ''}, so {nodes} nodes alone do not meet the SLO."
+            if short_pool
+            else "."
+        )
+    )
     conclusion = (
         f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
-        f" but the fleet runs at {pct(cap.utilization)}: by the {pct(TARGET_UTILIZATION)} sizing rule it needs {nodes} nodes,"
-        f" {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
+        f" and on its {brief.hardware.nodes} nodes the fleet runs at {pct(cap.utilization)}. {replanned} {sizing_rule} Or a smaller model."
     )
     return findings, [], conclusion
 
@@ -982,7 +1020,9 @@ def variation_analysis(
         spike = spike_headroom(core.brief, core.demand.output_tokens_per_s)
         findings, options, conclusion = _variation_e(core, baseline, spike)
     elif key is VariationKey.f:
-        findings, options, conclusion = _variation_f(core, baseline)
+        fix = design_for_diff.fix if design_for_diff is not None else None
+        meets = design_for_diff is not None and design_for_diff.verdict.feasible and design_for_diff.verdict.meets_slo
+        findings, options, conclusion = _variation_f(core, baseline, fix, meets)
     else:
         findings, options, conclusion = _variation_g(core, baseline)
     title, question = TITLES[key]

@@ -274,3 +274,24 @@ def test_a_failing_option_says_why():
     assert first.why_not.split(":")[0] in {
         p.field for p in plan(load_brief("variation-a").with_changes({"workload.users": 25000})).verdict.problems
     }
+
+
+def test_variation_f_gives_the_fleet_that_re_plans_as_meeting():
+    """Review s9 finding 2: F said 'by the 85% sizing rule it needs 69 nodes, 8.62x the GPUs' while
+    `plan variation-f --set hardware.nodes=69` is infeasible (its 1-node long-context pool 190.6% busy) and the same
+    plan's fix, 19 nodes with 4 long-context, meets with N+1. The conclusion gives the re-planned fleet as what the design
+    needs, and the 69 as the no-cache sizing rule's figure that does not meet as it stands."""
+    brief = load_brief("variation-f")
+    design = plan(brief)
+    f, fix = design.variation, design.fix
+    assert fix is not None and fix.long_context_nodes > brief.deployment.long_context_nodes
+    sets = " ".join(f"--set {path}={value}" for path, value in fix.overrides.items())
+    assert f"Re-planned, {fix.nodes} nodes, {fix.long_context_nodes} of them long-context" in f.conclusion
+    assert f"plan {sets} meets it" in f.conclusion
+    fixed = plan(apply_overrides(brief, fix.overrides)).verdict
+    assert fixed.feasible and fixed.meets_slo and fixed.availability_ok
+    sizing = int(_finding(f, "GPU multiplier").value * brief.hardware.nodes)
+    assert "it needs" not in f.conclusion and f"asks for {sizing} nodes" in f.conclusion and "not what the design needs" in f.conclusion
+    at_sizing = plan(brief.with_changes({"hardware.nodes": sizing})).verdict  # the sizing rule's fleet, as it stands
+    assert not at_sizing.feasible and f"so {sizing} nodes alone do not meet the SLO" in f.conclusion
+    assert _finding(f, "nodes that meet the SLO (re-planned)").value == fix.nodes
