@@ -561,9 +561,21 @@ def _fix(
     rate = pools.general_rate_per_replica(request_rate)
     if binding is Limit.batched_tokens:
         budget = brief.deployment.max_num_batched_tokens
+        uncached = brief.workload.input_tokens_mean * (1 - brief.effective_hit_rate)
+        lifted = max(budget, brief.deployment.max_model_len)  # a budget that no longer binds: what batch the load keeps
+        running, _ = solve_running_batch(
+            rate, lambda n: pace(brief, shape, rate, n, max_num_batched_tokens=lifted), brief.deployment.max_num_seqs
+        )
+        if math.isfinite(running):
+            need = 2 ** math.ceil(math.log2(running + uncached))  # a power of two, as the engine's budgets usually are
+            return (
+                f"raise deployment.max_num_batched_tokens from {budget} to ~{need} (the load keeps {num(running)} running, plus a mean"
+                f" prompt's {num(uncached)} uncached tokens), or add nodes",
+                {"deployment.max_num_batched_tokens": need},
+            )
         return (
             f"raise deployment.max_num_batched_tokens above {budget} (at least the running batch plus a mean prompt's"
-            f" {num(brief.workload.input_tokens_mean * (1 - brief.effective_hit_rate))} uncached tokens), or add nodes"
+            f" {num(uncached)} uncached tokens), or add nodes"
         ), {}
     if binding is Limit.slots:
         kv = kv_running_limit(brief, shape)
