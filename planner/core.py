@@ -193,10 +193,13 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
     elif not slo.ttft_ok and op.stable:
         setting: dict[str, int] = {}
         if p.admission_wait_ms > p.prompt_wait_ms:
-            setting = {"deployment.max_num_seqs": max_num_seqs_for(p.load_batch)} if math.isfinite(p.load_batch) else {}
+            current = brief.deployment.max_num_seqs
+            need = max_num_seqs_for(p.load_batch) if math.isfinite(p.load_batch) else current
+            setting = {"deployment.max_num_seqs": need} if need > current else {}
+            to = f" from {current} to ~{need}" if setting else ""
             field, change = (
                 "deployment.max_num_seqs",
-                f"raise max-num-seqs above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
+                f"raise max-num-seqs{to} above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
             )
         elif not p.prefill_stage_ms < slo.ttft_target_ms:
             field, change = (
