@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from planner.replica import ReplicaShape
     from planner.resize import FleetFix
     from planner.slo import SloBudget
+    from planner.verdict import Problem
 
 __all__ = [
     "REGION_SHARES",
@@ -247,12 +248,17 @@ def _option(
         itl_p95_ms=slo.itl_p95_ms,
         ok=ok,
         overrides=sets,
-        why_not="" if ok else (verdict.problems[0].line() if verdict.problems else "misses the SLO"),
+        why_not="" if ok else (_why(verdict.problems[0]) if verdict.problems else "misses the SLO"),
         arithmetic=(
             f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
             f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
         ),
     )
+
+
+def _why(problem: Problem) -> str:
+    """Why an option fails: its verdict's first problem (what to change is the plan's: `plan --set` with its overrides)."""
+    return f"{problem.field}: {problem.problem}"
 
 
 def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
