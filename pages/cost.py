@@ -21,7 +21,7 @@ works = verdict.feasible and verdict.meets_slo
 
 if not works:  # a price for a fleet that does not serve the brief is no price: say so before the figures
     at_fix = (
-        f" The change that fixes it: {md(design.fix.text)}; that fleet costs"
+        f" The change that fixes it: {md(design.fix.text)}; {'with it, ' + md(design.fix.fleet) + ' cost' if design.fix.setting else 'that fleet costs'}"
         f" {show(design, 'cost.usd_per_million_output_tokens_at_fix')} per M output tokens."
         if design.fix is not None
         else (f" Fix first: {md(the_fix(design))}." if verdict.problems else "")

@@ -38,6 +38,8 @@ def _compare(name: str) -> None:
                 [
                     {"option": o.name, "change": o.change}
                     | {label(f"variation.options.{i}.{key}"): show(other, f"variation.options.{i}.{key}", short=True) for key in figures}
+                    | ({"why not": o.why_not} if any(not other.ok for other in analysis.options) else {})
+                    | {"re-plan (plan --set)": " ".join(f"{path}={value}" for path, value in o.overrides.items()) or "as briefed"}
                     for i, o in enumerate(analysis.options)
                 ]
             )

@@ -145,7 +145,7 @@ def _plan_text(d: Design, name: DesignName) -> str:
         if path == "headroom.multiple":  # below x1 the peak is already past the limit: no headroom, and which limit
             line += f"   ({d.headroom.binding} first)" if d.headroom.multiple >= 1 else f"   (none: {d.headroom.binding} below the peak)"
         if path == "cost.usd_per_million_output_tokens" and not d.cost.carries_peak:
-            at_fix = f"; {show(d, 'cost.usd_per_million_output_tokens_at_fix')} on the fix's {d.fix.nodes} nodes" if d.fix else ""
+            at_fix = f"; {show(d, 'cost.usd_per_million_output_tokens_at_fix')} on {d.fix.fleet}" if d.fix else ""
             line += f"   (not the cost of serving: this fleet cannot carry the peak{at_fix})"
         lines.append(line)
     lines += [

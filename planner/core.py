@@ -28,7 +28,7 @@ from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, operating_point, steady_state
+from planner.operating_point import Limit, OperatingPoint, context_tokens, max_num_seqs_for, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, engine, slo_budget
@@ -146,6 +146,7 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
                     f" ({op.limit.value} binds), so the queue grows without bound"
                 ),
                 change=op.fix,
+                overrides=op.fix_overrides,
             )
         )
     if brief.deployment.max_model_len > shape.model.max_context_tokens:
@@ -192,10 +193,15 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
             )
         )
     elif not slo.ttft_ok and op.stable:
+        setting: dict[str, int] = {}
         if p.admission_wait_ms > p.prompt_wait_ms:
+            current = brief.deployment.max_num_seqs
+            need = max_num_seqs_for(p.load_batch) if math.isfinite(p.load_batch) else current
+            setting = {"deployment.max_num_seqs": need} if need > current else {}
+            to = f" from {current} to ~{need}" if setting else ""
             field, change = (
                 "deployment.max_num_seqs",
-                f"raise max-num-seqs above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
+                f"raise max-num-seqs{to} above the {num(p.load_batch)} sequences the load keeps running, or add nodes",
             )
         elif not p.prefill_stage_ms < slo.ttft_target_ms:
             field, change = (
@@ -209,6 +215,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
                 field=field,
                 problem=f"p95 TTFT is {num(slo.ttft_p95_ms, 'ms')}, over the {num(slo.ttft_target_ms, 'ms')} target (slo.ttft_p95_ms)",
                 change=change,
+                overrides=setting,
             )
         )
     if slo.itl_target_ms <= itl_floor:

@@ -153,12 +153,12 @@ def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, 
     return f"none: {small_text}"
 
 
-def _fix_arithmetic(fix_nodes: int | None, fix_year: float | None, out_year: float, at_fix: float | None) -> dict[str, str]:
+def _fix_arithmetic(fix_fleet: str, fix_year: float | None, out_year: float, at_fix: float | None) -> dict[str, str]:
     """What the fleet that meets the SLO costs, for a design that misses."""
     text = {}
-    if fix_nodes is not None and fix_year is not None and at_fix is not None:
+    if fix_year is not None and at_fix is not None:
         text["usd_per_million_output_tokens_at_fix"] = (
-            f"the fewest nodes that meet the SLO, {fix_nodes}: {usd(fix_year)}/yr / {num(out_year / 1e6)} M = {usd(at_fix)} per M output tokens"
+            f"{fix_fleet}: {usd(fix_year)}/yr / {num(out_year / 1e6)} M = {usd(at_fix)} per M output tokens"
         )
     return text
 
@@ -171,6 +171,7 @@ def cost_analysis(
     carries_peak: bool = True,
     fix_nodes: int | None = None,
     full_pace: tuple[float, float] | None = None,
+    fix_fleet: str = "",
 ) -> CostAnalysis:
     """The fleet's price, $ per M tokens and the levers. `fleet()`: the smaller fleet and how many lost nodes the failure
     table shows the design absorbing (0, 1 or 2: one_node_lost, two_nodes_lost; None: not judged), asked for the first
@@ -207,7 +208,7 @@ def cost_analysis(
             + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
             "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
         }
-        | _fix_arithmetic(fix_nodes, fix_year, out_year, at_fix),
+        | _fix_arithmetic(fix_fleet or f"the fewest nodes that meet the SLO, {fix_nodes}", fix_year, out_year, at_fix),
     )
     analysis._basis = _LeverBasis(brief, output_tokens_per_s, fleet, full_pace)
     return analysis

@@ -178,7 +178,7 @@ def _baseline() -> Baseline:
 def _cost(
     core: CoreDesign,
     stated: Brief,
-    fix_nodes: int | None,
+    fix: FleetFix | None,
     carries_peak: bool,
     one: FailureMode | None,
     goal: ObjectiveAnalysis | None = None,
@@ -189,7 +189,8 @@ def _cost(
     dem = core.demand
     fleet = _LeverFleet(core, stated, one)
     full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
-    return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, fleet, carries_peak, fix_nodes, full_pace)
+    fix_nodes, fix_fleet = (fix.nodes, fix.fleet) if fix is not None else (None, "")
+    return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, fleet, carries_peak, fix_nodes, full_pace, fix_fleet)
 
 
 @dataclass(frozen=True)
@@ -287,8 +288,8 @@ def _plan_cached(stated: Brief) -> Design:
     one_node_lost = failure_mode(core, Scenario.one_node_lost, stated) if reads_lost else None  # the table's row (cached)
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
     verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
-    fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated)
-    cost = _cost(core, stated, fix.nodes if fix else None, verdict.feasible, one_node_lost, goal)
+    fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated, verdict.problems)
+    cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,

@@ -239,5 +239,6 @@ def engine_problems(brief: Brief) -> list[Problem]:
                 f" is below max-model-len ({dep.max_model_len}): the engine refuses this configuration"
             ),
             change=f"raise deployment.max_num_batched_tokens to at least {dep.max_model_len}, or turn deployment.chunked_prefill on",
+            overrides={"deployment.max_num_batched_tokens": dep.max_model_len},
         ),
     ]

@@ -112,6 +112,7 @@ class OperatingPoint(_Model):
     stable: bool
     limit: Limit | None  # what binds when there is no steady state
     fix: str  # the smallest change that restores a steady state ("" when stable)
+    fix_overrides: dict[str, int] = {}  # the engine setting `fix` names, as `plan --set` takes it ({}: it names nodes only)
     seed_relation: SeedRelation | None  # the worked design's hand relation (None in re-plans, which do not show it)
     arithmetic: dict[str, str]
 
@@ -493,7 +494,7 @@ def operating_point(
     kv_gb = n * context * shape.kv_bytes_per_token / GB
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
     weights_gb = shape.weights_bytes / GB
-    fix = "" if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
+    fix, fix_overrides = ("", {}) if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
     arithmetic = {
         "rate_per_replica_per_s": pools.general_rate_text(request_rate),
         "in_flight": _in_flight_text(brief, rate, at, n, limit, binding),
@@ -534,6 +535,7 @@ def operating_point(
         stable=stable,
         limit=binding,
         fix=fix,
+        fix_overrides=fix_overrides,
         seed_relation=seed_relation(brief, shape, rate) if with_seed else None,
         arithmetic=arithmetic,
     )
@@ -551,15 +553,30 @@ def _in_flight_text(brief: Brief, rate: float, at: Pace, n: float, limit: float,
     return f"no steady state: even with {num(limit)} running (the {binding.value} limit), {num(rate, 'req/s')} x ({held}) = {num(rate * at.engine_time_s)} would be needed"
 
 
-def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, binding: Limit | None, capacity: float) -> str:
-    """The smallest change that gives the replica a steady state: more batch slots when the KV allows, else nodes."""
+def _fix(
+    brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, binding: Limit | None, capacity: float
+) -> tuple[str, dict[str, int]]:
+    """The smallest change that gives the replica a steady state: more batch slots when the KV allows, else nodes; with
+    the engine setting it names, as `plan --set` takes it ({} when it names nodes only)."""
     rate = pools.general_rate_per_replica(request_rate)
     if binding is Limit.batched_tokens:
         budget = brief.deployment.max_num_batched_tokens
+        uncached = brief.workload.input_tokens_mean * (1 - brief.effective_hit_rate)
+        lifted = max(budget, brief.deployment.max_model_len)  # a budget that no longer binds: what batch the load keeps
+        running, _ = solve_running_batch(
+            rate, lambda n: pace(brief, shape, rate, n, max_num_batched_tokens=lifted), brief.deployment.max_num_seqs
+        )
+        if math.isfinite(running):
+            need = 2 ** math.ceil(math.log2(running + uncached))  # a power of two, as the engine's budgets usually are
+            return (
+                f"raise deployment.max_num_batched_tokens from {budget} to ~{need} (the load keeps {num(running)} running, plus a mean"
+                f" prompt's {num(uncached)} uncached tokens), or add nodes",
+                {"deployment.max_num_batched_tokens": need},
+            )
         return (
             f"raise deployment.max_num_batched_tokens above {budget} (at least the running batch plus a mean prompt's"
-            f" {num(brief.workload.input_tokens_mean * (1 - brief.effective_hit_rate))} uncached tokens), or add nodes"
-        )
+            f" {num(uncached)} uncached tokens), or add nodes"
+        ), {}
     if binding is Limit.slots:
         kv = kv_running_limit(brief, shape)
         lifted = int(kv)  # the batch cap raised to what the KV pool holds: the pace must not clamp at the old cap
@@ -570,13 +587,19 @@ def _fix(brief: Brief, shape: ReplicaShape, pools: Pools, request_rate: float, b
         )
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
-            return f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes"
+            return (
+                f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes",
+                {"deployment.max_num_seqs": need},
+            )
     if math.isnan(capacity):  # a re-plan read for its verdict skipped the SLO-capacity search that counts the nodes
-        return "add nodes"
+        return "add nodes", {}
     nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape)
     if nodes is None:
-        return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets"
-    return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring each general-pool replica under its {num(capacity, 'req/s')} SLO capacity"
+        return "no fleet size fixes it: the replica misses the SLO at any load; change the replica (TP, precision, GPU) or the targets", {}
+    return (
+        f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring each general-pool replica under its {num(capacity, 'req/s')} SLO capacity",
+        {},
+    )
 
 
 def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity_per_replica: float, shape: ReplicaShape) -> int | None:

@@ -172,5 +172,6 @@ def routing_problems(brief: Brief, long_context_nodes: int, model_max_tokens: in
             field="deployment.max_model_len",
             problem=f"the general pool is sent {sent} but takes at most {num(dep.max_model_len, 'tokens')} (max-model-len): the engine refuses the longer prompts",
             change=raise_it + route,
+            overrides={"deployment.max_model_len": wanted} if wanted > dep.max_model_len else {},
         )
     ]

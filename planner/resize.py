@@ -18,8 +18,9 @@ from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
+from planner.verdict import Problem
 
-__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "meets"]
+__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "goal_words", "meets"]
 
 
 def meets(brief: Brief) -> bool:
@@ -94,7 +95,8 @@ def _capacity_guess(base: Brief, nodes: int) -> int | None:
 
 
 class FleetFix(BaseModel):
-    """The smallest fleet that meets the SLO where the brief's does not, found by re-planning."""
+    """The change that makes a design that misses meet its SLO, found by re-planning: an engine setting a verdict
+    problem names where that alone meets (no node added), else the smallest fleet that does."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -102,6 +104,45 @@ class FleetFix(BaseModel):
     long_context_nodes: int
     overrides: dict[str, Any]  # as `plan --set` takes them: the brief with these meets its SLO
     text: str
+    fleet: str  # the fleet the fix's figures are on, in words ("the 1012 nodes that meet the SLO with N+1")
+    setting: bool = False  # the fix changes engine settings on the brief's own nodes, not the fleet
+
+
+def _sets(overrides: dict[str, Any]) -> str:
+    return " ".join(f"--set {path}={value}" for path, value in overrides.items())
+
+
+def _value_at(brief: Brief, path: str) -> Any:
+    """The brief's value at a dotted path (`deployment.max_num_seqs`)."""
+    value: Any = brief
+    for name in path.split("."):
+        value = getattr(value, name)
+    return value
+
+
+def _setting_fix(brief: Brief, problems: tuple[Problem, ...]) -> FleetFix | None:
+    """The engine settings the verdict's problems name (Problem.overrides), where changing them alone meets, re-planned:
+    each problem's alone in the verdict's order, then all of them together; None when none does (nodes, then)."""
+    named = [p.overrides for p in problems if p.overrides]
+    together = {path: value for overrides in named for path, value in overrides.items()}
+    tries = [*named, *([together] if len(named) > 1 else [])]
+    for overrides in tries:
+        try:
+            changed = brief.with_changes(overrides)
+        except BriefError:  # a value the brief refuses (out of range): not a change that can be made
+            continue
+        if not meets(changed):
+            continue
+        now = ", ".join(f"{path} {_value_at(brief, path)} -> {value}" for path, value in overrides.items())
+        return FleetFix(
+            nodes=brief.hardware.nodes,
+            long_context_nodes=brief.deployment.long_context_nodes,
+            overrides=overrides,
+            text=f"{now} on the same {brief.hardware.nodes} nodes meets {goal_words(brief)}, no node added: plan {_sets(overrides)} meets it",
+            fleet=f"these {brief.hardware.nodes} nodes with {', '.join(f'{path}={value}' for path, value in overrides.items())}",
+            setting=True,
+        )
+    return None
 
 
 _SPLIT_TRIES = 16  # prefill-pool sizes tried upward from the one the prefill load needs
@@ -129,9 +170,10 @@ def _prefill_split_fix(brief: Brief) -> FleetFix | None:
                 nodes=brief.hardware.nodes,
                 long_context_nodes=brief.deployment.long_context_nodes,
                 overrides=overrides,
+                fleet=f"these {brief.hardware.nodes} nodes, {prefill} of them in the prefill pool",
                 text=(
                     f"{prefill} of the {dis.prefill_nodes + dis.decode_nodes} general-pool nodes to the prefill pool ({dis.prefill_nodes} now),"
-                    f" the fewest that meet {_goal(brief)}: plan --set disaggregation.prefill_nodes={prefill} meets it"
+                    f" the fewest that meet {goal_words(brief)}: plan --set disaggregation.prefill_nodes={prefill} meets it"
                 ),
             )
     return None
@@ -199,15 +241,20 @@ def _delta(nodes: int) -> str:
     return f"{nodes} more" if nodes >= 0 else f"{-nodes} fewer"
 
 
-def _goal(brief: Brief) -> str:
+def goal_words(brief: Brief) -> str:
     """What a re-planned fleet meets, in words: the SLO or a job's deadline, with N+1 where the availability asks."""
     goal = "the SLO" if brief.objective.kind is ObjectiveKind.latency else "its deadline"
     return f"{goal} with N+1" if needs_n_plus_one(brief) else goal
 
 
-def fleet_fix(brief: Brief) -> FleetFix | None:
-    """The fewest nodes at which the brief meets its SLO, its long-context pool grown first when that pool alone cannot
-    carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the targets must change)."""
+def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | None:
+    """The change that makes the brief meet its SLO: an engine setting one of its verdict's `problems` names, where that
+    alone meets (it costs no node); else the fewest nodes at which it meets, its long-context pool grown first when that
+    pool alone cannot carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the
+    targets must change)."""
+    setting = _setting_fix(brief, problems)
+    if setting is not None:
+        return setting
     dep = brief.deployment
     long_context = dep.long_context_nodes
     split = _prefill_split_fix(brief)
@@ -227,10 +274,11 @@ def fleet_fix(brief: Brief) -> FleetFix | None:
     if long_context != dep.long_context_nodes:
         overrides["deployment.long_context_nodes"] = long_context
         grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
-    sets = " ".join(f"--set {path}={value}" for path, value in overrides.items())
+    sets = _sets(overrides)
     return FleetFix(
         nodes=nodes,
         long_context_nodes=long_context,
         overrides=overrides,
-        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {_goal(brief)}: plan {sets} meets it",
+        text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {goal_words(brief)}: plan {sets} meets it",
+        fleet=f"the {nodes} nodes that meet {goal_words(brief)}",
     )

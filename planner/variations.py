@@ -23,6 +23,7 @@ from planner.fmt import num, pct
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
+from planner.resize import goal_words
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
     from planner.design import Design
     from planner.operating_point import OperatingPoint
     from planner.replica import ReplicaShape
+    from planner.resize import FleetFix
     from planner.slo import SloBudget
+    from planner.verdict import Problem
 
 __all__ = [
     "REGION_SHARES",
@@ -70,8 +73,10 @@ class Option(_Model):
     utilization_no_prefix_cache: float
     ttft_p95_ms: float
     itl_p95_ms: float
-    ok: bool
+    ok: bool  # feasible and meets the SLO, as `plan --set` with `overrides` judges it
     arithmetic: str
+    overrides: dict[str, Any] = {}  # the brief's changes the option re-plans, as `plan --set` takes them ({}: as briefed)
+    why_not: str = ""  # an option that fails: why, its verdict's first problem or what stops it running ("" when ok)
 
 
 class FigureDiff(_Model):
@@ -213,7 +218,12 @@ def diff_designs(baseline: Design | Baseline, other: Design | Baseline) -> tuple
 # --- helpers ----------------------------------------------------------------------------------------
 
 
-def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "") -> Option:
+def _option(
+    name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "", overrides: dict[str, Any] | None = None
+) -> Option:
+    """An option as its re-plan gives it (`core`, None when it cannot run: `failure` says why); `overrides`, the brief's
+    changes that re-plan it. Its verdict is the plan's: feasible and meeting the SLO, else its first problem says why."""
+    sets = dict(overrides or {})
     if core is None:
         return Option(
             name=name,
@@ -224,8 +234,11 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
             itl_p95_ms=math.inf,
             ok=False,
             arithmetic=f"{arithmetic}; cannot run: {failure}",
+            overrides=sets,
+            why_not=f"cannot run: {failure}",
         )
-    slo = core.slo
+    slo, verdict = core.slo, core.verdict
+    ok = verdict.feasible and verdict.meets_slo
     return Option(
         name=name,
         change=change,
@@ -233,12 +246,19 @@ def _option(name: str, change: str, core: CoreDesign | None, arithmetic: str, fa
         utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
         ttft_p95_ms=slo.ttft_p95_ms,
         itl_p95_ms=slo.itl_p95_ms,
-        ok=bool(core.verdict.feasible and slo.ttft_ok and slo.itl_ok),
+        ok=ok,
+        overrides=sets,
+        why_not="" if ok else (_why(verdict.problems[0]) if verdict.problems else "misses the SLO"),
         arithmetic=(
             f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
             f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
         ),
     )
+
+
+def _why(problem: Problem) -> str:
+    """Why an option fails: its verdict's first problem (what to change is the plan's: `plan --set` with its overrides)."""
+    return f"{problem.field}: {problem.problem}"
 
 
 def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
@@ -295,7 +315,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     seqs = _seqs_for(core)
     engine: dict[str, Any] = {"deployment.max_num_seqs": seqs}
     read, _ = context_tokens(brief)
-    short_kv = min(read, 2000.0)
+    short_kv = min(read, 2000)
     options = [
         _option(
             "accept degradation",
@@ -306,7 +326,8 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     ]
     weights = brief.deployment.weights
     if weights.value != "int4":
-        int4, why = _try(brief, {**engine, "deployment.weights": "int4"})
+        int4_changes = {**engine, "deployment.weights": "int4"}
+        int4, why = _try(brief, int4_changes)
         weight_gb = core.memory.weights_gb_per_gpu
         int4_gb = int4.memory.weights_gb_per_gpu if int4 is not None else math.nan
         options.append(
@@ -317,24 +338,31 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 int4,
                 f"{gpus} GPUs, max-num-seqs {seqs}",
                 why,
+                int4_changes,
             )
         )
-    short, why = _try(
-        brief,
-        {
-            **engine,
-            "deployment.max_model_len": 4096,
-            "workload.kv_context_tokens": short_kv,
-            "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, 4096 - brief.workload.output_tokens_p95),
-        },
-    )
+    short_len = 4096
+    short_prompt = math.floor(short_len - brief.workload.output_tokens_p95)  # a prompt and a p95 reply fit the shorter context
+    short_changes: dict[str, Any] = {
+        **engine,
+        "deployment.max_model_len": short_len,
+        "workload.kv_context_tokens": short_kv,
+        "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, short_prompt),
+    }
+    routed = ""
+    if brief.workload.long_context_share > 0 and brief.workload.long_context_threshold_tokens > short_prompt:
+        # the general pool would still be sent prompts up to the threshold, which the shorter context refuses
+        short_changes["workload.long_context_threshold_tokens"] = short_prompt
+        routed = f"; prompts over {num(short_prompt, 'tokens')} (was {num(brief.workload.long_context_threshold_tokens)}) go to the long-context pool"
+    short, why = _try(brief, short_changes)
     options.append(
         _option(
             "shorter max context",
-            f"max-model-len 4,096: history truncated, KV context {num(read)} -> {num(short_kv)} tokens",
+            f"max-model-len {num(short_len)}: history truncated, KV context {num(read)} -> {num(short_kv)} tokens{routed}",
             short,
             f"fewer KV bytes per decode step at max-num-seqs {seqs}",
             why,
+            short_changes,
         )
     )
     premium = 0.3
@@ -351,6 +379,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             tier,
             f"the premium tier alone on {gpus} GPUs (priority lets it see only its own queue)",
             why,
+            tier_changes,
         )
     )
     over = max(0.0, 1 - TARGET_UTILIZATION / cap.utilization_no_prefix_cache) if cap.utilization_no_prefix_cache > 0 else 0.0
@@ -382,6 +411,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             kept,
             f"overflow share = 1 - {pct(TARGET_UTILIZATION)} / {pct(cap.utilization_no_prefix_cache)} = {pct(over)}; {small_text}",
             why,
+            kept_changes,
         )
     )
     fits = [o.name for o in options if o.ok]
@@ -497,7 +527,8 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
     options = []
     for hit in (0.85, 0.9, 0.95):
         if hit > brief.workload.prefix_hit_rate:
-            opt, why = _try(brief, {"workload.prefix_hit_rate": hit})
+            hit_changes = {"workload.prefix_hit_rate": hit}
+            opt, why = _try(brief, hit_changes)
             options.append(
                 _option(
                     f"prefix hit rate {pct(hit)}",
@@ -505,9 +536,11 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
                     opt,
                     "fewer uncached tokens per prompt",
                     why,
+                    hit_changes,
                 )
             )
-    near, why = _try(brief, {"latency.network_ms": brief.latency.network_ms / 2})
+    near_changes = {"latency.network_ms": brief.latency.network_ms / 2}
+    near, why = _try(brief, near_changes)
     options.append(
         _option(
             "edge gateway nearer the users",
@@ -515,6 +548,7 @@ def _variation_b(core: CoreDesign) -> tuple[list[Finding], list[Option], str]:
             near,
             "halves the round trip",
             why,
+            near_changes,
         )
     )
     hit = brief.effective_hit_rate
@@ -734,7 +768,29 @@ def _variation_e(core: CoreDesign, baseline: Baseline | None, spike: SpikeHeadro
 # --- F: 405B ----------------------------------------------------------------------------------------
 
 
-def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
+def _replanned_fleet(core: CoreDesign, fix: FleetFix | None, meets: bool) -> tuple[str, Finding | None]:
+    """What the design needs, re-planned (planner.resize, the verdict's fix): the nodes, with the long-context ones, that
+    `plan --set` gives as meeting the SLO; or that the brief's own fleet meets; or that no fleet size does."""
+    brief = core.brief
+    nodes = brief.hardware.nodes
+    if meets:
+        return f"As briefed, its {nodes} nodes meet the SLO.", None
+    if fix is None:
+        return "No fleet size meets the SLO (re-planned): the replica or the targets must change.", None
+    lc = brief.deployment.long_context_nodes
+    pool = (
+        f", {fix.long_context_nodes} of them long-context (its {lc}-node pool is {pct(core.long_context_utilization)} busy at any fleet size)"
+        if fix.long_context_nodes != lc
+        else ""
+    )
+    sets = " ".join(f"--set {path}={value}" for path, value in fix.overrides.items())
+    text = f"Re-planned, {fix.nodes} nodes{pool} meet {goal_words(brief)}, {num(fix.nodes / nodes)}x the GPUs: plan {sets} meets it."
+    return text, _f("nodes that meet the SLO (re-planned)", fix.nodes, "nodes", fix.text)
+
+
+def _variation_f(
+    core: CoreDesign, baseline: Baseline | None, fix: FleetFix | None = None, meets: bool = False
+) -> tuple[list[Finding], list[Option], str]:
     brief, shape, mem, cap = core.brief, core.shape, core.memory, core.capacity
     findings = [
         _f("weights per GPU", mem.weights_gb_per_gpu, "GB", mem.arithmetic["weights_gb_per_gpu"]),
@@ -775,19 +831,33 @@ def _variation_f(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     nodes = _nodes_needed(brief)
     multiplier = nodes / brief.hardware.nodes
     relation = f"; the worked design's ~4x is the linear ratio of utilizations ({num(linear)}x here)" if baseline is not None else ""
+    lc = brief.deployment.long_context_nodes
+    kept = f", the long-context pool kept at {lc} node{'s' if lc != 1 else ''}" if lc > 0 else ""
     findings.append(
         _f(
-            "GPU multiplier",
+            "GPU multiplier by the sizing rule (no prefix cache)",
             multiplier,
             "x",
-            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
+            f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache{kept} = {nodes} / {brief.hardware.nodes} = {num(multiplier)}x{relation}",
         )
     )
+    replanned, needed = _replanned_fleet(core, fix, meets)
+    if needed is not None:
+        findings.append(needed)
     linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
+    short_pool = fix is not None and fix.long_context_nodes != lc  # the long-context pool, kept, fails at any fleet size
+    sizing_rule = (
+        f"The {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) asks for {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}:"
+        " headroom for a cold cache, not what the design needs"
+        + (
+            f"; it keeps the long-context pool at {lc} node{'s' if lc != 1 else ''}, so {nodes} nodes alone do not meet the SLO."
+            if short_pool
+            else "."
+        )
+    )
     conclusion = (
         f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
-        f" but the fleet runs at {pct(cap.utilization)}: by the {pct(TARGET_UTILIZATION)} sizing rule it needs {nodes} nodes,"
-        f" {num(multiplier)}x the GPUs{linear_note}, or a smaller model."
+        f" and on its {brief.hardware.nodes} nodes the fleet runs at {pct(cap.utilization)}. {replanned} {sizing_rule} Or a smaller model."
     )
     return findings, [], conclusion
 
@@ -956,7 +1026,9 @@ def variation_analysis(
         spike = spike_headroom(core.brief, core.demand.output_tokens_per_s)
         findings, options, conclusion = _variation_e(core, baseline, spike)
     elif key is VariationKey.f:
-        findings, options, conclusion = _variation_f(core, baseline)
+        fix = design_for_diff.fix if design_for_diff is not None else None
+        meets = design_for_diff is not None and design_for_diff.verdict.feasible and design_for_diff.verdict.meets_slo
+        findings, options, conclusion = _variation_f(core, baseline, fix, meets)
     else:
         findings, options, conclusion = _variation_g(core, baseline)
     title, question = TITLES[key]

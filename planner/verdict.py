@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from planner.errors import BriefError
@@ -15,6 +17,7 @@ class Problem(BaseModel):
     field: str  # dotted brief path the problem is about
     problem: str
     change: str  # what to change to fix it
+    overrides: dict[str, Any] = {}  # the engine setting the change names, as `plan --set` takes it ({}: it names none)
 
     def line(self) -> str:
         return f"{self.field}: {self.problem}; {self.change}"

@@ -222,7 +222,7 @@ def _variation(f: Figures) -> Section:
             f.pct(f"{v}.options.{i}.utilization"),
             f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
             f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
-            f.yes_no(f"{v}.options.{i}.ok"),
+            f.yes_no(f"{v}.options.{i}.ok") + (f": {f.text(f'{v}.options.{i}.why_not')}" if f.value(f"{v}.options.{i}.why_not") else ""),
         )
         for i in range(len(f.value(f"{v}.options")))
     )
@@ -447,11 +447,7 @@ def _not_served(f: Figures) -> str:
     if f.value("cost.carries_peak"):
         return ""
     at_fix = f.value("cost.usd_per_million_output_tokens_at_fix")
-    fix = (
-        f"; {f.usd('cost.usd_per_million_output_tokens_at_fix')} on the {f.num('fix.nodes')} nodes that meet the SLO"
-        if at_fix is not None
-        else ""
-    )
+    fix = f"; {f.usd('cost.usd_per_million_output_tokens_at_fix')} on {f.text('fix.fleet')}" if at_fix is not None else ""
     return f" (not the cost of serving: this fleet cannot carry the peak{fix})"
 
 

@@ -33,3 +33,23 @@ def test_a_spiky_peak_shows_its_headroom_on_capacity_and_cost() -> None:
     assert "The spike" in capacity and "sized for the spike" in capacity
     cost = _texts(visit(at, "pages/cost.py"))
     assert f"Sized for the spike:** {spike.nodes_for_spike} nodes" in cost
+
+
+def test_the_variations_page_shows_each_option_s_re_plan() -> None:
+    """Review s9 finding 3: each option's overrides are on its card, as `plan --set` takes them, so the figures beside
+    them can be re-planned; variation A's shorter context routes the longer prompts to the long-context pool."""
+    at = visit(new_app(), "pages/variations.py")
+    at.selectbox(key="var.chosen").set_value("variation-a").run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = _texts(at)
+    assert "re-plan (plan --set)" in text and "workload.long_context_threshold_tokens=2896" in text
+
+
+def test_the_cost_page_prices_a_setting_fix_on_the_same_fleet() -> None:
+    """Review s9 finding 1: max-num-seqs 1 on the capstone is fixed by max-num-seqs 32 on the same 8 nodes."""
+    at = visit(new_app({"preset": "capstone", "deployment.max_num_seqs": "1"}), "pages/cost.py")
+    text = _texts(at) + "\n".join(shown(e.value) for e in at.error)
+    assert (
+        "plan --set deployment.max_num_seqs=32 meets it" in text and "with it, these 8 nodes with deployment.max_num_seqs=32 cost" in text
+    )
+    assert "1012" not in text

@@ -153,3 +153,46 @@ def test_a_disaggregated_design_short_of_prefill_is_fixed_by_its_split():
     assert fixed.feasible and fixed.meets_slo and fixed.availability_ok
     ten = brief.with_changes({"disaggregation.prefill_nodes": 10})
     assert plan(ten).verdict.meets_slo and not plan(ten).verdict.availability_ok and not meets(ten)
+
+
+def test_a_missing_engine_setting_is_fixed_by_the_setting_not_by_nodes() -> None:
+    """Review s9, finding 1: max-num-seqs 1 on the capstone. The verdict names the flag ('raise deployment.max_num_seqs
+    from 1 to ~32'); that flag alone meets with N+1 on the same 8 nodes, so the fix is the flag, not 1,012 nodes."""
+    design = plan(apply_overrides(load_brief("capstone"), {"deployment.max_num_seqs": 1}))
+    fix = design.fix
+    assert fix is not None and fix.setting and fix.overrides == {"deployment.max_num_seqs": 32}
+    assert fix.nodes == 8 and "hardware.nodes" not in fix.overrides
+    assert "plan --set deployment.max_num_seqs=32 meets it" in fix.text and "1 -> 32" in fix.text
+    problem = next(p for p in design.verdict.problems if p.field == "deployment.max_num_seqs")
+    assert problem.overrides == fix.overrides and "to ~32" in problem.change  # the change the problem line names
+    fixed = plan(apply_overrides(design.brief, fix.overrides))  # as `plan --set` re-plans it
+    assert fixed.verdict.feasible and fixed.verdict.meets_slo and fixed.verdict.availability_ok
+    assert fixed.slo.ttft_p95_ms < fixed.brief.slo.ttft_p95_ms
+    value, line = _cost_tile(design)  # the verdict bar: the same 8 nodes' cost, not 1,012 nodes'
+    assert value == "$4.48" and "8 nodes with deployment.max_num_seqs=32" in line
+    assert design.cost.usd_per_million_output_tokens_at_fix == pytest.approx(design.cost.usd_per_million_output_tokens)
+    assert the_fix(design) == fix.text
+    document = render_markdown(design)
+    assert "on the same 8 nodes meets the SLO with N+1, no node added: plan --set deployment.max_num_seqs=32 meets it" in document
+    assert "1012" not in document
+
+
+@pytest.mark.parametrize(
+    ("changes", "setting"),
+    [
+        ({"deployment.max_num_batched_tokens": 128}, {"deployment.max_num_batched_tokens": 512}),  # no fleet size fixed it
+        ({"deployment.max_model_len": 4096}, {"deployment.max_model_len": 8192}),
+        ({"deployment.chunked_prefill": False}, {"deployment.max_num_batched_tokens": 8192}),
+        ({"deployment.max_num_seqs": 28}, {"deployment.max_num_seqs": 32}),  # steady, but p95 TTFT waits for a batch slot
+    ],
+)
+def test_every_engine_setting_a_problem_names_is_tried_as_the_fix(changes, setting) -> None:
+    """The other engine settings a verdict problem names with a value: each is the fix where it alone meets, re-planned.
+    A max-num-batched-tokens of 128 had no fix at all (the node search found no fleet: more nodes leave the budget full)."""
+    design = plan(apply_overrides(load_brief("capstone"), changes))
+    v = design.verdict
+    assert not (v.feasible and v.meets_slo) and any(p.overrides == setting for p in v.problems)
+    fix = design.fix
+    assert fix is not None and fix.setting and fix.overrides == setting and fix.nodes == design.brief.hardware.nodes
+    fixed = plan(apply_overrides(design.brief, fix.overrides)).verdict
+    assert fixed.feasible and fixed.meets_slo and fixed.availability_ok

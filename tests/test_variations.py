@@ -3,11 +3,13 @@ from its brief, and the reference figures hold with their tolerances; diff_desig
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
-from planner import diff_designs, load_brief, plan
+from planner import apply_overrides, diff_designs, load_brief, plan
+from planner.loader import parse_override
 
 pytestmark = pytest.mark.unit
 
@@ -230,3 +232,66 @@ def test_variation_a_does_not_claim_the_slo_holds_on_a_cold_cache():
     as_briefed = design.variation.options[0].change
     assert "no degradation" not in as_briefed and "by the sizing arithmetic" in as_briefed
     assert not plan(load_brief("variation-a").with_changes({"workload.prefix_hit_rate": 0.0})).verdict.meets_slo
+
+
+VARIATIONS = ("variation-a", "variation-b", "variation-c", "variation-d", "variation-e", "variation-f", "variation-g")
+
+
+@pytest.mark.parametrize(("preset", "changes"), [*((name, {}) for name in VARIATIONS), ("variation-a", {"workload.users": 25000})])
+def test_every_option_re_plans_as_its_card_says(preset, changes):
+    """Review s9 finding 3: variation A's 'shorter max context' set max-model-len 4,096 and left the long-context
+    threshold at 6,000, so its re-plan was infeasible ('the engine refuses the longer prompts') while the card showed
+    figures that pass, ok=false and no reason. Every option's overrides, given to `plan --set` as text, re-plan to the
+    figures and the verdict the card shows, and an option that fails says why."""
+    brief = load_brief(preset).with_changes(changes) if changes else load_brief(preset)
+    for option in plan(brief).variation.options:
+        sets = dict(parse_override(f"{path}={json.dumps(value)}") for path, value in option.overrides.items())
+        replanned = plan(apply_overrides(brief, sets)) if sets else plan(brief)
+        v = replanned.verdict
+        assert option.ok == (v.feasible and v.meets_slo), option.name
+        assert option.utilization == pytest.approx(replanned.capacity.utilization, rel=1e-9), option.name
+        assert option.ttft_p95_ms == pytest.approx(replanned.slo.ttft_p95_ms, rel=1e-9), option.name
+        assert option.itl_p95_ms == pytest.approx(replanned.slo.itl_p95_ms, rel=1e-9), option.name
+        assert bool(option.why_not) == (not option.ok), option.name
+        if not option.ok and v.problems:
+            assert option.why_not == f"{v.problems[0].field}: {v.problems[0].problem}", option.name
+
+
+def test_variation_a_shorter_context_routes_the_longer_prompts_to_the_long_context_pool():
+    a = plan(load_brief("variation-a")).variation
+    short = next(o for o in a.options if o.name == "shorter max context")
+    assert short.overrides["deployment.max_model_len"] == 4096
+    assert short.overrides["workload.long_context_threshold_tokens"] == 4096 - 1200  # a prompt and a p95 reply fit
+    assert short.ok and not short.why_not and "go to the long-context pool" in short.change
+    assert "shorter max context" in a.conclusion.split("those that meet the SLO:")[-1]
+
+
+def test_a_failing_option_says_why():
+    """The overloaded variation A (25,000 users): 'accept degradation' misses, and says with its verdict's problem why."""
+    overloaded = _changed("variation-a", {"workload.users": 25000})
+    first = overloaded.options[0]
+    assert not first.ok and first.why_not
+    assert first.why_not.split(":")[0] in {
+        p.field for p in plan(load_brief("variation-a").with_changes({"workload.users": 25000})).verdict.problems
+    }
+
+
+def test_variation_f_gives_the_fleet_that_re_plans_as_meeting():
+    """Review s9 finding 2: F said 'by the 85% sizing rule it needs 69 nodes, 8.62x the GPUs' while
+    `plan variation-f --set hardware.nodes=69` is infeasible (its 1-node long-context pool 190.6% busy) and the same
+    plan's fix, 19 nodes with 4 long-context, meets with N+1. The conclusion gives the re-planned fleet as what the design
+    needs, and the 69 as the no-cache sizing rule's figure that does not meet as it stands."""
+    brief = load_brief("variation-f")
+    design = plan(brief)
+    f, fix = design.variation, design.fix
+    assert fix is not None and fix.long_context_nodes > brief.deployment.long_context_nodes
+    sets = " ".join(f"--set {path}={value}" for path, value in fix.overrides.items())
+    assert f"Re-planned, {fix.nodes} nodes, {fix.long_context_nodes} of them long-context" in f.conclusion
+    assert f"plan {sets} meets it" in f.conclusion
+    fixed = plan(apply_overrides(brief, fix.overrides)).verdict
+    assert fixed.feasible and fixed.meets_slo and fixed.availability_ok
+    sizing = int(_finding(f, "GPU multiplier").value * brief.hardware.nodes)
+    assert "it needs" not in f.conclusion and f"asks for {sizing} nodes" in f.conclusion and "not what the design needs" in f.conclusion
+    at_sizing = plan(brief.with_changes({"hardware.nodes": sizing})).verdict  # the sizing rule's fleet, as it stands
+    assert not at_sizing.feasible and f"so {sizing} nodes alone do not meet the SLO" in f.conclusion
+    assert _finding(f, "nodes that meet the SLO (re-planned)").value == fix.nodes

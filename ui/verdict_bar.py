@@ -132,7 +132,8 @@ def _cost_tile(design: Design) -> tuple[str, str]:
     if design.cost.carries_peak:
         return show(design, "cost.usd_per_million_output_tokens"), "but the design misses the SLO"
     if design.fix is not None:
-        return show(design, "cost.usd_per_million_output_tokens_at_fix"), f"on {design.fix.nodes} nodes: this fleet cannot carry the peak"
+        as_set = "as set, this design" if design.fix.setting else "this fleet"
+        return show(design, "cost.usd_per_million_output_tokens_at_fix"), f"on {design.fix.fleet}: {as_set} cannot carry the peak"
     return "no figure", "this fleet cannot carry the peak"
 
 
