@@ -5,7 +5,8 @@
                       frontier  candidates no other beats on $/M output tokens, p95 TTFT and p95 ITL at once,
                                 each planned with plan() and run through the simulator
 
-Every candidate is the brief with its overrides, judged by the same core design plan() uses. A replica that
+Every candidate is the brief with its overrides, judged by the same core design plan() uses; a brief with a
+long-context pool has it sized for each replica, as the verdict's fix sizes it (the fewest nodes that carry its share). A replica that
 cannot be formed rejects all its node counts at once; most other infeasible candidates fall to steps 1-2 and the
 steady state (core.not_feasible_before_slo, a fraction of a millisecond); the rest get the core verdict
 (`verdict_only`: no trade-off curves, no SLO-capacity search, about a millisecond), and N+1 (the one-node-lost
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import MAX_NODES, Brief
 from planner.catalog import GPUS
 from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, verdict_only
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
@@ -37,6 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
+from planner.resize import _long_context_nodes_needed as long_context_nodes_needed
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -54,6 +56,7 @@ __all__ = [
     "default_workers",
     "gap_to_best",
     "is_dominated",
+    "long_context_pool",
     "search",
     "set_args",
 ]
@@ -143,6 +146,7 @@ class Row:
     tokens_per_s_per_gpu: float
     meets_slo: bool
     availability_ok: bool | None  # False where it misses the SLO; None where N+1 was left unchecked (NOT_CHECKED)
+    long_context_nodes: int | None = None  # the long-context pool sized for the replica (None: the brief's, unchanged)
 
 
 def _cost(brief: Brief, core: CoreDesign) -> tuple[int, float, float]:
@@ -176,7 +180,9 @@ def _missed(core: CoreDesign) -> str:
 NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same replica has it, and costs less"
 
 
-def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True) -> tuple[Row | None, str | None]:
+def evaluate(
+    brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True, long_context_nodes: int | None = None
+) -> tuple[Row | None, str | None]:
     """One candidate: its row when the design is feasible (meeting the SLO or not), and why it cannot be the best
     (None when it can: it meets the SLO with N+1). Most infeasible candidates are rejected from steps 1-2 and the
     steady state alone (core.not_feasible_before_slo); the rest get plan()'s core verdict (verdict_only)."""
@@ -208,6 +214,7 @@ def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_o
         tokens_per_s_per_gpu=core.demand.output_tokens_per_s / gpus,
         meets_slo=meets,
         availability_ok=available,
+        long_context_nodes=long_context_nodes,
     )
     if not meets:
         return row, _missed(core)
@@ -240,8 +247,8 @@ class ChunkResult:
 
 def evaluate_chunk(chunk: Chunk) -> ChunkResult:
     """Every candidate of the chunk's replicas, node counts in increasing order. A replica that cannot be formed
-    rejects all its node counts at once; N+1 is checked up to the replica's first fleet that has it (a larger fleet
-    of the same replica costs more, so it cannot be the best)."""
+    rejects all its node counts at once; its long-context pool is sized once (long_context_pool); N+1 is checked up to
+    the replica's first fleet that has it (a larger fleet of the same replica costs more, so it cannot be the best)."""
     replicas = list(chunk.space.replicas())
     rows: list[Row] = []
     rejected: Counter[str] = Counter()
@@ -253,15 +260,30 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
         if shape_reason is not None:  # no node count can help a replica that cannot be formed
             rejected[shape_reason] += len(chunk.space.nodes)
             continue
+        long_context = long_context_pool(chunk.brief, chunk.space.overrides(replica, chunk.space.nodes[0]))
         has_n_plus_one = False
         for nodes in sorted(chunk.space.nodes):
-            row, reason = evaluate(chunk.brief, chunk.space.overrides(replica, nodes), index, check_n_plus_one=not has_n_plus_one)
+            overrides = chunk.space.overrides(replica, nodes, long_context)
+            row, reason = evaluate(chunk.brief, overrides, index, check_n_plus_one=not has_n_plus_one, long_context_nodes=long_context)
             if reason is not None:
                 rejected[reason] += 1
             if row is not None:
                 rows.append(row)
                 has_n_plus_one = has_n_plus_one or bool(row.availability_ok)
     return ChunkResult(rows=tuple(rows), rejected=dict(rejected), evaluated=evaluated)
+
+
+def long_context_pool(brief: Brief, overrides: dict[str, Any]) -> int | None:
+    """The fewest long-context nodes that carry the pool's share with the candidate's replica, as the verdict's fix sizes
+    that pool (planner.resize): a faster replica needs fewer, a slower one more, whatever the fleet. None when the brief
+    has no long-context pool, or when no pool of up to half the largest fleet carries it (the brief's count stays and
+    each candidate says why)."""
+    if brief.deployment.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
+        return None
+    try:
+        return long_context_nodes_needed(brief.with_changes(overrides), MAX_NODES // 2)
+    except (BriefError, ArithmeticError):
+        return None
 
 
 def _shape_rejection(brief: Brief, overrides: dict[str, Any]) -> str | None:
@@ -442,7 +464,7 @@ def _row_of(point: Point | None, ranked: list[Row], space: SearchSpace, replicas
 
 
 def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) -> dict[str, Any]:
-    return space.overrides(replicas[row.replica], row.nodes)
+    return space.overrides(replicas[row.replica], row.nodes, row.long_context_nodes)
 
 
 def _resolved(brief: Brief) -> Brief:

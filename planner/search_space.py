@@ -29,6 +29,7 @@ from planner.textfile import read_text_file
 
 __all__ = [
     "AXES",
+    "LONG_CONTEXT_PATH",
     "PRICE_PATH",
     "REPLICA_AXES",
     "SearchSpace",
@@ -49,6 +50,7 @@ AXES: dict[str, str] = {
 }
 REPLICA_AXES = tuple(a for a in AXES if a != "nodes")  # what one replica is; the node counts share it
 PRICE_PATH = "cost.usd_per_gpu_hour"
+LONG_CONTEXT_PATH = "deployment.long_context_nodes"  # not an axis: the search sizes that pool for each replica
 PRICES_TABLE = "usd_per_gpu_hour"  # the space file's table of GPU prices
 MAX_SPACE_FILE_BYTES = 100_000
 MAX_AXIS_VALUES = 512
@@ -79,11 +81,14 @@ class SearchSpace(BaseModel):
         for values in product(*(getattr(self, axis) for axis in REPLICA_AXES)):
             yield dict(zip(REPLICA_AXES, values, strict=True))
 
-    def overrides(self, replica: Mapping[str, Any], nodes: int) -> dict[str, Any]:
-        """The brief paths and values of one candidate, its GPU's price included."""
+    def overrides(self, replica: Mapping[str, Any], nodes: int, long_context_nodes: int | None = None) -> dict[str, Any]:
+        """The brief paths and values of one candidate, its GPU's price included, and the long-context pool the search
+        sized for its replica (None: the brief's pool as it is)."""
         changes = {AXES[axis]: value for axis, value in replica.items()}
         changes[AXES["nodes"]] = nodes
         changes[PRICE_PATH] = self.usd_per_gpu_hour[replica["gpu"]]
+        if long_context_nodes is not None:
+            changes[LONG_CONTEXT_PATH] = long_context_nodes
         return changes
 
     def as_table(self) -> dict[str, list[Any]]:

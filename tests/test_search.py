@@ -12,6 +12,7 @@ import pytest
 
 from planner import InfeasibleDesign, load_brief, plan
 from planner.failures import Scenario, scenario_holds
+from planner.resize import fleet_fix
 from planner.search import (
     Chunk,
     Point,
@@ -24,6 +25,7 @@ from planner.search import (
     frontier_rows,
     gap_to_best,
     is_dominated,
+    long_context_pool,
     search,
     set_args,
 )
@@ -74,7 +76,8 @@ def planned(brief, space) -> dict[tuple[int, int], Any]:
     for index, replica in enumerate(space.replicas()):
         for nodes in space.nodes:
             try:
-                designs[index, nodes] = plan(brief.with_changes(space.overrides(replica, nodes)))
+                pool = long_context_pool(brief, space.overrides(replica, nodes))  # sized for the replica, as the search does
+                designs[index, nodes] = plan(brief.with_changes(space.overrides(replica, nodes, pool)))
             except InfeasibleDesign:
                 designs[index, nodes] = None
     return designs
@@ -354,3 +357,29 @@ def test_a_confirmed_point_sets_the_run_beside_the_plan_on_the_same_replica():
     point = confirm_point(brief, {"workload.duty_cycle": 0.16, "workload.long_context_share": 0.1}, requests=2000, seed=0)
     assert not point.meets_slo and point.simulated is not None
     assert point.simulated.meets_slo and point.simulated.agrees
+
+
+def test_the_search_sizes_the_long_context_pool_as_the_verdicts_fix_does():
+    """Variation F's one long-context node is over 100% busy on 405B: the search, like the verdict's fix, gives the
+    replica the fewest long-context nodes that carry their share, so an H100 design meets (at the fix's fleet)."""
+    brief = load_brief("variation-f")
+    fix = fleet_fix(brief)
+    assert fix is not None and fix.long_context_nodes > brief.deployment.long_context_nodes
+    dep = brief.deployment
+    own_replica = {
+        "gpu": [brief.hardware.gpu],
+        "tp": [dep.tp],
+        "weights": [dep.weights.value],
+        "kv_cache": [dep.kv_cache.value],
+        "max_num_seqs": [dep.max_num_seqs],
+        "max_num_batched_tokens": [dep.max_num_batched_tokens],
+        "nodes": {"min": brief.hardware.nodes, "max": fix.nodes + 2},
+    }
+    with SerialRunner() as runner:
+        found = search(brief, space_from_data(own_replica, brief), runner, requests=SIM_REQUESTS)
+    assert found.best is not None, found.rejected
+    assert found.best.overrides["hardware.nodes"] == fix.nodes
+    assert found.best.overrides["deployment.long_context_nodes"] == fix.long_context_nodes
+    replanned = plan(brief.with_changes(found.best.overrides))
+    assert replanned.verdict.meets_slo and replanned.verdict.availability_ok
+    assert found.best.usd_per_million_output_tokens == replanned.cost.usd_per_million_output_tokens
