@@ -131,7 +131,7 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
     if best is None:
         st.warning("No candidate meets the SLO with N+1: widen the space (more nodes, other GPUs) or relax the targets.")
     else:
-        gap = gap_to_best(design, best)
+        gap = gap_to_best(design, best, result.knobs)
         sim = best.simulated
         figure_row(
             [

@@ -419,10 +419,32 @@ def _chunks(count: int, workers: int) -> list[tuple[int, ...]]:
     return [tuple(range(start, count, tasks)) for start in range(tasks)]
 
 
-def _best_row(rows: Iterable[Row]) -> list[Row]:
-    """Accepted rows, cheapest first (ties: lower p95 TTFT, then ITL, then the space's order)."""
+COST_DIGITS = 12  # significant digits at which two costs tie (the same fleet and price computed along two paths)
+
+
+def _departures(brief: Brief, replica: dict[str, Any]) -> int:
+    """How many of the replica's axes leave the brief's own value."""
+    data = brief.model_dump(mode="json")
+    return sum(data[AXES[axis].split(".")[0]][AXES[axis].split(".")[1]] != value for axis, value in replica.items())
+
+
+def _best_row(rows: Iterable[Row], brief: Brief, replicas: Sequence[dict[str, Any]]) -> list[Row]:
+    """Accepted rows, cheapest first. Of rows that cost the same, the one that keeps more of the brief's own values
+    first: a change that saves nothing is no reason to leave the brief (a lower weight precision risks quality), then
+    lower p95 TTFT, ITL and the space's order."""
     accepted = [r for r in rows if r.meets_slo and r.availability_ok]
-    return sorted(accepted, key=lambda r: (r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms, r.replica, r.nodes))
+    departures = {i: _departures(brief, replicas[i]) for i in {r.replica for r in accepted}}
+    return sorted(
+        accepted,
+        key=lambda r: (
+            float(f"{r.usd_per_million:.{COST_DIGITS}g}"),
+            departures[r.replica],
+            r.ttft_p95_ms,
+            r.itl_p95_ms,
+            r.replica,
+            r.nodes,
+        ),
+    )
 
 
 def _knobs(rows: Sequence[Row], space: SearchSpace, best: Row | None) -> tuple[Knob, ...]:
@@ -505,7 +527,7 @@ def search(
     for outcome in outcomes:
         rejected.update(outcome.rejected)
 
-    ranked = _best_row(rows)
+    ranked = _best_row(rows, brief, replicas)
     front = frontier_rows(rows)
     # The best is confirmed by plan() with the frontier; should plan() disagree, the next cheapest is tried.
     candidates = [_overrides_of(r, space, replicas) for r in front]
@@ -589,7 +611,34 @@ class BestGap(_Frozen):
     text: str
 
 
-def gap_to_best(design: Design, best: Point) -> BestGap:
+def _where_saving_comes_from(changes: dict[str, tuple[Any, Any]], knobs: Sequence[Knob]) -> str:
+    """Each changed axis turned back alone to the current value (the search's knobs: every other axis at the best's
+    value, the fleet sized again): the axes that make the saving, and those that save nothing."""
+    makes, nothing = [], []
+    for knob in knobs:
+        if knob.path not in changes or knob.best_value is None:
+            continue
+        old = str(changes[knob.path][0])
+        best_cost = knob.cheapest_usd_per_million.get(knob.best_value)
+        if best_cost is None or old not in knob.cheapest_usd_per_million:
+            continue  # the current value is not in the space: the knob cannot say
+        back = knob.cheapest_usd_per_million[old]
+        if back is None:
+            makes.append(f"{knob.axis} (with {old}, no fleet in the space meets)")
+        elif float(f"{back:.{COST_DIGITS}g}") > float(f"{best_cost:.{COST_DIGITS}g}"):
+            makes.append(f"{knob.axis} (with {old}, everything else as the best, the cheapest is ${num(back)})")
+        else:
+            nothing.append(knob.axis)
+    parts = []
+    if makes:
+        parts.append(f"The saving comes from the {' and the '.join(makes)}.")
+    if nothing:
+        parts.append(f"Turned back alone, the {', the '.join(nothing)} would cost the same.")
+    return " ".join(parts)
+
+
+def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> BestGap:
+    """The current design against the best; with the search's knobs, which changed axes make the saving."""
     goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
     current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
     data = design.brief.model_dump(mode="json")
@@ -612,6 +661,7 @@ def gap_to_best(design: Design, best: Point) -> BestGap:
             f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now:"
             f" it {verb} {pct(abs(saving))}{'' if meets else ' and, unlike the current design, meets the SLO with N+1'} ({moves})."
         )
+        text = f"{text} {_where_saving_comes_from(changes, knobs)}".rstrip()
     return BestGap(
         current_usd_per_million=current,
         best_usd_per_million=best.usd_per_million_output_tokens,

@@ -383,3 +383,32 @@ def test_the_search_sizes_the_long_context_pool_as_the_verdicts_fix_does():
     replanned = plan(brief.with_changes(found.best.overrides))
     assert replanned.verdict.meets_slo and replanned.verdict.availability_ok
     assert found.best.usd_per_million_output_tokens == replanned.cost.usd_per_million_output_tokens
+
+
+def test_a_change_that_saves_nothing_is_not_made_and_the_saving_is_put_on_the_axis_that_makes_it():
+    """qps10-tp4 on MI300X costs less than on H100 whatever its weights and KV: the best keeps the brief's FP8 weights and
+    BF16 KV (INT4 weights, at the same cost, would only add a quality risk) and says the GPU makes the saving."""
+    brief = load_brief("qps10-tp4")
+    dep = brief.deployment
+    space = space_from_data(
+        {
+            "gpu": [brief.hardware.gpu, "mi300x"],
+            "tp": [dep.tp],
+            "weights": ["int4", dep.weights.value],
+            "kv_cache": ["fp8", dep.kv_cache.value],
+            "max_num_seqs": [dep.max_num_seqs],
+            "max_num_batched_tokens": [dep.max_num_batched_tokens],
+            "nodes": {"min": 1, "max": brief.hardware.nodes + 1},
+        },
+        brief,
+    )
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert found.best is not None
+    knobs = {k.axis: k for k in found.knobs}
+    assert knobs["weights"].spread == 0 and knobs["kv_cache"].spread == 0  # the tie this test is about
+    assert found.best.overrides["deployment.weights"] == dep.weights.value
+    assert found.best.overrides["deployment.kv_cache"] == dep.kv_cache.value
+    gap = gap_to_best(plan(brief), found.best, found.knobs)
+    assert set(gap.changes) - {"hardware.nodes"} == {"hardware.gpu", PRICE_PATH}
+    assert gap.saving > 0 and "The saving comes from the gpu" in gap.text, gap.text
