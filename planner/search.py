@@ -54,6 +54,7 @@ __all__ = [
     "SerialRunner",
     "Simulated",
     "default_workers",
+    "gap_from_uncomputable",
     "gap_to_best",
     "is_dominated",
     "long_context_pool",
@@ -637,20 +638,47 @@ def _where_saving_comes_from(changes: dict[str, tuple[Any, Any]], knobs: Sequenc
     return " ".join(parts)
 
 
-def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> BestGap:
-    """The current design against the best; with the search's knobs, which changed axes make the saving."""
-    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
-    current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
-    data = design.brief.model_dump(mode="json")
+def _changes(brief: Brief, best: Point) -> dict[str, tuple[Any, Any]]:
+    """path -> (the brief's value, the best's value), where they differ."""
+    data = brief.model_dump(mode="json")
     changes: dict[str, tuple[Any, Any]] = {}
     for path, value in best.overrides.items():
         section, name = path.split(".")
         mine = data[section][name]
         if mine != value:
             changes[path] = (mine, value)
+    return changes
+
+
+def _moves(changes: dict[str, tuple[Any, Any]]) -> str:
+    return ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+
+
+def gap_from_uncomputable(brief: Brief, best: Point) -> BestGap:
+    """The search's best where the brief's own design cannot be computed (its weights do not fit, say): the changes
+    that reach a design that meets; no cost of the current design to set it against."""
+    changes = _changes(brief, best)
+    return BestGap(
+        current_usd_per_million=math.nan,
+        best_usd_per_million=best.usd_per_million_output_tokens,
+        saving=math.nan,
+        current_meets=False,
+        changes=changes,
+        text=(
+            f"The current design cannot be computed; the best design meets the SLO with N+1 at"
+            f" ${num(best.usd_per_million_output_tokens)} per M output tokens ({_moves(changes)})."
+        ),
+    )
+
+
+def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> BestGap:
+    """The current design against the best; with the search's knobs, which changed axes make the saving."""
+    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
+    current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
+    changes = _changes(design.brief, best)
     saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
     meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
-    moves = ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+    moves = _moves(changes)
     if not changes:
         text = "The current design is the best the search found."
     elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
