@@ -109,8 +109,12 @@ def _around(value: int, low: int, high: int, step: int = 1) -> tuple[int, ...]:
 
 def _default_nodes(brief: Brief) -> tuple[int, ...]:
     """1 to twice the larger of the brief's fleet and the fewest nodes its sizing needs: every count up to
-    _DEFAULT_NODE_STEPS, then that many counts spread evenly (the brief's own count always in)."""
-    top = min(MAX_NODES, 2 * max(brief.hardware.nodes, fewest_nodes(brief)))
+    _DEFAULT_NODE_STEPS, then that many counts spread evenly (the brief's own count always in). Where the brief's own
+    replica cannot be sized (it cannot be built: its weights do not fit, say), there is no need to read: every count up
+    to _DEFAULT_NODE_STEPS or twice the brief's fleet, not counts spread up to MAX_NODES, thousands of nodes apart."""
+    need = fewest_nodes(brief)
+    own = brief.hardware.nodes
+    top = min(MAX_NODES, 2 * max(own, need)) if need < MAX_NODES else max(2 * own, _DEFAULT_NODE_STEPS)
     if top <= _DEFAULT_NODE_STEPS:
         return tuple(range(1, top + 1))
     spread = {max(1, round(top * k / _DEFAULT_NODE_STEPS)) for k in range(1, _DEFAULT_NODE_STEPS + 1)}

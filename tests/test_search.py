@@ -412,3 +412,15 @@ def test_a_change_that_saves_nothing_is_not_made_and_the_saving_is_put_on_the_ax
     gap = gap_to_best(plan(brief), found.best, found.knobs)
     assert set(gap.changes) - {"hardware.nodes"} == {"hardware.gpu", PRICE_PATH}
     assert gap.saving > 0 and "The saving comes from the gpu" in gap.text, gap.text
+
+
+def test_the_nodes_axis_of_a_brief_that_cannot_be_computed_holds_the_fleets_a_buildable_replica_needs():
+    """405B in BF16 does not fit the capstone's H100s, so its own sizing has no answer: the default nodes axis lists
+    every count up to a few dozen (not counts thousands of nodes apart), so the fleet an INT4 replica needs is in it."""
+    brief = load_brief("capstone").with_changes({"model.name": "llama-3.1-405b", "deployment.weights": "bf16"})
+    with pytest.raises(InfeasibleDesign):
+        plan(brief)
+    nodes = default_space(brief).nodes
+    assert nodes == tuple(range(1, max(nodes) + 1))
+    fix = fleet_fix(brief.with_changes({"deployment.weights": "int4"}))  # its long-context pool grown as the search does
+    assert fix is not None and fix.nodes in nodes
