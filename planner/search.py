@@ -2,8 +2,8 @@
 
     space ──replicas──▶ evaluate_chunk (a task takes whole replicas and walks each one's node counts)
           ──rows────▶ best      the cheapest candidate meeting the SLO with N+1, confirmed by plan()
-                      frontier  candidates no other beats on $/M output tokens, p95 TTFT and p95 ITL at once,
-                                each planned with plan() and run through the simulator
+                      frontier  candidates meeting the SLO that no other beats on $/M output tokens, p95 TTFT and
+                                p95 ITL at once, each planned with plan() and run through the simulator
 
 Every candidate is the brief with its overrides, judged by the same core design plan() uses; a brief with a
 long-context pool has it sized for each replica, as the verdict's fix sizes it (the fewest nodes that carry its share). A replica that
@@ -116,7 +116,7 @@ class Knob(_Frozen):
 
 class SearchResult(_Frozen):
     best: Point | None  # None when no candidate meets the SLO with N+1
-    frontier: tuple[Point, ...]  # by $/M output tokens, then p95 TTFT
+    frontier: tuple[Point, ...]  # designs that meet the SLO (with N+1 or not), by $/M output tokens, then p95 TTFT
     evaluated: int  # candidates in the space, every one re-planned or rejected
     accepted: int  # candidates meeting the SLO with N+1
     rejected: dict[str, int]  # the others, by why they cannot be the best
@@ -189,8 +189,9 @@ def evaluate(
     steady state alone (core.not_feasible_before_slo); the rest get plan()'s core verdict (verdict_only)."""
     try:
         design = brief.with_changes(overrides)
-        early = checked(not_feasible_before_slo, design)
-        core = None if early else checked(verdict_only, design)
+        planned = resolve(design)  # as plan() plans it: image tokens, the hit rate the KV tiers give at this candidate's fleet
+        early = checked(not_feasible_before_slo, planned)
+        core = None if early else checked(verdict_only, planned)
     except InfeasibleDesign as exc:
         return None, _uncomputable(exc)
     except BriefError as exc:  # a value out of range, or figures that overflow (planner.guard names the field)
@@ -291,7 +292,7 @@ def _shape_rejection(brief: Brief, overrides: dict[str, Any]) -> str | None:
     """The reason every node count of a replica is rejected when the replica itself cannot be formed (the weights
     or one sequence do not fit, TP does not split): what each candidate's re-plan would say, once."""
     try:
-        feasible_replica(brief.with_changes(overrides))
+        feasible_replica(resolve(brief.with_changes(overrides)))
     except InfeasibleDesign as exc:
         return _uncomputable(exc)
     except (BriefError, ArithmeticError):
@@ -490,16 +491,6 @@ def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) 
     return space.overrides(replicas[row.replica], row.nodes, row.long_context_nodes)
 
 
-def _resolved(brief: Brief) -> Brief:
-    """The brief every candidate re-plans from: image tokens in the prompt, the hit rate the brief's KV tiers give at its
-    own fleet (planner.mechanisms.resolve); the stated brief when its own replica cannot be built (the search may still
-    find one that can)."""
-    try:
-        return resolve(brief)
-    except BriefError:
-        return brief
-
-
 def search(
     brief: Brief,
     space: SearchSpace,
@@ -512,7 +503,6 @@ def search(
     """Every candidate of the space re-planned; the best and the frontier planned in full and simulated."""
     start = time.perf_counter()
     report = progress or (lambda fraction, text: None)
-    brief = _resolved(brief)
     replicas = list(space.replicas())
     chunks = _chunks(len(replicas), runner.workers)
     finished = [0]
@@ -529,7 +519,7 @@ def search(
         rejected.update(outcome.rejected)
 
     ranked = _best_row(rows, brief, replicas)
-    front = frontier_rows(rows)
+    front = frontier_rows([r for r in rows if r.meets_slo])  # a frontier of designs that meet: a cheaper miss is no trade-off
     # The best is confirmed by plan() with the frontier; should plan() disagree, the next cheapest is tried.
     candidates = [_overrides_of(r, space, replicas) for r in front]
     best_tries = [_overrides_of(r, space, replicas) for r in ranked[:1]]
@@ -538,7 +528,7 @@ def search(
     confirmed = _confirm(brief, [lookup[k] for k in todo], runner, seed, requests, report)
     points = dict(zip(todo, confirmed, strict=True))
     best = _confirmed_best(brief, ranked, best_tries, points, space, replicas, seed, requests)
-    frontier = tuple(points[_key(o)] for o in candidates)
+    frontier = tuple(p for p in (points[_key(o)] for o in candidates) if p.feasible and p.meets_slo)  # as plan() judges them
     report(1.0, f"done: {len(frontier)} frontier point(s), best {'found' if best else 'none'}")
     return SearchResult(
         best=best,

@@ -147,10 +147,10 @@ def test_frontier_is_non_dominated(result):
     assert [p.usd_per_million_output_tokens for p in result.frontier] == sorted(p.usd_per_million_output_tokens for p in result.frontier)
 
 
-def test_every_feasible_candidate_off_the_frontier_is_dominated_by_it(result, rows):
+def test_every_candidate_meeting_the_slo_off_the_frontier_is_dominated_by_it(result, rows):
     front = _array([_objective(p) for p in result.frontier])
     on = {_objective(p) for p in result.frontier}
-    for row in rows:
+    for row in (r for r in rows if r.meets_slo):
         objective = (row.usd_per_million, row.ttft_p95_ms, row.itl_p95_ms)
         assert objective in on or is_dominated(objective, front), row
 
@@ -424,3 +424,33 @@ def test_the_nodes_axis_of_a_brief_that_cannot_be_computed_holds_the_fleets_a_bu
     assert nodes == tuple(range(1, max(nodes) + 1))
     fix = fleet_fix(brief.with_changes({"deployment.weights": "int4"}))  # its long-context pool grown as the search does
     assert fix is not None and fix.nodes in nodes
+
+
+def test_the_frontier_holds_only_designs_that_meet_the_slo():
+    """Variation F on H100 around the fleet its fix names: fleets too small miss the SLO at a lower cost; they are no
+    trade-off, so the frontier leaves them out."""
+    brief = load_brief("variation-f")
+    space = space_from_data(
+        {"gpu": ["h100-sxm"], "tp": [8], "weights": ["fp8"], "kv_cache": ["fp8"], "nodes": {"min": 10, "max": 20}}, brief
+    )
+    rows = evaluate_chunk(Chunk(brief=brief, space=space, replicas=tuple(range(len(list(space.replicas())))))).rows
+    assert any(not r.meets_slo for r in rows), "the space must hold a feasible design that misses for this test to judge anything"
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert found.frontier
+    assert all(p.feasible and p.meets_slo for p in found.frontier), [p.label for p in found.frontier if not p.meets_slo]
+
+
+def test_a_candidate_is_planned_at_the_hit_rate_its_own_kv_tiers_give():
+    """The agent platform's KV tiers give a hit rate that depends on the fleet: the search judges a candidate at its own
+    (as `plan --set` plans it), not at the brief's; a design plan() finds over 100% busy is rejected as not feasible."""
+    brief = load_brief("agent-platform")
+    axes = {"gpu": ["mi300x"], "tp": [2], "weights": ["int4"], "kv_cache": ["fp8"], "max_num_seqs": [160], "max_num_batched_tokens": [8192]}
+    space = space_from_data({**axes, "nodes": [2, 3]}, brief)
+    replica = next(space.replicas())
+    designs = [plan(brief.with_changes(space.overrides(replica, nodes))) for nodes in space.nodes]
+    assert not designs[0].verdict.feasible, "the case this test is about: 2 nodes are over 100% busy at their own hit rate"
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    not_feasible = sum(count for reason, count in found.rejected.items() if reason.startswith("not feasible"))
+    assert not_feasible == sum(not d.verdict.feasible for d in designs), found.rejected
