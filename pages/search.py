@@ -127,7 +127,7 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
     )
     best = result.best
     if best is None:
-        st.warning("No candidate meets the SLO with N+1: widen the space (more nodes, other GPUs) or relax the targets.")
+        st.warning(md(result.why_no_best))
     else:
         gap = gap_to_best(design, best, result.knobs) if design is not None else gap_from_uncomputable(searched_from, best)
         sim = best.simulated

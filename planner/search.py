@@ -127,6 +127,7 @@ class SearchResult(_Frozen):
     space: dict[str, list[Any]]
     usd_per_gpu_hour: dict[str, float]
     knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
+    why_no_best: str = ""  # when there is no best: why, in the verdict's words where no design can meet the target
 
 
 # --- one candidate -----------------------------------------------------------------------------------
@@ -169,10 +170,16 @@ def _uncomputable(exc: InfeasibleDesign) -> str:
     return f"cannot be computed: {problem.field}"
 
 
+UNREACHABLE = "misses the SLO, as every design does: "  # the rejection of a target under the fixed request path
+
+
 def _missed(core: CoreDesign) -> str:
     _, goal = judged(core)
     if goal is not None:
         return "misses its deadline"
+    floor = next((p for p in core.verdict.problems if p.field == "slo.ttft_p95_ms"), None)  # the verdict's own words
+    if floor is not None:  # the fixed request path alone is over the target: no replica, fleet or setting meets it
+        return f"{UNREACHABLE}{floor.problem}; {floor.change}"
     slo = core.slo
     missed = [name for name, ok in (("p95 TTFT", slo.ttft_ok), ("p95 ITL", slo.itl_ok)) if not ok]
     return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
@@ -543,7 +550,18 @@ def search(
         space=space.as_table(),
         usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
         knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
+        why_no_best="" if best is not None else _why_no_best(rejected),
     )
+
+
+def _why_no_best(rejected: Counter[str]) -> str:
+    """Why no candidate meets the SLO with N+1: a target under the fixed request path, which no design meets (the
+    verdict's words and its change), or else the space and the targets."""
+    floor = next((reason for reason in rejected if reason.startswith(UNREACHABLE)), None)
+    if floor is not None:
+        problem, _, change = floor.removeprefix(UNREACHABLE).partition("; ")
+        return f"No design can meet the SLO: {problem}. Change: {change}."
+    return "No candidate meets the SLO with N+1: widen the space (more nodes, other GPUs) or relax the targets."
 
 
 def _key(overrides: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -454,3 +454,18 @@ def test_a_candidate_is_planned_at_the_hit_rate_its_own_kv_tiers_give():
         found = search(brief, space, runner, requests=SIM_REQUESTS)
     not_feasible = sum(count for reason, count in found.rejected.items() if reason.startswith("not feasible"))
     assert not_feasible == sum(not d.verdict.feasible for d in designs), found.rejected
+
+
+def test_a_target_under_the_fixed_path_is_said_in_the_verdicts_words_not_as_a_space_too_narrow(tmp_path):
+    """A 1 ms TTFT target is under the fixed request path: no GPU, fleet or setting meets it, and the search says what
+    the verdict says (the floor, and the change it names) instead of asking for a wider space."""
+    brief = load_brief("capstone").with_changes({"slo.ttft_p95_ms": 1})
+    floor = next(p for p in plan(brief).verdict.problems if p.field == "slo.ttft_p95_ms")
+    with SerialRunner() as runner:
+        found = search(brief, space_from_data(SMALL, brief), runner, requests=SIM_REQUESTS)
+    assert found.best is None
+    assert found.why_no_best.startswith("No design can meet the SLO: ") and floor.problem in found.why_no_best
+    assert floor.change in found.why_no_best and "widen" not in found.why_no_best
+    proc = run_cli("search", "capstone", "--set", "slo.ttft_p95_ms=1", "--space", _space_file(tmp_path, SMALL_TOML), "--workers", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert found.why_no_best in proc.stdout and "widen" not in proc.stdout
