@@ -119,9 +119,10 @@ def _cost_text(value: float | None) -> str:
 
 def _show(result: SearchResult, stored: dict[str, Any]) -> None:
     searched_from = state.brief_for(stored["preset"], stored["overrides"])
+    searched_name = state.name_for(stored["preset"], stored["overrides"]).title  # the design's own name once it is edited
     st.caption(
         md(
-            f"Searched {result.evaluated:,} candidates around “{searched_from.title}” in {num(result.wall_s, 's')} on"
+            f"Searched {result.evaluated:,} candidates around “{searched_name}” in {num(result.wall_s, 's')} on"
             f" {result.workers} worker(s) ({result.backend}); {result.accepted:,} meet the SLO with N+1 at their replica's fewest nodes."
         )
     )

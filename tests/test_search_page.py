@@ -96,4 +96,6 @@ def test_a_design_that_cannot_be_computed_can_still_be_searched():
     assert best is not None
     assert metrics(at)["Best $ per M output tokens"].startswith("$")
     assert any("The current design cannot be computed; the best design meets" in i.value for i in at.info)
+    searched = next(c.value for c in at.caption if c.value.startswith("Searched"))
+    assert "405B" in searched, searched  # the searched design by its own name, not the preset's
     assert any(b.key == "search.open_best" for b in at.button)
