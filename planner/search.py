@@ -690,7 +690,8 @@ def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> Best
     if not changes:
         text = "The current design is the best the search found."
     elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
-        text = f"The best design costs the same, ${num(current)} per M output tokens; it differs in {moves}."
+        unlike = "" if meets else " and, unlike the current design, meets the SLO with N+1"
+        text = f"The best design costs the same, ${num(current)} per M output tokens,{unlike}; it differs in {moves}."
     else:
         verb = "saves" if saving >= 0 else "costs"
         text = (

@@ -469,3 +469,16 @@ def test_a_target_under_the_fixed_path_is_said_in_the_verdicts_words_not_as_a_sp
     proc = run_cli("search", "capstone", "--set", "slo.ttft_p95_ms=1", "--space", _space_file(tmp_path, SMALL_TOML), "--workers", "1")
     assert proc.returncode == 0, proc.stderr
     assert found.why_no_best in proc.stdout and "widen" not in proc.stdout
+
+
+def test_a_best_at_the_current_cost_says_it_meets_where_the_current_design_does_not():
+    """Variation F's 8 x H100 misses the SLO; 10 x MI300X (INT4, two long-context nodes) costs the same $/hour and meets:
+    the gap says the best meets, not only that it costs the same."""
+    brief = load_brief("variation-f")
+    overrides = {"hardware.gpu": "mi300x", "deployment.weights": "int4", "hardware.nodes": 10, "deployment.long_context_nodes": 2}
+    best = confirm_point(brief, overrides | {PRICE_PATH: 2.0}, SIM_REQUESTS, 0)
+    current = plan(brief)
+    assert best.meets_slo and best.availability_ok and not current.verdict.meets_slo
+    assert best.usd_per_million_output_tokens == pytest.approx(current.cost.usd_per_million_output_tokens)  # the case
+    gap = gap_to_best(current, best)
+    assert "costs the same" in gap.text and "unlike the current design, meets the SLO with N+1" in gap.text, gap.text
