@@ -193,8 +193,8 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
 
 
 st.markdown(
-    "The cheapest design that meets the SLO with N+1 (one node lost), and the frontier: designs no other beats on"
-    " cost, p95 TTFT and p95 ITL at once, each planned in full and checked by the simulator."
+    "The cheapest design that meets the SLO with N+1 (one node lost), and the frontier: designs meeting the SLO that no"
+    " other beats on cost, p95 TTFT and p95 ITL at once, each planned in full and checked by the simulator."
 )
 space = _space_form(brief)
 figure_row(
