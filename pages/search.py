@@ -13,7 +13,7 @@ from planner import Brief
 from planner.brief import KvPrecision, Precision
 from planner.catalog import GPUS
 from planner.fmt import num, pct
-from planner.search import PoolRunner, SearchResult, SerialRunner, default_workers, gap_to_best, search
+from planner.search import PoolRunner, SearchResult, SerialRunner, default_workers, gap_from_uncomputable, gap_to_best, search
 from planner.search_space import SearchSpace, default_space
 from ui import state
 from ui.charts_search import FRONTIER_AXES, frontier_chart
@@ -23,10 +23,8 @@ from ui.sidebar import page_setup
 RESULT_KEY = "search.result"  # {"preset", "overrides", "result"}: the last search and the brief it started from
 CHART_KEY = "search.chart"
 
-design = page_setup("Search")
-if design is None:
-    st.stop()
-brief = design.brief
+design = page_setup("Search")  # None when the current design cannot be computed (the page says why above)
+brief = design.brief if design is not None else state.current_brief()  # the search still runs over the space around it
 
 
 SPACE_KEYS = ("search.gpu", "search.tp", "search.weights", "search.kv_cache", "search.seqs", "search.tokens", "search.nodes")
@@ -121,17 +119,18 @@ def _cost_text(value: float | None) -> str:
 
 def _show(result: SearchResult, stored: dict[str, Any]) -> None:
     searched_from = state.brief_for(stored["preset"], stored["overrides"])
+    searched_name = state.name_for(stored["preset"], stored["overrides"]).title  # the design's own name once it is edited
     st.caption(
         md(
-            f"Searched {result.evaluated:,} candidates around “{searched_from.title}” in {num(result.wall_s, 's')} on"
+            f"Searched {result.evaluated:,} candidates around “{searched_name}” in {num(result.wall_s, 's')} on"
             f" {result.workers} worker(s) ({result.backend}); {result.accepted:,} meet the SLO with N+1 at their replica's fewest nodes."
         )
     )
     best = result.best
     if best is None:
-        st.warning("No candidate meets the SLO with N+1: widen the space (more nodes, other GPUs) or relax the targets.")
+        st.warning(md(result.why_no_best))
     else:
-        gap = gap_to_best(design, best)
+        gap = gap_to_best(design, best, result.knobs) if design is not None else gap_from_uncomputable(searched_from, best)
         sim = best.simulated
         figure_row(
             [
@@ -141,7 +140,7 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
                     num(best.ttft_p95_ms, "ms"),
                     f"plan()'s figure; its p95 ITL is {num(best.itl_p95_ms, 'ms')}",
                 ),
-                Fig("Saving against this design", pct(gap.saving), gap.text),
+                Fig("Saving against this design", pct(gap.saving) if design is not None else "-", gap.text),
                 Fig(
                     "Best, simulated p95 TTFT",
                     num(sim.ttft_p95_ms, "ms") if sim else "not simulated",
@@ -194,8 +193,8 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
 
 
 st.markdown(
-    "The cheapest design that meets the SLO with N+1 (one node lost), and the frontier: designs no other beats on"
-    " cost, p95 TTFT and p95 ITL at once, each planned in full and checked by the simulator."
+    "The cheapest design that meets the SLO with N+1 (one node lost), and the frontier: designs meeting the SLO that no"
+    " other beats on cost, p95 TTFT and p95 ITL at once, each planned in full and checked by the simulator."
 )
 space = _space_form(brief)
 figure_row(
@@ -210,8 +209,11 @@ figure_row(
             f"{default_workers()} processes",
             "a process pool of this machine's cores (the command line's --ray runs on a cluster)",
         ),
-        fig(design, "cost.usd_per_million_output_tokens"),  # this design's, to set against the best below
-        fig(design, "verdict.availability_ok"),
+        *(
+            [fig(design, "cost.usd_per_million_output_tokens"), fig(design, "verdict.availability_ok")]  # to set against the best below
+            if design is not None
+            else []
+        ),
     ],
     arithmetic_title="Show the space",
 )

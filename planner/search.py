@@ -2,10 +2,11 @@
 
     space ──replicas──▶ evaluate_chunk (a task takes whole replicas and walks each one's node counts)
           ──rows────▶ best      the cheapest candidate meeting the SLO with N+1, confirmed by plan()
-                      frontier  candidates no other beats on $/M output tokens, p95 TTFT and p95 ITL at once,
-                                each planned with plan() and run through the simulator
+                      frontier  candidates meeting the SLO that no other beats on $/M output tokens, p95 TTFT and
+                                p95 ITL at once, each planned with plan() and run through the simulator
 
-Every candidate is the brief with its overrides, judged by the same core design plan() uses. A replica that
+Every candidate is the brief with its overrides, judged by the same core design plan() uses; a brief with a
+long-context pool has it sized for each replica, as the verdict's fix sizes it (the fewest nodes that carry its share). A replica that
 cannot be formed rejects all its node counts at once; most other infeasible candidates fall to steps 1-2 and the
 steady state (core.not_feasible_before_slo, a fraction of a millisecond); the rest get the core verdict
 (`verdict_only`: no trade-off curves, no SLO-capacity search, about a millisecond), and N+1 (the one-node-lost
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import MAX_NODES, Brief
 from planner.catalog import GPUS
 from planner.core import CoreDesign, feasible_replica, not_feasible_before_slo, verdict_only
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, per_million
@@ -37,6 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
+from planner.resize import _long_context_nodes_needed as long_context_nodes_needed
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -52,8 +54,10 @@ __all__ = [
     "SerialRunner",
     "Simulated",
     "default_workers",
+    "gap_from_uncomputable",
     "gap_to_best",
     "is_dominated",
+    "long_context_pool",
     "search",
     "set_args",
 ]
@@ -112,7 +116,7 @@ class Knob(_Frozen):
 
 class SearchResult(_Frozen):
     best: Point | None  # None when no candidate meets the SLO with N+1
-    frontier: tuple[Point, ...]  # by $/M output tokens, then p95 TTFT
+    frontier: tuple[Point, ...]  # designs that meet the SLO (with N+1 or not), by $/M output tokens, then p95 TTFT
     evaluated: int  # candidates in the space, every one re-planned or rejected
     accepted: int  # candidates meeting the SLO with N+1
     rejected: dict[str, int]  # the others, by why they cannot be the best
@@ -123,6 +127,7 @@ class SearchResult(_Frozen):
     space: dict[str, list[Any]]
     usd_per_gpu_hour: dict[str, float]
     knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
+    why_no_best: str = ""  # when there is no best: why, in the verdict's words where no design can meet the target
 
 
 # --- one candidate -----------------------------------------------------------------------------------
@@ -143,6 +148,7 @@ class Row:
     tokens_per_s_per_gpu: float
     meets_slo: bool
     availability_ok: bool | None  # False where it misses the SLO; None where N+1 was left unchecked (NOT_CHECKED)
+    long_context_nodes: int | None = None  # the long-context pool sized for the replica (None: the brief's, unchanged)
 
 
 def _cost(brief: Brief, core: CoreDesign) -> tuple[int, float, float]:
@@ -164,10 +170,16 @@ def _uncomputable(exc: InfeasibleDesign) -> str:
     return f"cannot be computed: {problem.field}"
 
 
+UNREACHABLE = "misses the SLO, as every design does: "  # the rejection of a target under the fixed request path
+
+
 def _missed(core: CoreDesign) -> str:
     _, goal = judged(core)
     if goal is not None:
         return "misses its deadline"
+    floor = next((p for p in core.verdict.problems if p.field == "slo.ttft_p95_ms"), None)  # the verdict's own words
+    if floor is not None:  # the fixed request path alone is over the target: no replica, fleet or setting meets it
+        return f"{UNREACHABLE}{floor.problem}; {floor.change}"
     slo = core.slo
     missed = [name for name, ok in (("p95 TTFT", slo.ttft_ok), ("p95 ITL", slo.itl_ok)) if not ok]
     return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
@@ -176,14 +188,17 @@ def _missed(core: CoreDesign) -> str:
 NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same replica has it, and costs less"
 
 
-def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True) -> tuple[Row | None, str | None]:
+def evaluate(
+    brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True, long_context_nodes: int | None = None
+) -> tuple[Row | None, str | None]:
     """One candidate: its row when the design is feasible (meeting the SLO or not), and why it cannot be the best
     (None when it can: it meets the SLO with N+1). Most infeasible candidates are rejected from steps 1-2 and the
     steady state alone (core.not_feasible_before_slo); the rest get plan()'s core verdict (verdict_only)."""
     try:
         design = brief.with_changes(overrides)
-        early = checked(not_feasible_before_slo, design)
-        core = None if early else checked(verdict_only, design)
+        planned = resolve(design)  # as plan() plans it: image tokens, the hit rate the KV tiers give at this candidate's fleet
+        early = checked(not_feasible_before_slo, planned)
+        core = None if early else checked(verdict_only, planned)
     except InfeasibleDesign as exc:
         return None, _uncomputable(exc)
     except BriefError as exc:  # a value out of range, or figures that overflow (planner.guard names the field)
@@ -208,6 +223,7 @@ def evaluate(brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_o
         tokens_per_s_per_gpu=core.demand.output_tokens_per_s / gpus,
         meets_slo=meets,
         availability_ok=available,
+        long_context_nodes=long_context_nodes,
     )
     if not meets:
         return row, _missed(core)
@@ -240,8 +256,8 @@ class ChunkResult:
 
 def evaluate_chunk(chunk: Chunk) -> ChunkResult:
     """Every candidate of the chunk's replicas, node counts in increasing order. A replica that cannot be formed
-    rejects all its node counts at once; N+1 is checked up to the replica's first fleet that has it (a larger fleet
-    of the same replica costs more, so it cannot be the best)."""
+    rejects all its node counts at once; its long-context pool is sized once (long_context_pool); N+1 is checked up to
+    the replica's first fleet that has it (a larger fleet of the same replica costs more, so it cannot be the best)."""
     replicas = list(chunk.space.replicas())
     rows: list[Row] = []
     rejected: Counter[str] = Counter()
@@ -253,9 +269,11 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
         if shape_reason is not None:  # no node count can help a replica that cannot be formed
             rejected[shape_reason] += len(chunk.space.nodes)
             continue
+        long_context = long_context_pool(chunk.brief, chunk.space.overrides(replica, chunk.space.nodes[0]))
         has_n_plus_one = False
         for nodes in sorted(chunk.space.nodes):
-            row, reason = evaluate(chunk.brief, chunk.space.overrides(replica, nodes), index, check_n_plus_one=not has_n_plus_one)
+            overrides = chunk.space.overrides(replica, nodes, long_context)
+            row, reason = evaluate(chunk.brief, overrides, index, check_n_plus_one=not has_n_plus_one, long_context_nodes=long_context)
             if reason is not None:
                 rejected[reason] += 1
             if row is not None:
@@ -264,11 +282,24 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
     return ChunkResult(rows=tuple(rows), rejected=dict(rejected), evaluated=evaluated)
 
 
+def long_context_pool(brief: Brief, overrides: dict[str, Any]) -> int | None:
+    """The fewest long-context nodes that carry the pool's share with the candidate's replica, as the verdict's fix sizes
+    that pool (planner.resize): a faster replica needs fewer, a slower one more, whatever the fleet. None when the brief
+    has no long-context pool, or when no pool of up to half the largest fleet carries it (the brief's count stays and
+    each candidate says why)."""
+    if brief.deployment.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
+        return None
+    try:
+        return long_context_nodes_needed(brief.with_changes(overrides), MAX_NODES // 2)
+    except (BriefError, ArithmeticError):
+        return None
+
+
 def _shape_rejection(brief: Brief, overrides: dict[str, Any]) -> str | None:
     """The reason every node count of a replica is rejected when the replica itself cannot be formed (the weights
     or one sequence do not fit, TP does not split): what each candidate's re-plan would say, once."""
     try:
-        feasible_replica(brief.with_changes(overrides))
+        feasible_replica(resolve(brief.with_changes(overrides)))
     except InfeasibleDesign as exc:
         return _uncomputable(exc)
     except (BriefError, ArithmeticError):
@@ -397,10 +428,32 @@ def _chunks(count: int, workers: int) -> list[tuple[int, ...]]:
     return [tuple(range(start, count, tasks)) for start in range(tasks)]
 
 
-def _best_row(rows: Iterable[Row]) -> list[Row]:
-    """Accepted rows, cheapest first (ties: lower p95 TTFT, then ITL, then the space's order)."""
+COST_DIGITS = 12  # significant digits at which two costs tie (the same fleet and price computed along two paths)
+
+
+def _departures(brief: Brief, replica: dict[str, Any]) -> int:
+    """How many of the replica's axes leave the brief's own value."""
+    data = brief.model_dump(mode="json")
+    return sum(data[AXES[axis].split(".")[0]][AXES[axis].split(".")[1]] != value for axis, value in replica.items())
+
+
+def _best_row(rows: Iterable[Row], brief: Brief, replicas: Sequence[dict[str, Any]]) -> list[Row]:
+    """Accepted rows, cheapest first. Of rows that cost the same, the one that keeps more of the brief's own values
+    first: a change that saves nothing is no reason to leave the brief (a lower weight precision risks quality), then
+    lower p95 TTFT, ITL and the space's order."""
     accepted = [r for r in rows if r.meets_slo and r.availability_ok]
-    return sorted(accepted, key=lambda r: (r.usd_per_million, r.ttft_p95_ms, r.itl_p95_ms, r.replica, r.nodes))
+    departures = {i: _departures(brief, replicas[i]) for i in {r.replica for r in accepted}}
+    return sorted(
+        accepted,
+        key=lambda r: (
+            float(f"{r.usd_per_million:.{COST_DIGITS}g}"),
+            departures[r.replica],
+            r.ttft_p95_ms,
+            r.itl_p95_ms,
+            r.replica,
+            r.nodes,
+        ),
+    )
 
 
 def _knobs(rows: Sequence[Row], space: SearchSpace, best: Row | None) -> tuple[Knob, ...]:
@@ -442,17 +495,7 @@ def _row_of(point: Point | None, ranked: list[Row], space: SearchSpace, replicas
 
 
 def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) -> dict[str, Any]:
-    return space.overrides(replicas[row.replica], row.nodes)
-
-
-def _resolved(brief: Brief) -> Brief:
-    """The brief every candidate re-plans from: image tokens in the prompt, the hit rate the brief's KV tiers give at its
-    own fleet (planner.mechanisms.resolve); the stated brief when its own replica cannot be built (the search may still
-    find one that can)."""
-    try:
-        return resolve(brief)
-    except BriefError:
-        return brief
+    return space.overrides(replicas[row.replica], row.nodes, row.long_context_nodes)
 
 
 def search(
@@ -467,7 +510,6 @@ def search(
     """Every candidate of the space re-planned; the best and the frontier planned in full and simulated."""
     start = time.perf_counter()
     report = progress or (lambda fraction, text: None)
-    brief = _resolved(brief)
     replicas = list(space.replicas())
     chunks = _chunks(len(replicas), runner.workers)
     finished = [0]
@@ -483,8 +525,8 @@ def search(
     for outcome in outcomes:
         rejected.update(outcome.rejected)
 
-    ranked = _best_row(rows)
-    front = frontier_rows(rows)
+    ranked = _best_row(rows, brief, replicas)
+    front = frontier_rows([r for r in rows if r.meets_slo])  # a frontier of designs that meet: a cheaper miss is no trade-off
     # The best is confirmed by plan() with the frontier; should plan() disagree, the next cheapest is tried.
     candidates = [_overrides_of(r, space, replicas) for r in front]
     best_tries = [_overrides_of(r, space, replicas) for r in ranked[:1]]
@@ -493,7 +535,7 @@ def search(
     confirmed = _confirm(brief, [lookup[k] for k in todo], runner, seed, requests, report)
     points = dict(zip(todo, confirmed, strict=True))
     best = _confirmed_best(brief, ranked, best_tries, points, space, replicas, seed, requests)
-    frontier = tuple(points[_key(o)] for o in candidates)
+    frontier = tuple(p for p in (points[_key(o)] for o in candidates) if p.feasible and p.meets_slo)  # as plan() judges them
     report(1.0, f"done: {len(frontier)} frontier point(s), best {'found' if best else 'none'}")
     return SearchResult(
         best=best,
@@ -508,7 +550,18 @@ def search(
         space=space.as_table(),
         usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
         knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
+        why_no_best="" if best is not None else _why_no_best(rejected),
     )
+
+
+def _why_no_best(rejected: Counter[str]) -> str:
+    """Why no candidate meets the SLO with N+1: a target under the fixed request path, which no design meets (the
+    verdict's words and its change), or else the space and the targets."""
+    floor = next((reason for reason in rejected if reason.startswith(UNREACHABLE)), None)
+    if floor is not None:
+        problem, _, change = floor.removeprefix(UNREACHABLE).partition("; ")
+        return f"No design can meet the SLO: {problem}. Change: {change}."
+    return "No candidate meets the SLO with N+1: widen the space (more nodes, other GPUs) or relax the targets."
 
 
 def _key(overrides: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -567,29 +620,85 @@ class BestGap(_Frozen):
     text: str
 
 
-def gap_to_best(design: Design, best: Point) -> BestGap:
-    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
-    current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
-    data = design.brief.model_dump(mode="json")
+def _where_saving_comes_from(changes: dict[str, tuple[Any, Any]], knobs: Sequence[Knob]) -> str:
+    """Each changed axis turned back alone to the current value (the search's knobs: every other axis at the best's
+    value, the fleet sized again): the axes that make the saving, and those that save nothing."""
+    makes, nothing = [], []
+    for knob in knobs:
+        if knob.path not in changes or knob.best_value is None:
+            continue
+        old = str(changes[knob.path][0])
+        best_cost = knob.cheapest_usd_per_million.get(knob.best_value)
+        if best_cost is None or old not in knob.cheapest_usd_per_million:
+            continue  # the current value is not in the space: the knob cannot say
+        back = knob.cheapest_usd_per_million[old]
+        if back is None:
+            makes.append(f"{knob.axis} (with {old}, no fleet in the space meets)")
+        elif float(f"{back:.{COST_DIGITS}g}") > float(f"{best_cost:.{COST_DIGITS}g}"):
+            makes.append(f"{knob.axis} (with {old}, everything else as the best, the cheapest is ${num(back)})")
+        else:
+            nothing.append(knob.axis)
+    parts = []
+    if makes:
+        parts.append(f"The saving comes from the {' and the '.join(makes)}.")
+    if nothing:
+        parts.append(f"Turned back alone, the {', the '.join(nothing)} would cost the same.")
+    return " ".join(parts)
+
+
+def _changes(brief: Brief, best: Point) -> dict[str, tuple[Any, Any]]:
+    """path -> (the brief's value, the best's value), where they differ."""
+    data = brief.model_dump(mode="json")
     changes: dict[str, tuple[Any, Any]] = {}
     for path, value in best.overrides.items():
         section, name = path.split(".")
         mine = data[section][name]
         if mine != value:
             changes[path] = (mine, value)
+    return changes
+
+
+def _moves(changes: dict[str, tuple[Any, Any]]) -> str:
+    return ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+
+
+def gap_from_uncomputable(brief: Brief, best: Point) -> BestGap:
+    """The search's best where the brief's own design cannot be computed (its weights do not fit, say): the changes
+    that reach a design that meets; no cost of the current design to set it against."""
+    changes = _changes(brief, best)
+    return BestGap(
+        current_usd_per_million=math.nan,
+        best_usd_per_million=best.usd_per_million_output_tokens,
+        saving=math.nan,
+        current_meets=False,
+        changes=changes,
+        text=(
+            f"The current design cannot be computed; the best design meets the SLO with N+1 at"
+            f" ${num(best.usd_per_million_output_tokens)} per M output tokens ({_moves(changes)})."
+        ),
+    )
+
+
+def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> BestGap:
+    """The current design against the best; with the search's knobs, which changed axes make the saving."""
+    goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
+    current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
+    changes = _changes(design.brief, best)
     saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
     meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
-    moves = ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+    moves = _moves(changes)
     if not changes:
         text = "The current design is the best the search found."
     elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
-        text = f"The best design costs the same, ${num(current)} per M output tokens; it differs in {moves}."
+        unlike = "" if meets else " and, unlike the current design, meets the SLO with N+1"
+        text = f"The best design costs the same, ${num(current)} per M output tokens,{unlike}; it differs in {moves}."
     else:
         verb = "saves" if saving >= 0 else "costs"
         text = (
             f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now:"
             f" it {verb} {pct(abs(saving))}{'' if meets else ' and, unlike the current design, meets the SLO with N+1'} ({moves})."
         )
+        text = f"{text} {_where_saving_comes_from(changes, knobs)}".rstrip()
     return BestGap(
         current_usd_per_million=current,
         best_usd_per_million=best.usd_per_million_output_tokens,

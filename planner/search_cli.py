@@ -66,7 +66,7 @@ def _text(r: SearchResult) -> str:
         *[f"  rejected {count:>7,}  {reason}" for reason, count in r.rejected.items()],
     ]
     if r.best is None:
-        lines.append("best: none of the candidates meets the SLO with N+1; widen the space (--space) or relax the targets")
+        lines.append(f"best: none. {r.why_no_best}")
     else:
         b = r.best
         sim = b.simulated

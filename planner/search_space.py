@@ -29,6 +29,7 @@ from planner.textfile import read_text_file
 
 __all__ = [
     "AXES",
+    "LONG_CONTEXT_PATH",
     "PRICE_PATH",
     "REPLICA_AXES",
     "SearchSpace",
@@ -49,6 +50,7 @@ AXES: dict[str, str] = {
 }
 REPLICA_AXES = tuple(a for a in AXES if a != "nodes")  # what one replica is; the node counts share it
 PRICE_PATH = "cost.usd_per_gpu_hour"
+LONG_CONTEXT_PATH = "deployment.long_context_nodes"  # not an axis: the search sizes that pool for each replica
 PRICES_TABLE = "usd_per_gpu_hour"  # the space file's table of GPU prices
 MAX_SPACE_FILE_BYTES = 100_000
 MAX_AXIS_VALUES = 512
@@ -79,11 +81,14 @@ class SearchSpace(BaseModel):
         for values in product(*(getattr(self, axis) for axis in REPLICA_AXES)):
             yield dict(zip(REPLICA_AXES, values, strict=True))
 
-    def overrides(self, replica: Mapping[str, Any], nodes: int) -> dict[str, Any]:
-        """The brief paths and values of one candidate, its GPU's price included."""
+    def overrides(self, replica: Mapping[str, Any], nodes: int, long_context_nodes: int | None = None) -> dict[str, Any]:
+        """The brief paths and values of one candidate, its GPU's price included, and the long-context pool the search
+        sized for its replica (None: the brief's pool as it is)."""
         changes = {AXES[axis]: value for axis, value in replica.items()}
         changes[AXES["nodes"]] = nodes
         changes[PRICE_PATH] = self.usd_per_gpu_hour[replica["gpu"]]
+        if long_context_nodes is not None:
+            changes[LONG_CONTEXT_PATH] = long_context_nodes
         return changes
 
     def as_table(self) -> dict[str, list[Any]]:
@@ -104,8 +109,12 @@ def _around(value: int, low: int, high: int, step: int = 1) -> tuple[int, ...]:
 
 def _default_nodes(brief: Brief) -> tuple[int, ...]:
     """1 to twice the larger of the brief's fleet and the fewest nodes its sizing needs: every count up to
-    _DEFAULT_NODE_STEPS, then that many counts spread evenly (the brief's own count always in)."""
-    top = min(MAX_NODES, 2 * max(brief.hardware.nodes, fewest_nodes(brief)))
+    _DEFAULT_NODE_STEPS, then that many counts spread evenly (the brief's own count always in). Where the brief's own
+    replica cannot be sized (it cannot be built: its weights do not fit, say), there is no need to read: every count up
+    to _DEFAULT_NODE_STEPS or twice the brief's fleet, not counts spread up to MAX_NODES, thousands of nodes apart."""
+    need = fewest_nodes(brief)
+    own = brief.hardware.nodes
+    top = min(MAX_NODES, 2 * max(own, need)) if need < MAX_NODES else max(2 * own, _DEFAULT_NODE_STEPS)
     if top <= _DEFAULT_NODE_STEPS:
         return tuple(range(1, top + 1))
     spread = {max(1, round(top * k / _DEFAULT_NODE_STEPS)) for k in range(1, _DEFAULT_NODE_STEPS + 1)}

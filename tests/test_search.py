@@ -12,6 +12,7 @@ import pytest
 
 from planner import InfeasibleDesign, load_brief, plan
 from planner.failures import Scenario, scenario_holds
+from planner.resize import fleet_fix
 from planner.search import (
     Chunk,
     Point,
@@ -24,6 +25,7 @@ from planner.search import (
     frontier_rows,
     gap_to_best,
     is_dominated,
+    long_context_pool,
     search,
     set_args,
 )
@@ -74,7 +76,8 @@ def planned(brief, space) -> dict[tuple[int, int], Any]:
     for index, replica in enumerate(space.replicas()):
         for nodes in space.nodes:
             try:
-                designs[index, nodes] = plan(brief.with_changes(space.overrides(replica, nodes)))
+                pool = long_context_pool(brief, space.overrides(replica, nodes))  # sized for the replica, as the search does
+                designs[index, nodes] = plan(brief.with_changes(space.overrides(replica, nodes, pool)))
             except InfeasibleDesign:
                 designs[index, nodes] = None
     return designs
@@ -144,10 +147,10 @@ def test_frontier_is_non_dominated(result):
     assert [p.usd_per_million_output_tokens for p in result.frontier] == sorted(p.usd_per_million_output_tokens for p in result.frontier)
 
 
-def test_every_feasible_candidate_off_the_frontier_is_dominated_by_it(result, rows):
+def test_every_candidate_meeting_the_slo_off_the_frontier_is_dominated_by_it(result, rows):
     front = _array([_objective(p) for p in result.frontier])
     on = {_objective(p) for p in result.frontier}
-    for row in rows:
+    for row in (r for r in rows if r.meets_slo):
         objective = (row.usd_per_million, row.ttft_p95_ms, row.itl_p95_ms)
         assert objective in on or is_dominated(objective, front), row
 
@@ -354,3 +357,128 @@ def test_a_confirmed_point_sets_the_run_beside_the_plan_on_the_same_replica():
     point = confirm_point(brief, {"workload.duty_cycle": 0.16, "workload.long_context_share": 0.1}, requests=2000, seed=0)
     assert not point.meets_slo and point.simulated is not None
     assert point.simulated.meets_slo and point.simulated.agrees
+
+
+def test_the_search_sizes_the_long_context_pool_as_the_verdicts_fix_does():
+    """Variation F's one long-context node is over 100% busy on 405B: the search, like the verdict's fix, gives the
+    replica the fewest long-context nodes that carry their share, so an H100 design meets (at the fix's fleet)."""
+    brief = load_brief("variation-f")
+    fix = fleet_fix(brief)
+    assert fix is not None and fix.long_context_nodes > brief.deployment.long_context_nodes
+    dep = brief.deployment
+    own_replica = {
+        "gpu": [brief.hardware.gpu],
+        "tp": [dep.tp],
+        "weights": [dep.weights.value],
+        "kv_cache": [dep.kv_cache.value],
+        "max_num_seqs": [dep.max_num_seqs],
+        "max_num_batched_tokens": [dep.max_num_batched_tokens],
+        "nodes": {"min": brief.hardware.nodes, "max": fix.nodes + 2},
+    }
+    with SerialRunner() as runner:
+        found = search(brief, space_from_data(own_replica, brief), runner, requests=SIM_REQUESTS)
+    assert found.best is not None, found.rejected
+    assert found.best.overrides["hardware.nodes"] == fix.nodes
+    assert found.best.overrides["deployment.long_context_nodes"] == fix.long_context_nodes
+    replanned = plan(brief.with_changes(found.best.overrides))
+    assert replanned.verdict.meets_slo and replanned.verdict.availability_ok
+    assert found.best.usd_per_million_output_tokens == replanned.cost.usd_per_million_output_tokens
+
+
+def test_a_change_that_saves_nothing_is_not_made_and_the_saving_is_put_on_the_axis_that_makes_it():
+    """qps10-tp4 on MI300X costs less than on H100 whatever its weights and KV: the best keeps the brief's FP8 weights and
+    BF16 KV (INT4 weights, at the same cost, would only add a quality risk) and says the GPU makes the saving."""
+    brief = load_brief("qps10-tp4")
+    dep = brief.deployment
+    space = space_from_data(
+        {
+            "gpu": [brief.hardware.gpu, "mi300x"],
+            "tp": [dep.tp],
+            "weights": ["int4", dep.weights.value],
+            "kv_cache": ["fp8", dep.kv_cache.value],
+            "max_num_seqs": [dep.max_num_seqs],
+            "max_num_batched_tokens": [dep.max_num_batched_tokens],
+            "nodes": {"min": 1, "max": brief.hardware.nodes + 1},
+        },
+        brief,
+    )
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert found.best is not None
+    knobs = {k.axis: k for k in found.knobs}
+    assert knobs["weights"].spread == 0 and knobs["kv_cache"].spread == 0  # the tie this test is about
+    assert found.best.overrides["deployment.weights"] == dep.weights.value
+    assert found.best.overrides["deployment.kv_cache"] == dep.kv_cache.value
+    gap = gap_to_best(plan(brief), found.best, found.knobs)
+    assert set(gap.changes) - {"hardware.nodes"} == {"hardware.gpu", PRICE_PATH}
+    assert gap.saving > 0 and "The saving comes from the gpu" in gap.text, gap.text
+
+
+def test_the_nodes_axis_of_a_brief_that_cannot_be_computed_holds_the_fleets_a_buildable_replica_needs():
+    """405B in BF16 does not fit the capstone's H100s, so its own sizing has no answer: the default nodes axis lists
+    every count up to a few dozen (not counts thousands of nodes apart), so the fleet an INT4 replica needs is in it."""
+    brief = load_brief("capstone").with_changes({"model.name": "llama-3.1-405b", "deployment.weights": "bf16"})
+    with pytest.raises(InfeasibleDesign):
+        plan(brief)
+    nodes = default_space(brief).nodes
+    assert nodes == tuple(range(1, max(nodes) + 1))
+    fix = fleet_fix(brief.with_changes({"deployment.weights": "int4"}))  # its long-context pool grown as the search does
+    assert fix is not None and fix.nodes in nodes
+
+
+def test_the_frontier_holds_only_designs_that_meet_the_slo():
+    """Variation F on H100 around the fleet its fix names: fleets too small miss the SLO at a lower cost; they are no
+    trade-off, so the frontier leaves them out."""
+    brief = load_brief("variation-f")
+    space = space_from_data(
+        {"gpu": ["h100-sxm"], "tp": [8], "weights": ["fp8"], "kv_cache": ["fp8"], "nodes": {"min": 10, "max": 20}}, brief
+    )
+    rows = evaluate_chunk(Chunk(brief=brief, space=space, replicas=tuple(range(len(list(space.replicas())))))).rows
+    assert any(not r.meets_slo for r in rows), "the space must hold a feasible design that misses for this test to judge anything"
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    assert found.frontier
+    assert all(p.feasible and p.meets_slo for p in found.frontier), [p.label for p in found.frontier if not p.meets_slo]
+
+
+def test_a_candidate_is_planned_at_the_hit_rate_its_own_kv_tiers_give():
+    """The agent platform's KV tiers give a hit rate that depends on the fleet: the search judges a candidate at its own
+    (as `plan --set` plans it), not at the brief's; a design plan() finds over 100% busy is rejected as not feasible."""
+    brief = load_brief("agent-platform")
+    axes = {"gpu": ["mi300x"], "tp": [2], "weights": ["int4"], "kv_cache": ["fp8"], "max_num_seqs": [160], "max_num_batched_tokens": [8192]}
+    space = space_from_data({**axes, "nodes": [2, 3]}, brief)
+    replica = next(space.replicas())
+    designs = [plan(brief.with_changes(space.overrides(replica, nodes))) for nodes in space.nodes]
+    assert not designs[0].verdict.feasible, "the case this test is about: 2 nodes are over 100% busy at their own hit rate"
+    with SerialRunner() as runner:
+        found = search(brief, space, runner, requests=SIM_REQUESTS)
+    not_feasible = sum(count for reason, count in found.rejected.items() if reason.startswith("not feasible"))
+    assert not_feasible == sum(not d.verdict.feasible for d in designs), found.rejected
+
+
+def test_a_target_under_the_fixed_path_is_said_in_the_verdicts_words_not_as_a_space_too_narrow(tmp_path):
+    """A 1 ms TTFT target is under the fixed request path: no GPU, fleet or setting meets it, and the search says what
+    the verdict says (the floor, and the change it names) instead of asking for a wider space."""
+    brief = load_brief("capstone").with_changes({"slo.ttft_p95_ms": 1})
+    floor = next(p for p in plan(brief).verdict.problems if p.field == "slo.ttft_p95_ms")
+    with SerialRunner() as runner:
+        found = search(brief, space_from_data(SMALL, brief), runner, requests=SIM_REQUESTS)
+    assert found.best is None
+    assert found.why_no_best.startswith("No design can meet the SLO: ") and floor.problem in found.why_no_best
+    assert floor.change in found.why_no_best and "widen" not in found.why_no_best
+    proc = run_cli("search", "capstone", "--set", "slo.ttft_p95_ms=1", "--space", _space_file(tmp_path, SMALL_TOML), "--workers", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert found.why_no_best in proc.stdout and "widen" not in proc.stdout
+
+
+def test_a_best_at_the_current_cost_says_it_meets_where_the_current_design_does_not():
+    """Variation F's 8 x H100 misses the SLO; 10 x MI300X (INT4, two long-context nodes) costs the same $/hour and meets:
+    the gap says the best meets, not only that it costs the same."""
+    brief = load_brief("variation-f")
+    overrides = {"hardware.gpu": "mi300x", "deployment.weights": "int4", "hardware.nodes": 10, "deployment.long_context_nodes": 2}
+    best = confirm_point(brief, overrides | {PRICE_PATH: 2.0}, SIM_REQUESTS, 0)
+    current = plan(brief)
+    assert best.meets_slo and best.availability_ok and not current.verdict.meets_slo
+    assert best.usd_per_million_output_tokens == pytest.approx(current.cost.usd_per_million_output_tokens)  # the case
+    gap = gap_to_best(current, best)
+    assert "costs the same" in gap.text and "unlike the current design, meets the SLO with N+1" in gap.text, gap.text

@@ -77,3 +77,25 @@ def test_failure_modes_page_finds_the_fleet_each_scenario_needs():
     for title in TITLES.values():
         assert title in texts, title
     assert "general" in texts
+
+
+def test_a_design_that_cannot_be_computed_can_still_be_searched():
+    """Llama-3.1-405B in BF16 does not fit the capstone's H100s: the page says the design cannot be computed and still
+    offers the search over the space around it, whose best (one that fits) the user can open."""
+    at = new_app({"preset": "capstone", "model.name": "llama-3.1-405b", "deployment.weights": "bf16"})
+    visit(at, SEARCH)
+    assert any("cannot be computed" in e.value for e in at.error)
+    narrow = {"search.gpu": ["b200", "mi300x"], "search.tp": [8], "search.weights": ["fp8", "int4"], "search.kv_cache": ["fp8"]}
+    for key, value in narrow.items():
+        at.multiselect(key=key).set_value(value)
+    at.run()
+    next(b for b in at.button if b.key == "search.run").click()
+    at.run(timeout=180)
+    assert not at.exception, [e.value for e in at.exception]
+    best = at.session_state["search.result"]["result"].best
+    assert best is not None
+    assert metrics(at)["Best $ per M output tokens"].startswith("$")
+    assert any("The current design cannot be computed; the best design meets" in i.value for i in at.info)
+    searched = next(c.value for c in at.caption if c.value.startswith("Searched"))
+    assert "405B" in searched, searched  # the searched design by its own name, not the preset's
+    assert any(b.key == "search.open_best" for b in at.button)
