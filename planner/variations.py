@@ -778,13 +778,8 @@ def _replanned_fleet(core: CoreDesign, fix: FleetFix | None, meets: bool) -> tup
     if fix is None:
         return "No fleet size meets the SLO (re-planned): the replica or the targets must change.", None
     lc = brief.deployment.long_context_nodes
-    pool = (
-        f", {fix.long_context_nodes} of them long-context (its {lc}-node pool is {pct(core.long_context_utilization)} busy at any fleet size)"
-        if fix.long_context_nodes != lc
-        else ""
-    )
-    sets = " ".join(f"--set {path}={value}" for path, value in fix.overrides.items())
-    text = f"Re-planned, {fix.nodes} nodes{pool} meet {goal_words(brief)}, {num(fix.nodes / nodes)}x the GPUs: plan {sets} meets it."
+    pool = f" ({fix.long_context_nodes} long-context)" if fix.long_context_nodes != lc else ""
+    text = f"Re-planned, {fix.nodes} nodes{pool} meet {goal_words(brief)}: {num(fix.nodes / nodes)}x the GPUs"
     return text, _f("nodes that meet the SLO (re-planned)", fix.nodes, "nodes", fix.text)
 
 
@@ -844,20 +839,15 @@ def _variation_f(
     replanned, needed = _replanned_fleet(core, fix, meets)
     if needed is not None:
         findings.append(needed)
-    linear_note = f" ({num(linear)}x by the worked design's linear ~4x scaling)" if baseline is not None else ""
+    linear_note = f"; the worked design's ~4x is {num(linear)}x here" if baseline is not None else ""
     short_pool = fix is not None and fix.long_context_nodes != lc  # the long-context pool, kept, fails at any fleet size
-    sizing_rule = (
-        f"The {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) asks for {nodes} nodes, {num(multiplier)}x the GPUs{linear_note}:"
-        " headroom for a cold cache, not what the design needs"
-        + (
-            f"; it keeps the long-context pool at {lc} node{'s' if lc != 1 else ''}, so {nodes} nodes alone do not meet the SLO."
-            if short_pool
-            else "."
-        )
+    sizing_rule = f"the {pct(TARGET_UTILIZATION)} no-cache rule's {nodes} ({num(multiplier)}x{linear_note})" + (
+        f" miss with {lc} long-context node{'s' if lc != 1 else ''}." if short_pool else " are cold-cache headroom."
     )
     conclusion = (
-        f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} of weights, {num(mem.kv_gb_per_gpu, 'GB')} for KV per GPU),"
-        f" and on its {brief.hardware.nodes} nodes the fleet runs at {pct(cap.utilization)}. {replanned} {sizing_rule} Or a smaller model."
+        f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} weights, {num(mem.kv_gb_per_gpu, 'GB')} KV per GPU)"
+        f" but runs at {pct(cap.utilization)}. {replanned}{'; ' + sizing_rule if replanned.endswith('GPUs') else ' ' + sizing_rule.capitalize()}"
+        " Or a smaller model."
     )
     return findings, [], conclusion
 

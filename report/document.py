@@ -226,7 +226,10 @@ def _variation(f: Figures) -> Section:
         )
         for i in range(len(f.value(f"{v}.options")))
     )
-    blocks: list[Block] = [Lines(items=(("Question", f.text(f"{v}.question")), ("Conclusion", f.text(f"{v}.conclusion"))))]
+    blocks: list[Block] = [
+        Lines(items=(("Question", f.text(f"{v}.question")),), drop=DROP_TABLES),  # the section's title names it already
+        Lines(items=(("Conclusion", f.text(f"{v}.conclusion")),)),
+    ]
     if options:
         blocks.append(Table(header=("Option", "Busy", "p95 TTFT", "p95 ITL", "OK"), rows=options, drop=DROP_OPTIONS))
     return Section(key="variation", title=f"Variation: {f.text(f'{v}.title')}", blocks=tuple(blocks))
