@@ -148,7 +148,7 @@ def _direction(entry: FigureSpec, a: float, b: float) -> Direction:
     return Direction.better if (b < a) == smaller_is_better else Direction.worse
 
 
-_PER_REPLICA = frozenset({"operating_point.capacity_rate_per_s"})  # figures of one replica, not of the fleet
+_PER_REPLICA = frozenset({"operating_point.capacity_rate_per_s", "operating_point.decode_step_ms"})  # one replica's, not the fleet's
 
 
 def _replica_gpus(design: Any) -> int:

@@ -191,8 +191,10 @@ def test_compare_judges_no_per_replica_figure_across_replica_sizes() -> None:
     differ and judges neither better nor worse (it read '-56% worse'). Same-size replicas are judged as before."""
     capstone = plan(load_brief("capstone"))
     half_tp = plan(load_brief("capstone").with_changes({"deployment.tp": 4}))
-    row = {r.path: r for r in compare(capstone, half_tp)}["operating_point.capacity_rate_per_s"]
+    rows = {r.path: r for r in compare(capstone, half_tp)}
+    row, step = rows["operating_point.capacity_rate_per_s"], rows["operating_point.decode_step_ms"]
     assert row.direction is Direction.changed and row.label.endswith("(a replica of 8 vs 4 GPUs)") and row.relative.startswith("-")
+    assert step.direction is Direction.changed and step.label.endswith("(a replica of 8 vs 4 GPUs)")  # it read '+96% worse'
     busier = plan(load_brief("capstone").with_changes({"workload.prefix_hit_rate": 0.2}))
     same_size = {r.path: r for r in compare(capstone, busier)}["operating_point.capacity_rate_per_s"]
     assert same_size.direction is Direction.worse and same_size.label == "Capacity under the SLO"

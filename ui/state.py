@@ -412,10 +412,17 @@ def _apply(changes: Mapping[str, Any], *, report_at: str) -> bool:
     except BriefError as exc:
         shown = changes.get(report_at, changes)
         because = _rejected_because(exc, report_at) if set(changes) == {report_at} else str(exc)  # one field typed
-        ss[ERRORS_KEY] = {report_at: f"{clip(repr(shown))} not accepted: {because}"}
+        ss[ERRORS_KEY] = {report_at: f"{clip(_echo(shown))} not accepted: {because}"}
         return False
     ss[OVERRIDES_KEY] = overrides
     return True
+
+
+def _echo(value: Any) -> str:
+    """A refused value as the user typed it: 200000, not 200000.0 (a number field sends floats); anything else as repr."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
 
 
 def _rejected_because(exc: BriefError, report_at: str) -> str:
