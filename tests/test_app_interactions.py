@@ -428,7 +428,9 @@ def test_a_rejection_names_the_rule_it_breaks_and_goes_with_the_next_change() ->
     at = visit(new_app(), "app.py")
     at.number_input(key="f.workload.input_tokens_mean").set_value(200_000.0).run()
     errors = [shown(e.value) for e in at.error]
-    assert any(e.startswith("200000 not accepted") and "with it, workload.input_tokens_p95 would break its rule" in e for e in errors), errors
+    assert any(e.startswith("200000 not accepted") and "with it, workload.input_tokens_p95 would break its rule" in e for e in errors), (
+        errors
+    )
     assert at.number_input(key="f.workload.input_tokens_mean").value == 1200
     at.number_input(key="f.deployment.spare_nodes").set_value(2).run()
     assert not any("not accepted" in shown(e.value) for e in at.error), [e.value for e in at.error]
