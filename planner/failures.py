@@ -200,6 +200,10 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         if w.kv_context_tokens is not None:
             changes["workload.kv_context_tokens"] = w.kv_context_tokens + w.input_tokens_mean
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
+        if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow
+            grown = brief.objective.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)
+            changes["objective.job_tokens"] = grown
+            text += f"; the same documents: the job {num(brief.objective.job_tokens / 1e9)}B -> {num(grown / 1e9)}B tokens"
         return changes, text
     if scenario is Scenario.prefix_hit_rate_drops:
         if brief.kv_tiers.enabled:  # the tiers derive the hit rate: a stated one counts only with the tiers off

@@ -426,3 +426,16 @@ def test_a_deadline_designs_binding_scenario_is_the_one_nearest_its_deadline():
         f"losing one node leaves the work taking {num(lost.objective_time_s or 0.0, 's')} ({pct(lost.objective_share or 0.0)} of the deadline)"
         in (design.failure_summary.availability_note)
     )
+
+
+def test_an_offline_jobs_longer_inputs_grow_its_job_not_shrink_it():
+    """Input lengths double for an offline job of fixed documents: the job's tokens grow with them (1B -> 1.83B at
+    1,500 in / 300 out), so its time grows (12.4 h); it read 6.77 h, faster than the baseline's 8.28 h, the same 1B
+    tokens of longer documents."""
+    design = plan(load_brief("offline-batch"))
+    w, o = design.brief.workload, design.brief.objective
+    row = next(f for f in design.failures if f.scenario == "inputs_double")
+    grown = o.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)
+    assert row.overrides["objective.job_tokens"] == pytest.approx(grown)
+    assert design.objective is not None and row.objective_time_s is not None
+    assert row.objective_time_s > design.objective.time_s
