@@ -201,7 +201,9 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             changes["workload.kv_context_tokens"] = w.kv_context_tokens + w.input_tokens_mean
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
         if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow
-            grown = brief.objective.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)
+            grown = (
+                brief.objective.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)
+            )
             changes["objective.job_tokens"] = grown
             text += f"; the same documents: the job {num(brief.objective.job_tokens / 1e9)}B -> {num(grown / 1e9)}B tokens"
         return changes, text
