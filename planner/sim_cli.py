@@ -148,6 +148,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def _max_rate_text(r: MaxRateResult) -> str:
     lines = [f"max rate          {r.arithmetic['max_rate_per_s']}"]
+    if r.judged_by_deadline:
+        lines.append(f"  {'for reference':<16} {r.arithmetic['judged_by']}")
     lines += [
         f"  {key:<16} {r.arithmetic[key]}"
         for key in ("replicas_needed", "replicas_with_headroom", "gpus", "usd_per_hour", "usd_per_million_output_tokens")

@@ -233,6 +233,7 @@ class MaxRateResult(_Frozen):
     probe_lengths_tried: tuple[int, ...]
     converged: bool | None  # None: a given probe length, not checked
     confidence: Confidence
+    judged_by_deadline: bool = False  # an offline job or a rollout: this latency sizing is for reference, not the design's
 
 
 # A stock engine as benchmarks run it: vLLM's serving defaults (256 sequences, 8,192 tokens a step,
@@ -1096,6 +1097,12 @@ def _fleet(
         ),
         "probe_requests": confidence.statement,
     }
+    deadline = brief.objective.kind is not ObjectiveKind.latency
+    if deadline:
+        arithmetic["judged_by"] = (
+            "this design is judged on its deadline, not on latency: the search reads the brief's latency targets for"
+            " reference, and the fleet below is what they would need; `plan` sizes the design by its deadline"
+        )
     if rate <= 0:
         arithmetic["replicas_needed"] = "no rate meets the SLO on this replica: change the replica (TP, precision, GPU) or the targets"
         needed = with_headroom = gpus = None
@@ -1120,6 +1127,7 @@ def _fleet(
             ),
         }
     return MaxRateResult(
+        judged_by_deadline=deadline,
         max_rate_per_s=rate,
         peak_rate_per_s=peak,
         attainment_target=target,

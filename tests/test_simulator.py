@@ -332,3 +332,13 @@ def test_max_rate_judges_the_slo_as_the_plan_and_its_check_do():
     found = max_rate(brief, requests=1500)
     assert 1.1 < found.max_rate_per_s < 1.5 and found.replicas_needed is not None and found.replicas_needed <= 13
     assert any(p.ok and p.slo_attainment < 0.95 for p in found.probes)  # each p95 meets though fewer meet both at once
+
+
+def test_max_rate_of_a_deadline_design_says_its_fleet_is_for_reference():
+    """An offline job or a rollout is judged on its deadline: max-rate still searches the brief's latency targets, and
+    says so (its fleet is not the design's; `plan` sizes that by the deadline). A latency design says nothing of it."""
+    for name in ("offline-batch", "rl-rollout"):
+        found = max_rate(load_brief(name), requests=300, seeds=3)
+        assert found.judged_by_deadline and "judged on its deadline" in found.arithmetic["judged_by"]
+    latency = max_rate(load_brief("qps10-tp4"), requests=300, seeds=3)
+    assert not latency.judged_by_deadline and "judged_by" not in latency.arithmetic
