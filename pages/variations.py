@@ -63,6 +63,10 @@ for i, name in enumerate(variations):
     with columns[i % 4], st.container(border=True):
         st.markdown(f"**{md(brief.title)}**")
         st.caption(md(brief.description))
+current = state.current_preset()
+if current in variations and st.session_state.get("var.preset_seen") != current:  # a variation preset opens on its own card
+    st.session_state["var.chosen"] = current
+st.session_state["var.preset_seen"] = current
 chosen = st.selectbox("Compare with the baseline", variations, key="var.chosen", format_func=lambda n: state.preset_brief(n).title)
 if chosen:
     try:

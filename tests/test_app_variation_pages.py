@@ -53,3 +53,13 @@ def test_the_cost_page_prices_a_setting_fix_on_the_same_fleet() -> None:
         "plan --set deployment.max_num_seqs=32 meets it" in text and "with it, these 8 nodes with deployment.max_num_seqs=32 cost" in text
     )
     assert "1012" not in text
+
+
+def test_a_variation_preset_opens_the_variations_page_on_its_own_card() -> None:
+    """/variations?preset=variation-f compared Variation A under F's verdict bar: the chooser starts at the current
+    preset when it is a variation, and a user's choice then stays."""
+    at = visit(new_app({"preset": "variation-f"}), "pages/variations.py")
+    assert at.selectbox(key="var.chosen").value == "variation-f"
+    assert any("405B" in h.value for h in at.subheader), [h.value for h in at.subheader]
+    at.selectbox(key="var.chosen").set_value("variation-b").run()
+    assert at.selectbox(key="var.chosen").value == "variation-b"
