@@ -37,8 +37,9 @@ def test_the_fix_is_the_fewest_nodes_that_meet_the_slo(extreme) -> None:
 def test_a_fleet_that_cannot_carry_the_peak_shows_no_cost_of_serving(extreme) -> None:
     cost, fix = extreme.cost, extreme.fix
     assert fix is not None and not cost.carries_peak
-    value, line = _cost_tile(extreme)
-    assert value != "$0.18" and "cannot carry the peak" in line and f"{fix.nodes} nodes" in line
+    value, line, why = _cost_tile(extreme)
+    assert value != "$0.18" and line == "with the fix"  # one short line: the tile cuts a longer one
+    assert "cannot carry the peak" in why and f"{fix.nodes} nodes" in why
     gpus = fix.nodes * extreme.brief.hardware.gpus_per_node
     expected = per_million(gpus * extreme.brief.cost.usd_per_gpu_hour * 8760, cost.output_tokens_per_year)
     assert cost.usd_per_million_output_tokens_at_fix == pytest.approx(expected, rel=1e-9)
@@ -168,8 +169,8 @@ def test_a_missing_engine_setting_is_fixed_by_the_setting_not_by_nodes() -> None
     fixed = plan(apply_overrides(design.brief, fix.overrides))  # as `plan --set` re-plans it
     assert fixed.verdict.feasible and fixed.verdict.meets_slo and fixed.verdict.availability_ok
     assert fixed.slo.ttft_p95_ms < fixed.brief.slo.ttft_p95_ms
-    value, line = _cost_tile(design)  # the verdict bar: the same 8 nodes' cost, not 1,012 nodes'
-    assert value == "$4.48" and "8 nodes with deployment.max_num_seqs=32" in line
+    value, line, why = _cost_tile(design)  # the verdict bar: the same 8 nodes' cost, not 1,012 nodes'
+    assert value == "$4.48" and line == "with the fix" and "8 nodes with deployment.max_num_seqs=32" in why
     assert design.cost.usd_per_million_output_tokens_at_fix == pytest.approx(design.cost.usd_per_million_output_tokens)
     assert the_fix(design) == fix.text
     document = render_markdown(design)

@@ -105,8 +105,14 @@ def verdict_bar(design: Design) -> None:
             delta_color="off",
             delta_arrow="off",
         )
+        value, line, why = _cost_tile(design)
         cols[3].metric(
-            label("cost.usd_per_million_output_tokens"), *_cost_tile(design), delta_color="off" if works else "inverse", delta_arrow="off"
+            label("cost.usd_per_million_output_tokens"),
+            value,
+            line,
+            help=why or None,
+            delta_color="off" if works else "inverse",
+            delta_arrow="off",
         )
         _ranges(design, judged)
         st.markdown(f"**What binds:** {md(_binding(design))}")
@@ -123,18 +129,19 @@ def the_fix(design: Design) -> str:
     return design.verdict.problems[0].change
 
 
-def _cost_tile(design: Design) -> tuple[str, str]:
-    """(value, line under it) of the $/M tile: the cost of serving the brief only when this fleet carries the peak;
-    otherwise the fleet that meets the SLO's, or no figure, and why."""
+def _cost_tile(design: Design) -> tuple[str, str, str]:
+    """(value, the short line under it, its explanation for the tile's help) of the $/M tile: the cost of serving the
+    brief only when this fleet carries the peak; otherwise the fix's, or no figure, and why."""
     v = design.verdict
     if v.feasible and v.meets_slo:
-        return show(design, "cost.usd_per_million_output_tokens"), f"{show(design, 'cost.usd_per_hour')} an hour"
+        return show(design, "cost.usd_per_million_output_tokens"), f"{show(design, 'cost.usd_per_hour')} an hour", ""
     if design.cost.carries_peak:
-        return show(design, "cost.usd_per_million_output_tokens"), "but the design misses the SLO"
+        return show(design, "cost.usd_per_million_output_tokens"), "but the design misses the SLO", ""
     if design.fix is not None:
         as_set = "as set, this design" if design.fix.setting else "this fleet"
-        return show(design, "cost.usd_per_million_output_tokens_at_fix"), f"on {design.fix.fleet}: {as_set} cannot carry the peak"
-    return "no figure", "this fleet cannot carry the peak"
+        why = f"The cost on {design.fix.fleet} (the change that fixes it): {as_set} cannot carry the peak."
+        return show(design, "cost.usd_per_million_output_tokens_at_fix"), "with the fix", why
+    return "no figure", "this fleet cannot carry the peak", ""
 
 
 def _ranges(design: Design, judged: str) -> None:
