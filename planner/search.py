@@ -659,7 +659,11 @@ def _changes(brief: Brief, best: Point) -> dict[str, tuple[Any, Any]]:
 
 
 def _moves(changes: dict[str, tuple[Any, Any]]) -> str:
-    return ", ".join(f"{path.split('.')[-1]} {old} -> {new}" for path, (old, new) in changes.items() if path != PRICE_PATH)
+    """The changes in words, the GPU-hour price with them (the link and `plan --set` carry it)."""
+    return ", ".join(
+        f"GPU price ${num(old)} -> ${num(new)} an hour" if path == PRICE_PATH else f"{path.split('.')[-1]} {old} -> {new}"
+        for path, (old, new) in changes.items()
+    )
 
 
 def gap_from_uncomputable(brief: Brief, best: Point) -> BestGap:
@@ -683,19 +687,29 @@ def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> Best
     """The current design against the best; with the search's knobs, which changed axes make the saving."""
     goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
     current = design.cost.usd_per_million_output_tokens if goal is None else goal.usd_per_m_output_tokens
+    against = ""
+    if goal is None and not design.cost.carries_peak:  # its $/M is no cost of serving: set the best against the fix's
+        at_fix = design.cost.usd_per_million_output_tokens_at_fix
+        current = at_fix if at_fix is not None else math.nan
+        against = " with the change that fixes it (this fleet cannot carry the peak)"
     changes = _changes(design.brief, best)
     saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
     meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
     moves = _moves(changes)
     if not changes:
         text = "The current design is the best the search found."
+    elif not math.isfinite(current):
+        text = (
+            f"The best design meets the SLO with N+1 at ${num(best.usd_per_million_output_tokens)} per M output tokens ({moves});"
+            " this fleet cannot carry the peak and no fleet size fixes it, so it has no cost of serving to set against."
+        )
     elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
         unlike = "" if meets else " and, unlike the current design, meets the SLO with N+1"
-        text = f"The best design costs the same, ${num(current)} per M output tokens,{unlike}; it differs in {moves}."
+        text = f"The best design costs the same, ${num(current)} per M output tokens{against},{unlike}; it differs in {moves}."
     else:
         verb = "saves" if saving >= 0 else "costs"
         text = (
-            f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now:"
+            f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now{against}:"
             f" it {verb} {pct(abs(saving))}{'' if meets else ' and, unlike the current design, meets the SLO with N+1'} ({moves})."
         )
         text = f"{text} {_where_saving_comes_from(changes, knobs)}".rstrip()
