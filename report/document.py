@@ -509,17 +509,38 @@ def _validation(f: Figures) -> Section:
             blocks=(Lines(items=(("Measure first", measure),)), Bullets(items=_objective_steps(f), numbered=True)),
         )
     op = "operating_point"
-    replica = (
-        f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
-        f" the plan predicts TPOT {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
-        f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
-    )
-    ramp = (
-        f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: by the plan, {f.text(f'{op}.capacity_reached')};"
-        " where that happens is the replica's measured capacity."
-    )
+    rate, capacity = f.value(f"{op}.rate_per_replica_per_s"), f.value(f"{op}.capacity_rate_per_s")
+    if f.value(f"{op}.stable") and rate < capacity:
+        replica = (
+            f"One replica, the brief's prompt and reply lengths, at {f.num(f'{op}.rate_per_replica_per_s', 'req/s')} (its peak share):"
+            f" the plan predicts TPOT {f.num(f'{op}.tpot_ms', 'ms')}, {f.num(f'{op}.in_flight')} sequences in flight,"
+            f" {f.num(f'{op}.kv_in_use_gb', 'GB')} of KV in use."
+        )
+        ramp = (
+            f"Raise the rate toward {f.num(f'{op}.capacity_rate_per_s', 'req/s')}: by the plan, {f.text(f'{op}.capacity_reached')};"
+            " where that happens is the replica's measured capacity."
+        )
+    else:  # the peak share is past what a replica carries: measure the capacity from below, then test the fixed design
+        replica = (
+            f"One replica, the brief's prompt and reply lengths, from a trickle up: by the plan it meets the targets up to"
+            f" {f.num(f'{op}.capacity_rate_per_s', 'req/s')}, {f.text(f'{op}.capacity_reached')}; that is its measured capacity."
+        )
+        past = (
+            "the queue grows without bound there"
+            if not f.value(f"{op}.stable")
+            else f"there p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 {_judged_gap(f)} {f.num(f'slo.{_judged_gap(f).lower()}_p95_ms', 'ms')}"
+        )
+        fix = (
+            f"test the change that fixes it instead, {f.text('fix.fleet')}"
+            if f.value("fix") is not None
+            else "no fleet size fixes it: change the replica or the targets"
+        )
+        ramp = f"Its peak share, {f.num(f'{op}.rate_per_replica_per_s', 'req/s')}, is past it: by the plan {past}; {fix}."
     fleet = (
-        f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
+        f"Then the fleet test of the fixed design at {f.num('demand.request_rate_per_s', 'req/s')}, with one node drained (its own"
+        " plan and document give the figures it must show)."
+        if not (f.value(f"{op}.stable") and rate < capacity)
+        else f"Fleet: {f.num('demand.request_rate_per_s', 'req/s')} to the {f.num('pools.general_replicas')} general-pool"
         f" {'micro-batch streams' if f.value('pools.streams_per_replica') > 1 else 'replicas'}"
         f" through the router; the plan predicts p95 TTFT {f.num('slo.ttft_p95_ms', 'ms')} and p95 {_judged_gap(f)}"
         f" {f.num(f'slo.{_judged_gap(f).lower()}_p95_ms', 'ms')};"

@@ -576,3 +576,16 @@ def test_the_appendix_waterfalls_mark_a_target_only_where_one_judges(name):
         assert marks.count("target") == 2 and section.title.startswith("SLO budget")
     else:
         assert marks == ["p50", "p95", "p50", "p95"] and "no target" in section.title
+
+
+def test_the_validation_plan_of_an_overloaded_design_tests_its_fix():
+    """Variation F's replica cannot keep up at its 8.8 req/s peak share: the validation plan measured 'TPOT unbounded'
+    and said 'raise the rate toward 3.78 req/s' (down). It now measures the capacity from below, says the peak share is
+    past it, and tests the change that fixes it; a design that meets keeps its ramp to the capacity."""
+    overloaded = plan(load_brief("variation-f"))
+    assert overloaded.fix is not None
+    text = render_markdown(overloaded).split("## Validation", 1)[1].split("\n## ", 1)[0]
+    assert "from a trickle up" in text and "is past it" in text and f"the change that fixes it instead, {overloaded.fix.fleet}" in text
+    assert "Raise the rate toward" not in text and "predicts TPOT unbounded" not in text
+    meets = render_markdown(plan(load_brief("capstone"))).split("## Validation", 1)[1]
+    assert "Raise the rate toward 29.4 req/s" in meets and "from a trickle up" not in meets
