@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from enum import StrEnum
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -414,12 +415,10 @@ def _capacity_rate_search(
                 return _margin_search(margin, _CAPACITY_PROBE)  # steady at any rate: the latency alone says where
             s_high = saturation(high)
     else:
-        while s_low > 0:
-            high, s_high = low, s_low
-            low /= 4
-            if low < _LOWEST_RATE:
-                return 0.0
-            s_low = saturation(low)
+        descended = _descend(saturation, low, s_low, 4, lambda s: s > 0)
+        if descended is None:
+            return 0.0
+        low, s_low, high, s_high = descended
     # to a percent first: only where the p95s still meet there does the capacity lie this close to saturation
     steady, past = bracket_root(saturation, low, high, xtol=_SATURATION_FIRST * high, f_low=s_low, f_high=s_high)
     at_steady = overs(steady, _BOTH)
@@ -440,13 +439,27 @@ def _capacity_rate_search(
         steady, at_steady = short, at_short
     below = min(low, steady / 2)
     at_below = overs(below, _BOTH)
-    while max(at_below) > 0:
-        steady, at_steady = below, at_below
-        below /= 2
-        if below < _LOWEST_RATE:
+    if max(at_below) > 0:
+        down = _descend(lambda rate: overs(rate, _BOTH), below, at_below, 2, lambda v: max(v) > 0)
+        if down is None:
             return 0.0
-        at_below = overs(below, _BOTH)
+        below, at_below, steady, at_steady = down
     return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+
+
+def _descend(
+    f: Callable[[float], _V], rate: float, value: _V, factor: float, over: Callable[[_V], bool]
+) -> tuple[float, _V, float, _V] | None:
+    """From `rate`, whose `value` is `over`, divided by `factor` until it is not: (that rate, its value, the last rate
+    over, its value); None below _LOWEST_RATE (nothing meets)."""
+    high, at_high = rate, value
+    while over(value):
+        high, at_high = rate, value
+        rate /= factor
+        if rate < _LOWEST_RATE:
+            return None
+        value = f(rate)
+    return rate, value, high, at_high
 
 
 def _margin_search(margin: Callable[[float], float], probe: float) -> float:
@@ -460,12 +473,11 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
         if high > _CAPACITY_CEILING:
             return high
         m_high = margin(high)
-    while m_low > 0:
-        high, m_high = low, m_low
-        low /= 4
-        if low < _LOWEST_RATE:
+    if m_low > 0:
+        descended = _descend(margin, low, m_low, 4, lambda m: m > 0)
+        if descended is None:
             return 0.0
-        m_low = margin(low)
+        low, m_low, high, m_high = descended
     meets, _ = bracket_root(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
     return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
 
@@ -473,6 +485,7 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
 _BOTH = (True, True)  # both p95s worked out
 _SATURATION_FIRST = 1e-2  # of the rate: how closely saturation is found before the p95s are looked at
 _SHORT_OF_SATURATION = (1e-3, 1e-2, 0.1)  # of the rate: where a p95 unbounded at saturation is looked at next
+_V = TypeVar("_V")  # a probe's value: a margin, a saturation measure or the p95s' overs
 _LOWEST_RATE = 1e-6  # req/s per replica: a replica that meets nothing above it has no capacity
 
 
