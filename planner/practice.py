@@ -793,6 +793,12 @@ def _baseline_utilization(analysis: VariationAnalysis, label: str) -> tuple[floa
     return tuple(d.baseline * 100 for d in analysis.diff if d.figure in paths and math.isfinite(d.baseline))
 
 
+def _what_it_changes(change: str) -> str:
+    """An option's change without what it gives ('change nothing: the peak takes 44.4% of the fleet ...' -> 'change
+    nothing'): the step asks for those figures, so its choices must not show them."""
+    return change.split(": ", 1)[0]
+
+
 def _variation(design: Design) -> Step | None:
     analysis = design.variation
     if analysis is None:
@@ -856,7 +862,7 @@ def _variation(design: Design) -> Step | None:
                 "variation.options",
                 "variation",
                 "Which options meet the SLO on their own? Pick every one (none, if none does).",
-                [Option(key=f"option{i}", text=f"{o.name}: {o.change}") for i, o in enumerate(analysis.options)],
+                [Option(key=f"option{i}", text=f"{o.name}: {_what_it_changes(o.change)}") for i, o in enumerate(analysis.options)],
                 fits,
                 ", ".join(o.name for o in analysis.options if o.ok) or "none on its own",
                 " | ".join(f"{o.name}: {o.arithmetic}" for o in analysis.options),

@@ -270,3 +270,17 @@ def test_the_baselines_utilization_never_passes_a_variations_utilization(preset:
     for before in (capstone.capacity.utilization, capstone.capacity.utilization_no_prefix_cache):
         assert not grade_question(q, before * 100).correct, before
     assert grade_question(q, q.bases[0].value).correct
+
+
+@pytest.mark.parametrize("name", ["variation-a", "variation-b"])
+def test_a_variations_choices_do_not_show_the_figures_its_questions_ask(name):
+    """Variation A's 'accept degradation' choice read 'change nothing: the peak takes 44.4% of the fleet ...' right under
+    the question 'Utilization at peak (%)', whose answer is 44.4%: a choice says what it changes, not what it gives."""
+    design = plan(load_brief(name))
+    step = next(s for s in practice_steps(design) if s.key == "variation")
+    asked = [q for q in step.questions if q.kind is Kind.number]
+    choices = next(q for q in step.questions if q.id == "variation.options").options
+    for question in asked:
+        answer = grade_question(question, "0").answer
+        assert all(answer not in c.text for c in choices), (answer, [c.text for c in choices])
+    assert name != "variation-a" or any(c.text == "accept degradation: change nothing" for c in choices)
