@@ -19,11 +19,11 @@ from planner.core import SIZING_UTILIZATION, CoreDesign, core_design, fewest_nod
 from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_million
 from planner.errors import BriefError
 from planner.figures import resolve
-from planner.fmt import num, pct
+from planner.fmt import num, pct, usd
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
-from planner.resize import goal_words
+from planner.resize import fewest_nodes_meeting, goal_words
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
@@ -756,9 +756,26 @@ def _variation_e(core: CoreDesign, baseline: Baseline | None, spike: SpikeHeadro
                 f"at {num(baseline.brief.cost.average_duty)} average duty: ${num(baseline.cost.usd_per_million_output_tokens)}",
             )
         )
+    replanned = fewest_nodes_meeting(brief)  # the peak re-planned: the fewest nodes that meet it, with N+1 where asked
+    held = (
+        f"{peak_nodes} nodes by the {pct(TARGET_UTILIZATION)} no-cache rule for a {num(ratio)}x peak ({usd(peak_cost)} per M output tokens"
+    )
+    if replanned is not None and replanned < peak_nodes:
+        fewest_cost = peak_cost * replanned / peak_nodes  # the same tokens on fewer nodes
+        findings.append(
+            _f(
+                "nodes that meet the SLO at the peak (re-planned)",
+                replanned,
+                "nodes",
+                f"the fewest nodes at which plan --set hardware.nodes=N meets {goal_words(brief)} at the peak = {replanned};"
+                f" ${num(peak_cost)} x {replanned} / {peak_nodes} = ${num(fewest_cost)} per M output tokens",
+            )
+        )
+        held += f"; re-planned, {replanned} meet {goal_words(brief)}: {usd(fewest_cost)})"
+    else:
+        held += ")"
     conclusion = (
-        f"Autoscaling cannot follow a spike that rises faster than a {num(NODE_COLD_START_S, 's')} cold start. Either hold {peak_nodes} nodes for a"
-        f" {num(ratio)}x peak (${num(peak_cost)} per M output tokens),"
+        f"Autoscaling cannot follow a spike that rises faster than a {num(NODE_COLD_START_S, 's')} cold start. Either hold {held},"
         f" or hold ~{average_nodes} and a degradation ladder: priority for paying traffic, shorter max output, queue the free tier,"
         " overflow to an external provider."
     )

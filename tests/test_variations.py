@@ -9,6 +9,7 @@ import math
 import pytest
 
 from planner import apply_overrides, diff_designs, load_brief, plan
+from planner.fmt import usd
 from planner.loader import parse_override
 
 pytestmark = pytest.mark.unit
@@ -296,3 +297,18 @@ def test_variation_f_gives_the_fleet_that_re_plans_as_meeting():
     assert not at_sizing.feasible and f"miss with {lc} long-context node" in f.conclusion
     replanned = _finding(f, "nodes that meet the SLO (re-planned)")
     assert replanned.value == fix.nodes and f"plan {sets} meets it" in replanned.arithmetic
+
+
+def test_variation_e_gives_the_fleet_that_re_plans_as_meeting_the_peak():
+    """Review s9: E said hold 5 nodes for the 10x peak (the 85% no-cache rule, $14.3/M) while `plan --set
+    hardware.nodes=4` meets the SLO with N+1 at $11.43/M. The conclusion gives both: the rule's and the re-planned."""
+    brief = load_brief("variation-e")
+    e = plan(brief).variation
+    assert e is not None
+    fewest = int(_finding(e, "nodes that meet the SLO at the peak (re-planned)").value)
+    at_fewest = plan(brief.with_changes({"hardware.nodes": fewest}))
+    assert at_fewest.verdict.meets_slo and at_fewest.verdict.availability_ok
+    below = plan(brief.with_changes({"hardware.nodes": fewest - 1})).verdict
+    assert not (below.feasible and below.meets_slo and below.availability_ok)
+    assert f"re-planned, {fewest} meet the SLO with N+1: {usd(at_fewest.cost.usd_per_million_output_tokens)}" in e.conclusion
+    assert f"{int(_finding(e, 'nodes to carry the spike').value)} nodes by the 85.0% no-cache rule" in e.conclusion
