@@ -406,7 +406,8 @@ def _capacity_rate_search(
     low = high = _CAPACITY_PROBE
     s_low = s_high = saturation(_CAPACITY_PROBE)
     if s_low < 0:
-        high = _CAPACITY_PROBE / (1 + s_low)  # the measure is about rate / saturation - 1: where it says saturation is
+        # the measure is about rate / saturation - 1: where it says saturation is (a measure of -1, no load at all: doubled)
+        high = _CAPACITY_PROBE / (1 + s_low) if s_low > -1 else 2 * _CAPACITY_PROBE
         s_high = saturation(high)
         while s_high < 0:
             low, s_low = high, s_high

@@ -110,3 +110,18 @@ def test_the_slo_capacity_is_the_highest_rate_that_meets_both_p95s(name):
     past = _p95s_at(brief, shape, capacity * (1 + 2e-4))
     assert all(p95 <= target for p95, target in zip(at, targets, strict=True)), (capacity, at)
     assert any(p95 > target for p95, target in zip(past, targets, strict=True)), (capacity, past)
+
+
+def test_the_capacity_search_survives_a_probe_that_carries_no_load():
+    """The saturation measure is about rate / saturation - 1, so the first probe's says where to look next; a measure of
+    exactly -1 (no load at all) says nothing, and the search doubles instead of dividing by zero."""
+    from planner.operating_point import _capacity_rate_search
+
+    def saturation(rate: float) -> float:
+        return -1.0 if rate == 4.0 else rate / 10 - 1  # saturation at 10 req/s
+
+    def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
+        return rate / 5 - 1, -1.0  # the first p95 reaches its target at 5 req/s
+
+    capacity = _capacity_rate_search(saturation, overs, lambda rate: math.log(rate / 5))
+    assert capacity == pytest.approx(5.0, rel=2e-4) and overs(capacity)[0] <= 0
