@@ -16,11 +16,12 @@ from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import long_context_busy, replan, verdict_core, worked_out
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
+from planner.figures import resolve as path_value
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.verdict import Problem
 
-__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "goal_words", "meets"]
+__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "goal_words", "long_context_nodes_needed", "meets"]
 
 
 def meets(brief: Brief) -> bool:
@@ -112,14 +113,6 @@ def _sets(overrides: dict[str, Any]) -> str:
     return " ".join(f"--set {path}={value}" for path, value in overrides.items())
 
 
-def _value_at(brief: Brief, path: str) -> Any:
-    """The brief's value at a dotted path (`deployment.max_num_seqs`)."""
-    value: Any = brief
-    for name in path.split("."):
-        value = getattr(value, name)
-    return value
-
-
 def _setting_fix(brief: Brief, problems: tuple[Problem, ...]) -> FleetFix | None:
     """The engine settings the verdict's problems name (Problem.overrides), where changing them alone meets, re-planned:
     each problem's alone in the verdict's order, then all of them together; None when none does (nodes, then)."""
@@ -133,7 +126,7 @@ def _setting_fix(brief: Brief, problems: tuple[Problem, ...]) -> FleetFix | None
             continue
         if not meets(changed):
             continue
-        now = ", ".join(f"{path} {_value_at(brief, path)} -> {value}" for path, value in overrides.items())
+        now = ", ".join(f"{path} {path_value(brief, path)} -> {value}" for path, value in overrides.items())
         return FleetFix(
             nodes=brief.hardware.nodes,
             long_context_nodes=brief.deployment.long_context_nodes,
@@ -216,7 +209,7 @@ def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
     return dis is not None and dis.prefill_busy >= 1 and not meets(brief.with_changes({"hardware.nodes": MAX_NODES}))
 
 
-def _long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
+def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
     dep = brief.deployment
     if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
@@ -262,7 +255,7 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
         return split
     nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) and not _prefill_pool_short_at_any_fleet(brief) else None
     if nodes is None:
-        needed = _long_context_nodes_needed(brief, MAX_NODES // 2)
+        needed = long_context_nodes_needed(brief, MAX_NODES // 2)
         if needed is None or needed == long_context:
             return None
         long_context = needed

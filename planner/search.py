@@ -38,7 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
-from planner.resize import _long_context_nodes_needed as long_context_nodes_needed
+from planner.resize import long_context_nodes_needed
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign

@@ -863,7 +863,7 @@ def _variation_f(
     )
     conclusion = (
         f"{shape.model.name} fits at TP={shape.tp} ({num(mem.weights_gb_per_gpu, 'GB')} weights, {num(mem.kv_gb_per_gpu, 'GB')} KV per GPU)"
-        f" but runs at {pct(cap.utilization)}. {replanned}{'; ' + sizing_rule if replanned.endswith('GPUs') else ' ' + sizing_rule.capitalize()}"
+        f" but runs at {pct(cap.utilization)}. {replanned}{'; ' + sizing_rule if needed is not None else ' ' + sizing_rule.capitalize()}"
         " Or a smaller model."
     )
     return findings, [], conclusion
