@@ -7,10 +7,10 @@ process-CPU medians:
 - cold: every planner cache emptied first (every lru_cache in planner.*, the SLO-capacity searches), as a fresh
   `python -m planner plan` process meets it (a variation preset plans the capstone baseline too);
 - whole: the cold plan and then every part a Design works out on first read (the failure table, the engine
-  configuration with its dependencies and the cost levers: what the Failure modes, Architecture and Cost pages,
-  `plan --json` and the document read);
+  configuration with its dependencies, the cost levers and a variation's analysis: what the Failure modes,
+  Architecture, Cost and Variations pages, `plan --json` and the document read);
 - slider: the preset planned first, then the nudged brief, as the app meets a slider move on a page that shows
-  none of those parts (Capacity, SLO budget, Variations, Search, Compare): the capacity searches of an
+  none of those parts (SLO budget, Search, Compare; Capacity where the brief poses no variation): the capacity searches of an
   unchanged replica and traffic shape are reused;
 - slider, whole: the same with every part read (the Failure modes page).
 Plus the share of the cold plan the core design takes (steps 1-3 and the SLO budget, what each failure scenario
@@ -54,7 +54,7 @@ def _clear_all() -> None:
 def whole(brief: Brief) -> None:
     """plan() and every part of the Design worked out on first read."""
     design = plan(brief)
-    design.failures, design.config, design.cost.levers  # noqa: B018  (reading them works them out)
+    design.failures, design.config, design.cost.levers, design.variation  # noqa: B018  (reading them works them out)
 
 
 def _time(fn: object, brief: Brief) -> tuple[float, float]:

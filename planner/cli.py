@@ -54,11 +54,15 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+_COMPUTED_AFTER = {"variation": "headroom"}  # the field a part worked out on first read follows (else: architecture)
+
+
 def design_json(design: Design) -> dict[str, Any]:
     dumped = design.model_dump(mode="json", exclude={"shape"})
     order = list(Design.model_fields)
-    after = order.index("architecture") + 1  # the parts worked out on first read, where the design's sections put them
-    order[after:after] = [name for name in Design.model_computed_fields if name not in order]
+    for name in reversed(Design.model_computed_fields):  # the parts worked out on first read, where the JSON always put them
+        after = order.index(_COMPUTED_AFTER.get(name, "architecture")) + 1
+        order.insert(after, name)
     data = {key: dumped[key] for key in order if key in dumped}
     data["model"] = {"key": design.shape.model.key, "name": design.model_name}
     data["gpu"] = {"key": design.shape.gpu.key, "name": design.gpu_name}

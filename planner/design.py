@@ -82,7 +82,6 @@ class Design(CoreDesign):
     uncertainty: Uncertainty
     fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
     headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
-    variation: VariationAnalysis | None = None
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
     kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
     multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
@@ -92,9 +91,9 @@ class Design(CoreDesign):
     ignored_fields: tuple[Problem, ...] = ()  # stated fields the design does not use, each with the reason (they judge nothing)
     _deferred: _Deferred = PrivateAttr()  # what the parts worked out on first read are worked out from
 
-    # The failure table and the engine configuration are worked out the first time they are read (a page, the JSON,
-    # the document), from the same core design: a page that shows neither does not pay for their re-plans. The
-    # verdict's N+1 row is planned up front (availability is part of every verdict).
+    # The failure table, the engine configuration and the variation's analysis are worked out the first time they are
+    # read (a page, the JSON, the document), from the same core design: a page that shows none of them does not pay
+    # for their re-plans. The verdict's N+1 row is planned up front (availability is part of every verdict).
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -113,6 +112,15 @@ class Design(CoreDesign):
     def failure_summary(self) -> FailureSummary:
         """Which scenario binds, N+1, and how the rows are worked out."""
         return self._failure_table[1]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def variation(self) -> VariationAnalysis | None:
+        """The brief's variation (A-G): its findings, options re-planned and difference to the capstone (None: none)."""
+        if self.brief.variation is None:
+            return None
+        baseline = None if _BASELINE_BRIEF.variation is not None or self.brief == _BASELINE_BRIEF else _baseline()
+        return variation_analysis(self._deferred.core, baseline, self)
 
     @cached_property
     def _failure_table(self) -> tuple[tuple[FailureMode, ...], FailureSummary]:
@@ -156,14 +164,6 @@ def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: F
 
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
 _BASELINE_BRIEF = load_brief(BASELINE_PRESET)  # read once, at import: plan() itself reads no files
-
-
-def _with_variation(design: Design, core: CoreDesign) -> Design:
-    """The design with its variation's analysis and its difference to the capstone (no recursion: the capstone poses none)."""
-    baseline_brief = _BASELINE_BRIEF
-    baseline = None if baseline_brief.variation is not None or baseline_brief == design.brief else _baseline()
-    analysis = variation_analysis(core, baseline, design)
-    return design.model_copy(update={"variation": analysis})
 
 
 @cache
@@ -330,4 +330,4 @@ def _plan_cached(stated: Brief) -> Design:
         ignored_fields=ignored_fields(stated, brief),
     )
     design._deferred = _Deferred(core=core, stated=stated, extra_flags=flags)
-    return _with_variation(design, core) if brief.variation is not None else design
+    return design

@@ -145,3 +145,18 @@ def test_the_failure_table_and_the_engine_command_are_worked_out_when_first_read
         "failure_summary",
         "cost",
     ]
+
+
+def test_a_variations_analysis_is_worked_out_when_first_read():
+    """A variation's options re-plan the design several times over: plan() leaves them to the first read (the
+    Variations page, the JSON, the document), and `plan --json` lists the analysis where it always did."""
+    from planner import load_brief, plan
+    from planner.design import _plan_cached
+
+    _plan_cached.cache_clear()
+    design = plan(load_brief("variation-a").with_changes({"workload.duty_cycle": 0.0811}))
+    assert "variation" not in vars(design)  # not worked out yet
+    assert design.variation is not None and design.variation.key.value == "a" and design.variation.options
+    assert "variation" in vars(design)  # worked out once, then kept
+    keys = list(cli_json("plan", "variation-a"))
+    assert keys[keys.index("headroom") : keys.index("headroom") + 3] == ["headroom", "variation", "scale_out"]
