@@ -39,7 +39,7 @@ from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
-from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, goal_words
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -139,6 +139,29 @@ def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign 
         return None
 
 
+def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
+    """Why the design misses with one node lost: its re-plan's first problem, without that re-plan's advice (which
+    counts nodes from the fleet left after the loss, not the brief's)."""
+    lost = _lost_core(core, one, stated)
+    problems = lost.verdict.problems if lost is not None else ()
+    cause = problems[0].problem if problems else (one.note or "the design misses the SLO")
+    return f"the {one.pool} pool binds: {cause}" if one.pool in ("prefill", "decode") else cause
+
+
+def _n_plus_one_counted(verdict: Verdict, fix: FleetFix | None, stated: Brief) -> Verdict:
+    """The lost-N+1 problem's advice with the node count the fix re-planned (the fewest that keep the SLO with one
+    lost), where the fix adds nodes."""
+    if verdict.availability_ok or fix is None or fix.setting:
+        return verdict
+    more = fix.nodes - stated.hardware.nodes
+    counted = f"add nodes: {fix.nodes} in all{f' ({more} more)' if more > 0 else ''} keep {goal_words(stated)} (re-planned)"
+    problems = tuple(
+        p.model_copy(update={"change": counted}) if p.field == "deployment.spare_nodes" and p.problem.startswith("no N+1") else p
+        for p in verdict.problems
+    )
+    return verdict.model_copy(update={"problems": problems})
+
+
 def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: FailureMode | None) -> Verdict:
     """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row of
     the failure table, when the plan worked it out; else a verdict-only check, and the row only for the words of a
@@ -151,12 +174,12 @@ def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: F
     one = one if one is not None else failure_mode(core, Scenario.one_node_lost, stated)
     problem = Problem(
         field="deployment.spare_nodes",
-        problem=f"no N+1: with one node lost, {one.note or 'the design misses the SLO'}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
+        problem=f"no N+1: with one node lost, {_lost_cause(core, one, stated)}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
         change=(
             "add a spare node, or move a node from the decode pool to the prefill pool (disaggregation.prefill_nodes):"
             " a node added to the general pool goes to the decode pool"
             if one.pool == "prefill"
-            else "add a node (a spare, or one more in the general pool)"
+            else "add nodes (a spare, or more in the general pool)"
         ),
     )
     return verdict.model_copy(update={"availability_ok": False, "problems": (*verdict.problems, problem)})
@@ -288,7 +311,9 @@ def _plan_cached(stated: Brief) -> Design:
     one_node_lost = failure_mode(core, Scenario.one_node_lost, stated) if reads_lost else None  # the table's row (cached)
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
     verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
-    fix = None if verdict.feasible and verdict.meets_slo else fleet_fix(stated, verdict.problems)
+    meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
+    fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
+    verdict = _n_plus_one_counted(verdict, fix, stated)
     cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
     predictions = {

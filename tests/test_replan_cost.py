@@ -7,7 +7,7 @@ import pytest
 import planner.operating_point as op
 import planner.slo as slo_module
 from benchmarks.plan_speed import _clear_all
-from planner import load_brief
+from planner import load_brief, plan
 from planner.mechanisms import resolve
 from planner.pools import pools_of
 from planner.replica import shape_of
@@ -547,3 +547,19 @@ def test_the_one_node_lost_row_is_planned_only_where_the_plan_reads_it(monkeypat
     met = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 30.06}))
     assert met.verdict.availability_ok and rows == [Scenario.one_node_lost]
     assert next(r for r in met.failures if r.scenario is Scenario.one_node_lost).ok
+
+
+@pytest.mark.parametrize(("preset", "nodes", "needed"), [("moe-deepseek", 10, 12), ("lora-platform", 2, 3), ("agent-platform", 5, 6)])
+def test_a_lost_n_plus_one_counts_the_nodes_from_the_brief_and_the_count_keeps_it(preset, nodes, needed):
+    """A design that meets the SLO but not with one node lost: the advice gives the fleet that keeps N+1 in all, counted
+    from the brief's nodes (the lost row's own advice counted from the fleet left after the loss: moe-deepseek on 10
+    nodes read 'add nodes: 10 in all (2 more)'; agent-platform on 5 'raise max_num_seqs to ~240', which still fails),
+    the fix is that fleet, and it re-plans as meeting with N+1."""
+    design = plan(load_brief(preset).with_changes({"hardware.nodes": nodes}))
+    assert design.verdict.meets_slo and not design.verdict.availability_ok
+    lost = next(p for p in design.verdict.problems if p.problem.startswith("no N+1"))
+    assert f"add nodes: {needed} in all ({needed - nodes} more)" in lost.change
+    assert "in all" not in lost.problem and "raise" not in lost.problem  # the cause, without the lost fleet's advice
+    assert design.fix is not None and design.fix.overrides == {"hardware.nodes": needed}
+    fixed = plan(load_brief(preset).with_changes(design.fix.overrides))
+    assert fixed.verdict.meets_slo and fixed.verdict.availability_ok
