@@ -20,6 +20,7 @@ from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_mil
 from planner.errors import BriefError
 from planner.figures import resolve
 from planner.fmt import num, pct, usd
+from planner.lengths import gamma_cdf, length_cv2
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
@@ -342,25 +343,21 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             )
         )
     short_len = 4096
-    short_prompt = math.floor(short_len - brief.workload.output_tokens_p95)  # a prompt and a p95 reply fit the shorter context
-    short_changes: dict[str, Any] = {
-        **engine,
-        "deployment.max_model_len": short_len,
-        "workload.kv_context_tokens": short_kv,
-        "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, short_prompt),
-    }
-    routed = ""
-    if brief.workload.long_context_share > 0 and brief.workload.long_context_threshold_tokens > short_prompt:
-        # the general pool would still be sent prompts up to the threshold, which the shorter context refuses
-        short_changes["workload.long_context_threshold_tokens"] = short_prompt
-        routed = f"; prompts over {num(short_prompt, 'tokens')} (was {num(brief.workload.long_context_threshold_tokens)}) go to the long-context pool"
+    short_changes, short_words = _shorter_context_changes(brief, short_len, short_kv)
+    short_changes = {**engine, **short_changes}
     short, why = _try(brief, short_changes)
+    long_pool = (
+        f"; the long-context pool at {pct(short.long_context_utilization)} busy"
+        if short is not None and "workload.long_context_share" in short_changes and short.pools.long_context_nodes
+        else ""
+    )
     options.append(
         _option(
             "shorter max context",
-            f"max-model-len {num(short_len)}: history truncated, KV context {num(read)} -> {num(short_kv)} tokens{routed}",
+            f"max-model-len {num(short_len)}: KV context {num(read)} -> {num(short_kv)} tokens (no sequence holds more than"
+            f" {num(short_len)}); {short_words}",
             short,
-            f"fewer KV bytes per decode step at max-num-seqs {seqs}",
+            f"fewer KV bytes per decode step at max-num-seqs {seqs}{long_pool}",
             why,
             short_changes,
         )
@@ -447,6 +444,46 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
         + verdict
     )
     return findings, options, conclusion
+
+
+def _prompt_share_above(brief: Brief, tokens: float) -> float:
+    """The share of the brief's prompts longer than `tokens`: the tail of the gamma its mean and p95 give (planner.lengths)."""
+    w = brief.workload
+    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
+    if cv2 <= 0:  # every prompt has the mean length
+        return 1.0 if w.input_tokens_mean > tokens else 0.0
+    return 1 - gamma_cdf(1 / cv2, tokens / (w.input_tokens_mean * cv2))
+
+
+def _shorter_context_changes(brief: Brief, max_model_len: int, kv_context: float) -> tuple[dict[str, Any], str]:
+    """A shorter max-model-len as brief changes, and what happens to the prompts it no longer takes. The users send the
+    same prompts (the brief's lengths stay); the general pool accepts those that fit with a p95 reply, and the brief's
+    share above that is routed to the long-context pool when there is one, else refused (the re-plan serves the rest)."""
+    w = brief.workload
+    fits = math.floor(max_model_len - w.output_tokens_p95)  # the longest prompt that fits with a p95 reply
+    changes: dict[str, Any] = {"deployment.max_model_len": max_model_len, "workload.kv_context_tokens": kv_context}
+    routed_now = w.long_context_share > 0 and w.long_context_threshold_tokens <= fits  # already none over `fits` in the pool
+    # the lengths' tail there, and at least the brief's share over its own (higher) threshold: the share over a lower
+    # threshold is never smaller
+    above = max(_prompt_share_above(brief, fits), w.long_context_share if w.long_context_threshold_tokens >= fits else 0.0)
+    if routed_now or above <= 0:
+        return changes, f"prompts longer than {num(fits, 'tokens')} already go elsewhere"
+    if brief.deployment.long_context_nodes > 0:
+        changes["workload.long_context_threshold_tokens"] = fits
+        changes["workload.long_context_share"] = round(above, 4)  # as `plan --set` reads it back
+        return changes, (
+            f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths; was over"
+            f" {num(w.long_context_threshold_tokens)}, {pct(w.long_context_share)}) go to the long-context pool"
+        )
+    if w.users is not None:
+        changes["workload.users"] = max(1, round(w.users * (1 - above)))
+    else:
+        changes["workload.request_rate"] = (w.request_rate or 0) * (1 - above)
+    changes["workload.long_context_share"] = 0.0
+    return changes, (
+        f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths) are refused: no"
+        " long-context pool takes them, so the re-plan serves the rest"
+    )
 
 
 def _as_briefed_change(core: CoreDesign) -> str:

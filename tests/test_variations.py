@@ -258,13 +258,44 @@ def test_every_option_re_plans_as_its_card_says(preset, changes):
             assert option.why_not == f"{v.problems[0].field}: {v.problems[0].problem}", option.name
 
 
+def _gamma_tail(mean: float, p95: float, tokens: float) -> float:
+    """The share of gamma(mean, p95) prompts over `tokens`, by scipy (not the planner's own inverse)."""
+    from scipy.optimize import brentq
+    from scipy.stats import gamma
+
+    shape = brentq(lambda k: gamma.ppf(0.95, k, scale=mean / k) - p95, 0.09, 1e3)
+    return float(gamma.sf(tokens, shape, scale=mean / shape))
+
+
 def test_variation_a_shorter_context_routes_the_longer_prompts_to_the_long_context_pool():
-    a = plan(load_brief("variation-a")).variation
+    """Review s10 finding 1: the option moved the threshold to 2,896 tokens and the users' p95 prompt with it, so its
+    re-plan sent 5% of prompts to the long-context pool where the brief's lengths put 12.7% above 2,896. The users' prompts
+    stay the brief's; the share over the new threshold is their tail there, routed to the long-context pool."""
+    brief = load_brief("variation-a")
+    a = plan(brief).variation
     short = next(o for o in a.options if o.name == "shorter max context")
+    w = brief.workload
     assert short.overrides["deployment.max_model_len"] == 4096
     assert short.overrides["workload.long_context_threshold_tokens"] == 4096 - 1200  # a prompt and a p95 reply fit
-    assert short.ok and not short.why_not and "go to the long-context pool" in short.change
+    assert not {"workload.input_tokens_mean", "workload.input_tokens_p95"} & set(short.overrides)  # the users' prompts
+    tail = _gamma_tail(w.input_tokens_mean, w.input_tokens_p95, 4096 - 1200)
+    assert tail == pytest.approx(0.127, abs=5e-4)
+    assert short.overrides["workload.long_context_share"] == pytest.approx(tail, abs=1e-4)
+    assert "(12.7% of requests by the brief's prompt lengths; was over 6,000, 5.0%) go to the long-context pool" in short.change
+    assert short.ok and not short.why_not
     assert "shorter max context" in a.conclusion.split("those that meet the SLO:")[-1]
+
+
+def test_variation_a_shorter_context_without_a_long_context_pool_refuses_the_tail():
+    """Without a long-context pool the prompts the shorter context cannot take are refused, and the card says so: the
+    re-plan serves the users' other requests (their prompt lengths unchanged)."""
+    brief = load_brief("variation-a").with_changes({"deployment.long_context_nodes": 0})
+    short = next(o for o in plan(brief).variation.options if o.name == "shorter max context")
+    tail = _gamma_tail(brief.workload.input_tokens_mean, brief.workload.input_tokens_p95, 4096 - 1200)
+    assert short.overrides["workload.users"] == round(brief.workload.users * (1 - tail))
+    assert short.overrides["workload.long_context_share"] == 0
+    assert "workload.input_tokens_p95" not in short.overrides
+    assert "(12.7% of requests by the brief's prompt lengths) are refused" in short.change
 
 
 def test_a_failing_option_says_why():
