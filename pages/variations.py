@@ -1,10 +1,13 @@
 """Variations: the follow-up questions A-G as presets, each beside the baseline."""
 
+from collections.abc import Sequence
+
 import streamlit as st
 
-from planner import BriefError, InfeasibleDesign, plan, preset_names
+from planner import BriefError, Design, InfeasibleDesign, plan, preset_names
 from planner.compare import compare
-from planner.figures import format_unit, label, show
+from planner.figures import format_unit, format_value, label, show, spec
+from planner.variations import Option
 from ui import state
 from ui.compare import comparison_table
 from ui.show import md, show_problems, text_table
@@ -14,6 +17,41 @@ BASELINE = "capstone"
 
 design = page_setup("Variations")
 variations = [name for name in preset_names() if name.startswith("variation-")]
+
+
+FIGURES = ("utilization", "ttft_p95_ms", "itl_p95_ms", "ok", "nodes", "usd_per_million_output_tokens")
+PER_POOL = FIGURES[:3]  # an option with pools leaves these to its pools' rows: its own gives what is across them
+
+
+def _replan_words(overrides: dict[str, object]) -> str:
+    return " ".join(f"{path}={value}" for path, value in overrides.items()) or "as briefed"
+
+
+def _option_rows(design: Design, options: Sequence[Option]) -> list[dict[str, str]]:
+    """One row an option, and under an option that runs as several pools a row each with its own re-plan."""
+    failing = any(not o.ok for o in options)
+    rows = []
+    for i, o in enumerate(options):
+        path = f"variation.options.{i}"
+        figures = {
+            label(f"{path}.{key}"): "" if o.pools and key in PER_POOL else show(design, f"{path}.{key}", short=True) for key in FIGURES
+        }
+        replan = "one re-plan a pool, below" if o.pools else _replan_words(o.overrides)
+        rows.append(
+            {"option": o.name, "change": o.change}
+            | figures
+            | ({"why not": o.why_not} if failing else {})
+            | {"re-plan (plan --set)": replan}
+        )
+        for pool in o.pools:  # written as the option's own figures are (the registry's entry of each)
+            cells = {label(f"{path}.{key}"): format_value(spec(f"{path}.{key}"), getattr(pool, key)) for key in FIGURES}
+            rows.append(
+                {"option": f"{o.name}: {pool.name}", "change": ""}
+                | cells
+                | ({"why not": pool.why_not} if failing else {})
+                | {"re-plan (plan --set)": _replan_words(pool.overrides)}
+            )
+    return rows
 
 
 def _compare(name: str) -> None:
@@ -33,16 +71,11 @@ def _compare(name: str) -> None:
         text_table([{"finding": f.label, "value": format_unit(f.value, f.unit), "arithmetic": f.arithmetic} for f in analysis.findings])
         if analysis.options:
             st.subheader("Options")
-            figures = ("utilization", "ttft_p95_ms", "itl_p95_ms", "ok")
-            text_table(
-                [
-                    {"option": o.name, "change": o.change}
-                    | {label(f"variation.options.{i}.{key}"): show(other, f"variation.options.{i}.{key}", short=True) for key in figures}
-                    | ({"why not": o.why_not} if any(not other.ok for other in analysis.options) else {})
-                    | {"re-plan (plan --set)": " ".join(f"{path}={value}" for path, value in o.overrides.items()) or "as briefed"}
-                    for i, o in enumerate(analysis.options)
-                ]
+            st.caption(
+                "Each option is the brief re-planned with its changes (`plan --set`); one that runs as several pools"
+                " (an overflow model's) gives each pool's re-plan on its own row, its nodes and cost across them."
             )
+            text_table(_option_rows(other, analysis.options))
     st.subheader("Beside the baseline")
     st.caption(
         "The capstone against this variation on the figures that matter; green is better, red is worse for the variation."

@@ -314,6 +314,8 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("variation.options.*.ttft_p95_ms", "p95 TTFT", "ms", better=_LOWER),
     _f("variation.options.*.itl_p95_ms", "p95 ITL", "ms", better=_LOWER),
     _f("variation.options.*.ok", "SLO", fmt=_Y, words=("met", "missed")),
+    _f("variation.options.*.nodes", "Nodes", fmt=_C, better=_LOWER),
+    _f("variation.options.*.usd_per_million_output_tokens", "Cost per M output tokens", fmt=_M, better=_LOWER),
     # the mechanisms (issue 14c): KV tiers, multimodal, objectives other than latency, multi-LoRA
     _f("kv_tiers.hit_rate", "Prefix hit rate (derived from the tiers)", fmt=_P, arithmetic="kv_tiers.arithmetic.hit_rate", better=_HIGHER),
     _f("kv_tiers.hit_rate_hbm_only", "Prefix hit rate with HBM alone", fmt=_P, arithmetic="kv_tiers.arithmetic.resident"),

@@ -20,9 +20,11 @@ from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_mil
 from planner.errors import BriefError
 from planner.figures import resolve
 from planner.fmt import num, pct, usd
+from planner.lengths import gamma_cdf, length_cv2
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
+from planner.pools import general_prompt_cap_tokens, max_model_len_for
 from planner.resize import fewest_nodes_meeting, goal_words
 from planner.slo import LatencyPoint, latency_point
 
@@ -41,6 +43,7 @@ __all__ = [
     "FigureDiff",
     "Finding",
     "Option",
+    "OptionPool",
     "RegionFleet",
     "SpikeHeadroom",
     "VariationAnalysis",
@@ -66,6 +69,24 @@ class Finding(_Model):
     arithmetic: str
 
 
+class OptionPool(_Model):
+    """One pool of an option that runs as several re-plans (variation A's overflow: the big model's pool at its
+    remaining share, the small model's pool sized for the overflow), each as `plan --set` with its `overrides` gives it."""
+
+    name: str
+    nodes: int
+    utilization: float
+    utilization_no_prefix_cache: float
+    ttft_p95_ms: float
+    itl_p95_ms: float
+    ok: bool
+    usd_per_year: float
+    output_tokens_per_year: float
+    usd_per_million_output_tokens: float
+    overrides: dict[str, Any]
+    why_not: str = ""
+
+
 class Option(_Model):
     name: str
     change: str
@@ -73,10 +94,13 @@ class Option(_Model):
     utilization_no_prefix_cache: float
     ttft_p95_ms: float
     itl_p95_ms: float
-    ok: bool  # feasible and meets the SLO, as `plan --set` with `overrides` judges it
+    ok: bool  # feasible and meets the SLO, as `plan --set` with `overrides` judges it (every pool's re-plan, with pools)
     arithmetic: str
     overrides: dict[str, Any] = {}  # the brief's changes the option re-plans, as `plan --set` takes them ({}: as briefed)
     why_not: str = ""  # an option that fails: why, its verdict's first problem or what stops it running ("" when ok)
+    nodes: int = 0  # the nodes it runs on, across its pools (0: it cannot run)
+    usd_per_million_output_tokens: float = math.inf  # across its pools: their cost per year / their output tokens per year
+    pools: tuple[OptionPool, ...] = ()  # an option that runs as several re-plans: each (the first is `overrides`' re-plan)
 
 
 class FigureDiff(_Model):
@@ -248,10 +272,91 @@ def _option(
         itl_p95_ms=slo.itl_p95_ms,
         ok=ok,
         overrides=sets,
+        nodes=core.brief.hardware.nodes,
+        usd_per_million_output_tokens=per_million(*_yearly(core)),
         why_not="" if ok else (_why(verdict.problems[0]) if verdict.problems else "misses the SLO"),
         arithmetic=(
             f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
             f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
+        ),
+    )
+
+
+def _yearly(core: CoreDesign) -> tuple[float, float]:
+    """(dollars, output tokens) a year of a re-plan's fleet at its brief's average duty, as planner.cost counts them."""
+    hw, c = core.brief.hardware, core.brief.cost
+    return (
+        hw.nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR,
+        core.demand.output_tokens_per_s * c.average_duty * SECONDS_PER_YEAR,
+    )
+
+
+def _pool(name: str, core: CoreDesign | None, overrides: dict[str, Any], failure: str) -> OptionPool:
+    """One pool of a several-pool option as its re-plan gives it (`core` None: it cannot run, `failure` says why)."""
+    if core is None:
+        inf = math.inf
+        return OptionPool(
+            name=name,
+            nodes=0,
+            utilization=inf,
+            utilization_no_prefix_cache=inf,
+            ttft_p95_ms=inf,
+            itl_p95_ms=inf,
+            ok=False,
+            usd_per_year=inf,
+            output_tokens_per_year=0.0,
+            usd_per_million_output_tokens=inf,
+            overrides=overrides,
+            why_not=f"cannot run: {failure}",
+        )
+    verdict = core.verdict
+    ok = verdict.feasible and verdict.meets_slo
+    usd_year, tokens_year = _yearly(core)
+    return OptionPool(
+        name=name,
+        nodes=core.brief.hardware.nodes,
+        utilization=core.capacity.utilization,
+        utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
+        ttft_p95_ms=core.slo.ttft_p95_ms,
+        itl_p95_ms=core.slo.itl_p95_ms,
+        ok=ok,
+        usd_per_year=usd_year,
+        output_tokens_per_year=tokens_year,
+        usd_per_million_output_tokens=per_million(usd_year, tokens_year),
+        overrides=overrides,
+        why_not="" if ok else (_why(verdict.problems[0]) if verdict.problems else "misses the SLO"),
+    )
+
+
+def _pooled_option(name: str, change: str, pools: list[OptionPool], arithmetic: str) -> Option:
+    """An option that runs as several re-plans: the first pool's figures and overrides stand for it (its `overrides`),
+    its verdict is every pool's, its nodes and cost per M output tokens are across them."""
+    first = pools[0]
+    ok = all(p.ok for p in pools)
+    failing = next((p for p in pools if not p.ok), None)
+    usd_year = sum(p.usd_per_year for p in pools)
+    tokens_year = sum(p.output_tokens_per_year for p in pools)
+    each = "; ".join(
+        f"{p.name}: {p.nodes} nodes, utilization {pct(p.utilization)} ({pct(p.utilization_no_prefix_cache)} without prefix cache),"
+        f" p95 TTFT {num(p.ttft_p95_ms, 'ms')}, p95 ITL {num(p.itl_p95_ms, 'ms')}, {usd(p.usd_per_year)} a year"
+        for p in pools
+    )
+    return Option(
+        name=name,
+        change=change,
+        utilization=first.utilization,
+        utilization_no_prefix_cache=first.utilization_no_prefix_cache,
+        ttft_p95_ms=first.ttft_p95_ms,
+        itl_p95_ms=first.itl_p95_ms,
+        ok=ok,
+        overrides=first.overrides,
+        why_not="" if failing is None else f"{failing.name}: {failing.why_not}",
+        nodes=sum(p.nodes for p in pools),
+        usd_per_million_output_tokens=per_million(usd_year, tokens_year),
+        pools=tuple(pools),
+        arithmetic=(
+            f"{arithmetic}; {each}; across them {sum(p.nodes for p in pools)} nodes,"
+            f" {usd(usd_year)} / {num(tokens_year / 1e6)} M output tokens a year = {usd(per_million(usd_year, tokens_year))} per M"
         ),
     )
 
@@ -342,25 +447,21 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             )
         )
     short_len = 4096
-    short_prompt = math.floor(short_len - brief.workload.output_tokens_p95)  # a prompt and a p95 reply fit the shorter context
-    short_changes: dict[str, Any] = {
-        **engine,
-        "deployment.max_model_len": short_len,
-        "workload.kv_context_tokens": short_kv,
-        "workload.input_tokens_p95": min(brief.workload.input_tokens_p95, short_prompt),
-    }
-    routed = ""
-    if brief.workload.long_context_share > 0 and brief.workload.long_context_threshold_tokens > short_prompt:
-        # the general pool would still be sent prompts up to the threshold, which the shorter context refuses
-        short_changes["workload.long_context_threshold_tokens"] = short_prompt
-        routed = f"; prompts over {num(short_prompt, 'tokens')} (was {num(brief.workload.long_context_threshold_tokens)}) go to the long-context pool"
+    short_changes, short_words = _shorter_context_changes(brief, short_len, short_kv)
+    short_changes = {**engine, **short_changes}
     short, why = _try(brief, short_changes)
+    long_pool = (
+        f"; the long-context pool at {pct(short.long_context_utilization)} busy"
+        if short is not None and "workload.long_context_share" in short_changes and short.pools.long_context_nodes
+        else ""
+    )
     options.append(
         _option(
             "shorter max context",
-            f"max-model-len {num(short_len)}: history truncated, KV context {num(read)} -> {num(short_kv)} tokens{routed}",
+            f"max-model-len {num(short_len)}: KV context {num(read)} -> {num(short_kv)} tokens (no sequence holds more than"
+            f" {num(short_len)}); {short_words}",
             short,
-            f"fewer KV bytes per decode step at max-num-seqs {seqs}",
+            f"fewer KV bytes per decode step at max-num-seqs {seqs}{long_pool}",
             why,
             short_changes,
         )
@@ -375,7 +476,8 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     options.append(
         _option(
             "tiered SLO",
-            f"priority scheduling: the paying {pct(premium)} keep the SLO and are served first; the free tier gets best effort",
+            f"priority scheduling: the paying {pct(premium)} keep the SLO and are served first; the free tier gets best effort"
+            " (the re-plan is the premium tier alone: its cost per M counts only their tokens)",
             tier,
             f"the premium tier alone on {gpus} GPUs (priority lets it see only its own queue)",
             why,
@@ -383,38 +485,38 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
         )
     )
     over = max(0.0, 1 - TARGET_UTILIZATION / cap.utilization_no_prefix_cache) if cap.utilization_no_prefix_cache > 0 else 0.0
-    kept_changes: dict[str, Any] = {**engine}
-    small_changes: dict[str, Any] = {
-        "model.name": SMALL_MODEL,
-        "deployment.tp": 1,
-        "deployment.spare_nodes": 0,
-        "deployment.long_context_nodes": 0,
-        "hardware.nodes": 1,
-    }
-    if brief.workload.users is not None:
-        kept_changes["workload.users"] = max(1, round(brief.workload.users * (1 - over)))
-        small_changes["workload.users"] = max(1, round(brief.workload.users * max(over, 0.001)))
-    else:
-        kept_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * (1 - over)
-        small_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * max(over, 0.001)
+    kept_changes: dict[str, Any] = {**engine, **_traffic_share(brief, 1 - over)}
     kept, why = _try(brief, kept_changes)
-    small, _ = _try(brief, small_changes)
-    small_text = (
-        f"the overflow on one node of {SMALL_MODEL} (TP=1 x {brief.hardware.gpus_per_node}) runs at {pct(small.capacity.utilization)}"
-        if small is not None
-        else f"the overflow would need its own {SMALL_MODEL} pool"
+    small_changes = _overflow_pool_changes(brief, max(over, 0.001))
+    small, small_why = _try(brief, small_changes)
+    big_name, small_name = MODELS[brief.model.name].name if brief.model.name in MODELS else brief.model.name, MODELS[SMALL_MODEL].name
+    pools = [
+        _pool(f"{big_name} pool", kept, kept_changes, why),
+        _pool(f"{small_name} pool", small, small_changes, small_why),
+    ]
+    total = sum(p.nodes for p in pools)
+    across = per_million(sum(p.usd_per_year for p in pools), sum(p.output_tokens_per_year for p in pools))
+    beyond = (
+        f", {(total - brief.hardware.nodes) * brief.hardware.gpus_per_node} over the {gpus}-GPU budget"
+        if total > brief.hardware.nodes
+        else ""
     )
     options.append(
-        _option(
+        _pooled_option(
             "overflow to a smaller model",
-            f"route {pct(over)} of requests (what keeps the 70B fleet at {pct(TARGET_UTILIZATION)} without cache) to {SMALL_MODEL}",
-            kept,
-            f"overflow share = 1 - {pct(TARGET_UTILIZATION)} / {pct(cap.utilization_no_prefix_cache)} = {pct(over)}; {small_text}",
-            why,
-            kept_changes,
+            f"route {pct(over)} of requests (what keeps the {big_name} fleet at {pct(TARGET_UTILIZATION)} without cache) to a"
+            f" {small_name} pool sized for them at the same SLO: {pools[1].nodes} nodes beside the {pools[0].nodes} of {big_name},"
+            f" {total} in all ({total * brief.hardware.gpus_per_node} GPUs{beyond}) at {usd(across)} per M output tokens across"
+            f" both. {_why_small_model(brief.model.name)}",
+            pools,
+            f"overflow share = 1 - {pct(TARGET_UTILIZATION)} / {pct(cap.utilization_no_prefix_cache)} = {pct(over)}",
         )
     )
-    fits = [o.name for o in options if o.ok]
+    fits = [  # an option that needs more GPUs than the budget says how many
+        o.name + (f" ({o.nodes * brief.hardware.gpus_per_node} GPUs, over the {gpus})" if o.nodes > brief.hardware.nodes else "")
+        for o in options
+        if o.ok
+    ]
     current = brief.deployment.max_num_seqs
     engine_note = (
         f" Each option runs with max-num-seqs {seqs}: the brief's {current} cannot hold the {num(core.slo.point.load_batch)} sequences a node runs."
@@ -447,6 +549,90 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
         + verdict
     )
     return findings, options, conclusion
+
+
+def _why_small_model(model: str) -> str:
+    """Why SMALL_MODEL takes the overflow of `model`: what a request moving between them keeps, and its size."""
+    small = MODELS[SMALL_MODEL].name
+    family = (
+        "it shares the Llama 3 tokenizer and chat template, so a request moves unchanged"
+        if model.startswith("llama-3")
+        else "the router re-tokenizes a request it moves (another tokenizer)"
+    )
+    return f"Why {small}: {family}, and its weights fit one GPU, so each GPU is a replica"
+
+
+def _traffic_share(brief: Brief, share: float) -> dict[str, Any]:
+    """The brief's traffic scaled to `share` of its requests, as a brief change (its users, or its request rate)."""
+    w = brief.workload
+    if w.users is not None:
+        return {"workload.users": max(1, round(w.users * share))}
+    return {"workload.request_rate": (w.request_rate or 0) * share}
+
+
+def _overflow_pool_changes(brief: Brief, share: float) -> dict[str, Any]:
+    """The small model's pool for `share` of the brief's requests, as brief changes: SMALL_MODEL at TP=1 (its weights fit
+    one GPU), the brief's SLO, prompts and engine, no long-context pool of its own (its max-model-len takes the long
+    prompts among its requests, up to the model's context), and the fewest nodes that meet the SLO with a spare node."""
+    changes: dict[str, Any] = {
+        "model.name": SMALL_MODEL,
+        "deployment.tp": 1,
+        "deployment.long_context_nodes": 0,
+        "deployment.spare_nodes": 1,
+        **_traffic_share(brief, share),
+    }
+    try:
+        probe = brief.with_changes(changes)
+    except BriefError:
+        return changes
+    longest = general_prompt_cap_tokens(probe, 0) + probe.workload.output_tokens_p95
+    wanted = max_model_len_for(longest, MODELS[SMALL_MODEL].max_context_tokens)
+    if wanted > probe.deployment.max_model_len:
+        changes["deployment.max_model_len"] = wanted
+    nodes = fewest_nodes_meeting(brief, changes)
+    # none up to the limit meets: the re-plan on the brief's own fleet (at least one node and the spare) says why
+    changes["hardware.nodes"] = nodes if nodes is not None else max(brief.hardware.nodes, 2)
+    return changes
+
+
+def _prompt_share_above(brief: Brief, tokens: float) -> float:
+    """The share of the brief's prompts longer than `tokens`: the tail of the gamma its mean and p95 give (planner.lengths)."""
+    w = brief.workload
+    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
+    if cv2 <= 0:  # every prompt has the mean length
+        return 1.0 if w.input_tokens_mean > tokens else 0.0
+    return 1 - gamma_cdf(1 / cv2, tokens / (w.input_tokens_mean * cv2))
+
+
+def _shorter_context_changes(brief: Brief, max_model_len: int, kv_context: float) -> tuple[dict[str, Any], str]:
+    """A shorter max-model-len as brief changes, and what happens to the prompts it no longer takes. The users send the
+    same prompts (the brief's lengths stay); the general pool accepts those that fit with a p95 reply, and the brief's
+    share above that is routed to the long-context pool when there is one, else refused (the re-plan serves the rest)."""
+    w = brief.workload
+    fits = math.floor(max_model_len - w.output_tokens_p95)  # the longest prompt that fits with a p95 reply
+    changes: dict[str, Any] = {"deployment.max_model_len": max_model_len, "workload.kv_context_tokens": kv_context}
+    routed_now = w.long_context_share > 0 and w.long_context_threshold_tokens <= fits  # already none over `fits` in the pool
+    # the lengths' tail there, and at least the brief's share over its own (higher) threshold: the share over a lower
+    # threshold is never smaller
+    above = max(_prompt_share_above(brief, fits), w.long_context_share if w.long_context_threshold_tokens >= fits else 0.0)
+    if routed_now or above <= 0:
+        return changes, f"prompts longer than {num(fits, 'tokens')} already go elsewhere"
+    if brief.deployment.long_context_nodes > 0:
+        changes["workload.long_context_threshold_tokens"] = fits
+        changes["workload.long_context_share"] = round(above, 4)  # as `plan --set` reads it back
+        return changes, (
+            f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths; was over"
+            f" {num(w.long_context_threshold_tokens)}, {pct(w.long_context_share)}) go to the long-context pool"
+        )
+    if w.users is not None:
+        changes["workload.users"] = max(1, round(w.users * (1 - above)))
+    else:
+        changes["workload.request_rate"] = (w.request_rate or 0) * (1 - above)
+    changes["workload.long_context_share"] = 0.0
+    return changes, (
+        f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths) are refused: no"
+        " long-context pool takes them, so the re-plan serves the rest"
+    )
 
 
 def _as_briefed_change(core: CoreDesign) -> str:

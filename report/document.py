@@ -214,17 +214,31 @@ def _verdict(f: Figures) -> Section:
     return Section(key="verdict", title="Verdict", blocks=blocks)
 
 
+def _option_row(f: Figures, at: str, name: str) -> tuple[str, ...]:
+    """A variation option's row (or one of its pools' rows, `at` its path): busy, p95s, and whether it meets the SLO."""
+    return (
+        name,
+        f.pct(f"{at}.utilization"),
+        f.num(f"{at}.ttft_p95_ms", "ms"),
+        f.num(f"{at}.itl_p95_ms", "ms"),
+        f.yes_no(f"{at}.ok") + (f": {f.text(f'{at}.why_not')}" if f.value(f"{at}.why_not") else ""),
+    )
+
+
 def _variation(f: Figures) -> Section:
     v = "variation"
-    options = tuple(
-        (
-            f.text(f"{v}.options.{i}.name"),
-            f.pct(f"{v}.options.{i}.utilization"),
-            f.num(f"{v}.options.{i}.ttft_p95_ms", "ms"),
-            f.num(f"{v}.options.{i}.itl_p95_ms", "ms"),
-            f.yes_no(f"{v}.options.{i}.ok") + (f": {f.text(f'{v}.options.{i}.why_not')}" if f.value(f"{v}.options.{i}.why_not") else ""),
-        )
+    options = tuple(  # an option that runs as several pools (an overflow model's): a row each, its re-plan's figures
+        row
         for i in range(len(f.value(f"{v}.options")))
+        for row in (
+            [
+                _option_row(
+                    f, f"{v}.options.{i}.pools.{j}", f"{f.text(f'{v}.options.{i}.name')}: {f.text(f'{v}.options.{i}.pools.{j}.name')}"
+                )
+                for j in range(len(f.value(f"{v}.options.{i}.pools")))
+            ]
+            or [_option_row(f, f"{v}.options.{i}", f.text(f"{v}.options.{i}.name"))]
+        )
     )
     blocks: list[Block] = [
         Lines(items=(("Question", f.text(f"{v}.question")),), drop=DROP_TABLES),  # the section's title names it already

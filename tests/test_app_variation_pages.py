@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner import load_brief, plan
+from planner.fmt import usd
 from tests.apphelp import new_app, shown, visit
 
 pytestmark = pytest.mark.app
@@ -43,6 +44,22 @@ def test_the_variations_page_shows_each_option_s_re_plan() -> None:
     assert not at.exception, [e.value for e in at.exception]
     text = _texts(at)
     assert "re-plan (plan --set)" in text and "workload.long_context_threshold_tokens=2896" in text
+
+
+def test_the_variations_page_shows_the_overflow_pools_and_their_cost() -> None:
+    """Review s10 finding 2: the overflow option's row gave the 70B pool alone. The card has a row for each pool with
+    its re-plan (the small model's names its model and nodes), and the option's nodes and cost per M across both."""
+    overflow = plan(load_brief("variation-a")).variation.options[-1]  # type: ignore[union-attr]
+    at = visit(new_app(), "pages/variations.py")
+    at.selectbox(key="var.chosen").set_value("variation-a").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(t.value for t in at.table if "overflow to a smaller model" in t.value.index)
+    rows = {name: table.loc[name] for name in table.index}
+    whole, small = rows["overflow to a smaller model"], rows["overflow to a smaller model: Llama-3.1-8B pool"]
+    assert whole["Nodes"] == "6" and whole["Cost per M output tokens"] == usd(overflow.usd_per_million_output_tokens)
+    assert small["Nodes"] == "2" and "model.name=llama-3.1-8b" in small["re-plan (plan --set)"]
+    assert "hardware.nodes=2" in small["re-plan (plan --set)"]
+    assert rows["overflow to a smaller model: Llama-3-70B pool"]["Nodes"] == "4"
 
 
 def test_the_cost_page_prices_a_setting_fix_on_the_same_fleet() -> None:

@@ -246,25 +246,98 @@ def test_every_option_re_plans_as_its_card_says(preset, changes):
     figures and the verdict the card shows, and an option that fails says why."""
     brief = load_brief(preset).with_changes(changes) if changes else load_brief(preset)
     for option in plan(brief).variation.options:
-        sets = dict(parse_override(f"{path}={json.dumps(value)}") for path, value in option.overrides.items())
-        replanned = plan(apply_overrides(brief, sets)) if sets else plan(brief)
+        replanned = _replan(brief, option.overrides)
         v = replanned.verdict
-        assert option.ok == (v.feasible and v.meets_slo), option.name
         assert option.utilization == pytest.approx(replanned.capacity.utilization, rel=1e-9), option.name
         assert option.ttft_p95_ms == pytest.approx(replanned.slo.ttft_p95_ms, rel=1e-9), option.name
         assert option.itl_p95_ms == pytest.approx(replanned.slo.itl_p95_ms, rel=1e-9), option.name
         assert bool(option.why_not) == (not option.ok), option.name
-        if not option.ok and v.problems:
+        # every pool the option runs (one re-plan, or several: variation A's overflow), as `plan --set` of its overrides
+        designs = [_replan(brief, pool.overrides) for pool in option.pools]
+        for pool, design in zip(option.pools, designs, strict=True):
+            assert pool.nodes == design.brief.hardware.nodes, (option.name, pool.name)
+            assert pool.utilization == pytest.approx(design.capacity.utilization, rel=1e-9), (option.name, pool.name)
+            assert pool.ttft_p95_ms == pytest.approx(design.slo.ttft_p95_ms, rel=1e-9), (option.name, pool.name)
+            assert pool.itl_p95_ms == pytest.approx(design.slo.itl_p95_ms, rel=1e-9), (option.name, pool.name)
+            assert pool.ok == (design.verdict.feasible and design.verdict.meets_slo), (option.name, pool.name)
+            assert pool.usd_per_million_output_tokens == pytest.approx(design.cost.usd_per_million_output_tokens, rel=1e-9)
+        pools = designs or [replanned]
+        assert option.ok == all(d.verdict.feasible and d.verdict.meets_slo for d in pools), option.name
+        assert option.nodes == sum(d.brief.hardware.nodes for d in pools), option.name
+        usd_year = sum(d.cost.usd_per_year for d in pools)
+        tokens_year = sum(d.cost.output_tokens_per_year for d in pools)
+        assert option.usd_per_million_output_tokens == pytest.approx(usd_year / (tokens_year / 1e6), rel=1e-9), option.name
+        if not option.ok and v.problems and not option.pools:
             assert option.why_not == f"{v.problems[0].field}: {v.problems[0].problem}", option.name
 
 
+def _replan(brief, overrides):
+    """`plan --set` of an option's overrides, given as text as the CLI reads them."""
+    sets = dict(parse_override(f"{path}={json.dumps(value)}") for path, value in overrides.items())
+    return plan(apply_overrides(brief, sets)) if sets else plan(brief)
+
+
+def test_variation_a_overflow_sizes_and_costs_the_small_models_pool():
+    """Review s10 finding 2: 'overflow to a smaller model' gave the 70B pool's figures at its remaining share and
+    costed nothing for the pool that takes the overflow, so it looked cheaper than it is. It now runs as two re-plans:
+    the 70B pool at its remaining share, and Llama-3.1-8B's pool sized for the overflow at the same SLO (its fewest nodes
+    that meet it with N+1), with the nodes and the cost per M output tokens across both."""
+    brief = load_brief("variation-a")
+    design = plan(brief)
+    a = design.variation
+    overflow = next(o for o in a.options if o.name == "overflow to a smaller model")
+    big, small = overflow.pools
+    assert big.overrides == overflow.overrides and "model.name" not in big.overrides and big.nodes == 4
+    assert small.overrides["model.name"] == "llama-3.1-8b" and small.overrides["deployment.tp"] == 1
+    assert big.overrides["workload.users"] + small.overrides["workload.users"] == brief.workload.users  # all the users
+    assert small.ok and small.nodes == small.overrides["hardware.nodes"] == 2
+    assert not _replan(brief, {**small.overrides, "hardware.nodes": small.nodes - 1}).verdict.availability_ok  # the fewest
+    assert overflow.nodes == 6 and overflow.usd_per_million_output_tokens > design.cost.usd_per_million_output_tokens
+    assert overflow.usd_per_million_output_tokens > big.usd_per_million_output_tokens  # the 8B pool is not free
+    total = usd(overflow.usd_per_million_output_tokens)
+    assert f"2 nodes beside the 4 of Llama-3-70B, 6 in all (48 GPUs, 16 over the 32-GPU budget) at {total}" in overflow.change
+    assert "Llama-3.1-8B pool: 2 nodes" in overflow.arithmetic
+    assert "overflow to a smaller model (48 GPUs, over the 32)" in a.conclusion
+
+
+def _gamma_tail(mean: float, p95: float, tokens: float) -> float:
+    """The share of gamma(mean, p95) prompts over `tokens`, by scipy (not the planner's own inverse)."""
+    from scipy.optimize import brentq
+    from scipy.stats import gamma
+
+    shape = brentq(lambda k: gamma.ppf(0.95, k, scale=mean / k) - p95, 0.09, 1e3)
+    return float(gamma.sf(tokens, shape, scale=mean / shape))
+
+
 def test_variation_a_shorter_context_routes_the_longer_prompts_to_the_long_context_pool():
-    a = plan(load_brief("variation-a")).variation
+    """Review s10 finding 1: the option moved the threshold to 2,896 tokens and the users' p95 prompt with it, so its
+    re-plan sent 5% of prompts to the long-context pool where the brief's lengths put 12.7% above 2,896. The users' prompts
+    stay the brief's; the share over the new threshold is their tail there, routed to the long-context pool."""
+    brief = load_brief("variation-a")
+    a = plan(brief).variation
     short = next(o for o in a.options if o.name == "shorter max context")
+    w = brief.workload
     assert short.overrides["deployment.max_model_len"] == 4096
     assert short.overrides["workload.long_context_threshold_tokens"] == 4096 - 1200  # a prompt and a p95 reply fit
-    assert short.ok and not short.why_not and "go to the long-context pool" in short.change
+    assert not {"workload.input_tokens_mean", "workload.input_tokens_p95"} & set(short.overrides)  # the users' prompts
+    tail = _gamma_tail(w.input_tokens_mean, w.input_tokens_p95, 4096 - 1200)
+    assert tail == pytest.approx(0.127, abs=5e-4)
+    assert short.overrides["workload.long_context_share"] == pytest.approx(tail, abs=1e-4)
+    assert "(12.7% of requests by the brief's prompt lengths; was over 6,000, 5.0%) go to the long-context pool" in short.change
+    assert short.ok and not short.why_not
     assert "shorter max context" in a.conclusion.split("those that meet the SLO:")[-1]
+
+
+def test_variation_a_shorter_context_without_a_long_context_pool_refuses_the_tail():
+    """Without a long-context pool the prompts the shorter context cannot take are refused, and the card says so: the
+    re-plan serves the users' other requests (their prompt lengths unchanged)."""
+    brief = load_brief("variation-a").with_changes({"deployment.long_context_nodes": 0})
+    short = next(o for o in plan(brief).variation.options if o.name == "shorter max context")
+    tail = _gamma_tail(brief.workload.input_tokens_mean, brief.workload.input_tokens_p95, 4096 - 1200)
+    assert short.overrides["workload.users"] == round(brief.workload.users * (1 - tail))
+    assert short.overrides["workload.long_context_share"] == 0
+    assert "workload.input_tokens_p95" not in short.overrides
+    assert "(12.7% of requests by the brief's prompt lengths) are refused" in short.change
 
 
 def test_a_failing_option_says_why():
