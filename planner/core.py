@@ -29,7 +29,7 @@ from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, max_num_seqs_for, operating_point, steady_state
-from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems
+from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, engine, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
@@ -329,7 +329,11 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
-    engine_problems = mechanism_engine_problems(brief) + routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
+    engine_problems = (
+        mechanism_engine_problems(brief)
+        + share_problems(brief, pools.long_context_nodes)
+        + routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
+    )
     problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
@@ -451,6 +455,8 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
         return "the long-context pool is over 100%"
     if routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens):
         return "the general pool refuses prompts the router sends it (max-model-len)"
+    if share_problems(brief, pools.long_context_nodes):
+        return "the stated long-context share is not what the prompt lengths put over the threshold"
     _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
     return None if binding is None else f"no steady state ({binding.value} binds)"
 

@@ -22,6 +22,7 @@ from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
+from planner.lengths import share_above
 from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.operating_point import Limit
@@ -200,6 +201,10 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         if w.kv_context_tokens is not None:
             changes["workload.kv_context_tokens"] = w.kv_context_tokens + w.input_tokens_mean
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
+        if brief.deployment.long_context_nodes > 0 or w.long_context_share > 0:  # the router sends the longer prompts on
+            share = round(share_above(w.input_tokens_mean * 2, w.input_tokens_p95 * 2, w.long_context_threshold_tokens), 4)
+            changes["workload.long_context_share"] = share
+            text += f"; over the {num(w.long_context_threshold_tokens, 'tokens')} threshold {pct(w.long_context_share)} -> {pct(share)}"
         if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow
             grown = (
                 brief.objective.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)

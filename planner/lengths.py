@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from planner.numerics import gamma_p, gamma_p_inverse, root_in_bracket
 
-__all__ = ["clamped_moments", "gamma_cdf", "gamma_quantile", "length_cv2", "size_biased_mean"]
+__all__ = ["clamped_moments", "gamma_cdf", "gamma_quantile", "length_cv2", "share_above", "size_biased_mean"]
 
 
 def gamma_cdf(shape: float, x: float) -> float:
@@ -46,6 +46,14 @@ def length_cv2(mean: float, p95: float) -> float:
 
 
 _SHAPES = (0.0881, 1e4)  # gamma shapes from the ratio's peak up: over them the ratio falls, so one shape has each
+
+
+def share_above(mean: float, p95: float, tokens: float) -> float:
+    """The share of lengths longer than `tokens`: the tail of the gamma this mean and p95 give."""
+    cv2 = length_cv2(mean, p95)
+    if cv2 <= 0:  # every length is the mean
+        return 1.0 if mean > tokens else 0.0
+    return 1 - gamma_cdf(1 / cv2, tokens / (mean * cv2))
 
 
 def size_biased_mean(mean: float, cv2: float) -> float:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
 from planner.fmt import num, pct
+from planner.lengths import share_above
 from planner.replica import ReplicaShape
 from planner.verdict import Problem
 
@@ -139,6 +140,34 @@ def general_prompt_cap_tokens(brief: Brief, long_context_nodes: int) -> float:
     if long_context_nodes > 0:
         return float(w.long_context_threshold_tokens)
     return LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
+
+
+SHARE_TOLERANCE = (0.02, 0.5)  # the stated long-context share may differ from the lengths' tail by 2 points or half itself
+
+
+def share_problems(brief: Brief, long_context_nodes: int) -> list[Problem]:
+    """The router sends every prompt over the long-context threshold to the long-context pool, so the share it sends is
+    what the brief's prompt lengths put over it: a stated share far from that sizes the pools for traffic the router
+    does not send (the plan reads the share; the simulator draws the lengths)."""
+    w = brief.workload
+    if long_context_nodes == 0 and w.long_context_share <= 0:  # no pool and no long prompts stated: the threshold routes nothing
+        return []
+    tail = share_above(w.input_tokens_mean, w.input_tokens_p95, w.long_context_threshold_tokens)
+    points, fraction = SHARE_TOLERANCE
+    if abs(tail - w.long_context_share) <= max(points, fraction * w.long_context_share):
+        return []
+    return [
+        Problem(
+            field="workload.long_context_share",
+            problem=(
+                f"the prompt lengths (mean {num(w.input_tokens_mean, 'tokens')}, p95 {num(w.input_tokens_p95, 'tokens')}) put"
+                f" {pct(tail)} of prompts over the {num(w.long_context_threshold_tokens, 'tokens')} long-context threshold, where the"
+                f" brief states {pct(w.long_context_share)}: the pools would be sized for a share the router does not send"
+            ),
+            change=f"set workload.long_context_share to {round(tail, 4)} (the lengths' share), or state the lengths the traffic has",
+            overrides={"workload.long_context_share": round(tail, 4)},
+        )
+    ]
 
 
 def max_model_len_for(sequence_tokens: float, model_max_tokens: int) -> int:

@@ -20,7 +20,7 @@ from planner.cost import HOURS_PER_YEAR, SECONDS_PER_YEAR, CostAnalysis, per_mil
 from planner.errors import BriefError
 from planner.figures import resolve
 from planner.fmt import num, pct, usd
-from planner.lengths import gamma_cdf, length_cv2
+from planner.lengths import share_above
 from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
@@ -595,15 +595,6 @@ def _overflow_pool_changes(brief: Brief, share: float) -> dict[str, Any]:
     return changes
 
 
-def _prompt_share_above(brief: Brief, tokens: float) -> float:
-    """The share of the brief's prompts longer than `tokens`: the tail of the gamma its mean and p95 give (planner.lengths)."""
-    w = brief.workload
-    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
-    if cv2 <= 0:  # every prompt has the mean length
-        return 1.0 if w.input_tokens_mean > tokens else 0.0
-    return 1 - gamma_cdf(1 / cv2, tokens / (w.input_tokens_mean * cv2))
-
-
 def _shorter_context_changes(brief: Brief, max_model_len: int, kv_context: float) -> tuple[dict[str, Any], str]:
     """A shorter max-model-len as brief changes, and what happens to the prompts it no longer takes. The users send the
     same prompts (the brief's lengths stay); the general pool accepts those that fit with a p95 reply, and the brief's
@@ -614,7 +605,9 @@ def _shorter_context_changes(brief: Brief, max_model_len: int, kv_context: float
     routed_now = w.long_context_share > 0 and w.long_context_threshold_tokens <= fits  # already none over `fits` in the pool
     # the lengths' tail there, and at least the brief's share over its own (higher) threshold: the share over a lower
     # threshold is never smaller
-    above = max(_prompt_share_above(brief, fits), w.long_context_share if w.long_context_threshold_tokens >= fits else 0.0)
+    above = max(
+        share_above(w.input_tokens_mean, w.input_tokens_p95, fits), w.long_context_share if w.long_context_threshold_tokens >= fits else 0.0
+    )
     if routed_now or above <= 0:
         return changes, f"prompts longer than {num(fits, 'tokens')} already go elsewhere"
     if brief.deployment.long_context_nodes > 0:

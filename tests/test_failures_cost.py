@@ -439,3 +439,32 @@ def test_an_offline_jobs_longer_inputs_grow_its_job_not_shrink_it():
     assert row.overrides["objective.job_tokens"] == pytest.approx(grown)
     assert design.objective is not None and row.objective_time_s is not None
     assert row.objective_time_s > design.objective.time_s
+
+
+def test_a_stated_long_context_share_the_lengths_contradict_is_a_verdict_problem():
+    """The router sends every prompt over the threshold to the long-context pool: prompts of mean 5,000 and p95 20,000
+    tokens put 26.7% over 6,000, so a brief that still states 5% sized both pools for traffic the router does not send
+    (the plan read 5% while the simulator, drawing the lengths, clipped 21% of the general pool's requests). The
+    problem names the lengths' share, and the brief with that share has no such problem."""
+    from planner.lengths import share_above
+
+    changes = {"workload.input_tokens_mean": 5000, "workload.input_tokens_p95": 20000, "workload.kv_context_tokens": 12000}
+    design = plan(load_brief("capstone").with_changes(changes))
+    problem = next(p for p in design.verdict.problems if p.field == "workload.long_context_share")
+    tail = share_above(5000, 20000, 6000)
+    assert tail == pytest.approx(0.267, abs=0.001) and not design.verdict.feasible
+    assert problem.overrides == {"workload.long_context_share": round(tail, 4)} and "26.7%" in problem.problem
+    corrected = plan(load_brief("capstone").with_changes({**changes, **problem.overrides}))
+    assert not any(p.field == "workload.long_context_share" for p in corrected.verdict.problems)
+    assert plan(load_brief("capstone")).verdict.feasible  # the presets state the share their lengths give
+
+
+def test_inputs_double_routes_the_longer_prompts_to_the_long_context_pool():
+    """Doubled prompts cross the long-context threshold more often: capstone's row sends 12.2% there (the doubled
+    lengths' tail over 6,000 tokens), not the brief's 5%, and its overrides re-plan to the row."""
+    design = plan(load_brief("capstone"))
+    row = next(r for r in design.failures if r.scenario is Scenario.inputs_double)
+    assert row.overrides["workload.long_context_share"] == pytest.approx(0.1224, abs=1e-4)
+    replanned = plan(load_brief("capstone").with_changes(row.overrides))
+    assert replanned.long_context_utilization == pytest.approx(row.long_context_utilization, rel=1e-9)
+    assert replanned.long_context_utilization > design.long_context_utilization * 2
