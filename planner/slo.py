@@ -73,8 +73,10 @@ __all__ = [
     "Pace",
     "SloBudget",
     "TradeoffPoint",
+    "Turnover",
     "WaterfallStep",
     "engine",
+    "full_batch_turnover",
     "judged_p95s_ms",
     "latency_at",
     "latency_point",
@@ -1085,6 +1087,35 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
 
 
 # --- the budget -------------------------------------------------------------------------------------
+
+
+class Turnover(NamedTuple):
+    """A full batch kept full: each step prefills the prompts that replace the sequences it finishes."""
+
+    prompt_tokens: float  # a step's share of the replacements' uncached tokens: batch x uncached / output
+    carried_tokens: float  # what a step has room for of them (max-num-batched-tokens - batch)
+    step_s: float  # the mixed step carrying them beside the batch's decode, the scheduler included
+    request_s: float  # a replica's time per request
+    prefill_bound: bool  # the replacements need more than a step has room for: prefill sets the pace
+
+    @property
+    def rate_per_s(self) -> float:
+        """Requests a replica finishes a second at the full batch."""
+        return 1 / self.request_s
+
+
+def full_batch_turnover(eng: _Engine, batch: float) -> Turnover:
+    """A replica at a full batch of `batch` whose every finished sequence is replaced at once (an offline job's, a
+    rollout's, the configuration's bound): a sequence finishes every `output` steps, so each step carries
+    batch x uncached / output prompt tokens beside the decode batch, several prompts a step where they fit (as the
+    engine and the simulator pack them), and the replica's time per request is output x step / batch; prefill-bound
+    when those tokens exceed the step's room: uncached x step / room."""
+    tokens = batch * eng.uncached / eng.output
+    carried = min(tokens, eng.room(batch))
+    step_s = float(eng.mixed_step_s(carried, 1.0, batch))
+    bound = tokens > carried
+    request_s = eng.uncached * step_s / carried if bound else eng.output * step_s / batch
+    return Turnover(prompt_tokens=tokens, carried_tokens=carried, step_s=step_s, request_s=request_s, prefill_bound=bound)
 
 
 def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, seqs: int | None = None) -> LatencyPoint:
