@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from planner import apply_overrides, load_brief, plan, preset_names
+from planner.fmt import num
 from planner.lengths import clamped_moments
 from planner.operating_point import _slo_margin, slo_capacity_rate
 from planner.replica import shape_of
@@ -126,6 +127,8 @@ def test_a_jobs_full_batch_bound_and_its_pace_are_one_figure(preset):
     assert full.rate_per_replica_per_s == pytest.approx(1 / goal.request_s, rel=1e-3)
     assert full.tpot_p50_ms == pytest.approx(goal.decode_step_ms, rel=1e-3)
     assert full.batch * 1e3 / full.tpot_p50_ms == pytest.approx(goal.output_tokens_per_s_per_replica, rel=1e-3)
+    seqs = next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")  # the engine limit names the job's step
+    assert f"a reply's mean gap {num(goal.decode_step_ms, 'ms')} (the job's step at its full batch)" in seqs
 
 
 def test_the_full_batch_bound_packs_prompts_as_the_simulator_does():
