@@ -214,7 +214,8 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
     if full is not None and brief.objective.kind is not ObjectiveKind.latency:  # the job runs its largest batch
         bound = (
             f"with {min(full.batch, value)} sequences running a token gap would be p50 {num(full.itl_p50_ms, 'ms')} /"
-            f" p95 {num(full.itl_p95_ms, 'ms')}, for reference: no latency target judges this design, its deadline does"
+            f" p95 {num(full.itl_p95_ms, 'ms')} and a reply's mean gap {num(full.tpot_p50_ms, 'ms')} (the job's step at its full batch),"
+            " for reference: no latency target judges this design, its deadline does"
         )
     if not op.stable:
         return f"{value}: the replica has no steady state at this load (the verdict says what binds); {bound}", None

@@ -4,7 +4,8 @@ An offline job has no TTFT or ITL target: every replica runs at its largest batc
 holds) and the job's time is its tokens over the fleet's throughput. A full batch of B sequences emits B tokens a
 step, and a request finishing every `output` steps a sequence is replaced by a new one whose prompt is prefilled in
 the same steps: each step carries B x uncached / output prompt tokens beside the decode batch (the latency model's
-mixed step, planner.slo), so a replica's time per request is
+mixed step, planner.slo.full_batch_turnover, the basis of the SLO budget's full-batch bound too), so a replica's time
+per request is
     t = output x step(B, B x uncached / output) / B
 (prefill-bound when those tokens exceed the step's budget: then t = uncached x step / budget). The simulator's
 closed loop at the batch gives the same figure (tests/test_golden_problems.py).
@@ -28,7 +29,7 @@ from planner.capacity import Memory
 from planner.fmt import num, pct
 from planner.lengths import gamma_quantile, length_cv2
 from planner.replica import ReplicaShape
-from planner.slo import engine
+from planner.slo import engine, full_batch_turnover
 from planner.verdict import Problem
 
 __all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "duration_text", "objective_analysis"]
@@ -101,11 +102,10 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     eng = engine(brief, shape)  # the latency model's step constants at the brief's running context
     uncached = eng.uncached
     prefill_s = uncached / shape.prefill_tokens_per_s  # a lone prompt's prefill (the rollout's straggler)
-    turnover = batch * uncached / w.output_tokens_mean  # prompt tokens a step prefills to keep the batch full
-    carried = min(turnover, eng.room(batch))
-    step_s = float(eng.mixed_step_s(carried, 1.0, batch))  # the scheduler included
-    bound = "prefill" if turnover > carried else "batch"
-    request_s = uncached * step_s / carried if bound == "prefill" else w.output_tokens_mean * step_s / batch
+    pace_at_batch = full_batch_turnover(eng, batch)  # the basis the SLO budget's full-batch bound shares
+    turnover, carried, step_s = pace_at_batch.prompt_tokens, pace_at_batch.carried_tokens, pace_at_batch.step_s
+    bound = "prefill" if pace_at_batch.prefill_bound else "batch"
+    request_s = pace_at_batch.request_s
     per_request_tokens = w.input_tokens_mean + w.output_tokens_mean
     rate = replicas / request_s  # requests/s, the fleet
     tokens_per_s = rate * per_request_tokens

@@ -73,8 +73,10 @@ __all__ = [
     "Pace",
     "SloBudget",
     "TradeoffPoint",
+    "Turnover",
     "WaterfallStep",
     "engine",
+    "full_batch_turnover",
     "judged_p95s_ms",
     "latency_at",
     "latency_point",
@@ -1087,6 +1089,36 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
 # --- the budget -------------------------------------------------------------------------------------
 
 
+class Turnover(NamedTuple):
+    """A full batch kept full: each step prefills the prompts that replace the sequences it finishes."""
+
+    prompt_tokens: float  # a step's share of the replacements' uncached tokens: batch x uncached / output
+    carried_tokens: float  # what a step has room for of them (max-num-batched-tokens - batch)
+    step_s: float  # the mixed step carrying them beside the batch's decode, the scheduler and their images' encoder included
+    request_s: float  # a replica's time per request
+    prefill_bound: bool  # the replacements need more than a step has room for: prefill sets the pace
+
+    @property
+    def rate_per_s(self) -> float:
+        """Requests a replica finishes a second at the full batch."""
+        return 1 / self.request_s
+
+
+def full_batch_turnover(eng: _Engine, batch: float) -> Turnover:
+    """A replica at a full batch of `batch` whose every finished sequence is replaced at once (an offline job's, a
+    rollout's, the configuration's bound): a sequence finishes every `output` steps, so each step carries
+    batch x uncached / output prompt tokens beside the decode batch, several prompts a step where they fit (as the
+    engine and the simulator pack them), and the replica's time per request is output x step / batch; prefill-bound
+    when those tokens exceed the step's room: uncached x step / room."""
+    tokens = batch * eng.uncached / eng.output
+    carried = min(tokens, eng.room(batch))
+    prompts = batch / eng.output * (carried / tokens if tokens > 0 else 1.0)  # admitted a step
+    step_s = float(eng.mixed_step_s(carried, 1.0, batch)) + prompts * eng.encoder_s  # images encoded as a prompt is admitted
+    bound = tokens > carried
+    request_s = eng.uncached * step_s / carried if bound else eng.output * step_s / batch
+    return Turnover(prompt_tokens=tokens, carried_tokens=carried, step_s=step_s, request_s=request_s, prefill_bound=bound)
+
+
 def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, seqs: int | None = None) -> LatencyPoint:
     """The latency model with `seqs` sequences running (max-num-seqs by default), each reading `context_tokens` of KV, at
     the rate that keeps the batch full at the engine's pace (Little's law: the batch over the time a request holds its
@@ -1105,7 +1137,12 @@ def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, s
 def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
     """The per-token ITL with max-num-seqs sequences running, each reading the brief's KV-sizing context (the
     configuration's bound), and the step that carries a mean prompt's chunk beside that batch. Where the KV pool holds
-    fewer sequences at that context than max-num-seqs admits, the batch is what it holds: the engine preempts the rest."""
+    fewer sequences at that context than max-num-seqs admits, the batch is what it holds: the engine preempts the rest.
+
+    The rate that keeps the batch full and a reply's mean gap are the latency model's while its prefill slot (one
+    prompt a step) admits the batch's replacements; where that slot would be over 100% busy, the batch turns over
+    faster than one prompt a step, and the engine (and the simulator) packs several prompts into a step: both are then
+    the full-batch turnover's (full_batch_turnover, the basis an offline job's or a rollout's pace uses)."""
     slots = brief.deployment.max_num_seqs
     context = brief.workload.kv_context_tokens or brief.running_context_tokens
     seqs = max(min(slots, math.floor(shape.kv_capacity_tokens / context)), 1)
@@ -1113,24 +1150,51 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
     eng = _engine_of(brief, shape, context_tokens=context)
     chunks = _prompt_chunks(eng.uncached, eng.room(seqs))
     chunk_step_ms = (float(eng.mixed_step_s(eng.uncached, chunks, seqs)) / chunks + eng.sched_s) * 1e3
+    turn = full_batch_turnover(eng, float(seqs))
+    packed = p.prefill_slot_busy > 1  # one prompt a step cannot admit the replacements: steps carry several
+    rate = turn.rate_per_s if packed else p.rate_per_replica_per_s
+    tpot_p50_ms = turn.step_s * 1e3 if packed else p.tpot_p50_ms
+    if packed:
+        pace_words = (
+            f". At the {num(p.rate_per_replica_per_s, 'req/s')} the latency model's pace gives, its prefill slot (one prompt at"
+            f" a time) would be {pct(p.prefill_slot_busy)} busy: the batch turns over faster than that slot admits prompts."
+            f" The engine packs prompts by tokens, so each step carries the replacements' share, {seqs} x"
+            f" {num(eng.uncached, 'uncached tokens')} / {num(eng.output, 'tokens')} out = {num(turn.prompt_tokens, 'prompt tokens')},"
+            f" beside the batch's decode{' (their images encoded as they are admitted)' if eng.encoder_s > 0 else ''}: a step carrying "
+            + (
+                f"{num(turn.carried_tokens, 'tokens')} (all it has room for: prefill binds) takes {num(turn.step_s * 1e3, 'ms')},"
+                f" {num(eng.uncached)} x {num(turn.step_s * 1e3, 'ms')} / {num(turn.carried_tokens)}"
+                if turn.prefill_bound
+                else f"them takes {num(turn.step_s * 1e3, 'ms')}, {num(eng.output)} x {num(turn.step_s * 1e3, 'ms')} / {seqs}"
+            )
+            + f" = {num(turn.request_s * 1e3, 'ms')} of a replica per request: the batch stays full at {num(rate, 'req/s')}"
+            f" per replica (the full-batch pace an offline job's objective uses) and a reply's mean gap (TPOT) is"
+            f" that step, p50 {num(tpot_p50_ms, 'ms')}. A step carrying one mean prompt's {num(eng.uncached, 'uncached tokens')}"
+            f" beside the batch takes {num(chunk_step_ms, 'ms')}, a longer prompt's chunk longer; gaps between tokens, as the"
+            f" latency model draws them from those one-prompt steps: p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
+        )
+    else:
+        pace_words = (
+            f"; the batch stays full at {num(rate, 'req/s')} per replica"
+            f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot). A step carrying a mean prompt's {num(eng.uncached, 'uncached tokens')}"
+            f" beside the batch takes {num(chunk_step_ms, 'ms')}, a longer prompt's chunk longer; {pct(p.mixed_step_share)} of the token"
+            f" gaps fall on steps carrying a chunk: a reply's mean gap (TPOT) p50 {num(tpot_p50_ms, 'ms')};"
+            f" gaps between tokens p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
+        )
     return AtMaxBatch(
         batch=seqs,
-        rate_per_replica_per_s=p.rate_per_replica_per_s,
+        rate_per_replica_per_s=rate,
         context_tokens=context,
         decode_step_ms=p.decode_step_ms,
         itl_p50_ms=p.itl_p50_ms,
         itl_p95_ms=p.itl_p95_ms,
-        tpot_p50_ms=p.tpot_p50_ms,
+        tpot_p50_ms=tpot_p50_ms,
         mixed_step_share=p.mixed_step_share,
         chunk_step_ms=chunk_step_ms,
         arithmetic=(
             f"{seqs} sequences running ({'max-num-seqs' if seqs == slots else f'all the KV pool holds; max-num-seqs {slots} admits more, which preempt'}),"
             f" each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
-            f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler; the batch stays full at {num(p.rate_per_replica_per_s, 'req/s')} per replica"
-            f" ({seqs} / {num(p.hold_s, 's')} a request holds its slot). A step carrying a mean prompt's {num(eng.uncached, 'uncached tokens')}"
-            f" beside the batch takes {num(chunk_step_ms, 'ms')}, a longer prompt's chunk longer; {pct(p.mixed_step_share)} of the token"
-            f" gaps fall on steps carrying a chunk: a reply's mean gap (TPOT) p50 {num(p.tpot_p50_ms, 'ms')};"
-            f" gaps between tokens p50 {num(p.itl_p50_ms, 'ms')}, p95 {num(p.itl_p95_ms, 'ms')}"
+            f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler{pace_words}"
         ),
     )
 

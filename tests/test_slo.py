@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from planner import apply_overrides, load_brief, plan, preset_names
+from planner.fmt import num
 from planner.lengths import clamped_moments
 from planner.operating_point import _slo_margin, slo_capacity_rate
 from planner.replica import shape_of
@@ -111,6 +112,37 @@ def test_full_batch_itl_agrees_with_the_simulator_on_the_same_basis(capstone):
     assert p.itl_p50_ms == pytest.approx(sim.itl_ms.p50, rel=0.20)
     assert p.itl_p95_ms == pytest.approx(sim.itl_ms.p95, rel=0.20)
     assert p.tpot_p50_ms == pytest.approx(sim.tpot_ms.p50, rel=0.15)
+
+
+@pytest.mark.parametrize("preset", ["offline-batch", "rl-rollout"])
+def test_a_jobs_full_batch_bound_and_its_pace_are_one_figure(preset):
+    """A replica at its full batch has one throughput: the SLO budget's full-batch bound (`slo.at_max_batch`) and the
+    job's pace (`objective`) state the same rate and the same step. offline-batch's batch of 512 turns over 1,024
+    prompt tokens a step, more than the one prompt a step the latency model's prefill slot admits (171% busy at the
+    22.5 req/s its pace gave, the bound before): both now read the turnover step, 91.6 ms, 18.6 req/s a replica.
+    rl-rollout's slot is 14% busy: the latency model's pace and the turnover agree (3.24 req/s)."""
+    d = plan(load_brief(preset))
+    full, goal = d.slo.at_max_batch, d.objective
+    assert full is not None and goal is not None and full.batch == goal.batch_per_replica
+    assert full.rate_per_replica_per_s == pytest.approx(1 / goal.request_s, rel=1e-3)
+    assert full.tpot_p50_ms == pytest.approx(goal.decode_step_ms, rel=1e-3)
+    assert full.batch * 1e3 / full.tpot_p50_ms == pytest.approx(goal.output_tokens_per_s_per_replica, rel=1e-3)
+    seqs = next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")  # the engine limit names the job's step
+    assert f"a reply's mean gap {num(goal.decode_step_ms, 'ms')} (the job's step at its full batch)" in seqs
+
+
+def test_the_full_batch_bound_packs_prompts_as_the_simulator_does():
+    """qps10-tp4 with all 256 slots taken turns over 853 prompt tokens a step; the latency model's one-prompt slot
+    would be 107% busy at the 19.1 req/s its pace gives (TPOT 55.8 ms). The engine packs prompts by tokens, and so
+    does the simulator's closed loop of 256 clients: measured 16.8 req/s, TPOT p50 50.3 ms; the bound now states
+    16.8 req/s and 50.7 ms (the turnover step)."""
+    d = plan(load_brief("qps10-tp4"))
+    full = d.slo.at_max_batch
+    assert full is not None and full.batch == 256
+    sim = simulate(d.brief, SimSettings(concurrency=full.batch, requests=20 * full.batch))
+    assert full.rate_per_replica_per_s == pytest.approx(sim.requests_per_s, rel=0.05)
+    assert full.tpot_p50_ms == pytest.approx(sim.tpot_ms.p50, rel=0.05)
+    assert "packs prompts by tokens" in full.arithmetic and "853 prompt tokens" in full.arithmetic
 
 
 def test_capstone_headline_meets_the_slo_at_the_engines_pace(capstone):
