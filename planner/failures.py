@@ -202,7 +202,8 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
             changes["workload.kv_context_tokens"] = w.kv_context_tokens + w.input_tokens_mean
             text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
         if brief.deployment.long_context_nodes > 0 or w.long_context_share > 0:  # the router sends the longer prompts on
-            share = round(share_above(w.input_tokens_mean * 2, w.input_tokens_p95 * 2, w.long_context_threshold_tokens), 4)
+            tail = share_above(w.input_tokens_mean * 2, w.input_tokens_p95 * 2, w.long_context_threshold_tokens)
+            share = round(max(tail, w.long_context_share), 4)  # a stated share above the lengths' stands (pools.share_problems)
             changes["workload.long_context_share"] = share
             text += f"; over the {num(w.long_context_threshold_tokens, 'tokens')} threshold {pct(w.long_context_share)} -> {pct(share)}"
         if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow

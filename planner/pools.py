@@ -142,19 +142,20 @@ def general_prompt_cap_tokens(brief: Brief, long_context_nodes: int) -> float:
     return LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
 
 
-SHARE_TOLERANCE = (0.02, 0.5)  # the stated long-context share may differ from the lengths' tail by 2 points or half itself
+SHARE_TOLERANCE = (0.02, 0.5)  # the lengths' tail may pass the stated long-context share by 2 points or half the share
 
 
 def share_problems(brief: Brief, long_context_nodes: int) -> list[Problem]:
-    """The router sends every prompt over the long-context threshold to the long-context pool, so the share it sends is
-    what the brief's prompt lengths put over it: a stated share far from that sizes the pools for traffic the router
-    does not send (the plan reads the share; the simulator draws the lengths)."""
+    """The router sends every prompt over the long-context threshold to the long-context pool, so it sends at least the
+    share the brief's prompt lengths put over it: a stated share well below that sizes the long-context pool for less
+    than it is sent (the plan reads the share; the simulator draws the lengths). A stated share above the lengths'
+    is the user's own statement of the mix (a burst, a what-if) and stands."""
     w = brief.workload
     if long_context_nodes == 0 and w.long_context_share <= 0:  # no pool and no long prompts stated: the threshold routes nothing
         return []
     tail = share_above(w.input_tokens_mean, w.input_tokens_p95, w.long_context_threshold_tokens)
     points, fraction = SHARE_TOLERANCE
-    if abs(tail - w.long_context_share) <= max(points, fraction * w.long_context_share):
+    if tail - w.long_context_share <= max(points, fraction * w.long_context_share):
         return []
     return [
         Problem(

@@ -1115,7 +1115,9 @@ def full_batch_turnover(eng: _Engine, batch: float) -> Turnover:
     prompts = batch / eng.output * (carried / tokens if tokens > 0 else 1.0)  # admitted a step
     step_s = float(eng.mixed_step_s(carried, 1.0, batch)) + prompts * eng.encoder_s  # images encoded as a prompt is admitted
     bound = tokens > carried
-    request_s = eng.uncached * step_s / carried if bound else eng.output * step_s / batch
+    # prefill-bound with no room at all beside the decode batch (the budget is the batch): no prompt is ever admitted
+    prefill_bound_s = eng.uncached * step_s / carried if carried > 0 else math.inf
+    request_s = prefill_bound_s if bound else eng.output * step_s / batch
     return Turnover(prompt_tokens=tokens, carried_tokens=carried, step_s=step_s, request_s=request_s, prefill_bound=bound)
 
 

@@ -422,3 +422,16 @@ def test_a_deadline_designs_words_never_say_a_latency_target_judges_it(name):
         assert "The ITL target judges" not in text and ("against the" not in text or where == "capacity"), where
     latency = plan(load_brief("capstone"))
     assert "The ITL target judges" in latency.slo.basis and "reference" not in latency.operating_point.arithmetic["capacity_rate_per_s"]
+
+
+def test_a_full_batch_with_no_room_for_prompts_is_unbounded_not_an_error():
+    """max-num-batched-tokens equal to max-num-seqs leaves a full batch's step no token for a prompt: the full-batch
+    bound admits none (0 req/s a replica) instead of dividing by the zero tokens carried."""
+    import json
+
+    from planner.cli import design_json
+
+    design = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 16, "deployment.max_num_batched_tokens": 16}))
+    bound = design.slo.at_max_batch
+    assert bound is not None and bound.rate_per_replica_per_s == 0.0
+    json.dumps(design_json(design), allow_nan=False)
