@@ -362,7 +362,9 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
             "decode_fraction": f"utilization {pct(utilization)} - prefill {pct(prefill)} = {pct(decode)}",
             "decode_tokens_per_s": f"{num(dem.output_tokens_per_s, 'tok/s')} / {pct(decode)} of decode time = {num(decode_fleet, 'tok/s')} at capacity",
             "utilization": (
-                f"{num(per_replica, 'req/s')} per replica / {num(cap, 'req/s')} capacity at the {num(brief.slo.itl_p95_ms, 'ms')} ITL target"
+                f"{num(per_replica, 'req/s')} per replica / {num(cap, 'req/s')}, the rate at which the mean token time (Little's law)"
+                f" reaches the {num(brief.slo.itl_p95_ms, 'ms')} ITL target (the sizing arithmetic's capacity, not the SLO capacity,"
+                " which judges the p95s)"
                 f"{_REFERENCE if brief.objective.kind is not ObjectiveKind.latency else ''} = {pct(utilization)}"
             ),
             "utilization_no_prefix_cache": f"{num(per_replica, 'req/s')} / {num(cap_nc, 'req/s')} without prefix hits = {pct(utilization_nc)}",
