@@ -1151,7 +1151,7 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
     p = full_batch_point(brief, shape, context, seqs)
     eng = _engine_of(brief, shape, context_tokens=context)
     chunks = _prompt_chunks(eng.uncached, eng.room(seqs))
-    chunk_step_ms = (float(eng.mixed_step_s(eng.uncached, chunks, seqs)) / chunks + eng.sched_s) * 1e3
+    chunk_step_ms = float(eng.mixed_step_s(eng.uncached, chunks, seqs)) / chunks * 1e3  # base_s holds the scheduler's share
     turn = full_batch_turnover(eng, float(seqs))
     packed = p.prefill_slot_busy > 1  # one prompt a step cannot admit the replacements: steps carry several
     rate = turn.rate_per_s if packed else p.rate_per_replica_per_s

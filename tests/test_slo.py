@@ -81,7 +81,7 @@ def test_capstone_itl_at_a_full_batch_against_the_seed_estimate(capstone):
 
     - its p50 adds the average interleaving to every step: a reply's mean gap, our TPOT p50 (19.4 ms, +2%);
     - its p95 is the step that carries a prefill chunk: ours, with a mean prompt's 264 uncached tokens (1,200 at 78%
-      hits) beside the 160 sequences, is 28.5 ms (+2%);
+      hits) beside the 160 sequences, is 25.5 ms (-9%; the scheduler's 3 ms counted once: 28.5 ms counted it twice);
     - its decode step counts bytes only; the engine's step (planner.step_model) finds the GEMMs at batch 160
       compute-bound under the seed's own 50%-of-BF16 assumption: 12.3 ms, +7% (held to 10%).
 
@@ -97,7 +97,7 @@ def test_capstone_itl_at_a_full_batch_against_the_seed_estimate(capstone):
     assert full.itl_p50_ms == pytest.approx(19, rel=SLO_TOL)
     assert 0.3 < full.mixed_step_share < 0.6
     assert full.itl_p50_ms <= full.tpot_p50_ms <= full.chunk_step_ms <= full.itl_p95_ms
-    assert "28.5 ms" in full.arithmetic and "264 uncached tokens" in full.arithmetic
+    assert "25.5 ms" in full.arithmetic and "264 uncached tokens" in full.arithmetic
 
 
 def test_full_batch_itl_agrees_with_the_simulator_on_the_same_basis(capstone):
