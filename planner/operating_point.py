@@ -512,10 +512,7 @@ def operating_point(
     arithmetic = {
         "rate_per_replica_per_s": pools.general_rate_text(request_rate),
         "in_flight": _in_flight_text(brief, rate, at, n, limit, binding),
-        "tpot_ms": (
-            f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
-            f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
-        ),
+        "tpot_ms": _tpot_text(brief, at, binding),
         "kv_in_use_gb": (
             f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
             f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
@@ -532,9 +529,9 @@ def operating_point(
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         in_flight=n,
-        engine_time_s=at.engine_time_s if stable else math.inf,
+        engine_time_s=at.engine_time_s,  # without a steady state: a running request's, the batch full at the limit
         decode_step_ms=at.decode_step_ms,
-        tpot_ms=at.tpot_ms if stable else math.inf,
+        tpot_ms=at.tpot_ms,  # the SLO budget's TPOT p50 at the same batch: the full batch's without a steady state
         prefill_slot_busy=at.prefill_slot_busy,
         interference=at.interference,
         kv_in_use_gb=kv_gb,
@@ -552,6 +549,21 @@ def operating_point(
         fix_overrides=fix_overrides,
         seed_relation=seed_relation(brief, shape, rate) if with_seed else None,
         arithmetic=arithmetic,
+    )
+
+
+def _tpot_text(brief: Brief, at: Pace, binding: Limit | None) -> str:
+    """The TPOT's arithmetic: at the running batch, or, without a steady state, at the full batch the limit allows (the
+    queue in front of it grows, not the time between a running sequence's tokens)."""
+    step = (
+        f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
+        f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
+    )
+    if binding is None or not math.isfinite(at.tpot_ms):
+        return step
+    return (
+        f"no steady state (the {binding.value} limit binds: the queue grows without bound), a running sequence's step with the"
+        f" batch full at {num(at.running_batch)}: {step}"
     )
 
 
