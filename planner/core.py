@@ -30,7 +30,7 @@ from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.mechanisms import resolve
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, max_num_seqs_for, operating_point, steady_state
+from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_for, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, engine, slo_budget
@@ -337,7 +337,9 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     cap = capacity(brief, shape, dem, mem)
     op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
     basis = _load_batch_basis(brief, op)
-    slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
+    rate = op.rate_per_replica_per_s
+    capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
+    slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
