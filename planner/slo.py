@@ -1176,7 +1176,7 @@ def slo_budget(
     With curves, they are worked out on first read (SloBudget.at_max_batch, tradeoff_*).
     """
     slo, lat = brief.slo, brief.latency
-    p = latency_point(brief, shape, rate_per_replica, load_batch, max_num_seqs=full_batch)
+    p = latency_point(brief, shape, rate_per_replica, load_batch, **({} if full_batch is None else {"max_num_seqs": full_batch}))
     mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
     ttft_waterfall = (
