@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision
-from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_no_prefix_cache_at
+from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_at, utilization_no_prefix_cache_at
 from planner.disagg import (
     DisaggAnalysis,
     apply_disaggregation,
@@ -22,13 +22,15 @@ from planner.disagg import (
     disaggregation_analysis,
     multi_node_problems,
 )
+from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.grid_search import Probe, first_meeting
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
+from planner.mechanisms import resolve
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, max_num_seqs_for, operating_point, steady_state
+from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_for, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, engine, slo_budget
@@ -117,6 +119,16 @@ _LIMIT_WORDS = {
 }
 
 
+def carry_peak_change(brief: Brief, otherwise: str) -> str:
+    """The change for a sizing utilization over 100%: the fleet that re-plans at 100% or under (fewest_nodes), not a
+    ratio of the utilization (whole replicas and the pools beside the general one keep it from falling as 1 / nodes);
+    `otherwise`, the changes that need no node, after it."""
+    nodes = fewest_nodes(brief, 1.0, prefix_cache=True)
+    if _utilization_on(brief, nodes, prefix_cache=True) > 1:
+        return f"no fleet of up to {nodes} nodes brings it to 100%: {otherwise}"
+    return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring it to 100% or under, or {otherwise}"
+
+
 def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint) -> list[Problem]:
     problems = []
     if cap.utilization > 1:
@@ -124,7 +136,7 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
             Problem(
                 field="hardware.nodes",
                 problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak (the worked design's sizing arithmetic)",
-                change=f"add nodes (about x{num(cap.utilization)}), raise the prefix hit rate, or quantize",
+                change=carry_peak_change(brief, "raise the prefix hit rate, or quantize"),
             )
         )
     if cap.kv_fraction > 1:
@@ -325,7 +337,9 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     cap = capacity(brief, shape, dem, mem)
     op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
     basis = _load_batch_basis(brief, op)
-    slo = slo_budget(brief, shape, op.rate_per_replica_per_s, op.in_flight, basis, curves)
+    rate = op.rate_per_replica_per_s
+    capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
+    slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
@@ -334,7 +348,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
         + share_problems(brief, pools.long_context_nodes)
         + routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
-    problems += _long_pool_problems(long_util, pools) + list(lora_problems) + engine_problems
+    problems += _long_pool_problems(brief, long_util, pools) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
@@ -438,6 +452,47 @@ def long_context_busy(brief: Brief) -> float:
     return _long_pool_utilization(brief, shape, demand(brief, shape), pools)
 
 
+def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
+    """Whether a long-context pool of this many nodes carries its share (busy at most 100%), the fleet grown by them so
+    the general pool keeps its nodes. Its busy share is steps 1-2's (long_context_busy); a disaggregated or speculative
+    brief, whose later steps may refuse the design, is re-planned for its verdict where that share carries (a pool
+    short at steps 1-2 is short in any re-plan: its core asks no search of its own)."""
+    dep = brief.deployment
+    grown = brief.with_changes(
+        {"deployment.long_context_nodes": long_context_nodes, "hardware.nodes": dep.spare_nodes + long_context_nodes + brief.hardware.nodes}
+    )
+    try:
+        resolved = resolve(grown)
+        if long_context_busy(resolved) > 1:
+            return False
+        if resolved.disaggregation.enabled or resolved.speculative.enabled:
+            return verdict_core(resolved).long_context_utilization <= 1
+    except BriefError:
+        return False
+    return True
+
+
+def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
+    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
+    dep = brief.deployment
+    if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
+        return dep.long_context_nodes
+
+    def carries(lc: int) -> bool:
+        return long_pool_carries(brief, lc)
+
+    high = dep.long_context_nodes
+    while not carries(high):
+        if high >= limit:
+            return None
+        high = min(high * 2, limit)
+    low = 0
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if carries(mid) else (mid, high)
+    return high
+
+
 def not_feasible_before_slo(brief: Brief) -> str | None:
     """Why the design is not feasible, judged from steps 1-2 and the steady state alone (no latency quantiles, no
     capacity search), or None when those rules pass. Each rule is one of _core_cached's `feasible` rules, so a
@@ -461,23 +516,39 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
     return None if binding is None else f"no steady state ({binding.value} binds)"
 
 
-def _long_pool_problems(long_busy: float, pools: Pools) -> list[Problem]:
+def _long_pool_problems(brief: Brief, long_busy: float, pools: Pools) -> list[Problem]:
     """The long-context pool busier than 100% cannot carry its share of the peak (the general pool's limit is the
-    operating point's steady state)."""
+    operating point's steady state). The change names the pool that re-plans as carrying it (the fix's own count): its
+    busy share is not linear in its nodes (whole replicas, the longest prompts' queue), so no ratio of it does."""
     if long_busy <= 1:
         return []
+    needed = long_context_nodes_needed(brief, LONG_CONTEXT_NODES_LIMIT)
+    now = pools.long_context_nodes
+    change = (
+        f"give the long-context pool {needed} node{'s' if needed != 1 else ''} ({now} now), the fewest that carry its share, or move load off it"
+        if needed is not None
+        else f"no long-context pool of up to {LONG_CONTEXT_NODES_LIMIT} nodes carries its share: move load off it"
+    )
     return [
         Problem(
             field="deployment.long_context_nodes",
             problem=f"the long-context pool is {pct(long_busy)} busy at peak: it cannot carry its share",
-            change=f"give the long-context pool about x{num(long_busy)} its {pools.long_context_nodes} node(s), or move load off it",
+            change=change,
         )
     ]
 
 
-@lru_cache(maxsize=1024)
+LONG_CONTEXT_NODES_LIMIT = MAX_NODES // 2  # the largest long-context pool a fix or an advice tries
+
+
 def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
+    return _utilization_on(brief, nodes, prefix_cache=False)
+
+
+@lru_cache(maxsize=1024)
+def _utilization_on(brief: Brief, nodes: int, prefix_cache: bool) -> float:
+    """Peak utilization on a fleet of `nodes`, with the brief's prefix cache or without any (steps 1-2 only)."""
     smaller = brief.with_changes({"hardware.nodes": nodes})
     try:
         shape = shape_of(smaller)
@@ -485,11 +556,13 @@ def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
         return math.inf
     if shape.kv_gb_per_gpu <= 0:
         return math.inf
-    return utilization_no_prefix_cache_at(smaller, shape, demand(smaller, shape))
+    dem = demand(smaller, shape)
+    return utilization_at(smaller, shape, dem) if prefix_cache else utilization_no_prefix_cache_at(smaller, shape, dem)
 
 
-def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES) -> int:
-    """Fewest nodes (at most `limit`) whose peak utilization without prefix cache is at or under `target`.
+def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = MAX_NODES, prefix_cache: bool = False) -> int:
+    """Fewest nodes (at most `limit`) whose peak utilization without prefix cache (with the brief's, `prefix_cache`) is at
+    or under `target`.
 
     Utilization falls as nodes are added, so the answer is where it first reaches the target. It falls about as
     1 / nodes: the search starts where that predicts from the brief's own fleet, widens a step at a time (doubling)
@@ -497,12 +570,12 @@ def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = 
     of steps 1-2 instead of log2(limit). `limit` when no fleet up to it is under the target.
     """
     own = brief.hardware.nodes
-    at_own = utilization_no_prefix_cache(brief, own)
-    if not math.isfinite(at_own) or utilization_no_prefix_cache(brief, limit) > target:
+    at_own = _utilization_on(brief, own, prefix_cache)
+    if not math.isfinite(at_own) or _utilization_on(brief, limit, prefix_cache) > target:
         return limit
 
     def probe(nodes: int) -> tuple[bool, float]:  # under the target, and the log of utilization / target (<= 0 under)
-        util = utilization_no_prefix_cache(brief, nodes)
+        util = _utilization_on(brief, nodes, prefix_cache)
         return util <= target, math.log(util / target) if 0 < util < math.inf else math.inf
 
     low, high = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)

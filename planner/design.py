@@ -14,7 +14,7 @@ from planner.architecture import DEADLINE_BASIS, Architecture, architecture
 from planner.brief import Brief
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
-from planner.core import CoreDesign, core_design, replan
+from planner.core import CoreDesign, carry_peak_change, core_design, replan
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
 from planner.errors import BriefError
 from planner.failures import (
@@ -304,7 +304,9 @@ def _plan_cached(stated: Brief) -> Design:
     )
     tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
-    lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0])
+    merge = "merge the most used adapters into their own replicas"
+    nodes_change = carry_peak_change(brief, merge) if cap.utilization > 1 and brief.lora.adapters else ""  # the fleet re-plans find
+    lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0], nodes_change)
     flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     n_plus_one = needs_n_plus_one(brief)
     reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design

@@ -695,7 +695,7 @@ def disaggregated_operating_point(
             "in_flight": batch,
             "engine_time_s": batch / d_rate if d_rate > 0 and math.isfinite(batch) else math.inf,
             "decode_step_ms": dis.decode_step_ms,
-            "tpot_ms": dis.tpot_p50_ms if dis.stable else math.inf,
+            "tpot_ms": dis.tpot_p50_ms,  # without a steady state: a decode replica's full batch, as its ITL waterfall has it
             "prefill_slot_busy": dis.prefill_busy,
             "interference": 0.0,
             "kv_in_use_gb": kv_gb,

@@ -80,7 +80,10 @@ def lora_step_ms(shape: ReplicaShape, batch: float, read: float) -> tuple[float,
     return lora_s * 1e3, shape.decode_step_real_s(b, read) * 1e3
 
 
-def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: float = 1.0, read: float = 0.0) -> LoraServing | None:
+def lora_serving(
+    brief: Brief, shape: ReplicaShape, utilization: float, batch: float = 1.0, read: float = 0.0, nodes_change: str = ""
+) -> LoraServing | None:
+    """The adapters' serving figures; a fleet over 100% with their kernels gets `nodes_change` (the fleet re-plans find)."""
     lora = brief.lora
     if lora.adapters == 0:
         return None
@@ -117,7 +120,7 @@ def lora_serving(brief: Brief, shape: ReplicaShape, utilization: float, batch: f
             Problem(
                 field="hardware.nodes",
                 problem=f"with the batched-LoRA kernels in every step the fleet runs at {pct(util)}: over 100% at the peak",
-                change=f"add nodes (about x{num(util)}), or merge the most used adapters into their own replicas",
+                change=nodes_change or "add nodes, or merge the most used adapters into their own replicas",
             )
         )
     arithmetic = {

@@ -41,6 +41,7 @@ __all__ = [
     "OperatingPoint",
     "SeedRelation",
     "context_tokens",
+    "full_batch",
     "max_num_seqs_for",
     "operating_point",
     "reached_at_capacity",
@@ -169,15 +170,10 @@ def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | N
         held = pace_at(n).engine_time_s
         return rate * held - n if math.isfinite(held) else math.inf
 
-    top = limit
-    at_top = excess(top)
-    if not math.isfinite(at_top):  # the token budget runs out below the limit: search up to where it holds
-        low, high = min(1.0, limit), limit
-        for _ in range(_BISECTIONS):
-            mid = (low + high) / 2
-            low, high = (mid, high) if math.isfinite(excess(mid)) else (low, mid)
-        top = low
-        at_top = excess(top)
+    top, held_top = _held_top(pace_at, limit)
+    at_top = rate * held_top - top if math.isfinite(held_top) else math.inf
+    if at_top > 0 and top < limit:  # the time held climbs without bound just below the token budget, not before it
+        top, at_top = _holding_below(excess, min(1.0, limit), top, at_top)
     if at_top > 0:
         return math.inf, (Limit.slots if top == limit else Limit.batched_tokens), _past(at_top / top)
     low = min(1.0, limit)  # the first batch's pace is in hand: the root lies above it unless the rate is a trickle
@@ -193,6 +189,43 @@ def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | N
     if busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
         return math.inf, Limit.prefill, _past(near)
     return n, None, min(near, -_SATURATION_EPS)
+
+
+_BUDGET_SCAN = 8  # batches tried below the token budget's top, evenly spaced, for one that holds the load
+
+
+def _holding_below(excess: Callable[[float], float], low: float, top: float, at_top: float) -> tuple[float, float]:
+    """The highest of _BUDGET_SCAN batches evenly spaced below the budget's `top` that holds the load (excess <= 0), with
+    its excess: the load may settle well below where prompts run out of room (a root of a non-monotone excess); (top,
+    at_top) when none does."""
+    for k in range(_BUDGET_SCAN - 1, 0, -1):
+        n = low + (top - low) * k / _BUDGET_SCAN
+        at_n = excess(n)
+        if at_n <= 0:
+            return n, at_n
+    return top, at_top
+
+
+def _held_top(pace_at: PaceFn, limit: float) -> tuple[float, float]:
+    """The largest running batch up to `limit` whose time held is finite, and that time (s): `limit`, or, where the
+    token budget (max-num-batched-tokens) leaves prompts no room beside that many, the most it leaves room beside."""
+    held = pace_at(limit).engine_time_s
+    if math.isfinite(held):
+        return limit, held
+    low, high, held_low = min(1.0, limit), limit, math.nan
+    for _ in range(_BISECTIONS):
+        mid = (low + high) / 2
+        held_mid = pace_at(mid).engine_time_s
+        low, high, held_low = (mid, high, held_mid) if math.isfinite(held_mid) else (low, mid, held_low)
+    return low, (pace_at(low).engine_time_s if math.isnan(held_low) else held_low)
+
+
+def full_batch(brief: Brief, shape: ReplicaShape, rate: float) -> float:
+    """The batch a replica without a steady state runs, full at the limit that binds: max-num-seqs or what the KV pool
+    holds, or, where max-num-batched-tokens leaves prompts no room beside that many, the whole sequences it does."""
+    limit, _ = _limit_of(brief, shape)
+    top, _ = _held_top(_pace_fn(brief, shape, rate), limit)
+    return top if top == limit else max(float(math.floor(top)), 1.0)
 
 
 _SATURATION_EPS = 1e-300  # keeps the measure's sign strict: zero is neither side
@@ -501,7 +534,7 @@ def operating_point(
     limit, _ = _limit_of(brief, shape)
     n, binding, paces = _steady_paces(brief, shape, rate)
     stable = binding is None
-    held = n if stable else limit
+    held = n if stable else (full_batch(brief, shape, rate) if binding is Limit.batched_tokens else limit)
     at = paces[held] if held in paces else pace(brief, shape, rate, held)
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
@@ -511,11 +544,8 @@ def operating_point(
     fix, fix_overrides = ("", {}) if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
     arithmetic = {
         "rate_per_replica_per_s": pools.general_rate_text(request_rate),
-        "in_flight": _in_flight_text(brief, rate, at, n, limit, binding),
-        "tpot_ms": (
-            f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
-            f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
-        ),
+        "in_flight": _in_flight_text(brief, rate, at, n, limit if stable else held, binding),
+        "tpot_ms": _tpot_text(brief, at, binding),
         "kv_in_use_gb": (
             f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
             f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
@@ -532,9 +562,9 @@ def operating_point(
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         in_flight=n,
-        engine_time_s=at.engine_time_s if stable else math.inf,
+        engine_time_s=at.engine_time_s,  # without a steady state: a running request's, the batch full at the limit
         decode_step_ms=at.decode_step_ms,
-        tpot_ms=at.tpot_ms if stable else math.inf,
+        tpot_ms=at.tpot_ms,  # the SLO budget's TPOT p50 at the same batch: the full batch's without a steady state
         prefill_slot_busy=at.prefill_slot_busy,
         interference=at.interference,
         kv_in_use_gb=kv_gb,
@@ -552,6 +582,21 @@ def operating_point(
         fix_overrides=fix_overrides,
         seed_relation=seed_relation(brief, shape, rate) if with_seed else None,
         arithmetic=arithmetic,
+    )
+
+
+def _tpot_text(brief: Brief, at: Pace, binding: Limit | None) -> str:
+    """The TPOT's arithmetic: at the running batch, or, without a steady state, at the full batch the limit allows (the
+    queue in front of it grows, not the time between a running sequence's tokens)."""
+    step = (
+        f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
+        f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
+    )
+    if binding is None or not math.isfinite(at.tpot_ms):
+        return step
+    return (
+        f"no steady state (the {binding.value} limit binds: the queue grows without bound), a running sequence's step with the"
+        f" batch full at {num(at.running_batch)}: {step}"
     )
 
 

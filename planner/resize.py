@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import long_context_busy, replan, verdict_core, worked_out
+from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, long_pool_carries, replan, verdict_core, worked_out
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
@@ -172,28 +172,11 @@ def _prefill_split_fix(brief: Brief) -> FleetFix | None:
     return None
 
 
-def _carries(brief: Brief, long_context_nodes: int) -> bool:
-    """Whether a long-context pool of this many nodes carries its share (busy at most 100%), the fleet grown by them so
-    the general pool keeps its nodes. Its busy share is steps 1-2's (core.long_context_busy); a disaggregated or
-    speculative brief, whose later steps may refuse the design, is re-planned for its verdict."""
-    dep = brief.deployment
-    grown = brief.with_changes(
-        {"deployment.long_context_nodes": long_context_nodes, "hardware.nodes": dep.spare_nodes + long_context_nodes + brief.hardware.nodes}
-    )
-    try:
-        resolved = resolve(grown)
-        later_steps_refuse = resolved.disaggregation.enabled or resolved.speculative.enabled
-        busy = verdict_core(resolved).long_context_utilization if later_steps_refuse else long_context_busy(resolved)
-    except BriefError:
-        return False
-    return busy <= 1
-
-
 def _long_pool_carries(brief: Brief) -> bool:
     """The brief's own long-context pool carries its share: if not, no fleet size meets (more nodes go to the general
     pool, the long-context pool keeps its size), so the fleet search is not run."""
     dep = brief.deployment
-    return dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0 or _carries(brief, dep.long_context_nodes)
+    return dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0 or long_pool_carries(brief, dep.long_context_nodes)
 
 
 def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
@@ -207,27 +190,6 @@ def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
     except BriefError:
         return False
     return dis is not None and dis.prefill_busy >= 1 and not meets(brief.with_changes({"hardware.nodes": MAX_NODES}))
-
-
-def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
-    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
-    dep = brief.deployment
-    if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
-        return dep.long_context_nodes
-
-    def carries(lc: int) -> bool:
-        return _carries(brief, lc)
-
-    high = dep.long_context_nodes
-    while not carries(high):
-        if high >= limit:
-            return None
-        high = min(high * 2, limit)
-    low = 0
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if carries(mid) else (mid, high)
-    return high
 
 
 def _delta(nodes: int) -> str:
@@ -255,7 +217,7 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
         return split
     nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) and not _prefill_pool_short_at_any_fleet(brief) else None
     if nodes is None:
-        needed = long_context_nodes_needed(brief, MAX_NODES // 2)
+        needed = long_context_nodes_needed(brief, LONG_CONTEXT_NODES_LIMIT)
         if needed is None or needed == long_context:
             return None
         long_context = needed

@@ -1226,14 +1226,23 @@ def judged_itl_ms(brief: Brief, p: LatencyPoint) -> float:
     return brief.slo.itl_metric.judged(p.itl_p95_ms, p.tpot_p95_ms)
 
 
-def slo_budget(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, basis: str, curves: bool = True) -> SloBudget:
+def slo_budget(
+    brief: Brief,
+    shape: ReplicaShape,
+    rate_per_replica: float,
+    load_batch: float,
+    basis: str,
+    curves: bool = True,
+    full_batch: int | None = None,
+) -> SloBudget:
     """The SLO budget of one general-pool replica at the operating point; `basis` says where load_batch comes from.
+    `full_batch`: the batch a replica without a steady state runs where the token budget caps it below max-num-seqs.
 
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
     With curves, they are worked out on first read (SloBudget.at_max_batch, tradeoff_*).
     """
     slo, lat = brief.slo, brief.latency
-    p = latency_point(brief, shape, rate_per_replica, load_batch)
+    p = latency_point(brief, shape, rate_per_replica, load_batch, **({} if full_batch is None else {"max_num_seqs": full_batch}))
     mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
     ttft_waterfall = (

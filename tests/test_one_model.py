@@ -10,6 +10,7 @@ import pytest
 
 from planner import load_brief, plan, preset_names
 from planner.core import core_design
+from planner.figures import show
 from planner.operating_point import _p95s_at, slo_capacity_rate
 
 pytestmark = pytest.mark.unit
@@ -125,3 +126,46 @@ def test_the_capacity_search_survives_a_probe_that_carries_no_load():
 
     capacity = _capacity_rate_search(saturation, overs, lambda rate: math.log(rate / 5))
     assert capacity == pytest.approx(5.0, rel=2e-4) and overs(capacity)[0] <= 0
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("capstone", {"deployment.max_num_seqs": 1}),  # the slots bind: one sequence runs, the queue grows
+        ("moe-deepseek", {"hardware.nodes": 3}),  # the KV pool binds
+        ("moe-deepseek", {"deployment.max_num_batched_tokens": 1024}),  # the token budget caps the batch below the KV pool's
+        ("capstone", {"workload.duty_cycle": 1.0}),  # the prefill slot binds; the batch runs full at max-num-seqs
+        ("chat-disaggregated", {"deployment.max_num_seqs": 64}),  # a decode replica's batch full at max-num-seqs
+    ],
+    ids=["one-slot", "kv", "budget", "prefill", "disaggregated"],
+)
+def test_without_a_steady_state_the_tpot_is_the_full_batchs_step_not_unbounded(preset, changes):
+    """Without a steady state the queue (in flight, TTFT) is unbounded, not the time between a running sequence's tokens:
+    the operating point's TPOT is the SLO budget's at the full batch its ITL waterfall describes, finite, and its text
+    names the limit it is full at."""
+    d = plan(load_brief(preset).with_changes(changes))
+    op, slo = d.operating_point, d.slo
+    assert not op.stable and op.limit is not None
+    assert math.isinf(op.in_flight) and math.isinf(slo.ttft_p95_ms)
+    assert math.isfinite(op.tpot_ms) and op.tpot_ms == pytest.approx(slo.tpot_p50_ms, rel=1e-9)
+    assert op.decode_step_ms == pytest.approx(slo.itl_waterfall[0].ms, rel=1e-9)
+    assert math.isfinite(op.engine_time_s) or d.disaggregation is not None
+    assert "unbounded" not in show(d, "operating_point.tpot_ms")
+    if d.disaggregation is None:
+        assert f"the {op.limit.value} limit" in op.arithmetic["tpot_ms"]
+    if op.limit.value == "batched_tokens":  # a batch the budget leaves prompts room beside, not the KV pool's 2,504
+        assert f"even with {slo.point.running_batch:,.0f} running" in op.arithmetic["in_flight"]
+        assert slo.point.running_batch < d.brief.deployment.max_num_batched_tokens < op.max_running
+
+
+def test_a_load_that_settles_below_the_token_budget_has_a_steady_state():
+    """With max-num-batched-tokens 2048, moe-deepseek's replica settles at ~1,063 running (prompts have ~985 tokens of room
+    a step): the time a request holds its slot climbs without bound only within a sequence of the budget, which is not
+    where the load settles. Little's law holds there, as with the budget lifted."""
+    d = plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_batched_tokens": 2048}))
+    op = d.operating_point
+    assert op.stable and op.limit is None and math.isfinite(d.slo.ttft_p95_ms)
+    assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * op.engine_time_s, rel=1e-6)
+    assert op.in_flight < 2048 - 0.5 * d.brief.workload.input_tokens_mean
+    lifted = plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_batched_tokens": 8192})).operating_point
+    assert op.in_flight == pytest.approx(lifted.in_flight, rel=0.01)

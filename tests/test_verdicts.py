@@ -83,12 +83,14 @@ def test_utilization_over_100_percent_is_exit_0_with_a_verdict(capsys: pytest.Ca
 
 
 def test_an_overloaded_replica_is_a_verdict_with_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """So much traffic that the queue grows without bound: TPOT is infinite, the JSON says null, not Infinity."""
+    """So much traffic that the queue grows without bound: in flight is infinite, the JSON says null, not Infinity; a
+    running sequence's TPOT is the full batch's step, as the SLO budget has it."""
     code, out, _ = _run(["plan", "qps10-tp4", "--json", "--set", "workload.request_rate=100000"], capsys)
     assert code == 0
     design = json.loads(out)  # json.loads accepts Infinity; the CLI must not print it
     assert "Infinity" not in out and "NaN" not in out
-    assert design["operating_point"]["tpot_ms"] is None
+    assert design["operating_point"]["in_flight"] is None and design["slo"]["ttft_p95_ms"] is None
+    assert design["operating_point"]["tpot_ms"] == pytest.approx(design["slo"]["tpot_p50_ms"], rel=1e-9)
     assert design["verdict"]["feasible"] is False
     steady = [p for p in design["verdict"]["problems"] if "cannot keep up" in p["problem"]]
     assert steady and steady[0]["field"] == "hardware.nodes" and "prefill" in steady[0]["problem"]
