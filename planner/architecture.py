@@ -20,7 +20,7 @@ from planner.catalog import gpu_spec
 from planner.disagg import DisaggAnalysis, link_gbps_per_gpu
 from planner.fmt import num, pct
 from planner.pools import LONG_PROMPT_FACTOR, SIZING_UTILIZATION, Load, load_of
-from planner.quantization import weight_scheme
+from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape
 
 __all__ = [
@@ -218,6 +218,7 @@ def architecture(
         )
     replicas = engine_replicas(hw.nodes)
     scheme = weight_scheme(dep.weights, gpu_spec(hw.gpu))
+    peak = prefill_peak(dep.weights, brief.efficiency.compute_peak, gpu_spec(hw.gpu))  # the peak the capacity is sized at
     decisions = [
         Decision(
             decision=f"TP={tp}, DP={replicas}",
@@ -227,7 +228,7 @@ def architecture(
         *(parallel_decisions(brief, shape) if shape is not None and multi else []),
         Decision(
             decision=f"{scheme.scheme} weights",
-            why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {scheme.why}",
+            why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {peak.why}",
         ),
         Decision(
             decision=f"{dep.kv_cache.value.upper()} KV cache",

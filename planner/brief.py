@@ -299,7 +299,7 @@ class Efficiency(_Frozen):
     )
     compute_peak: ComputePeak = Field(
         default=ComputePeak.auto,
-        description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8.",
+        description="Which dense peak the compute fraction applies to: auto (the weights' math precision), bf16, fp8 or int8; a peak above the weights' math precision is not used (the plan says so).",
     )
     bandwidth_fraction: float = Field(
         default=0.69, ge=0.001, le=1, description="Achieved fraction of HBM bandwidth when decode reads the weights (0-1)."

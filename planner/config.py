@@ -19,7 +19,7 @@ from planner.fmt import num, pct
 from planner.objective import objective_analysis
 from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
 from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
-from planner.quantization import weight_scheme
+from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape, shape_of
 from planner.slo import SloBudget, TradeoffPoint
 
@@ -376,12 +376,14 @@ def _quantization_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
     dep = brief.deployment
     gb, bf16 = num(shape.weights_gb_per_gpu, "GB"), num(shape.weights_gb_per_gpu * 2 / dep.weights.bytes_per_value, "GB")
     scheme = weight_scheme(dep.weights, shape.gpu)
+    peak = prefill_peak(dep.weights, brief.efficiency.compute_peak, shape.gpu)  # the peak the capacity is sized at
     if scheme.flag_value is not None:
         weights = Flag(
-            flag="--quantization", value=scheme.flag_value, why=f"{scheme.scheme}: {gb} per GPU instead of {bf16} in BF16; {scheme.why}"
+            flag="--quantization", value=scheme.flag_value, why=f"{scheme.scheme}: {gb} per GPU instead of {bf16} in BF16; {peak.why}"
         )
     else:
-        weights = Flag(flag="--dtype", value="bfloat16", why=f"BF16 weights: {gb} per GPU, no quantization risk")
+        unused = f"; efficiency.compute_peak={peak.stated.value} {peak.unused_why}" if peak.unused else ""
+        weights = Flag(flag="--dtype", value="bfloat16", why=f"BF16 weights: {gb} per GPU, no quantization risk{unused}")
     if dep.kv_cache is KvPrecision.fp8:
         kv = Flag(
             flag="--kv-cache-dtype",

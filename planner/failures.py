@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
+from planner.catalog import gpu_spec
 from planner.core import CoreDesign, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
@@ -27,6 +28,7 @@ from planner.mechanisms import mechanism_verdict, resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.operating_point import Limit
 from planner.pools import pools_of
+from planner.quantization import prefill_peak
 from planner.replica import shape_of
 from planner.verdict import InfeasibleDesign, Verdict
 
@@ -243,7 +245,8 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     changes = {"deployment.weights": Precision.bf16.value, "deployment.kv_cache": KvPrecision.bf16.value}
     if brief.efficiency.compute_peak is not ComputePeak.auto:
         changes["efficiency.compute_peak"] = ComputePeak.bf16.value
-    peak_moves = brief.efficiency.compute_peak not in (ComputePeak.bf16,) and dep.weights is not Precision.bf16
+    gpu = gpu_spec(brief.hardware.gpu)  # prefill moves to the BF16 peak only from a higher one it was sized at
+    peak_moves = gpu.peak_tflops(prefill_peak(dep.weights, brief.efficiency.compute_peak, gpu).precision) > gpu.peak_tflops("bf16")
     return changes, _revert_text(dep.weights, dep.kv_cache) + (", prefill math at the BF16 peak" if peak_moves else "")
 
 

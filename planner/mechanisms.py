@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from planner.brief import Brief
+from planner.catalog import gpu_spec
 from planner.fmt import PCT_STEP, num, pct
 from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
 from planner.lora_serving import LoraServing, lora_serving
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
+from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape, shape_of
 from planner.verdict import Problem, Verdict
 
@@ -54,9 +56,29 @@ def resolve(brief: Brief) -> Brief:
 def ignored_fields(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
     """Fields of the stated brief the design does not use, each with the reason and what to change to use one: users
     and a duty cycle beside a request rate (the rate replaces users x duty cycle), a workload.prefix_hit_rate the KV
-    tiers replace (Design.ignored_fields: reported, never dropped silently; not a verdict problem, since it judges
-    nothing)."""
-    return _replaced_by_rate(stated) + _replaced_by_tiers(stated, resolved)
+    tiers replace, an efficiency.compute_peak above the peak the weights compute at (Design.ignored_fields: reported,
+    never dropped silently; not a verdict problem, since it judges nothing)."""
+    return _replaced_by_rate(stated) + _replaced_by_tiers(stated, resolved) + _peak_above_weights(stated)
+
+
+def _peak_above_weights(stated: Brief) -> tuple[Problem, ...]:
+    """efficiency.compute_peak above what the weights compute at on the GPU (INT8 math with FP8 weights dequantized to
+    BF16 on an A100): the capacity is sized at the weights' peak instead (planner.quantization.prefill_peak)."""
+    dep, gpu = stated.deployment, gpu_spec(stated.hardware.gpu)
+    peak = prefill_peak(dep.weights, stated.efficiency.compute_peak, gpu)
+    if not peak.unused:
+        return ()
+    runs = weight_scheme(dep.weights, gpu).compute_precision
+    return (
+        Problem(
+            field="efficiency.compute_peak",
+            problem=peak.unused_why,
+            change=(
+                f"to size prefill at the {peak.stated.value.upper()} peak, set deployment.weights={peak.stated.value};"
+                f" to say what the plan uses, set efficiency.compute_peak to auto (here {runs})"
+            ),
+        ),
+    )
 
 
 def _replaced_by_rate(stated: Brief) -> tuple[Problem, ...]:

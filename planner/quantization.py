@@ -6,16 +6,23 @@ the GEMM (weight-only, e.g. vLLM's Marlin kernels for FP8 on Ampere): half or a 
 reads, but prefill computes at the BF16 peak. Facts: NVIDIA's datasheets (FP8 from Hopper and Ada, FP4 from Blackwell,
 INT8 tensor cores from Ampere), AMD's MI300X (FP8 and INT8), vLLM's quantization docs (fp8 falls back to
 weight-only FP8 Marlin on GPUs without FP8; awq_marlin for W4A16; modelopt_fp4 for NVFP4 checkpoints).
+
+`prefill_peak` is the one rule for the peak prefill is sized at, which the replica's capacity, the weights' engine
+flag and the architecture decision all read: the scheme's peak, or a lower one the brief states
+(efficiency.compute_peak, a deliberate margin, as the capstone sizes FP8 prefill at the BF16 peak). A stated peak above
+the scheme's is one the engine cannot run (INT8 math with FP8 weights dequantized on an A100): not used, and the plan
+says so (planner.mechanisms.ignored_fields).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Precision
+from planner.brief import ComputePeak, Precision
 from planner.catalog import GpuSpec
+from planner.fmt import num
 
-__all__ = ["WeightScheme", "weight_scheme"]
+__all__ = ["PrefillPeak", "WeightScheme", "prefill_peak", "weight_scheme"]
 
 
 class WeightScheme(BaseModel):
@@ -40,6 +47,10 @@ def _flag(precision: str, gpu: GpuSpec) -> str | None:
     return {"fp8": "fp8", "int8": "compressed-tensors", "fp4": "modelopt_fp4"}[precision]
 
 
+def _native(name: str, gpu: GpuSpec) -> str:
+    return f"{name} weights and activations, native on the {gpu.name}'s tensor cores"
+
+
 def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
     """The scheme `precision` runs as on `gpu`."""
     name = _NAMES[precision.value]
@@ -61,7 +72,7 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
             compute_precision=precision.value,
             scheme=f"{bits} {name}",
             flag_value=_flag(precision.value, gpu),
-            why=f"{name} weights and activations, native on the {gpu.name}'s tensor cores: fewer bytes per decode step and"
+            why=f"{_native(name, gpu)}: fewer bytes per decode step and"
             f" {gpu.peak_tflops(precision.value) / gpu.peak_tflops('bf16'):.0f}x the BF16 peak for prefill",
         )
     bits = "W8A16" if precision.bytes_per_value >= 1 else "W4A16"
@@ -74,3 +85,37 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
         flag_value=_flag(precision.value, gpu),
         why=f"{name} weights dequantized to BF16 inside the GEMMs ({reason}): fewer bytes per decode step, prefill at the BF16 peak",
     )
+
+
+class PrefillPeak(BaseModel):
+    """The dense peak prefill is sized at, and why: what the weights run as, or a lower peak the brief states."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    precision: str  # the peak the capacity arithmetic uses (ReplicaShape.compute_precision)
+    stated: ComputePeak
+    unused: bool  # the brief states a peak above what the engine computes at: not used
+    why: str  # the weights' reason, with the peak the plan sizes prefill at
+    unused_why: str  # why the stated peak is not used ('' when it is)
+
+
+def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> PrefillPeak:
+    """The peak prefill is sized at with `weights` on `gpu` when the brief states `stated` (auto: the scheme's)."""
+    scheme = weight_scheme(weights, gpu)
+    runs = scheme.compute_precision
+    if stated is ComputePeak.auto or gpu.peak_tflops(stated.value) == gpu.peak_tflops(runs):
+        return PrefillPeak(precision=runs, stated=stated, unused=False, why=scheme.why, unused_why="")
+    at = f"the {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
+    runs_at = f"the {runs.upper()} peak ({num(gpu.peak_tflops(runs), 'TFLOP/s')})"
+    stated_at = f"the stated {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
+    if gpu.peak_tflops(stated.value) < gpu.peak_tflops(runs):  # a deliberate margin: the engine runs faster than planned
+        why = (
+            f"{_native(_NAMES[weights.value], gpu)}: fewer bytes per decode step; prefill is sized at {at} as the brief states"
+            f" (efficiency.compute_peak={stated.value}), a margin under {runs_at} the engine computes at"
+        )
+        return PrefillPeak(precision=stated.value, stated=stated, unused=False, why=why, unused_why="")
+    # Above the scheme's peak: a stated peak the GPU has (it is above BF16's), so weights in that precision run it.
+    needs = f"deployment.weights={stated.value} (W8A8)"
+    unused_why = f"not used: the weights run as {scheme.scheme} on the {gpu.name}, so prefill computes at {runs_at}, not {stated_at}"
+    why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {at} needs {needs}"
+    return PrefillPeak(precision=runs, stated=stated, unused=True, why=why, unused_why=unused_why)

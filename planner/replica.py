@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import ConfigDict
 
-from planner.brief import Brief, ComputePeak, Deployment
+from planner.brief import Brief, Deployment
 from planner.cached import CachingModel
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
-from planner.quantization import weight_scheme
+from planner.quantization import prefill_peak
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
@@ -202,11 +202,8 @@ def units_text(units: int, pp: int) -> str:
 
 
 def _compute_precision(brief: Brief, gpu: GpuSpec) -> str:
-    """The peak the GEMMs run at: the brief's choice, else what the weights run as on this GPU (planner.quantization)."""
-    peak = brief.efficiency.compute_peak
-    if peak is not ComputePeak.auto:
-        return str(peak.value)
-    return weight_scheme(brief.deployment.weights, gpu).compute_precision
+    """The peak prefill is sized at: what the weights run as on this GPU, or a lower peak the brief states (planner.quantization)."""
+    return prefill_peak(brief.deployment.weights, brief.efficiency.compute_peak, gpu).precision
 
 
 def _tp_choices(gpus_per_node: int, kv_heads: int) -> str:

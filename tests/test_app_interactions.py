@@ -434,3 +434,17 @@ def test_a_rejection_names_the_rule_it_breaks_and_goes_with_the_next_change() ->
     assert at.number_input(key="f.workload.input_tokens_mean").value == 1200
     at.number_input(key="f.deployment.spare_nodes").set_value(2).run()
     assert not any("not accepted" in shown(e.value) for e in at.error), [e.value for e in at.error]
+
+
+def test_switching_variation_g_to_fp8_weights_plans_prefill_at_the_bf16_peak() -> None:
+    """Variation G states the A100's INT8 peak; the sidebar's Quantization set to FP8 runs the weights weight-only
+    (W8A16): the verdict turns to the one planned at the BF16 peak, and a caption says the INT8 peak is not used."""
+    at = visit(new_app({"preset": "variation-g"}), CAPACITY)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "not used" not in " ".join(shown(c.value) for c in at.sidebar.caption)
+    at.sidebar.selectbox(key="sb.deployment.weights").set_value("fp8").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(shown(c.value) for c in at.sidebar.caption)
+    assert "The brief's INT8 compute peak is not used: these weights compute at the BF16 peak" in captions
+    headlines = " ".join(m.value for m in at.markdown)
+    assert "Not feasible as briefed" in headlines and "Meets the SLO" not in headlines

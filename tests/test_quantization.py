@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from planner import load_brief, plan
-from planner.brief import Precision
+from planner.brief import ComputePeak, Precision
 from planner.catalog import gpu_spec
-from planner.quantization import weight_scheme
+from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import shape_of
+from tests.conftest import cli_json, run_cli
 
 pytestmark = pytest.mark.unit
 
@@ -43,3 +44,72 @@ def test_fp8_on_a100_computes_at_the_bf16_peak_and_says_so():
 def test_int4_on_amd_uses_the_awq_kernels_not_marlin():
     assert weight_scheme(Precision.int4, gpu_spec("mi300x")).flag_value == "awq"
     assert weight_scheme(Precision.int4, gpu_spec("h100-sxm")).flag_value == "awq_marlin"
+
+
+@pytest.mark.parametrize(
+    ("weights", "stated", "gpu", "peak", "unused"),
+    [
+        (Precision.fp8, ComputePeak.int8, "a100-80gb", "bf16", True),  # FP8 runs weight-only on Ampere: no INT8 math
+        (Precision.int4, ComputePeak.int8, "a100-80gb", "bf16", True),  # W4A16 computes in BF16 on any GPU
+        (Precision.bf16, ComputePeak.fp8, "h100-sxm", "bf16", True),
+        (Precision.fp8, ComputePeak.bf16, "h100-sxm", "bf16", False),  # a lower peak: the brief's margin (the capstone's)
+        (Precision.int8, ComputePeak.int8, "a100-80gb", "int8", False),
+        (Precision.fp8, ComputePeak.auto, "h100-sxm", "fp8", False),
+        (Precision.fp8, ComputePeak.auto, "a100-80gb", "bf16", False),
+    ],
+)
+def test_one_rule_decides_the_prefill_peak_from_the_weights_and_the_gpu(weights, stated, gpu, peak, unused):
+    p = prefill_peak(weights, stated, gpu_spec(gpu))
+    assert (p.precision, p.unused) == (peak, unused)
+    assert ("is not used" in p.why) == unused and bool(p.unused_why) == unused
+
+
+@pytest.mark.parametrize("weights", ["fp8", "int4"])
+def test_variation_g_switched_to_weight_only_weights_is_planned_at_the_bf16_peak_its_flag_states(weights):
+    """The sidebar's quantization control on variation G (A100, efficiency.compute_peak=int8): FP8 and INT4 weights
+    run weight-only (W8A16, W4A16), so prefill is sized at the BF16 peak the --quantization reason states, and the
+    verdict is the one the brief gets with that peak stated; the stated INT8 peak is reported as not used."""
+    switched = load_brief("variation-g").with_changes({"deployment.weights": weights})
+    design = plan(switched)
+    at_bf16 = plan(switched.with_changes({"efficiency.compute_peak": "bf16"}))
+    assert design.shape.compute_precision == "bf16" and design.shape.peak_tflops_per_gpu == 312.0
+    assert "8 GPUs x 312 TFLOP/s (bf16)" in design.capacity.arithmetic["prefill_tokens_per_s"]
+    assert design.capacity.utilization == at_bf16.capacity.utilization
+    assert design.headroom.multiple == at_bf16.headroom.multiple < 1
+    assert (design.verdict.feasible, design.verdict.meets_slo) == (at_bf16.verdict.feasible, at_bf16.verdict.meets_slo) == (False, False)
+    flag = next(f for f in design.config.flags if f.flag == "--quantization")
+    assert "prefill at the BF16 peak" in flag.why and "efficiency.compute_peak=int8 is not used" in flag.why
+    assert [p.field for p in design.ignored_fields] == ["efficiency.compute_peak"]
+    assert "prefill computes at the BF16 peak (312 TFLOP/s), not the stated INT8 peak (624 TFLOP/s)" in design.ignored_fields[0].problem
+    assert at_bf16.ignored_fields == ()
+    revert = next(f for f in design.failures if f.scenario.value == "revert_to_bf16")
+    assert "prefill math at the BF16 peak" not in revert.change  # it is there already
+
+
+def test_variation_g_as_briefed_keeps_its_int8_peak():
+    design = plan(load_brief("variation-g"))
+    assert design.shape.compute_precision == "int8" and design.ignored_fields == ()
+    flag = next(f for f in design.config.flags if f.flag == "--quantization")
+    assert flag.value == "compressed-tensors" and "2x the BF16 peak for prefill" in flag.why
+    revert = next(f for f in design.failures if f.scenario.value == "revert_to_bf16")
+    assert revert.change.endswith("prefill math at the BF16 peak")
+
+
+def test_capstone_sizes_fp8_prefill_at_the_bf16_peak_and_its_flag_says_so():
+    """The capstone's seed works prefill at 990 TFLOP/s with FP8 weights (efficiency.compute_peak=bf16): a margin the
+    brief states. The engine runs W8A8 FP8; the flag and the architecture decision say prefill is sized at BF16."""
+    design = plan(load_brief("capstone"))
+    assert design.shape.compute_precision == "bf16" and design.shape.peak_tflops_per_gpu == 989.4
+    flag = next(f for f in design.config.flags if f.flag == "--quantization")
+    assert flag.value == "fp8" and "2x the BF16 peak for prefill" not in flag.why
+    assert "prefill is sized at the BF16 peak (989 TFLOP/s) as the brief states (efficiency.compute_peak=bf16)" in flag.why
+    decision = next(d for d in design.architecture.decisions if d.decision == "W8A8 FP8 weights")
+    assert "prefill is sized at the BF16 peak" in decision.why and design.ignored_fields == ()
+
+
+def test_cli_reports_a_stated_peak_the_weights_cannot_run():
+    out = cli_json("plan", "variation-g", "--set", "deployment.weights=fp8")
+    assert [f["field"] for f in out["ignored_fields"]] == ["efficiency.compute_peak"]
+    assert out["verdict"]["feasible"] is False
+    text = run_cli("plan", "variation-g", "--set", "deployment.weights=fp8", check=True).stdout
+    assert "Not used" in text and "efficiency.compute_peak: not used" in text

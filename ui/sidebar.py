@@ -17,6 +17,7 @@ from planner.brief import Deployment, Hardware, KvPrecision, Precision, Workload
 from planner.fmt import pct
 from planner.guard import checked
 from planner.mechanisms import SHOWN_HIT_RATE, resolve
+from planner.quantization import prefill_peak
 from ui import state
 from ui.document import document_download
 from ui.pages import APP_TITLE, PAGE_ICONS, PAGES
@@ -178,6 +179,21 @@ def _hit_rate_control(brief: Brief) -> None:
         st.caption(md(f"The brief's stated {pct(stated)} is not used: the design uses the {pct(derived)} the KV tiers give."))
 
 
+def _peak_caption(brief: Brief) -> None:
+    """Under Quantization: the brief's compute peak when these weights cannot run it (INT8 math with FP8 weights on an
+    A100), so a user who switches the weights sees why prefill moved (planner.mechanisms.ignored_fields reports it too)."""
+    if brief.hardware.gpu not in GPUS:
+        return
+    peak = prefill_peak(brief.deployment.weights, brief.efficiency.compute_peak, GPUS[brief.hardware.gpu])
+    if peak.unused:
+        st.caption(
+            md(
+                f"The brief's {peak.stated.value.upper()} compute peak is not used: these weights compute at the"
+                f" {peak.precision.upper()} peak, so prefill is sized there."
+            )
+        )
+
+
 def _controls(brief: Brief) -> None:
     rate_given = brief.workload.rate_given
     control(
@@ -222,6 +238,7 @@ def _controls(brief: Brief) -> None:
             options=[p.value for p in KvPrecision],
             help=_help(Deployment, "kv_cache"),
         )
+    _peak_caption(brief)
     control(
         st.selectbox,
         "Model",
