@@ -25,6 +25,7 @@ from planner.lora import lora_memory
 from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
 from planner.pools import general_prompt_cap_tokens, max_model_len_for
+from planner.quantization import weight_scheme
 from planner.resize import fewest_nodes_meeting, goal_words
 from planner.slo import LatencyPoint, latency_point
 
@@ -1144,8 +1145,10 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             f" / {num(out_year / 1e6)} M = ${num(sized_cost)}",
         ),
     ]
-    fp8 = shape.gpu.runs_natively("fp8")
-    precision = f"On {gpu}: {_precisions(brief)}." if fp8 else f"No FP8 on {gpu}: {_precisions(brief)}."
+    scheme = weight_scheme(brief.deployment.weights, shape.gpu)  # what the weights run as: weight-only where the GPU lacks the math
+    dep = brief.deployment
+    runs = f"{dep.weights.value.upper()} weights run as {scheme.scheme}, prefill at the {shape.compute_precision.upper()} peak; {dep.kv_cache.value.upper()} KV"
+    precision = f"On {gpu}: {runs}." if shape.gpu.runs_natively("fp8") else f"No FP8 math on {gpu}: {runs}."
     meets = core.verdict.feasible and core.verdict.meets_slo
     conclusion = (
         f"{precision} Decode is bandwidth-bound: by the {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) the fleet needs"

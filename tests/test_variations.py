@@ -385,3 +385,12 @@ def test_variation_e_gives_the_fleet_that_re_plans_as_meeting_the_peak():
     assert not (below.feasible and below.meets_slo and below.availability_ok)
     assert f"re-planned, {fewest} meet the SLO with N+1: {usd(at_fewest.cost.usd_per_million_output_tokens)}" in e.conclusion
     assert f"{int(_finding(e, 'nodes to carry the spike').value)} nodes by the 85.0% no-cache rule" in e.conclusion
+
+
+def test_variation_g_says_what_the_weights_run_as_on_the_a100():
+    """Switched to FP8 weights, variation G's A100 runs them weight-only with prefill at the BF16 peak (the plan sizes
+    it there): the conclusion says so, where it read 'No FP8 on A100: FP8 weights' over INT8-peak figures."""
+    fp8 = plan(load_brief("variation-g").with_changes({"deployment.weights": "fp8"})).variation
+    assert fp8 is not None and "FP8 weights run as W8A16 FP8 (weight-only), prefill at the BF16 peak" in fp8.conclusion
+    briefed = plan(load_brief("variation-g")).variation
+    assert briefed is not None and "INT8 weights run as W8A8 INT8, prefill at the INT8 peak" in briefed.conclusion
