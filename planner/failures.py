@@ -243,7 +243,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
                 "workload.long_context_share": share
             }, f"long-context share {pct(w.long_context_share)} -> {pct(share)}, routed to the long-context pool"
         extra = (share - w.long_context_share) * LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
-        changes = {
+        changes: dict[str, Any] = {
             "workload.input_tokens_mean": w.input_tokens_mean + extra,
             "workload.input_tokens_p95": max(w.input_tokens_p95, w.input_tokens_mean + extra),
         }
