@@ -712,6 +712,7 @@ def disaggregated_operating_point(
         f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
         "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
         f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool"
+        f" ({pct(kv_gb / op.kv_capacity_gb) if op.kv_capacity_gb > 0 else 'none'})"
         if math.isfinite(batch)
         else f"the load needs {full}",
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"

@@ -196,7 +196,15 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         help="How many times the peak traffic the design carries before a limit of its verdict is reached: the general pool's"
         " capacity under the SLO, the long-context pool's GPU time, or the sizing arithmetic, whichever comes first.",
     ),
-    _f("capacity.kv_fraction", "KV in use at peak", fmt=_P, arithmetic="memory.arithmetic.max_sequences_per_replica"),
+    _f(
+        "capacity.kv_fraction",
+        "KV share at the sizing batch",
+        fmt=_P,
+        arithmetic=_a("capacity.kv_fraction"),
+        help="The sizing arithmetic's KV: the sequences generating per replica (users x duty cycle, or Little's law at the worked"
+        " design's pace) over the sequences a replica's KV cache holds. Not the KV in use at the operating point"
+        " (operating_point.kv_in_use_gb, the Capacity page), which counts every sequence in flight at its running context.",
+    ),
     _f("capacity.replicas", "Replicas", fmt=_C),
     # step 3: the operating point
     _f("operating_point.rate_per_replica_per_s", "Rate per replica", "req/s", arithmetic=_a("operating_point.rate_per_replica_per_s")),

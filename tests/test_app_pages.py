@@ -163,3 +163,14 @@ def test_the_capacity_page_draws_one_utilization_chart_at_a_time() -> None:
     assert _chart_titles(at) == [*above, "Share of GPU time at peak, sizing arithmetic (%)"]
     other_tabs(at)
     assert _chart_titles(at) == [*above, "Each limit as traffic grows"]
+
+
+@pytest.mark.parametrize("preset", ["moe-deepseek", "chat-disaggregated"])
+def test_the_brief_pages_kv_in_use_is_the_capacity_pages(preset: str) -> None:
+    """One figure, one name: the Brief page's KV tile is the operating point's KV in use the Capacity page shows (moe
+    451 GB, 42.4% of the pool), not the sizing batch's share it showed under that name (26.3%)."""
+    at = new_app({"preset": preset})
+    brief_tiles = metrics(at)
+    capacity_tiles = metrics(visit(at, "pages/capacity.py"))
+    assert "KV in use at peak" not in brief_tiles
+    assert brief_tiles["KV in use"] == capacity_tiles["KV in use"]
