@@ -184,7 +184,8 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         "Sizing arithmetic: load to 100%",
         fmt=_X,
         better=_HIGHER,
-        help="The worked design's conservative sizing figure: 1 / its utilization (linear). Not the headroom: that is the first"
+        help="The worked design's sizing figure: 1 / its utilization (linear; conservative only where it comes before the SLO"
+        " capacity). Not the headroom: that is the first"
         " limit of the verdict the traffic reaches (headroom.multiple).",
     ),
     _f(

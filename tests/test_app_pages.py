@@ -174,3 +174,13 @@ def test_the_brief_pages_kv_in_use_is_the_capacity_pages(preset: str) -> None:
     capacity_tiles = metrics(visit(at, "pages/capacity.py"))
     assert "KV in use at peak" not in brief_tiles
     assert brief_tiles["KV in use"] == capacity_tiles["KV in use"]
+
+
+def test_the_capacity_page_calls_rags_sizing_figure_optimistic_with_the_headrooms_rounding() -> None:
+    """rag's sizing arithmetic (17.6%, x5.67 linear) comes after its SLO capacity (x1.2): the page says optimistic where it
+    said "the worked design's conservative sizing arithmetic", and writes x5.67 as the headroom's text does (it read x5.68)."""
+    at = visit(new_app({"preset": "rag"}), "pages/capacity.py")
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert "conservative sizing arithmetic" not in captions
+    assert "would reach 100% at x5.67 if it scaled linearly, but the general pool reaches its SLO capacity at x1.2" in captions
+    assert "here it is optimistic" in captions

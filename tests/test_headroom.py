@@ -7,6 +7,8 @@ import pytest
 
 from planner import apply_overrides, load_brief, plan
 from planner.brief import Brief
+from planner.fmt import pct
+from planner.headroom import sizing_words
 from planner.sweeps import utilization_vs_traffic
 
 pytestmark = pytest.mark.unit
@@ -126,3 +128,19 @@ def test_the_sizing_crossing_reads_the_utilization_capacity_works_out(preset: st
     for multiple in (0.37, 1.0, 2.5, 9.0):
         dem = scaled_demand(core.demand, multiple)
         assert utilization_at(core.brief, core.shape, dem) == capacity(core.brief, core.shape, dem, core.memory).utilization
+
+
+def test_the_sizing_arithmetic_is_called_conservative_only_where_it_comes_first():
+    """rag's 17.6% implies x5.67, but a replica reaches its SLO capacity at x1.2 and N+1 is lost at x1.1: the sizing
+    figure is optimistic there and is said so (the Capacity page called it "conservative" for every design); where the
+    linear load to 100% comes before the SLO capacity it is the conservative side."""
+    design = plan(load_brief("rag"))
+    c, h = design.capacity, design.headroom
+    words = sizing_words(h, c.utilization, c.sizing_load_multiple)
+    assert f"{pct(c.utilization)} of the fleet would reach 100% at x5.67" in words
+    assert "SLO capacity at x1.2 and N+1 is lost at x1.1: here it is optimistic" in words
+    limits = tuple(lim.model_copy(update={"multiple": 9.0}) if lim.key == "general" else lim for lim in h.limits)
+    roomy = h.model_copy(update={"limits": limits})
+    assert "before the general pool reaches its SLO capacity at x9: here it is the conservative figure" in sizing_words(
+        roomy, c.utilization, c.sizing_load_multiple
+    )
