@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ItlMetric, KvPrecision
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
-from planner.fmt import num, pct
+from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
@@ -720,7 +720,7 @@ def disaggregated_operating_point(
         if math.isfinite(batch)
         else f"{num(weights_gb, 'GB')} weights + the KV of {full}",
         "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
-        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to x{num(scale)} the peak,"
+        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to {times(scale)} the peak,"
         f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",
     }
     point = op.model_copy(

@@ -144,3 +144,12 @@ def test_the_sizing_arithmetic_is_called_conservative_only_where_it_comes_first(
     assert "before the general pool reaches its SLO capacity at x9: here it is the conservative figure" in sizing_words(
         roomy, c.utilization, c.sizing_load_multiple
     )
+
+
+def test_a_disaggregated_designs_capacity_multiple_reads_as_its_headroom_limit_does():
+    """chat-disaggregated's pools meet the SLO up to x1.2465 the peak: the operating point's working and the headroom's
+    limit both write it x1.24 (rounded down, a multiple the design carries); the working read x1.25."""
+    design = plan(load_brief("chat-disaggregated"))
+    general = next(lim for lim in design.headroom.limits if lim.key == "general")
+    assert general.arithmetic.endswith(": x1.24")
+    assert "up to x1.24 the peak" in design.operating_point.arithmetic["capacity_rate_per_s"]
