@@ -236,7 +236,9 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         help="A general-pool replica's load against the rate at which it stops meeting the SLO.",
     ),
     _f("operating_point.general_replicas", "General-pool replicas", fmt=_C, arithmetic=_a("operating_point.rate_per_replica_per_s")),
-    _f("pools.general_replicas", "General-pool replicas", fmt=_C, arithmetic="operating_point.arithmetic.rate_per_replica_per_s"),
+    _f("pools.general_replicas", "General-pool replicas", fmt=_C, arithmetic=_a("pools.general_replicas")),
+    _f("disaggregation.prefill_replicas", "Prefill-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
+    _f("disaggregation.decode_replicas", "Decode-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
     # step 5: the SLO budget
     _f("slo.ttft_p50_ms", "p50 TTFT", "ms", better=_LOWER),
     _f("slo.ttft_p95_ms", "p95 TTFT", "ms", arithmetic=_a("slo.ttft_p95_ms"), better=_LOWER, target="slo.ttft_target_ms"),

@@ -184,3 +184,14 @@ def test_the_capacity_page_calls_rags_sizing_figure_optimistic_with_the_headroom
     assert "conservative sizing arithmetic" not in captions
     assert "would reach 100% at x5.67 if it scaled linearly, but the general pool reaches its SLO capacity at x1.2" in captions
     assert "here it is optimistic" in captions
+
+
+def test_a_disaggregated_architecture_counts_each_pools_replicas_with_the_split() -> None:
+    """chat-disaggregated's general pool runs 12 prefill and 4 decode replicas: the Architecture page shows both counts
+    (it showed 'General-pool replicas 16' beside the working of 50 req/s per decode replica)."""
+    at = visit(new_app({"preset": "chat-disaggregated"}), "pages/architecture.py")
+    tiles = metrics(at)
+    assert tiles["Prefill-pool replicas"] == "12" and tiles["Decode-pool replicas"] == "4"
+    assert "General-pool replicas" not in tiles
+    open_arithmetic(at)
+    assert any("= 12 prefill (TP=8, 12 replicas) + 4 decode (TP=8, 4 replicas)" in shown(m.value) for m in at.markdown)

@@ -100,7 +100,16 @@ def test_every_registered_figure_is_a_path_of_the_plans_json() -> None:
     the search's figures are keys of `search --json`."""
     designs = {
         name: design_json(plan(load_brief(name)))
-        for name in ("capstone", "variation-a", "qps10-tp4", "agent-platform", "multimodal", "rl-rollout", "lora-platform")
+        for name in (
+            "capstone",
+            "variation-a",
+            "qps10-tp4",
+            "agent-platform",
+            "multimodal",
+            "rl-rollout",
+            "lora-platform",
+            "chat-disaggregated",
+        )
     }
     from planner.search import SearchResult
 
@@ -400,3 +409,14 @@ def test_the_sizing_kv_share_is_named_and_worked_as_what_it_is(preset: str) -> N
     assert words.startswith(f"{num(cap.batch_per_replica)} sequences generating per replica at the sizing batch")
     assert f"{num(design.memory.max_sequences_per_replica)} sequences a replica's KV cache holds = {pct(cap.kv_fraction)}" in words
     assert f"({pct(op.kv_in_use_gb / op.kv_capacity_gb)})" in arithmetic(design, "operating_point.kv_in_use_gb")
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_general_pool_replicas_working_counts_replicas(preset: str) -> None:
+    """The replica count's working is the nodes the other pools leave in whole replicas, ending at the count; it was the
+    rate per replica's (chat-disaggregated: '... = 50 req/s a decode replica' under 'General-pool replicas 16')."""
+    design = plan(load_brief(preset))
+    words = arithmetic(design, "pools.general_replicas")
+    count = design.pools.general_replicas
+    assert "req/s" not in words
+    assert words.endswith(f"= {count} replica{'' if count == 1 else 's'}") or words.endswith(f"= {design.shape.units_text})")
