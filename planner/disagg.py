@@ -570,7 +570,7 @@ def _pool_words(chunked: dict[str, str], dis: DisaggAnalysis, brief: Brief, fixe
     batch = decode_batch_words(dis, brief.deployment.max_num_seqs)
     mean_terms = " + ".join(f"{s.component} {num(s.ms)}" for s in dis.ttft_waterfall if s.ms)
     comparison = {k: f"chunked prefill on the same GPUs, the comparison (not this design's figure): {v}" for k, v in chunked.items()}
-    return comparison | {
+    pools = {
         "ttft_p50_ms": f"{num(fixed_ms, 'ms')} fixed + {num(wait_p50_ms, 'ms')} median prefill-pool wait (M/G/1, {pct(dis.prefill_busy)} busy)"
         f" + {num(dis.prefill_stage_ms_mean, 'ms')} prefill (mean covered prompt) + {num(dis.transfer_ms_mean, 'ms')} KV transfer{slot}"
         f" + 1.5 x {step} decode = {num(dis.ttft_p50_ms, 'ms')}",
@@ -585,6 +585,10 @@ def _pool_words(chunked: dict[str, str], dis: DisaggAnalysis, brief: Brief, fixe
         "tpot_p95_ms": f"a reply's mean gap at the p95 batch ({num(b)} + 1.645 x √{num(b)} = {num(b_p95)}): the pure decode step {step_p95}"
         f" + {num(sched, 'ms')} = {num(dis.tpot_p95_ms, 'ms')}" + (f" vs target {num(slo.itl_p95_ms, 'ms')}{judges}" if judges else ""),
     }
+    words = comparison | pools
+    keys = [key for key in words if key != "ttft_p50_ms"]  # the p50 (the aggregated words have none) ahead of the mean
+    keys.insert(keys.index("ttft_mean_ms"), "ttft_p50_ms")
+    return {key: words[key] for key in keys}
 
 
 # --- the two pools' operating point and capacity under the SLO ---------------------------------------------
