@@ -27,7 +27,7 @@ KEY_FIGURES = {
         "In flight",
         "TPOT at the operating point",
     ),
-    "Architecture": ("Gateway nodes (CPU)", "General-pool replicas"),
+    "Architecture": ("Gateway nodes (CPU)",),  # and the replicas: the general pool's, or a disaggregated pair's (below)
     "SLO budget": ("p50 TTFT", "p95 TTFT", "p50 ITL"),
     "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
     "Cost": ("Cost per hour", "Cost per year", "Cost per M output tokens"),
@@ -61,6 +61,9 @@ def test_page_renders_preset(page: str, preset: str) -> None:
         assert sum("data:image/svg+xml;base64," in h.proto.body for h in at.get("html")) == 1, "no diagram"
     if title == "SLO budget":
         assert len(at.get("plotly_chart")) >= 2, "no waterfalls"
+    if title == "Architecture":
+        pools = ("Prefill-pool replicas", "Decode-pool replicas") if preset == "chat-disaggregated" else ("General-pool replicas",)
+        assert all(label in shown for label in pools), (preset, sorted(shown))
     if title == "Failure modes":  # a scenario's name at body size: a metric tile's large type cut it off (review s4 #15)
         assert "Binding scenario" in text_figures(at) and "Binding scenario" not in metrics(at)
     for label in KEY_FIGURES.get(title, ()):
