@@ -28,7 +28,7 @@ if design is not None:
                 "capacity.utilization",
                 "capacity.binding_constraint",
                 "headroom.multiple",
-                "capacity.kv_fraction",
+                "operating_point.kv_in_use_gb",
                 "operating_point.tpot_ms",
             )
         ]

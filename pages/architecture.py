@@ -14,12 +14,13 @@ if design is None:
 arch, cfg = design.architecture, design.config
 
 architecture_diagram(design)
-figure_row(
-    [
-        fig(design, path)
-        for path in ("architecture.gateway_nodes", "architecture.router_nodes", "brief.hardware.nodes", "pools.general_replicas")
-    ]
+# a disaggregated general pool runs two kinds of replica: each pool's count, with the split that gives them
+replicas = (
+    ("disaggregation.prefill_replicas", "disaggregation.decode_replicas")
+    if design.disaggregation is not None
+    else ("pools.general_replicas",)
 )
+figure_row([fig(design, path) for path in ("architecture.gateway_nodes", "architecture.router_nodes", "brief.hardware.nodes", *replicas)])
 
 st.header("Pools")
 table(

@@ -5,6 +5,7 @@ import streamlit as st
 from planner.breakdowns import decode_step_stack, memory_stack, utilization_stacks
 from planner.disagg import decode_batch_words
 from planner.fmt import num, pct
+from planner.headroom import sizing_words
 from planner.operating_point import running_in_general_pool
 from planner.replica import units_text
 from planner.sweeps import utilization_vs_traffic
@@ -115,9 +116,8 @@ figure_row(
 st.markdown(f"**Binding:** {md(c.binding_reason)}.")
 st.markdown(f"**Headroom:** {md(design.headroom.text)}.")
 st.caption(
-    f"Basis: {c.utilization_basis}. This is the worked design's conservative sizing arithmetic: {pct(c.utilization)} of the fleet"
-    f" would reach 100% at x{num(c.sizing_load_multiple)} if it scaled linearly; the headroom is the first limit the verdict"
-    ' judges (each pool\'s capacity), which the tab "Each limit as traffic grows" above draws.'
+    f"Basis: {c.utilization_basis}. {sizing_words(design.headroom, c.utilization, c.sizing_load_multiple)}"
+    ' (each pool\'s capacity), which the tab "Each limit as traffic grows" above draws.'
 )
 if design.disaggregation is not None:
     st.caption(_AGGREGATED)

@@ -130,6 +130,12 @@ class ModelChoice(_Frozen):
     )
     custom: CustomModel | None = Field(default=None, description="Architecture numbers when name is 'custom'.")
     display_name: str | None = Field(default=None, max_length=120, description="Name to show for a custom model.")
+    hf_repo: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Hugging Face repo id (or local model directory) the engine command loads, e.g. Qwen/Qwen2.5-VL-72B-Instruct;"
+        " a catalog model has its own, a custom model needs one (vLLM cannot load a display name).",
+    )
     hf_config: str | None = Field(
         default=None,
         max_length=1000,

@@ -105,7 +105,12 @@ class Capacity(_Section):
     def arithmetic(self) -> dict[str, str]:
         """Each figure's arithmetic in words."""
         t = self._text
-        return _step_arithmetic(*t.step) | t.shares | {"binding_constraint": self.binding_reason}
+        kv = (
+            f"{num(self.batch_per_replica)} sequences generating per replica at the sizing batch"
+            f" / {num(t.kv_sequences_per_replica)} sequences a replica's KV cache holds = {pct(self.kv_fraction)}"
+            " (the sizing arithmetic's share; the KV in use at the operating point is the Capacity page's)"
+        )
+        return _step_arithmetic(*t.step) | t.shares | {"binding_constraint": self.binding_reason, "kv_fraction": kv}
 
 
 class _CapacityText(NamedTuple):
@@ -113,6 +118,7 @@ class _CapacityText(NamedTuple):
 
     step: tuple[Brief, ReplicaShape, Demand, float, float, float, float, float, float]
     shares: dict[str, str]
+    kv_sequences_per_replica: float  # the KV share's denominator (Memory.max_sequences_per_replica)
 
 
 # --- demand ----------------------------------------------------------------------------------------
@@ -425,7 +431,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         unchunked_prefill_p95_ms=w.input_tokens_p95 / shape.prefill_tokens_per_s * 1e3,
     )
     step = (brief, shape, dem, batch, read, weights_read + kv_read, step_ideal, step_real, prefill_fleet)
-    result._text = _CapacityText(step, shares.arithmetic)
+    result._text = _CapacityText(step, shares.arithmetic, mem.max_sequences_per_replica)
     return result
 
 

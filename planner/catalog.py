@@ -94,6 +94,10 @@ class ModelSpec(BaseModel):
         default=0, description="Window of those layers (tokens): the KV such a layer keeps per sequence is at most this."
     )
     source: str
+    hf_repo: str = Field(
+        default="",
+        description="The Hugging Face repo id (or local model directory) the engine loads: vllm serve <hf_repo> (empty: a custom model given none).",
+    )
     dense_layers: int = Field(
         default=0, description="MoE models: leading layers with a dense MLP instead of routed experts (DeepSeek's first_k_dense_replace)."
     )
@@ -278,10 +282,11 @@ GPUS: dict[str, GpuSpec] = {
 }
 
 
-def _llama_70b(key: str, name: str, context: int, source: str) -> ModelSpec:
+def _llama_70b(key: str, name: str, context: int, source: str, hf_repo: str) -> ModelSpec:
     return ModelSpec(
         key=key,
         name=name,
+        hf_repo=hf_repo,
         layers=80,
         hidden_size=8192,
         attention_heads=64,
@@ -303,11 +308,25 @@ MODELS: dict[str, ModelSpec] = {
             "Llama-3-70B",
             8192,
             "Meta Llama 3 model card and config.json: 80 layers, d 8192, 64 heads, 8 KV heads; 70.6e9 params (70.6 GB at FP8)",
+            "meta-llama/Meta-Llama-3-70B-Instruct",
         ),
-        _llama_70b("llama-3.1-70b", "Llama-3.1-70B", 131_072, "Meta Llama 3.1 config.json: Llama-3-70B architecture, 128k context"),
-        _llama_70b("llama-3.3-70b", "Llama-3.3-70B", 131_072, "Meta Llama 3.3 config.json: Llama-3.1-70B architecture, 128k context"),
+        _llama_70b(
+            "llama-3.1-70b",
+            "Llama-3.1-70B",
+            131_072,
+            "Meta Llama 3.1 config.json: Llama-3-70B architecture, 128k context",
+            "meta-llama/Llama-3.1-70B-Instruct",
+        ),
+        _llama_70b(
+            "llama-3.3-70b",
+            "Llama-3.3-70B",
+            131_072,
+            "Meta Llama 3.3 config.json: Llama-3.1-70B architecture, 128k context",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
         ModelSpec(
             key="llama-2-70b",
+            hf_repo="meta-llama/Llama-2-70b-chat-hf",
             name="Llama-2-70B",
             layers=80,
             hidden_size=8192,
@@ -322,6 +341,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="llama-3.1-8b",
+            hf_repo="meta-llama/Llama-3.1-8B-Instruct",
             name="Llama-3.1-8B",
             layers=32,
             hidden_size=4096,
@@ -336,6 +356,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="llama-3.1-405b",
+            hf_repo="meta-llama/Llama-3.1-405B-Instruct",
             name="Llama-3.1-405B",
             layers=126,
             hidden_size=16_384,
@@ -350,6 +371,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="mixtral-8x7b",
+            hf_repo="mistralai/Mixtral-8x7B-Instruct-v0.1",
             name="Mixtral-8x7B",
             layers=32,
             hidden_size=4096,
@@ -366,6 +388,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="qwen3-30b-a3b",
+            hf_repo="Qwen/Qwen3-30B-A3B",
             name="Qwen3-30B-A3B",
             layers=48,
             hidden_size=2048,
@@ -382,6 +405,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="llama-2-7b",
+            hf_repo="meta-llama/Llama-2-7b-chat-hf",
             name="Llama-2-7B",
             layers=32,
             hidden_size=4096,
@@ -396,6 +420,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="llama-2-13b",
+            hf_repo="meta-llama/Llama-2-13b-chat-hf",
             name="Llama-2-13B",
             layers=40,
             hidden_size=5120,
@@ -410,6 +435,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="mistral-7b",
+            hf_repo="mistralai/Mistral-7B-Instruct-v0.1",
             name="Mistral-7B",
             layers=32,
             hidden_size=4096,
@@ -426,6 +452,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="gpt-oss-20b",
+            hf_repo="openai/gpt-oss-20b",
             name="gpt-oss-20b",
             layers=24,
             hidden_size=2880,
@@ -445,6 +472,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="gpt-oss-120b",
+            hf_repo="openai/gpt-oss-120b",
             name="gpt-oss-120b",
             layers=36,
             hidden_size=2880,
@@ -464,6 +492,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="llama-4-maverick",
+            hf_repo="meta-llama/Llama-4-Maverick-17B-128E-Instruct",
             name="Llama-4-Maverick-17B-128E",
             layers=48,
             hidden_size=5120,
@@ -483,6 +512,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="deepseek-r1",
+            hf_repo="deepseek-ai/DeepSeek-R1",
             name="DeepSeek-R1",
             layers=61,
             hidden_size=7168,
@@ -504,6 +534,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="deepseek-v3",
+            hf_repo="deepseek-ai/DeepSeek-V3",
             name="DeepSeek-V3",
             layers=61,
             hidden_size=7168,
@@ -524,6 +555,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="falcon-180b",
+            hf_repo="tiiuae/falcon-180B-chat",
             name="Falcon-180B",
             layers=80,
             hidden_size=14_848,
@@ -540,6 +572,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             key="internlm-20b",
+            hf_repo="internlm/internlm-chat-20b",
             name="InternLM-20B",
             layers=60,
             hidden_size=5120,
@@ -563,10 +596,11 @@ def gpu_spec(key: str) -> GpuSpec:
         raise BriefError("hardware.gpu", f"unknown GPU '{key}'; known: {', '.join(GPUS)}") from None
 
 
-def _from_custom(custom: CustomModel, display_name: str | None) -> ModelSpec:
+def _from_custom(custom: CustomModel, display_name: str | None, hf_repo: str | None) -> ModelSpec:
     return ModelSpec(
         key="custom",
         name=display_name or "custom model",
+        hf_repo=hf_repo or "",
         layers=custom.layers,
         hidden_size=custom.hidden_size,
         attention_heads=custom.attention_heads,
@@ -584,11 +618,12 @@ def _from_custom(custom: CustomModel, display_name: str | None) -> ModelSpec:
 def model_spec(choice: ModelChoice) -> ModelSpec:
     if choice.name == "custom":
         assert choice.custom is not None  # the brief's validator guarantees it
-        return _from_custom(choice.custom, choice.display_name)
+        return _from_custom(choice.custom, choice.display_name, choice.hf_repo)
     try:
-        return MODELS[choice.name]
+        spec = MODELS[choice.name]
     except KeyError:
         raise BriefError("model.name", f"unknown model '{choice.name}'; known: {', '.join(MODELS)} or 'custom'") from None
+    return spec.model_copy(update={"hf_repo": choice.hf_repo}) if choice.hf_repo else spec
 
 
 HF_CONFIG_MAX_BYTES = 1_000_000  # a config.json is a few kB

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind, Precision
 from planner.capacity import memory
+from planner.catalog import MODELS, ModelSpec
 from planner.fmt import num, pct
 from planner.objective import objective_analysis
 from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
@@ -40,18 +41,7 @@ __all__ = [
 ]
 
 
-HF_IDS = {
-    "llama-3-70b": "meta-llama/Meta-Llama-3-70B-Instruct",
-    "llama-3.1-70b": "meta-llama/Llama-3.1-70B-Instruct",
-    "llama-3.3-70b": "meta-llama/Llama-3.3-70B-Instruct",
-    "llama-2-70b": "meta-llama/Llama-2-70b-chat-hf",
-    "llama-3.1-8b": "meta-llama/Llama-3.1-8B-Instruct",
-    "llama-3.1-405b": "meta-llama/Llama-3.1-405B-Instruct",
-    "mixtral-8x7b": "mistralai/Mixtral-8x7B-Instruct-v0.1",
-    "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
-    "deepseek-r1": "deepseek-ai/DeepSeek-R1",
-    "deepseek-v3": "deepseek-ai/DeepSeek-V3",
-}
+HF_IDS = {key: spec.hf_repo for key, spec in MODELS.items()}  # the Hugging Face id the engine command loads, by catalog key
 
 
 class _Model(BaseModel):
@@ -474,7 +464,7 @@ def engine_config(
     dep, w = brief.deployment, brief.workload
     quant = _quantization_flags(brief, shape)
     engine = EngineSettings(
-        model=HF_IDS.get(shape.model.key, shape.model.name),
+        model=shape.model.hf_repo or shape.model.name,
         tensor_parallel_size=shape.tp,
         quantization=quant[0].value if quant[0].flag == "--quantization" else None,
         kv_cache_dtype=quant[1].value,
@@ -552,7 +542,7 @@ def engine_config(
         command=_command(engine.model, flags),
         flags=tuple(flags),
         recommendations=tuple(r for r in (seqs_rec, batched_rec, len_rec) if r is not None),
-        dependencies=_dependencies(brief, revert_utilization, hit_rate_floor),
+        dependencies=(*_model_dependency(shape.model), *_dependencies(brief, revert_utilization, hit_rate_floor)),
         measure_first=_measure_first(brief),
         arithmetic={
             "max_model_len": model_len_why,
@@ -594,6 +584,18 @@ def _measure_gap(brief: Brief) -> str:
     if brief.slo.itl_metric is ItlMetric.tpot:
         return f"p95 TPOT (each reply's mean gap) against {num(brief.slo.itl_p95_ms, 'ms')}, with the per-token ITL beside it"
     return f"p95 ITL against {num(brief.slo.itl_p95_ms, 'ms')}, split by steps with and without a prefill chunk"
+
+
+def _model_dependency(model: ModelSpec) -> tuple[Dependency, ...]:
+    """A custom model given no Hugging Face repo id: the command names it by its display name, which vLLM cannot load."""
+    if model.hf_repo:
+        return ()
+    return (
+        Dependency(
+            what=f"the model the engine loads: the command names {model.name!r}, the brief's display name",
+            breaks_if="it is not a Hugging Face repo id or a local model directory (vLLM cannot load a display name): set model.hf_repo",
+        ),
+    )
 
 
 def _dependencies(

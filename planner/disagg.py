@@ -22,10 +22,10 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, KvPrecision
+from planner.brief import Brief, ItlMetric, KvPrecision
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
-from planner.fmt import num, pct
+from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
@@ -526,7 +526,8 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
     """The SLO budget of the disaggregated design: its TTFT, ITL, TPOT and waterfalls replace the aggregated ones, and
     the full-batch bound is the decode pool's (the engine command is the decode pool's)."""
     judged = slo.itl_metric.judged(analysis.itl_p95_ms, analysis.tpot_p95_ms)
-    return slo.with_full_batch(
+    fixed_ms = slo.point.fixed_ms
+    budget = slo.with_full_batch(
         decode_pool_at_max_batch,
         {
             "ttft_p50_ms": analysis.ttft_p50_ms,
@@ -551,6 +552,43 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
             f" ({'meets' if analysis.comparison.chunked_meets_slo else 'misses'} the SLO): the comparison with disaggregation.",
         },
     )
+    return budget.reworded({}, lambda words: _pool_words(words, analysis, brief, fixed_ms))
+
+
+def _pool_words(chunked: dict[str, str], dis: DisaggAnalysis, brief: Brief, fixed_ms: float) -> dict[str, str]:
+    """The SLO budget's arithmetic of a disaggregated design: its TTFT, ITL and TPOT are the two pools' (from
+    disaggregation_analysis's figures, as it sums them); the latency model's other words are the aggregated replica's,
+    kept as the comparison and named so."""
+    slo, sched = brief.slo, brief.latency.scheduler_ms
+    b = dis.decode_batch if math.isfinite(dis.decode_batch) else float(brief.deployment.max_num_seqs)
+    b_p95 = b + P95_Z * math.sqrt(b)
+    wait_p50_ms = _wait_quantile_s(dis.prefill_busy, dis.prefill_wait_ms_mean / 1e3, 0.5) * 1e3
+    decode_short = not math.isfinite(dis.decode_batch) or dis.decode_kv_fraction > 1
+    slot = " + an unbounded wait for a decode slot" if decode_short else ""
+    judges = "" if slo.itl_metric is ItlMetric.itl else " (the brief judges TPOT)"
+    step, step_p95 = num(dis.decode_step_ms, "ms"), num(dis.decode_step_p95_ms, "ms")
+    batch = decode_batch_words(dis, brief.deployment.max_num_seqs)
+    mean_terms = " + ".join(f"{s.component} {num(s.ms)}" for s in dis.ttft_waterfall if s.ms)
+    comparison = {k: f"chunked prefill on the same GPUs, the comparison (not this design's figure): {v}" for k, v in chunked.items()}
+    pools = {
+        "ttft_p50_ms": f"{num(fixed_ms, 'ms')} fixed + {num(wait_p50_ms, 'ms')} median prefill-pool wait (M/G/1, {pct(dis.prefill_busy)} busy)"
+        f" + {num(dis.prefill_stage_ms_mean, 'ms')} prefill (mean covered prompt) + {num(dis.transfer_ms_mean, 'ms')} KV transfer{slot}"
+        f" + 1.5 x {step} decode = {num(dis.ttft_p50_ms, 'ms')}",
+        "ttft_mean_ms": f"{mean_terms} = {num(sum(s.ms for s in dis.ttft_waterfall), 'ms')}",
+        "ttft_p95_ms": f"the p95 path on the two pools: {dis.arithmetic['ttft_p95']} vs target {num(slo.ttft_p95_ms, 'ms')}",
+        "itl_p50_ms": f"a pure decode step on the decode pool at {batch}: {step} + {num(sched, 'ms')} scheduler = {num(dis.itl_p50_ms, 'ms')}"
+        " (no step carries a prompt chunk: prompts are prefilled on the prefill pool)",
+        "itl_p95_ms": f"the pure decode step at the p95 batch ({num(b)} + 1.645 x √{num(b)} = {num(b_p95)}): {step_p95}"
+        f" + {num(sched, 'ms')} scheduler = {num(dis.itl_p95_ms, 'ms')} vs target {num(slo.itl_p95_ms, 'ms')}{judges}",
+        "tpot_p50_ms": f"a reply's mean gap is the same pure decode step (no prompt chunk interferes): {step} + {num(sched, 'ms')}"
+        f" = {num(dis.tpot_p50_ms, 'ms')}",
+        "tpot_p95_ms": f"a reply's mean gap at the p95 batch ({num(b)} + 1.645 x √{num(b)} = {num(b_p95)}): the pure decode step {step_p95}"
+        f" + {num(sched, 'ms')} = {num(dis.tpot_p95_ms, 'ms')}" + (f" vs target {num(slo.itl_p95_ms, 'ms')}{judges}" if judges else ""),
+    }
+    words = comparison | pools
+    keys = [key for key in words if key != "ttft_p50_ms"]  # the p50 (the aggregated words have none) ahead of the mean
+    keys.insert(keys.index("ttft_mean_ms"), "ttft_p50_ms")
+    return {key: words[key] for key in keys}
 
 
 # --- the two pools' operating point and capacity under the SLO ---------------------------------------------
@@ -678,6 +716,7 @@ def disaggregated_operating_point(
         f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
         "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
         f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool"
+        f" ({pct(kv_gb / op.kv_capacity_gb) if op.kv_capacity_gb > 0 else 'none'})"
         if math.isfinite(batch)
         else f"the load needs {full}",
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"
@@ -685,7 +724,7 @@ def disaggregated_operating_point(
         if math.isfinite(batch)
         else f"{num(weights_gb, 'GB')} weights + the KV of {full}",
         "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
-        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to x{num(scale)} the peak,"
+        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to {times(scale)} the peak,"
         f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",
     }
     point = op.model_copy(

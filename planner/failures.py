@@ -25,6 +25,7 @@ from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
 from planner.lengths import share_above
 from planner.mechanisms import mechanism_verdict, resolve
+from planner.multimodal import with_image_tokens
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.operating_point import Limit
 from planner.pools import pools_of
@@ -166,6 +167,43 @@ def _long_context_pool(brief: Brief) -> bool:
         return brief.deployment.long_context_nodes > 0
 
 
+def _inputs_double(brief: Brief) -> tuple[dict[str, Any], str]:
+    """The overrides and words that double every prompt: its text and, on the multimodal path, its images' tokens
+    (each image twice the pixels: twice the tokens and the encoder's patches), so the whole prompt doubles, mean and
+    p95, and the encoder's work with it."""
+    w, mm = brief.workload, brief.multimodal
+    whole = with_image_tokens(brief).workload  # the prompt as planned: the text and the image tokens the planner adds
+    changes: dict[str, Any] = {
+        "workload.input_tokens_mean": w.input_tokens_mean * 2,
+        "workload.input_tokens_p95": w.input_tokens_p95 * 2,
+    }
+    text = (
+        f"mean prompt {num(whole.input_tokens_mean)} -> {num(whole.input_tokens_mean * 2)} tokens (p95 {num(whole.input_tokens_p95 * 2)})"
+    )
+    if mm.enabled:
+        changes["multimodal.tokens_per_image"] = mm.tokens_per_image * 2
+        changes["multimodal.encoder_patches_per_image"] = mm.encoder_patches_per_image * 2
+        text_tokens = "" if mm.prompt_includes_images else f"text {num(w.input_tokens_mean)} -> {num(w.input_tokens_mean * 2)} tokens and "
+        text += (
+            f": {text_tokens}each image {num(mm.tokens_per_image)} -> {num(mm.tokens_per_image * 2)} tokens"
+            f" ({num(mm.encoder_patches_per_image)} -> {num(mm.encoder_patches_per_image * 2)} encoder patches)"
+        )
+    if w.kv_context_tokens is not None:
+        changes["workload.kv_context_tokens"] = w.kv_context_tokens + whole.input_tokens_mean
+        text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + whole.input_tokens_mean)}"
+    if brief.deployment.long_context_nodes > 0 or w.long_context_share > 0:  # the router sends the longer prompts on
+        tail = share_above(whole.input_tokens_mean * 2, whole.input_tokens_p95 * 2, w.long_context_threshold_tokens)
+        share = round(max(tail, w.long_context_share), 4)  # a stated share above the lengths' stands (pools.share_problems)
+        changes["workload.long_context_share"] = share
+        text += f"; over the {num(w.long_context_threshold_tokens, 'tokens')} threshold {pct(w.long_context_share)} -> {pct(share)}"
+    if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow
+        prompt, output = whole.input_tokens_mean, w.output_tokens_mean
+        grown = brief.objective.job_tokens * (2 * prompt + output) / (prompt + output)
+        changes["objective.job_tokens"] = grown
+        text += f"; the same documents: the job {num(brief.objective.job_tokens / 1e9)}B -> {num(grown / 1e9)}B tokens"
+    return changes, text
+
+
 def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
@@ -195,26 +233,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
         assert w.users is not None
         return {"workload.users": w.users * 2, **work}, f"{num(w.users, 'users')} -> {num(w.users * 2, 'users')}{work_text}"
     if scenario is Scenario.inputs_double:
-        changes: dict[str, Any] = {
-            "workload.input_tokens_mean": w.input_tokens_mean * 2,
-            "workload.input_tokens_p95": w.input_tokens_p95 * 2,
-        }
-        text = f"mean prompt {num(w.input_tokens_mean)} -> {num(w.input_tokens_mean * 2)} tokens (p95 {num(w.input_tokens_p95 * 2)})"
-        if w.kv_context_tokens is not None:
-            changes["workload.kv_context_tokens"] = w.kv_context_tokens + w.input_tokens_mean
-            text += f"; KV context {num(w.kv_context_tokens)} -> {num(w.kv_context_tokens + w.input_tokens_mean)}"
-        if brief.deployment.long_context_nodes > 0 or w.long_context_share > 0:  # the router sends the longer prompts on
-            tail = share_above(w.input_tokens_mean * 2, w.input_tokens_p95 * 2, w.long_context_threshold_tokens)
-            share = round(max(tail, w.long_context_share), 4)  # a stated share above the lengths' stands (pools.share_problems)
-            changes["workload.long_context_share"] = share
-            text += f"; over the {num(w.long_context_threshold_tokens, 'tokens')} threshold {pct(w.long_context_share)} -> {pct(share)}"
-        if brief.objective.kind is ObjectiveKind.throughput:  # the same documents, each longer: the job's tokens grow
-            grown = (
-                brief.objective.job_tokens * (2 * w.input_tokens_mean + w.output_tokens_mean) / (w.input_tokens_mean + w.output_tokens_mean)
-            )
-            changes["objective.job_tokens"] = grown
-            text += f"; the same documents: the job {num(brief.objective.job_tokens / 1e9)}B -> {num(grown / 1e9)}B tokens"
-        return changes, text
+        return _inputs_double(brief)
     if scenario is Scenario.prefix_hit_rate_drops:
         if brief.kv_tiers.enabled:  # the tiers derive the hit rate: a stated one counts only with the tiers off
             derived = resolve(brief).workload.prefix_hit_rate
@@ -232,7 +251,7 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
                 "workload.long_context_share": share
             }, f"long-context share {pct(w.long_context_share)} -> {pct(share)}, routed to the long-context pool"
         extra = (share - w.long_context_share) * LONG_PROMPT_FACTOR * w.long_context_threshold_tokens
-        changes = {
+        changes: dict[str, Any] = {
             "workload.input_tokens_mean": w.input_tokens_mean + extra,
             "workload.input_tokens_p95": max(w.input_tokens_p95, w.input_tokens_mean + extra),
         }

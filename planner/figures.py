@@ -184,7 +184,8 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         "Sizing arithmetic: load to 100%",
         fmt=_X,
         better=_HIGHER,
-        help="The worked design's conservative sizing figure: 1 / its utilization (linear). Not the headroom: that is the first"
+        help="The worked design's sizing figure: 1 / its utilization (linear; conservative only where it comes before the SLO"
+        " capacity). Not the headroom: that is the first"
         " limit of the verdict the traffic reaches (headroom.multiple).",
     ),
     _f(
@@ -196,7 +197,15 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         help="How many times the peak traffic the design carries before a limit of its verdict is reached: the general pool's"
         " capacity under the SLO, the long-context pool's GPU time, or the sizing arithmetic, whichever comes first.",
     ),
-    _f("capacity.kv_fraction", "KV in use at peak", fmt=_P, arithmetic="memory.arithmetic.max_sequences_per_replica"),
+    _f(
+        "capacity.kv_fraction",
+        "KV share at the sizing batch",
+        fmt=_P,
+        arithmetic=_a("capacity.kv_fraction"),
+        help="The sizing arithmetic's KV: the sequences generating per replica (users x duty cycle, or Little's law at the worked"
+        " design's pace) over the sequences a replica's KV cache holds. Not the KV in use at the operating point"
+        " (operating_point.kv_in_use_gb, the Capacity page), which counts every sequence in flight at its running context.",
+    ),
     _f("capacity.replicas", "Replicas", fmt=_C),
     # step 3: the operating point
     _f("operating_point.rate_per_replica_per_s", "Rate per replica", "req/s", arithmetic=_a("operating_point.rate_per_replica_per_s")),
@@ -227,7 +236,9 @@ _ENTRIES: tuple[FigureSpec, ...] = (
         help="A general-pool replica's load against the rate at which it stops meeting the SLO.",
     ),
     _f("operating_point.general_replicas", "General-pool replicas", fmt=_C, arithmetic=_a("operating_point.rate_per_replica_per_s")),
-    _f("pools.general_replicas", "General-pool replicas", fmt=_C, arithmetic="operating_point.arithmetic.rate_per_replica_per_s"),
+    _f("pools.general_replicas", "General-pool replicas", fmt=_C, arithmetic=_a("pools.general_replicas")),
+    _f("disaggregation.prefill_replicas", "Prefill-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
+    _f("disaggregation.decode_replicas", "Decode-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
     # step 5: the SLO budget
     _f("slo.ttft_p50_ms", "p50 TTFT", "ms", better=_LOWER),
     _f("slo.ttft_p95_ms", "p95 TTFT", "ms", arithmetic=_a("slo.ttft_p95_ms"), better=_LOWER, target="slo.ttft_target_ms"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["PCT_STEP", "UNBOUNDED", "num", "pct", "unbounded", "usd"]
+__all__ = ["PCT_STEP", "UNBOUNDED", "down", "num", "pct", "times", "unbounded", "usd"]
 
 
 UNBOUNDED = "unbounded"  # what a figure without a steady state reads as (never a raw ∞ or inf)
@@ -59,6 +59,20 @@ def num(value: float, unit: str = "") -> str:
 
 
 PCT_STEP = 0.001  # pct() prints fractions to 0.1%
+
+
+def down(multiple: float) -> float:
+    """A multiple of the load rounded down to the three figures shown: x1.157 reads x1.15, never a multiple the design
+    cannot carry (the headroom's rule; every multiple of the peak a design carries is written by it)."""
+    if not math.isfinite(multiple) or multiple <= 0:
+        return multiple
+    scale = 10 ** (2 - math.floor(math.log10(multiple)))
+    return float(math.floor(multiple * scale) / scale)
+
+
+def times(multiple: float) -> str:
+    """A multiple of the load a design carries, rounded down: 1.2465 -> 'x1.24'."""
+    return f"x{num(down(multiple))}"
 
 
 def pct(fraction: float) -> str:

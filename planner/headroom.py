@@ -5,7 +5,9 @@ Each limit is one of the verdict's own rules, found as the traffic multiple at w
   targets, what `max-rate` measures); that capacity does not depend on the load, so the multiple is capacity / load;
 - the long-context pool: its busy share reaches 100% (its batch grows with the load, so found by bisection);
 - the worked design's sizing arithmetic (users x duty): the fleet's utilization reaches 100%, and the KV cache
-  fills at the sizing batch. These are the seed's conservative figures; they bind only when nothing else does first.
+  fills at the sizing batch. These are the seed's linear figures: conservative where they come before the SLO capacity,
+  optimistic where a replica meets its SLO capacity first (sizing_words says which); they bind only when nothing else
+  does first.
 The headroom is the smallest of them, so traffic x2 that misses never sits under a headroom above 2.
 """
 
@@ -22,13 +24,13 @@ from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
-from planner.fmt import num, pct
+from planner.fmt import down, num, pct, times
 from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
 
-__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
+__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand", "sizing_words"]
 
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
@@ -118,9 +120,9 @@ def _general_limit(core: CoreDesign) -> PoolLimit:
         multiple=multiple,
         arithmetic=(
             f"{num(op.capacity_rate_per_s, 'req/s')} a replica meets the SLO up to / {num(op.rate_per_replica_per_s, 'req/s')}"
-            f" it carries = x{num(_down(multiple))}"
+            f" it carries = {times(multiple)}"
             if core.disaggregation is None
-            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(_down(multiple))}"
+            else f"the pools run at {pct(load)} of their capacity under the SLO: {times(multiple)}"
         ),
     )
 
@@ -153,7 +155,7 @@ def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
             key="sizing_utilization",
             name="the sizing utilization reaches 100%",
             multiple=util_multiple,
-            arithmetic=f"{pct(cap.utilization)} at the peak, the worked design's conservative arithmetic",
+            arithmetic=f"{pct(cap.utilization)} at the peak, the worked design's sizing arithmetic",
         )
     ]
     if cap.kv_fraction > 0:
@@ -343,7 +345,7 @@ def headroom(
         limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
-    multiple = _down(first.multiple)
+    multiple = down(first.multiple)
     load = "the work" if goal is not None else "the peak traffic"
     if first.multiple < 1:
         text = f"none: x{num(multiple)} {load} is where {first.name} ({first.arithmetic})"
@@ -351,7 +353,7 @@ def headroom(
         text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
-        text += "; later " + ", ".join(f"{lim.name} at x{num(_down(lim.multiple))}" for lim in sorted(others, key=lambda lim: lim.multiple))
+        text += "; later " + ", ".join(f"{lim.name} at {times(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
     return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
 
 
@@ -395,9 +397,18 @@ def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:
     )
 
 
-def _down(multiple: float) -> float:
-    """A headroom rounded down to the three figures shown: x1.157 reads x1.15, never a multiple the design cannot carry."""
-    if not math.isfinite(multiple) or multiple <= 0:
-        return multiple
-    scale = 10 ** (2 - math.floor(math.log10(multiple)))
-    return float(math.floor(multiple * scale) / scale)
+def sizing_words(h: Headroom, utilization: float, sizing_multiple: float) -> str:
+    """The worked design's sizing utilization in words, and which side it errs on: conservative where its linear load to
+    100% comes before the SLO capacity, optimistic where a replica reaches its SLO capacity first (rag: 17.6% implies
+    x5.67, the SLO capacity comes at x1.2 and N+1 is lost at x1.1)."""
+    text = f"This is the worked design's sizing arithmetic: {pct(utilization)} of the fleet would reach 100% at {times(sizing_multiple)} if it scaled linearly"
+    general = next((lim for lim in h.limits if lim.key == "general" and math.isfinite(lim.multiple)), None)
+    if general is None:
+        return f"{text}; the headroom is the first limit the verdict judges"
+    if sizing_multiple <= general.multiple:
+        return f"{text}, before {general.name} at {times(general.multiple)}: here it is the conservative figure; the headroom is the first limit the verdict judges"
+    first = f" and {h.binding} at x{num(h.multiple)}" if h.binding != general.name else ""
+    return (
+        f"{text}, but {general.name} at {times(general.multiple)}{first}: here it is optimistic, not conservative;"
+        " the headroom is the first limit the verdict judges"
+    )

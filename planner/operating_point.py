@@ -549,6 +549,7 @@ def operating_point(
         "kv_in_use_gb": (
             f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
             f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
+            f" ({pct(kv_gb / kv_cap_gb) if kv_cap_gb > 0 else 'none'})"
         ),
         "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.gpus, 'GB')}",
         "capacity_rate_per_s": (

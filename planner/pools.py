@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.lengths import share_above
-from planner.replica import ReplicaShape
+from planner.replica import ReplicaShape, units_text
 from planner.verdict import Problem
 
 __all__ = [
@@ -66,6 +66,7 @@ class Pools(BaseModel):
     general_replicas: int  # the replicas the general pool's requests spread over
     general_share: float  # share of the requests the general pool serves: all but the long-context pool's
     streams_per_replica: int = 1  # PP: a replica's micro-batch streams, each counted in general_replicas
+    arithmetic: dict[str, str] = {}  # general_replicas: the nodes the other pools leave, in whole replicas
 
     def general_rate_per_replica(self, request_rate_per_s: float) -> float:
         return request_rate_per_s * self.general_share / max(self.general_replicas, 1)
@@ -120,14 +121,34 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
             )
         )
     share = 1 - brief.workload.long_context_share if long_ctx > 0 else 1.0
+    replicas = shape.replicas_in(general)
     return Pools(
         general_nodes=general,
         long_context_nodes=long_ctx,
         spare_nodes=spare,
-        general_replicas=shape.replicas_in(general),
+        general_replicas=replicas,
         general_share=share,
         streams_per_replica=shape.pp,
+        arithmetic={"general_replicas": _general_replicas_text(shape, nodes, spare, long_ctx, general, replicas)},
     ), problems
+
+
+def _general_replicas_text(shape: ReplicaShape, nodes: int, spare: int, long_ctx: int, general: int, replicas: int) -> str:
+    """The arithmetic of Pools.general_replicas: the nodes the spare and long-context pools leave, in whole replicas."""
+
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    others = "".join(f" - {n} {name}" for n, name in ((spare, "spare"), (long_ctx, "long-context")) if n)
+    pool = plural(general, "general-pool node")
+    nodes_text = f"{nodes} nodes{others} = {pool}" if others else pool
+    span = "per node" if shape.replica_nodes == 1 else f"per {shape.replica_nodes} nodes"
+    per = plural(shape.units_per_replica_group, "micro-batch stream" if shape.pp > 1 else "replica")
+    result = units_text(replicas, shape.pp) if shape.pp > 1 else plural(replicas, "replica")
+    return (
+        f"{nodes_text}; {general // shape.replica_nodes} x {per} {span}"
+        f" ({shape.gpus_text} a {'stage' if shape.pp > 1 else 'replica'}) = {result}"
+    )
 
 
 def general_prompt_cap_tokens(brief: Brief, long_context_nodes: int) -> float:

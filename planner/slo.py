@@ -216,12 +216,25 @@ class SloBudget(_Model):
     _text: tuple[Brief, LatencyPoint, str, tuple[WaterfallStep, ...]] = (
         PrivateAttr()
     )  # the arithmetic's: brief, point, basis, mean mechanisms
+    # the words a design whose figures replace the point's writes over the point's (a disaggregated design's two pools)
+    _rewords: tuple[Callable[[dict[str, str]], dict[str, str]], ...] = PrivateAttr(default=())
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def arithmetic(self) -> dict[str, str]:
         """Each figure's arithmetic in words, written on first read (a re-plan's is never read)."""
-        return _arithmetic(*self._text)
+        words = _arithmetic(*self._text)
+        for reword in self._rewords:
+            words = reword(words)
+        return words
+
+    def reworded(self, update: dict[str, Any], reword: Callable[[dict[str, str]], dict[str, str]]) -> SloBudget:
+        """A copy with `update` applied whose arithmetic is `reword` of this one's, written on first read: the words of
+        the figures the update replaces, so each figure's arithmetic is the one that gives it."""
+        copy = self.model_copy(update=update)
+        copy.__dict__.pop("arithmetic", None)  # words already read are the ones replaced
+        copy._rewords = (*self._rewords, reword)
+        return copy
 
     # The full-batch bound and the trade-off curves (about 17 more latency points) are worked out the first time they
     # are read (the SLO budget page, the engine configuration, the JSON), not for every plan a slider move makes.

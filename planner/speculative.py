@@ -347,8 +347,20 @@ def _swap_decode_step(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brie
     itl_p50, itl_p95 = slo.itl_p50_ms - plain_ms + spec_ms, slo.itl_p95_ms - plain_ms + spec_ms
     tpot_p50, tpot_p95 = slo.tpot_p50_ms - plain_ms + per_token_ms, slo.tpot_p95_ms - plain_ms + per_token_ms
     judged = slo.itl_metric.judged(itl_p95, tpot_p95)
-    return slo.model_copy(
-        update={
+    plain = num(plain_ms, "ms")
+
+    def swapped(before: float, after: float, new_ms: float, what: str) -> str:
+        return f"with speculation, {num(before, 'ms')} - {plain} plain step + {num(new_ms, 'ms')} {what} = {num(after, 'ms')}"
+
+    step_words, token_words = "speculative step", "a token (the speculative step over the tokens it emits)"
+    swaps = {
+        "itl_p50_ms": swapped(slo.itl_p50_ms, itl_p50, spec_ms, step_words),
+        "itl_p95_ms": swapped(slo.itl_p95_ms, itl_p95, spec_ms, step_words),
+        "tpot_p50_ms": swapped(slo.tpot_p50_ms, tpot_p50, per_token_ms, token_words),
+        "tpot_p95_ms": swapped(slo.tpot_p95_ms, tpot_p95, per_token_ms, token_words),
+    }
+    return slo.reworded(
+        {
             "itl_p50_ms": itl_p50,
             "itl_p95_ms": itl_p95,
             "tpot_p50_ms": tpot_p50,
@@ -357,7 +369,8 @@ def _swap_decode_step(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brie
             "basis": slo.basis
             + f" Speculative decoding is on in the decode pool at this batch: {num(analysis.tokens_per_step)} tokens a step,"
             f" x{num(analysis.gain_at_load)} per token (its batch is the pool's without speculation).",
-        }
+        },
+        lambda words: words | {k: f"{words[k]}; {v}" for k, v in swaps.items() if k in words},
     )
 
 

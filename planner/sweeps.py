@@ -2,7 +2,7 @@
 
 - each limit of the verdict against a traffic multiplier (what a growth in peak traffic does to the fleet): the
   general pool's load against its capacity under the SLO, the long-context pool's GPU time, and the worked
-  design's sizing utilization (its conservative figure, planner.headroom)
+  design's sizing utilization (its linear figure, planner.headroom)
 
 Each sweep is cached by brief, like plan(), so a page re-rendered with the same controls costs nothing.
 """

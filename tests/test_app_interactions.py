@@ -203,6 +203,7 @@ def test_custom_model_starts_from_the_catalog_numbers() -> None:
     at.selectbox(key="f.model.name").set_value("custom").run()
     assert not at.error, [e.value for e in at.error]
     assert at.number_input(key="f.model.custom.layers").value == 80
+    assert at.text_input(key="f.model.hf_repo").value == "meta-llama/Meta-Llama-3-70B-Instruct"  # the weights it loads stay
     at.number_input(key="f.model.custom.layers").set_value(40).run()
     assert figure(at, "Utilization at peak") > 0
 

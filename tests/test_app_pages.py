@@ -27,7 +27,7 @@ KEY_FIGURES = {
         "In flight",
         "TPOT at the operating point",
     ),
-    "Architecture": ("Gateway nodes (CPU)", "General-pool replicas"),
+    "Architecture": ("Gateway nodes (CPU)",),  # and the replicas: the general pool's, or a disaggregated pair's (below)
     "SLO budget": ("p50 TTFT", "p95 TTFT", "p50 ITL"),
     "Failure modes": ("Binding scenario", "N+1 (one node lost)"),
     "Cost": ("Cost per hour", "Cost per year", "Cost per M output tokens"),
@@ -61,6 +61,9 @@ def test_page_renders_preset(page: str, preset: str) -> None:
         assert sum("data:image/svg+xml;base64," in h.proto.body for h in at.get("html")) == 1, "no diagram"
     if title == "SLO budget":
         assert len(at.get("plotly_chart")) >= 2, "no waterfalls"
+    if title == "Architecture":
+        pools = ("Prefill-pool replicas", "Decode-pool replicas") if preset == "chat-disaggregated" else ("General-pool replicas",)
+        assert all(label in shown for label in pools), (preset, sorted(shown))
     if title == "Failure modes":  # a scenario's name at body size: a metric tile's large type cut it off (review s4 #15)
         assert "Binding scenario" in text_figures(at) and "Binding scenario" not in metrics(at)
     for label in KEY_FIGURES.get(title, ()):
@@ -163,3 +166,35 @@ def test_the_capacity_page_draws_one_utilization_chart_at_a_time() -> None:
     assert _chart_titles(at) == [*above, "Share of GPU time at peak, sizing arithmetic (%)"]
     other_tabs(at)
     assert _chart_titles(at) == [*above, "Each limit as traffic grows"]
+
+
+@pytest.mark.parametrize("preset", ["moe-deepseek", "chat-disaggregated"])
+def test_the_brief_pages_kv_in_use_is_the_capacity_pages(preset: str) -> None:
+    """One figure, one name: the Brief page's KV tile is the operating point's KV in use the Capacity page shows (moe
+    451 GB, 42.4% of the pool), not the sizing batch's share it showed under that name (26.3%)."""
+    at = new_app({"preset": preset})
+    brief_tiles = metrics(at)
+    capacity_tiles = metrics(visit(at, "pages/capacity.py"))
+    assert "KV in use at peak" not in brief_tiles
+    assert brief_tiles["KV in use"] == capacity_tiles["KV in use"]
+
+
+def test_the_capacity_page_calls_rags_sizing_figure_optimistic_with_the_headrooms_rounding() -> None:
+    """rag's sizing arithmetic (17.6%, x5.67 linear) comes after its SLO capacity (x1.2): the page says optimistic where it
+    said "the worked design's conservative sizing arithmetic", and writes x5.67 as the headroom's text does (it read x5.68)."""
+    at = visit(new_app({"preset": "rag"}), "pages/capacity.py")
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert "conservative sizing arithmetic" not in captions
+    assert "would reach 100% at x5.67 if it scaled linearly, but the general pool reaches its SLO capacity at x1.2" in captions
+    assert "here it is optimistic" in captions
+
+
+def test_a_disaggregated_architecture_counts_each_pools_replicas_with_the_split() -> None:
+    """chat-disaggregated's general pool runs 12 prefill and 4 decode replicas: the Architecture page shows both counts
+    (it showed 'General-pool replicas 16' beside the working of 50 req/s per decode replica)."""
+    at = visit(new_app({"preset": "chat-disaggregated"}), "pages/architecture.py")
+    tiles = metrics(at)
+    assert tiles["Prefill-pool replicas"] == "12" and tiles["Decode-pool replicas"] == "4"
+    assert "General-pool replicas" not in tiles
+    open_arithmetic(at)
+    assert any("= 12 prefill (TP=8, 12 replicas) + 4 decode (TP=8, 4 replicas)" in shown(m.value) for m in at.markdown)

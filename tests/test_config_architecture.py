@@ -14,6 +14,7 @@ import pytest
 from planner import load_brief, plan
 from planner.architecture import LOAD_COLORS, Pool, diagram_dot
 from planner.brief import KvPrecision, Precision
+from planner.catalog import MODELS
 from planner.pools import Load, general_prompt_cap_tokens, load_of
 
 pytestmark = pytest.mark.unit
@@ -317,3 +318,27 @@ def test_every_flag_of_the_command_is_in_config_engine(preset):
         assert _printed_by(config.engine, f.flag) == f.value, f.flag
     if preset == "agent-platform":
         assert config.engine.extra_args["--kv-offloading-backend"] == "native" and config.engine.scheduling_policy == "priority"
+
+
+@pytest.mark.parametrize("key", sorted(MODELS))
+def test_every_catalog_models_command_loads_its_hugging_face_repo(key):
+    """vLLM loads a Hugging Face repo id (org/name), not a display name: every catalog model carries its own, and the
+    command names it (8 of 18 had none, so their command named the display name, e.g. 'vllm serve Falcon-180B')."""
+    spec = MODELS[key]
+    assert re.fullmatch(r"[\w.-]+/[\w.-]+", spec.hf_repo), (key, spec.hf_repo)
+    preset = "moe-deepseek" if key.startswith("deepseek") else "qps10-tp4" if key == "qwen3-30b-a3b" else "capstone"  # one each forms
+    design = plan(load_brief(preset).with_changes({"model.name": key}))
+    assert design.config.command.startswith(f"vllm serve {spec.hf_repo} ")
+
+
+def test_the_multimodal_command_loads_qwen25_vl_by_its_repo_and_a_custom_model_without_one_says_so():
+    """multimodal is a custom model shown as 'Qwen2.5-VL-72B': its command loads Qwen/Qwen2.5-VL-72B-Instruct (it read
+    'vllm serve Qwen2.5-VL-72B', which vLLM cannot load). A custom model given no repo id names its display name, and
+    the dependencies say the command needs model.hf_repo."""
+    design = plan(load_brief("multimodal"))
+    assert design.config.command.startswith("vllm serve Qwen/Qwen2.5-VL-72B-Instruct ")
+    assert design.config.engine.model == "Qwen/Qwen2.5-VL-72B-Instruct"
+    assert not any("model.hf_repo" in d.breaks_if for d in design.config.dependencies)
+    unnamed = plan(load_brief("multimodal").with_changes({"model.hf_repo": None}))
+    assert unnamed.config.command.startswith("vllm serve Qwen2.5-VL-72B ")
+    assert "set model.hf_repo" in unnamed.config.dependencies[0].breaks_if

@@ -468,3 +468,22 @@ def test_inputs_double_routes_the_longer_prompts_to_the_long_context_pool():
     replanned = plan(load_brief("capstone").with_changes(row.overrides))
     assert replanned.long_context_utilization == pytest.approx(row.long_context_utilization, rel=1e-9)
     assert replanned.long_context_utilization > design.long_context_utilization * 2
+
+
+def test_input_lengths_double_doubles_a_multimodal_prompt_images_and_all():
+    """A multimodal prompt is its text and its images' tokens (300 + 2 x 1,024 = 2,348): "Input lengths double" doubles
+    the whole of it, mean and p95, and says so. It doubled the text alone (300 -> 600 tokens, +13%), which left the row
+    at 68.6% of SLO capacity while the doubled prompt misses the ITL target."""
+    stated = load_brief("multimodal")
+    design = plan(stated)
+    row = next(f for f in design.failures if f.scenario == "inputs_double")
+    replanned = plan(stated.with_changes(row.overrides))
+    before, after = design.brief.workload, replanned.brief.workload  # the prompts as planned, image tokens added
+    assert before.input_tokens_mean == pytest.approx(2348)
+    assert after.input_tokens_mean == pytest.approx(2 * before.input_tokens_mean)
+    assert after.input_tokens_p95 == pytest.approx(2 * before.input_tokens_p95)
+    assert replanned.multimodal is not None and design.multimodal is not None
+    assert replanned.multimodal.encoder_ms_per_image == pytest.approx(2 * design.multimodal.encoder_ms_per_image)  # twice the pixels
+    assert row.change.startswith(f"mean prompt {num(2348)} -> {num(4696)} tokens (p95 {num(2 * before.input_tokens_p95)})")
+    assert "each image 1,024 -> 2,048 tokens" in row.change
+    assert not row.ok and row.load_vs_capacity > 1

@@ -11,7 +11,7 @@ from planner import load_brief, plan, preset_names
 from planner.breakdowns import ttft_paths
 from planner.cli import _TEXT_FIGURES, _plan_text, design_json
 from planner.compare import COMPARE_FIGURES, Direction, compare
-from planner.figures import REGISTRY, FigureSpec, Format, cause_of, field_label, format_value, resolve, show, spec
+from planner.figures import REGISTRY, FigureSpec, Format, arithmetic, cause_of, field_label, format_value, label, resolve, show, spec
 from planner.fmt import num, pct, usd
 from planner.naming import design_name
 from planner.practice import Kind, practice_steps
@@ -100,7 +100,16 @@ def test_every_registered_figure_is_a_path_of_the_plans_json() -> None:
     the search's figures are keys of `search --json`."""
     designs = {
         name: design_json(plan(load_brief(name)))
-        for name in ("capstone", "variation-a", "qps10-tp4", "agent-platform", "multimodal", "rl-rollout", "lora-platform")
+        for name in (
+            "capstone",
+            "variation-a",
+            "qps10-tp4",
+            "agent-platform",
+            "multimodal",
+            "rl-rollout",
+            "lora-platform",
+            "chat-disaggregated",
+        )
     }
     from planner.search import SearchResult
 
@@ -386,3 +395,28 @@ def test_the_fleet_size_chart_ticks_whole_nodes() -> None:
     wide = cost_vs_fleet(load_brief("capstone").with_changes({"hardware.nodes": 200}))
     step = cost_vs_fleet_chart(wide, 200).layout.xaxis.dtick
     assert step == int(step) and (max(p.nodes for p in wide) - min(p.nodes for p in wide)) / step <= 8
+
+
+@pytest.mark.parametrize("preset", ["moe-deepseek", "chat-disaggregated", "rag"])
+def test_the_sizing_kv_share_is_named_and_worked_as_what_it_is(preset: str) -> None:
+    """capacity.kv_fraction is the sizing batch over a replica's KV capacity in sequences (moe 875 / 3,326 = 26.3%):
+    named so and worked so. It was labelled "KV in use at peak" beside a working of the sequences a replica holds, while
+    the KV in use at the operating point is 42.4% (451 of 1,064 GB)."""
+    design = plan(load_brief(preset))
+    cap, op = design.capacity, design.operating_point
+    assert "sizing" in label("capacity.kv_fraction") and label("capacity.kv_fraction") != label("operating_point.kv_in_use_gb")
+    words = arithmetic(design, "capacity.kv_fraction")
+    assert words.startswith(f"{num(cap.batch_per_replica)} sequences generating per replica at the sizing batch")
+    assert f"{num(design.memory.max_sequences_per_replica)} sequences a replica's KV cache holds = {pct(cap.kv_fraction)}" in words
+    assert f"({pct(op.kv_in_use_gb / op.kv_capacity_gb)})" in arithmetic(design, "operating_point.kv_in_use_gb")
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_general_pool_replicas_working_counts_replicas(preset: str) -> None:
+    """The replica count's working is the nodes the other pools leave in whole replicas, ending at the count; it was the
+    rate per replica's (chat-disaggregated: '... = 50 req/s a decode replica' under 'General-pool replicas 16')."""
+    design = plan(load_brief(preset))
+    words = arithmetic(design, "pools.general_replicas")
+    count = design.pools.general_replicas
+    assert "req/s" not in words
+    assert words.endswith(f"= {count} replica{'' if count == 1 else 's'}") or words.endswith(f"= {design.shape.units_text})")

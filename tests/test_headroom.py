@@ -7,6 +7,8 @@ import pytest
 
 from planner import apply_overrides, load_brief, plan
 from planner.brief import Brief
+from planner.fmt import pct
+from planner.headroom import sizing_words
 from planner.sweeps import utilization_vs_traffic
 
 pytestmark = pytest.mark.unit
@@ -126,3 +128,28 @@ def test_the_sizing_crossing_reads_the_utilization_capacity_works_out(preset: st
     for multiple in (0.37, 1.0, 2.5, 9.0):
         dem = scaled_demand(core.demand, multiple)
         assert utilization_at(core.brief, core.shape, dem) == capacity(core.brief, core.shape, dem, core.memory).utilization
+
+
+def test_the_sizing_arithmetic_is_called_conservative_only_where_it_comes_first():
+    """rag's 17.6% implies x5.67, but a replica reaches its SLO capacity at x1.2 and N+1 is lost at x1.1: the sizing
+    figure is optimistic there and is said so (the Capacity page called it "conservative" for every design); where the
+    linear load to 100% comes before the SLO capacity it is the conservative side."""
+    design = plan(load_brief("rag"))
+    c, h = design.capacity, design.headroom
+    words = sizing_words(h, c.utilization, c.sizing_load_multiple)
+    assert f"{pct(c.utilization)} of the fleet would reach 100% at x5.67" in words
+    assert "SLO capacity at x1.2 and N+1 is lost at x1.1: here it is optimistic" in words
+    limits = tuple(lim.model_copy(update={"multiple": 9.0}) if lim.key == "general" else lim for lim in h.limits)
+    roomy = h.model_copy(update={"limits": limits})
+    assert "before the general pool reaches its SLO capacity at x9: here it is the conservative figure" in sizing_words(
+        roomy, c.utilization, c.sizing_load_multiple
+    )
+
+
+def test_a_disaggregated_designs_capacity_multiple_reads_as_its_headroom_limit_does():
+    """chat-disaggregated's pools meet the SLO up to x1.2465 the peak: the operating point's working and the headroom's
+    limit both write it x1.24 (rounded down, a multiple the design carries); the working read x1.25."""
+    design = plan(load_brief("chat-disaggregated"))
+    general = next(lim for lim in design.headroom.limits if lim.key == "general")
+    assert general.arithmetic.endswith(": x1.24")
+    assert "up to x1.24 the peak" in design.operating_point.arithmetic["capacity_rate_per_s"]

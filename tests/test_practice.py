@@ -4,6 +4,7 @@ wrong answers; the CLI's contract (`python -m planner practice`)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from planner import load_brief, plan
 from planner.errors import BriefError
+from planner.figures import resolve
+from planner.fmt import num
 from planner.practice import Kind, Question, grade, grade_question, practice_steps, summary_markdown
 
 pytestmark = pytest.mark.unit
@@ -284,3 +287,35 @@ def test_a_variations_choices_do_not_show_the_figures_its_questions_ask(name):
         answer = grade_question(question, "0").answer
         assert all(answer not in c.text for c in choices), (answer, [c.text for c in choices])
     assert name != "variation-a" or any(c.text == "accept degradation: change nothing" for c in choices)
+
+
+@pytest.mark.parametrize("preset", ["chat-disaggregated", "capstone", "chat-speculative"])
+def test_the_latency_answers_working_is_the_arithmetic_of_the_figure_asked(preset: str) -> None:
+    """The working under a p95 TTFT or ITL/TPOT answer ends at that answer: a disaggregated design's is its two pools'
+    (343 ms from the prefill-pool wait, prefill, transfer and decode steps), not the aggregated chunked-prefill design's
+    it showed (= 187 ms under an answer of 343 ms; 12.3 ms under 6.59 ms)."""
+    design = plan(load_brief(preset))
+    questions = _questions(preset)
+    for qid in ("slo.ttft_p95", "slo.itl_p95"):
+        q = questions[qid]
+        assert q.figure is not None
+        figure = float(resolve(design, q.figure))
+        assert re.search(rf"= {re.escape(num(figure, 'ms'))}( vs target [\d,.]+ ms)?( \(the brief judges TPOT\))?$", q.arithmetic), (
+            qid,
+            q.arithmetic,
+        )
+    if design.disaggregation is not None:
+        words = design.slo.arithmetic
+        assert "the two pools" in words["ttft_p95_ms"] and "decode pool" in words["itl_p50_ms"]
+        assert all(words[k].startswith("chunked prefill on the same GPUs") for k in ("running_batch", "rho", "queue_wait_ms"))
+
+
+def test_a_disaggregated_decode_pool_with_speculation_shows_the_swap_in_its_working() -> None:
+    """Speculation on a disaggregated decode pool swaps the plain step for the speculative one after the latency model:
+    the working of the ITL and TPOT says so and ends at the swapped figure."""
+    changes = {"speculative.enabled": True, "speculative.off_above_batch": 512, "hardware.nodes": 24}
+    design = plan(load_brief("chat-disaggregated").with_changes(changes))
+    assert design.speculative is not None and design.speculative.on_at_load
+    for key in ("itl_p50_ms", "itl_p95_ms", "tpot_p50_ms", "tpot_p95_ms"):
+        words = design.slo.arithmetic[key]
+        assert "with speculation" in words and words.endswith(f"= {num(getattr(design.slo, key), 'ms')}"), (key, words)

@@ -259,7 +259,12 @@ def _on_model() -> None:
     current = state.current_brief().model
     if chosen == "custom" and current.custom is None and current.name in MODELS:
         state.set_fields(
-            {"model.name": "custom", "model.custom": _custom_from_catalog(current.name), "model.display_name": f"custom {current.name}"},
+            {
+                "model.name": "custom",
+                "model.custom": _custom_from_catalog(current.name),
+                "model.display_name": f"custom {current.name}",
+                "model.hf_repo": current.hf_repo or MODELS[current.name].hf_repo,  # the weights the command loads stay the same
+            },
             report_at="model.name",
         )
     else:
@@ -296,6 +301,14 @@ def _model(brief: Brief) -> None:
                 brief,
                 key_prefix="f.",
                 help=ModelChoice.model_fields["display_name"].description,
+            )
+            control(
+                st.text_input,
+                "Hugging Face repo id",
+                "model.hf_repo",
+                brief,
+                key_prefix="f.",
+                help=ModelChoice.model_fields["hf_repo"].description,
             )
             columns = st.columns(_COLUMNS)
             for i, name in enumerate(CustomModel.model_fields):

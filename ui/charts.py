@@ -227,7 +227,7 @@ def utilization_vs_traffic_chart(points: Sequence[TrafficPoint], headroom_multip
     data = [line("general pool: load / capacity under the SLO", [p.general_load_vs_capacity for p in points], PALETTE["primary"])]
     if long_context_pool:
         data.append(line("long-context pool: GPU time", [p.long_context_utilization for p in points], PALETTE["secondary"]))
-    data.append(line("sizing arithmetic (users x duty, conservative)", [p.utilization for p in points], PALETTE["muted"], "dot"))
+    data.append(line("sizing arithmetic (the worked design's utilization)", [p.utilization for p in points], PALETTE["muted"], "dot"))
     layout = {
         "title": {"text": "Each limit as traffic grows"},
         "xaxis": {"title": {"text": "peak traffic, x the brief's"}},
