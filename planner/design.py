@@ -39,7 +39,7 @@ from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
-from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, fleet_overrides
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -247,7 +247,12 @@ def _smaller_fleet(stated: Brief) -> SmallerFleet:
     cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
     cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
     warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
-    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated))  # resize.meets keeps it
+    split = {}  # a disaggregated design: the prefill/decode split that meets on those nodes (searched, not kept)
+    if warm is not None:
+        split = {k: v for k, v in fleet_overrides(stated, warm, cold if cold_nodes is not None else None).items() if k != "hardware.nodes"}
+    return SmallerFleet(
+        cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated), split=split
+    )  # resize.meets keeps N+1
 
 
 def plan(brief: Brief) -> Design:
