@@ -461,10 +461,10 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
     if not lost:
         words = ", each with N+1"
     elif not kept:
-        words = ", none of them with N+1 (one node lost breaks the SLO at each)"
+        words = ", none of them with N+1"
     else:
         run = kept == list(range(kept[0], kept[-1] + 1))
-        words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} with N+1 ({', '.join(map(str, lost))} lose it: one node lost breaks the SLO)"
+        words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} of them with N+1"
     return _splits_text(dis.splits, nodes, words)
 
 

@@ -28,7 +28,7 @@ from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
 
-__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand"]
+__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "multiple_down", "pools_multiple", "scaled_demand"]
 
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
@@ -118,9 +118,9 @@ def _general_limit(core: CoreDesign) -> PoolLimit:
         multiple=multiple,
         arithmetic=(
             f"{num(op.capacity_rate_per_s, 'req/s')} a replica meets the SLO up to / {num(op.rate_per_replica_per_s, 'req/s')}"
-            f" it carries = x{num(_down(multiple))}"
+            f" it carries = x{num(multiple_down(multiple))}"
             if core.disaggregation is None
-            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(_down(multiple))}"
+            else f"the pools run at {pct(load)} of their capacity under the SLO: x{num(multiple_down(multiple))}"
         ),
     )
 
@@ -139,6 +139,15 @@ def _long_context_limit(core: CoreDesign) -> PoolLimit | None:
             f" x{num(1 / busy) if busy > 0 else 'unbounded'} if it scaled linearly"
         ),
     )
+
+
+def pools_multiple(core: CoreDesign) -> float:
+    """The traffic multiple at which the design's serving pools reach their SLO capacity (the general pool, or the
+    decode and prefill pools, and the long-context pool): the capacity it keeps above the peak, N+1 and the sizing
+    arithmetic aside. A stated slo.headroom is judged against it (planner.design, planner.resize)."""
+    limits = [_general_limit(core), *([lc] if (lc := _long_context_limit(core)) is not None else [])]
+    known = [lim.multiple for lim in limits if not math.isnan(lim.multiple)]
+    return min(known) if known else math.nan
 
 
 def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
@@ -343,7 +352,7 @@ def headroom(
         limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
-    multiple = _down(first.multiple)
+    multiple = multiple_down(first.multiple)
     load = "the work" if goal is not None else "the peak traffic"
     if first.multiple < 1:
         text = f"none: x{num(multiple)} {load} is where {first.name} ({first.arithmetic})"
@@ -351,7 +360,9 @@ def headroom(
         text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
-        text += "; later " + ", ".join(f"{lim.name} at x{num(_down(lim.multiple))}" for lim in sorted(others, key=lambda lim: lim.multiple))
+        text += "; later " + ", ".join(
+            f"{lim.name} at x{num(multiple_down(lim.multiple))}" for lim in sorted(others, key=lambda lim: lim.multiple)
+        )
     return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
 
 
@@ -395,7 +406,7 @@ def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:
     )
 
 
-def _down(multiple: float) -> float:
+def multiple_down(multiple: float) -> float:
     """A headroom rounded down to the three figures shown: x1.157 reads x1.15, never a multiple the design cannot carry."""
     if not math.isfinite(multiple) or multiple <= 0:
         return multiple

@@ -284,7 +284,8 @@ def test_a_disaggregated_design_writes_only_its_own_analysis_text(monkeypatch: p
 
     monkeypatch.setattr(disagg_module, "_splits_text", counted)
     monkeypatch.setattr(disagg_module, "disaggregation_analysis", analysed)
-    design = plan(load_brief("chat-disaggregated"))
+    # its stated 30% headroom is short, and the fleet that keeps it is a search of its own (resize.headroom_fix): not stated here
+    design = plan(load_brief("chat-disaggregated").with_changes({"slo.headroom": None}))
     # the texts with splits to read: the design's own. The conclusion's N+1 words (disagg.splits_summary) re-plan the 4
     # splits that meet with one node lost; their operating points write their own pools' text, with no splits in it
     assert len(made) > 30 and sum(1 for points in written if points) <= 3 and len(written) <= 3 + 2 * 4
