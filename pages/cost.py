@@ -89,5 +89,11 @@ arithmetic_expander(((lever.name, lever.arithmetic) for lever in cost.levers), t
 st.header("Cost per M output tokens by fleet size")
 chart(cost_vs_fleet_chart(cost_vs_fleet(design.brief), design.brief.hardware.nodes), key="chart.cost_fleet")
 st.caption(
-    "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that miss the SLO or lose N+1 (each re-planned as `plan --set hardware.nodes=N`)."
+    "The peak's tokens do not change with the fleet, so the cost per million grows with the nodes; the marked points are fleets that miss the SLO or lose N+1 (each re-planned as `plan --set hardware.nodes=N`"
+    + (
+        ", with the prefill/decode split that meets at that size: `--set disaggregation.prefill_nodes=P`"
+        if design.brief.disaggregation.enabled
+        else ""
+    )
+    + ")."
 )

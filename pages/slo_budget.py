@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from planner.breakdowns import ttft_paths
-from planner.disagg import decode_batch_words
+from planner.disagg import decode_batch_words, splits_summary
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
 from planner.speculative import speculative_summary
@@ -107,7 +107,7 @@ if dis is not None:
     )
     st.markdown(md(c.verdict))
     st.subheader("Every split of the same nodes")
-    st.caption(md(dis.arithmetic["splits"]))
+    st.caption(md(splits_summary(dis, design.brief)))
     text_table(
         [
             {

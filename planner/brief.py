@@ -18,6 +18,7 @@ from planner.lengths import length_cv2, size_biased_mean
 
 __all__ = [
     "MAX_NODES",
+    "SIZING_HEADROOM",
     "Brief",
     "ComputePeak",
     "Cost",
@@ -270,6 +271,9 @@ class ItlMetric(StrEnum):
         return itl_ms if self is ItlMetric.itl else tpot_ms
 
 
+SIZING_HEADROOM = 0.3  # max-rate's capacity above the peak when a brief states no slo.headroom (the 200-QPS seed's 30%)
+
+
 class Slo(_Frozen):
     ttft_p95_ms: float = Field(default=500, gt=0, le=600_000, description="p95 time to first token target (ms).")
     ttft_input_cap_tokens: int = Field(
@@ -285,14 +289,23 @@ class Slo(_Frozen):
         default=0.95,
         ge=0.5,
         le=1,
-        description="The percentile the TTFT and ITL targets are read at in the simulated max-rate search (0.95 reads them as p95, as the plan does; 0.99 as p99) (0-1).",
+        description="The percentile the TTFT and ITL targets are read at in the simulated max-rate search (0.95 reads them as p95, as the plan does; 0.99 as p99; the plan judges p95 and lists another as not used) (0-1).",
     )
-    headroom: float = Field(
-        default=0.3,
+    headroom: float | None = Field(
+        default=None,
         ge=0,
         le=10,
-        description="Capacity kept above the peak when sizing replicas from the simulated max rate, for bursts and failures (0.3 = 30%).",
+        description=(
+            "Capacity kept above the peak for bursts and failures (0.3 = 30%): the plan judges that its pools' SLO capacity"
+            " reaches (1 + headroom) x the peak, and max-rate sizes its replicas with it. Empty: not stated; the plan judges"
+            " none and max-rate sizes with 30%."
+        ),
     )
+
+    @property
+    def sizing_headroom(self) -> float:
+        """The headroom max-rate sizes with: the stated one, else SIZING_HEADROOM."""
+        return SIZING_HEADROOM if self.headroom is None else self.headroom
 
 
 class Efficiency(_Frozen):

@@ -157,7 +157,7 @@ def _plan_text(d: Design, name: DesignName) -> str:
         *([f"  {'Variation':<{width}}{d.variation.key.value.upper()}: {d.variation.conclusion}"] if d.variation is not None else []),
         *mechanism_lines(d, width),
         f"  {'Verdict':<{width}}{'feasible' if d.verdict.feasible else 'NOT feasible'}, {'meets' if d.verdict.meets_slo else 'misses'}"
-        f" {'the SLO' if d.objective is None else 'its deadline'}",
+        f" {'the SLO' if d.objective is None else 'its deadline'}{'' if d.verdict.headroom_ok else ', short of its stated headroom'}",
     ]
     lines += [f"    - {p.line()}" for p in d.verdict.problems]
     lines += [f"  {'Not used':<{width}}{p.line()}" for p in d.ignored_fields]

@@ -51,6 +51,7 @@ class SmallerFleet(NamedTuple):
     nodes: int | None  # with the brief's own prefix hit rate (None: not even the brief's fleet meets it)
     cold: dict[str, Any]  # the overrides of a cold prefix cache (failures.hit_rate_overrides); {} when no cache plays a part
     n_plus_one: bool  # the search kept N+1 (the availability target asks for it: failures.n_plus_one)
+    split: dict[str, Any]  # a disaggregated design: the prefill nodes that meet on the fewer nodes (resize.fleet_overrides)
 
 
 class _LeverBasis(NamedTuple):
@@ -106,12 +107,12 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
     nodes = brief.hardware.nodes
     if smaller.cold_cache_nodes is not None:
         n = smaller.cold_cache_nodes
-        sets = " ".join(f"--set {path}={value:g}" for path, value in smaller.cold.items())
+        sets = " ".join(f"--set {path}={value:g}" for path, value in (smaller.split | smaller.cold).items())
         return (
             n,
-            {"hardware.nodes": n, **smaller.cold},
-            f"fewest nodes that meet the SLO at the peak{_kept(smaller)} even with a cold prefix cache (re-planned: plan --set hardware.nodes={n} {sets}"
-            f" meets it): {n}",
+            {"hardware.nodes": n, **smaller.split, **smaller.cold},
+            f"fewest nodes that meet the SLO at the peak{_kept(smaller)}{_split_words(smaller)} even with a cold prefix cache"
+            f" (re-planned: plan --set hardware.nodes={n} {sets} meets it): {n}",
         )
     if smaller.nodes is not None:
         n = smaller.nodes
@@ -121,13 +122,21 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
             if smaller.cold
             else ""
         )
+        sets = "".join(f" --set {path}={value:g}" for path, value in smaller.split.items())
         return (
             n,
-            {"hardware.nodes": n},
-            f"fewest nodes that meet the SLO at the peak{_kept(smaller)}{at} (re-planned: plan --set hardware.nodes={n} meets it): {n}{cold_note}",
+            {"hardware.nodes": n, **smaller.split},
+            f"fewest nodes that meet the SLO at the peak{_kept(smaller)}{_split_words(smaller)}{at} (re-planned: plan --set"
+            f" hardware.nodes={n}{sets} meets it): {n}{cold_note}",
         )
     judged = "its SLO with N+1" if smaller.n_plus_one else "its SLO"
     return nodes, {}, f"the {nodes}-node fleet does not meet {judged} itself, so no smaller one does"
+
+
+def _split_words(smaller: SmallerFleet) -> str:
+    """A disaggregated design's smaller fleet: the split of its general pool that meets there, in words."""
+    prefill = smaller.split.get("disaggregation.prefill_nodes")
+    return f" with the prefill/decode split searched ({prefill} of them on prefill)" if prefill is not None else ""
 
 
 def _absorbed_words(absorbed: int | None, brief: Brief) -> str:

@@ -28,8 +28,8 @@ from planner.failures import (
     needs_n_plus_one,
     scenario_holds,
 )
-from planner.fmt import pct
-from planner.headroom import Headroom, headroom
+from planner.fmt import pct, times
+from planner.headroom import Headroom, headroom, pools_multiple
 from planner.kv_tiers import KvTierAnalysis, engines_per_node, kv_tier_analysis
 from planner.loader import load_brief
 from planner.lora_serving import LoraServing, lora_serving
@@ -39,7 +39,7 @@ from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
-from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, goal_words
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, fleet_overrides, goal_words, headroom_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -81,6 +81,7 @@ class Design(CoreDesign):
     cost: CostAnalysis
     uncertainty: Uncertainty
     fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
+    headroom_fix: FleetFix | None = None  # short of a stated slo.headroom: the fewest nodes that keep it, re-planned (resize.headroom_fix)
     headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
     scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
     kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
@@ -185,6 +186,32 @@ def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: F
     return verdict.model_copy(update={"availability_ok": False, "problems": (*verdict.problems, problem)})
 
 
+def _with_stated_headroom(
+    verdict: Verdict, core: CoreDesign, stated: Brief, goal: ObjectiveAnalysis | None
+) -> tuple[Verdict, FleetFix | None]:
+    """A stated slo.headroom: the pools' SLO capacity must reach (1 + headroom) x the peak, as max-rate sizes its
+    replicas with it. A design short of it is told so, with the fleet that keeps it (resize.headroom_fix); the SLO at
+    the peak and N+1 are judged as before (meets_slo, availability_ok), so the cost levers still search those.
+    Returns the verdict and that fleet."""
+    wanted = core.brief.slo.headroom
+    if wanted is None or goal is not None or not (verdict.feasible and verdict.meets_slo):
+        return verdict, None
+    multiple = pools_multiple(core)
+    if multiple >= 1 + wanted:
+        return verdict, None
+    fix = headroom_fix(stated)
+    pools = "the pools reach"
+    problem = Problem(
+        field="slo.headroom",
+        problem=(f"{pools} their SLO capacity at {times(multiple)} the peak, short of the {pct(wanted)} headroom stated"),
+        change=fix.text if fix is not None else "no fleet up to the largest keeps it: change the replica or the targets",
+        overrides=fix.overrides
+        if fix is not None
+        else {},  # the fleet, as `plan --set` takes it (the design meets: no setting fix reads it)
+    )
+    return verdict.model_copy(update={"headroom_ok": False, "problems": (*verdict.problems, problem)}), fix
+
+
 BASELINE_PRESET = "capstone"  # the design every variation is compared with
 _BASELINE_BRIEF = load_brief(BASELINE_PRESET)  # read once, at import: plan() itself reads no files
 
@@ -270,7 +297,12 @@ def _smaller_fleet(stated: Brief) -> SmallerFleet:
     cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
     cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
     warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
-    return SmallerFleet(cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated))  # resize.meets keeps it
+    split = {}  # a disaggregated design: the prefill/decode split that meets on those nodes (searched, not kept)
+    if warm is not None:
+        split = {k: v for k, v in fleet_overrides(stated, warm, cold if cold_nodes is not None else None).items() if k != "hardware.nodes"}
+    return SmallerFleet(
+        cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated), split=split
+    )  # resize.meets keeps N+1
 
 
 def plan(brief: Brief) -> Design:
@@ -316,6 +348,7 @@ def _plan_cached(stated: Brief) -> Design:
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
     verdict = _n_plus_one_counted(verdict, fix, stated)
+    verdict, kept_by = _with_stated_headroom(verdict, core, stated, goal)  # after the fix: a fleet of its own, named in the problem
     cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo
     predictions = {
@@ -348,6 +381,7 @@ def _plan_cached(stated: Brief) -> Design:
             n_plus_one,
         ),
         fix=fix,
+        headroom_fix=kept_by,
         scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,

@@ -51,6 +51,7 @@ __all__ = [
     "multi_node_problems",
     "prefill_brief",
     "prefill_time_s",
+    "splits_summary",
 ]
 
 P95_Z = 1.645  # a Poisson batch's p95: mean + 1.645 sqrt(mean)
@@ -431,17 +432,45 @@ def disaggregation_analysis(
     return analysis
 
 
-def _splits_text(points: tuple[SplitPoint, ...], nodes: int) -> str:
-    """Which splits of the general pool's nodes meet the SLO: where disaggregation stops paying on either side."""
+def _splits_text(points: tuple[SplitPoint, ...], nodes: int, n_plus_one: str = "") -> str:
+    """Which splits of the general pool's nodes meet the SLO: where disaggregation stops paying on either side
+    (`n_plus_one`: which of them keep N+1, splits_summary's words)."""
     ok = [p.prefill_nodes for p in points if p.meets_slo]
     if not points:
         return "no split: the general pool has one node"
     if not ok:
         return f"no split of the {nodes} nodes meets the SLO disaggregated"
     return (
-        f"of the {nodes} general-pool nodes, {ok[0]} to {ok[-1]} on prefill meet the SLO; fewer leave the prefill pool over"
-        " 100% busy (TTFT unbounded), more leave the decode pool short of batch slots or KV"
+        f"of the {nodes} general-pool nodes, {_node_range(ok)} on prefill meet the SLO{n_plus_one}; fewer leave"
+        " the prefill pool over 100% busy (TTFT unbounded), more leave the decode pool short of batch slots or KV"
     )
+
+
+def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
+    """The splits that meet the SLO (the arithmetic's `splits`) and, where the brief's availability target asks for N+1,
+    which of them keep it: each re-planned with one node lost, as the failure table's row and the fleet searches judge
+    it. Worked out where it is read (the conclusion, the SLO budget page), not in every re-plan's arithmetic."""
+    from planner.failures import n_plus_one_check, needs_n_plus_one
+
+    ok = [p.prefill_nodes for p in dis.splits if p.meets_slo]
+    nodes = dis.prefill_nodes + dis.decode_nodes
+    if not ok or not needs_n_plus_one(brief):
+        return _splits_text(dis.splits, nodes)
+    kept = [n for n in ok if n_plus_one_check(brief.with_changes({"disaggregation.prefill_nodes": n}))[0]]
+    lost = [n for n in ok if n not in kept]
+    if not lost:
+        words = ", each with N+1"
+    elif not kept:
+        words = ", none of them with N+1"
+    else:
+        run = kept == list(range(kept[0], kept[-1] + 1))
+        words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} of them with N+1"
+    return _splits_text(dis.splits, nodes, words)
+
+
+def _node_range(counts: list[int]) -> str:
+    """10 to 13 for a run of counts, 11 for one."""
+    return f"{counts[0]} to {counts[-1]}" if counts[-1] != counts[0] else f"{counts[0]}"
 
 
 def _comparison(

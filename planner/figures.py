@@ -317,6 +317,7 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("verdict.feasible", "Feasible", fmt=_Y),
     _f("verdict.meets_slo", "Meets the SLO", fmt=_Y, better=_HIGHER),
     _f("verdict.availability_ok", "Availability (N+1)", fmt=_Y, words=("N+1 holds", "no N+1"), better=_HIGHER),
+    _f("verdict.headroom_ok", "Stated headroom kept", fmt=_Y, words=("kept", "short"), better=_HIGHER),
     # the design search (python -m planner search; the Search page)
     _f("search.evaluated", "Candidates", fmt=_C),
     _f("search.workers", "Workers", fmt=_C),

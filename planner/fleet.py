@@ -6,6 +6,7 @@ Cached by brief, like plan(), so re-rendering the page with the same controls co
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,7 +14,7 @@ from planner.brief import MAX_NODES, Brief
 from planner.capacity import capacity, demand, memory
 from planner.design import plan
 from planner.replica import shape_of
-from planner.resize import meets
+from planner.resize import fleet_overrides, meets
 
 __all__ = ["FleetPoint", "cost_vs_fleet", "fleet_sizes"]
 
@@ -28,7 +29,8 @@ class FleetPoint(BaseModel):
     usd_per_million_output_tokens: float
     utilization: float
     carries_peak: bool  # utilization at most 100%
-    meets_slo: bool  # `plan --set hardware.nodes=N` is feasible, meets the SLO and keeps the N+1 it asks for (planner.resize)
+    meets_slo: bool  # `plan` with `overrides` is feasible, meets the SLO and keeps the N+1 it asks for (planner.resize)
+    overrides: dict[str, Any]  # as `plan --set` takes them: the node count, and a disaggregated design's split that meets there
 
 
 def fleet_sizes(nodes: int) -> tuple[int, ...]:
@@ -44,9 +46,10 @@ def cost_vs_fleet(brief: Brief, sizes: tuple[int, ...] | None = None) -> tuple[F
     nodes = brief.hardware.nodes
     points = []
     for n in sizes or fleet_sizes(nodes):
-        resized = brief.with_changes({"hardware.nodes": n})
         if n < design.shape.replica_nodes:  # not one whole multi-node replica: no fleet to price
             continue
+        overrides = fleet_overrides(brief, n)  # a disaggregated design: the split searched at each size, not the brief's kept
+        resized = brief.with_changes(overrides)
         shape = shape_of(resized)
         util = capacity(resized, shape, demand(resized, shape), memory(resized, shape)).utilization
         points.append(
@@ -59,6 +62,7 @@ def cost_vs_fleet(brief: Brief, sizes: tuple[int, ...] | None = None) -> tuple[F
                 utilization=util,
                 carries_peak=util <= 1,
                 meets_slo=meets(resized),
+                overrides=overrides,
             )
         )
     return tuple(points)

@@ -30,7 +30,7 @@ from planner.mechanisms import resolve
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.resize import meets
 
-__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "scaled_demand", "sizing_words"]
+__all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "pools_multiple", "scaled_demand", "sizing_words"]
 
 _BISECTIONS = 50  # halvings of the multiple's bracket: far below any figure shown
 _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is not a limit
@@ -141,6 +141,15 @@ def _long_context_limit(core: CoreDesign) -> PoolLimit | None:
             f" x{num(1 / busy) if busy > 0 else 'unbounded'} if it scaled linearly"
         ),
     )
+
+
+def pools_multiple(core: CoreDesign) -> float:
+    """The traffic multiple at which the design's serving pools reach their SLO capacity (the general pool, or the
+    decode and prefill pools, and the long-context pool): the capacity it keeps above the peak, N+1 and the sizing
+    arithmetic aside. A stated slo.headroom is judged against it (planner.design, planner.resize)."""
+    limits = [_general_limit(core), *([lc] if (lc := _long_context_limit(core)) is not None else [])]
+    known = [lim.multiple for lim in limits if not math.isnan(lim.multiple)]
+    return min(known) if known else math.nan
 
 
 def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:

@@ -10,7 +10,7 @@ import math
 
 from planner.brief import Brief
 from planner.capacity import Capacity
-from planner.disagg import DisaggAnalysis
+from planner.disagg import DisaggAnalysis, splits_summary
 from planner.fmt import num, pct
 from planner.slo import SloBudget
 from planner.speculative import SpeculativeAnalysis
@@ -28,7 +28,7 @@ def _disaggregation_text(brief: Brief, cap: Capacity, dis: DisaggAnalysis) -> st
         f" KV transfer: {dis.arithmetic['transfer']}. Decode: {dis.arithmetic['decode']}."
         f" p95 TTFT {num(dis.ttft_p95_ms, 'ms')} (chunked {num(c.chunked_ttft_p95_ms, 'ms')}), p95 ITL {num(dis.itl_p95_ms, 'ms')}"
         f" (chunked {num(c.chunked_itl_p95_ms, 'ms')}) against {num(brief.slo.ttft_p95_ms, 'ms')} and {num(brief.slo.itl_p95_ms, 'ms')}: {c.verdict}."
-        f" The split: {dis.arithmetic['splits']}."
+        f" The split: {splits_summary(dis, brief)}."
     )
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from planner.objective import ObjectiveAnalysis
 
 __all__ = [
+    "PLAN_PERCENTILE",
     "SHOWN_HIT_RATE",
     "engine_problems",
     "ignored_fields",
@@ -56,9 +57,15 @@ def resolve(brief: Brief) -> Brief:
 def ignored_fields(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
     """Fields of the stated brief the design does not use, each with the reason and what to change to use one: users
     and a duty cycle beside a request rate (the rate replaces users x duty cycle), a workload.prefix_hit_rate the KV
-    tiers replace, an efficiency.compute_peak above the peak the weights compute at (Design.ignored_fields: reported,
-    never dropped silently; not a verdict problem, since it judges nothing)."""
-    return _replaced_by_rate(stated) + _replaced_by_tiers(stated, resolved) + _peak_above_weights(stated)
+    tiers replace, an efficiency.compute_peak above the peak the weights compute at, and an SLO percentile other than
+    the p95 the plan's latency model reads (Design.ignored_fields: reported, never dropped silently; not a verdict
+    problem, since it judges nothing)."""
+    return (
+        _replaced_by_rate(stated)
+        + _replaced_by_tiers(stated, resolved)
+        + _peak_above_weights(stated)
+        + _read_by_the_simulated_search(stated)
+    )
 
 
 def _peak_above_weights(stated: Brief) -> tuple[Problem, ...]:
@@ -96,6 +103,26 @@ def _replaced_by_rate(stated: Brief) -> tuple[Problem, ...]:
             change="to plan from users and a duty cycle, clear workload.request_rate; to change the load, change the rate",
         )
         for path, what in unused
+    )
+
+
+PLAN_PERCENTILE = 0.95  # the plan reads the TTFT and ITL targets at p95: its figures, SLO capacity and headroom are p95s
+
+
+def _read_by_the_simulated_search(stated: Brief) -> tuple[Problem, ...]:
+    """slo.attainment_target other than p95: the plan's closed forms judge the targets at p95 by design (the slo.*_p95_ms
+    figures, the SLO capacity and the headroom are all p95s), so the stated percentile is read by the simulated
+    max-rate search alone (planner.simulator), which sizes its fleet at it."""
+    q = stated.slo.attainment_target
+    if q == PLAN_PERCENTILE:
+        return ()
+    percentile = f"p{num(q * 100)}"
+    return (
+        Problem(
+            field="slo.attainment_target",
+            problem=f"not used by the plan: it judges the targets at p95 (its figures, SLO capacity and headroom); max-rate reads them at {percentile}",
+            change=f"for a fleet sized at {percentile}, run max-rate",
+        ),
     )
 
 

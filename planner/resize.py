@@ -17,11 +17,23 @@ from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, lo
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
+from planner.fmt import pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.verdict import Problem
 
-__all__ = ["FleetFix", "fewest_nodes_meeting", "fleet_fix", "goal_words", "long_context_nodes_needed", "meets"]
+__all__ = [
+    "FleetFix",
+    "fewest_nodes_meeting",
+    "fleet_fix",
+    "fleet_overrides",
+    "goal_words",
+    "headroom_fix",
+    "keeps_headroom",
+    "long_context_nodes_needed",
+    "meets",
+    "split_meeting",
+]
 
 
 def meets(brief: Brief) -> bool:
@@ -45,17 +57,105 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
     return holds, max(margin, lost_margin)
 
 
-def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES) -> int | None:
+def keeps_headroom(brief: Brief) -> tuple[bool, float]:
+    """Whether the brief's design keeps the capacity its slo.headroom states above the peak: its pools' SLO capacity
+    (headroom.pools_multiple) at least (1 + headroom) x the peak, as plan() judges it; and that multiple. (True, inf)
+    when the brief states none or is judged on a deadline."""
+    from planner.headroom import pools_multiple
+
+    stated = brief.slo.headroom
+    if stated is None or brief.objective.kind is not ObjectiveKind.latency:
+        return True, math.inf
+    try:
+        resolved = resolve(brief)
+        core = worked_out(resolved) or replan(resolved)  # with its SLO-capacity search: the multiple reads it
+    except BriefError:
+        return False, math.nan
+    multiple = pools_multiple(core)
+    return multiple >= 1 + stated, multiple
+
+
+def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
+    """meets_check, and with `headroom` the stated slo.headroom kept too (its margin: the log of the capacity the
+    headroom asks for over what the pools keep, > 0 where they fall short)."""
+    holds, margin = meets_check(brief)
+    if not (holds and headroom) or brief.slo.headroom is None:
+        return holds, margin
+    kept, multiple = keeps_headroom(brief)
+    if kept:
+        return True, margin
+    short = math.log((1 + brief.slo.headroom) / multiple) if multiple > 0 else math.inf
+    return False, short if math.isfinite(short) else math.inf
+
+
+def _general_nodes(brief: Brief) -> int:
+    """The general pool's nodes: the fleet without its spare and long-context pools (a disaggregated design splits them)."""
+    dep = brief.deployment
+    return brief.hardware.nodes - dep.spare_nodes - dep.long_context_nodes
+
+
+def _prefill_share(brief: Brief) -> float:
+    """The share of the general pool the brief gives its prefill pool (12 of 16 nodes: 0.75)."""
+    return brief.disaggregation.prefill_nodes / max(_general_nodes(brief), 1)
+
+
+def split_meeting(brief: Brief, share: float | None = None, headroom: bool = False) -> tuple[int | None, float]:
+    """A disaggregated brief on its fleet: the prefill-pool size at which it meets its SLO with the N+1 its availability
+    asks for, as `plan --set disaggregation.prefill_nodes=P` judges it, and that re-plan's margin. The split nearest
+    `share` of the general pool (the stated brief's, by default) is tried first, then the ones next to it outwards, so
+    the answer keeps the briefed balance as closely as the fleet allows. (None, the margin at `share`) when no split
+    of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom)."""
+    general = _general_nodes(brief)
+    if general < 2:
+        return None, _meets(brief, headroom)[1]
+    at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
+    order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
+    first_margin = math.inf
+    for prefill in order:
+        holds, margin = _meets(brief.with_changes({"disaggregation.prefill_nodes": prefill}), headroom)
+        if holds:
+            return prefill, margin
+        if prefill == at:
+            first_margin = margin
+    return None, first_margin
+
+
+def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:
+    """The `plan --set` paths of the brief with `changes` on `nodes` nodes: the node count, and for a disaggregated
+    design the split that meets there (split_meeting, the brief's share first; its own share when none does)."""
+    overrides: dict[str, Any] = {"hardware.nodes": nodes}
+    if not brief.disaggregation.enabled:
+        return overrides
+    base = brief.with_changes(changes) if changes else brief
+    try:
+        prefill, _ = split_meeting(base.with_changes(overrides), _prefill_share(base), headroom)
+    except BriefError:
+        return overrides
+    return overrides if prefill is None else overrides | {"disaggregation.prefill_nodes": prefill}
+
+
+def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES, headroom: bool = False) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
     pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then searches the bracket
-    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides."""
+    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides.
+    A disaggregated design meets at a fleet size when some split of its general pool does (split_meeting: a fleet kept
+    at the brief's prefill nodes loses its decode pool as it shrinks); fleet_overrides gives that split. With
+    `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom)."""
     base = brief.with_changes(changes) if changes else brief
+    share = _prefill_share(base) if base.disaggregation.enabled else None
 
     def ok(nodes: int) -> tuple[bool, float]:
-        return meets_check(base.with_changes({"hardware.nodes": nodes}))
+        sized = base.with_changes({"hardware.nodes": nodes})
+        if share is None:
+            return _meets(sized, headroom)
+        try:
+            prefill, margin = split_meeting(sized, share, headroom)
+        except BriefError:
+            return False, math.inf
+        return prefill is not None, margin
 
     low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
-    question = question_key("fewest_nodes", base, limit)
+    question = question_key("fewest_nodes_headroom" if headroom else "fewest_nodes", base, limit)
     again = confirmed(ok, LastAnswers.get(question), low, limit)  # last time's answer, in two re-plans when it still is
     if again is not None:
         return again
@@ -107,6 +207,7 @@ class FleetFix(BaseModel):
     text: str
     fleet: str  # the fleet the fix's figures are on, in words ("the 1012 nodes that meet the SLO with N+1")
     setting: bool = False  # the fix changes engine settings on the brief's own nodes, not the fleet
+    prefill_nodes: int | None = None  # a disaggregated design's fleet: the nodes of it on prefill (the split that meets there)
 
 
 def _sets(overrides: dict[str, Any]) -> str:
@@ -179,21 +280,31 @@ def _long_pool_carries(brief: Brief) -> bool:
     return dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0 or long_pool_carries(brief, dep.long_context_nodes)
 
 
-def _prefill_pool_short_at_any_fleet(brief: Brief) -> bool:
-    """A disaggregated design whose prefill pool cannot keep up (over 100% busy) keeps it at every fleet size: nodes
-    added go to the decode pool. Asked of the largest fleet (more nodes never hurt) before the fleet search doubles
-    its way there, re-planning every size on the way."""
-    if not brief.disaggregation.enabled:
-        return False
-    try:
-        dis = verdict_core(resolve(brief)).disaggregation
-    except BriefError:
-        return False
-    return dis is not None and dis.prefill_busy >= 1 and not meets(brief.with_changes({"hardware.nodes": MAX_NODES}))
-
-
 def _delta(nodes: int) -> str:
     return f"{nodes} more" if nodes >= 0 else f"{-nodes} fewer"
+
+
+def headroom_fix(brief: Brief) -> FleetFix | None:
+    """The fewest nodes (a disaggregated design: with the split searched) that meet the SLO with the N+1 the brief asks
+    for and keep its stated slo.headroom, re-planned; None when it states none or no fleet up to MAX_NODES keeps it."""
+    stated = brief.slo.headroom
+    if stated is None:
+        return None
+    nodes = fewest_nodes_meeting(brief, headroom=True)
+    if nodes is None:
+        return None
+    overrides = fleet_overrides(brief, nodes, headroom=True)
+    split = overrides.get("disaggregation.prefill_nodes")
+    words = f", {split} prefill" if split is not None else ""
+    goal = f"{goal_words(brief)} and keep {pct(stated)} above the peak"
+    return FleetFix(
+        nodes=nodes,
+        long_context_nodes=brief.deployment.long_context_nodes,
+        overrides=overrides,
+        prefill_nodes=split,
+        text=f"{nodes} nodes{words}, the fewest that keep it: plan {_sets(overrides)}",
+        fleet=f"the {nodes} nodes that meet {goal}",
+    )
 
 
 def goal_words(brief: Brief) -> str:
@@ -215,7 +326,7 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
     split = _prefill_split_fix(brief)
     if split is not None:
         return split
-    nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) and not _prefill_pool_short_at_any_fleet(brief) else None
+    nodes = fewest_nodes_meeting(brief) if _long_pool_carries(brief) else None  # a disaggregated design: its split searched too
     if nodes is None:
         needed = long_context_nodes_needed(brief, LONG_CONTEXT_NODES_LIMIT)
         if needed is None or needed == long_context:
@@ -224,11 +335,15 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
         nodes = fewest_nodes_meeting(brief, {"deployment.long_context_nodes": needed})
         if nodes is None:
             return None
-    overrides: dict[str, Any] = {"hardware.nodes": nodes}
+    grown_pool = {"deployment.long_context_nodes": long_context} if long_context != dep.long_context_nodes else None
+    overrides = fleet_overrides(brief, nodes, grown_pool)  # a disaggregated design: with the split that meets there
     grown = ""
-    if long_context != dep.long_context_nodes:
+    if grown_pool is not None:
         overrides["deployment.long_context_nodes"] = long_context
         grown = f"; {long_context} of them long-context, {dep.long_context_nodes} now"
+    split = overrides.get("disaggregation.prefill_nodes")
+    if split is not None and split != brief.disaggregation.prefill_nodes:
+        grown += f"; {split} of them prefill, {brief.disaggregation.prefill_nodes} now"
     sets = _sets(overrides)
     return FleetFix(
         nodes=nodes,
@@ -236,4 +351,5 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
         overrides=overrides,
         text=f"{nodes} nodes ({_delta(nodes - brief.hardware.nodes)}{grown}), the fewest that meet {goal_words(brief)}: plan {sets} meets it",
         fleet=f"the {nodes} nodes that meet {goal_words(brief)}",
+        prefill_nodes=split,
     )

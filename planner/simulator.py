@@ -1053,17 +1053,34 @@ def _statement(c: dict[str, Any], final: ProbeLength) -> str:
     return head + spread + notes
 
 
-def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int) -> tuple[int, str]:
-    """GPUs of `decode_replicas` decode replicas and the prefill replicas that feed them in the plan's split."""
+def _two_pool_gpus(brief: Brief, shape: ReplicaShape, decode_replicas: int, decode_load: float) -> tuple[int, str]:
+    """GPUs of `decode_replicas` decode replicas and the prefill replicas that feed them: the run fed one decode replica
+    from P/D prefill replicas (the plan's split), so a prefill replica carries rate x D/P; the pool is sized on the
+    load itself (`decode_load`: peak / rate x (1 + headroom), in decode replicas' worth), not on the rounded-up decode
+    count, which would round twice (ceil(5 x 12/4) = 15 where ceil(4.07 x 12/4) = 13 carry it)."""
     from planner.core import core_design
 
     dis = core_design(brief, curves=False, capacity=False).disaggregation
     assert dis is not None
-    prefill = math.ceil(decode_replicas * dis.prefill_replicas / dis.decode_replicas - 1e-9)
+    ratio = f"{dis.prefill_replicas}/{dis.decode_replicas}"
+    prefill = math.ceil(decode_load * dis.prefill_replicas / dis.decode_replicas - 1e-9)
     gpus = decode_replicas * shape.gpus + prefill * dis.prefill_tp
     return gpus, (
-        f"{decode_replicas} decode replicas x {shape.gpus} GPUs + ceil({decode_replicas} x {dis.prefill_replicas}/{dis.decode_replicas})"
-        f" = {prefill} prefill replicas x {dis.prefill_tp} GPUs = {gpus} GPUs (the rate is a decode replica's, fed by its share of the prefill pool)"
+        f"{decode_replicas} decode replicas x {shape.gpus} GPUs + ceil({num(decode_load)} x {ratio}) = {prefill} prefill replicas"
+        f" x {dis.prefill_tp} GPUs = {gpus} GPUs (the rate is a decode replica's, fed by {ratio} prefill replicas in the run:"
+        " the prefill pool is sized on the same load, each prefill replica carrying its share of the rate)"
+    )
+
+
+def _as_the_plan(target: float) -> str:
+    """How the search's percentile stands to the plan's: the same figures the plan judges at p95 (mechanisms.ignored_fields)."""
+    from planner.mechanisms import PLAN_PERCENTILE
+
+    if target == PLAN_PERCENTILE:
+        return "as the plan judges them"
+    return (
+        f"the figures the plan judges at p95 (its latency model's percentile: `plan` lists slo.attainment_target as not used),"
+        f" read here at the {_percentile_name(target)} the brief states"
     )
 
 
@@ -1080,13 +1097,13 @@ def _fleet(
     rate, requests, per_seed, probes = final.length.max_rate_per_s, final.length.requests, final.per_seed, final.probes
     target = brief.slo.attainment_target
     peak = _peak_rate(brief, shape)
-    headroom = brief.slo.headroom
+    headroom = brief.slo.sizing_headroom
     arithmetic = {
         "max_rate_per_s": (
             f"median over {len(per_seed)} request draws of the highest rate at which a run of {requests:,} Poisson requests has"
             f" its {_percentile_name(target)} TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} (end to end, prompts up to the TTFT cap)"
             f" and its {_percentile_name(target)} {'per-token ITL' if brief.slo.itl_metric is ItlMetric.itl else 'TPOT'}"
-            f" <= {num(brief.slo.itl_p95_ms, 'ms')}, as the plan judges them"
+            f" <= {num(brief.slo.itl_p95_ms, 'ms')}, {_as_the_plan(target)}"
             + f" (bisection, {len(probes)} simulated runs): median({', '.join(num(r) for r in sorted(per_seed))}) = {num(rate, 'req/s')}"
             + (
                 f"; draws capped at the slots' bound, slots / (output tokens x the step at that batch) (Little's law: the {requests:,}"
@@ -1113,7 +1130,7 @@ def _fleet(
         gpus = with_headroom * shape.gpus  # a PP replica's micro-batch stream: its share, TP GPUs (whole replicas on the fleet)
         gpus_text = f"{with_headroom} replicas x {shape.gpus} GPUs = {gpus} GPUs"
         if brief.disaggregation.enabled:  # a decode replica with its share of the prefill pool, in the plan's split
-            gpus, gpus_text = _two_pool_gpus(brief, shape, with_headroom)
+            gpus, gpus_text = _two_pool_gpus(brief, shape, with_headroom, peak / rate * (1 + headroom))
         usd_hour = gpus * brief.cost.usd_per_gpu_hour
         usd_per_m = per_million(usd_hour, peak * brief.workload.output_tokens_mean * 3600)
         arithmetic |= {

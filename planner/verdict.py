@@ -29,6 +29,7 @@ class Verdict(BaseModel):
     feasible: bool  # the design can run: weights and one sequence fit, utilization at most 100%
     meets_slo: bool
     availability_ok: bool = True  # N+1 holds where the availability target needs it (plan() judges it from the failure table)
+    headroom_ok: bool = True  # the pools keep the slo.headroom a brief states above the peak (plan() judges it; none stated: True)
     problems: tuple[Problem, ...]
 
 

@@ -131,6 +131,7 @@ def _summary(f: Figures) -> str:
     judged = "the SLO" if f.value("objective") is None else "its deadline"
     slo = f"meets {judged}" if f.value("verdict.meets_slo") else f"misses {judged}"
     slo += "" if f.value("verdict.availability_ok") else ", no N+1"
+    slo += "" if f.value("verdict.headroom_ok") else ", short of its stated headroom"
     units = (  # capacity.replicas counts a PP replica's micro-batch streams
         f"PP={f.num('shape.pp')}, {f.num('capacity.replicas')} micro-batch streams"
         if f.value("shape.pp") > 1
@@ -196,17 +197,31 @@ def _availability(f: Figures) -> str:
     return f"{held}: a {f.pct('brief.slo.availability')} target needs no N+1 (losing a node breaks {judged})"
 
 
+def _headroom_kept(f: Figures) -> str:
+    """Whether the pools keep the slo.headroom the brief states and, short of it, the fleet that does (Design.headroom_fix)."""
+    if f.value("verdict.headroom_ok"):
+        return f.yes_no("verdict.headroom_ok")
+    fleet = f.value("headroom_fix")
+    if fleet is None:
+        return "no"
+    split = f", {f.num('headroom_fix.prefill_nodes')} prefill" if fleet.prefill_nodes is not None else ""
+    return f"no: {f.num('headroom_fix.nodes')} nodes{split} keep it"
+
+
 def _verdict(f: Figures) -> Section:
     problems = f.value("verdict.problems")
     answers = (
         ("Feasible", f.yes_no("verdict.feasible")),
         ("Meets the SLO" if f.value("objective") is None else "Meets its deadline", f.yes_no("verdict.meets_slo")),
         ("Availability (N+1)", _availability(f)),
+        *((("Stated headroom kept", _headroom_kept(f)),) if f.value("brief.slo.headroom") is not None else ()),
     )
     items = []
     fixed = f.value("fix") is not None  # one re-planned fleet fixes every problem: it stands for their changes
     for i in range(len(problems)):
         p = f"verdict.problems.{i}"
+        if f.value(f"{p}.field") == "slo.headroom":  # stated in the answers above, in one line: the page has no room for more
+            continue
         items.append((f.text(f"{p}.field"), f.text(f"{p}.problem") if fixed else f"{f.text(f'{p}.problem')}; {f.text(f'{p}.change')}"))
     if fixed:
         items.append(("The change that fixes it", f.text("fix.text")))

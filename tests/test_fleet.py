@@ -61,3 +61,17 @@ def test_a_hundred_thousand_node_fleet_plans_like_the_eight_node_one() -> None:
     assert large.cost.gpus == MAX_NODES * base.hardware.gpus_per_node
     with pytest.raises(BriefError, match=r"hardware\.nodes"):
         base.with_changes({"hardware.nodes": MAX_NODES + 1})
+
+
+def test_a_disaggregated_fleet_point_is_re_planned_with_the_split_that_meets_there() -> None:
+    """Review s10, finding 2: the chart kept the brief's 12 prefill nodes at every size, so 15 nodes (3 decode nodes,
+    N+1 lost) was marked as missing while 11 prefill + 4 decode meet with N+1. Each point searches the split and
+    states it in its overrides, and `plan --set` with those overrides agrees."""
+    brief = load_brief("chat-disaggregated")
+    points = {p.nodes: p for p in cost_vs_fleet(brief, (14, 15, 16))}
+    assert points[15].meets_slo and points[15].overrides == {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}
+    assert points[16].overrides == {"hardware.nodes": 16, "disaggregation.prefill_nodes": 12}  # the brief's own split
+    for p in points.values():
+        full = plan(brief.with_changes(p.overrides)).verdict
+        assert p.meets_slo == (full.feasible and full.meets_slo and full.availability_ok)
+    assert not points[14].meets_slo and points[14].overrides == {"hardware.nodes": 14}  # no split of 14 nodes meets

@@ -558,3 +558,18 @@ def test_chat_speculative_words_its_cutoff_and_its_judged_gap():
     assert "beyond max-num-seqs 64: it stays on at every batch the engine runs" in (d.conclusion or "")
     why = next(f.why for f in d.config.flags if f.flag == "--max-num-seqs")
     assert "a reply's mean gap would be" in why and "which judges it (TPOT)" in why and "the ITL would be" not in why
+
+
+def test_the_split_text_says_which_splits_keep_n_plus_one() -> None:
+    """Review s10, finding 2: the conclusion said '10 to 13 on prefill meet the SLO', hiding that 10 and 13 lose the N+1
+    the 99.9% availability asks for (one node lost breaks the SLO there). It names the splits that keep it, each as
+    `plan --set disaggregation.prefill_nodes=P` judges it."""
+    brief = load_brief("chat-disaggregated")
+    d = plan(brief)
+    assert d.conclusion is not None
+    assert "10 to 13 on prefill meet the SLO, 11 to 12 of them with N+1;" in d.conclusion
+    for prefill, keeps in ((10, False), (11, True), (12, True), (13, False)):
+        v = plan(brief.with_changes({"disaggregation.prefill_nodes": prefill})).verdict
+        assert v.meets_slo and v.availability_ok == keeps, prefill
+    relaxed = plan(brief.with_changes({"slo.availability": 0.9}))  # no N+1 asked: no N+1 words
+    assert relaxed.conclusion is not None and "with N+1" not in relaxed.conclusion

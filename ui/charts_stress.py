@@ -250,7 +250,7 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
             "name": "cost per M output tokens",
             "x": [p.nodes for p in points],
             "y": [p.usd_per_million_output_tokens for p in points],
-            "text": [usd(p.usd_per_million_output_tokens) for p in points],
+            "text": [usd(p.usd_per_million_output_tokens) + _split_hover(p) for p in points],
             "line": {"color": PALETTE["primary"]},
             "hovertemplate": "%{x} nodes: %{text}<extra></extra>",
         },
@@ -272,6 +272,12 @@ def cost_vs_fleet_chart(points: Sequence[FleetPoint], current_nodes: int) -> go.
         "height": 340,
     }
     return figure(data, layout, [vline(current_nodes, "the brief", label_y=0.005)])  # inside the plot: clear of the legend
+
+
+def _split_hover(point: FleetPoint) -> str:
+    """A disaggregated design's point: the prefill/decode split it is re-planned with (the one that meets there)."""
+    prefill = point.overrides.get("disaggregation.prefill_nodes")
+    return f" ({prefill} of them on prefill)" if prefill is not None else ""
 
 
 def _node_tick(nodes: Sequence[int]) -> int:

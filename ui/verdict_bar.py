@@ -32,6 +32,8 @@ def verdict_headline(design: Design) -> str:
         return "Feasible, misses the SLO"
     if not v.availability_ok:
         return "Meets the SLO, no N+1"
+    if not v.headroom_ok:  # a stated slo.headroom the pools do not keep
+        return "Meets the SLO with N+1, short of its headroom"
     return "Meets the SLO, with N+1"
 
 
@@ -65,6 +67,7 @@ _COLOURS = {
     "Not feasible as briefed": "red",
     "Feasible, misses the SLO": "red",
     "Meets the SLO, no N+1": "orange",
+    "Meets the SLO with N+1, short of its headroom": "orange",
     "Feasible, misses its deadline": "red",
 }
 
