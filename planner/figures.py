@@ -126,6 +126,11 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("brief.workload.kv_context_tokens", "KV context per sequence", "tokens"),
     _f("brief.slo.ttft_p95_ms", "TTFT target (p95)", "ms"),
     _f("brief.slo.itl_p95_ms", "ITL target (p95)", "ms"),
+    _f("brief.slo.headroom", "Headroom kept above the peak", fmt=_P),
+    _f("brief.slo.attainment_target", "SLO percentile", fmt=_P),
+    _f("brief.disaggregation.prefill_nodes", "Prefill-pool nodes", fmt=_C),
+    _f("brief.objective.deadline_hours", "Job deadline", "h"),
+    _f("brief.objective.batch_deadline_s", "Rollout batch deadline", "s"),
     _f("brief.lora.adapters", "LoRA adapters", fmt=_C),
     # step 1: demand
     _f("demand.request_rate_per_s", "Request rate", "req/s", arithmetic=_a("demand.request_rate_per_s")),

@@ -11,6 +11,7 @@ from planner import load_brief, plan, preset_names
 from planner.breakdowns import ttft_paths
 from planner.cli import _TEXT_FIGURES, _plan_text, design_json
 from planner.compare import COMPARE_FIGURES, Direction, compare
+from planner.errors import BriefError
 from planner.figures import REGISTRY, FigureSpec, Format, arithmetic, cause_of, field_label, format_value, label, resolve, show, spec
 from planner.fmt import num, pct, usd
 from planner.naming import design_name
@@ -420,3 +421,21 @@ def test_the_general_pool_replicas_working_counts_replicas(preset: str) -> None:
     count = design.pools.general_replicas
     assert "req/s" not in words
     assert words.endswith(f"= {count} replica{'' if count == 1 else 's'}") or words.endswith(f"= {design.shape.units_text})")
+
+
+def test_every_field_a_verdict_names_has_a_human_label():
+    """A problem's or an ignored field's brief path is shown by its registry label, never its code words ('Slo:
+    headroom' under chat-disaggregated's stated headroom): every field the presets' verdicts and a few edits name has
+    a registry entry."""
+    from planner.figures import REGISTRY
+
+    edits = ({}, {"hardware.nodes": 3}, {"workload.duty_cycle": 1.0}, {"deployment.max_num_seqs": 8})
+    named = set()
+    for name in preset_names():
+        for edit in edits:
+            try:
+                design = plan(load_brief(name).with_changes(edit))
+            except BriefError:
+                continue
+            named |= {p.field for p in (*design.verdict.problems, *design.ignored_fields)}
+    assert named and not {f for f in named if f"brief.{f}" not in REGISTRY}
