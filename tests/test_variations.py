@@ -422,3 +422,28 @@ def test_variation_g_answers_the_cost_question_by_the_re_plans():
     assert "the fleet needs" not in g.conclusion
     lever = next(lv for lv in design.cost.levers if "smaller fleet" in lv.name)  # the Cost page's lever agrees
     assert f"-> {a_nodes} nodes" in lever.change and usd(a_cost) == usd(lever.usd_per_million_output_tokens)
+
+
+def _max_loras(design):
+    return next(f for f in design.config.flags if f.flag == "--max-loras")
+
+
+def test_variation_c_max_loras_reason_counts_the_serving_replicas_and_is_true():
+    """Review s10 finding 2: C's --max-loras reason said "100 adapters / 8 replicas = 13 per replica" (the spare node
+    counted, the long-context pool too) and then that all 100 stay resident on every replica, so routing to 13 did
+    nothing. Tenants are routed over the general pool's replicas (the spare serves none; the long-context pool takes
+    every tenant's long prompts); with every adapter resident the reason says routing is not needed for adapter hits,
+    and with --max-loras set the slots follow the routed count."""
+    brief = load_brief("variation-c")
+    dep = brief.deployment
+    general = brief.hardware.nodes - dep.spare_nodes - dep.long_context_nodes  # one TP=8 replica a node: 6
+    served = math.ceil(brief.lora.adapters / general)  # 17
+    resident = _max_loras(plan(brief))
+    assert f"/ {brief.hardware.nodes} replicas" not in resident.why
+    assert f"{brief.lora.adapters} adapters / {general} general-pool replicas = {served} per replica" in resident.why
+    assert "the spare and the long-context pool, which takes every tenant's long prompts, not counted" in resident.why
+    assert resident.value == str(brief.lora.adapters) and resident.why.startswith("tenant routing is not needed for adapter hits")
+    routed_design = plan(brief.with_changes({"lora.max_loras": 20}))
+    routed = _max_loras(routed_design)
+    assert routed.value == str(served) and routed.why.startswith(f"tenant-aware routing: {brief.lora.adapters} adapters / {general}")
+    assert routed_design.lora_serving is not None and routed_design.lora_serving.gpu_hit_rate == 1.0
