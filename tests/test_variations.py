@@ -447,3 +447,6 @@ def test_variation_c_max_loras_reason_counts_the_serving_replicas_and_is_true():
     routed = _max_loras(routed_design)
     assert routed.value == str(served) and routed.why.startswith(f"tenant-aware routing: {brief.lora.adapters} adapters / {general}")
     assert routed_design.lora_serving is not None and routed_design.lora_serving.gpu_hit_rate == 1.0
+    decision = next(d for d in plan(brief).architecture.decisions if "adapter" in d.decision)  # the Architecture page agrees
+    assert decision.decision == "every adapter resident on every replica: any replica serves any tenant"
+    assert next(d for d in routed_design.architecture.decisions if "adapter" in d.decision).decision.startswith("route by tenant")
