@@ -1053,12 +1053,29 @@ def _variation_f(
 
 
 def _short(name: str) -> str:
-    """A GPU's short name: "NVIDIA A100 SXM 80GB" -> "A100"."""
-    return name.removeprefix("NVIDIA ").removeprefix("AMD ").split()[0]
+    """A GPU's short name, its words up to the model number: "NVIDIA A100 SXM 80GB" -> "A100", "AMD Instinct MI300X
+    192GB" -> "Instinct MI300X", "NVIDIA RTX PRO 6000 Blackwell ..." -> "RTX PRO 6000"."""
+    words = name.removeprefix("NVIDIA ").removeprefix("AMD ").removeprefix("Intel ").split()
+    last = next((i for i, word in enumerate(words) if any(c.isdigit() for c in word)), 0)
+    return " ".join(words[: last + 1])
 
 
 def _precisions(brief: Brief) -> str:
     return f"{brief.deployment.weights.value.upper()} weights, {brief.deployment.kv_cache.value.upper()} KV"
+
+
+_GPU_CHOICES = ("hardware.gpu", "deployment.weights", "deployment.kv_cache", "efficiency.compute_peak", "cost.usd_per_gpu_hour")
+
+
+def _on_gpu_of(brief: Brief, other: Brief) -> dict[str, Any]:
+    """The `plan --set` changes that put the brief on the other brief's GPU: its GPU, precisions, compute peak and price
+    (the preset's variation G on the capstone's: H100, FP8 weights and KV, the BF16 peak, $2.50), the rest kept."""
+    changes: dict[str, Any] = {}
+    for path in _GPU_CHOICES:
+        value = resolve(other, path)
+        if value != resolve(brief, path):
+            changes[path] = getattr(value, "value", value)
+    return changes
 
 
 def _gpu_replanned(brief: Brief, out_year: float) -> tuple[int | None, float]:
@@ -1071,18 +1088,23 @@ def _gpu_replanned(brief: Brief, out_year: float) -> tuple[int | None, float]:
     return nodes, per_million(year, out_year)
 
 
-def _replanned_findings(brief: Brief, gpu: str, nodes: int | None, cost: float, out_year: float, on: str = "") -> list[Finding]:
-    """A GPU's re-planned fleet and its $ per M as findings, with the `plan{on} --set` that gives it (on: " capstone")."""
+def _replanned_findings(
+    brief: Brief, gpu: str, nodes: int | None, cost: float, out_year: float, on: dict[str, Any] | None = None
+) -> list[Finding]:
+    """A GPU's re-planned fleet and its $ per M as findings, with the `plan --set` that gives it; `brief` is the variation's
+    own or, with `on`, the changes that put it on another GPU (the capstone's), which the command lists first."""
     if nodes is None:
         return []
-    sets = " ".join(f"--set {path}={value}" for path, value in fleet_overrides(brief, nodes).items())
+    gpu_sets = "".join(f" --set {path}={value}" for path, value in (on or {}).items())
+    sets = gpu_sets + "".join(f" --set {path}={value}" for path, value in fleet_overrides(brief, nodes).items())
+    this = f"this brief on the {gpu}" if on else "plan --set hardware.nodes=N"
     return [
         _f(
             f"{gpu} nodes that meet {goal_words(brief)} (re-planned)",
             nodes,
             f"{gpu} nodes",  # "6 A100 nodes": the count names its GPU
-            f"the fewest nodes at which plan{on} --set hardware.nodes=N meets {goal_words(brief)}, at the"
-            f" {pct(brief.workload.prefix_hit_rate)} prefix hit rate briefed = {nodes}: plan{on} {sets} meets it",
+            f"the fewest nodes at which {this} meets {goal_words(brief)}, at the"
+            f" {pct(brief.workload.prefix_hit_rate)} prefix hit rate briefed = {nodes}: plan{sets} meets it",
         ),
         _f(
             f"{gpu} $ per M (re-planned)",
@@ -1150,8 +1172,10 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 f" = {num(linear)}x (prefill is slower too: {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} a GPU)",
             )
         )
-        base_nodes = _nodes_needed(baseline.brief)
-        base_bf16_brief = baseline.brief.with_changes({"deployment.kv_cache": "bf16"})
+        on_base_gpu = _on_gpu_of(brief, baseline.brief)  # this brief's traffic and targets on the capstone's GPU
+        on_base = brief.with_changes(on_base_gpu)
+        base_nodes = _nodes_needed(on_base)
+        base_bf16_brief = on_base.with_changes({"deployment.kv_cache": "bf16"})
         base_bf16_nodes = _nodes_needed(base_bf16_brief)
         findings.append(
             _f(
@@ -1171,20 +1195,18 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 " the GPU alone, both on BF16 KV",
             )
         )
-        base_year = base_nodes * base_hw.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
-        base_cost = per_million(base_year, out_year)
+        base_price, per_node = on_base.cost.usd_per_gpu_hour, on_base.hardware.gpus_per_node
+        base_cost = per_million(base_nodes * per_node * base_price * HOURS_PER_YEAR, out_year)
         findings.append(
             _f(
                 f"{base_gpu} $ per M {rule}",
                 base_cost,
                 "$",
-                f"{base_nodes} nodes x {base_hw.gpus_per_node} x ${num(baseline.brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M"
-                f" = ${num(base_cost)}",
+                f"{base_nodes} nodes x {per_node} x ${num(base_price)} x 8760 h / {num(out_year / 1e6)} M = ${num(base_cost)}",
             )
         )
-        base_out_year = baseline.demand.output_tokens_per_s * baseline.brief.cost.average_duty * SECONDS_PER_YEAR
-        base_replanned, base_replanned_cost = _gpu_replanned(baseline.brief, base_out_year)
-        base_findings = _replanned_findings(baseline.brief, base_gpu, base_replanned, base_replanned_cost, base_out_year, " capstone")
+        base_replanned, base_replanned_cost = _gpu_replanned(on_base, out_year)
+        base_findings = _replanned_findings(on_base, base_gpu, base_replanned, base_replanned_cost, out_year, on_base_gpu)
     findings += [
         _f(f"utilization on {fleet} {gpu} ({_precisions(brief)})", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
         _f(f"{gpu} nodes {rule}", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),

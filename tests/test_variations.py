@@ -402,9 +402,16 @@ def test_variation_g_answers_the_cost_question_by_the_re_plans():
     capstone --set hardware.nodes=4` at $2.24: A100 cheaper. The findings give each GPU's fewest nodes that re-plan as
     meeting and their $ per M, beside the rule's figures named as the rule's; the conclusion answers by the re-plans."""
     design, g = _analysis("g")
-    capstone_brief = load_brief("capstone")
+    on_h100 = {  # this brief on the capstone's GPU: for the preset, the capstone's brief (its lever: 8 -> 4 nodes, $2.24)
+        "hardware.gpu": "h100-sxm",
+        "deployment.weights": "fp8",
+        "deployment.kv_cache": "fp8",
+        "efficiency.compute_peak": "bf16",
+        "cost.usd_per_gpu_hour": 2.5,
+    }
+    assert "plan " + " ".join(f"--set {k}={v}" for k, v in on_h100.items()) in _finding(g, "H100 nodes that meet").arithmetic
     costs = {}
-    for gpu, brief in (("A100", design.brief), ("H100", capstone_brief)):
+    for gpu, brief in (("A100", design.brief), ("H100", design.brief.with_changes(on_h100))):
         nodes = int(_finding(g, f"{gpu} nodes that meet the SLO with N+1 (re-planned)").value)
         at = plan(brief.with_changes({"hardware.nodes": nodes}))
         assert at.verdict.feasible and at.verdict.meets_slo and at.verdict.availability_ok
@@ -422,6 +429,8 @@ def test_variation_g_answers_the_cost_question_by_the_re_plans():
     assert "the fleet needs" not in g.conclusion
     lever = next(lv for lv in design.cost.levers if "smaller fleet" in lv.name)  # the Cost page's lever agrees
     assert f"-> {a_nodes} nodes" in lever.change and usd(a_cost) == usd(lever.usd_per_million_output_tokens)
+    capstone_lever = next(lv for lv in plan(load_brief("capstone")).cost.levers if "smaller fleet" in lv.name)  # and the capstone's
+    assert f"-> {h_nodes} nodes" in capstone_lever.change and usd(h_cost) == usd(capstone_lever.usd_per_million_output_tokens)
 
 
 def _max_loras(design):
@@ -450,3 +459,21 @@ def test_variation_c_max_loras_reason_counts_the_serving_replicas_and_is_true():
     decision = next(d for d in plan(brief).architecture.decisions if "adapter" in d.decision)  # the Architecture page agrees
     assert decision.decision == "every adapter resident on every replica: any replica serves any tenant"
     assert next(d for d in routed_design.architecture.decisions if "adapter" in d.decision).decision.startswith("route by tenant")
+
+
+def test_variation_g_compares_the_gpus_on_its_own_traffic():
+    """Moved off the preset (12,000 users), G's H100 figures are this brief's traffic on the capstone's GPU, re-planned,
+    not the capstone's 10,000 users: the command the finding gives meets, one node fewer does not."""
+    brief = load_brief("variation-g").with_changes({"workload.users": 12000})
+    g = plan(brief).variation
+    assert g is not None
+    found = _finding(g, "H100 nodes that meet the SLO with N+1 (re-planned)")
+    command = found.arithmetic.split(": plan ", 1)[1].removesuffix(" meets it")
+    changes = dict(parse_override(part) for part in command.removeprefix("--set ").split(" --set "))
+    assert changes["hardware.gpu"] == "h100-sxm" and changes["hardware.nodes"] == found.value
+    at = plan(apply_overrides(brief, changes)).verdict
+    assert at.feasible and at.meets_slo and at.availability_ok
+    below = plan(apply_overrides(brief, {**changes, "hardware.nodes": int(found.value) - 1})).verdict
+    assert not (below.feasible and below.meets_slo and below.availability_ok)
+    preset = plan(load_brief("variation-g")).variation
+    assert found.value > _finding(preset, "H100 nodes that meet").value  # more users, more H100 nodes than the preset's 4
