@@ -17,9 +17,10 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief
+from planner.brief import Brief, Lora
 from planner.fmt import num, pct
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory
+from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape
 from planner.step_model import LORA_PARTS, step_time_s
 from planner.verdict import Problem
@@ -72,6 +73,22 @@ def _distinct(slots: int, batch: float) -> float:
     return slots * (1 - (1 - 1 / slots) ** max(batch, 1.0)) if slots > 1 else 1.0
 
 
+def _routing_text(lora: Lora, replicas: int, served: int, pools: Pools) -> str:
+    """Tenant routing's arithmetic over the serving replicas the adapters are partitioned over (the general pool's: the
+    spare serves none, the long-context pool takes every tenant's long prompts); with every adapter resident on every
+    replica (no --max-loras) any replica serves any tenant, and the text says routing is not needed for adapter hits."""
+    if not lora.tenant_routing:
+        return f"no tenant routing: every replica serves all {lora.adapters:,} adapters"
+    left = ["the spare"] if pools.spare_nodes else []
+    if pools.long_context_nodes:
+        left.append("the long-context pool, which takes every tenant's long prompts,")
+    outside = f" ({' and '.join(left)} not counted)" if left else ""
+    over = f"{lora.adapters:,} adapters / {replicas} general-pool replicas = {served} per replica{outside}"
+    if lora.max_loras == 0:
+        return f"tenant routing is not needed for adapter hits: every replica holds every adapter, so any replica serves any tenant; routed, {over}"
+    return f"tenant-aware routing: {over}"
+
+
 def lora_step_ms(shape: ReplicaShape, batch: float, read: float) -> tuple[float, float]:
     """(the batched-LoRA kernels' ms, the capacity's decode step's ms) at a batch whose sequences each read `read`
     tokens of KV (planner.capacity's): the step model's LoRA term and the step it is part of."""
@@ -88,7 +105,8 @@ def lora_serving(
     if lora.adapters == 0:
         return None
     mem = lora_memory(lora, shape.model, shape.tp, shape.attention_groups, pp=shape.pp)
-    replicas = max(shape.replicas // shape.pp, 1)  # whole replicas: with PP `replicas` counts micro-batch streams
+    pools, _ = pools_of(brief, shape)
+    replicas = max(pools.general_replicas // shape.pp, 1)  # the general pool's whole replicas (with PP it counts micro-batch streams)
     served = math.ceil(lora.adapters / replicas) if lora.tenant_routing else lora.adapters
     slots = min(lora.max_loras, served) if lora.max_loras > 0 else lora.adapters  # 0: every adapter resident on every replica
     cpu = max(lora.max_cpu_loras, slots)
@@ -109,11 +127,7 @@ def lora_serving(
         else ""
     )
     overhead = kernels_ms / step_ms if step_ms > 0 else 0.0
-    routing = (
-        f"tenant-aware routing: {lora.adapters:,} adapters / {replicas} replicas = {served} per replica"
-        if lora.tenant_routing
-        else f"no tenant routing: every replica serves all {lora.adapters:,} adapters"
-    )
+    routing = _routing_text(lora, replicas, served, pools)
     problems: list[Problem] = []
     if util > 1:
         problems.append(

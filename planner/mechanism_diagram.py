@@ -19,6 +19,18 @@ _SIDE = f'fillcolor="{MECHANISM_COLORS[0]}", color="{MECHANISM_COLORS[1]}"'
 _BESIDE = "  {{rank=same; pool0; {};}}"  # stacked with the general pool: the diagram grows no wider, the printed page keeps its type
 
 
+def _adapter_decision(brief: Brief) -> str:
+    """How requests find their adapter: routed by tenant where replicas hold only some adapters (--max-loras), and
+    any replica where every replica holds every adapter or the brief routes no tenant."""
+    if brief.lora.max_loras == 0:
+        return "every adapter resident on every replica: any replica serves any tenant"
+    return (
+        "route by tenant to the replicas holding its adapter"
+        if brief.lora.tenant_routing
+        else "no tenant routing: any replica, adapters cached"
+    )
+
+
 def _extras(
     brief: Brief, tiers: KvTierAnalysis | None, images: MultimodalAnalysis | None, lora: LoraServing | None, goal: ObjectiveAnalysis | None
 ) -> tuple[list[str], list[Decision]]:
@@ -67,7 +79,7 @@ def _extras(
         lines += [f"  adapters [label={_html_label(label)}, {_SIDE}];", "  adapters -> pool0 [style=dashed];", _BESIDE.format("adapters")]
         decisions.append(
             Decision(
-                decision="route by tenant to the replicas holding its adapter",
+                decision=_adapter_decision(brief),
                 why=f"{lora.arithmetic['routing']}; {lora.arithmetic['cache']}",
             )
         )

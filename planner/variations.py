@@ -26,7 +26,7 @@ from planner.lora_serving import lora_step_ms
 from planner.operating_point import context_tokens, max_num_seqs_for
 from planner.pools import general_prompt_cap_tokens, max_model_len_for
 from planner.quantization import weight_scheme
-from planner.resize import fewest_nodes_meeting, goal_words
+from planner.resize import fewest_nodes_meeting, fleet_overrides, goal_words
 from planner.slo import LatencyPoint, latency_point
 
 if TYPE_CHECKING:
@@ -1053,12 +1053,79 @@ def _variation_f(
 
 
 def _short(name: str) -> str:
-    """A GPU's short name: "NVIDIA A100 SXM 80GB" -> "A100"."""
-    return name.removeprefix("NVIDIA ").removeprefix("AMD ").split()[0]
+    """A GPU's short name, its words up to the model number: "NVIDIA A100 SXM 80GB" -> "A100", "AMD Instinct MI300X
+    192GB" -> "Instinct MI300X", "NVIDIA RTX PRO 6000 Blackwell ..." -> "RTX PRO 6000"."""
+    words = name.removeprefix("NVIDIA ").removeprefix("AMD ").removeprefix("Intel ").split()
+    last = next((i for i, word in enumerate(words) if any(c.isdigit() for c in word)), 0)
+    return " ".join(words[: last + 1])
 
 
 def _precisions(brief: Brief) -> str:
     return f"{brief.deployment.weights.value.upper()} weights, {brief.deployment.kv_cache.value.upper()} KV"
+
+
+_GPU_CHOICES = ("hardware.gpu", "deployment.weights", "deployment.kv_cache", "efficiency.compute_peak", "cost.usd_per_gpu_hour")
+
+
+def _on_gpu_of(brief: Brief, other: Brief) -> dict[str, Any]:
+    """The `plan --set` changes that put the brief on the other brief's GPU: its GPU, precisions, compute peak and price
+    (the preset's variation G on the capstone's: H100, FP8 weights and KV, the BF16 peak, $2.50), the rest kept."""
+    changes: dict[str, Any] = {}
+    for path in _GPU_CHOICES:
+        value = resolve(other, path)
+        if value != resolve(brief, path):
+            changes[path] = getattr(value, "value", value)
+    return changes
+
+
+def _gpu_replanned(brief: Brief, out_year: float) -> tuple[int | None, float]:
+    """The fewest nodes of the brief's GPU at which `plan --set hardware.nodes=N` meets its SLO (with N+1 where asked),
+    and their $ per M output tokens (inf when no fleet up to MAX_NODES meets)."""
+    nodes = fewest_nodes_meeting(brief)
+    if nodes is None:
+        return None, math.inf
+    year = nodes * brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    return nodes, per_million(year, out_year)
+
+
+def _replanned_findings(
+    brief: Brief, gpu: str, nodes: int | None, cost: float, out_year: float, on: dict[str, Any] | None = None
+) -> list[Finding]:
+    """A GPU's re-planned fleet and its $ per M as findings, with the `plan --set` that gives it; `brief` is the variation's
+    own or, with `on`, the changes that put it on another GPU (the capstone's), which the command lists first."""
+    if nodes is None:
+        return []
+    gpu_sets = "".join(f" --set {path}={value}" for path, value in (on or {}).items())
+    sets = gpu_sets + "".join(f" --set {path}={value}" for path, value in fleet_overrides(brief, nodes).items())
+    this = f"this brief on the {gpu}" if on else "plan --set hardware.nodes=N"
+    return [
+        _f(
+            f"{gpu} nodes that meet {goal_words(brief)} (re-planned)",
+            nodes,
+            f"{gpu} nodes",  # "6 A100 nodes": the count names its GPU
+            f"the fewest nodes at which {this} meets {goal_words(brief)}, at the"
+            f" {pct(brief.workload.prefix_hit_rate)} prefix hit rate briefed = {nodes}: plan{sets} meets it",
+        ),
+        _f(
+            f"{gpu} $ per M (re-planned)",
+            cost,
+            "$",
+            f"{nodes} nodes x {brief.hardware.gpus_per_node} x ${num(brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M"
+            f" = ${num(cost)}",
+        ),
+    ]
+
+
+def _cost_answer(gpu: str, nodes: int | None, cost: float, base_gpu: str, base_nodes: int | None, base_cost: float, goal: str) -> str:
+    """The $ per M question answered by the re-plans: each GPU's fewest nodes that meet, their $ per M, which is cheaper."""
+    if nodes is None:
+        return f"Re-planned, no fleet of {gpu}s up to the node limit meets {goal}: there is no $ per M to compare."
+    text = f"Re-planned, {nodes} {gpu} nodes meet {goal} at {usd(cost)} per M output tokens"
+    if base_nodes is None:
+        return text + (f"; no {base_gpu} fleet up to the node limit does." if base_gpu else ".")
+    ratio = cost / base_cost
+    cheaper = f"{pct(1 - ratio)} cheaper" if ratio < 1 else f"{pct(ratio - 1)} dearer" if ratio > 1 else "the same"
+    return f"{text}, vs {base_nodes} {base_gpu} nodes at {usd(base_cost)}: {gpu} {cheaper} per M."
 
 
 def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Finding], list[Option], str]:
@@ -1066,10 +1133,13 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     gpu = _short(shape.gpu.name)
     fleet = f"{brief.hardware.nodes} nodes of {brief.hardware.gpus_per_node}"
     findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{gpu}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
+    rule = f"by the {pct(TARGET_UTILIZATION)} no-cache rule"
     nodes = _nodes_needed(brief)
     per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
     sized_cost = per_million(nodes * per_node_year, out_year)
+    replanned, replanned_cost = _gpu_replanned(brief, out_year)
+    base_gpu, base_replanned, base_replanned_cost, base_findings = "", None, math.inf, []
     if baseline is not None:
         base_gpu, base_hw = _short(baseline.shape.gpu.name), baseline.brief.hardware
         bw = baseline.shape.gpu.hbm_tb_per_s / shape.gpu.hbm_tb_per_s
@@ -1102,8 +1172,10 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 f" = {num(linear)}x (prefill is slower too: {num(shape.peak_tflops_per_gpu, 'TFLOP/s')} a GPU)",
             )
         )
-        base_nodes = _nodes_needed(baseline.brief)
-        base_bf16_brief = baseline.brief.with_changes({"deployment.kv_cache": "bf16"})
+        on_base_gpu = _on_gpu_of(brief, baseline.brief)  # this brief's traffic and targets on the capstone's GPU
+        on_base = brief.with_changes(on_base_gpu)
+        base_nodes = _nodes_needed(on_base)
+        base_bf16_brief = on_base.with_changes({"deployment.kv_cache": "bf16"})
         base_bf16_nodes = _nodes_needed(base_bf16_brief)
         findings.append(
             _f(
@@ -1123,37 +1195,52 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
                 " the GPU alone, both on BF16 KV",
             )
         )
-        base_year = base_nodes * base_hw.gpus_per_node * baseline.brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
-        base_cost = per_million(base_year, out_year)
+        base_price, per_node = on_base.cost.usd_per_gpu_hour, on_base.hardware.gpus_per_node
+        base_cost = per_million(base_nodes * per_node * base_price * HOURS_PER_YEAR, out_year)
         findings.append(
             _f(
-                f"{base_gpu} $ per M at that sizing",
+                f"{base_gpu} $ per M {rule}",
                 base_cost,
                 "$",
-                f"{base_nodes} nodes x {base_hw.gpus_per_node} x ${num(baseline.brief.cost.usd_per_gpu_hour)} x 8760 h / {num(out_year / 1e6)} M"
-                f" = ${num(base_cost)}",
+                f"{base_nodes} nodes x {per_node} x ${num(base_price)} x 8760 h / {num(out_year / 1e6)} M = ${num(base_cost)}",
             )
         )
+        base_replanned, base_replanned_cost = _gpu_replanned(on_base, out_year)
+        base_findings = _replanned_findings(on_base, base_gpu, base_replanned, base_replanned_cost, out_year, on_base_gpu)
     findings += [
         _f(f"utilization on {fleet} {gpu} ({_precisions(brief)})", cap.utilization, "fraction", cap.arithmetic.get("utilization", "")),
-        _f(f"{gpu} nodes needed", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),
+        _f(f"{gpu} nodes {rule}", nodes, "nodes", f"fewest nodes at <= {pct(TARGET_UTILIZATION)} without cache = {nodes}"),
         _f(
-            f"{gpu} $ per M at that sizing",
+            f"{gpu} $ per M {rule}",
             sized_cost,
             "$",
             f"{nodes} nodes x {brief.hardware.gpus_per_node} x ${num(brief.cost.usd_per_gpu_hour)} (stated {gpu} price) x 8760 h"
             f" / {num(out_year / 1e6)} M = ${num(sized_cost)}",
         ),
     ]
+    findings += _replanned_findings(brief, gpu, replanned, replanned_cost, out_year) + base_findings
+    if replanned is not None and base_replanned is not None:
+        ratio = replanned_cost / base_replanned_cost
+        findings.append(
+            _f(
+                f"{gpu} $ per M vs {base_gpu} (re-planned)",
+                ratio,
+                "x",
+                f"${num(replanned_cost)} on {replanned} {gpu} nodes / ${num(base_replanned_cost)} on {base_replanned} {base_gpu} nodes"
+                f" = {num(ratio)}x",
+            )
+        )
     scheme = weight_scheme(brief.deployment.weights, shape.gpu)  # what the weights run as: weight-only where the GPU lacks the math
     dep = brief.deployment
     runs = f"{dep.weights.value.upper()} weights run as {scheme.scheme}, prefill at the {shape.compute_precision.upper()} peak; {dep.kv_cache.value.upper()} KV"
     precision = f"On {gpu}: {runs}." if shape.gpu.runs_natively("fp8") else f"No FP8 math on {gpu}: {runs}."
     meets = core.verdict.feasible and core.verdict.meets_slo
+    answer = _cost_answer(gpu, replanned, replanned_cost, base_gpu, base_replanned, base_replanned_cost, goal_words(brief))
+    base_rule = f" vs {base_nodes} {base_gpu} nodes at {usd(base_cost)}" if baseline is not None else ""
     conclusion = (
-        f"{precision} Decode is bandwidth-bound: by the {pct(TARGET_UTILIZATION)} sizing rule (no prefix cache) the fleet needs"
-        f" {nodes} nodes; at ${num(brief.cost.usd_per_gpu_hour)}/GPU-hour that is"
-        f" ${num(sized_cost)} per M output tokens. As briefed, its {brief.hardware.nodes} nodes"
+        f"{precision} Decode is bandwidth-bound. {answer} The {pct(TARGET_UTILIZATION)} no-cache sizing rule's figures assume"
+        f" no prefix cache (the brief states {pct(brief.workload.prefix_hit_rate)}): {nodes} {gpu} nodes at {usd(sized_cost)} per M"
+        f"{base_rule}. As briefed, its {brief.hardware.nodes} nodes"
         f" {'meet' if meets else 'miss'} the SLO at the engine's pace with the prefix cache."
     )
     return findings, [], conclusion

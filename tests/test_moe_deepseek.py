@@ -295,7 +295,7 @@ def test_a_pp_designs_arithmetic_divides_by_streams_not_replicas():
 
 def test_tenant_routing_partitions_adapters_over_whole_pp_replicas():
     """405B BF16 at PP=2 on 8 nodes: 4 replicas of two stages (8 micro-batch streams). Tenant routing spreads 100
-    adapters over the 4 replicas, 25 each: a stream is not a replica a tenant can be routed to."""
+    adapters over the 4 replicas, 25 each: a stream is not a replica a tenant can be routed to (25 GPU slots hold them)."""
     changes = {
         "model.name": "llama-3.1-405b",
         "deployment.weights": "bf16",
@@ -303,11 +303,12 @@ def test_tenant_routing_partitions_adapters_over_whole_pp_replicas():
         "deployment.long_context_nodes": 0,
         "deployment.spare_nodes": 0,
         "lora.adapters": 100,
+        "lora.max_loras": 25,
     }
     d = plan(load_brief("capstone").with_changes(changes))
     assert (d.shape.replicas, d.shape.pp) == (8, 2)
     assert d.lora_serving is not None
-    assert d.lora_serving.arithmetic["routing"] == "tenant-aware routing: 100 adapters / 4 replicas = 25 per replica"
+    assert d.lora_serving.arithmetic["routing"] == "tenant-aware routing: 100 adapters / 4 general-pool replicas = 25 per replica"
 
 
 def test_pp_stages_divide_each_gpus_adapter_memory():

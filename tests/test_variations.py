@@ -133,11 +133,11 @@ def test_variation_g_a100(capstone):
     design, g = _analysis("g")
     assert _finding(g, "decode slower (bandwidth)").value == pytest.approx(3.35 / 2.04, rel=TOL)  # 1.64x
     assert design.brief.deployment.weights.value == "int8"
-    nodes = _finding(g, "A100 nodes needed").value
+    nodes = _finding(g, "A100 nodes by the 85.0% no-cache rule").value
     price = design.brief.cost.usd_per_gpu_hour
     tokens = capstone.cost.output_tokens_per_year
-    assert _finding(g, "A100 $ per M").value == pytest.approx(nodes * 8 * price * 8760 / (tokens / 1e6), rel=1e-9)
-    assert "stated A100 price" in _finding(g, "A100 $ per M").arithmetic
+    assert _finding(g, "A100 $ per M by the").value == pytest.approx(nodes * 8 * price * 8760 / (tokens / 1e6), rel=1e-9)
+    assert "stated A100 price" in _finding(g, "A100 $ per M by the").arithmetic
     assert 1.5 <= _finding(g, "nodes for the capstone's headroom").value <= 2.2  # seed: "~1.7x the nodes"
 
 
@@ -217,11 +217,11 @@ def test_variation_a_text_follows_its_numbers():
 
 def test_variation_g_says_its_sizing_and_its_verdict_apart():
     """Variation G's 8 A100 nodes meet the SLO at the engine's pace while the worked design's sizing rule (85% of GPU
-    time without prefix cache) asks for 10: the conclusion states both, so "needs 10 nodes" does not read as a miss."""
+    time without prefix cache) gives 10: the conclusion states both, the 10 as the rule's figure, not as a need."""
     design = plan(load_brief("variation-g"))
     assert design.verdict.feasible and design.verdict.meets_slo
     text = design.variation.conclusion
-    assert "the fleet needs 10 nodes" in text and "85.0% sizing rule (no prefix cache)" in text
+    assert "85.0% no-cache sizing rule's figures assume no prefix cache" in text and ": 10 A100 nodes at $3.59 per M" in text
     assert text.endswith("As briefed, its 8 nodes meet the SLO at the engine's pace with the prefix cache.")
 
 
@@ -394,3 +394,86 @@ def test_variation_g_says_what_the_weights_run_as_on_the_a100():
     assert fp8 is not None and "FP8 weights run as W8A16 FP8 (weight-only), prefill at the BF16 peak" in fp8.conclusion
     briefed = plan(load_brief("variation-g")).variation
     assert briefed is not None and "INT8 weights run as W8A8 INT8, prefill at the INT8 peak" in briefed.conclusion
+
+
+def test_variation_g_answers_the_cost_question_by_the_re_plans():
+    """Review s10 finding 1: G answered "at what $ per M?" with the 85% no-cache rule (10 A100 nodes, $3.59, against 5
+    H100 nodes, $2.80: A100 dearer) while `plan variation-g --set hardware.nodes=6` meets with N+1 at $2.15 and `plan
+    capstone --set hardware.nodes=4` at $2.24: A100 cheaper. The findings give each GPU's fewest nodes that re-plan as
+    meeting and their $ per M, beside the rule's figures named as the rule's; the conclusion answers by the re-plans."""
+    design, g = _analysis("g")
+    on_h100 = {  # this brief on the capstone's GPU: for the preset, the capstone's brief (its lever: 8 -> 4 nodes, $2.24)
+        "hardware.gpu": "h100-sxm",
+        "deployment.weights": "fp8",
+        "deployment.kv_cache": "fp8",
+        "efficiency.compute_peak": "bf16",
+        "cost.usd_per_gpu_hour": 2.5,
+    }
+    assert "plan " + " ".join(f"--set {k}={v}" for k, v in on_h100.items()) in _finding(g, "H100 nodes that meet").arithmetic
+    costs = {}
+    for gpu, brief in (("A100", design.brief), ("H100", design.brief.with_changes(on_h100))):
+        nodes = int(_finding(g, f"{gpu} nodes that meet the SLO with N+1 (re-planned)").value)
+        at = plan(brief.with_changes({"hardware.nodes": nodes}))
+        assert at.verdict.feasible and at.verdict.meets_slo and at.verdict.availability_ok
+        below = plan(brief.with_changes({"hardware.nodes": nodes - 1})).verdict
+        assert not (below.feasible and below.meets_slo and below.availability_ok)
+        costs[gpu] = (nodes, _finding(g, f"{gpu} $ per M (re-planned)").value)
+        assert costs[gpu][1] == pytest.approx(at.cost.usd_per_million_output_tokens, rel=1e-9)  # what the re-plan's Cost page says
+    (a_nodes, a_cost), (h_nodes, h_cost) = costs["A100"], costs["H100"]
+    assert a_cost < h_cost  # the preset's figures: 6 A100 nodes $2.15 vs 4 H100 nodes $2.24
+    assert f"Re-planned, {a_nodes} A100 nodes meet the SLO with N+1 at {usd(a_cost)} per M" in g.conclusion
+    assert f"vs {h_nodes} H100 nodes at {usd(h_cost)}: A100 " in g.conclusion and "cheaper per M" in g.conclusion
+    rule_nodes = int(_finding(g, "A100 nodes by the 85.0% no-cache rule").value)
+    assert rule_nodes > a_nodes and "nodes needed" not in " ".join(f.label for f in g.findings)
+    assert f"no-cache sizing rule's figures assume no prefix cache (the brief states 78.0%): {rule_nodes} A100 nodes" in g.conclusion
+    assert "the fleet needs" not in g.conclusion
+    lever = next(lv for lv in design.cost.levers if "smaller fleet" in lv.name)  # the Cost page's lever agrees
+    assert f"-> {a_nodes} nodes" in lever.change and usd(a_cost) == usd(lever.usd_per_million_output_tokens)
+    capstone_lever = next(lv for lv in plan(load_brief("capstone")).cost.levers if "smaller fleet" in lv.name)  # and the capstone's
+    assert f"-> {h_nodes} nodes" in capstone_lever.change and usd(h_cost) == usd(capstone_lever.usd_per_million_output_tokens)
+
+
+def _max_loras(design):
+    return next(f for f in design.config.flags if f.flag == "--max-loras")
+
+
+def test_variation_c_max_loras_reason_counts_the_serving_replicas_and_is_true():
+    """Review s10 finding 2: C's --max-loras reason said "100 adapters / 8 replicas = 13 per replica" (the spare node
+    counted, the long-context pool too) and then that all 100 stay resident on every replica, so routing to 13 did
+    nothing. Tenants are routed over the general pool's replicas (the spare serves none; the long-context pool takes
+    every tenant's long prompts); with every adapter resident the reason says routing is not needed for adapter hits,
+    and with --max-loras set the slots follow the routed count."""
+    brief = load_brief("variation-c")
+    dep = brief.deployment
+    general = brief.hardware.nodes - dep.spare_nodes - dep.long_context_nodes  # one TP=8 replica a node: 6
+    served = math.ceil(brief.lora.adapters / general)  # 17
+    resident = _max_loras(plan(brief))
+    assert f"/ {brief.hardware.nodes} replicas" not in resident.why
+    assert f"{brief.lora.adapters} adapters / {general} general-pool replicas = {served} per replica" in resident.why
+    assert "the spare and the long-context pool, which takes every tenant's long prompts, not counted" in resident.why
+    assert resident.value == str(brief.lora.adapters) and resident.why.startswith("tenant routing is not needed for adapter hits")
+    routed_design = plan(brief.with_changes({"lora.max_loras": 20}))
+    routed = _max_loras(routed_design)
+    assert routed.value == str(served) and routed.why.startswith(f"tenant-aware routing: {brief.lora.adapters} adapters / {general}")
+    assert routed_design.lora_serving is not None and routed_design.lora_serving.gpu_hit_rate == 1.0
+    decision = next(d for d in plan(brief).architecture.decisions if "adapter" in d.decision)  # the Architecture page agrees
+    assert decision.decision == "every adapter resident on every replica: any replica serves any tenant"
+    assert next(d for d in routed_design.architecture.decisions if "adapter" in d.decision).decision.startswith("route by tenant")
+
+
+def test_variation_g_compares_the_gpus_on_its_own_traffic():
+    """Moved off the preset (12,000 users), G's H100 figures are this brief's traffic on the capstone's GPU, re-planned,
+    not the capstone's 10,000 users: the command the finding gives meets, one node fewer does not."""
+    brief = load_brief("variation-g").with_changes({"workload.users": 12000})
+    g = plan(brief).variation
+    assert g is not None
+    found = _finding(g, "H100 nodes that meet the SLO with N+1 (re-planned)")
+    command = found.arithmetic.split(": plan ", 1)[1].removesuffix(" meets it")
+    changes = dict(parse_override(part) for part in command.removeprefix("--set ").split(" --set "))
+    assert changes["hardware.gpu"] == "h100-sxm" and changes["hardware.nodes"] == found.value
+    at = plan(apply_overrides(brief, changes)).verdict
+    assert at.feasible and at.meets_slo and at.availability_ok
+    below = plan(apply_overrides(brief, {**changes, "hardware.nodes": int(found.value) - 1})).verdict
+    assert not (below.feasible and below.meets_slo and below.availability_ok)
+    preset = plan(load_brief("variation-g")).variation
+    assert found.value > _finding(preset, "H100 nodes that meet").value  # more users, more H100 nodes than the preset's 4
