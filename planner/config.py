@@ -297,10 +297,10 @@ def _misses_slo(point: TradeoffPoint, brief: Brief) -> bool:
 
 
 def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
-    """Why this TP: inside the node's NVLink domain, and what one step fewer or more would do (a plain TP replica; an
-    EP, DP-attention or pipelined replica's layout is its own flags' reason)."""
+    """Why this TP: inside the node's scale-up domain (named as the GPU's vendor names it), and what one step fewer or
+    more would do (a plain TP replica; an EP, DP-attention or pipelined replica's layout is its own flags' reason)."""
     domain, tp = brief.hardware.gpus_per_node, shape.tp
-    inside = f"TP={tp} inside one {domain}-GPU NVSwitch domain"
+    inside = f"TP={tp} inside one {domain}-GPU {shape.gpu.scale_up_domain}"
     if shape.ep > 1 or shape.pp > 1 or shape.attention_groups > 1:
         return f"{inside}: the replica's other GPUs are its {'expert' if shape.ep > 1 else 'pipeline'} ranks (the flags below)"
     more = (
@@ -342,16 +342,21 @@ def _half_tp_pace(brief: Brief, shape: ReplicaShape) -> str:
 
 
 def _gpu_memory_utilization_why(brief: Brief, shape: ReplicaShape) -> str:
+    """The flag's arithmetic, each step with its result: the brief's share less the reserve, then the 0.95 cap where
+    it applies (the printed figure is the capped one)."""
     mem, dep = shape.gpu.memory_gb, brief.deployment
     value = shape.engine_memory_fraction
-    capped = (
-        " (capped at 0.95: the rest is the CUDA context, NCCL buffers and the activation peak)"
-        if (mem * dep.gpu_memory_utilization - dep.reserve_gb_per_gpu) / mem > MAX_ENGINE_MEMORY_FRACTION
-        else ""
-    )
+    wanted_gb = mem * dep.gpu_memory_utilization - dep.reserve_gb_per_gpu
+    steps = f"{num(mem, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(dep.reserve_gb_per_gpu, 'GB')} reserve = {num(wanted_gb, 'GB')}"
+    if wanted_gb / mem > MAX_ENGINE_MEMORY_FRACTION:
+        steps += (
+            f", capped at {num(MAX_ENGINE_MEMORY_FRACTION)} x {num(mem, 'GB')} = {num(mem * value, 'GB')} per GPU for the engine"
+            " (the rest is the GPU runtime's context, the collective-communication buffers and the activation peak)"
+        )
+    else:
+        steps += " per GPU for the engine"
     return (
-        f"{fmt_fraction(value)}: {num(mem, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(dep.reserve_gb_per_gpu, 'GB')} reserve"
-        f" = {num(mem * value, 'GB')} per GPU for the engine{capped}; {num(shape.weights_gb_per_gpu, 'GB')} of it weights, {num(shape.kv_gb_per_gpu, 'GB')}"
+        f"{fmt_fraction(value)}: {steps}; {num(shape.weights_gb_per_gpu, 'GB')} of it weights, {num(shape.kv_gb_per_gpu, 'GB')}"
         " KV: the analysis sizes the KV pool with exactly this"
     )
 
@@ -437,7 +442,11 @@ def _parallel_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
                 )
             )
     if shape.ep > 1:
-        span = "over the network (VLLM_ALL2ALL_BACKEND=deepep_low_latency: DeepEP's RDMA kernels)" if shape.gpus > gpn else "over NVLink"
+        span = (
+            "over the network (VLLM_ALL2ALL_BACKEND=deepep_low_latency: DeepEP's RDMA kernels)"
+            if shape.gpus > gpn
+            else f"over the node's {shape.gpu.scale_up_domain}"
+        )
         flags.append(
             Flag(
                 flag="--enable-expert-parallel",

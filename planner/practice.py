@@ -536,7 +536,7 @@ def _tp_options(design: Design) -> list[Option]:
         elif tp > gpn:
             consequence = "spans nodes: every layer's all-reduce crosses the network"
         elif tp == gpn:
-            consequence = "fills one NVSwitch node: the shortest step without leaving it"
+            consequence = f"fills one node ({design.shape.gpu.scale_up_domain}): the shortest step without leaving it"
         else:
             consequence = f"{gpn // tp} replicas per node: more replicas, each with a longer step and less room for KV"
         options.append(Option(key=f"tp{tp}", text=f"TP={tp}: {consequence}"))
