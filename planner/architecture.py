@@ -223,8 +223,8 @@ def architecture(
         Decision(
             decision=f"TP={tp}, DP={replicas}",
             why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU {gpu_spec(hw.gpu).scale_up_domain} (every layer's all-reduce"
-            f" moves at {num(gpu_spec(hw.gpu).interconnect_gb_per_s, 'GB/s')} a GPU there); crossing nodes would put it on the"
-            f" {num(gpu_spec(hw.gpu).scale_out_gb_per_s, 'GB/s')}-a-GPU network; data parallelism across {replicas} replicas adds throughput",
+            f" stays on its links, {num(gpu_spec(hw.gpu).interconnect_gb_per_s, 'GB/s')} a GPU each way); crossing nodes would put it"
+            f" on the network, {num(gpu_spec(hw.gpu).scale_out_gb_per_s, 'GB/s')} a GPU; data parallelism across {replicas} replicas adds throughput",
         ),
         *(parallel_decisions(brief, shape) if shape is not None and multi else []),
         Decision(
