@@ -20,12 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
+from planner.cost import Lever
 from planner.design import Design, plan
 from planner.errors import BriefError
 from planner.failures import TITLES as SCENARIO_TITLES
 from planner.failures import FailureMode, Scenario, pressure
 from planner.figures import Format, arithmetic, format_unit, format_value, resolve, spec
-from planner.fmt import num, pct
+from planner.fmt import num, pct, usd
 from planner.variations import VariationAnalysis
 
 __all__ = [
@@ -774,14 +775,23 @@ def _measure(design: Design, critical: tuple[str, ...]) -> Step:
                 options,
                 [o.key for o in matter],
                 "; ".join(o.text for o in matter),
-                f"The plan assumes {pct(design.brief.workload.prefix_hit_rate)} prefix hits and a decode batch of"
-                f" {num(design.capacity.batch_per_replica)}; the SLO is judged at p95.",
+                f"The plan assumes {pct(design.brief.workload.prefix_hit_rate)} prefix hits and {_running_batch_words(design)};"
+                " the SLO is judged at p95.",
                 "Watching nvidia-smi utilization: it reads near 100% whenever a kernel runs, whatever the batch.",
                 "Each measurement checks one assumption the sizing used; the first to drift says which figure to redo.",
                 several=True,
             ),
         ),
     )
+
+
+def _running_batch_words(design: Design) -> str:
+    """The running batch the answer's "average running batch per replica" is checked against: the operating point's
+    (Little's law at the engine's pace), a disaggregated design's decode replica's."""
+    dis = design.disaggregation
+    if dis is not None:
+        return f"a decode replica running {num(dis.decode_batch)} sequences at the peak (operating point)"
+    return f"{num(design.operating_point.in_flight)} sequences running a replica at the peak (operating point)"
 
 
 def _baseline_utilization(analysis: VariationAnalysis, label: str) -> tuple[float, ...]:
@@ -964,6 +974,20 @@ def _longer_outputs(design: Design) -> Question | None:
     )
 
 
+def _levers_ranked(design: Design) -> list[Lever]:
+    """The Cost page's levers, the largest first: the lowest $ per M output tokens (a lever without a figure last)."""
+    levers = design.cost.levers
+    return sorted(
+        levers, key=lambda lever: lever.usd_per_million_output_tokens if math.isfinite(lever.usd_per_million_output_tokens) else math.inf
+    )
+
+
+def _levers_words(ranked: list[Lever]) -> str:
+    """Why the answer ranks as it does: the levers with the Cost page's figures, the largest first."""
+    shown = "; ".join(f"{lever.name} {usd(lever.usd_per_million_output_tokens)} per M ({lever.change})" for lever in ranked)
+    return f"Once the peak design is fixed, the cost levers, largest first (the Cost page's figures): {shown}."
+
+
 def _followups(design: Design) -> Step:
     c = design.capacity
     cost = design.cost
@@ -978,7 +1002,11 @@ def _followups(design: Design) -> Step:
         Option(key="gpu_price", text="The fleet is busy all day: the price per GPU-hour is the lever left"),
         Option(key="model_too_big", text="The model is too big for chat"),
     ]
-    cost_right = [key for key, holds in (("sized_for_peak", trough), ("headroom", idle)) if holds] or ["gpu_price"]
+    ranked = _levers_ranked(design)
+    lever_of = {"sized_for_peak": "fill the trough", "headroom": "smaller fleet"}  # each option's lever on the Cost page
+    rank = {key: next((i for i, lever in enumerate(ranked) if lever.name.startswith(name)), len(ranked)) for key, name in lever_of.items()}
+    holding = [key for key, holds in (("sized_for_peak", trough), ("headroom", idle)) if holds]
+    cost_right = sorted(holding, key=lambda key: rank[key]) or ["gpu_price"]  # the larger lever first, as the Cost page has it
     questions = _present(
         _half_budget(design),
         _half_tp(design),
@@ -1008,7 +1036,7 @@ def _followups(design: Design) -> Step:
             f"{cost.arithmetic.get('usd_per_million_output_tokens', '')}; the day averages {pct(design.brief.cost.average_duty)} of the peak;"
             f" a general-pool replica runs at {pct(design.operating_point.load_vs_capacity)} of its SLO capacity at the peak.",
             "Blaming the hardware price: the tokens per year are counted at the average duty, not the peak.",
-            "The trough is the largest cost lever left once the peak design is fixed.",
+            _levers_words(ranked),
         ),
     )
     return Step(
