@@ -161,8 +161,7 @@ def capacity_limit(core: CoreDesign) -> str:
         return f"it ends at {_LIMIT_WORDS[limit]}"
     if op.capacity_reached:
         return f"{op.capacity_reached} ({num(n)} running)"
-    slo = core.brief.slo
-    return f"it ends at the latency targets (p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 {slo.itl_metric.value.upper()} {num(slo.itl_p95_ms, 'ms')}) at {num(n)} running"
+    return f"neither latency target binds up to it (the capacity search's ceiling; {num(n)} running)"
 
 
 def _mechanism(shape: ReplicaShape) -> str:
