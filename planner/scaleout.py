@@ -160,7 +160,7 @@ def capacity_limit(core: CoreDesign) -> str:
     if limit is not None:
         return f"it ends at {_LIMIT_WORDS[limit]}"
     if op.capacity_reached:
-        return f"{op.capacity_reached} ({num(n)} running)"
+        return f"at {num(n)} running, {op.capacity_reached}"
     return f"neither latency target binds up to it (the capacity search's ceiling; {num(n)} running)"
 
 
