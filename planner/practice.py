@@ -982,6 +982,18 @@ def _levers_ranked(design: Design) -> list[Lever]:
     )
 
 
+_LEVER_WORTH = 0.10  # a lever that lowers $ per M output tokens by at least this share is one the answer names
+
+
+def _lever_saving(design: Design, name: str) -> float:
+    """The share of $ per M output tokens the Cost page's lever whose name starts with `name` saves (0: none)."""
+    now = design.cost.usd_per_million_output_tokens
+    lever = next((lever for lever in design.cost.levers if lever.name.startswith(name)), None)
+    if lever is None or not (math.isfinite(lever.usd_per_million_output_tokens) and now > 0):
+        return 0.0
+    return max(1 - lever.usd_per_million_output_tokens / now, 0.0)
+
+
 def _levers_words(ranked: list[Lever]) -> str:
     """Why the answer ranks as it does: the levers with the Cost page's figures, the largest first."""
     shown = "; ".join(f"{lever.name} {usd(lever.usd_per_million_output_tokens)} per M ({lever.change})" for lever in ranked)
@@ -991,22 +1003,23 @@ def _levers_words(ranked: list[Lever]) -> str:
 def _followups(design: Design) -> Step:
     c = design.capacity
     cost = design.cost
-    trough = design.brief.cost.average_duty < 0.9  # a day that averages well under its peak
-    idle = design.operating_point.load_vs_capacity < 0.6  # replicas far under their SLO capacity at the peak
+    job = design.objective is not None  # judged on its deadline: the idle time is after the work, not a daily trough
     why_cost = [
         Option(
             key="sized_for_peak",
-            text="The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work",
+            text="The fleet finishes before its deadline and idles the rest: fill that time with more jobs"
+            if job
+            else "The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work",
         ),
-        Option(key="headroom", text="The replicas run far below their SLO capacity even at the peak: fewer or busier replicas"),
+        Option(key="headroom", text="The fleet holds more nodes than the SLO needs at the peak: fewer or busier replicas"),
         Option(key="gpu_price", text="The fleet is busy all day: the price per GPU-hour is the lever left"),
         Option(key="model_too_big", text="The model is too big for chat"),
     ]
     ranked = _levers_ranked(design)
     lever_of = {"sized_for_peak": "fill the trough", "headroom": "smaller fleet"}  # each option's lever on the Cost page
-    rank = {key: next((i for i, lever in enumerate(ranked) if lever.name.startswith(name)), len(ranked)) for key, name in lever_of.items()}
-    holding = [key for key, holds in (("sized_for_peak", trough), ("headroom", idle)) if holds]
-    cost_right = sorted(holding, key=lambda key: rank[key]) or ["gpu_price"]  # the larger lever first, as the Cost page has it
+    saving = {key: _lever_saving(design, name) for key, name in lever_of.items()}
+    holding = [key for key in lever_of if saving[key] >= _LEVER_WORTH]
+    cost_right = sorted(holding, key=lambda key: -saving[key]) or ["gpu_price"]  # the larger lever first, as the Cost page has it
     questions = _present(
         _half_budget(design),
         _half_tp(design),

@@ -341,3 +341,20 @@ def test_what_to_measure_first_works_with_the_running_batch_the_operating_point_
     q = {q.id: q for s in practice_steps(design) for q in s.questions}["measure.first"]
     assert f"{num(design.operating_point.in_flight)} sequences running a replica" in q.arithmetic
     assert "decode batch of 100" not in q.arithmetic
+
+
+@pytest.mark.parametrize("preset", ["lora-platform", "offline-batch", "qps200-chat"])
+def test_the_cost_answer_names_only_levers_the_cost_page_has_figures_for(preset: str) -> None:
+    """lora-platform cannot shed a node (the smaller fleet is 'none'), so 'fewer replicas' is not an answer; the
+    offline job idles 65% of its deadline, so 'busy all day' is not; qps200-chat meets on 13 of 16 nodes (-18.8%)."""
+    design = plan(load_brief(preset))
+    q = {q.id: q for s in practice_steps(design) for q in s.questions}["followups.why_cost"]
+    saving = {
+        key: 1
+        - next(lv for lv in design.cost.levers if lv.name.startswith(name)).usd_per_million_output_tokens
+        / design.cost.usd_per_million_output_tokens
+        for key, name in (("sized_for_peak", "fill the trough"), ("headroom", "smaller fleet"))
+    }
+    expected = sorted((k for k, v in saving.items() if v >= 0.10), key=lambda k: -saving[k]) or ["gpu_price"]
+    assert list(q.correct) == expected
+    assert {"lora-platform": "sized_for_peak", "offline-batch": "sized_for_peak", "qps200-chat": "headroom"}[preset] == q.correct[0]
