@@ -691,6 +691,15 @@ _DEPENDENCIES = {
 }
 
 
+def _assumption(design: Design, scenario: Scenario) -> str:
+    """A tested assumption in words; the quantization's names the parts that run quantized (weights, KV cache or both)."""
+    if scenario is not Scenario.revert_to_bf16:
+        return _DEPENDENCIES[scenario][1]
+    dep = design.brief.deployment
+    parts = [name for name, p in (("weights", dep.weights.value), ("KV cache", dep.kv_cache.value)) if p != "bf16"]
+    return f"Quality holds with the {' and '.join(parts)} quantized (no revert to BF16)" if parts else _DEPENDENCIES[scenario][1]
+
+
 def _nearness(mode: FailureMode) -> str:
     """A failure row on the binding failure's yardstick (planner.failures.pressure), named."""
     share, of = (
@@ -715,7 +724,7 @@ def _dependency(design: Design) -> Step | None:
     binding = [m for m in tested if m.scenario is design.failure_summary.binding_scenario]
     nearest, busiest = (binding or [max(tested, key=pressure)])[0], max(tested, key=_busiest)
     right = list(dict.fromkeys(_DEPENDENCIES[m.scenario][0] for m in (nearest, busiest)))
-    options = [Option(key=key, text=text) for key, text in (_DEPENDENCIES[m.scenario] for m in tested)]
+    options = [Option(key=_DEPENDENCIES[m.scenario][0], text=_assumption(design, m.scenario)) for m in tested]
     options.append(Option(key="gateway_language", text="The gateway is written in a fast language"))
     target = "the deadline" if nearest.objective_share is not None else "the SLO"
     rows = "; ".join(f"{m.title}: {_nearness(m)}, {format_unit(m.utilization, 'fraction')} busy" for m in tested)
@@ -738,7 +747,7 @@ def _dependency(design: Design) -> Step | None:
                 "Which assumption is the design's critical dependency?",
                 options,
                 right,
-                f"{_DEPENDENCIES[nearest.scenario][1]}: if it fails, {_nearness(nearest)}",
+                f"{_assumption(design, nearest.scenario)}: if it fails, {_nearness(nearest)}",
                 work,
                 "Leaving the dependency unstated: the design then fails by surprise when it breaks.",
                 "Stating it tells the team what to validate before committing and what to alert on after.",

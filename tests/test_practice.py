@@ -358,3 +358,11 @@ def test_the_cost_answer_names_only_levers_the_cost_page_has_figures_for(preset:
     expected = sorted((k for k, v in saving.items() if v >= 0.10), key=lambda k: -saving[k]) or ["gpu_price"]
     assert list(q.correct) == expected
     assert {"lora-platform": "sized_for_peak", "offline-batch": "sized_for_peak", "qps200-chat": "headroom"}[preset] == q.correct[0]
+
+
+def test_the_quantization_assumption_names_the_parts_that_run_quantized() -> None:
+    q = _questions("capstone", **{"deployment.weights": "bf16"})["dependency.critical"]  # FP8 KV, BF16 weights
+    text = next(o.text for o in q.options if o.key == "weights_quality")
+    assert text == "Quality holds with the KV cache quantized (no revert to BF16)"
+    q = _questions("capstone")["dependency.critical"]
+    assert next(o.text for o in q.options if o.key == "weights_quality").startswith("Quality holds with the weights and KV cache")
