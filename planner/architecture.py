@@ -222,8 +222,9 @@ def architecture(
     decisions = [
         Decision(
             decision=f"TP={tp}, DP={replicas}",
-            why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU NVSwitch domain (all-reduce every layer needs NVLink);"
-            f" crossing nodes would put it on InfiniBand; data parallelism across {replicas} replicas adds throughput",
+            why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU {gpu_spec(hw.gpu).scale_up_domain} (every layer's all-reduce"
+            f" stays on its links, {num(gpu_spec(hw.gpu).interconnect_gb_per_s, 'GB/s')} a GPU each way); crossing nodes would put it"
+            f" on the network, {num(gpu_spec(hw.gpu).scale_out_gb_per_s, 'GB/s')} a GPU; data parallelism across {replicas} replicas adds throughput",
         ),
         *(parallel_decisions(brief, shape) if shape is not None and multi else []),
         Decision(
@@ -323,7 +324,7 @@ def parallel_decisions(brief: Brief, shape: ReplicaShape) -> list[Decision]:
             )
         )
     if shape.ep > 1:
-        span = "over the network" if shape.gpus > hw.gpus_per_node else "over NVLink"
+        span = "over the network" if shape.gpus > hw.gpus_per_node else f"over the node's {shape.gpu.scale_up_domain}"
         groups = (
             f"; attention data-parallel in {shape.attention_groups} groups of TP={shape.tp}, each with its own sequences' KV"
             if shape.attention_groups > 1

@@ -48,6 +48,15 @@ class GpuSpec(BaseModel):
     generation: str = Field(
         description="Architecture generation (ampere, ada, hopper, blackwell, cdna3, xe2): what its tensor cores run natively."
     )
+    scale_up_domain: str = Field(
+        default="scale-up domain",
+        description="What joins a node's GPUs for tensor parallelism, as the vendor names it (e.g. 'NVSwitch domain',"
+        " 'Infinity Fabric mesh', 'PCIe server without NVLink'): the words of the TP decision.",
+    )
+    matrix_units: str = Field(
+        default="matrix units",
+        description="The vendor's name for the units that run the GEMMs (NVIDIA: tensor cores; AMD: matrix cores; Intel: XMX engines).",
+    )
     source: str
     usd_per_gpu_hour: float | None = Field(
         default=None, description="Reference price of one GPU-hour, reserved ($): what the design search prices this GPU at."
@@ -146,6 +155,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # one 400 Gb/s NDR InfiniBand port per GPU
             interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
             generation="hopper",
+            scale_up_domain="NVSwitch domain",  # HGX H100: four third-generation NVSwitch chips join the 8 GPUs
+            matrix_units="tensor cores",
             source="NVIDIA H100 datasheet (SXM5): 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense, NVLink 900 GB/s",
             usd_per_gpu_hour=2.50,
             price_source="the capstone's stated reserved price (seeds: 64 H100s at $2.50/GPU-hour)",
@@ -160,6 +171,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # 400 Gb/s NDR per GPU
             interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions
             generation="hopper",
+            scale_up_domain="NVSwitch domain",  # HGX H200: NVSwitch, as HGX H100
+            matrix_units="tensor cores",
             source="NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; same Hopper tensor cores as H100 SXM",
             usd_per_gpu_hour=3.50,
             price_source="assumed reserved price: the low end of specialty clouds' H200 SXM on-demand range in May 2026 ($3.50-4.50)",
@@ -174,6 +187,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=25,  # 200 Gb/s HDR InfiniBand per GPU
             interconnect_gb_per_s=300,  # NVLink 3: 600 GB/s both directions
             generation="ampere",
+            scale_up_domain="NVSwitch domain",  # HGX A100: six second-generation NVSwitch chips join the 8 GPUs
+            matrix_units="tensor cores",
             source="NVIDIA A100 datasheet (SXM 80GB): 2,039 GB/s, 312 TFLOP/s BF16, 624 TOP/s INT8 dense, NVLink 600 GB/s; no FP8",
             usd_per_gpu_hour=1.60,
             price_source="variation G's stated reserved price ($1.60 against the H100's $2.50)",
@@ -188,6 +203,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # ConnectX-7, 400 Gb/s per GPU
             interconnect_gb_per_s=900,  # NVLink 5: 1.8 TB/s both directions
             generation="blackwell",
+            scale_up_domain="NVSwitch domain",  # HGX B200: two NVLink 5 switch chips join the 8 GPUs
+            matrix_units="tensor cores",
             source="NVIDIA HGX B200 datasheet: 180 GB HBM3e and 7.7 TB/s per GPU, 2.25 PFLOP/s BF16, 4.5 FP8 and 9 FP4 dense, NVLink 1.8 TB/s",
             usd_per_gpu_hour=5.00,
             price_source="assumed reserved price: within neocloud B200 on-demand listings of mid-2026 ($3.75-5.60)",
@@ -202,6 +219,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # 400 Gb/s NIC per GPU
             interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way to the other GPUs
             generation="cdna3",
+            scale_up_domain="Infinity Fabric mesh",  # AMD MI300X platform: each GPU links point to point to the other 7 (no switch)
+            matrix_units="matrix cores",  # AMD CDNA 3 Matrix Cores (AMD's name; NVIDIA's are tensor cores)
             source="AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOP/s BF16 and 2,615 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
             usd_per_gpu_hour=2.00,
             price_source="assumed reserved price: the median MI300X rental of May 2026 across neoclouds (~$1.99)",
@@ -216,6 +235,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # 400 Gb/s NIC per GPU
             interconnect_gb_per_s=448,  # 7 Infinity Fabric links x 64 GB/s each way, as on MI300X
             generation="cdna3",
+            scale_up_domain="Infinity Fabric mesh",  # as the MI300X platform
+            matrix_units="matrix cores",  # AMD CDNA 3 Matrix Cores
             source="AMD Instinct MI325X datasheet: 256 GB HBM3E, 6.0 TB/s, 1,307.4 TFLOP/s BF16 and 2,614.9 FP8 dense, 896 GB/s Infinity Fabric peer bandwidth",
         ),
         GpuSpec(
@@ -228,6 +249,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=25,  # 200 Gb/s per GPU, typical of L40S servers
             interconnect_gb_per_s=32,  # PCIe Gen4 x16: 64 GB/s both directions
             generation="ada",
+            scale_up_domain="PCIe server without NVLink",
+            matrix_units="tensor cores",
             source="NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, 362.05 TFLOP/s BF16 and 733 FP8 dense (1,466 with sparsity), PCIe Gen4 x16 (64 GB/s both directions), no NVLink",
         ),
         GpuSpec(
@@ -240,6 +263,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # 400 Gb/s NDR per superchip
             interconnect_gb_per_s=450,  # NVLink 4: 900 GB/s both directions (NVLink-C2C to Grace is separate)
             generation="hopper",
+            scale_up_domain="NVLink domain",  # one superchip's Hopper GPU (NVL2 boards join two by NVLink)
+            matrix_units="tensor cores",
             source="NVIDIA GH200 Grace Hopper Superchip datasheet: 96 GB HBM3, 4 TB/s, 989 TFLOP/s BF16 and 1,979 FP8 dense (H100 tensor cores), NVLink 900 GB/s",
         ),
         GpuSpec(
@@ -252,6 +277,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # one 400 Gb/s ConnectX-7 per GPU in a compute tray
             interconnect_gb_per_s=900,  # NVLink 5: 1.8 TB/s both directions
             generation="blackwell",
+            scale_up_domain="NVLink Switch domain",  # NVL72: nine NVLink Switch trays join the 72 GPUs
+            matrix_units="tensor cores",
             source="NVIDIA GB200 NVL72 datasheet divided by its 72 GPUs: 13.4 TB HBM3e (186 GB usable each), 576 TB/s (8 TB/s each), 360/720/1,440 PFLOP/s BF16/FP8/FP4 with sparsity (2.5/5/10 PFLOP/s dense each), NVLink 5 1.8 TB/s per GPU",
         ),
         GpuSpec(
@@ -264,6 +291,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=50,  # 400 Gb/s per GPU in RTX PRO servers
             interconnect_gb_per_s=64,  # PCIe Gen5 x16: 128 GB/s both directions
             generation="blackwell",
+            scale_up_domain="PCIe server without NVLink",
+            matrix_units="tensor cores",
             source="NVIDIA RTX PRO 6000 Blackwell: 96 GB GDDR7 on a 512-bit bus at 28 Gb/s (1,792 GB/s), 4,000 AI TOPS (FP4 with sparsity: 2,000 dense FP4, 1,000 FP8, 500 BF16), PCIe Gen5 x16, no NVLink",
         ),
         GpuSpec(
@@ -276,6 +305,8 @@ GPUS: dict[str, GpuSpec] = {
             scale_out_gb_per_s=12.5,  # 100 Gb/s Ethernet, typical of Arc Pro workstations
             interconnect_gb_per_s=32,  # PCIe 5.0 x8: 64 GB/s both directions
             generation="xe2",
+            scale_up_domain="PCIe workstation without a GPU link",
+            matrix_units="XMX engines",  # Xe2's Xe Matrix eXtensions
             source="Intel Arc Pro B60 product brief: 20 Xe2 cores, 160 XMX engines, up to 197 TOPS INT8 (98.5 TFLOP/s BF16), 24 GB GDDR6 at 456 GB/s (as vLLM's Arc Pro B-series post states), PCIe 5.0 x8",
         ),
     )

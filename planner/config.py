@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind, Precision
 from planner.capacity import memory
-from planner.catalog import MODELS, ModelSpec
+from planner.catalog import MODELS, GpuSpec, ModelSpec
 from planner.fmt import num, pct
 from planner.objective import objective_analysis
 from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
@@ -297,10 +297,10 @@ def _misses_slo(point: TradeoffPoint, brief: Brief) -> bool:
 
 
 def _tp_why(brief: Brief, shape: ReplicaShape) -> str:
-    """Why this TP: inside the node's NVLink domain, and what one step fewer or more would do (a plain TP replica; an
-    EP, DP-attention or pipelined replica's layout is its own flags' reason)."""
+    """Why this TP: inside the node's scale-up domain (named as the GPU's vendor names it), and what one step fewer or
+    more would do (a plain TP replica; an EP, DP-attention or pipelined replica's layout is its own flags' reason)."""
     domain, tp = brief.hardware.gpus_per_node, shape.tp
-    inside = f"TP={tp} inside one {domain}-GPU NVSwitch domain"
+    inside = f"TP={tp} inside one {domain}-GPU {shape.gpu.scale_up_domain}"
     if shape.ep > 1 or shape.pp > 1 or shape.attention_groups > 1:
         return f"{inside}: the replica's other GPUs are its {'expert' if shape.ep > 1 else 'pipeline'} ranks (the flags below)"
     more = (
@@ -342,16 +342,21 @@ def _half_tp_pace(brief: Brief, shape: ReplicaShape) -> str:
 
 
 def _gpu_memory_utilization_why(brief: Brief, shape: ReplicaShape) -> str:
+    """The flag's arithmetic, each step with its result: the brief's share less the reserve, then the 0.95 cap where
+    it applies (the printed figure is the capped one)."""
     mem, dep = shape.gpu.memory_gb, brief.deployment
     value = shape.engine_memory_fraction
-    capped = (
-        " (capped at 0.95: the rest is the CUDA context, NCCL buffers and the activation peak)"
-        if (mem * dep.gpu_memory_utilization - dep.reserve_gb_per_gpu) / mem > MAX_ENGINE_MEMORY_FRACTION
-        else ""
-    )
+    wanted_gb = mem * dep.gpu_memory_utilization - dep.reserve_gb_per_gpu
+    steps = f"{num(mem, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(dep.reserve_gb_per_gpu, 'GB')} reserve = {num(wanted_gb, 'GB')}"
+    if wanted_gb / mem > MAX_ENGINE_MEMORY_FRACTION:
+        steps += (
+            f", capped at {num(MAX_ENGINE_MEMORY_FRACTION)} x {num(mem, 'GB')} = {num(mem * value, 'GB')} per GPU for the engine"
+            " (the rest is the GPU runtime's context, the collective-communication buffers and the activation peak)"
+        )
+    else:
+        steps += " per GPU for the engine"
     return (
-        f"{fmt_fraction(value)}: {num(mem, 'GB')} x {num(dep.gpu_memory_utilization)} - {num(dep.reserve_gb_per_gpu, 'GB')} reserve"
-        f" = {num(mem * value, 'GB')} per GPU for the engine{capped}; {num(shape.weights_gb_per_gpu, 'GB')} of it weights, {num(shape.kv_gb_per_gpu, 'GB')}"
+        f"{fmt_fraction(value)}: {steps}; {num(shape.weights_gb_per_gpu, 'GB')} of it weights, {num(shape.kv_gb_per_gpu, 'GB')}"
         " KV: the analysis sizes the KV pool with exactly this"
     )
 
@@ -437,7 +442,11 @@ def _parallel_flags(brief: Brief, shape: ReplicaShape) -> list[Flag]:
                 )
             )
     if shape.ep > 1:
-        span = "over the network (VLLM_ALL2ALL_BACKEND=deepep_low_latency: DeepEP's RDMA kernels)" if shape.gpus > gpn else "over NVLink"
+        span = (
+            "over the network (VLLM_ALL2ALL_BACKEND=deepep_low_latency: DeepEP's RDMA kernels)"
+            if shape.gpus > gpn
+            else f"over the node's {shape.gpu.scale_up_domain}"
+        )
         flags.append(
             Flag(
                 flag="--enable-expert-parallel",
@@ -542,7 +551,7 @@ def engine_config(
         command=_command(engine.model, flags),
         flags=tuple(flags),
         recommendations=tuple(r for r in (seqs_rec, batched_rec, len_rec) if r is not None),
-        dependencies=(*_model_dependency(shape.model), *_dependencies(brief, revert_utilization, hit_rate_floor)),
+        dependencies=(*_model_dependency(shape.model), *_dependencies(brief, shape.gpu, revert_utilization, hit_rate_floor)),
         measure_first=_measure_first(brief),
         arithmetic={
             "max_model_len": model_len_why,
@@ -598,23 +607,53 @@ def _model_dependency(model: ModelSpec) -> tuple[Dependency, ...]:
     )
 
 
+_WEIGHT_FALLBACKS = {  # the other weight formats to keep ready, in order of preference (a native one first)
+    Precision.fp8: (Precision.int8, Precision.int4),
+    Precision.int8: (Precision.fp8, Precision.int4),
+    Precision.int4: (Precision.fp8, Precision.int8),
+    Precision.fp4: (Precision.fp8, Precision.int8),
+}
+
+
+def _weight_fallback(weights: Precision, gpu: GpuSpec) -> str:
+    """A weight quantization other than the one that runs, as `gpu` would run it: the first native one, else the first."""
+    options = _WEIGHT_FALLBACKS[weights]
+    chosen = next((p for p in options if gpu.runs_natively(p.value) and p is not Precision.int4), options[0])
+    return weight_scheme(chosen, gpu).scheme
+
+
+def _quantization_dependency(brief: Brief, gpu: GpuSpec, revert_utilization: tuple[float, float] | None) -> Dependency:
+    """What rests on the quantized parts (weights, KV cache or both): what reverts to BF16 if quality forces it, what
+    that costs, and a second weight method to keep ready (one the design does not already run)."""
+    dep = brief.deployment
+    parts = [f"{dep.weights.value.upper()} weights"] if dep.weights is not Precision.bf16 else []
+    parts += [f"{dep.kv_cache.value.upper()} KV"] if dep.kv_cache is not KvPrecision.bf16 else []
+    reverted = " and ".join(
+        (["the weights"] if dep.weights is not Precision.bf16 else []) + (["the KV cache"] if dep.kv_cache is not KvPrecision.bf16 else [])
+    )
+    revert = (
+        f"reverting puts utilization at {pct(revert_utilization[0])} ({pct(revert_utilization[1])} without prefix cache)"
+        if revert_utilization is not None
+        else "reverting raises the bytes each decode step reads"
+    )
+    fallback = (
+        f"; keep a second weight quantization method ready as the fallback (e.g. {_weight_fallback(dep.weights, gpu)})"
+        if dep.weights is not Precision.bf16
+        else ""
+    )
+    return Dependency(
+        what=f"{' and '.join(parts)} keep{'' if dep.weights is not Precision.bf16 else 's'} acceptable quality (validate before committing)",
+        breaks_if=f"a quality regression forces {reverted} back to BF16: {revert}{fallback}",
+    )
+
+
 def _dependencies(
-    brief: Brief, revert_utilization: tuple[float, float] | None, hit_rate_floor: HitRateFloor | None
+    brief: Brief, gpu: GpuSpec, revert_utilization: tuple[float, float] | None, hit_rate_floor: HitRateFloor | None
 ) -> tuple[Dependency, ...]:
     dep, w = brief.deployment, brief.workload
     deps: list[Dependency] = []
     if dep.weights is not Precision.bf16 or dep.kv_cache is not KvPrecision.bf16:
-        revert = (
-            f"reverting to BF16 puts utilization at {pct(revert_utilization[0])} ({pct(revert_utilization[1])} without prefix cache)"
-            if revert_utilization is not None
-            else "reverting to BF16 doubles decode bytes"
-        )
-        deps.append(
-            Dependency(
-                what=f"{dep.weights.value.upper()} weights and {dep.kv_cache.value.upper()} KV keep acceptable quality (validate before committing)",
-                breaks_if=f"a quality regression forces BF16: {revert}; keep a second quantization method (e.g. INT8 W8A8) as the fallback",
-            )
-        )
+        deps.append(_quantization_dependency(brief, gpu, revert_utilization))
     if dep.prefix_caching and w.prefix_hit_rate > 0:
         judge = "SLO" if brief.objective.kind is ObjectiveKind.latency else "deadline"
         target = f"its {judge}"

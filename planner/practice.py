@@ -20,12 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief
+from planner.cost import Lever
 from planner.design import Design, plan
 from planner.errors import BriefError
 from planner.failures import TITLES as SCENARIO_TITLES
 from planner.failures import FailureMode, Scenario, pressure
 from planner.figures import Format, arithmetic, format_unit, format_value, resolve, spec
-from planner.fmt import num, pct
+from planner.fmt import num, pct, usd
 from planner.variations import VariationAnalysis
 
 __all__ = [
@@ -536,7 +537,7 @@ def _tp_options(design: Design) -> list[Option]:
         elif tp > gpn:
             consequence = "spans nodes: every layer's all-reduce crosses the network"
         elif tp == gpn:
-            consequence = "fills one NVSwitch node: the shortest step without leaving it"
+            consequence = f"fills one node ({design.shape.gpu.scale_up_domain}): the shortest step without leaving it"
         else:
             consequence = f"{gpn // tp} replicas per node: more replicas, each with a longer step and less room for KV"
         options.append(Option(key=f"tp{tp}", text=f"TP={tp}: {consequence}"))
@@ -690,6 +691,15 @@ _DEPENDENCIES = {
 }
 
 
+def _assumption(design: Design, scenario: Scenario) -> str:
+    """A tested assumption in words; the quantization's names the parts that run quantized (weights, KV cache or both)."""
+    if scenario is not Scenario.revert_to_bf16:
+        return _DEPENDENCIES[scenario][1]
+    dep = design.brief.deployment
+    parts = [name for name, p in (("weights", dep.weights.value), ("KV cache", dep.kv_cache.value)) if p != "bf16"]
+    return f"Quality holds with the {' and '.join(parts)} quantized (no revert to BF16)" if parts else _DEPENDENCIES[scenario][1]
+
+
 def _nearness(mode: FailureMode) -> str:
     """A failure row on the binding failure's yardstick (planner.failures.pressure), named."""
     share, of = (
@@ -714,7 +724,7 @@ def _dependency(design: Design) -> Step | None:
     binding = [m for m in tested if m.scenario is design.failure_summary.binding_scenario]
     nearest, busiest = (binding or [max(tested, key=pressure)])[0], max(tested, key=_busiest)
     right = list(dict.fromkeys(_DEPENDENCIES[m.scenario][0] for m in (nearest, busiest)))
-    options = [Option(key=key, text=text) for key, text in (_DEPENDENCIES[m.scenario] for m in tested)]
+    options = [Option(key=_DEPENDENCIES[m.scenario][0], text=_assumption(design, m.scenario)) for m in tested]
     options.append(Option(key="gateway_language", text="The gateway is written in a fast language"))
     target = "the deadline" if nearest.objective_share is not None else "the SLO"
     rows = "; ".join(f"{m.title}: {_nearness(m)}, {format_unit(m.utilization, 'fraction')} busy" for m in tested)
@@ -737,7 +747,7 @@ def _dependency(design: Design) -> Step | None:
                 "Which assumption is the design's critical dependency?",
                 options,
                 right,
-                f"{_DEPENDENCIES[nearest.scenario][1]}: if it fails, {_nearness(nearest)}",
+                f"{_assumption(design, nearest.scenario)}: if it fails, {_nearness(nearest)}",
                 work,
                 "Leaving the dependency unstated: the design then fails by surprise when it breaks.",
                 "Stating it tells the team what to validate before committing and what to alert on after.",
@@ -774,14 +784,23 @@ def _measure(design: Design, critical: tuple[str, ...]) -> Step:
                 options,
                 [o.key for o in matter],
                 "; ".join(o.text for o in matter),
-                f"The plan assumes {pct(design.brief.workload.prefix_hit_rate)} prefix hits and a decode batch of"
-                f" {num(design.capacity.batch_per_replica)}; the SLO is judged at p95.",
+                f"The plan assumes {pct(design.brief.workload.prefix_hit_rate)} prefix hits and {_running_batch_words(design)};"
+                " the SLO is judged at p95.",
                 "Watching nvidia-smi utilization: it reads near 100% whenever a kernel runs, whatever the batch.",
                 "Each measurement checks one assumption the sizing used; the first to drift says which figure to redo.",
                 several=True,
             ),
         ),
     )
+
+
+def _running_batch_words(design: Design) -> str:
+    """The running batch the answer's "average running batch per replica" is checked against: the operating point's
+    (Little's law at the engine's pace), a disaggregated design's decode replica's."""
+    dis = design.disaggregation
+    if dis is not None:
+        return f"a decode replica running {num(dis.decode_batch)} sequences at the peak (operating point)"
+    return f"{num(design.operating_point.in_flight)} sequences running a replica at the peak (operating point)"
 
 
 def _baseline_utilization(analysis: VariationAnalysis, label: str) -> tuple[float, ...]:
@@ -964,21 +983,52 @@ def _longer_outputs(design: Design) -> Question | None:
     )
 
 
+def _levers_ranked(design: Design) -> list[Lever]:
+    """The Cost page's levers, the largest first: the lowest $ per M output tokens (a lever without a figure last)."""
+    levers = design.cost.levers
+    return sorted(
+        levers, key=lambda lever: lever.usd_per_million_output_tokens if math.isfinite(lever.usd_per_million_output_tokens) else math.inf
+    )
+
+
+_LEVER_WORTH = 0.10  # a lever that lowers $ per M output tokens by at least this share is one the answer names
+
+
+def _lever_saving(design: Design, name: str) -> float:
+    """The share of $ per M output tokens the Cost page's lever whose name starts with `name` saves (0: none)."""
+    now = design.cost.usd_per_million_output_tokens
+    lever = next((lever for lever in design.cost.levers if lever.name.startswith(name)), None)
+    if lever is None or not (math.isfinite(lever.usd_per_million_output_tokens) and now > 0):
+        return 0.0
+    return max(1 - lever.usd_per_million_output_tokens / now, 0.0)
+
+
+def _levers_words(ranked: list[Lever]) -> str:
+    """Why the answer ranks as it does: the levers with the Cost page's figures, the largest first."""
+    shown = "; ".join(f"{lever.name} {usd(lever.usd_per_million_output_tokens)} per M ({lever.change})" for lever in ranked)
+    return f"Once the peak design is fixed, the cost levers, largest first (the Cost page's figures): {shown}."
+
+
 def _followups(design: Design) -> Step:
     c = design.capacity
     cost = design.cost
-    trough = design.brief.cost.average_duty < 0.9  # a day that averages well under its peak
-    idle = design.operating_point.load_vs_capacity < 0.6  # replicas far under their SLO capacity at the peak
+    job = design.objective is not None  # judged on its deadline: the idle time is after the work, not a daily trough
     why_cost = [
         Option(
             key="sized_for_peak",
-            text="The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work",
+            text="The fleet finishes before its deadline and idles the rest: fill that time with more jobs"
+            if job
+            else "The fleet is sized for the peak and the day averages a fraction of it: fill the trough with batch work",
         ),
-        Option(key="headroom", text="The replicas run far below their SLO capacity even at the peak: fewer or busier replicas"),
+        Option(key="headroom", text="The fleet holds more nodes than the SLO needs at the peak: fewer or busier replicas"),
         Option(key="gpu_price", text="The fleet is busy all day: the price per GPU-hour is the lever left"),
         Option(key="model_too_big", text="The model is too big for chat"),
     ]
-    cost_right = [key for key, holds in (("sized_for_peak", trough), ("headroom", idle)) if holds] or ["gpu_price"]
+    ranked = _levers_ranked(design)
+    lever_of = {"sized_for_peak": "fill the trough", "headroom": "smaller fleet"}  # each option's lever on the Cost page
+    saving = {key: _lever_saving(design, name) for key, name in lever_of.items()}
+    holding = [key for key in lever_of if saving[key] >= _LEVER_WORTH]
+    cost_right = sorted(holding, key=lambda key: -saving[key]) or ["gpu_price"]  # the larger lever first, as the Cost page has it
     questions = _present(
         _half_budget(design),
         _half_tp(design),
@@ -1008,7 +1058,7 @@ def _followups(design: Design) -> Step:
             f"{cost.arithmetic.get('usd_per_million_output_tokens', '')}; the day averages {pct(design.brief.cost.average_duty)} of the peak;"
             f" a general-pool replica runs at {pct(design.operating_point.load_vs_capacity)} of its SLO capacity at the peak.",
             "Blaming the hardware price: the tokens per year are counted at the average duty, not the peak.",
-            "The trough is the largest cost lever left once the peak design is fixed.",
+            _levers_words(ranked),
         ),
     )
     return Step(

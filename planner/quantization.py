@@ -48,7 +48,7 @@ def _flag(precision: str, gpu: GpuSpec) -> str | None:
 
 
 def _native(name: str, gpu: GpuSpec) -> str:
-    return f"{name} weights and activations, native on the {gpu.name}'s tensor cores"
+    return f"{name} weights and activations, native on the {gpu.name}'s {gpu.matrix_units}"
 
 
 def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
@@ -76,7 +76,7 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
             f" {gpu.peak_tflops(precision.value) / gpu.peak_tflops('bf16'):.0f}x the BF16 peak for prefill",
         )
     bits = "W8A16" if precision.bytes_per_value >= 1 else "W4A16"
-    reason = f"the {gpu.name} has no {name} tensor cores" if not weight_only else "W4A16 is how engines run 4-bit integer weights"
+    reason = f"the {gpu.name} has no {name} {gpu.matrix_units}" if not weight_only else "W4A16 is how engines run 4-bit integer weights"
     return WeightScheme(
         precision=precision,
         native=False,

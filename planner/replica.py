@@ -217,7 +217,7 @@ def _check_tp(tp: int, gpus_per_node: int, kv_heads: int) -> None:
     NVLink's 450), so a model too large for one node is split into pipeline stages instead."""
     if tp > gpus_per_node:
         problem = (
-            f"TP={tp} is larger than a node ({gpus_per_node} GPUs); TP must stay inside one NVLink domain:"
+            f"TP={tp} is larger than a node ({gpus_per_node} GPUs); TP must stay inside one node's GPU links:"
             f" for a model too large for a node, add pipeline stages (deployment.pp, one node each)"
         )
     elif gpus_per_node % tp:

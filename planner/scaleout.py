@@ -150,15 +150,18 @@ _LIMIT_WORDS = {
 
 
 def capacity_limit(core: CoreDesign) -> str:
-    """What stops a replica just above its SLO capacity: a steady-state limit, else the latency targets."""
-    rate = core.operating_point.capacity_rate_per_s
+    """What stops a replica just above its SLO capacity, a clause: a steady-state limit, else the latency target(s) the
+    plan has reaching their limit there (the operating point's capacity_reached, as the design document words it)."""
+    op = core.operating_point
+    rate = op.capacity_rate_per_s
     if not (math.isfinite(rate) and rate > 0):
         return "no rate meets the SLO"
     n, limit = steady_state(core.brief, core.shape, rate * 1.01)
     if limit is not None:
-        return _LIMIT_WORDS[limit]
-    slo = core.brief.slo
-    return f"the latency targets (p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 {slo.itl_metric.value.upper()} {num(slo.itl_p95_ms, 'ms')}) at {num(n)} running"
+        return f"it ends at {_LIMIT_WORDS[limit]}"
+    if op.capacity_reached:
+        return f"at {num(n)} running, {op.capacity_reached}"
+    return f"neither latency target binds up to it (the capacity search's ceiling; {num(n)} running)"
 
 
 def _mechanism(shape: ReplicaShape) -> str:
@@ -184,7 +187,7 @@ def scale_out_analysis(core: CoreDesign) -> ScaleOut | None:
     parts_text = " + ".join(f"{p.component} {num(p.ms, 'ms')}" for p in parts)
     binds = (
         f"a replica's SLO capacity ({num(op.capacity_rate_per_s, 'req/s')}; it carries {num(op.rate_per_replica_per_s, 'req/s')},"
-        f" {pct(op.load_vs_capacity)}) ends at {capacity_limit(core)}; the decode step's largest part is {largest.component},"
+        f" {pct(op.load_vs_capacity)}): {capacity_limit(core)}; the decode step's largest part is {largest.component},"
         f" {num(largest.ms, 'ms')} of {num(total, 'ms')} at {num(batch)} running ({pct(largest.ms / total)})"
     )
     compared = [

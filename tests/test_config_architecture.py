@@ -342,3 +342,22 @@ def test_the_multimodal_command_loads_qwen25_vl_by_its_repo_and_a_custom_model_w
     unnamed = plan(load_brief("multimodal").with_changes({"model.hf_repo": None}))
     assert unnamed.config.command.startswith("vllm serve Qwen2.5-VL-72B ")
     assert "set model.hf_repo" in unnamed.config.dependencies[0].breaks_if
+
+
+def _quality_dependency(design):
+    return next(d for d in design.config.dependencies if "acceptable quality" in d.what)
+
+
+def test_the_quantization_fallback_is_a_method_other_than_the_one_that_runs():
+    g = _quality_dependency(plan(load_brief("variation-g")))  # INT8 W8A8 weights, BF16 KV on the A100
+    assert g.what.startswith("INT8 weights keep") and "KV" not in g.what
+    assert "forces the weights back to BF16" in g.breaks_if
+    fallback = g.breaks_if.split("fallback")[1]
+    assert "INT8" not in fallback and "FP8" in fallback
+
+
+def test_bf16_weights_name_only_the_kv_cache_as_what_would_revert():
+    brief = load_brief("capstone").with_changes({"deployment.weights": "bf16"})
+    dep = _quality_dependency(plan(brief))
+    assert dep.what.startswith("FP8 KV keeps") and "BF16" not in dep.what
+    assert "forces the KV cache back to BF16" in dep.breaks_if and "fallback" not in dep.breaks_if

@@ -319,3 +319,50 @@ def test_a_disaggregated_decode_pool_with_speculation_shows_the_swap_in_its_work
     for key in ("itl_p50_ms", "itl_p95_ms", "tpot_p50_ms", "tpot_p95_ms"):
         words = design.slo.arithmetic[key]
         assert "with speculation" in words and words.endswith(f"= {num(getattr(design.slo, key), 'ms')}"), (key, words)
+
+
+def test_the_cost_levers_rank_in_practice_as_the_cost_page_figures_do() -> None:
+    """Capstone: the smaller fleet ($2.24 per M, -50.0%) is a larger lever than filling the trough ($2.29, -49.0%); the
+    answer and its explanation put it first, with the Cost page's figures."""
+    design = plan(load_brief("capstone"))
+    q = {q.id: q for s in practice_steps(design) for q in s.questions}["followups.why_cost"]
+    levers = sorted(design.cost.levers, key=lambda lever: lever.usd_per_million_output_tokens)
+    assert levers[0].name.startswith("smaller fleet")  # the figures the ranking reads
+    assert q.correct[0] == "headroom" and "fewer or busier replicas" in q.answer
+    assert "largest cost lever left" not in q.why
+    positions = [q.why.index(lever.name) for lever in levers]
+    assert positions == sorted(positions)
+    for lever in levers:
+        assert f"{lever.name} ${lever.usd_per_million_output_tokens:.2f} per M" in q.why
+
+
+def test_what_to_measure_first_works_with_the_running_batch_the_operating_point_has() -> None:
+    design = plan(load_brief("capstone"))
+    q = {q.id: q for s in practice_steps(design) for q in s.questions}["measure.first"]
+    assert f"{num(design.operating_point.in_flight)} sequences running a replica" in q.arithmetic
+    assert "decode batch of 100" not in q.arithmetic
+
+
+@pytest.mark.parametrize("preset", ["lora-platform", "offline-batch", "qps200-chat"])
+def test_the_cost_answer_names_only_levers_the_cost_page_has_figures_for(preset: str) -> None:
+    """lora-platform cannot shed a node (the smaller fleet is 'none'), so 'fewer replicas' is not an answer; the
+    offline job idles 65% of its deadline, so 'busy all day' is not; qps200-chat meets on 13 of 16 nodes (-18.8%)."""
+    design = plan(load_brief(preset))
+    q = {q.id: q for s in practice_steps(design) for q in s.questions}["followups.why_cost"]
+    saving = {
+        key: 1
+        - next(lv for lv in design.cost.levers if lv.name.startswith(name)).usd_per_million_output_tokens
+        / design.cost.usd_per_million_output_tokens
+        for key, name in (("sized_for_peak", "fill the trough"), ("headroom", "smaller fleet"))
+    }
+    expected = sorted((k for k, v in saving.items() if v >= 0.10), key=lambda k: -saving[k]) or ["gpu_price"]
+    assert list(q.correct) == expected
+    assert {"lora-platform": "sized_for_peak", "offline-batch": "sized_for_peak", "qps200-chat": "headroom"}[preset] == q.correct[0]
+
+
+def test_the_quantization_assumption_names_the_parts_that_run_quantized() -> None:
+    q = _questions("capstone", **{"deployment.weights": "bf16"})["dependency.critical"]  # FP8 KV, BF16 weights
+    text = next(o.text for o in q.options if o.key == "weights_quality")
+    assert text == "Quality holds with the KV cache quantized (no revert to BF16)"
+    q = _questions("capstone")["dependency.critical"]
+    assert next(o.text for o in q.options if o.key == "weights_quality").startswith("Quality holds with the weights and KV cache")

@@ -113,3 +113,32 @@ def test_cli_reports_a_stated_peak_the_weights_cannot_run():
     assert out["verdict"]["feasible"] is False
     text = run_cli("plan", "variation-g", "--set", "deployment.weights=fp8", check=True).stdout
     assert "Not used" in text and "efficiency.compute_peak: not used" in text
+
+
+def _engine_flag(design, flag):
+    return next(f for f in design.config.flags if f.flag == flag)
+
+
+def test_the_engine_flag_reasons_on_an_mi300x_use_amds_words_and_arithmetic_that_adds_up():
+    """MI300X nodes join their GPUs by Infinity Fabric and compute on matrix cores; 192 GB - 5 GB reserve is 187 GB,
+    and the 182 GB the engine gets is the 0.95 cap, shown as its own step."""
+    design = plan(load_brief("capstone").with_changes({"hardware.gpu": "mi300x"}))
+    tp = _engine_flag(design, "--tensor-parallel-size").why
+    assert "Infinity Fabric" in tp and "NVSwitch" not in tp and "NVLink" not in tp
+    quant = _engine_flag(design, "--quantization").why
+    assert "matrix cores" in quant and "tensor cores" not in quant
+    decision = next(d.why for d in design.architecture.decisions if d.decision.startswith("TP="))
+    assert "Infinity Fabric" in decision and "NVSwitch" not in decision and "NVLink" not in decision
+    memory = _engine_flag(design, "--gpu-memory-utilization").why
+    assert "192 GB x 1 - 5 GB reserve = 187 GB, capped at 0.95 x 192 GB = 182 GB per GPU" in memory
+
+
+@pytest.mark.parametrize("key", ["h100-sxm", "a100-80gb", "mi300x", "l40s", "arc-pro-b60", "gb200"])
+def test_every_gpus_tp_and_weight_reasons_name_its_own_link_and_compute_units(key: str) -> None:
+    spec = gpu_spec(key)
+    design = plan(load_brief("capstone").with_changes({"hardware.gpu": key}))
+    assert spec.scale_up_domain in _engine_flag(design, "--tensor-parallel-size").why
+    quant = _engine_flag(design, "--quantization").why
+    assert spec.matrix_units in quant
+    others = {"tensor cores", "matrix cores", "XMX engines"} - {spec.matrix_units}
+    assert not any(o in quant for o in others)

@@ -57,7 +57,7 @@ def _binding(design: Design) -> str:
     return (
         f"headroom x{num(h.multiple)} before {h.binding};"
         f" the general pool runs at {pct(op.load_vs_capacity)} of its capacity under the SLO"
-        f" ({num(op.capacity_rate_per_s, 'req/s')} a replica, which ends at {capacity_limit(design)});"
+        f" ({num(op.capacity_rate_per_s, 'req/s')} a replica; {capacity_limit(design)});"
         " the fleet's sizing arithmetic binds on"
         f" {design.capacity.binding_constraint.value} at {pct(design.capacity.utilization)}"
     )
