@@ -694,13 +694,18 @@ def _first_reaching(
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
-    """E[ceil(U / room)] over uncached prompt lengths U: one chunk for a short prompt, about U / room + 1/2 for a long one."""
+    """E[ceil(min(U, top) / room)] over uncached prompt lengths U, clipped at `top`, the longest prompt's uncached part
+    (max-model-len, as the engine and the simulator clip prompts): one chunk for a short prompt, about U / room + 1/2
+    for a long one, ceil(top / room) for one clipped."""
     if not math.isfinite(room) or eng.gamma is None:
         return _prompt_chunks(eng.uncached, room) if math.isfinite(room) else 1.0
+    top = eng.longest_uncached
+    if top <= room:  # every prompt the engine admits rides in one chunk
+        return 1.0
     k, scale = eng.gamma
-    short = gamma_cdf(k, room / scale)
-    long_tokens = eng.uncached * (1 - gamma_cdf(k + 1, room / scale))  # E[U; U > room]
-    return short + long_tokens / room + 0.5 * (1 - short)
+    short, below_top = gamma_cdf(k, room / scale), gamma_cdf(k, top / scale)
+    long_tokens = eng.uncached * (gamma_cdf(k + 1, top / scale) - gamma_cdf(k + 1, room / scale))  # E[U; room < U <= top]
+    return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
 def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
@@ -713,6 +718,9 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], fl
     k, scale = eng.gamma
     if not math.isfinite(room):
         return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
+    top = eng.longest_uncached
+    if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
+        return lambda c: 0.0 if c < 0 else (1.0 if c >= top else gamma_cdf(k, c / scale))
     long_share = 1 - gamma_cdf(k, room / scale)
 
     def cdf(c: float) -> float:
