@@ -8,6 +8,7 @@ from planner.breakdowns import ttft_paths
 from planner.disagg import decode_batch_words, splits_summary
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
+from planner.slo import chunk_tradeoff_words
 from planner.speculative import speculative_summary
 from ui.charts import itl_waterfall_chart, speculative_gain_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.mechanisms import objective_section
@@ -143,9 +144,8 @@ if spec is not None:
 st.header("Engine limits: the trade-off")
 if dis is not None:
     st.caption("The curves below are the aggregated design on the same GPUs (chunked prefill), the comparison's other side.")
-st.caption(
-    "A bigger prefill chunk shortens TTFT but lengthens the steps that carry it (ITL); a bigger batch limit admits more sequences per step."
-)
+chunk_moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens)
+st.caption((f"Prefill chunk: {chunk_moves}. " if chunk_moves else "") + "A bigger batch limit admits more sequences per step.")
 # One limit at a time, in tabs that draw only the open one: each curve moves with every control, and a Plotly chart
 # whose figure changed is drawn anew in the browser (30-45 ms each here, benchmarks/browser_speed.py).
 chunk_tab, batch_tab = st.tabs(["Prefill chunk", "Batch limit"], key="slo.tradeoff", on_change="rerun")

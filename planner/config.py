@@ -22,7 +22,7 @@ from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv
 from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape, shape_of
-from planner.slo import SloBudget, TradeoffPoint
+from planner.slo import SloBudget, TradeoffPoint, chunk_tradeoff_words
 
 if TYPE_CHECKING:
     from planner.disagg import DisaggAnalysis
@@ -254,9 +254,10 @@ def _max_num_batched_tokens_why(
     why = (
         f"{value}: a prefill chunk of up to {value} - {num(p.running_batch)} decode tokens = {num(chunk)} tokens rides in each step,"
         f" {num(chunk / shape.prefill_tokens_per_s * 1e3, 'ms')} of prefill when full; {pct(p.mixed_step_share)} of token gaps fall on such steps,"
-        f" so p95 ITL is {num(slo.itl_p95_ms, 'ms')} and p95 TTFT {num(slo.ttft_p95_ms, 'ms')}; smaller chunks lengthen TTFT, larger ones"
-        " lengthen single token gaps: tune on measured p95 ITL"
+        f" so p95 ITL is {num(slo.itl_p95_ms, 'ms')} and p95 TTFT {num(slo.ttft_p95_ms, 'ms')}"
     )
+    moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens)
+    why += f"; {moves}: tune on measured p95 ITL" if moves else ": tune on measured p95 ITL"
     curve = {int(t.x): t for t in slo.tradeoff_batched_tokens}
     current = curve.get(value)
     if current is None or not _misses_slo(current, brief):

@@ -33,7 +33,7 @@ from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_for, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, engine, slo_budget
+from planner.slo import SloBudget, batched_tokens_tradeoff, engine, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
@@ -189,7 +189,7 @@ def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[
     return slo.point.fixed_ms, step_s * 1e3
 
 
-def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> list[Problem]:
+def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint, advise: bool = True) -> list[Problem]:
     p = slo.point
     problems: list[Problem] = []
     ttft_floor, itl_floor = _irreducible_ms(brief, shape, slo)
@@ -243,14 +243,8 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         )
     elif not slo.itl_ok and op.stable:
         metric = slo.itl_metric.value
-        if p.mixed_step_share > 0.05 and slo.itl_metric.value == "itl":
-            field, change = (
-                "deployment.max_num_batched_tokens",
-                f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: lower max-num-batched-tokens"
-                f" ({brief.deployment.max_num_batched_tokens}) for smaller chunks, or {_nodes_change(op)}",
-            )
-        else:
-            field, change = "hardware.nodes", _nodes_change(op)
+        chunk = _chunk_change(brief, shape, slo, op) if advise and _chunk_rides(brief, p.mixed_step_share, metric) else None
+        field, change, setting = ("hardware.nodes", _nodes_change(op), {}) if chunk is None else chunk
         problems.append(
             Problem(
                 field=field,
@@ -259,9 +253,57 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
                     f" target slo.itl_p95_ms (which judges {'gaps between consecutive tokens' if metric == 'itl' else 'each reply’s mean gap, TPOT'})"
                 ),
                 change=change,
+                overrides=setting,
             )
         )
     return problems
+
+
+def _chunk_rides(brief: Brief, mixed_step_share: float, metric: str) -> bool:
+    """Whether the chunk size is the lever for a missed ITL: the gaps judged one by one, over 5% of them on chunk-carrying
+    steps, and chunks beside decode at all (a disaggregated design's decode pool carries none: its problems drop it)."""
+    return mixed_step_share > 0.05 and metric == "itl" and not brief.disaggregation.enabled
+
+
+_CHUNK_TRIES = 3  # values from the trade-off curve re-planned, nearest first
+
+
+def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint) -> tuple[str, str, dict[str, int]] | None:
+    """The max-num-batched-tokens the plan's trade-off shows meeting both targets at this operating point, nearest the
+    brief's, confirmed by re-planning with it (the operating point moves with the chunk): a smaller chunk does not
+    always shorten p95 ITL (more of the gaps fall on chunk-carrying steps), so the direction is the curve's. None when
+    no value on the curve re-plans as meeting both targets."""
+    p, current = slo.point, brief.deployment.max_num_batched_tokens
+    curve = slo.tradeoff_batched_tokens or batched_tokens_tradeoff(brief, shape, op.rate_per_replica_per_s, op.in_flight, p.running_batch)
+    meeting = [t for t in curve if t.x != current and t.itl_p95_ms <= slo.itl_target_ms and t.ttft_p95_ms <= slo.ttft_target_ms]
+    here = next((t for t in curve if t.x == current), None)
+    for t in sorted(meeting, key=lambda t: abs(math.log(t.x / current)))[:_CHUNK_TRIES]:
+        value = int(t.x)
+        overrides = {"deployment.max_num_batched_tokens": value}
+        try:
+            again = _confirm_core(brief.with_changes(overrides))
+        except BriefError:  # the value cannot be planned (out of range, or the replica no longer fits): not a change
+            continue
+        if not (again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok):
+            continue
+        way = "raise" if value > current else "lower"
+        was = f" ({num(here.itl_p95_ms, 'ms')} at {current} on the same curve)" if here is not None else ""
+        return (
+            "deployment.max_num_batched_tokens",
+            f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: {way} max-num-batched-tokens"
+            f" from {current} to {value}, where the plan's trade-off puts p95 ITL at {num(t.itl_p95_ms, 'ms')}{was};"
+            f" re-planned with it, p95 ITL {num(again.slo.itl_p95_ms, 'ms')} and p95 TTFT {num(again.slo.ttft_p95_ms, 'ms')} meet"
+            f" both targets; or {_nodes_change(op)}",
+            overrides,
+        )
+    return None
+
+
+@lru_cache(maxsize=64)
+def _confirm_core(brief: Brief) -> CoreDesign:
+    """A verdict-only re-plan that confirms a chunk change meets: its own ITL advice does not re-plan again (a
+    chain of confirmations could come back to the brief it started from)."""
+    return _core_design_of(brief, False, False, advise=False)
 
 
 def _nodes_change(op: OperatingPoint) -> str:
@@ -330,6 +372,11 @@ def verdict_only(brief: Brief) -> CoreDesign:
 
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
+    return _core_design_of(brief, curves, with_capacity)
+
+
+def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: bool = True) -> CoreDesign:
+    """The core design; `advise=False` (a confirming re-plan) leaves out the advice that re-plans to confirm itself."""
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
@@ -341,7 +388,7 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
     slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op, advise)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)

@@ -75,6 +75,8 @@ __all__ = [
     "TradeoffPoint",
     "Turnover",
     "WaterfallStep",
+    "batched_tokens_tradeoff",
+    "chunk_tradeoff_words",
     "engine",
     "full_batch_turnover",
     "judged_p95s_ms",
@@ -251,10 +253,7 @@ class SloBudget(_Model):
     def tradeoff_batched_tokens(self) -> tuple[TradeoffPoint, ...]:
         """p95s against max-num-batched-tokens at the operating point (empty in re-plans that skip the curves)."""
         c = self._curves
-        if c is None:
-            return ()
-        values = _batched_token_values(c.brief.deployment.max_num_batched_tokens, c.running_batch)
-        return _tradeoff([(v, latency_point(c.brief, c.shape, c.rate, c.load_batch, max_num_batched_tokens=v)) for v in values])
+        return () if c is None else batched_tokens_tradeoff(c.brief, c.shape, c.rate, c.load_batch, c.running_batch)
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -695,13 +694,18 @@ def _first_reaching(
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
-    """E[ceil(U / room)] over uncached prompt lengths U: one chunk for a short prompt, about U / room + 1/2 for a long one."""
+    """E[ceil(min(U, top) / room)] over uncached prompt lengths U, clipped at `top`, the longest prompt's uncached part
+    (max-model-len, as the engine and the simulator clip prompts): one chunk for a short prompt, about U / room + 1/2
+    for a long one, ceil(top / room) for one clipped."""
     if not math.isfinite(room) or eng.gamma is None:
         return _prompt_chunks(eng.uncached, room) if math.isfinite(room) else 1.0
+    top = eng.longest_uncached
+    if top <= room:  # every prompt the engine admits rides in one chunk
+        return 1.0
     k, scale = eng.gamma
-    short = gamma_cdf(k, room / scale)
-    long_tokens = eng.uncached * (1 - gamma_cdf(k + 1, room / scale))  # E[U; U > room]
-    return short + long_tokens / room + 0.5 * (1 - short)
+    short, below_top = gamma_cdf(k, room / scale), gamma_cdf(k, top / scale)
+    long_tokens = eng.uncached * (gamma_cdf(k + 1, top / scale) - gamma_cdf(k + 1, room / scale))  # E[U; room < U <= top]
+    return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
 def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
@@ -714,6 +718,9 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], fl
     k, scale = eng.gamma
     if not math.isfinite(room):
         return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
+    top = eng.longest_uncached
+    if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
+        return lambda c: 0.0 if c < 0 else (1.0 if c >= top else gamma_cdf(k, c / scale))
     long_share = 1 - gamma_cdf(k, room / scale)
 
     def cdf(c: float) -> float:
@@ -1211,6 +1218,32 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
             f" each reading {num(context, 'tokens')} of KV: decode step {num(p.decode_step_ms, 'ms')}"
             f" + {num(brief.latency.scheduler_ms, 'ms')} scheduler{pace_words}"
         ),
+    )
+
+
+def batched_tokens_tradeoff(
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
+) -> tuple[TradeoffPoint, ...]:
+    """p95s against max-num-batched-tokens at one operating point (SloBudget.tradeoff_batched_tokens)."""
+    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch)
+    return _tradeoff([(v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)) for v in values])
+
+
+def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...]) -> str:
+    """Which way p95 ITL and the longest step move with the prefill chunk, as the plan's trade-off computes them: a
+    smaller chunk puts more token gaps on chunk-carrying steps (where the p95 often lands), a bigger one makes the
+    longest single step longer. Empty without a curve."""
+    if len(curve) < 2:
+        return ""
+    small, big = curve[0], curve[-1]
+    lowest = min(curve, key=lambda t: t.itl_p95_ms)
+    falls = big.itl_p95_ms < small.itl_p95_ms
+    why = "smaller chunks put more token gaps on chunk-carrying steps" if falls else "bigger chunks lengthen the steps that carry them"
+    return (
+        f"from {int(small.x)} to {int(big.x)} tokens a step, p95 TTFT goes {num(small.ttft_p95_ms, 'ms')} -> {num(big.ttft_p95_ms, 'ms')},"
+        f" p95 ITL {'falls' if falls else 'rises'} {num(small.itl_p95_ms, 'ms')} -> {num(big.itl_p95_ms, 'ms')} ({why}; lowest"
+        f" {num(lowest.itl_p95_ms, 'ms')} at {int(lowest.x)}) and the longest single step grows"
+        f" {num(small.longest_step_ms, 'ms')} -> {num(big.longest_step_ms, 'ms')}"
     )
 
 

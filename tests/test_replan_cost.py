@@ -68,19 +68,21 @@ def test_the_capacity_clause_is_worked_out_once_a_capacity_key(monkeypatch: pyte
 
 
 def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The capacity is one of the search's probes: the clause evaluates only the rate just past it anew."""
+    """The capacity is one of the search's probes: the clause works out both p95s there once, and the rate just past it
+    anew. (The capstone's p95 TTFT alone binds at its capacity, its p95 ITL meeting at higher rates: the search's last
+    probes there work out the TTFT only, so the clause's pair at the capacity is the one full evaluation.)"""
     op._CAPACITIES.clear()
-    rates: list[float] = []
+    rates: list[tuple[float, bool]] = []
     inner = op.judged_p95s_ms
 
     def counted(eng, brief, rate, batch, needed=(True, True)):  # type: ignore[no-untyped-def]
-        rates.append(rate)
+        rates.append((rate, all(needed)))
         return inner(eng, brief, rate, batch, needed)
 
     monkeypatch.setattr(op, "judged_p95s_ms", counted)
     point = _operating_point(load_brief("capstone"))
     capacity = point.capacity_rate_per_s
-    assert rates.count(capacity) == 1 and rates[-1] == capacity * op.JUST_PAST
+    assert rates.count((capacity, True)) == 1 and rates[-1] == (capacity * op.JUST_PAST, True)
 
 
 def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ import pytest
 from planner import apply_overrides, load_brief, plan, preset_names
 from planner.fmt import num
 from planner.lengths import clamped_moments
-from planner.operating_point import _slo_margin, slo_capacity_rate
+from planner.operating_point import REACHES_TARGET, _slo_margin, slo_capacity_rate
 from planner.replica import shape_of
 from planner.simulator import SimSettings, simulate
 from planner.slo import _erlang_c_wait_s, full_batch_point, length_cv2
@@ -353,11 +353,14 @@ def test_the_validation_ramp_names_what_reaches_its_target_at_the_capacity():
     )
     op = at.operating_point
     assert op.rate_per_replica_per_s == pytest.approx(base.operating_point.capacity_rate_per_s, rel=0.005)
-    assert at.slo.itl_p95_ms == pytest.approx(40, rel=0.05)
+    # p95 ITL there is under its target since prompts clipped at max-model-len count one chunk each (the simulator's
+    # plan check at that rate: 32 ms); p95 TTFT binds
+    assert at.slo.itl_p95_ms < 40
     assert at.slo.ttft_p95_ms == pytest.approx(500, rel=0.05)
     assert at.slo.tpot_p95_ms < 0.5 * 40  # what the old sentence claimed reaches the target
     said = base.operating_point.capacity_reached
-    assert "p95 ITL" in said and "p95 TTFT" in said and "TPOT" not in said
+    assert "p95 TTFT" in said and "TPOT" not in said
+    assert ("p95 ITL" in said) is (at.slo.itl_p95_ms >= REACHES_TARGET * 40)
     ramp = next(line for line in render_markdown(base).splitlines() if "Raise the rate toward" in line)
     assert said in ramp and "TPOT should reach" not in ramp
 
