@@ -129,14 +129,15 @@ def carry_peak_change(brief: Brief, otherwise: str) -> str:
     return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring it to 100% or under, or {otherwise}"
 
 
-def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint) -> list[Problem]:
+def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint, advise: bool = True) -> list[Problem]:
     problems = []
     if cap.utilization > 1:
+        otherwise = "raise the prefix hit rate, or quantize"
         problems.append(
             Problem(
                 field="hardware.nodes",
                 problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak (the worked design's sizing arithmetic)",
-                change=carry_peak_change(brief, "raise the prefix hit rate, or quantize"),
+                change=carry_peak_change(brief, otherwise) if advise else f"add nodes, {otherwise}",
             )
         )
     if cap.kv_fraction > 1:
@@ -281,7 +282,7 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         value = int(t.x)
         overrides = {"deployment.max_num_batched_tokens": value}
         try:
-            again = _confirm_core(brief.with_changes(overrides))
+            again = verdict_only(brief.with_changes(overrides))  # its own chunk advice not worked out: no chain of confirmations
         except BriefError:  # the value cannot be planned (out of range, or the replica no longer fits): not a change
             continue
         if not (again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok):
@@ -297,13 +298,6 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
             overrides,
         )
     return None
-
-
-@lru_cache(maxsize=64)
-def _confirm_core(brief: Brief) -> CoreDesign:
-    """A verdict-only re-plan that confirms a chunk change meets: its own ITL advice does not re-plan again (a
-    chain of confirmations could come back to the brief it started from)."""
-    return _core_design_of(brief, False, False, advise=False)
 
 
 def _nodes_change(op: OperatingPoint) -> str:
@@ -372,11 +366,14 @@ def verdict_only(brief: Brief) -> CoreDesign:
 
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
-    return _core_design_of(brief, curves, with_capacity)
+    # a re-plan read only for its verdict (verdict_only: neither curves nor capacity) gives no advice that re-plans:
+    # the fleet, split and headroom searches that make most of them read feasible, meets and the margin alone
+    return _core_design_of(brief, curves, with_capacity, advise=curves or with_capacity)
 
 
 def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: bool = True) -> CoreDesign:
-    """The core design; `advise=False` (a confirming re-plan) leaves out the advice that re-plans to confirm itself."""
+    """The core design; `advise=False` (a re-plan read only for its verdict) leaves out the advice that re-plans or
+    searches to name its change (the fleet that carries the peak, the long-context pool, the chunk size)."""
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
@@ -388,14 +385,14 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
     slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op) + _slo_problems(brief, shape, slo, op, advise)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op, advise) + _slo_problems(brief, shape, slo, op, advise)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
         + share_problems(brief, pools.long_context_nodes)
         + routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
-    problems += _long_pool_problems(brief, long_util, pools) + list(lora_problems) + engine_problems
+    problems += _long_pool_problems(brief, long_util, pools, advise) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
     dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
@@ -563,19 +560,20 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
     return None if binding is None else f"no steady state ({binding.value} binds)"
 
 
-def _long_pool_problems(brief: Brief, long_busy: float, pools: Pools) -> list[Problem]:
+def _long_pool_problems(brief: Brief, long_busy: float, pools: Pools, advise: bool = True) -> list[Problem]:
     """The long-context pool busier than 100% cannot carry its share of the peak (the general pool's limit is the
     operating point's steady state). The change names the pool that re-plans as carrying it (the fix's own count): its
     busy share is not linear in its nodes (whole replicas, the longest prompts' queue), so no ratio of it does."""
     if long_busy <= 1:
         return []
-    needed = long_context_nodes_needed(brief, LONG_CONTEXT_NODES_LIMIT)
+    needed = long_context_nodes_needed(brief, LONG_CONTEXT_NODES_LIMIT) if advise else -1  # -1: not searched
     now = pools.long_context_nodes
-    change = (
-        f"give the long-context pool {needed} node{'s' if needed != 1 else ''} ({now} now), the fewest that carry its share, or move load off it"
-        if needed is not None
-        else f"no long-context pool of up to {LONG_CONTEXT_NODES_LIMIT} nodes carries its share: move load off it"
-    )
+    if needed is None:
+        change = f"no long-context pool of up to {LONG_CONTEXT_NODES_LIMIT} nodes carries its share: move load off it"
+    elif needed < 0:
+        change = "give the long-context pool more nodes, or move load off it"
+    else:
+        change = f"give the long-context pool {needed} node{'s' if needed != 1 else ''} ({now} now), the fewest that carry its share, or move load off it"
     return [
         Problem(
             field="deployment.long_context_nodes",
