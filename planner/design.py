@@ -39,7 +39,7 @@ from planner.mechanisms import ignored_fields, mechanism_verdict, resolve
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.objective import ObjectiveAnalysis, objective_analysis
 from planner.operating_point import context_tokens
-from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, fleet_overrides, goal_words, headroom_fix
+from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, fleet_overrides, headroom_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
 from planner.uncertainty import Uncertainty, uncertainty
@@ -146,18 +146,19 @@ def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
     lost = _lost_core(core, one, stated)
     problems = lost.verdict.problems if lost is not None else ()
     cause = problems[0].problem if problems else (one.note or "the design misses the SLO")
-    return f"the {one.pool} pool binds: {cause}" if one.pool in ("prefill", "decode") else cause
+    named = one.pool in ("prefill", "decode") and f"{one.pool} pool" not in cause
+    return f"the {one.pool} pool binds: {cause}" if named else cause
 
 
-def _n_plus_one_counted(verdict: Verdict, fix: FleetFix | None, stated: Brief) -> Verdict:
-    """The lost-N+1 problem's advice with the node count the fix re-planned (the fewest that keep the SLO with one
-    lost), where the fix adds nodes."""
+def _n_plus_one_counted(verdict: Verdict, fix: FleetFix | None) -> Verdict:
+    """The lost-N+1 problem's advice is the fix's re-planned fleet (the fewest nodes, and a disaggregated design's
+    split, that keep the SLO with one lost), where the fix changes the fleet."""
     if verdict.availability_ok or fix is None or fix.setting:
         return verdict
-    more = fix.nodes - stated.hardware.nodes
-    counted = f"add nodes: {fix.nodes} in all{f' ({more} more)' if more > 0 else ''} keep {goal_words(stated)} (re-planned)"
     problems = tuple(
-        p.model_copy(update={"change": counted}) if p.field == "deployment.spare_nodes" and p.problem.startswith("no N+1") else p
+        p.model_copy(update={"change": fix.text, "overrides": fix.overrides})
+        if p.field == "deployment.spare_nodes" and p.problem.startswith("no N+1")
+        else p
         for p in verdict.problems
     )
     return verdict.model_copy(update={"problems": problems})
@@ -347,7 +348,7 @@ def _plan_cached(stated: Brief) -> Design:
     verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
-    verdict = _n_plus_one_counted(verdict, fix, stated)
+    verdict = _n_plus_one_counted(verdict, fix)
     verdict, kept_by = _with_stated_headroom(verdict, core, stated, goal)  # after the fix: a fleet of its own, named in the problem
     cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo

@@ -571,8 +571,19 @@ def test_a_lost_n_plus_one_counts_the_nodes_from_the_brief_and_the_count_keeps_i
     design = plan(load_brief(preset).with_changes({"hardware.nodes": nodes}))
     assert design.verdict.meets_slo and not design.verdict.availability_ok
     lost = next(p for p in design.verdict.problems if p.problem.startswith("no N+1"))
-    assert f"add nodes: {needed} in all ({needed - nodes} more)" in lost.change
-    assert "in all" not in lost.problem and "raise" not in lost.problem  # the cause, without the lost fleet's advice
     assert design.fix is not None and design.fix.overrides == {"hardware.nodes": needed}
+    assert lost.change == design.fix.text and lost.overrides == design.fix.overrides
+    assert lost.change.startswith(f"{needed} nodes ({needed - nodes} more)")
+    assert "in all" not in lost.problem and "raise" not in lost.problem  # the cause, without the lost fleet's advice
     fixed = plan(load_brief(preset).with_changes(design.fix.overrides))
     assert fixed.verdict.meets_slo and fixed.verdict.availability_ok
+
+
+def test_a_lost_n_plus_one_on_a_disaggregated_design_advises_the_fix_split():
+    """chat-disaggregated with 10 of its 16 nodes on prefill loses N+1 on the prefill pool: the advice is the fix's
+    re-planned fleet and split (15 nodes, 11 on prefill: one fewer node), not 'add nodes: 15 in all'."""
+    design = plan(load_brief("chat-disaggregated").with_changes({"disaggregation.prefill_nodes": 10}))
+    lost = next(p for p in design.verdict.problems if p.problem.startswith("no N+1"))
+    assert design.fix is not None and design.fix.overrides == {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}
+    assert lost.change == design.fix.text and "add nodes" not in lost.change and lost.overrides == design.fix.overrides
+    assert lost.problem.count("prefill pool") == 1
