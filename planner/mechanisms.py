@@ -83,6 +83,8 @@ def _peak_above_weights(stated: Brief) -> tuple[Problem, ...]:
             change=(
                 f"to size prefill at the {peak.stated.value.upper()} peak, set deployment.weights={peak.stated.value};"
                 f" to say what the plan uses, set efficiency.compute_peak to auto (here {runs})"
+                if gpu.runs_natively(peak.stated.value)
+                else f"set efficiency.compute_peak to auto (here {runs}), a peak the {gpu.name} has"
             ),
         ),
     )

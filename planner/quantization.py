@@ -105,8 +105,14 @@ def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> Prefi
     runs = scheme.compute_precision
     if stated is ComputePeak.auto or gpu.peak_tflops(stated.value) == gpu.peak_tflops(runs):
         return PrefillPeak(precision=runs, stated=stated, unused=False, why=scheme.why, unused_why="")
-    at = f"the {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
     runs_at = f"the {runs.upper()} peak ({num(gpu.peak_tflops(runs), 'TFLOP/s')})"
+    if not gpu.runs_natively(stated.value):  # a peak the GPU has no math for (FP8 on an A100): not a margin, a slip
+        lacks = f"the {gpu.name} has no {stated.value.upper()} math"
+        why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {lacks}"
+        return PrefillPeak(
+            precision=runs, stated=stated, unused=True, why=why, unused_why=f"not used: {lacks}, so prefill computes at {runs_at}"
+        )
+    at = f"the {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
     stated_at = f"the stated {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
     if gpu.peak_tflops(stated.value) < gpu.peak_tflops(runs):  # a deliberate margin: the engine runs faster than planned
         why = (

@@ -142,3 +142,14 @@ def test_every_gpus_tp_and_weight_reasons_name_its_own_link_and_compute_units(ke
     assert spec.matrix_units in quant
     others = {"tensor cores", "matrix cores", "XMX engines"} - {spec.matrix_units}
     assert not any(o in quant for o in others)
+
+
+def test_a_stated_peak_the_gpu_has_no_math_for_is_not_used():
+    """efficiency.compute_peak=fp8 on an A100 (no FP8 math): not a margin under the INT8 weights' peak but a peak the
+    GPU lacks; prefill is sized at the weights' INT8 peak and the field is reported as not used, with a change the GPU
+    can take (it sized prefill at 312 TFLOP/s, the BF16 fallback of a missing precision, and reported nothing)."""
+    briefed = plan(load_brief("variation-g"))
+    stated = plan(load_brief("variation-g").with_changes({"efficiency.compute_peak": "fp8"}))
+    assert stated.capacity.prefill_tokens_per_s_per_replica == pytest.approx(briefed.capacity.prefill_tokens_per_s_per_replica)
+    unused = next(p for p in stated.ignored_fields if p.field == "efficiency.compute_peak")
+    assert "has no FP8 math" in unused.problem and "deployment.weights=fp8" not in unused.change
