@@ -144,7 +144,7 @@ if spec is not None:
 st.header("Engine limits: the trade-off")
 if dis is not None:
     st.caption("The curves below are the aggregated design on the same GPUs (chunked prefill), the comparison's other side.")
-chunk_moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens)
+chunk_moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens, design.brief.deployment.max_num_batched_tokens)
 st.caption((f"Prefill chunk: {chunk_moves}. " if chunk_moves else "") + "A bigger batch limit admits more sequences per step.")
 # One limit at a time, in tabs that draw only the open one: each curve moves with every control, and a Plotly chart
 # whose figure changed is drawn anew in the browser (30-45 ms each here, benchmarks/browser_speed.py).

@@ -256,7 +256,7 @@ def _max_num_batched_tokens_why(
         f" {num(chunk / shape.prefill_tokens_per_s * 1e3, 'ms')} of prefill when full; {pct(p.mixed_step_share)} of token gaps fall on such steps,"
         f" so p95 ITL is {num(slo.itl_p95_ms, 'ms')} and p95 TTFT {num(slo.ttft_p95_ms, 'ms')}"
     )
-    moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens)
+    moves = chunk_tradeoff_words(slo.tradeoff_batched_tokens, value)
     why += f"; {moves}: tune on measured p95 ITL" if moves else ": tune on measured p95 ITL"
     curve = {int(t.x): t for t in slo.tradeoff_batched_tokens}
     current = curve.get(value)

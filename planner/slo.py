@@ -1229,22 +1229,38 @@ def batched_tokens_tradeoff(
     return _tradeoff([(v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)) for v in values])
 
 
-def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...]) -> str:
-    """Which way p95 ITL and the longest step move with the prefill chunk, as the plan's trade-off computes them: a
-    smaller chunk puts more token gaps on chunk-carrying steps (where the p95 often lands), a bigger one makes the
-    longest single step longer. Empty without a curve."""
+def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...], current: int) -> str:
+    """How p95 ITL, p95 TTFT and the longest step move with the prefill chunk, as the plan's trade-off computes them:
+    where the brief's chunk (`current` tokens a step) sits, where p95 ITL is lowest, and the two forces (a smaller chunk
+    puts more token gaps on chunk-carrying steps, where the p95 often lands; a bigger one lengthens the steps that carry
+    it). The curve need not be monotone (rag's falls, rises, then falls). Empty without a curve."""
     if len(curve) < 2:
         return ""
     small, big = curve[0], curve[-1]
+    here = next((t for t in curve if int(t.x) == current), None)
     lowest = min(curve, key=lambda t: t.itl_p95_ms)
-    falls = big.itl_p95_ms < small.itl_p95_ms
-    why = "smaller chunks put more token gaps on chunk-carrying steps" if falls else "bigger chunks lengthen the steps that carry them"
+    highest = max(curve, key=lambda t: t.itl_p95_ms)
+    span = f"from {int(small.x)} to {int(big.x)} tokens a step"
+    if highest.itl_p95_ms <= lowest.itl_p95_ms * _FLAT:
+        itl = f"p95 ITL stays near {num(lowest.itl_p95_ms, 'ms')} at every size"
+    else:
+        at = f"at the brief's {current}, {num(here.itl_p95_ms, 'ms')}; " if here is not None else ""
+        near = [t.itl_p95_ms <= lowest.itl_p95_ms * _NEAR for t in curve]
+        last = len(curve) - 1
+        first = next((i for i in range(last) if all(near[i:])), last)  # from here to the largest size, all at the lowest
+        best = f"from {int(curve[first].x)} tokens up" if first < last else f"at {int(lowest.x)} tokens"
+        itl = (
+            f"p95 ITL runs {num(lowest.itl_p95_ms, 'ms')} to {num(highest.itl_p95_ms, 'ms')} ({at}lowest {best}:"
+            " smaller chunks put more token gaps on chunk-carrying steps, bigger ones lengthen those steps)"
+        )
     return (
-        f"from {int(small.x)} to {int(big.x)} tokens a step, p95 TTFT goes {num(small.ttft_p95_ms, 'ms')} -> {num(big.ttft_p95_ms, 'ms')},"
-        f" p95 ITL {'falls' if falls else 'rises'} {num(small.itl_p95_ms, 'ms')} -> {num(big.itl_p95_ms, 'ms')} ({why}; lowest"
-        f" {num(lowest.itl_p95_ms, 'ms')} at {int(lowest.x)}) and the longest single step grows"
-        f" {num(small.longest_step_ms, 'ms')} -> {num(big.longest_step_ms, 'ms')}"
+        f"{span}, {itl}, p95 TTFT goes {num(small.ttft_p95_ms, 'ms')} -> {num(big.ttft_p95_ms, 'ms')}"
+        f" and the longest single step {num(small.longest_step_ms, 'ms')} -> {num(big.longest_step_ms, 'ms')}"
     )
+
+
+_FLAT = 1.01  # a p95 ITL curve within 1% of its lowest point is flat: no size helps
+_NEAR = 1.005  # a point within 0.5% of the lowest reads as the lowest (the figures are shown to three digits)
 
 
 def _batched_token_values(current: int, batch: float) -> list[int]:

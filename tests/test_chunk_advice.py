@@ -8,7 +8,9 @@ import pytest
 
 from planner import load_brief, plan
 from planner.core import replan
+from planner.fmt import num
 from planner.mechanisms import resolve
+from planner.slo import chunk_tradeoff_words
 
 pytestmark = pytest.mark.unit
 
@@ -52,7 +54,22 @@ def test_the_flag_reason_says_which_way_p95_itl_and_the_longest_step_move() -> N
     curve = design.slo.tradeoff_batched_tokens
     why = next(f.why for f in design.config.flags if f.flag == "--max-num-batched-tokens")
     assert curve[-1].itl_p95_ms < curve[0].itl_p95_ms  # the capstone's p95 ITL falls as the chunk grows
-    assert "p95 ITL falls" in why and "longest single step grows" in why and "larger ones lengthen single token gaps" not in why
+    assert "at the brief's 2048, 8.14 ms" in why and "longest single step 13.7 ms -> 55.7 ms" in why
+    assert "larger ones lengthen single token gaps" not in why
+
+
+def test_the_trade_off_words_follow_a_curve_that_is_not_monotone_and_call_a_flat_one_flat() -> None:
+    """rag's p95 ITL falls, rises and falls again with the chunk (21.6, 92.1 at 2048, 13.4 at its 4096, 13.3 ms): the
+    words give the range, the brief's point and where it is lowest, not the two ends ('falls 21.6 -> 13.3'); a curve
+    within 1% of flat says so (rl-rollout read 'rises 13.3 ms -> 13.3 ms')."""
+    rag = plan(load_brief("rag"))
+    words = chunk_tradeoff_words(rag.slo.tradeoff_batched_tokens, 4096)
+    highest = max(t.itl_p95_ms for t in rag.slo.tradeoff_batched_tokens)
+    assert f"to {num(highest, 'ms')}" in words and "at the brief's 4096" in words and "lowest from 8192 tokens up" in words
+    rising = plan(load_brief("qps10-tp4"))  # lowest at the smallest chunk: no size above it reaches the lowest
+    assert "lowest at 256 tokens" in chunk_tradeoff_words(rising.slo.tradeoff_batched_tokens, 2048)
+    flat = plan(load_brief("rl-rollout"))
+    assert "stays near" in chunk_tradeoff_words(flat.slo.tradeoff_batched_tokens, flat.brief.deployment.max_num_batched_tokens)
 
 
 def test_prompts_clipped_at_max_model_len_ride_in_one_chunk() -> None:
