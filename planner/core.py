@@ -503,7 +503,10 @@ def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
     short at steps 1-2 is short in any re-plan: its core asks no search of its own)."""
     dep = brief.deployment
     grown = brief.with_changes(
-        {"deployment.long_context_nodes": long_context_nodes, "hardware.nodes": brief.hardware.nodes + long_context_nodes - dep.long_context_nodes}
+        {
+            "deployment.long_context_nodes": long_context_nodes,
+            "hardware.nodes": brief.hardware.nodes + long_context_nodes - dep.long_context_nodes,
+        }
     )
     try:
         resolved = resolve(grown)
