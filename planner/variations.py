@@ -283,12 +283,17 @@ def _option(
     )
 
 
+def _node_usd_per_year(brief: Brief) -> float:
+    """Dollars a year of one of the brief's nodes at its GPU price, as planner.cost counts them."""
+    return brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+
+
 def _yearly(core: CoreDesign) -> tuple[float, float]:
     """(dollars, output tokens) a year of a re-plan's fleet at its brief's average duty, as planner.cost counts them."""
-    hw, c = core.brief.hardware, core.brief.cost
+    brief = core.brief
     return (
-        hw.nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR,
-        core.demand.output_tokens_per_s * c.average_duty * SECONDS_PER_YEAR,
+        brief.hardware.nodes * _node_usd_per_year(brief),
+        core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR,
     )
 
 
@@ -468,11 +473,7 @@ def _variation_a(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
         )
     )
     premium = 0.3
-    tier_changes: dict[str, Any] = {**engine}
-    if brief.workload.users is not None:
-        tier_changes["workload.users"] = max(1, round(brief.workload.users * premium))
-    else:
-        tier_changes["workload.request_rate"] = (brief.workload.request_rate or 0) * premium
+    tier_changes: dict[str, Any] = {**engine, **_traffic_share(brief, premium)}
     tier, why = _try(brief, tier_changes)
     options.append(
         _option(
@@ -618,10 +619,7 @@ def _shorter_context_changes(brief: Brief, max_model_len: int, kv_context: float
             f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths; was over"
             f" {num(w.long_context_threshold_tokens)}, {pct(w.long_context_share)}) go to the long-context pool"
         )
-    if w.users is not None:
-        changes["workload.users"] = max(1, round(w.users * (1 - above)))
-    else:
-        changes["workload.request_rate"] = (w.request_rate or 0) * (1 - above)
+    changes |= _traffic_share(brief, 1 - above)
     changes["workload.long_context_share"] = 0.0
     return changes, (
         f"prompts over {num(fits, 'tokens')} ({pct(above)} of requests by the brief's prompt lengths) are refused: no"
@@ -883,7 +881,7 @@ def spike_headroom(brief: Brief, output_tokens_per_s: float) -> SpikeHeadroom:
     """Nodes for the spike against nodes for the average, and what each costs."""
     peak_nodes = _nodes_needed(brief)
     average_nodes = _nodes_needed(_scaled(brief, brief.cost.average_duty))
-    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    per_node_year = _node_usd_per_year(brief)
     out_year = output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
     return SpikeHeadroom(
         peak_to_average=1 / brief.cost.average_duty,
@@ -898,7 +896,7 @@ def spike_headroom(brief: Brief, output_tokens_per_s: float) -> SpikeHeadroom:
 def _variation_e(core: CoreDesign, baseline: Baseline | None, spike: SpikeHeadroom) -> tuple[list[Finding], list[Option], str]:
     brief = core.brief
     ratio, peak_nodes, average_nodes = spike.peak_to_average, spike.nodes_for_spike, spike.nodes_for_average
-    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    per_node_year = _node_usd_per_year(brief)
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
     peak_cost = spike.usd_per_million_output_tokens_for_spike
     overload = spike.spike_utilization_on_average_fleet
@@ -1084,7 +1082,7 @@ def _gpu_replanned(brief: Brief, out_year: float) -> tuple[int | None, float]:
     nodes = fewest_nodes_meeting(brief)
     if nodes is None:
         return None, math.inf
-    year = nodes * brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    year = nodes * _node_usd_per_year(brief)
     return nodes, per_million(year, out_year)
 
 
@@ -1135,7 +1133,7 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
     findings = [_f("bandwidth", shape.gpu.hbm_tb_per_s, "TB/s", f"{gpu}: {num(shape.gpu.hbm_tb_per_s, 'TB/s')}")]
     rule = f"by the {pct(TARGET_UTILIZATION)} no-cache rule"
     nodes = _nodes_needed(brief)
-    per_node_year = brief.hardware.gpus_per_node * brief.cost.usd_per_gpu_hour * HOURS_PER_YEAR
+    per_node_year = _node_usd_per_year(brief)
     out_year = core.demand.output_tokens_per_s * brief.cost.average_duty * SECONDS_PER_YEAR
     sized_cost = per_million(nodes * per_node_year, out_year)
     replanned, replanned_cost = _gpu_replanned(brief, out_year)
@@ -1196,7 +1194,7 @@ def _variation_g(core: CoreDesign, baseline: Baseline | None) -> tuple[list[Find
             )
         )
         base_price, per_node = on_base.cost.usd_per_gpu_hour, on_base.hardware.gpus_per_node
-        base_cost = per_million(base_nodes * per_node * base_price * HOURS_PER_YEAR, out_year)
+        base_cost = per_million(base_nodes * _node_usd_per_year(on_base), out_year)
         findings.append(
             _f(
                 f"{base_gpu} $ per M {rule}",
