@@ -272,3 +272,23 @@ def test_a_smaller_fleet_keeps_the_stated_headroom():
     assert "the stated 30.0% headroom (pools' SLO capacity with every node up) kept" in lever.arithmetic
     verdict = plan(roomier.with_changes(lever.overrides)).verdict
     assert verdict.meets_slo and verdict.availability_ok and verdict.headroom_ok
+
+
+def test_the_fix_of_a_contradicted_long_context_share_carries_the_correction():
+    """Review s10 fix B, finding 3: capstone with prompts of mean 5,000 and p95 20,000 tokens was told to set
+    workload.long_context_share to 0.2669, which alone leaves the long-context pool 165.6% busy; no fix was found and the
+    Cost tile read 'no figure'. The correction of the brief's own statement is applied before the fleet search, and the
+    fix's overrides carry it: they re-plan as meeting."""
+    brief = load_brief("capstone").with_changes({"workload.input_tokens_mean": 5000, "workload.input_tokens_p95": 20000})
+    design = plan(brief)
+    assert [p.field for p in design.verdict.problems] == ["workload.long_context_share"]
+    assert not meets(brief.with_changes(design.verdict.problems[0].overrides))  # the correction alone does not meet
+    fix = design.fix
+    assert fix is not None
+    assert fix.overrides == {"workload.long_context_share": 0.2669, "hardware.nodes": 8, "deployment.long_context_nodes": 2}
+    assert "plan --set workload.long_context_share=0.2669 --set hardware.nodes=8 --set deployment.long_context_nodes=2 meets it" in fix.text
+    verdict = plan(brief.with_changes(fix.overrides)).verdict
+    assert verdict.feasible and verdict.meets_slo and verdict.availability_ok
+    value, line, why = _cost_tile(design)
+    assert value != "no figure" and line == "with the fix" and "workload.long_context_share 0.05 -> 0.2669" in why
+    assert the_fix(design) == fix.text
