@@ -255,7 +255,7 @@ def _levers(
     small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
-    share_nodes = round(hw.nodes * SPOT_SHARE)
+    share_nodes = math.floor(hw.nodes * SPOT_SHARE)  # at most the share: 1 of 7 nodes (2 would be 28.6%)
     spot_nodes = share_nodes if absorbed_nodes is None else min(share_nodes, absorbed_nodes)
     spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
     spot = per_million(spot_year, out_year)
@@ -290,12 +290,12 @@ def _levers(
             usd_per_million_output_tokens=spot,
             change=_change(spot, per_m_out)
             if spot_nodes
-            else f"none: {_absorbed_words(absorbed_nodes, brief) if absorbed_nodes == 0 else f'{pct(SPOT_SHARE)} of {hw.nodes} nodes rounds to none'}",
+            else f"none: {_absorbed_words(absorbed_nodes, brief) if absorbed_nodes == 0 else f'at most {pct(SPOT_SHARE)} of {hw.nodes} nodes is none'}",
             arithmetic=(
                 f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
                 f" {usd(per_year)} - {usd(per_year - spot_year)} = {usd(spot_year)}/yr / {num(out_year / 1e6)} M = {usd(spot)} per M;"
                 f" a reclaimed node is a lost node, so spot stays within what the failure modes absorb"
-                f" ({_absorbed_words(absorbed_nodes, brief)}; {pct(SPOT_SHARE)} of the fleet would be {share_nodes})"
+                f" ({_absorbed_words(absorbed_nodes, brief)}; at most {pct(SPOT_SHARE)} of the fleet: {share_nodes} of {hw.nodes} nodes)"
             ),
         ),
     )
