@@ -201,10 +201,12 @@ def _with_stated_headroom(
     if multiple >= 1 + wanted:
         return verdict, None
     fix = headroom_fix(stated)
-    pools = "the pools reach"
     problem = Problem(
         field="slo.headroom",
-        problem=(f"{pools} their SLO capacity at {times(multiple)} the peak, short of the {pct(wanted)} headroom stated"),
+        problem=(
+            f"with every node up, the pools reach their SLO capacity at {times(multiple)} the peak, short of the"
+            f" {pct(wanted)} headroom stated"
+        ),
         change=fix.text if fix is not None else "no fleet up to the largest keeps it: change the replica or the targets",
         overrides=fix.overrides
         if fix is not None

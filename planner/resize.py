@@ -296,13 +296,13 @@ def headroom_fix(brief: Brief) -> FleetFix | None:
     overrides = fleet_overrides(brief, nodes, headroom=True)
     split = overrides.get("disaggregation.prefill_nodes")
     words = f", {split} prefill" if split is not None else ""
-    goal = f"{goal_words(brief)} and keep {pct(stated)} above the peak"
+    goal = f"{goal_words(brief)} and keep {pct(stated)} above the peak with every node up"
     return FleetFix(
         nodes=nodes,
         long_context_nodes=brief.deployment.long_context_nodes,
         overrides=overrides,
         prefill_nodes=split,
-        text=f"{nodes} nodes{words}, the fewest that keep it: plan {_sets(overrides)}",
+        text=f"{nodes} nodes{words}, the fewest that keep it with every node up: plan {_sets(overrides)}",
         fleet=f"the {nodes} nodes that meet {goal}",
     )
 
