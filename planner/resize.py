@@ -351,7 +351,11 @@ def _with_correction(fix: FleetFix, brief: Brief, corrected: dict[str, Any]) -> 
     now = ", ".join(f"{path} {path_value(brief, path)} -> {value}" for path, value in corrected.items())
     text = fix.text.replace(f"plan {_sets(fix.overrides)}", f"plan {_sets(overrides)}")
     return fix.model_copy(
-        update={"overrides": overrides, "text": f"{now} (the brief's own figures give it), then {text}", "fleet": f"{fix.fleet}, with {now}"}
+        update={
+            "overrides": overrides,
+            "text": f"{now} (the brief's own figures give it), then {text}",
+            "fleet": f"{fix.fleet}, with {now}",
+        }
     )
 
 
