@@ -52,6 +52,7 @@ class SmallerFleet(NamedTuple):
     cold: dict[str, Any]  # the overrides of a cold prefix cache (failures.hit_rate_overrides); {} when no cache plays a part
     n_plus_one: bool  # the search kept N+1 (the availability target asks for it: failures.n_plus_one)
     split: dict[str, Any]  # a disaggregated design: the prefill nodes that meet on the fewer nodes (resize.fleet_overrides)
+    headroom: float | None = None  # the stated slo.headroom the search kept too (resize.keeps_headroom), None when none is stated
 
 
 class _LeverBasis(NamedTuple):
@@ -130,6 +131,8 @@ def _smaller_fleet(brief: Brief, smaller: SmallerFleet) -> tuple[int, dict[str, 
             f" hardware.nodes={n}{sets} meets it): {n}{cold_note}",
         )
     judged = "its SLO with N+1" if smaller.n_plus_one else "its SLO"
+    if smaller.headroom is not None:
+        judged += f" and keep its stated {pct(smaller.headroom)} headroom (with every node up)"
     return nodes, {}, f"the {nodes}-node fleet does not meet {judged} itself, so no smaller one does"
 
 
@@ -151,14 +154,19 @@ def _absorbed_words(absorbed: int | None, brief: Brief) -> str:
 
 
 def _kept(smaller: SmallerFleet) -> str:
-    return ", N+1 kept," if smaller.n_plus_one else ""
+    """What the smaller fleet keeps besides the SLO at the peak: N+1, and the stated headroom judged with every node up."""
+    kept = ["N+1"] if smaller.n_plus_one else []
+    if smaller.headroom is not None:
+        kept.append(f"the stated {pct(smaller.headroom)} headroom (pools' SLO capacity with every node up)")
+    return f", {' and '.join(kept)} kept," if kept else ""
 
 
-def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, found: bool) -> str:
+def _smaller_change(nodes: int, small_nodes: int, change: str, small_text: str, found: bool, headroom: float | None = None) -> str:
+    kept = f" and keep the stated {pct(headroom)} headroom" if headroom is not None else ""
     if small_nodes < nodes:
-        return f"{nodes} -> {small_nodes} nodes; {change}"
+        return f"{nodes} -> {small_nodes} nodes{kept.replace(' and keep', ', keeping')}; {change}"
     if found:
-        return f"none: {nodes} nodes are already the fewest that meet the SLO at the peak (re-planned)"
+        return f"none: {nodes} nodes are already the fewest that meet the SLO at the peak{kept} (re-planned)"
     return f"none: {small_text}"
 
 
@@ -247,7 +255,7 @@ def _levers(
     small_nodes, small_overrides, small_text = _smaller_fleet(brief, smaller)
     small_year = small_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR
     small = per_million(small_year, out_year)
-    share_nodes = round(hw.nodes * SPOT_SHARE)
+    share_nodes = math.floor(hw.nodes * SPOT_SHARE)  # at most the share: 1 of 7 nodes (2 would be 28.6%)
     spot_nodes = share_nodes if absorbed_nodes is None else min(share_nodes, absorbed_nodes)
     spot_year = per_year - spot_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * SPOT_DISCOUNT * HOURS_PER_YEAR
     spot = per_million(spot_year, out_year)
@@ -265,7 +273,7 @@ def _levers(
         Lever(
             name="smaller fleet with a degradation ladder",
             usd_per_million_output_tokens=small,
-            change=_smaller_change(hw.nodes, small_nodes, _change(small, per_m_out), small_text, bool(small_overrides)),
+            change=_smaller_change(hw.nodes, small_nodes, _change(small, per_m_out), small_text, bool(small_overrides), smaller.headroom),
             overrides=small_overrides,
             arithmetic=(
                 f"{small_text}; {small_nodes} x {hw.gpus_per_node} x {usd(c.usd_per_gpu_hour)} x {HOURS_PER_YEAR} h"
@@ -282,12 +290,12 @@ def _levers(
             usd_per_million_output_tokens=spot,
             change=_change(spot, per_m_out)
             if spot_nodes
-            else f"none: {_absorbed_words(absorbed_nodes, brief) if absorbed_nodes == 0 else f'{pct(SPOT_SHARE)} of {hw.nodes} nodes rounds to none'}",
+            else f"none: {_absorbed_words(absorbed_nodes, brief) if absorbed_nodes == 0 else f'at most {pct(SPOT_SHARE)} of {hw.nodes} nodes is none'}",
             arithmetic=(
                 f"{spot_nodes} nodes x {hw.gpus_per_node} GPUs at {pct(SPOT_DISCOUNT)} off (assumed spot discount):"
                 f" {usd(per_year)} - {usd(per_year - spot_year)} = {usd(spot_year)}/yr / {num(out_year / 1e6)} M = {usd(spot)} per M;"
                 f" a reclaimed node is a lost node, so spot stays within what the failure modes absorb"
-                f" ({_absorbed_words(absorbed_nodes, brief)}; {pct(SPOT_SHARE)} of the fleet would be {share_nodes})"
+                f" ({_absorbed_words(absorbed_nodes, brief)}; at most {pct(SPOT_SHARE)} of the fleet: {share_nodes} of {hw.nodes} nodes)"
             ),
         ),
     )

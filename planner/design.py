@@ -11,7 +11,7 @@ from functools import cache, cached_property, lru_cache
 from pydantic import PrivateAttr, computed_field
 
 from planner.architecture import DEADLINE_BASIS, Architecture, architecture
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
 from planner.core import CoreDesign, carry_peak_change, core_design, replan
@@ -201,10 +201,12 @@ def _with_stated_headroom(
     if multiple >= 1 + wanted:
         return verdict, None
     fix = headroom_fix(stated)
-    pools = "the pools reach"
     problem = Problem(
         field="slo.headroom",
-        problem=(f"{pools} their SLO capacity at {times(multiple)} the peak, short of the {pct(wanted)} headroom stated"),
+        problem=(
+            f"with every node up, the pools reach their SLO capacity at {times(multiple)} the peak, short of the"
+            f" {pct(wanted)} headroom stated"
+        ),
         change=fix.text if fix is not None else "no fleet up to the largest keeps it: change the replica or the targets",
         overrides=fix.overrides
         if fix is not None
@@ -296,13 +298,16 @@ def _smaller_fleet(stated: Brief) -> SmallerFleet:
     nodes = stated.hardware.nodes
     cache = stated.deployment.prefix_caching and (stated.kv_tiers.enabled or stated.workload.prefix_hit_rate > 0)
     cold = hit_rate_overrides(stated, 0.0) if cache else {}  # with KV tiers, the tiers off: they would derive the rate again
-    cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes) if cold else None
-    warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes)
+    stated_headroom = stated.slo.headroom if stated.objective.kind is ObjectiveKind.latency else None
+    keep = stated_headroom is not None  # the fleet keeps the stated slo.headroom too, as the verdict judges it
+    cold_nodes = fewest_nodes_meeting(stated, cold, limit=nodes, headroom=keep) if cold else None
+    warm = cold_nodes if cold_nodes is not None else fewest_nodes_meeting(stated, limit=nodes, headroom=keep)
     split = {}  # a disaggregated design: the prefill/decode split that meets on those nodes (searched, not kept)
     if warm is not None:
-        split = {k: v for k, v in fleet_overrides(stated, warm, cold if cold_nodes is not None else None).items() if k != "hardware.nodes"}
+        changes = cold if cold_nodes is not None else None
+        split = {k: v for k, v in fleet_overrides(stated, warm, changes, headroom=keep).items() if k != "hardware.nodes"}
     return SmallerFleet(
-        cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated), split=split
+        cold_cache_nodes=cold_nodes, nodes=warm, cold=cold, n_plus_one=needs_n_plus_one(stated), split=split, headroom=stated_headroom
     )  # resize.meets keeps N+1
 
 

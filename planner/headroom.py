@@ -360,10 +360,22 @@ def headroom(
         text = f"none: x{num(multiple)} {load} is where {first.name} ({first.arithmetic})"
     else:
         text = f"x{num(multiple)} {load}, then {first.name} ({first.arithmetic})"
+    text += _stated_words(core, goal)
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at {times(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
     return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
+
+
+def _stated_words(core: CoreDesign, goal: ObjectiveAnalysis | None) -> str:
+    """Where the brief states an slo.headroom, what it is judged on (the pools' SLO capacity with every node up,
+    pools_multiple, as the verdict judges it) and that multiple, so it is not read as the headroom's first limit."""
+    wanted = core.brief.slo.headroom
+    if wanted is None or goal is not None or core.brief.objective.kind is not ObjectiveKind.latency:
+        return ""
+    pools = pools_multiple(core)
+    kept = "kept" if pools >= 1 + wanted else f"short of x{num(1 + wanted)}"
+    return f"; the stated {pct(wanted)} headroom is judged on the pools' SLO capacity with every node up: {times(pools)}, {kept}"
 
 
 def _limits(core: CoreDesign) -> list[PoolLimit]:

@@ -296,13 +296,13 @@ def headroom_fix(brief: Brief) -> FleetFix | None:
     overrides = fleet_overrides(brief, nodes, headroom=True)
     split = overrides.get("disaggregation.prefill_nodes")
     words = f", {split} prefill" if split is not None else ""
-    goal = f"{goal_words(brief)} and keep {pct(stated)} above the peak"
+    goal = f"{goal_words(brief)} and keep {pct(stated)} above the peak with every node up"
     return FleetFix(
         nodes=nodes,
         long_context_nodes=brief.deployment.long_context_nodes,
         overrides=overrides,
         prefill_nodes=split,
-        text=f"{nodes} nodes{words}, the fewest that keep it: plan {_sets(overrides)}",
+        text=f"{nodes} nodes{words}, the fewest that keep it with every node up: plan {_sets(overrides)}",
         fleet=f"the {nodes} nodes that meet {goal}",
     )
 
@@ -317,10 +317,51 @@ def fleet_fix(brief: Brief, problems: tuple[Problem, ...] = ()) -> FleetFix | No
     """The change that makes the brief meet its SLO: an engine setting one of its verdict's `problems` names, where that
     alone meets (it costs no node); else the fewest nodes at which it meets, its long-context pool grown first when that
     pool alone cannot carry its share at any fleet size; None when no fleet up to MAX_NODES does (the replica or the
-    targets must change)."""
+    targets must change). A problem that corrects the brief's own statement of its traffic (a long-context share its
+    prompt lengths contradict: _corrections) is applied before the fleet is searched, and the fix carries it."""
     setting = _setting_fix(brief, problems)
     if setting is not None:
         return setting
+    corrected = _corrections(problems)
+    if not corrected:
+        return _resized_fix(brief)
+    try:
+        base = brief.with_changes(corrected)
+    except BriefError:  # a value the brief refuses: the fleet is searched on the brief as stated
+        return _resized_fix(brief)
+    rest = tuple(p for p in problems if not _corrects(p))
+    fix = _setting_fix(base, rest) or _resized_fix(base)
+    return _with_correction(fix, brief, corrected) if fix is not None else None
+
+
+def _corrects(problem: Problem) -> bool:
+    """The problem's change corrects what the brief states of its traffic (workload.*), not a design choice."""
+    return bool(problem.overrides) and all(path.startswith("workload.") for path in problem.overrides)
+
+
+def _corrections(problems: tuple[Problem, ...]) -> dict[str, Any]:
+    """The overrides of the problems that correct the brief's own statement of its traffic (_corrects)."""
+    return {path: value for p in problems if _corrects(p) for path, value in p.overrides.items()}
+
+
+def _with_correction(fix: FleetFix, brief: Brief, corrected: dict[str, Any]) -> FleetFix:
+    """A fix found on the corrected brief, stated against the brief as written: the correction first in its overrides
+    and words, so `plan` with the fix's overrides alone meets."""
+    overrides = corrected | fix.overrides
+    now = ", ".join(f"{path} {path_value(brief, path)} -> {value}" for path, value in corrected.items())
+    text = fix.text.replace(f"plan {_sets(fix.overrides)}", f"plan {_sets(overrides)}")
+    return fix.model_copy(
+        update={
+            "overrides": overrides,
+            "text": f"{now} (the brief's own figures give it), then {text}",
+            "fleet": f"{fix.fleet}, with {now}",
+        }
+    )
+
+
+def _resized_fix(brief: Brief) -> FleetFix | None:
+    """fleet_fix past the engine settings: the prefill split on the brief's fleet, else the fewest nodes that meet, the
+    long-context pool grown first when it alone cannot carry its share."""
     dep = brief.deployment
     long_context = dep.long_context_nodes
     split = _prefill_split_fix(brief)

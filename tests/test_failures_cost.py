@@ -487,3 +487,12 @@ def test_input_lengths_double_doubles_a_multimodal_prompt_images_and_all():
     assert row.change.startswith(f"mean prompt {num(2348)} -> {num(4696)} tokens (p95 {num(2 * before.input_tokens_p95)})")
     assert "each image 1,024 -> 2,048 tokens" in row.change
     assert not row.ok and row.load_vs_capacity > 1
+
+
+def test_the_spot_share_in_words_is_the_nodes_it_puts_on_spot():
+    """Review s10 fix B, finding 4: capstone on 7 nodes read 'spot nodes for 2 of 7 ... 25.0% of the fleet would be 2'
+    (2 of 7 is 28.6%). The share is at most a quarter of the fleet, rounded down, and the words state that same count."""
+    design = plan(load_brief("capstone").with_changes({"hardware.nodes": 7}))
+    lever = next(lv for lv in design.cost.levers if lv.name.startswith("spot nodes"))
+    assert lever.name == "spot nodes for 1 of 7"
+    assert lever.arithmetic.startswith("1 nodes x 8 GPUs") and "at most 25.0% of the fleet: 1 of 7 nodes)" in lever.arithmetic

@@ -133,8 +133,9 @@ def test_a_smaller_fleet_keeps_the_n_plus_one_the_verdict_asks_for():
     lists 'no N+1' (its 99.9% target asks for it). The re-planned search judges as plan() does, availability included.
     Review s10, finding 2: it then said 'none: 16 nodes are already the fewest', because it kept the 12 prefill nodes, so
     15 nodes left 3 decode nodes and lost N+1; 11 prefill + 4 decode meet with N+1 at -6.2%. A disaggregated design's
-    lever searches the split at each fleet size and states it in its overrides."""
-    brief = load_brief("chat-disaggregated")
+    lever searches the split at each fleet size and states it in its overrides. (Without its stated headroom: the
+    lever keeps that too, test_a_smaller_fleet_keeps_the_stated_headroom.)"""
+    brief = load_brief("chat-disaggregated").with_changes({"slo.headroom": None})
     lever = _smaller_fleet_lever(plan(brief))
     assert lever.overrides == {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}
     assert lever.change.startswith("16 -> 15 nodes; -6.2% per M output tokens")
@@ -248,3 +249,46 @@ def test_the_sizing_advice_names_the_fleet_that_re_plans_at_100_percent_or_under
 
     assert utilization(nodes) <= 1 < utilization(nodes - 1)
     assert nodes > d.brief.hardware.nodes * d.capacity.utilization + 1  # the ratio would undercount
+
+
+def test_a_smaller_fleet_keeps_the_stated_headroom():
+    """Review s10 fix B, finding 1: chat-disaggregated's verdict says it is short of its 30% headroom and needs 17 nodes
+    with 13 prefill, while its lever offered '16 -> 15 nodes; -6.2%', which re-plans with headroom_ok false; on the fix
+    itself (17/13) the lever said 17 -> 15. Where the brief states a headroom, the smaller fleet keeps it, and says so."""
+    brief = load_brief("chat-disaggregated")
+    short = plan(brief)
+    assert not short.verdict.headroom_ok
+    lever = _smaller_fleet_lever(short)
+    assert lever.overrides == {} and lever.change.startswith("none: ")
+    assert "keep its stated 30.0% headroom (with every node up)" in lever.arithmetic
+    fixed = brief.with_changes(short.headroom_fix.overrides)
+    at_fix = _smaller_fleet_lever(plan(fixed))
+    assert at_fix.change.startswith(
+        "none: 17 nodes are already the fewest that meet the SLO at the peak and keep the stated 30.0% headroom"
+    )
+    roomier = brief.with_changes({"hardware.nodes": 19})  # more than the fix: the lever's fewer nodes keep the headroom
+    lever = _smaller_fleet_lever(plan(roomier))
+    assert lever.change.startswith("19 -> 17 nodes, keeping the stated 30.0% headroom; ")
+    assert "the stated 30.0% headroom (pools' SLO capacity with every node up) kept" in lever.arithmetic
+    verdict = plan(roomier.with_changes(lever.overrides)).verdict
+    assert verdict.meets_slo and verdict.availability_ok and verdict.headroom_ok
+
+
+def test_the_fix_of_a_contradicted_long_context_share_carries_the_correction():
+    """Review s10 fix B, finding 3: capstone with prompts of mean 5,000 and p95 20,000 tokens was told to set
+    workload.long_context_share to 0.2669, which alone leaves the long-context pool 165.6% busy; no fix was found and the
+    Cost tile read 'no figure'. The correction of the brief's own statement is applied before the fleet search, and the
+    fix's overrides carry it: they re-plan as meeting."""
+    brief = load_brief("capstone").with_changes({"workload.input_tokens_mean": 5000, "workload.input_tokens_p95": 20000})
+    design = plan(brief)
+    assert [p.field for p in design.verdict.problems] == ["workload.long_context_share"]
+    assert not meets(brief.with_changes(design.verdict.problems[0].overrides))  # the correction alone does not meet
+    fix = design.fix
+    assert fix is not None
+    assert fix.overrides == {"workload.long_context_share": 0.2669, "hardware.nodes": 8, "deployment.long_context_nodes": 2}
+    assert "plan --set workload.long_context_share=0.2669 --set hardware.nodes=8 --set deployment.long_context_nodes=2 meets it" in fix.text
+    verdict = plan(brief.with_changes(fix.overrides)).verdict
+    assert verdict.feasible and verdict.meets_slo and verdict.availability_ok
+    value, line, why = _cost_tile(design)
+    assert value != "no figure" and line == "with the fix" and "workload.long_context_share 0.05 -> 0.2669" in why
+    assert the_fix(design) == fix.text

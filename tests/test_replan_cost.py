@@ -190,9 +190,9 @@ def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch)
     rows: list[Scenario] = []
     search, row = design_module.fewest_nodes_meeting, design_module.failure_mode
 
-    def counted_search(stated, overrides=None, limit=None):  # type: ignore[no-untyped-def]
+    def counted_search(stated, overrides=None, limit=None, headroom=False):  # type: ignore[no-untyped-def]
         searches.append(limit)
-        return search(stated, overrides, limit=limit)
+        return search(stated, overrides, limit=limit, headroom=headroom)
 
     def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
         rows.append(scenario)
