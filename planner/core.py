@@ -497,15 +497,16 @@ def long_context_busy(brief: Brief) -> float:
 
 
 def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
-    """Whether a long-context pool of this many nodes carries its share (busy at most 100%), the fleet grown by them so
-    the general pool keeps its nodes. Its busy share is steps 1-2's (long_context_busy); a disaggregated or speculative
+    """Whether a long-context pool of this many nodes carries its share (busy at most 100%), on a fleet grown so the
+    general pool has at least the brief's whole fleet beside the spare and long-context pools (a fleet too small to
+    hold its pools, which runs them smaller, still asks the pool at its full size). Its busy share is steps 1-2's (long_context_busy); a disaggregated or speculative
     brief, whose later steps may refuse the design, is re-planned for its verdict where that share carries (a pool
     short at steps 1-2 is short in any re-plan: its core asks no search of its own)."""
     dep = brief.deployment
     grown = brief.with_changes(
         {
             "deployment.long_context_nodes": long_context_nodes,
-            "hardware.nodes": brief.hardware.nodes + long_context_nodes - dep.long_context_nodes,
+            "hardware.nodes": dep.spare_nodes + long_context_nodes + brief.hardware.nodes,
         }
     )
     try:
