@@ -1149,8 +1149,9 @@ def full_batch_turnover(eng: _Engine, batch: float) -> Turnover:
 def full_batch_admission_rate(eng: _Engine, rate: float, batch: float) -> float:
     """The prompt rate beside the decode steps of a replica without a steady state: its batch of `batch` stays full and
     takes new prompts only as fast as its sequences finish (full_batch_turnover), not at the offered `rate` (the
-    rest wait in a queue that grows), and never faster than they arrive."""
-    return min(rate, full_batch_turnover(eng, batch).rate_per_s)
+    rest wait in a queue that grows), and never faster than they arrive. The batch is what the engine runs of it (whole
+    sequences, at most its max-num-seqs), as its pace takes it."""
+    return min(rate, full_batch_turnover(eng, min(batch, float(eng.seqs))).rate_per_s)
 
 
 def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, seqs: int | None = None) -> LatencyPoint:
