@@ -130,17 +130,25 @@ def carry_peak_change(brief: Brief, otherwise: str) -> str:
 
 
 def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op: OperatingPoint, advise: bool = True) -> list[Problem]:
+    """The aggregated design's sizing and operating-point problems. A disaggregated design keeps only the sizing
+    utilization's (its advice the fix's fleet and split) and the context length's: its pools judge the batch, the KV
+    and the queues (DisaggAnalysis.problems), not the aggregated replica's."""
     problems = []
+    pooled = brief.disaggregation.enabled
     if cap.utilization > 1:
         otherwise = "raise the prefix hit rate, or quantize"
+        if pooled:  # a fleet sized without its split re-plans with one pool short: the fix names both
+            change = f"add nodes, with the prefill/decode split the change that fixes it names, or {otherwise}"
+        else:
+            change = carry_peak_change(brief, otherwise) if advise else f"add nodes, {otherwise}"
         problems.append(
             Problem(
                 field="hardware.nodes",
                 problem=f"utilization {pct(cap.utilization)} exceeds 100%: the fleet cannot carry the peak (the worked design's sizing arithmetic)",
-                change=carry_peak_change(brief, otherwise) if advise else f"add nodes, {otherwise}",
+                change=change,
             )
         )
-    if cap.kv_fraction > 1:
+    if cap.kv_fraction > 1 and not pooled:
         problems.append(
             Problem(
                 field="workload.kv_context_tokens",
@@ -150,7 +158,7 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
                 else "add nodes or shorten the context (the KV cache is FP8 already)",
             )
         )
-    if not op.stable and op.limit is not None:
+    if not op.stable and op.limit is not None and not pooled:
         problems.append(
             Problem(
                 field=_LIMIT_FIELDS[op.limit] if op.limit is not Limit.prefill or brief.deployment.prefix_caching else "hardware.nodes",
@@ -191,8 +199,11 @@ def _irreducible_ms(brief: Brief, shape: ReplicaShape, slo: SloBudget) -> tuple[
 
 
 def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: OperatingPoint, advise: bool = True) -> list[Problem]:
+    """The targets the aggregated SLO budget misses, and targets below what any load reaches. A disaggregated design
+    keeps only the latter: its pools' latencies judge it (_mechanism_misses), not the aggregated comparison's."""
     p = slo.point
     problems: list[Problem] = []
+    judged = op.stable and not brief.disaggregation.enabled  # the aggregated misses: at a steady state, not pooled
     ttft_floor, itl_floor = _irreducible_ms(brief, shape, slo)
     if slo.ttft_target_ms <= ttft_floor:  # no queueing or prefill advice can help: say so instead
         problems.append(
@@ -205,7 +216,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
                 change=f"set the target above {num(ttft_floor, 'ms')}, or shorten the fixed path (latency.*, e.g. a gateway nearer the users)",
             )
         )
-    elif not slo.ttft_ok and op.stable:
+    elif not slo.ttft_ok and judged:
         setting: dict[str, int] = {}
         if p.admission_wait_ms > p.prompt_wait_ms:
             current = brief.deployment.max_num_seqs
@@ -242,7 +253,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
                 change=f"set the target above {num(itl_floor, 'ms')}, or shorten the step: higher TP, lower-precision weights, a GPU with more bandwidth",
             )
         )
-    elif not slo.itl_ok and op.stable:
+    elif not slo.itl_ok and judged:
         metric = slo.itl_metric.value
         chunk = _chunk_change(brief, shape, slo, op) if advise and _chunk_rides(brief, p.mixed_step_share, metric) else None
         field, change, setting = ("hardware.nodes", _nodes_change(op), {}) if chunk is None else chunk
@@ -399,8 +410,8 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap, splits=curves)  # every split: a curve
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
         slo = apply_disaggregation(slo, dis, brief, shape)
-        problems = [p for p in problems if p.field != "deployment.max_num_batched_tokens"] + list(dis.problems)
-        feasible = feasible and dis.stable
+        problems += list(dis.problems)  # the pools' own: the aggregated replica's queue and SLO misses are not listed
+        feasible = cap.utilization <= 1 and dis.stable and long_util <= 1 and adapters_fit and not engine_problems
     if brief.speculative.enabled:  # at the running batch: the decode pool's when disaggregated
         batch = dis.decode_batch if dis is not None else min(op.in_flight, float(brief.deployment.max_num_seqs))
         spec = speculative_analysis(
@@ -412,8 +423,8 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
-    if feasible and not meets_slo and not problems:  # a mechanism's own latency missed where the aggregated one met
-        problems = _mechanism_misses(slo, dis)
+    if feasible and not meets_slo and (dis is not None or not problems):  # a mechanism's own latency missed
+        problems += _mechanism_misses(slo, dis, {p.field for p in problems})
     return CoreDesign(
         brief=brief,
         shape=shape,
@@ -432,12 +443,13 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     )
 
 
-def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None) -> list[Problem]:
+def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None, named: set[str]) -> list[Problem]:
     """The targets a disaggregated or speculative design misses, each with the pool that sets it, when no rule of the
-    aggregated design named them: a verdict that misses always says what binds (issue 11)."""
+    aggregated design named them (a disaggregated design's misses are always its pools'): a verdict that misses always
+    says what binds (issue 11). A target below what any load reaches (a problem on its `named` field) says so instead."""
     gap = "TPOT" if slo.itl_metric.value == "tpot" else "ITL"
     misses = []
-    if not slo.ttft_ok:
+    if not slo.ttft_ok and "slo.ttft_p95_ms" not in named:
         where, change = (
             ("disaggregation.prefill_nodes", f"the prefill pool is {pct(dis.prefill_busy)} busy: give it more of the nodes, or add nodes")
             if dis is not None
@@ -450,7 +462,7 @@ def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None) -> list[Proble
                 change=change,
             )
         )
-    if not slo.itl_ok:
+    if not slo.itl_ok and "slo.itl_p95_ms" not in named:
         change = (
             f"the decode pool runs a batch of {num(dis.decode_batch)}: give it more of the nodes, or add nodes"
             if dis is not None

@@ -239,6 +239,17 @@ def _splits(
     return tuple(points)
 
 
+def _prefill_more(need_nodes: int, general_nodes: int) -> str:
+    """The busy prefill pool's change: the nodes it needs, and when they leave the general pool no decode node, that
+    the fleet grows (the change that fixes it names the fleet and its split)."""
+    if need_nodes < general_nodes:
+        return f"give the prefill pool more nodes (at least {need_nodes})"
+    return (
+        f"add nodes: the prefill pool needs at least {need_nodes}, more than the {general_nodes}-node general pool holds"
+        " beside a decode pool; the change that fixes it names the fleet and its split"
+    )
+
+
 def disaggregation_analysis(
     brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
 ) -> DisaggAnalysis:
@@ -285,7 +296,7 @@ def disaggregation_analysis(
                 field="disaggregation.prefill_nodes",
                 problem=f"the prefill pool is {pct(busy)} busy: {p_replicas} replicas cannot prefill {num(rate, 'req/s')}"
                 f" of {num(mean_prompt * (1 - hit), 'tokens')} each ({num(service * 1e3, 'ms')} a prompt)",
-                change=f"give the prefill pool more nodes (at least {math.ceil(rate * service / pshape.replicas_per_node)})",
+                change=_prefill_more(math.ceil(rate * service / pshape.replicas_per_node), pools.general_nodes),
             )
         )
 

@@ -30,7 +30,7 @@ from planner.fmt import num, pct
 from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
-from planner.slo import Pace, engine, judged_p95s_ms, pace
+from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, pace
 from planner.speculative import spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
 
@@ -535,7 +535,11 @@ def operating_point(
     n, binding, paces = _steady_paces(brief, shape, rate)
     stable = binding is None
     held = n if stable else (full_batch(brief, shape, rate) if binding is Limit.batched_tokens else limit)
-    at = paces[held] if held in paces else pace(brief, shape, rate, held)
+    # without a steady state the full batch admits prompts only as fast as its sequences finish: their interference
+    admitted = rate if stable else full_batch_admission_rate(engine(brief, shape), rate, held)
+    at = paces[held] if stable and held in paces else pace(brief, shape, admitted, held)
+    if not stable:  # the prefill slot's load is the offered prompts', as the SLO budget's (the queue in front grows)
+        at = at.model_copy(update={"prefill_slot_busy": rate * at.slot_service_ms / 1e3})
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB
@@ -545,7 +549,7 @@ def operating_point(
     arithmetic = {
         "rate_per_replica_per_s": pools.general_rate_text(request_rate),
         "in_flight": _in_flight_text(brief, rate, at, n, limit if stable else held, binding),
-        "tpot_ms": _tpot_text(brief, at, binding),
+        "tpot_ms": _tpot_text(brief, at, binding, admitted),
         "kv_in_use_gb": (
             f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
             f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
@@ -586,9 +590,10 @@ def operating_point(
     )
 
 
-def _tpot_text(brief: Brief, at: Pace, binding: Limit | None) -> str:
+def _tpot_text(brief: Brief, at: Pace, binding: Limit | None, admitted: float) -> str:
     """The TPOT's arithmetic: at the running batch, or, without a steady state, at the full batch the limit allows (the
-    queue in front of it grows, not the time between a running sequence's tokens)."""
+    queue in front of it grows, not the time between a running sequence's tokens), its interference from the prompts
+    that batch admits (`admitted` req/s: as fast as its sequences finish)."""
     step = (
         f"({num(at.decode_step_ms, 'ms')} decode step at {num(at.running_batch)} running + {num(brief.latency.scheduler_ms, 'ms')} scheduler)"
         f" / (1 - {pct(at.interference)} prefill interference) = {num(at.tpot_ms, 'ms')}"
@@ -597,7 +602,7 @@ def _tpot_text(brief: Brief, at: Pace, binding: Limit | None) -> str:
         return step
     return (
         f"no steady state (the {binding.value} limit binds: the queue grows without bound), a running sequence's step with the"
-        f" batch full at {num(at.running_batch)}: {step}"
+        f" batch full at {num(at.running_batch)}, taking prompts as its sequences finish ({num(admitted, 'req/s')}): {step}"
     )
 
 

@@ -78,6 +78,7 @@ __all__ = [
     "batched_tokens_tradeoff",
     "chunk_tradeoff_words",
     "engine",
+    "full_batch_admission_rate",
     "full_batch_turnover",
     "judged_p95s_ms",
     "latency_at",
@@ -161,6 +162,8 @@ class LatencyPoint(_Model):
     ttft_mean_ms: float
     ttft_p50_ms: float
     ttft_p95_ms: float
+    interfering_rate_per_s: float  # prompts a second whose steps interrupt decode: the offered rate, no faster than the
+    # prefill slot serves them; without a steady state, the full batch's admissions (full_batch_admission_rate)
     rho_interference: float
     rho_interference_p95: float
     itl_interference_ms: float  # what interference adds to a reply's mean gap
@@ -1046,8 +1049,9 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
-    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, rate, load_batch, wt)
-    (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, rate, batch, (0.50, 0.95))
+    admitted = rate if math.isfinite(load_batch) else full_batch_admission_rate(eng, rate, batch)  # the prompts that interfere
+    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, admitted, batch, (0.50, 0.95))
     if rho_i >= 1:
         itl_p50 = itl_p95 = math.inf
     if eng.output <= _ONE_GAP:  # a reply of at most one gap: its mean gap is that gap (and p95 >= the mean)
@@ -1093,6 +1097,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + float(np.mean(stages))) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
+        interfering_rate_per_s=min(admitted, 1 / wt.s1) if 0 < wt.s1 < math.inf else admitted,  # as _interference serves them
         rho_interference=rho_i,
         rho_interference_p95=rho_i95,
         itl_interference_ms=(tpot_p50 - gap_s) * 1e3,
@@ -1139,6 +1144,14 @@ def full_batch_turnover(eng: _Engine, batch: float) -> Turnover:
     prefill_bound_s = eng.uncached * step_s / carried if carried > 0 else math.inf
     request_s = prefill_bound_s if bound else eng.output * step_s / batch
     return Turnover(prompt_tokens=tokens, carried_tokens=carried, step_s=step_s, request_s=request_s, prefill_bound=bound)
+
+
+def full_batch_admission_rate(eng: _Engine, rate: float, batch: float) -> float:
+    """The prompt rate beside the decode steps of a replica without a steady state: its batch of `batch` stays full and
+    takes new prompts only as fast as its sequences finish (full_batch_turnover), not at the offered `rate` (the
+    rest wait in a queue that grows), and never faster than they arrive. The batch is what the engine runs of it (whole
+    sequences, at most its max-num-seqs), as its pace takes it."""
+    return min(rate, full_batch_turnover(eng, min(batch, float(eng.seqs))).rate_per_s)
 
 
 def full_batch_point(brief: Brief, shape: ReplicaShape, context_tokens: float, seqs: int | None = None) -> LatencyPoint:
@@ -1383,6 +1396,16 @@ def _percentile_text() -> str:
     )
 
 
+def _admitted_words(p: LatencyPoint) -> str:
+    """Why the prompts that interfere come slower than the offered rate: the prefill slot serves them back to back, or,
+    without a steady state, the full batch takes them only as its sequences finish."""
+    if p.interfering_rate_per_s >= p.rate_per_replica_per_s:
+        return ""
+    if math.isinf(p.load_batch):
+        return f" (of the {num(p.rate_per_replica_per_s, 'req/s')} offered, what the full batch admits as its sequences finish)"
+    return f" (of the {num(p.rate_per_replica_per_s, 'req/s')} offered, what the prefill slot serves)"
+
+
 def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tuple[WaterfallStep, ...] = ()) -> dict[str, str]:
     w, lat, slo = brief.workload, brief.latency, brief.slo
     inf_note = " (no steady state: the queue grows without bound)"
@@ -1438,7 +1461,7 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
         ),
         "tpot_p50_ms": (
             f"({num(p.decode_step_ms, 'ms')} step + {num(lat.scheduler_ms, 'ms')}) / (1 - {pct(p.rho_interference)} interference:"
-            f" {num(p.rate_per_replica_per_s, 'req/s')} x ({num(p.slot_service_ms, 'ms')} a prompt's steps"
+            f" {num(p.interfering_rate_per_s, 'req/s')}{_admitted_words(p)} x ({num(p.slot_service_ms, 'ms')} a prompt's steps"
             f" - {num(p.chunks_mean)} x {num(p.decode_step_ms + lat.scheduler_ms, 'ms')} of decode they also do)) = {num(p.tpot_p50_ms, 'ms')}"
         ),
         "tpot_p95_ms": (

@@ -203,6 +203,25 @@ def test_a_disaggregated_miss_names_what_binds():
     assert problem.field == "disaggregation.prefill_nodes" and "p95 TTFT" in problem.problem and "prefill pool" in problem.change
 
 
+def test_a_disaggregated_verdict_is_its_pools_own():
+    """Last read: chat-disaggregated at 400 req/s on 23 nodes said 'p95 TPOT is 58.6 ms, over the 50 ms target' while its
+    slo.tpot_p95_ms was 5.74 and itl_ok true (the aggregated comparison's miss); on 16 nodes the aggregated replica's
+    queue read '24 in all ... each general-pool replica' and the sizing '23 in all' beside the fix of 27 nodes with 21
+    on prefill; on 8 nodes a re-plan at the advised count had no decode pool. Its problems are the pools': a miss the
+    JSON's own slo figures show, and node advice that names the split (the fix) rather than a bare count."""
+    base = load_brief("chat-disaggregated").with_changes({"workload.request_rate": 400})
+    on_23 = plan(base.with_changes({"hardware.nodes": 23}))
+    assert on_23.slo.itl_ok and not any("TPOT" in p.problem or "ITL" in p.problem for p in on_23.verdict.problems)
+    assert not any("general-pool replica" in p.problem for p in on_23.verdict.problems)
+    for nodes in (8, 16):
+        design = plan(base.with_changes({"hardware.nodes": nodes}))
+        assert design.fix is not None and design.fix.overrides.get("disaggregation.prefill_nodes")
+        for p in design.verdict.problems:
+            assert "general-pool replica" not in p.problem and "sizing load needs" not in p.problem
+            assert " in all (" not in p.change, p.change  # no bare fleet count: a fleet without its split
+        assert any("the change that fixes it names the fleet and its split" in p.change for p in design.verdict.problems)
+
+
 def test_the_kv_advice_offers_fp8_only_where_the_cache_is_not_fp8_already():
     """A KV pool too small for the sizing load: 'use FP8 KV' is advice only for a BF16 cache (the capstone's is FP8)."""
     crowded = load_brief("capstone").with_changes({"workload.users": 100_000_000})
