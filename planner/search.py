@@ -38,7 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
-from planner.resize import long_context_nodes_needed, split_meeting
+from planner.resize import goal_words, long_context_nodes_needed, split_meeting
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -100,6 +100,8 @@ class Point(_Frozen):
     availability_ok: bool
     simulated: Simulated | None
     simulation_note: str = ""  # why there is no simulated check, when there is none
+    headroom_multiple: float = math.inf  # x the peak before a limit of the verdict is reached (plan()'s headroom)
+    headroom_ok: bool = True  # it keeps the slo.headroom the brief states (none stated: True); reported, not judged
 
 
 class Knob(_Frozen):
@@ -128,6 +130,8 @@ class SearchResult(_Frozen):
     usd_per_gpu_hour: dict[str, float]
     knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
     why_no_best: str = ""  # when there is no best: why, in the verdict's words where no design can meet the target
+    judged: str = ""  # what a candidate must meet, in words (judged_words)
+    stated_headroom: float | None = None  # the brief's slo.headroom: reported for the best (Point.headroom_ok), not judged
 
 
 # --- one candidate -----------------------------------------------------------------------------------
@@ -321,7 +325,9 @@ def _split_at(brief: Brief, nodes: int, long_context: int | None, share: float) 
     return max(min(round(general * share), general - 1), 1)
 
 
-def _split_fleets(chunk: Chunk, index: int, long_context: int | None, share: float, judged_at: dict[int, tuple[Row | None, str | None]]) -> None:
+def _split_fleets(
+    chunk: Chunk, index: int, long_context: int | None, share: float, judged_at: dict[int, tuple[Row | None, str | None]]
+) -> None:
     """A disaggregated replica's fleets judged at the split that meets, as the levers and the verdict's fix size them
     (planner.resize.split_meeting, the brief's share first): downwards from the first fleet that meets with N+1 at the
     brief's share (from the largest when none does), while one does. More nodes never hurt, so the first fleet at which
@@ -486,6 +492,8 @@ def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: 
         availability_ok=design.verdict.availability_ok,
         simulated=simulated,
         simulation_note=note,
+        headroom_multiple=design.headroom.multiple,
+        headroom_ok=design.verdict.headroom_ok,
     )
 
 
@@ -626,7 +634,20 @@ def search(
         usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
         knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
         why_no_best="" if best is not None else _why_no_best(rejected),
+        judged=judged_words(brief),
+        stated_headroom=brief.slo.headroom,
     )
+
+
+def judged_words(brief: Brief) -> str:
+    """What the search asks of a candidate, as plan()'s verdict judges a design: the SLO (a job's deadline) with the
+    N+1 its availability asks for; a disaggregated fleet at the split that meets; a stated headroom reported beside."""
+    words = f"Each candidate is judged as plan()'s verdict judges a design: it meets {goal_words(brief)}"
+    if brief.disaggregation.enabled:
+        words += ", each fleet at the prefill/decode split that meets (the brief's share first)"
+    if brief.slo.headroom is not None:
+        words += f". The stated {pct(brief.slo.headroom)} headroom is not asked of a candidate (the verdict reports it beside the SLO); the best's is shown"
+    return words + "."
 
 
 def _why_no_best(rejected: Counter[str]) -> str:
