@@ -124,6 +124,7 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
         md(
             f"Searched {result.evaluated:,} candidates around “{searched_name}” in {num(result.wall_s, 's')} on"
             f" {result.workers} worker(s) ({result.backend}); {result.accepted:,} meet the SLO with N+1 at their replica's fewest nodes."
+            f" {result.judged}"
         )
     )
     best = result.best
@@ -150,6 +151,14 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
             arithmetic_title="Show the best design",
         )
         st.info(md(gap.text))
+        if result.stated_headroom is not None:
+            kept = "keeps" if best.headroom_ok else "is short of"
+            st.caption(
+                md(
+                    f"The best design's headroom: {num(best.headroom_multiple)}x the peak; it {kept} the {pct(result.stated_headroom)}"
+                    " stated, which the verdict reports beside the SLO and the search does not ask of a candidate."
+                )
+            )
         if gap.changes:
             st.button("Open the best design", key="search.open_best", on_click=_open, args=(best.overrides, best.label), type="primary")
 

@@ -22,7 +22,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
-from planner.resize import long_context_nodes_needed
+from planner.resize import goal_words, long_context_nodes_needed, split_meeting
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -100,6 +100,8 @@ class Point(_Frozen):
     availability_ok: bool
     simulated: Simulated | None
     simulation_note: str = ""  # why there is no simulated check, when there is none
+    headroom_multiple: float = math.inf  # x the peak before a limit of the verdict is reached (plan()'s headroom)
+    headroom_ok: bool = True  # it keeps the slo.headroom the brief states (none stated: True); reported, not judged
 
 
 class Knob(_Frozen):
@@ -128,6 +130,8 @@ class SearchResult(_Frozen):
     usd_per_gpu_hour: dict[str, float]
     knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
     why_no_best: str = ""  # when there is no best: why, in the verdict's words where no design can meet the target
+    judged: str = ""  # what a candidate must meet, in words (judged_words)
+    stated_headroom: float | None = None  # the brief's slo.headroom: reported for the best (Point.headroom_ok), not judged
 
 
 # --- one candidate -----------------------------------------------------------------------------------
@@ -149,6 +153,7 @@ class Row:
     meets_slo: bool
     availability_ok: bool | None  # False where it misses the SLO; None where N+1 was left unchecked (NOT_CHECKED)
     long_context_nodes: int | None = None  # the long-context pool sized for the replica (None: the brief's, unchanged)
+    prefill_nodes: int | None = None  # a disaggregated design's split of the fleet (None: the brief is not disaggregated)
 
 
 def _cost(brief: Brief, core: CoreDesign) -> tuple[int, float, float]:
@@ -189,7 +194,12 @@ NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same repli
 
 
 def evaluate(
-    brief: Brief, overrides: dict[str, Any], index: int, check_n_plus_one: bool = True, long_context_nodes: int | None = None
+    brief: Brief,
+    overrides: dict[str, Any],
+    index: int,
+    check_n_plus_one: bool = True,
+    long_context_nodes: int | None = None,
+    prefill_nodes: int | None = None,
 ) -> tuple[Row | None, str | None]:
     """One candidate: its row when the design is feasible (meeting the SLO or not), and why it cannot be the best
     (None when it can: it meets the SLO with N+1). Most infeasible candidates are rejected from steps 1-2 and the
@@ -224,6 +234,7 @@ def evaluate(
         meets_slo=meets,
         availability_ok=available,
         long_context_nodes=long_context_nodes,
+        prefill_nodes=prefill_nodes,
     )
     if not meets:
         return row, _missed(core)
@@ -257,11 +268,14 @@ class ChunkResult:
 def evaluate_chunk(chunk: Chunk) -> ChunkResult:
     """Every candidate of the chunk's replicas, node counts in increasing order. A replica that cannot be formed
     rejects all its node counts at once; its long-context pool is sized once (long_context_pool); N+1 is checked up to
-    the replica's first fleet that has it (a larger fleet of the same replica costs more, so it cannot be the best)."""
+    the replica's first fleet that has it (a larger fleet of the same replica costs more, so it cannot be the best).
+    A disaggregated brief's fleets are first split at the brief's prefill share, then judged at the split that meets
+    (_split_fleets)."""
     replicas = list(chunk.space.replicas())
     rows: list[Row] = []
     rejected: Counter[str] = Counter()
     evaluated = 0
+    share = prefill_share(chunk.brief)
     for index in chunk.replicas:
         replica = replicas[index]
         evaluated += len(chunk.space.nodes)
@@ -270,16 +284,81 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
             rejected[shape_reason] += len(chunk.space.nodes)
             continue
         long_context = long_context_pool(chunk.brief, chunk.space.overrides(replica, chunk.space.nodes[0]))
+        judged_at: dict[int, tuple[Row | None, str | None]] = {}
         has_n_plus_one = False
         for nodes in sorted(chunk.space.nodes):
             overrides = chunk.space.overrides(replica, nodes, long_context)
-            row, reason = evaluate(chunk.brief, overrides, index, check_n_plus_one=not has_n_plus_one, long_context_nodes=long_context)
+            prefill = None if share is None else _split_at(chunk.brief, nodes, long_context, share)
+            if prefill is not None:
+                overrides[PREFILL_PATH] = prefill
+            row, reason = evaluate(
+                chunk.brief, overrides, index, check_n_plus_one=not has_n_plus_one, long_context_nodes=long_context, prefill_nodes=prefill
+            )
+            judged_at[nodes] = (row, reason)
+            has_n_plus_one = has_n_plus_one or bool(row is not None and row.availability_ok)
+        if share is not None:
+            _split_fleets(chunk, index, long_context, share, judged_at)
+        for row, reason in judged_at.values():
             if reason is not None:
                 rejected[reason] += 1
             if row is not None:
                 rows.append(row)
-                has_n_plus_one = has_n_plus_one or bool(row.availability_ok)
     return ChunkResult(rows=tuple(rows), rejected=dict(rejected), evaluated=evaluated)
+
+
+PREFILL_PATH = "disaggregation.prefill_nodes"
+
+
+def prefill_share(brief: Brief) -> float | None:
+    """The share of the general pool a disaggregated brief gives its prefill pool (12 of 16 nodes: 0.75); None when
+    the brief is not disaggregated."""
+    if not brief.disaggregation.enabled:
+        return None
+    dep = brief.deployment
+    return brief.disaggregation.prefill_nodes / max(brief.hardware.nodes - dep.spare_nodes - dep.long_context_nodes, 1)
+
+
+def _split_at(brief: Brief, nodes: int, long_context: int | None, share: float) -> int:
+    """The prefill nodes nearest the brief's share of a fleet's general pool, at least one and one short of the pool
+    (as planner.resize.split_meeting tries first)."""
+    general = nodes - brief.deployment.spare_nodes - (brief.deployment.long_context_nodes if long_context is None else long_context)
+    return max(min(round(general * share), general - 1), 1)
+
+
+def _split_fleets(
+    chunk: Chunk, index: int, long_context: int | None, share: float, judged_at: dict[int, tuple[Row | None, str | None]]
+) -> None:
+    """A disaggregated replica's fleets judged at the split that meets, as the levers and the verdict's fix size them
+    (planner.resize.split_meeting, the brief's share first): downwards from the first fleet that meets with N+1 at the
+    brief's share (from the largest when none does), while one does. More nodes never hurt, so the first fleet at which
+    no split meets ends the walk; the fewest that meets is the replica's cheapest, with N+1, and the larger ones it
+    replaces meet the SLO with N+1 left unchecked."""
+    order = sorted(judged_at)
+    first = next((n for n in order if (row := judged_at[n][0]) is not None and row.availability_ok), None)
+    below = order[: order.index(first)] if first is not None else order
+    replica = list(chunk.space.replicas())[index]
+    fewest = first
+    for nodes in reversed(below):
+        overrides = chunk.space.overrides(replica, nodes, long_context)
+        try:
+            prefill, _ = split_meeting(chunk.brief.with_changes(overrides), share)
+        except (BriefError, ArithmeticError):
+            break
+        if prefill is None:
+            break
+        row, reason = evaluate(chunk.brief, overrides | {PREFILL_PATH: prefill}, index, False, long_context, prefill)
+        if row is None or not row.meets_slo:  # split_meeting's re-plan and this one disagree: keep what was judged
+            break
+        judged_at[nodes] = (row, reason)
+        fewest = nodes
+    if fewest is None or fewest == first:
+        return
+    for nodes in order:  # the fewest meets with N+1 (split_meeting re-planned it); the larger fleets need no N+1 check
+        row, reason = judged_at[nodes]
+        if nodes == fewest and row is not None:
+            judged_at[nodes] = (replace(row, availability_ok=True), None)
+        elif nodes > fewest and row is not None and row.meets_slo:
+            judged_at[nodes] = (replace(row, availability_ok=None), NOT_CHECKED)
 
 
 def long_context_pool(brief: Brief, overrides: dict[str, Any]) -> int | None:
@@ -348,8 +427,9 @@ def set_args(overrides: dict[str, Any]) -> list[str]:
 def label(brief: Brief) -> str:
     """A design in one line: fleet, replica and engine limits."""
     hw, dep = brief.hardware, brief.deployment
+    split = f" ({brief.disaggregation.prefill_nodes} prefill)" if brief.disaggregation.enabled else ""
     return (
-        f"{hw.nodes} x {hw.gpus_per_node} {GPUS[hw.gpu].name if hw.gpu in GPUS else hw.gpu}, TP{dep.tp},"
+        f"{hw.nodes} x {hw.gpus_per_node} {GPUS[hw.gpu].name if hw.gpu in GPUS else hw.gpu}{split}, TP{dep.tp},"
         f" {dep.weights.value} weights, {dep.kv_cache.value} KV, max-num-seqs {dep.max_num_seqs},"
         f" max-num-batched-tokens {dep.max_num_batched_tokens}"
     )
@@ -412,6 +492,8 @@ def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: 
         availability_ok=design.verdict.availability_ok,
         simulated=simulated,
         simulation_note=note,
+        headroom_multiple=design.headroom.multiple,
+        headroom_ok=design.verdict.headroom_ok,
     )
 
 
@@ -495,7 +577,8 @@ def _row_of(point: Point | None, ranked: list[Row], space: SearchSpace, replicas
 
 
 def _overrides_of(row: Row, space: SearchSpace, replicas: list[dict[str, Any]]) -> dict[str, Any]:
-    return space.overrides(replicas[row.replica], row.nodes, row.long_context_nodes)
+    overrides = space.overrides(replicas[row.replica], row.nodes, row.long_context_nodes)
+    return overrides if row.prefill_nodes is None else overrides | {PREFILL_PATH: row.prefill_nodes}
 
 
 def search(
@@ -551,7 +634,20 @@ def search(
         usd_per_gpu_hour=dict(space.usd_per_gpu_hour),
         knobs=_knobs(rows, space, _row_of(best, ranked, space, replicas)),
         why_no_best="" if best is not None else _why_no_best(rejected),
+        judged=judged_words(brief),
+        stated_headroom=brief.slo.headroom,
     )
+
+
+def judged_words(brief: Brief) -> str:
+    """What the search asks of a candidate, as plan()'s verdict judges a design: the SLO (a job's deadline) with the
+    N+1 its availability asks for; a disaggregated fleet at the split that meets; a stated headroom reported beside."""
+    words = f"Each candidate is judged as plan()'s verdict judges a design: it meets {goal_words(brief)}"
+    if brief.disaggregation.enabled:
+        words += ", each fleet at the prefill/decode split that meets (the brief's share first)"
+    if brief.slo.headroom is not None:
+        words += f". The stated {pct(brief.slo.headroom)} headroom is not asked of a candidate (the verdict reports it beside the SLO); the best's is shown"
+    return words + "."
 
 
 def _why_no_best(rejected: Counter[str]) -> str:

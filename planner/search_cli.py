@@ -64,6 +64,7 @@ def _text(r: SearchResult) -> str:
     lines = [
         f"searched {r.evaluated:,} candidates in {num(r.wall_s, 's')} on {r.workers} worker(s) ({r.backend}): {r.accepted:,} meet the SLO with N+1",
         *[f"  rejected {count:>7,}  {reason}" for reason, count in r.rejected.items()],
+        *([r.judged] if r.judged else []),
     ]
     if r.best is None:
         lines.append(f"best: none. {r.why_no_best}")
@@ -79,6 +80,11 @@ def _text(r: SearchResult) -> str:
             else f"  {b.simulation_note}",
             "  reproduce: plan BRIEF " + " ".join(f"--set {a}" for a in set_args(b.overrides)),
         ]
+        if r.stated_headroom is not None:
+            kept = "keeps" if b.headroom_ok else "short of"
+            lines.insert(
+                -1, f"  headroom: {num(b.headroom_multiple)}x the peak ({kept} the {pct(r.stated_headroom)} stated; reported, not judged)"
+            )
     lines.append(f"frontier ({len(r.frontier)} point(s); $/M output tokens, p95 TTFT, p95 ITL, simulated p95 TTFT / ITL):")
     for p in r.frontier:
         sim_text = f"{num(p.simulated.ttft_p95_ms, 'ms')} / {num(p.simulated.itl_p95_ms, 'ms')}" if p.simulated else "-"
