@@ -55,15 +55,11 @@ def _analytic(preset: str) -> tuple[int, float, float]:
 
 
 def _clear_caches() -> None:
-    """Forget every plan and re-plan this process holds, so a timing plans from scratch."""
-    from planner.core import _core_cached, utilization_no_prefix_cache
-    from planner.design import _plan_cached
-    from planner.operating_point import _CAPACITIES
+    """Forget every plan and re-plan this process holds, so a timing plans from scratch (plan_speed's: every planner
+    cache, by looking them up, where a hand-kept list went stale when a cached function moved)."""
+    from benchmarks.plan_speed import _clear_all
 
-    _plan_cached.cache_clear()
-    _core_cached.cache_clear()
-    utilization_no_prefix_cache.cache_clear()
-    _CAPACITIES.clear()
+    _clear_all()
 
 
 def _frontier(preset: str, result: SearchResult) -> tuple[int, float, float]:
