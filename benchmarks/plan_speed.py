@@ -9,9 +9,10 @@ process-CPU medians:
 - whole: the cold plan and then every part a Design works out on first read (the failure table, the engine
   configuration with its dependencies, the cost levers and a variation's analysis: what the Failure modes,
   Architecture, Cost and Variations pages, `plan --json` and the document read);
-- slider: the preset planned first, then the nudged brief, as the app meets a slider move on a page that shows
-  none of those parts (SLO budget, Search, Compare; Capacity where the brief poses no variation): the capacity searches of an
-  unchanged replica and traffic shape are reused;
+- slider: the preset planned first, then one step of the sidebar's traffic control (duty cycle +0.01, or the request
+  rate +1 req/s; the runs before December 2026's last pass moved it x2 by mistake), as the app meets a slider move on
+  a page that shows none of those parts (SLO budget, Search, Compare; Capacity where the brief poses no variation):
+  the capacity searches of an unchanged replica and traffic shape are reused;
 - slider, whole: the same with every part read (the Failure modes page).
 Plus the share of the cold plan the core design takes (steps 1-3 and the SLO budget, what each failure scenario
 re-plans). Target (issue 17): 5 ms.
@@ -101,8 +102,8 @@ def main() -> None:
         colds = [_time(plan, _nudged(base, i))[1] for i in range(args.runs)]
         wholes = [_time(whole, _nudged(base, i))[1] for i in range(args.runs)]
         cores = [_time(core_design, _nudged(base, i))[1] for i in range(args.runs)]
-        sliders = [_slider(base, plan, 1000 + i) for i in range(args.runs)]
-        sliders_whole = [_slider(base, whole, 2000 + i) for i in range(args.runs)]
+        sliders = [_slider(base, plan, i) for i in range(args.runs)]
+        sliders_whole = [_slider(base, whole, args.runs + i) for i in range(args.runs)]
         figures = [statistics.median(x) for x in (colds, wholes, sliders, sliders_whole)]
         worst = [max(w, f) for w, f in zip(worst, figures, strict=True)]
         cold, full, slider, slider_full = figures
@@ -115,11 +116,24 @@ def main() -> None:
     )
 
 
+def _moved(brief: Brief, i: int) -> Brief:
+    """One step of the sidebar's traffic control (the duty-cycle slider's 0.01, down where up would pass 1; the request
+    rate's 1 req/s), nudged by a millionth per run so no run's brief was planned before."""
+    w, nudge = brief.workload, 1 + 1e-6 * (i + 1)
+    if w.request_rate is not None:
+        return brief.with_changes({"workload.request_rate": (w.request_rate + 1.0) * nudge})
+    step = SLIDER_STEP if w.duty_cycle + SLIDER_STEP <= 1.0 else -SLIDER_STEP
+    return brief.with_changes({"workload.duty_cycle": (w.duty_cycle + step) * nudge})
+
+
+SLIDER_STEP = 0.01  # the duty-cycle slider's step (ui/sidebar.py)
+
+
 def _slider(base: Brief, fn: object, i: int) -> float:
-    """CPU ms of fn on the nudged brief right after the preset's own design was planned and read whole (on screen)."""
+    """CPU ms of fn on the moved brief right after the preset's own design was planned and read whole (on screen)."""
     whole(base)  # the design on screen before the move
     cpu = time.process_time()
-    fn(_nudged(base, i))  # type: ignore[operator]
+    fn(_moved(base, i))  # type: ignore[operator]
     return (time.process_time() - cpu) * 1e3
 
 
