@@ -7,6 +7,7 @@ them). Every page renders the shared sidebar first (ui.sidebar.page_setup), the 
 
 import streamlit as st
 
+from planner.figures import field_label
 from ui import state
 from ui.brief_files import brief_files
 from ui.brief_form import brief_form
@@ -34,6 +35,11 @@ if design is not None:
         ]
     )
     st.markdown(f"**Binding:** {md(design.capacity.binding_reason)}.")
+    if design.ignored_fields:  # stated fields the design does not use: said here, never dropped silently
+        st.markdown(
+            "**Stated but not used:**\n"
+            + "\n".join(f"- {md(field_label(p.field))}: {md(p.problem)}; {md(p.change)}" for p in design.ignored_fields)
+        )
 
 st.header("The brief")
 brief_files(brief)

@@ -449,3 +449,13 @@ def test_switching_variation_g_to_fp8_weights_plans_prefill_at_the_bf16_peak() -
     assert "The brief's INT8 compute peak is not used: these weights compute at the BF16 peak" in captions
     headlines = " ".join(m.value for m in at.markdown)
     assert "Not feasible as briefed" in headlines and "Meets the SLO" not in headlines
+
+
+def test_the_brief_page_says_which_stated_fields_the_design_does_not_use() -> None:
+    """chat-disaggregated states a p99 SLO percentile the plan's closed form does not read (it judges p95): the Brief
+    page says so under the verdict, by the field's name and the reason, where only the CLI, the JSON and the sidebar's
+    compute-peak caption said it; a brief that states nothing unused shows no such block."""
+    at = new_app({"preset": "chat-disaggregated"})
+    unused = [shown(m.value) for m in at.markdown if "Stated but not used" in m.value]
+    assert len(unused) == 1 and "SLO percentile" in unused[0] and "p95" in unused[0]
+    assert not [m for m in new_app({"preset": "capstone"}).markdown if "Stated but not used" in m.value]
