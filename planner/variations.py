@@ -247,39 +247,28 @@ def _option(
     name: str, change: str, core: CoreDesign | None, arithmetic: str, failure: str = "", overrides: dict[str, Any] | None = None
 ) -> Option:
     """An option as its re-plan gives it (`core`, None when it cannot run: `failure` says why); `overrides`, the brief's
-    changes that re-plan it. Its verdict is the plan's: feasible and meeting the SLO, else its first problem says why."""
-    sets = dict(overrides or {})
-    if core is None:
-        return Option(
-            name=name,
-            change=change,
-            utilization=math.inf,
-            utilization_no_prefix_cache=math.inf,
-            ttft_p95_ms=math.inf,
-            itl_p95_ms=math.inf,
-            ok=False,
-            arithmetic=f"{arithmetic}; cannot run: {failure}",
-            overrides=sets,
-            why_not=f"cannot run: {failure}",
-        )
-    slo, verdict = core.slo, core.verdict
-    ok = verdict.feasible and verdict.meets_slo
+    changes that re-plan it. Its figures and verdict are its one pool's (_pool): feasible and meeting the SLO, else its
+    first problem says why."""
+    pool = _pool(name, core, dict(overrides or {}), failure)
+    worked = (
+        f"{arithmetic}; cannot run: {failure}"
+        if core is None
+        else f"{arithmetic}; utilization {pct(pool.utilization)} ({pct(pool.utilization_no_prefix_cache)} without prefix cache),"
+        f" p95 TTFT {num(pool.ttft_p95_ms, 'ms')}, p95 ITL {num(pool.itl_p95_ms, 'ms')}"
+    )
     return Option(
         name=name,
         change=change,
-        utilization=core.capacity.utilization,
-        utilization_no_prefix_cache=core.capacity.utilization_no_prefix_cache,
-        ttft_p95_ms=slo.ttft_p95_ms,
-        itl_p95_ms=slo.itl_p95_ms,
-        ok=ok,
-        overrides=sets,
-        nodes=core.brief.hardware.nodes,
-        usd_per_million_output_tokens=per_million(*_yearly(core)),
-        why_not="" if ok else (_why(verdict.problems[0]) if verdict.problems else "misses the SLO"),
-        arithmetic=(
-            f"{arithmetic}; utilization {pct(core.capacity.utilization)} ({pct(core.capacity.utilization_no_prefix_cache)} without prefix cache),"
-            f" p95 TTFT {num(slo.ttft_p95_ms, 'ms')}, p95 ITL {num(slo.itl_p95_ms, 'ms')}"
-        ),
+        utilization=pool.utilization,
+        utilization_no_prefix_cache=pool.utilization_no_prefix_cache,
+        ttft_p95_ms=pool.ttft_p95_ms,
+        itl_p95_ms=pool.itl_p95_ms,
+        ok=pool.ok,
+        overrides=pool.overrides,
+        nodes=pool.nodes,
+        usd_per_million_output_tokens=pool.usd_per_million_output_tokens,
+        why_not=pool.why_not,
+        arithmetic=worked,
     )
 
 
