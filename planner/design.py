@@ -150,7 +150,7 @@ def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
     return f"the {one.pool} pool binds: {cause}" if named else cause
 
 
-def _n_plus_one_counted(verdict: Verdict, fix: FleetFix | None) -> Verdict:
+def _lost_n_plus_one_advice(verdict: Verdict, fix: FleetFix | None) -> Verdict:
     """The lost-N+1 problem's advice is the fix's re-planned fleet (the fewest nodes, and a disaggregated design's
     split, that keep the SLO with one lost), where the fix changes the fleet."""
     if verdict.availability_ok or fix is None or fix.setting:
@@ -353,7 +353,7 @@ def _plan_cached(stated: Brief) -> Design:
     verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
-    verdict = _n_plus_one_counted(verdict, fix)
+    verdict = _lost_n_plus_one_advice(verdict, fix)
     verdict, kept_by = _with_stated_headroom(verdict, core, stated, goal)  # after the fix: a fleet of its own, named in the problem
     cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
     op, slo = core.operating_point, core.slo

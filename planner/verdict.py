@@ -17,7 +17,7 @@ class Problem(BaseModel):
     field: str  # dotted brief path the problem is about
     problem: str
     change: str  # what to change to fix it
-    overrides: dict[str, Any] = {}  # the engine setting the change names, as `plan --set` takes it ({}: it names none)
+    overrides: dict[str, Any] = {}  # the brief changes the change names (a setting, a fleet), as `plan --set` takes them ({}: none)
 
     def line(self) -> str:
         return f"{self.field}: {self.problem}; {self.change}"
