@@ -22,6 +22,19 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
     return proc
 
 
+def own_replica_axes(brief: Any) -> dict[str, Any]:
+    """A search space's axes that keep the brief's own replica (GPU, TP, precisions, engine limits): only the fleet varies."""
+    dep = brief.deployment
+    return {
+        "gpu": [brief.hardware.gpu],
+        "tp": [dep.tp],
+        "weights": [dep.weights.value],
+        "kv_cache": [dep.kv_cache.value],
+        "max_num_seqs": [dep.max_num_seqs],
+        "max_num_batched_tokens": [dep.max_num_batched_tokens],
+    }
+
+
 def cli_json(*args: str) -> dict[str, Any]:
     proc = run_cli(*args, "--json", check=True)
     return json.loads(proc.stdout)  # type: ignore[no-any-return]

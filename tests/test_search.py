@@ -31,7 +31,7 @@ from planner.search import (
 )
 from planner.search_space import AXES, PRICE_PATH, SearchSpace, default_space, space_from_data
 from planner.survival import survival_fleets
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, own_replica_axes, run_cli
 
 pytestmark = pytest.mark.unit
 
@@ -365,16 +365,7 @@ def test_the_search_sizes_the_long_context_pool_as_the_verdicts_fix_does():
     brief = load_brief("variation-f")
     fix = fleet_fix(brief)
     assert fix is not None and fix.long_context_nodes > brief.deployment.long_context_nodes
-    dep = brief.deployment
-    own_replica = {
-        "gpu": [brief.hardware.gpu],
-        "tp": [dep.tp],
-        "weights": [dep.weights.value],
-        "kv_cache": [dep.kv_cache.value],
-        "max_num_seqs": [dep.max_num_seqs],
-        "max_num_batched_tokens": [dep.max_num_batched_tokens],
-        "nodes": {"min": brief.hardware.nodes, "max": fix.nodes + 2},
-    }
+    own_replica = own_replica_axes(brief) | {"nodes": {"min": brief.hardware.nodes, "max": fix.nodes + 2}}
     with SerialRunner() as runner:
         found = search(brief, space_from_data(own_replica, brief), runner, requests=SIM_REQUESTS)
     assert found.best is not None, found.rejected

@@ -14,7 +14,7 @@ from planner.fmt import num, pct
 from planner.resize import fewest_nodes_meeting, fleet_overrides
 from planner.search import SerialRunner, search
 from planner.search_space import space_from_data
-from tests.conftest import cli_json, run_cli
+from tests.conftest import cli_json, own_replica_axes, run_cli
 
 SIM_REQUESTS = 300  # the simulated checks are not what these tests judge: keep them short
 
@@ -26,18 +26,6 @@ MI300X_FIX = {  # the replica of the plan's own fix on chat-disaggregated moved 
     "max_num_seqs": [1024],
     "max_num_batched_tokens": [4096],
 }
-
-
-def _own_replica(brief: Brief) -> dict[str, Any]:
-    dep = brief.deployment
-    return {
-        "gpu": [brief.hardware.gpu],
-        "tp": [dep.tp],
-        "weights": [dep.weights.value],
-        "kv_cache": [dep.kv_cache.value],
-        "max_num_seqs": [dep.max_num_seqs],
-        "max_num_batched_tokens": [dep.max_num_batched_tokens],
-    }
 
 
 def _searched(brief: Brief, axes: dict[str, Any]) -> Any:
@@ -52,7 +40,7 @@ def test_the_best_of_a_disaggregated_brief_is_the_fewest_nodes_with_the_split_th
     is the fleet and split the levers find (fewest_nodes_meeting, fleet_overrides), and plan() with its overrides meets
     the SLO with N+1 at the claimed cost."""
     brief = load_brief("chat-disaggregated")
-    axes = axes or _own_replica(brief)
+    axes = axes or own_replica_axes(brief)
     found = _searched(brief, axes)
     assert found.best is not None, found.rejected
     replica = {
