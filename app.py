@@ -11,7 +11,7 @@ from planner.figures import field_label
 from ui import state
 from ui.brief_files import brief_files
 from ui.brief_form import brief_form
-from ui.show import fig, figure_row, md, verdict_banner
+from ui.show import binding_line, fig, figure_row, md, verdict_banner
 from ui.sidebar import page_setup
 
 design = page_setup("Brief")
@@ -22,19 +22,14 @@ if brief.description and not state.practice_on():  # in practice mode the questi
 if design is not None:
     st.header("Is it even possible?")
     verdict_banner(design)
-    figure_row(
-        [
-            fig(design, path)
-            for path in (
-                "capacity.utilization",
-                "capacity.binding_constraint",
-                "headroom.multiple",
-                "operating_point.kv_in_use_gb",
-                "operating_point.tpot_ms",
-            )
-        ]
+    # a disaggregated design is judged on its two pools, not the aggregated sizing arithmetic (the Capacity page's)
+    binds = (
+        ("disaggregation.prefill_busy", "disaggregation.binding_pool")
+        if design.disaggregation
+        else ("capacity.utilization", "capacity.binding_constraint")
     )
-    st.markdown(f"**Binding:** {md(design.capacity.binding_reason)}.")
+    figure_row([fig(design, path) for path in (*binds, "headroom.multiple", "operating_point.kv_in_use_gb", "operating_point.tpot_ms")])
+    st.markdown(f"**Binding:** {md(binding_line(design))}.")
     if design.ignored_fields:  # stated fields the design does not use: said here, never dropped silently
         st.markdown(
             "**Stated but not used:**\n"

@@ -639,10 +639,13 @@ def _meets(dis: DisaggAnalysis, brief: Brief) -> bool:
 
 
 def _binding_pool(dis: DisaggAnalysis, brief: Brief) -> str:
-    """The pool that misses first: the prefill queue for TTFT, the decode pool for the token gaps."""
-    if dis.prefill_busy >= 1 or dis.ttft_p95_ms > brief.slo.ttft_p95_ms:
+    """The pool that misses first: the prefill queue for TTFT, the decode pool for the token gaps, or for every latency
+    when it has no steady state (its batch slots or KV full: prompts wait for a slot without bound, the TTFT too)."""
+    if dis.prefill_busy >= 1:
         return "prefill"
-    return "decode"
+    if not math.isfinite(dis.decode_batch) or dis.ttft_p95_ms <= brief.slo.ttft_p95_ms:
+        return "decode"
+    return "prefill"
 
 
 _SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure shown

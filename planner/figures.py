@@ -244,6 +244,21 @@ _ENTRIES: tuple[FigureSpec, ...] = (
     _f("pools.general_replicas", "General-pool replicas", fmt=_C, arithmetic=_a("pools.general_replicas")),
     _f("disaggregation.prefill_replicas", "Prefill-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
     _f("disaggregation.decode_replicas", "Decode-pool replicas", fmt=_C, arithmetic="disaggregation.arithmetic.split"),
+    _f(
+        "disaggregation.prefill_busy",
+        "Prefill pool busy",
+        fmt=_P,
+        arithmetic="disaggregation.arithmetic.prefill",
+        better=_LOWER,
+        help="Share of time a prefill-pool replica is running prompts at the peak (at 100% its queue grows without bound).",
+    ),
+    _f(
+        "disaggregation.binding_pool",
+        "Binding pool",
+        fmt=_T,
+        arithmetic="disaggregation.arithmetic.splits",
+        help="The pool that misses its target first as the traffic grows: prefill (the p95 TTFT) or decode (the token gaps).",
+    ),
     # step 5: the SLO budget
     _f("slo.ttft_p50_ms", "p50 TTFT", "ms", better=_LOWER),
     _f("slo.ttft_p95_ms", "p95 TTFT", "ms", arithmetic=_a("slo.ttft_p95_ms"), better=_LOWER, target="slo.ttft_target_ms"),

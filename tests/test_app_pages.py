@@ -35,6 +35,8 @@ KEY_FIGURES = {
     "Compare": (),
     "Search": (),  # figures only after a search runs (tests/test_search_page.py)
 }
+# a disaggregated design is judged on its two pools: the Brief page shows them, not the aggregated sizing arithmetic
+DISAGGREGATED_BRIEF = ("Prefill pool busy", "Binding pool", "TPOT at the operating point")
 VERDICT_ERRORS = (
     "Not feasible as briefed",
     "Feasible, misses the SLO",
@@ -66,7 +68,8 @@ def test_page_renders_preset(page: str, preset: str) -> None:
         assert all(label in shown for label in pools), (preset, sorted(shown))
     if title == "Failure modes":  # a scenario's name at body size: a metric tile's large type cut it off (review s4 #15)
         assert "Binding scenario" in text_figures(at) and "Binding scenario" not in metrics(at)
-    for label in KEY_FIGURES.get(title, ()):
+    keys = DISAGGREGATED_BRIEF if (title, preset) == ("Brief", "chat-disaggregated") else KEY_FIGURES.get(title, ())
+    for label in keys:
         assert label in shown, f"{title} with {preset}: {label!r} missing"
         assert shown[label] not in ("", "nan"), (label, shown[label])
     # The only errors a preset may show are its verdict (variation F does not fit the fleet).
@@ -198,3 +201,19 @@ def test_a_disaggregated_architecture_counts_each_pools_replicas_with_the_split(
     assert "General-pool replicas" not in tiles
     open_arithmetic(at)
     assert any("= 12 prefill (TP=8, 12 replicas) + 4 decode (TP=8, 4 replicas)" in shown(m.value) for m in at.markdown)
+
+
+def test_brief_page_of_a_disaggregated_design_binds_on_its_pools() -> None:
+    """chat-disaggregated's Brief page names the pool that binds (it named the aggregated sizing arithmetic's compute,
+    which the verdict does not judge), and calls the sizing arithmetic aggregated; a split whose decode pool runs full
+    binds on the decode pool (its unbounded slot wait made the TTFT miss, and the prefill pool was named)."""
+    at = new_app({"preset": "chat-disaggregated"})
+    shown_figures = metrics(at) | text_figures(at)
+    assert shown_figures["Prefill pool busy"] == "77.4%" and shown_figures["Binding pool"] == "prefill"
+    assert "Utilization at peak" not in shown_figures and "Binding resource" not in shown_figures
+    binding = next(shown(m.value) for m in at.markdown if m.value.startswith("**Binding:**"))
+    assert "the prefill pool misses the p95 TTFT target first" in binding and "aggregated sizing arithmetic" in binding
+    assert "binds on compute at 70.1%" in binding
+    full = new_app({"preset": "chat-disaggregated", "disaggregation.prefill_nodes": "14"})
+    binding = next(shown(m.value) for m in full.markdown if m.value.startswith("**Binding:**"))
+    assert "the decode pool misses its token-gap target first" in binding and "full batch of 512" in binding

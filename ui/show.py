@@ -15,7 +15,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from planner import Design, Problem
+from planner.disagg import decode_batch_words
 from planner.figures import arithmetic, field_label, of_target, show, spec
+from planner.fmt import num, pct
 from planner.plaintext import defang_urls
 
 __all__ = [
@@ -114,6 +116,22 @@ def arithmetic_of(section: Mapping[str, str], *keys: str) -> str:
 def show_problems(problems: Sequence[Problem]) -> None:
     for p in problems:
         st.markdown(f"- **{md(field_label(p.field))}**: {md(p.problem)}. **Change:** {md(p.change)}")
+
+
+def binding_line(design: Design) -> str:
+    """What binds the design, in a sentence: the sizing arithmetic's resource; for a disaggregated design the pool that
+    misses first as traffic grows, with the aggregated sizing arithmetic named as such (the Capacity page's)."""
+    dis, c = design.disaggregation, design.capacity
+    if dis is None:
+        return c.binding_reason
+    target = {"prefill": "the p95 TTFT target", "decode": "its token-gap target"}.get(dis.binding_pool)
+    first = f"the {dis.binding_pool} pool misses {target} first as traffic grows; " if target else ""
+    return (
+        f"{first}the prefill pool is {pct(dis.prefill_busy)} busy on {dis.prefill_replicas} replicas and a decode replica runs"
+        f" {decode_batch_words(dis, design.brief.deployment.max_num_seqs)} at {num(dis.decode_step_ms, 'ms')} a step."
+        f" The aggregated sizing arithmetic (every node running prompts and replies together: the Capacity page) binds on"
+        f" {c.binding_constraint.value} at {pct(c.utilization)}"
+    )
 
 
 def verdict_banner(design: Design) -> None:
