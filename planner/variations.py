@@ -357,8 +357,10 @@ def _pooled_option(name: str, change: str, pools: list[OptionPool], arithmetic: 
 
 
 def _why(problem: Problem) -> str:
-    """Why an option fails: its verdict's first problem (what to change is the plan's: `plan --set` with its overrides)."""
-    return f"{problem.field}: {problem.problem}"
+    """Why an option fails: its verdict's first problem, what misses (not the field its fix would change: an option's
+    verdict is re-planned without the advice searches, so that field is not the one `plan --set` with its overrides
+    names; the plan of those overrides gives the fix)."""
+    return problem.problem
 
 
 def _try(brief: Brief, changes: dict[str, Any]) -> tuple[CoreDesign | None, str]:
