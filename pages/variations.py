@@ -54,12 +54,19 @@ def _option_rows(design: Design, options: Sequence[Option]) -> list[dict[str, st
     return rows
 
 
-def _compare(name: str) -> None:
+def _compare(name: str, current: Design | None) -> None:
+    """The variation `name` beside the baseline: the current design when it is that preset edited in the sidebar (the
+    verdict bar above judges it: the page must not answer for the unedited preset), else the preset as it stands."""
     brief = state.preset_brief(name)
     st.subheader(md(brief.title))
     st.markdown(md(brief.description))
+    edits = state.current_overrides() if name == state.current_preset() else {}
+    if edits:
+        st.caption(f"As edited in the sidebar ({len(edits)} change(s) from the preset), the design the verdict bar above judges.")
+        if current is None:  # the edited brief cannot be computed: the page above says why
+            return
     try:
-        other = plan(brief)
+        other = current if edits and current is not None else plan(brief)
     except InfeasibleDesign as exc:
         st.error("This variation cannot be computed on its hardware:")
         show_problems(exc.verdict.problems)
@@ -103,6 +110,6 @@ st.session_state["var.preset_seen"] = current
 chosen = st.selectbox("Compare with the baseline", variations, key="var.chosen", format_func=lambda n: state.preset_brief(n).title)
 if chosen:
     try:
-        _compare(chosen)
+        _compare(chosen, design)
     except BriefError as exc:
         st.error(str(exc))

@@ -80,3 +80,18 @@ def test_a_variation_preset_opens_the_variations_page_on_its_own_card() -> None:
     assert any("405B" in h.value for h in at.subheader), [h.value for h in at.subheader]
     at.selectbox(key="var.chosen").set_value("variation-b").run()
     assert at.selectbox(key="var.chosen").value == "variation-b"
+
+
+def test_an_edited_variation_preset_is_analysed_as_edited() -> None:
+    """variation-a with a 15 ms ITL target: the verdict bar said it misses while the card below said "The SLO holds as
+    briefed ... those that meet the SLO: INT4 weights, shorter max context, ..." (the unedited preset's analysis). The
+    card analyses the design the verdict bar judges, and says it is the edited one; another card stays as its preset."""
+    edited = plan(load_brief("variation-a").with_changes({"slo.itl_p95_ms": 15.0})).variation  # type: ignore[union-attr]
+    at = visit(new_app({"preset": "variation-a", "slo.itl_p95_ms": "15"}), "pages/variations.py")
+    assert not at.exception, [e.value for e in at.exception]
+    text = _texts(at) + "\n".join(shown(i.value) for i in at.info)
+    assert "Options that meet the SLO: tiered SLO." in text and "The SLO holds as briefed" not in text
+    assert edited.conclusion.endswith("Options that meet the SLO: tiered SLO.")
+    assert "As edited in the sidebar (1 change(s) from the preset)" in text
+    at.selectbox(key="var.chosen").set_value("variation-b").run()
+    assert "As edited in the sidebar" not in _texts(at)
