@@ -26,6 +26,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, ObjectiveKind
+from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
 from planner.pools import Pools
@@ -633,11 +634,9 @@ def _fix(
         )
         if math.isfinite(running):
             need = 2 ** math.ceil(math.log2(running + uncached))  # a power of two, as the engine's budgets usually are
-            return (
-                f"raise deployment.max_num_batched_tokens from {budget} to ~{need} (the load keeps {num(running)} running, plus a mean"
-                f" prompt's {num(uncached)} uncached tokens), or add nodes",
-                {"deployment.max_num_batched_tokens": need},
-            )
+            change = {"deployment.max_num_batched_tokens": need}
+            raise_it = f"raise deployment.max_num_batched_tokens from {budget} to ~{need} (the load keeps {num(running)} running, plus a mean prompt's {num(uncached)} uncached tokens)"
+            return _setting_or_nodes(raise_it, _still_missing(brief, shape, rate, change)), change
         return (
             f"raise deployment.max_num_batched_tokens above {budget} (at least the running batch plus a mean prompt's"
             f" {num(uncached)} uncached tokens), or add nodes"
@@ -652,10 +651,11 @@ def _fix(
         )
         if math.isfinite(unbounded):
             need = max_num_seqs_for(unbounded)
-            return (
-                f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running), or add nodes",
-                {"deployment.max_num_seqs": need},
+            change = {"deployment.max_num_seqs": need}
+            raise_it = (
+                f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running)"
             )
+            return _setting_or_nodes(raise_it, _still_missing(brief, shape, rate, change)), change
     if math.isnan(capacity):  # a re-plan read for its verdict skipped the SLO-capacity search that counts the nodes
         return "add nodes", {}
     nodes = nodes_for_capacity(brief, pools, request_rate, capacity, shape)
@@ -665,6 +665,33 @@ def _fix(
         f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring each general-pool replica under its {num(capacity, 'req/s')} SLO capacity",
         {},
     )
+
+
+def _setting_or_nodes(raise_it: str, still_missing: str) -> str:
+    """The setting's advice: it, or nodes; where the setting gives a steady state but a p95 still misses its target
+    there, that it is not enough alone."""
+    if not still_missing:
+        return f"{raise_it}, or add nodes"
+    return f"{raise_it} for a steady state, though alone that still misses ({still_missing}): add nodes"
+
+
+def _still_missing(brief: Brief, shape: ReplicaShape, rate: float, change: dict[str, int]) -> str:
+    """The p95s that miss their targets on a replica of the brief with `change` at `rate` a replica, in words, as its
+    re-plan judges them ('' when both meet, or the brief is judged on a deadline)."""
+    if brief.objective.kind is not ObjectiveKind.latency:
+        return ""
+    try:
+        changed = brief.with_changes(change)
+    except BriefError:
+        return ""
+    ttft_ms, judged_ms = _p95s_at(changed, shape, rate)
+    slo = brief.slo
+    misses = [
+        f"p95 {name} {num(value, 'ms')} against its {num(target, 'ms')} target"
+        for name, value, target in (("TTFT", ttft_ms, slo.ttft_p95_ms), (slo.itl_metric.value.upper(), judged_ms, slo.itl_p95_ms))
+        if value > target
+    ]
+    return ", ".join(misses)
 
 
 def nodes_for_capacity(brief: Brief, pools: Pools, request_rate: float, capacity_per_replica: float, shape: ReplicaShape) -> int | None:

@@ -7,6 +7,7 @@ import pytest
 
 from planner import apply_overrides, load_brief, plan
 from planner.cost import per_million
+from planner.fmt import num
 from planner.resize import meets
 from report.markdown import render_markdown
 from ui.verdict_bar import _cost_tile, the_fix
@@ -184,6 +185,19 @@ def test_a_missing_engine_setting_is_fixed_by_the_setting_not_by_nodes() -> None
     document = render_markdown(design)
     assert "on the same 8 nodes meets the SLO with N+1, no node added: plan --set deployment.max_num_seqs=32 meets it" in document
     assert "1012" not in document
+
+
+def test_a_setting_that_gives_a_steady_state_but_still_misses_says_so() -> None:
+    """agent-platform on 4 nodes: the problem read "raise deployment.max_num_seqs from 160 to ~240 ..., or add nodes",
+    while `plan --set deployment.max_num_seqs=240` is steady but misses (p95 TPOT 72.9 ms against 60): the advice says
+    that setting alone still misses, with the p95 its re-plan gives, and names nodes; the fix is nodes."""
+    brief = load_brief("agent-platform").with_changes({"hardware.nodes": 4})
+    design = plan(brief)
+    problem = next(p for p in design.verdict.problems if p.field == "deployment.max_num_seqs")
+    raised = plan(brief.with_changes(problem.overrides))
+    assert problem.overrides == {"deployment.max_num_seqs": 240} and not raised.verdict.meets_slo
+    assert f"alone that still misses (p95 TPOT {num(raised.slo.tpot_p95_ms, 'ms')} against its 60 ms target): add nodes" in problem.change
+    assert design.fix is not None and not design.fix.setting and design.fix.nodes == 6
 
 
 @pytest.mark.parametrize(
