@@ -38,7 +38,7 @@ from planner.failures import judged, n_plus_one
 from planner.fmt import num, pct
 from planner.guard import checked
 from planner.mechanisms import resolve
-from planner.resize import goal_words, long_context_nodes_needed, split_meeting
+from planner.resize import goal_words, keeps_headroom, long_context_nodes_needed, split_meeting
 from planner.search_runners import PoolRunner, Progress, Runner, SerialRunner, default_workers
 from planner.search_space import AXES, PRICE_PATH, REPLICA_AXES, SearchSpace
 from planner.verdict import InfeasibleDesign
@@ -101,7 +101,8 @@ class Point(_Frozen):
     simulated: Simulated | None
     simulation_note: str = ""  # why there is no simulated check, when there is none
     headroom_multiple: float = math.inf  # x the peak before a limit of the verdict is reached (plan()'s headroom)
-    headroom_ok: bool = True  # it keeps the slo.headroom the brief states (none stated: True); reported, not judged
+    headroom_ok: bool = True  # it keeps the slo.headroom the brief states with every node up (none stated: True)
+    kept_multiple: float | None = None  # a stated headroom's judge: the pools' SLO capacity over the peak, every node up
 
 
 class Knob(_Frozen):
@@ -131,7 +132,7 @@ class SearchResult(_Frozen):
     knobs: tuple[Knob, ...]  # the axes that move the cheapest design most, first
     why_no_best: str = ""  # when there is no best: why, in the verdict's words where no design can meet the target
     judged: str = ""  # what a candidate must meet, in words (judged_words)
-    stated_headroom: float | None = None  # the brief's slo.headroom: reported for the best (Point.headroom_ok), not judged
+    stated_headroom: float | None = None  # the brief's slo.headroom: a candidate keeps it to be the best (Point.headroom_ok)
 
 
 # --- one candidate -----------------------------------------------------------------------------------
@@ -152,6 +153,7 @@ class Row:
     tokens_per_s_per_gpu: float
     meets_slo: bool
     availability_ok: bool | None  # False where it misses the SLO; None where N+1 was left unchecked (NOT_CHECKED)
+    headroom_ok: bool = True  # it keeps the brief's stated slo.headroom with every node up (none stated: True)
     long_context_nodes: int | None = None  # the long-context pool sized for the replica (None: the brief's, unchanged)
     prefill_nodes: int | None = None  # a disaggregated design's split of the fleet (None: the brief is not disaggregated)
 
@@ -190,7 +192,7 @@ def _missed(core: CoreDesign) -> str:
     return f"misses the SLO: {' and '.join(missed) or 'the targets'}"
 
 
-NOT_CHECKED = "meets the SLO; N+1 not checked: a smaller fleet of the same replica has it, and costs less"
+NOT_CHECKED = "meets the SLO; N+1 (and a stated headroom) not checked: a smaller fleet of the same replica has them, and costs less"
 
 
 def evaluate(
@@ -221,6 +223,8 @@ def evaluate(
         per_m = goal.usd_per_m_output_tokens
     meets = verdict.feasible and verdict.meets_slo
     available = (n_plus_one(design) if check_n_plus_one else None) if meets else False
+    # a stated headroom is judged as plan() judges it, with every node up: asked only of a fleet that has its N+1
+    kept = keeps_headroom(design)[0] if available else True
     row = Row(
         replica=index,
         nodes=design.hardware.nodes,
@@ -233,6 +237,7 @@ def evaluate(
         tokens_per_s_per_gpu=core.demand.output_tokens_per_s / gpus,
         meets_slo=meets,
         availability_ok=available,
+        headroom_ok=kept,
         long_context_nodes=long_context_nodes,
         prefill_nodes=prefill_nodes,
     )
@@ -240,7 +245,17 @@ def evaluate(
         return row, _missed(core)
     if available is None:
         return row, NOT_CHECKED
-    return row, None if available else "no N+1: one node lost misses the SLO"
+    if not available:
+        return row, "no N+1: one node lost misses the SLO"
+    return row, None if kept else SHORT_OF_HEADROOM
+
+
+SHORT_OF_HEADROOM = "meets the SLO with N+1, short of the stated headroom: its pools' SLO capacity is under (1 + headroom) x the peak"
+
+
+def accepted(row: Row) -> bool:
+    """A candidate that can be the best: it meets the SLO with N+1 and keeps the stated headroom, as plan() judges it."""
+    return row.meets_slo and bool(row.availability_ok) and row.headroom_ok
 
 
 def _late_infeasibility(core: CoreDesign | None) -> str:
@@ -285,7 +300,7 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
             continue
         long_context = long_context_pool(chunk.brief, chunk.space.overrides(replica, chunk.space.nodes[0]))
         judged_at: dict[int, tuple[Row | None, str | None]] = {}
-        has_n_plus_one = False
+        has_n_plus_one = False  # a smaller fleet of this replica is accepted (N+1, and a stated headroom)
         for nodes in sorted(chunk.space.nodes):
             overrides = chunk.space.overrides(replica, nodes, long_context)
             prefill = None if share is None else _split_at(chunk.brief, nodes, long_context, share)
@@ -295,7 +310,7 @@ def evaluate_chunk(chunk: Chunk) -> ChunkResult:
                 chunk.brief, overrides, index, check_n_plus_one=not has_n_plus_one, long_context_nodes=long_context, prefill_nodes=prefill
             )
             judged_at[nodes] = (row, reason)
-            has_n_plus_one = has_n_plus_one or bool(row is not None and row.availability_ok)
+            has_n_plus_one = has_n_plus_one or bool(row is not None and accepted(row))
         if share is not None:
             _split_fleets(chunk, index, long_context, share, judged_at)
         for row, reason in judged_at.values():
@@ -334,14 +349,14 @@ def _split_fleets(
     no split meets ends the walk; the fewest that meets is the replica's cheapest, with N+1, and the larger ones it
     replaces meet the SLO with N+1 left unchecked."""
     order = sorted(judged_at)
-    first = next((n for n in order if (row := judged_at[n][0]) is not None and row.availability_ok), None)
+    first = next((n for n in order if (row := judged_at[n][0]) is not None and accepted(row)), None)
     below = order[: order.index(first)] if first is not None else order
     replica = list(chunk.space.replicas())[index]
     fewest = first
     for nodes in reversed(below):
         overrides = chunk.space.overrides(replica, nodes, long_context)
         try:
-            prefill, _ = split_meeting(chunk.brief.with_changes(overrides), share)
+            prefill, _ = split_meeting(chunk.brief.with_changes(overrides), share, headroom=chunk.brief.slo.headroom is not None)
         except (BriefError, ArithmeticError):
             break
         if prefill is None:
@@ -355,8 +370,8 @@ def _split_fleets(
         return
     for nodes in order:  # the fewest meets with N+1 (split_meeting re-planned it); the larger fleets need no N+1 check
         row, reason = judged_at[nodes]
-        if nodes == fewest and row is not None:
-            judged_at[nodes] = (replace(row, availability_ok=True), None)
+        if nodes == fewest and row is not None:  # split_meeting judged the stated headroom too
+            judged_at[nodes] = (replace(row, availability_ok=True, headroom_ok=True), None)
         elif nodes > fewest and row is not None and row.meets_slo:
             judged_at[nodes] = (replace(row, availability_ok=None), NOT_CHECKED)
 
@@ -473,7 +488,8 @@ def _simulated(design: Design, requests: int, seed: int) -> tuple[Simulated | No
 
 def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: int) -> Point:
     """The candidate planned in full (plan(), as `plan --set` gives it) and simulated."""
-    design = plan(brief.with_changes(overrides))
+    changed = brief.with_changes(overrides)
+    design = plan(changed)
     gpus = design.cost.gpus
     simulated, note = _simulated(design, requests, seed)
     goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
@@ -494,6 +510,7 @@ def confirm_point(brief: Brief, overrides: dict[str, Any], requests: int, seed: 
         simulation_note=note,
         headroom_multiple=design.headroom.multiple,
         headroom_ok=design.verdict.headroom_ok,
+        kept_multiple=keeps_headroom(changed)[1] if changed.slo.headroom is not None else None,
     )
 
 
@@ -523,10 +540,10 @@ def _best_row(rows: Iterable[Row], brief: Brief, replicas: Sequence[dict[str, An
     """Accepted rows, cheapest first. Of rows that cost the same, the one that keeps more of the brief's own values
     first: a change that saves nothing is no reason to leave the brief (a lower weight precision risks quality), then
     lower p95 TTFT, ITL and the space's order."""
-    accepted = [r for r in rows if r.meets_slo and r.availability_ok]
-    departures = {i: _departures(brief, replicas[i]) for i in {r.replica for r in accepted}}
+    ranked = [r for r in rows if accepted(r)]
+    departures = {i: _departures(brief, replicas[i]) for i in {r.replica for r in ranked}}
     return sorted(
-        accepted,
+        ranked,
         key=lambda r: (
             float(f"{r.usd_per_million:.{COST_DIGITS}g}"),
             departures[r.replica],
@@ -542,14 +559,14 @@ def _knobs(rows: Sequence[Row], space: SearchSpace, best: Row | None) -> tuple[K
     """Each replica axis turned alone around the best design (over every candidate when there is no best): the
     largest spread first, then the most values without a design."""
     replicas = list(space.replicas())
-    accepted = [r for r in rows if r.meets_slo and r.availability_ok]
+    kept = [r for r in rows if accepted(r)]
     knobs = []
     for axis in REPLICA_AXES:
         if best is not None:
             others = {a: v for a, v in replicas[best.replica].items() if a != axis}
-            pool = [r for r in accepted if all(replicas[r.replica][a] == v for a, v in others.items())]
+            pool = [r for r in kept if all(replicas[r.replica][a] == v for a, v in others.items())]
         else:
-            pool = accepted
+            pool = kept
         cheapest: dict[str, float] = {}
         for row in pool:
             value = str(replicas[row.replica][axis])
@@ -641,12 +658,13 @@ def search(
 
 def judged_words(brief: Brief) -> str:
     """What the search asks of a candidate, as plan()'s verdict judges a design: the SLO (a job's deadline) with the
-    N+1 its availability asks for; a disaggregated fleet at the split that meets; a stated headroom reported beside."""
+    N+1 its availability asks for, and a stated headroom with every node up; a disaggregated fleet at the split that
+    meets."""
     words = f"Each candidate is judged as plan()'s verdict judges a design: it meets {goal_words(brief)}"
     if brief.disaggregation.enabled:
         words += ", each fleet at the prefill/decode split that meets (the brief's share first)"
     if brief.slo.headroom is not None:
-        words += f". The stated {pct(brief.slo.headroom)} headroom is not asked of a candidate (the verdict reports it beside the SLO); the best's is shown"
+        words += f", and keeps the stated {pct(brief.slo.headroom)} headroom above the peak with every node up"
     return words + "."
 
 
@@ -693,11 +711,11 @@ def _confirmed_best(
     seed: int,
     requests: int,
 ) -> Point | None:
-    """The cheapest accepted candidate whose full plan agrees (meets the SLO with N+1)."""
+    """The cheapest accepted candidate whose full plan agrees (meets the SLO with N+1, keeps a stated headroom)."""
     for i, row in enumerate(ranked):
         overrides = tried[i] if i < len(tried) else _overrides_of(row, space, replicas)
         point = points.get(_key(overrides)) or confirm_point(brief, overrides, requests, seed)
-        if point.meets_slo and point.availability_ok:
+        if point.meets_slo and point.availability_ok and point.headroom_ok:
             return point
     return None
 
@@ -711,7 +729,7 @@ class BestGap(_Frozen):
     current_usd_per_million: float
     best_usd_per_million: float
     saving: float  # 1 - best / current: the share of the current cost the best saves (negative: the current is cheaper)
-    current_meets: bool  # the current design meets the SLO with N+1
+    current_meets: bool  # the current design meets the SLO with N+1 (and keeps a stated headroom)
     changes: dict[str, tuple[Any, Any]]  # path -> (current value, the best's value), only where they differ
     text: str
 
@@ -779,6 +797,12 @@ def gap_from_uncomputable(brief: Brief, best: Point) -> BestGap:
     )
 
 
+def _accepted_words(brief: Brief) -> str:
+    """What the best meets, in words: 'the SLO with N+1', and the stated headroom where the brief states one."""
+    kept = f" and keeps its {pct(brief.slo.headroom)} headroom" if brief.slo.headroom is not None else ""
+    return f"the SLO with N+1{kept}"
+
+
 def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> BestGap:
     """The current design against the best; with the search's knobs, which changed axes make the saving."""
     goal = design.objective  # an offline job or a rollout: priced at its full-batch throughput, as the search ranks it
@@ -790,23 +814,25 @@ def gap_to_best(design: Design, best: Point, knobs: Sequence[Knob] = ()) -> Best
         against = " with the change that fixes it (this fleet cannot carry the peak)"
     changes = _changes(design.brief, best)
     saving = 1 - best.usd_per_million_output_tokens / current if current > 0 and math.isfinite(current) else math.nan
-    meets = design.verdict.feasible and design.verdict.meets_slo and design.verdict.availability_ok
+    v = design.verdict
+    meets = v.feasible and v.meets_slo and v.availability_ok and v.headroom_ok
+    wanted = _accepted_words(design.brief)
     moves = _moves(changes)
     if not changes:
         text = "The current design is the best the search found."
     elif not math.isfinite(current):
         text = (
-            f"The best design meets the SLO with N+1 at ${num(best.usd_per_million_output_tokens)} per M output tokens ({moves});"
+            f"The best design meets {wanted} at ${num(best.usd_per_million_output_tokens)} per M output tokens ({moves});"
             " this fleet cannot carry the peak and no fleet size fixes it, so it has no cost of serving to set against."
         )
     elif abs(best.usd_per_million_output_tokens - current) <= 1e-9 * max(current, 1.0):
-        unlike = "" if meets else " and, unlike the current design, meets the SLO with N+1"
+        unlike = "" if meets else f" and, unlike the current design, meets {wanted}"
         text = f"The best design costs the same, ${num(current)} per M output tokens{against},{unlike}; it differs in {moves}."
     else:
         verb = "saves" if saving >= 0 else "costs"
         text = (
             f"The best design costs ${num(best.usd_per_million_output_tokens)} per M output tokens against ${num(current)} now{against}:"
-            f" it {verb} {pct(abs(saving))}{'' if meets else ' and, unlike the current design, meets the SLO with N+1'} ({moves})."
+            f" it {verb} {pct(abs(saving))}{'' if meets else f' and, unlike the current design, meets {wanted}'} ({moves})."
         )
         text = f"{text} {_where_saving_comes_from(changes, knobs)}".rstrip()
     return BestGap(
