@@ -217,3 +217,15 @@ def test_brief_page_of_a_disaggregated_design_binds_on_its_pools() -> None:
     full = new_app({"preset": "chat-disaggregated", "disaggregation.prefill_nodes": "14"})
     binding = next(shown(m.value) for m in full.markdown if m.value.startswith("**Binding:**"))
     assert "the decode pool misses its token-gap target first" in binding and "full batch of 512" in binding
+
+
+def test_the_brief_page_answer_is_green_only_where_the_verdict_bar_is() -> None:
+    """chat-speculative at 8 req/s with 40% acceptance meets the SLO without N+1: the verdict bar was amber ("Meets the
+    SLO, no N+1") and the Brief page's answer below it green ("Feasible and meets the SLO."). It is amber and says why;
+    a stated headroom the pools do not keep is said the same way; the capstone's stays green."""
+    at = new_app({"preset": "chat-speculative", "speculative.acceptance_rate": "0.4", "workload.request_rate": "8"})
+    assert not at.success, [s.value for s in at.success]
+    assert any(w.value == "Feasible and meets the SLO at the peak, but one node lost misses it (no N+1)." for w in at.warning)
+    short = new_app({"preset": "chat-disaggregated"})
+    assert any("the pools keep less than the stated headroom above the peak" in w.value for w in short.warning)
+    assert [s.value for s in new_app({"preset": "capstone"}).success] == ["Feasible and meets the SLO with N+1."]

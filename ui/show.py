@@ -135,10 +135,22 @@ def binding_line(design: Design) -> str:
 
 
 def verdict_banner(design: Design) -> None:
+    """The verdict bar's answer in a sentence: green only where the bar is (the SLO met with the N+1 the availability
+    asks for and any stated headroom kept), amber where the SLO is met without them."""
     v = design.verdict
     judged = "the SLO" if design.objective is None else "its deadline"  # an offline job or a rollout: no latency target
-    if v.feasible and v.meets_slo:
-        st.success(f"Feasible and meets {judged}.")
+    short = [
+        words
+        for ok, words in (
+            (v.availability_ok, "one node lost misses it (no N+1)"),
+            (v.headroom_ok, "the pools keep less than the stated headroom above the peak"),
+        )
+        if not ok
+    ]
+    if v.feasible and v.meets_slo and short:
+        st.warning(f"Feasible and meets {judged} at the peak, but {' and '.join(short)}.")
+    elif v.feasible and v.meets_slo:
+        st.success(f"Feasible and meets {judged}{' with N+1' if v.availability_ok and design.objective is None else ''}.")
     elif v.feasible:
         st.warning(f"Feasible, but {judged} is not met.")
     else:
