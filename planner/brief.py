@@ -215,6 +215,17 @@ class Deployment(_Frozen):
         description="Data-parallel attention: the replica is EP GPUs a stage, attention runs in EP / TP groups, each holding the attention weights and its own sequences' KV.",
     )
 
+    @model_validator(mode="after")
+    def _budget_holds_the_batch(self) -> Deployment:
+        # vLLM refuses to start otherwise (SchedulerConfig: every running sequence decodes a token each step)
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError(
+                f"max_num_batched_tokens: {self.max_num_batched_tokens} tokens a step is below max-num-seqs {self.max_num_seqs};"
+                " vLLM refuses to start with a token budget under its batch slots (each running sequence decodes a token a"
+                f" step): raise it to at least {self.max_num_seqs} or lower max-num-seqs"
+            )
+        return self
+
 
 class Workload(_Frozen):
     users: int | None = Field(

@@ -1238,7 +1238,7 @@ def batched_tokens_tradeoff(
     brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
 ) -> tuple[TradeoffPoint, ...]:
     """p95s against max-num-batched-tokens at one operating point (SloBudget.tradeoff_batched_tokens)."""
-    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch)
+    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch, brief.deployment.max_num_seqs)
     return _tradeoff([(v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)) for v in values])
 
 
@@ -1276,9 +1276,10 @@ _FLAT = 1.01  # a p95 ITL curve within 1% of its lowest point is flat: no size h
 _NEAR = 1.005  # a point within 0.5% of the lowest reads as the lowest (the figures are shown to three digits)
 
 
-def _batched_token_values(current: int, batch: float) -> list[int]:
+def _batched_token_values(current: int, batch: float, max_num_seqs: int) -> list[int]:
+    """The budgets the trade-off tries: above the running batch, and none under max-num-seqs (vLLM refuses to start)."""
     values = {256, 512, 1024, 2048, 4096, 8192, 16384, current}
-    return sorted(v for v in values if v > batch or v == current)
+    return sorted(v for v in values if (v > batch and v >= max_num_seqs) or v == current)
 
 
 def _max_num_seqs_values(current: int, load_batch: float) -> list[int]:

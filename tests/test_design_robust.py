@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from planner import InfeasibleDesign, load_brief, plan, preset_names
 from planner.cli import design_json
+from planner.errors import BriefError
 
 pytestmark = pytest.mark.unit
 
@@ -41,6 +42,12 @@ def test_plan_is_total(preset, changes):
         changes["workload.input_tokens_p95"] = max(changes["workload.input_tokens_mean"], brief.workload.input_tokens_p95)
     if "workload.duty_cycle" in changes and brief.workload.request_rate is not None:
         del changes["workload.duty_cycle"]
+    seqs = changes.get("deployment.max_num_seqs", brief.deployment.max_num_seqs)
+    if changes.get("deployment.max_num_batched_tokens", brief.deployment.max_num_batched_tokens) < seqs:
+        with pytest.raises(BriefError) as refused:  # vLLM refuses a token budget under its batch slots: so does the brief
+            brief.with_changes(changes)
+        assert refused.value.field == "deployment.max_num_batched_tokens"
+        return
     brief = brief.with_changes(changes)
     try:
         design = plan(brief)

@@ -133,7 +133,8 @@ def test_the_capacity_search_survives_a_probe_that_carries_no_load():
     [
         ("capstone", {"deployment.max_num_seqs": 1}),  # the slots bind: one sequence runs, the queue grows
         ("moe-deepseek", {"hardware.nodes": 3}),  # the KV pool binds
-        ("moe-deepseek", {"deployment.max_num_batched_tokens": 1024}),  # the token budget caps the batch below the KV pool's
+        # the token budget caps the batch below the KV pool's (and max-num-seqs no lower: vLLM takes no budget under it)
+        ("moe-deepseek", {"deployment.max_num_seqs": 1024, "deployment.max_num_batched_tokens": 1024}),
         ("capstone", {"workload.duty_cycle": 1.0}),  # the prefill slot binds; the batch runs full at max-num-seqs
         ("chat-disaggregated", {"deployment.max_num_seqs": 64}),  # a decode replica's batch full at max-num-seqs
     ],
@@ -156,14 +157,14 @@ def test_without_a_steady_state_the_tpot_is_the_full_batchs_step_not_unbounded(p
         assert f"the {op.limit.value} limit" in op.arithmetic["tpot_ms"]
     if op.limit.value == "batched_tokens":  # a batch the budget leaves prompts room beside, not the KV pool's 2,504
         assert f"even with {slo.point.running_batch:,.0f} running" in op.arithmetic["in_flight"]
-        assert slo.point.running_batch < d.brief.deployment.max_num_batched_tokens < op.max_running
+        assert slo.point.running_batch < d.brief.deployment.max_num_batched_tokens <= op.max_running
 
 
 def test_a_load_that_settles_below_the_token_budget_has_a_steady_state():
-    """With max-num-batched-tokens 2048, moe-deepseek's replica settles at ~1,063 running (prompts have ~985 tokens of room
+    """With max-num-batched-tokens 2048 (max-num-seqs 2048 with it: vLLM takes no budget under it), moe-deepseek's replica settles at ~1,063 running (prompts have ~985 tokens of room
     a step): the time a request holds its slot climbs without bound only within a sequence of the budget, which is not
     where the load settles. Little's law holds there, as with the budget lifted."""
-    d = plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_batched_tokens": 2048}))
+    d = plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_seqs": 2048, "deployment.max_num_batched_tokens": 2048}))
     op = d.operating_point
     assert op.stable and op.limit is None and math.isfinite(d.slo.ttft_p95_ms)
     assert op.in_flight == pytest.approx(op.rate_per_replica_per_s * op.engine_time_s, rel=1e-6)
