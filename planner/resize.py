@@ -8,6 +8,7 @@ bisection over the node count finds the fewest; the answer is re-planned, so it 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +19,7 @@ from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
 from planner.fmt import pct
-from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
+from planner.grid_search import LastAnswers, Probe, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.verdict import Problem
 
@@ -136,8 +137,9 @@ def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = N
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES, headroom: bool = False) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
-    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then searches the bracket
-    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides.
+    pools whole, or None when `limit` nodes do not. Starts from last time's answer or the SLO capacity's prediction
+    (_capacity_guess): two re-plans of the verdict alone when it is the answer; else grows the fleet to a bracket and
+    searches it (planner.grid_search): at most about 2 log2(nodes) re-plans, fewer where the margin guides.
     A disaggregated design meets at a fleet size when some split of its general pool does (split_meeting: a fleet kept
     at the brief's prefill nodes loses its decode pool as it shrinks); fleet_overrides gives that split. With
     `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom)."""
@@ -154,45 +156,80 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
             return False, math.inf
         return prefill is not None, margin
 
-    low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
+    low = base.deployment.spare_nodes + base.deployment.long_context_nodes  # fewer would drop those pools
     question = question_key("fewest_nodes_headroom" if headroom else "fewest_nodes", base, limit)
-    again = confirmed(ok, LastAnswers.get(question), low, limit)  # last time's answer, in two re-plans when it still is
-    if again is not None:
-        return again
-    high = min(max(brief.hardware.nodes, low + 1), limit)
-    holds, margin_high = ok(high)
-    while not holds:
-        if high >= limit:
-            return None
-        flat = math.isfinite(margin_high) and margin_high == margin_low  # doubling the fleet did not move the margin
-        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
-        high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
-        holds, margin_high = ok(high)
     last = LastAnswers.get(question)
-    guess = int(last) if last is not None else _capacity_guess(base, high) if high - low > _WIDE else None
-    nodes = first_meeting(ok, low, high, margin_low, margin_high, guess)
-    LastAnswers.keep(question, nodes)
+    start = min(max(brief.hardware.nodes, low + 1), limit)
+    probe = _Remembered(ok, {})
+    if last is None and start == limit and not probe(limit)[0]:  # a smaller fleet asked for: none, when its limit misses
+        return None
+    guess = int(last) if last is not None else _capacity_guess(base, start, headroom)  # last time's answer, else a prediction
+    nodes = confirmed(probe, guess, low, limit)  # the guess and the node beside it: two re-plans when it is the answer
+    if nodes is None:
+        nodes = _searched(probe, low, limit, start)
+    if nodes is not None:
+        LastAnswers.keep(question, nodes)
     return nodes
 
 
-_WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
+@dataclass(frozen=True)
+class _Remembered:
+    """A fleet search's probe, each fleet size re-planned once: a search continues from what a confirmation learnt."""
+
+    ok: Probe
+    seen: dict[int, tuple[bool, float]]
+
+    def __call__(self, nodes: int) -> tuple[bool, float]:
+        if nodes not in self.seen:
+            self.seen[nodes] = self.ok(nodes)
+        return self.seen[nodes]
 
 
-def _capacity_guess(base: Brief, nodes: int) -> int | None:
-    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk until a replica
-    carries its SLO capacity (rate per replica grows as the pool shrinks), the other pools kept, one node more for the
-    N+1 the availability target may ask. Only where a wide search starts: the re-plans decide (None: no prediction)."""
+def _searched(probe: _Remembered, low: int, limit: int, start: int) -> int | None:
+    """The fewest nodes in (low, limit] at which `probe` holds (it fails at `low`), None when `limit` does not. The
+    bracket starts from the fleets already probed (the largest that failed, the smallest that held); with none that
+    held, fleets grow until one does: doubling from `start` (the brief's own fleet) when nothing was probed, else a
+    node past the largest that failed, then 2, 4, ... (a prediction a few nodes short). Then the bracket is searched
+    (planner.grid_search)."""
+    margin_low = math.inf
+    failed = [n for n, (holds, _) in probe.seen.items() if not holds]
+    held = [n for n, (holds, _) in probe.seen.items() if holds]
+    if failed:
+        low = max(failed)
+        margin_low = probe.seen[low][1]
+    if held:
+        high = min(held)
+        return first_meeting(probe, low, high, margin_low, probe.seen[high][1])
+    high, step = (min(low + 1, limit), 1) if failed else (start, start)
+    holds, margin_high = probe(high)
+    while not holds:
+        if high >= limit:
+            return None
+        flat = math.isfinite(margin_high) and margin_high == margin_low  # the larger fleet did not move the margin
+        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
+        high = limit if flat else min(high + step, limit)  # flat: whether any fleet meets is asked of the largest first
+        step *= 2
+        holds, margin_high = probe(high)
+    return first_meeting(probe, low, high, margin_low, margin_high)
+
+
+def _capacity_guess(base: Brief, nodes: int, headroom: bool = False) -> int | None:
+    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk or grown until a
+    replica carries its SLO capacity (rate per replica grows as the pool shrinks; with `headroom`, the stated
+    slo.headroom above it), the other pools kept, plus the node an N+1 availability target loses that no spare replaces.
+    Where a search starts: the re-plans decide (None: no prediction)."""
     sized = base.with_changes({"hardware.nodes": nodes})
     try:
         resolved = resolve(sized)
         core = worked_out(resolved) or replan(resolved)
     except BriefError:
         return None
-    load = core.operating_point.load_vs_capacity
+    load = core.operating_point.load_vs_capacity * (1 + (base.slo.headroom or 0.0) if headroom else 1.0)
     if not 0 < load < math.inf:
         return None
     general = core.pools.general_nodes
-    return nodes - general + math.ceil(general * load) + 1
+    lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
+    return nodes - general + math.ceil(general * load) + lost
 
 
 class FleetFix(BaseModel):
