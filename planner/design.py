@@ -124,6 +124,12 @@ class Design(CoreDesign):
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
+    def mechanism_conclusion(self) -> str | None:
+        """The core design's mechanism conclusion (CoreDesign.mechanism_conclusion), worked out once for both."""
+        return self._deferred.core.mechanism_conclusion
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
     def scale_out(self) -> ScaleOut | None:
         """A replica beyond one TP group (PP, EP): what binds, what the design turns on, against the design without it
         re-planned (None: one TP group)."""
