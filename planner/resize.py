@@ -163,7 +163,10 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     probe = _Remembered(ok, {})
     if last is None and start == limit and not probe(limit)[0]:  # a smaller fleet asked for: none, when its limit misses
         return None
-    guess = int(last) if last is not None else _capacity_guess(base, start, headroom)  # last time's answer, else a prediction
+    same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
+    guess = _capacity_guess(base, same_general, start, headroom, replanned=False)  # from a core the plan worked out
+    if guess is None:  # else last time's answer, else the prediction from a re-plan
+        guess = int(last) if last is not None else _capacity_guess(base, same_general, start, headroom, replanned=True)
     nodes = confirmed(probe, guess, low, limit)  # the guess and the node beside it: two re-plans when it is the answer
     if nodes is None:
         nodes = _searched(probe, low, limit, start)
@@ -213,23 +216,31 @@ def _searched(probe: _Remembered, low: int, limit: int, start: int) -> int | Non
     return first_meeting(probe, low, high, margin_low, margin_high)
 
 
-def _capacity_guess(base: Brief, nodes: int, headroom: bool = False) -> int | None:
-    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk or grown until a
-    replica carries its SLO capacity (rate per replica grows as the pool shrinks; with `headroom`, the stated
-    slo.headroom above it), the other pools kept, plus the node an N+1 availability target loses that no spare replaces.
-    Where a search starts: the re-plans decide (None: no prediction)."""
-    sized = base.with_changes({"hardware.nodes": nodes})
+_OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nodes"})  # sizes beside the general pool's
+
+
+def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool, replanned: bool) -> int | None:
+    """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
+    needs to carry no more than its SLO capacity (with `headroom`, the stated slo.headroom above it), plus the node an
+    N+1 availability target loses that no spare replaces. The general pool's need is read from `same_general` planned
+    at `nodes` (the brief before its other pools were resized carries the same general pool): from the plan's own core
+    when that is the one; else, with `replanned`, from a re-plan (None without one, or without a prediction).
+    Where a search starts: the re-plans decide."""
+    sized = same_general.with_changes({"hardware.nodes": nodes})
     try:
         resolved = resolve(sized)
-        core = worked_out(resolved) or replan(resolved)
+        core = worked_out(resolved) or (replan(resolved) if replanned else None)
     except BriefError:
+        return None
+    if core is None:
         return None
     load = core.operating_point.load_vs_capacity * (1 + (base.slo.headroom or 0.0) if headroom else 1.0)
     if not 0 < load < math.inf:
         return None
-    general = core.pools.general_nodes
+    general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
+    others = base.deployment.spare_nodes + base.deployment.long_context_nodes
     lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
-    return nodes - general + math.ceil(general * load) + lost
+    return others + math.ceil(general * load) + lost
 
 
 class FleetFix(BaseModel):
