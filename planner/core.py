@@ -564,8 +564,10 @@ def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
 def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
-    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
+    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not. Cached:
+    the plan's core design advises it and its fleet fix grows the pool to it, for the same brief."""
     dep = brief.deployment
     if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
         return dep.long_context_nodes
