@@ -118,6 +118,23 @@ def test_a_cold_fleet_fix_starts_where_the_slo_capacity_predicts(monkeypatch: py
     assert resize.meets(fixed) and not resize.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
 
 
+def test_a_slider_move_predicts_the_moved_fleet_fix_from_the_plans_own_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variation F's fix after one step of the duty-cycle slider (8% -> 9%: two nodes more): the plan's own core
+    predicts the moved answer (the fix only grows the long-context pool, so the general pool is the plan's), two
+    re-plans, where last time's answer would walk to it in three."""
+    from planner import plan
+
+    stated = load_brief("variation-f")
+    before = plan(stated).fix
+    moved = stated.with_changes({"workload.duty_cycle": stated.workload.duty_cycle + 0.01})
+    checked: list[int] = []
+    inner = resize._meets
+    monkeypatch.setattr(resize, "_meets", lambda brief, headroom: checked.append(brief.hardware.nodes) or inner(brief, headroom))
+    fix = plan(moved).fix
+    assert before is not None and fix is not None and fix.nodes == before.nodes + 2
+    assert checked == [fix.nodes, fix.nodes - 1]
+
+
 def _from_the_guess(flip: int, guess: int, limit: int = 100_000) -> tuple[int | None, list[int]]:
     """fewest_nodes_meeting's search of (2, limit] from `guess`, on a margin like a p95's log over its target."""
     made: list[int] = []
