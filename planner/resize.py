@@ -165,14 +165,20 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
         return None
     same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
     guess = _capacity_guess(base, same_general, start, headroom, replanned=False)  # from a core the plan worked out
-    if guess is None:  # else last time's answer, else the prediction from a re-plan
-        guess = int(last) if last is not None else _capacity_guess(base, same_general, start, headroom, replanned=True)
-    nodes = confirmed(probe, guess, low, limit)  # the guess and the node beside it: two re-plans when it is the answer
+    nodes = confirmed(probe, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
     if nodes is None:
-        nodes = _searched(probe, low, limit, start)
-    if nodes is not None:
-        LastAnswers.keep(question, nodes)
+        bracket = _bracket(probe, low, limit, start)
+        if bracket is None:
+            return None
+        (low, margin_low), (high, margin_high) = bracket
+        wide = high - low > _WIDE  # a prediction from a re-plan (its SLO-capacity search) pays where the bracket is wide
+        guess = _capacity_guess(base, same_general, high, headroom, replanned=True) if wide else None
+        nodes = first_meeting(probe, low, high, margin_low, margin_high, guess)
+    LastAnswers.keep(question, nodes)
     return nodes
+
+
+_WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
 
 
 @dataclass(frozen=True)
@@ -188,12 +194,11 @@ class _Remembered:
         return self.seen[nodes]
 
 
-def _searched(probe: _Remembered, low: int, limit: int, start: int) -> int | None:
-    """The fewest nodes in (low, limit] at which `probe` holds (it fails at `low`), None when `limit` does not. The
-    bracket starts from the fleets already probed (the largest that failed, the smallest that held); with none that
-    held, fleets grow until one does: doubling from `start` (the brief's own fleet) when nothing was probed, else a
-    node past the largest that failed, then 2, 4, ... (a prediction a few nodes short). Then the bracket is searched
-    (planner.grid_search)."""
+def _bracket(probe: _Remembered, low: int, limit: int, start: int) -> tuple[tuple[int, float], tuple[int, float]] | None:
+    """((a fleet that fails, its margin), (a larger one that holds, its margin)) in [low, limit], or None when `limit`
+    does not hold (`probe` fails at `low`). From the fleets already probed (the largest that failed, the smallest that
+    held); with none that held, fleets grow until one does: doubling from `start` (the brief's own fleet) when nothing
+    was probed, else a node past the largest that failed, then 2, 4, ... (a prediction a few nodes short)."""
     margin_low = math.inf
     failed = [n for n, (holds, _) in probe.seen.items() if not holds]
     held = [n for n, (holds, _) in probe.seen.items() if holds]
@@ -201,8 +206,7 @@ def _searched(probe: _Remembered, low: int, limit: int, start: int) -> int | Non
         low = max(failed)
         margin_low = probe.seen[low][1]
     if held:
-        high = min(held)
-        return first_meeting(probe, low, high, margin_low, probe.seen[high][1])
+        return (low, margin_low), (min(held), probe.seen[min(held)][1])
     high, step = (min(low + 1, limit), 1) if failed else (start, start)
     holds, margin_high = probe(high)
     while not holds:
@@ -213,7 +217,7 @@ def _searched(probe: _Remembered, low: int, limit: int, start: int) -> int | Non
         high = limit if flat else min(high + step, limit)  # flat: whether any fleet meets is asked of the largest first
         step *= 2
         holds, margin_high = probe(high)
-    return first_meeting(probe, low, high, margin_low, margin_high)
+    return (low, margin_low), (high, margin_high)
 
 
 _OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nodes"})  # sizes beside the general pool's

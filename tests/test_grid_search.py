@@ -145,7 +145,12 @@ def _from_the_guess(flip: int, guess: int, limit: int = 100_000) -> tuple[int | 
 
     probe = resize._Remembered(ok, {})
     nodes = confirmed(probe, guess, 2, limit)
-    return (nodes if nodes is not None else resize._searched(probe, 2, limit, 8)), made
+    if nodes is None:
+        bracket = resize._bracket(probe, 2, limit, 8)
+        assert bracket is not None
+        (low, margin_low), (high, margin_high) = bracket
+        nodes = first_meeting(probe, low, high, margin_low, margin_high)
+    return nodes, made
 
 
 @pytest.mark.parametrize(("guess", "probes"), [(19, 2), (18, 2), (20, 3), (17, 3), (16, 4), (21, 5), (3, 10), (400, 11), (1_000, 12)])
