@@ -137,9 +137,10 @@ def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = N
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES, headroom: bool = False) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
-    pools whole, or None when `limit` nodes do not. Starts from last time's answer or the SLO capacity's prediction
-    (_capacity_guess): two re-plans of the verdict alone when it is the answer; else grows the fleet to a bracket and
-    searches it (planner.grid_search): at most about 2 log2(nodes) re-plans, fewer where the margin guides.
+    pools whole, or None when `limit` nodes do not. Starts from the SLO capacity's prediction where a core the plan
+    worked out gives it (_capacity_guess), else from last time's answer: two re-plans of the verdict alone when it is
+    the answer; else grows the fleet to a bracket and searches it (planner.grid_search): at most about 2 log2(nodes)
+    re-plans, fewer where the margin guides.
     A disaggregated design meets at a fleet size when some split of its general pool does (split_meeting: a fleet kept
     at the brief's prefill nodes loses its decode pool as it shrinks); fleet_overrides gives that split. With
     `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom)."""
