@@ -8,9 +8,10 @@ callback: failures and variations import this module directly.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision
@@ -72,7 +73,36 @@ class CoreDesign(BaseModel):
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
     disaggregation: DisaggAnalysis | None = None  # the prefill and decode pools when the brief disaggregates
     speculative: SpeculativeAnalysis | None = None  # speculation's gain by batch when the brief turns it on
-    mechanism_conclusion: str | None = None  # what binds and which mechanism the design turns on, with the arithmetic
+    _conclusion: _ConclusionInputs | None = PrivateAttr(default=None)  # what mechanism_conclusion is worked out from
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def mechanism_conclusion(self) -> str | None:
+        """What binds and which mechanism the design turns on, with the arithmetic (None: no mechanism, or a re-plan that
+        reads no conclusion). Worked out on first read: a speculative design's compares with its plan without
+        speculation, a re-plan a page that shows no conclusion does not pay for."""
+        return self._conclusion() if self._conclusion is not None else None
+
+
+@dataclass(frozen=True)
+class _ConclusionInputs:
+    """A core design's figures its mechanism conclusion reads (planner.mechanism_conclusion)."""
+
+    brief: Brief
+    capacity: Capacity
+    disaggregation: DisaggAnalysis | None
+    speculative: SpeculativeAnalysis | None
+    aggregated: SloBudget | None  # the SLO budget before the mechanism's (None: the plan without speculation's, re-planned)
+    slo: SloBudget
+    gpus_per_replica: int
+
+    def __call__(self) -> str | None:
+        aggregated = self.aggregated
+        if aggregated is None:  # a speculative design compares with the design without it
+            aggregated = _core_cached(self.brief.with_changes({"speculative.enabled": False}), False, False).slo
+        return mechanism_conclusion(
+            self.brief, self.capacity, self.disaggregation, self.speculative, aggregated, self.slo, self.gpus_per_replica
+        )
 
 
 def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
@@ -405,7 +435,8 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     )
     problems += _long_pool_problems(brief, long_util, pools, advise) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
-    dis, spec, aggregated = None, None, slo
+    dis, spec = None, None
+    aggregated: SloBudget | None = slo  # what the mechanism conclusion compares with
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
         dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap, splits=curves)  # every split: a curve
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
@@ -417,15 +448,14 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         spec = speculative_analysis(
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
-        if curves:  # the conclusion compares with the design without it
-            aggregated = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo
+        aggregated = None  # the conclusion compares with the design without it: re-planned when it is read
         slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     if feasible and not meets_slo and (dis is not None or not problems):  # a mechanism's own latency missed
         problems += _mechanism_misses(slo, dis, {p.field for p in problems})
-    return CoreDesign(
+    core = CoreDesign(
         brief=brief,
         shape=shape,
         pools=pools,
@@ -439,8 +469,10 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
-        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica) if curves else None,
     )
+    if curves:
+        core._conclusion = _ConclusionInputs(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica)
+    return core
 
 
 def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None, named: set[str]) -> list[Problem]:
@@ -532,8 +564,10 @@ def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
 def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
-    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not."""
+    """The fewest long-context nodes whose pool carries its share (busy at most 100%), None when `limit` do not. Cached:
+    the plan's core design advises it and its fleet fix grows the pool to it, for the same brief."""
     dep = brief.deployment
     if dep.long_context_nodes == 0 or brief.workload.long_context_share <= 0:
         return dep.long_context_nodes

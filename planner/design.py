@@ -83,18 +83,17 @@ class Design(CoreDesign):
     fix: FleetFix | None = None  # a design that misses: the fewest nodes that meet the SLO, re-planned (None: it meets, or no fleet does)
     headroom_fix: FleetFix | None = None  # short of a stated slo.headroom: the fewest nodes that keep it, re-planned (resize.headroom_fix)
     headroom: Headroom  # x the peak traffic before a limit of the verdict is reached, and which one (planner.headroom)
-    scale_out: ScaleOut | None = None  # a replica beyond one TP group (PP, EP): what binds, what the design turns on
     kv_tiers: KvTierAnalysis | None = None  # the KV tiers' capacity, derived hit rate and reload (None: no tier)
     multimodal: MultimodalAnalysis | None = None  # the images' tokens and encoder cost (None: text only)
     objective: ObjectiveAnalysis | None = None  # throughput or batch completion (None: judged on latency)
     lora_serving: LoraServing | None = None  # the adapter cache, routing, overhead and load (None: no adapters)
-    conclusion: str | None = None  # the one conclusion shown: what binds and which mechanism it turns on (planner.conclusion)
     ignored_fields: tuple[Problem, ...] = ()  # stated fields the design does not use, each with the reason (they judge nothing)
     _deferred: _Deferred = PrivateAttr()  # what the parts worked out on first read are worked out from
 
-    # The failure table, the engine configuration and the variation's analysis are worked out the first time they are
-    # read (a page, the JSON, the document), from the same core design: a page that shows none of them does not pay
-    # for their re-plans. The verdict's N+1 row is planned up front (availability is part of every verdict).
+    # The failure table, the engine configuration, the variation's analysis and the scale-out analysis (with the
+    # conclusion that quotes it) are worked out the first time they are read (a page, the JSON, the document), from the
+    # same core design: a page that shows none of them does not pay for their re-plans. The verdict's N+1 row is planned
+    # up front (availability is part of every verdict).
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -122,6 +121,27 @@ class Design(CoreDesign):
             return None
         baseline = None if _BASELINE_BRIEF.variation is not None or self.brief == _BASELINE_BRIEF else _baseline()
         return variation_analysis(self._deferred.core, baseline, self)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def mechanism_conclusion(self) -> str | None:
+        """The core design's mechanism conclusion (CoreDesign.mechanism_conclusion), worked out once for both."""
+        return self._deferred.core.mechanism_conclusion
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def scale_out(self) -> ScaleOut | None:
+        """A replica beyond one TP group (PP, EP): what binds, what the design turns on, against the design without it
+        re-planned (None: one TP group)."""
+        return scale_out_analysis(self._deferred.core)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def conclusion(self) -> str | None:
+        """The one conclusion shown: what binds and which mechanism it turns on (planner.conclusion; None: none shapes it)."""
+        scale_out = self.scale_out
+        lead = scale_out.conclusion if scale_out is not None else None
+        return conclusion(self._deferred.core, lead, self.kv_tiers, self.multimodal, self.lora_serving, self.objective)
 
     @cached_property
     def _failure_table(self) -> tuple[tuple[FailureMode, ...], FailureSummary]:
@@ -371,7 +391,6 @@ def _plan_cached(stated: Brief) -> Design:
     }
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": verdict}
-    scale_out = scale_out_analysis(core)
     design = Design(
         **core_fields,
         model_name=shape.model.name,
@@ -388,12 +407,10 @@ def _plan_cached(stated: Brief) -> Design:
         ),
         fix=fix,
         headroom_fix=kept_by,
-        scale_out=scale_out,
         kv_tiers=tiers,
         multimodal=images,
         objective=goal,
         lora_serving=lora,
-        conclusion=conclusion(core, scale_out.conclusion if scale_out is not None else None, tiers, images, lora, goal),
         ignored_fields=ignored_fields(stated, brief),
     )
     design._deferred = _Deferred(core=core, stated=stated, extra_flags=flags)

@@ -26,8 +26,11 @@ from planner.errors import BriefError
 from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
 from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
+from planner.kv_tiers import kv_tier_analysis
 from planner.mechanisms import resolve
+from planner.multimodal import with_image_tokens
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
+from planner.replica import ReplicaShape, shape_of
 from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "pools_multiple", "scaled_demand", "sizing_words"]
@@ -251,12 +254,19 @@ def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> floa
     overflow, so the verdict turns just after; the re-plans still decide (None: no rate falls, or one cannot be worked
     out)."""
     lost = needs_n_plus_one(stated)
+    replicas: dict[int, ReplicaShape] = {}  # the design's and the one-node-lost design's: no traffic in them
+
+    def hit_rate(which: int, brief: Brief) -> float:  # the rate resolve() derives from the tiers, the replica formed once
+        if which not in replicas:
+            replicas[which] = shape_of(brief)
+        tiers = kv_tier_analysis(with_image_tokens(brief), replicas[which])
+        return tiers.hit_rate if tiers is not None else brief.workload.prefix_hit_rate
 
     def rates(multiple: float) -> tuple[float, ...] | None:
         brief = _at_traffic(stated, multiple)
         briefs = (brief, brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost))) if lost else (brief,)
         try:
-            return tuple(resolve(b).workload.prefix_hit_rate for b in briefs)
+            return tuple(hit_rate(which, b) for which, b in enumerate(briefs))
         except BriefError:
             return None
 

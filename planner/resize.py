@@ -8,6 +8,7 @@ bisection over the node count finds the fewest; the answer is re-planned, so it 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +19,7 @@ from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
 from planner.fmt import pct
-from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key
+from planner.grid_search import LastAnswers, Probe, confirmed, first_meeting, question_key
 from planner.mechanisms import resolve
 from planner.verdict import Problem
 
@@ -136,8 +137,10 @@ def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = N
 
 def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, limit: int = MAX_NODES, headroom: bool = False) -> int | None:
     """The fewest nodes (at most `limit`) at which the brief with `changes` meets its SLO with its spare and long-context
-    pools whole, or None when `limit` nodes do not. Doubles from the brief's own fleet, then searches the bracket
-    (planner.grid_search): at most about 2 log2(nodes) re-plans of the verdict alone, fewer where the margin guides.
+    pools whole, or None when `limit` nodes do not. Starts from the SLO capacity's prediction where a core the plan
+    worked out gives it (_capacity_guess), else from last time's answer: two re-plans of the verdict alone when it is
+    the answer; else grows the fleet to a bracket and searches it (planner.grid_search): at most about 2 log2(nodes)
+    re-plans, fewer where the margin guides.
     A disaggregated design meets at a fleet size when some split of its general pool does (split_meeting: a fleet kept
     at the brief's prefill nodes loses its decode pool as it shrinks); fleet_overrides gives that split. With
     `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom)."""
@@ -154,23 +157,24 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
             return False, math.inf
         return prefill is not None, margin
 
-    low, margin_low = base.deployment.spare_nodes + base.deployment.long_context_nodes, math.inf  # fewer would drop those pools
+    low = base.deployment.spare_nodes + base.deployment.long_context_nodes  # fewer would drop those pools
     question = question_key("fewest_nodes_headroom" if headroom else "fewest_nodes", base, limit)
-    again = confirmed(ok, LastAnswers.get(question), low, limit)  # last time's answer, in two re-plans when it still is
-    if again is not None:
-        return again
-    high = min(max(brief.hardware.nodes, low + 1), limit)
-    holds, margin_high = ok(high)
-    while not holds:
-        if high >= limit:
-            return None
-        flat = math.isfinite(margin_high) and margin_high == margin_low  # doubling the fleet did not move the margin
-        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
-        high = limit if flat else min(high * 2, limit)  # flat: whether any fleet meets is asked of the largest first
-        holds, margin_high = ok(high)
     last = LastAnswers.get(question)
-    guess = int(last) if last is not None else _capacity_guess(base, high) if high - low > _WIDE else None
-    nodes = first_meeting(ok, low, high, margin_low, margin_high, guess)
+    start = min(max(brief.hardware.nodes, low + 1), limit)
+    probe = _Remembered(ok, {})
+    if last is None and start == limit and not probe(limit)[0]:  # a smaller fleet asked for: none, when its limit misses
+        return None
+    same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
+    guess = _capacity_guess(base, same_general, start, headroom, replanned=False)  # from a core the plan worked out
+    nodes = confirmed(probe, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
+    if nodes is None:
+        bracket = _bracket(probe, low, limit, start)
+        if bracket is None:
+            return None
+        (low, margin_low), (high, margin_high) = bracket
+        wide = high - low > _WIDE  # a prediction from a re-plan (its SLO-capacity search) pays where the bracket is wide
+        guess = _capacity_guess(base, same_general, high, headroom, replanned=True) if wide else None
+        nodes = first_meeting(probe, low, high, margin_low, margin_high, guess)
     LastAnswers.keep(question, nodes)
     return nodes
 
@@ -178,21 +182,70 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
 _WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
 
 
-def _capacity_guess(base: Brief, nodes: int) -> int | None:
-    """The fleet the SLO capacity predicts for the brief planned at `nodes`: the general pool shrunk until a replica
-    carries its SLO capacity (rate per replica grows as the pool shrinks), the other pools kept, one node more for the
-    N+1 the availability target may ask. Only where a wide search starts: the re-plans decide (None: no prediction)."""
-    sized = base.with_changes({"hardware.nodes": nodes})
+@dataclass(frozen=True)
+class _Remembered:
+    """A fleet search's probe, each fleet size re-planned once: a search continues from what a confirmation learnt."""
+
+    ok: Probe
+    seen: dict[int, tuple[bool, float]]
+
+    def __call__(self, nodes: int) -> tuple[bool, float]:
+        if nodes not in self.seen:
+            self.seen[nodes] = self.ok(nodes)
+        return self.seen[nodes]
+
+
+def _bracket(probe: _Remembered, low: int, limit: int, start: int) -> tuple[tuple[int, float], tuple[int, float]] | None:
+    """((a fleet that fails, its margin), (a larger one that holds, its margin)) in [low, limit], or None when `limit`
+    does not hold (`probe` fails at `low`). From the fleets already probed (the largest that failed, the smallest that
+    held); with none that held, fleets grow until one does: doubling from `start` (the brief's own fleet) when nothing
+    was probed, else a node past the largest that failed, then 2, 4, ... (a prediction a few nodes short)."""
+    margin_low = math.inf
+    failed = [n for n, (holds, _) in probe.seen.items() if not holds]
+    held = [n for n, (holds, _) in probe.seen.items() if holds]
+    if failed:
+        low = max(failed)
+        margin_low = probe.seen[low][1]
+    if held:
+        return (low, margin_low), (min(held), probe.seen[min(held)][1])
+    high, step = (min(low + 1, limit), 1) if failed else (start, start)
+    holds, margin_high = probe(high)
+    while not holds:
+        if high >= limit:
+            return None
+        flat = math.isfinite(margin_high) and margin_high == margin_low  # the larger fleet did not move the margin
+        low, margin_low = high, margin_high  # more nodes never hurt: the answer is above a fleet that misses
+        high = limit if flat else min(high + step, limit)  # flat: whether any fleet meets is asked of the largest first
+        step *= 2
+        holds, margin_high = probe(high)
+    return (low, margin_low), (high, margin_high)
+
+
+_OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nodes"})  # sizes beside the general pool's
+
+
+def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool, replanned: bool) -> int | None:
+    """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
+    needs to carry no more than its SLO capacity (with `headroom`, the stated slo.headroom above it), plus the node an
+    N+1 availability target loses that no spare replaces. The general pool's need is read from `same_general` planned
+    at `nodes` (the brief before its other pools were resized carries the same general pool): from the plan's own core
+    when that is the one; else, with `replanned`, from a re-plan (None without one, or without a prediction).
+    Where a search starts: the re-plans decide."""
+    sized = same_general.with_changes({"hardware.nodes": nodes})
     try:
         resolved = resolve(sized)
-        core = worked_out(resolved) or replan(resolved)
+        core = worked_out(resolved) or (replan(resolved) if replanned else None)
     except BriefError:
         return None
-    load = core.operating_point.load_vs_capacity
+    if core is None:
+        return None
+    load = core.operating_point.load_vs_capacity * (1 + (base.slo.headroom or 0.0) if headroom else 1.0)
     if not 0 < load < math.inf:
         return None
-    general = core.pools.general_nodes
-    return nodes - general + math.ceil(general * load) + 1
+    general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
+    others = base.deployment.spare_nodes + base.deployment.long_context_nodes
+    lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
+    return others + math.ceil(general * load) + lost
 
 
 class FleetFix(BaseModel):

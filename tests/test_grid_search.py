@@ -102,6 +102,65 @@ def test_no_fleet_meets_is_asked_of_the_largest_once_the_margin_stops_moving(mon
     assert len(set(calls)) <= 5
 
 
+def test_a_cold_fleet_fix_starts_where_the_slo_capacity_predicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variation F's fix (the long-context pool grown, then the fewest nodes) is searched from the SLO capacity's
+    prediction: the predicted fleet meets and the one a node below misses, two re-plans instead of doubling from the
+    brief's 8 nodes (8, 16, 32, then five in the bracket); the answer is the one every fleet size would re-plan to."""
+    from planner import plan
+
+    checked: list[int] = []
+    inner = resize._meets
+    monkeypatch.setattr(resize, "_meets", lambda brief, headroom: checked.append(brief.hardware.nodes) or inner(brief, headroom))
+    stated = load_brief("variation-f")
+    fix = plan(stated).fix
+    assert fix is not None and checked == [fix.nodes, fix.nodes - 1]
+    fixed = stated.with_changes(fix.overrides)
+    assert resize.meets(fixed) and not resize.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
+
+
+def test_a_slider_move_predicts_the_moved_fleet_fix_from_the_plans_own_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variation F's fix after one step of the duty-cycle slider (8% -> 9%: two nodes more): the plan's own core
+    predicts the moved answer (the fix only grows the long-context pool, so the general pool is the plan's), two
+    re-plans, where last time's answer would walk to it in three."""
+    from planner import plan
+
+    stated = load_brief("variation-f")
+    before = plan(stated).fix
+    moved = stated.with_changes({"workload.duty_cycle": stated.workload.duty_cycle + 0.01})
+    checked: list[int] = []
+    inner = resize._meets
+    monkeypatch.setattr(resize, "_meets", lambda brief, headroom: checked.append(brief.hardware.nodes) or inner(brief, headroom))
+    fix = plan(moved).fix
+    assert before is not None and fix is not None and fix.nodes == before.nodes + 2
+    assert checked == [fix.nodes, fix.nodes - 1]
+
+
+def _from_the_guess(flip: int, guess: int, limit: int = 100_000) -> tuple[int | None, list[int]]:
+    """fewest_nodes_meeting's search of (2, limit] from `guess`, on a margin like a p95's log over its target."""
+    made: list[int] = []
+
+    def ok(k: int) -> tuple[bool, float]:
+        made.append(k)
+        return k >= flip, math.log((flip - 0.5) / k)
+
+    probe = resize._Remembered(ok, {})
+    nodes = confirmed(probe, guess, 2, limit)
+    if nodes is None:
+        bracket = resize._bracket(probe, 2, limit, 8)
+        assert bracket is not None
+        (low, margin_low), (high, margin_high) = bracket
+        nodes = first_meeting(probe, low, high, margin_low, margin_high)
+    return nodes, made
+
+
+@pytest.mark.parametrize(("guess", "probes"), [(19, 2), (18, 2), (20, 3), (17, 3), (16, 4), (21, 5), (3, 10), (400, 11), (1_000, 12)])
+def test_a_fleet_search_from_a_guess_finds_the_flip_with_each_size_probed_once(guess: int, probes: int) -> None:
+    """On the answer or a node beside it: two or three probes (grid_search.confirmed); farther off, the search goes on
+    from the sizes the confirmation probed (none probed twice), and still ends at the flip."""
+    nodes, made = _from_the_guess(19, guess)
+    assert nodes == 19 and len(made) == len(set(made)) == probes, made
+
+
 def _halvings(below, low: float, high: float, halvings: int) -> tuple[float, float]:
     for _ in range(halvings):
         mid = (low + high) / 2

@@ -165,6 +165,27 @@ def test_a_speculative_re_plan_plans_no_design_without_speculation(monkeypatch: 
     assert core_module.core_design(brief).mechanism_conclusion
 
 
+def test_a_plan_re_plans_the_design_without_speculation_only_when_its_conclusion_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict bar and the Brief page show no mechanism conclusion: plan() leaves its comparison with the design
+    without speculation to the first read (the Capacity page, the document, the JSON), which then gives the same text."""
+    import planner.core as core_module
+
+    without: list[object] = []
+    inner = core_module._core_cached
+
+    def counted(brief, curves, with_capacity=True):  # type: ignore[no-untyped-def]
+        if not brief.speculative.enabled:
+            without.append(brief)
+        return inner(brief, curves, with_capacity)
+
+    monkeypatch.setattr(core_module, "_core_cached", counted)
+    design = plan(load_brief("chat-speculative").with_changes({"workload.duty_cycle": 0.0322}))
+    assert not without
+    text = design.mechanism_conclusion
+    assert len(without) == 1 and text is not None and "speculat" in text.lower()
+    assert design.conclusion is not None and design.conclusion.endswith(text) and len(without) == 1
+
+
 def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     """The two pools' SLO capacity (30 halvings of the load multiple) starts at the peak it crossed last time: a
     nudged chat-disaggregated plan works out about a third of the pool analyses it did."""
