@@ -155,6 +155,12 @@ def _replica_gpus(design: Any) -> int:
     return int(design.shape.gpus_per_replica)
 
 
+def _replica_kind(design: Any) -> str:
+    """Whose replica the operating point is: a disaggregated design's decode pool's (prompts run elsewhere), else the
+    general pool's (prompts and replies together)."""
+    return "decode-pool" if getattr(design, "disaggregation", None) is not None else "general-pool"
+
+
 def _difference(left: Any, right: Any, path: str) -> Difference:
     entry = spec(path)
     a, b = resolve(left, path), resolve(right, path)
@@ -169,6 +175,9 @@ def _difference(left: Any, right: Any, path: str) -> Difference:
     direction = _direction(entry, x, y)
     if path in _PER_REPLICA and _replica_gpus(left) != _replica_gpus(right):  # a bigger replica does more: no better
         texts["label"] = f"{texts['label']} (a replica of {_replica_gpus(left)} vs {_replica_gpus(right)} GPUs)"
+        direction = Direction.changed
+    elif path in _PER_REPLICA and _replica_kind(left) != _replica_kind(right):  # a decode replica runs no prompts: unlike
+        texts["label"] = f"{texts['label']} (a {_replica_kind(left)} vs a {_replica_kind(right)} replica)"
         direction = Direction.changed
     served = [_as_served(d, path, "") == "" for d in (left, right)]
     if served[0] != served[1]:  # one fleet cannot carry the peak: its price is no saving, whatever the figures

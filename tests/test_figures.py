@@ -439,3 +439,16 @@ def test_every_field_a_verdict_names_has_a_human_label():
                 continue
             named |= {p.field for p in (*design.verdict.problems, *design.ignored_fields)}
     assert named and not {f for f in named if f"brief.{f}" not in REGISTRY}
+
+
+def test_compare_judges_no_per_replica_figure_across_a_decode_and_a_general_pool_replica() -> None:
+    """chat-disaggregated against itself aggregated: 'Capacity under the SLO 62.3 -> 17.3 req/s, -72%, worse' set a decode
+    replica (no prompts) against a general-pool one, while the aggregated fleet carries more (16 x 17.3 > 4 x 62.3) and
+    its load / capacity reads better. The row names the two replicas and judges neither."""
+    disaggregated = plan(load_brief("chat-disaggregated"))
+    aggregated = plan(load_brief("chat-disaggregated").with_changes({"disaggregation.enabled": False}))
+    rows = {r.path: r for r in compare(disaggregated, aggregated)}
+    for path in ("operating_point.capacity_rate_per_s", "operating_point.decode_step_ms"):
+        assert rows[path].direction is Direction.changed, path
+        assert rows[path].label.endswith("(a decode-pool vs a general-pool replica)"), rows[path].label
+    assert rows["operating_point.load_vs_capacity"].direction is Direction.better
