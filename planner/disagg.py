@@ -747,8 +747,13 @@ def disaggregated_operating_point(
     limit = None
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
-    which = {"prefill": "the prefill pool's queue (TTFT)", "decode": "the decode pool (ITL)", "neither": "neither pool"}.get(pool, "")
     reached = _reached(brief, shape, pools, rate_per_s, chunked, cap, scale) if with_capacity and 0 < scale < _SCALE_CEILING else ""
+    decode = (  # past the capacity a decode pool whose batch runs full has no steady state: its slots or KV bind, not its gaps
+        "the decode pool's batch (max-num-seqs or its KV, full just past it)"
+        if "loses its steady state" in reached
+        else f"the decode pool ({brief.slo.itl_metric.value.upper()})"
+    )
+    which = {"prefill": "the prefill pool's queue (TTFT)", "decode": decode, "neither": "neither pool"}.get(pool, "")
     full = f"more than the {brief.deployment.max_num_seqs} sequences (max-num-seqs) a decode replica runs: no steady state"
     arithmetic = op.arithmetic | {
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"

@@ -567,6 +567,22 @@ def _tp_answer(design: Design) -> str:
     return f"TP={design.brief.deployment.tp}" + (f": {why}" if why else "")
 
 
+def _unchunked_gap_words(design: Design) -> str:
+    """The token gap an unchunked p95 prompt makes: its prefill and the decode step it rides in, against the ITL target
+    (the prefill alone may sit under the target while the gap it makes does not)."""
+    prefill_ms, step_ms = design.capacity.unchunked_prefill_p95_ms, design.operating_point.decode_step_ms
+    gap_ms, target_ms = prefill_ms + step_ms, design.slo.itl_target_ms
+    verdict = (
+        "over it: every sequence decoding on that replica waits that long for its next token"
+        if gap_ms > target_ms
+        else "within it, so chunking here guards the longer prompts (up to max-model-len) and the p95 ITL's margin"
+    )
+    return (
+        f"An unchunked p95 prompt's prefill takes {num(prefill_ms, 'ms')} of a replica; with the decode step it rides in"
+        f" ({num(step_ms, 'ms')}) that token gap is {num(gap_ms, 'ms')} against the {num(target_ms, 'ms')} ITL target: {verdict}."
+    )
+
+
 def _architecture(design: Design) -> Step:
     dep, c = design.brief.deployment, design.capacity
     tp = dep.tp
@@ -601,7 +617,7 @@ def _architecture(design: Design) -> Step:
                 [chunk_on, chunk_off],
                 ["on" if dep.chunked_prefill else "off"],
                 "on" if dep.chunked_prefill else "off",
-                f"Unchunked p95 prompt: {num(c.unchunked_prefill_p95_ms, 'ms')} of one replica against a {num(design.slo.itl_target_ms, 'ms')} ITL target.",
+                _unchunked_gap_words(design),
                 "Leaving a long prompt's prefill in one step: every sequence decoding on that replica waits for it.",
                 "The ITL target is about the worst gap between tokens, and one long prefill is that gap.",
             ),
@@ -1010,7 +1026,6 @@ def _levers_words(ranked: list[Lever]) -> str:
 
 
 def _followups(design: Design) -> Step:
-    c = design.capacity
     cost = design.cost
     job = design.objective is not None  # judged on its deadline: the idle time is after the work, not a daily trough
     why_cost = [
@@ -1044,7 +1059,7 @@ def _followups(design: Design) -> Step:
             ],
             ["protect_itl"],
             "It keeps a long prompt from stalling everyone's decode steps",
-            f"An unchunked p95 prompt takes {num(c.unchunked_prefill_p95_ms, 'ms')} of a replica; the ITL target is {num(design.slo.itl_target_ms, 'ms')}.",
+            _unchunked_gap_words(design),
             "Thinking chunking speeds prefill up: it spreads the same work over steps.",
             "The ITL is judged on the worst gaps, and an unchunked prefill is one.",
         ),

@@ -171,3 +171,23 @@ def test_a_load_that_settles_below_the_token_budget_has_a_steady_state():
     assert op.in_flight < 2048 - 0.5 * d.brief.workload.input_tokens_mean
     lifted = plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_batched_tokens": 8192})).operating_point
     assert op.in_flight == pytest.approx(lifted.in_flight, rel=0.01)
+
+
+def test_a_disaggregated_capacity_names_the_limit_its_clause_names() -> None:
+    """chat-disaggregated on 15 nodes (10 prefill) with 1,000-token replies: the capacity clause says the replica loses its
+    steady state just past it (496 running of max-num-seqs 512, p95 TPOT 13.6 of 50 ms), while its arithmetic said "the
+    decode pool (ITL) binds there". Both name the decode pool's full batch."""
+    d = plan(
+        load_brief("chat-disaggregated").with_changes(
+            {
+                "disaggregation.prefill_nodes": 10,
+                "hardware.nodes": 15,
+                "workload.output_tokens_mean": 1000,
+                "workload.output_tokens_p95": 1000,
+            }
+        )
+    )
+    op = d.operating_point
+    assert "just past it the replica loses its steady state" in op.capacity_reached
+    assert "the decode pool's batch (max-num-seqs or its KV, full just past it) binds there" in op.arithmetic["capacity_rate_per_s"]
+    assert "(ITL) binds" not in op.arithmetic["capacity_rate_per_s"]
