@@ -539,7 +539,7 @@ def operating_point(
     admitted = rate if stable else full_batch_admission_rate(engine(brief, shape), rate, held)
     at = paces[held] if stable and held in paces else pace(brief, shape, admitted, held)
     if not stable:  # the prefill slot's load is the offered prompts', as the SLO budget's (the queue in front grows)
-        at = at.model_copy(update={"prefill_slot_busy": rate * at.slot_service_ms / 1e3})
+        at = at._replace(prefill_slot_busy=rate * at.slot_service_ms / 1e3)
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB

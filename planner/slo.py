@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse_array, gamma_sums
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -112,8 +112,9 @@ class TradeoffPoint(_Model):
     longest_step_ms: float  # one engine step carrying a full prefill chunk: the worst single token gap
 
 
-class Pace(_Model):
-    """How fast one replica moves a request at a given load and running batch: what Little's law needs."""
+class Pace(NamedTuple):
+    """How fast one replica moves a request at a given load and running batch: what Little's law needs. A plain tuple,
+    not a model: the running-batch solves build ~100 of them a plan, and none leaves the planner."""
 
     running_batch: float
     decode_step_ms: float  # a pure decode step at the running batch (fixed overhead included, scheduler not)
@@ -603,7 +604,7 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
     if covered <= 1e-9:  # the cap sits below every prompt: the shortest prompts stand in
         return np.array([cap_tokens])
     p = (np.arange(_TTFT_POINTS) + 0.5) / _TTFT_POINTS * covered
-    return np.array([gamma_p_inverse(k, float(q)) * scale for q in p])
+    return gamma_p_inverse_array(k, p) * scale
 
 
 def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
