@@ -396,6 +396,8 @@ class _Engine:
         self.long_prefix_s = step.attn_s_per_pair * self.hit * w.input_tokens_mean * self.cv2
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
+        # what other modules work out on this engine and keep with it (planner.operating_point's solves by rate)
+        self.memo: dict[tuple[object, ...], Any] = {}
 
     # A step with a decode batch b and c prompt tokens costs  base(b) + max(decode(b) + c x token(b), floor(b)):
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
