@@ -321,24 +321,27 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
 
 def _by_batch(compute: _F) -> _F:
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
-    costs many times (the pace, the service moments, the waits, the quantiles). Kept in one table for every engine,
-    bounded (a plan visits ~5,000-7,000 engine batches), so engines kept on their replicas carry nothing extra."""
+    costs many times (the pace, the service moments, the waits, the quantiles). Kept on the engine, one table a
+    quantity keyed by the batch alone (a lookup a plan makes ~1,000 times: no key tuple to build and hash), each
+    bounded (a plan visits ~5,000-7,000 engine batches in all)."""
+    name = compute.__name__
+    _REMEMBERED.append(name)
 
     @wraps(compute)
     def remembered(engine: _Engine, batch: float) -> Any:
-        key = (engine, compute, batch)
-        value = _BY_BATCH.get(key)
+        table = engine.by_batch[name]
+        value = table.get(batch)
         if value is None:
-            if len(_BY_BATCH) >= _BY_BATCH_KEPT:
-                _BY_BATCH.clear()
-            value = _BY_BATCH[key] = compute(engine, batch)
+            if len(table) >= _BY_BATCH_KEPT:
+                table.clear()
+            value = table[batch] = compute(engine, batch)
         return value
 
     return cast(_F, remembered)
 
 
-_BY_BATCH: dict[tuple[object, object, float], Any] = {}
-_BY_BATCH_KEPT = 16384
+_REMEMBERED: list[str] = []  # the quantities _by_batch keeps, by name
+_BY_BATCH_KEPT = 4096  # batches a table keeps
 
 
 class _Engine:
@@ -354,6 +357,7 @@ class _Engine:
         context_tokens: float | None = None,
     ) -> None:
         w, dep = brief.workload, brief.deployment
+        self.by_batch: dict[str, dict[float, Any]] = {name: {} for name in _REMEMBERED}  # _by_batch's tables
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
@@ -499,12 +503,13 @@ class _Engine:
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
         chunks, s1, _, _ = self.service_moments(batch)
-        gap_s = self.decode_step_s(batch) + self.sched_s
+        step_s = self.decode_step_s(batch)
+        gap_s = step_s + self.sched_s
         interference = _interference(rate, s1, chunks, gap_s)
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
         return Pace(
             running_batch=batch,
-            decode_step_ms=self.decode_step_s(batch) * 1e3,
+            decode_step_ms=step_s * 1e3,
             slot_service_ms=s1 * 1e3,
             prefill_slot_busy=rate * s1,
             interference=interference,
