@@ -768,7 +768,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
-    batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
+    batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
@@ -793,8 +793,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
     """The CDF of equal-probability points (sorted), linear between them: np.interp(t, values, (i + 0.5) / n, left=0,
     right=1), the same arithmetic, for one t at a time without numpy's per-call cost."""
-    n = len(values)
-    probs = [(i + 0.5) / n for i in range(n)]
+    probs = _grid_probs(len(values))
     first, last = values[0], values[-1]
 
     def at(t: float) -> float:
@@ -809,6 +808,12 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
         return slope * (t - values[j]) + probs[j]
 
     return at
+
+
+@lru_cache(maxsize=16)
+def _grid_probs(n: int) -> tuple[float, ...]:
+    """(i + 0.5) / n for i < n: the probabilities of n equal-probability points (the same n every call of a plan)."""
+    return tuple((i + 0.5) / n for i in range(n))
 
 
 def _halley_invert(
