@@ -38,6 +38,7 @@ __all__ = [
     "gamma_p",
     "gamma_p_array",
     "gamma_p_inverse",
+    "gamma_p_inverse_array",
     "gamma_sums",
     "lowest_crossing",
     "root_in_bracket",
@@ -202,6 +203,49 @@ def _inverse_start(a: float, p: float) -> float:
         return max(1e-3, a * (1 - 1 / (9 * a) - z / (3 * math.sqrt(a))) ** 3)
     t = 1 - a * (0.253 + a * 0.12)  # ~P(a, 1)
     return (p / t) ** (1 / a) if p < t else 1 - math.log(1 - (p - t) / (1 - t))
+
+
+def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """gamma_p_inverse over a 1-d array of p, each strictly between 0 and 1, one shape a: the same start and Halley steps,
+    every element at once (gamma_p_array's few whole-array calls a step, not a scalar series an element), until every
+    element's step is within the scalar form's tolerance."""
+    p = np.asarray(p, dtype=np.float64)
+    a1 = a - 1
+    log_gamma_a = math.lgamma(a)
+    x = _inverse_start_array(a, p)
+    for _ in range(_INVERSE_STEPS):
+        error = gamma_p_array(a, x) - p
+        log_x = np.log(x)
+        if a > 1:  # the density's log around its mode a - 1, as gamma_p_inverse
+            log_a1 = math.log(a1)
+            log_density = a1 * (log_a1 - 1) - log_gamma_a - (x - a1) + a1 * (log_x - log_a1)
+        else:
+            log_density = -x + a1 * log_x - log_gamma_a
+        with np.errstate(divide="ignore"):  # an element already exact: a zero error, a zero step
+            log_newton = np.log(np.abs(error)) - log_density
+        # where the density vanishes no step can be trusted: the element stays (the scalar form stops there)
+        newton = np.where(log_newton > _LOG_MAX, 0.0, np.copysign(np.exp(np.minimum(log_newton, _LOG_MAX)), error))
+        step = newton / (1 - 0.5 * np.minimum(1.0, newton * (a1 / x - 1)))
+        moved = x - step
+        moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
+        settled = bool(np.all(np.abs(moved - x) <= _INVERSE_RTOL * x))
+        x = moved
+        if settled:
+            break
+    return np.asarray(x)
+
+
+def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """_inverse_start over an array of p."""
+    if a > 1:
+        tail = np.where(p < 0.5, p, 1 - p)
+        t = np.sqrt(-2 * np.log(tail))
+        z = (2.30753 + t * 0.27061) / (1 + t * (0.99229 + t * 0.04481)) - t  # normal quantile (A&S 26.2.22)
+        z = np.where(p < 0.5, -z, z)
+        return np.asarray(np.maximum(1e-3, a * (1 - 1 / (9 * a) - z / (3 * math.sqrt(a))) ** 3))
+    t = 1 - a * (0.253 + a * 0.12)  # ~P(a, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is computed for every p, kept where it holds
+        return np.asarray(np.where(p < t, (p / t) ** (1 / a), 1 - np.log(1 - (p - t) / (1 - t))))
 
 
 def _stirling_remainder(a: float) -> float:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -259,17 +259,44 @@ def _steady(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limi
 
 def _steady_paces(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None, dict[float, Pace]]:
     """_steady, and the paces the solve worked out by running batch (the solution's among them: its last check)."""
-    limit, which = _limit_of(brief, shape)
-    pace_of = _pace_fn(brief, shape, rate)
-    paces: dict[float, Pace] = {}
-
-    def kept(n: float) -> Pace:
-        if n not in paces:
-            paces[n] = pace_of(n)
-        return paces[n]
-
-    n, binding = solve_running_batch(rate, kept, limit)
+    _, which = _limit_of(brief, shape)
+    n, binding, _, paces = _solved(brief, shape, rate)
     return n, (which if binding is Limit.slots else binding), paces
+
+
+class _Solved(NamedTuple):
+    """One running-batch solve at a rate (_solve's answer) and the paces it worked out, by running batch."""
+
+    running_batch: float
+    binding: Limit | None
+    nearness: float  # to the most the replica holds in steady state: negative with one
+    paces: dict[float, Pace]
+
+
+def _solved(brief: Brief, shape: ReplicaShape, rate: float) -> _Solved:
+    """_solve at `rate` on the brief's own engine, worked out once per engine and rate: the capacity search's saturation
+    measure and its probe at the same rate, the operating point of each core design and the clause at the capacity all
+    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica."""
+    eng = engine(brief, shape)
+    key = ("solve", rate)
+    solved = eng.memo.get(key)
+    if solved is None:
+        limit, _ = _limit_of(brief, shape)
+        pace_of = _pace_fn(brief, shape, rate)
+        paces: dict[float, Pace] = {}
+
+        def kept(n: float) -> Pace:
+            if n not in paces:
+                paces[n] = pace_of(n)
+            return paces[n]
+
+        if len(eng.memo) >= _SOLVES_PER_ENGINE:
+            eng.memo.clear()
+        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit), paces)
+    return cast(_Solved, solved)
+
+
+_SOLVES_PER_ENGINE = 256
 
 
 def steady_state(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, Limit | None]:
@@ -301,9 +328,11 @@ REACHES_TARGET = 0.95  # a p95 at this share of its target or more at the capaci
 JUST_PAST = 1 + 4 * _CAPACITY_TOLERANCE  # a rate just past the capacity, beyond the search's bracket
 
 
-def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple[float, float]) -> str:
+def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple[float, float] | Callable[[], tuple[float, float]]) -> str:
     """What the plan has at the capacity rate, a clause in words, from (p95 TTFT, the judged p95) there and just past it:
-    the p95s that reach their targets there and not before (the one nearer its target first), else the jump past it."""
+    the p95s that reach their targets there and not before (the one nearer its target first), else the jump past it.
+    `past_ms` may be a function that works those out: it is asked only where no p95 reaches its target at the capacity
+    (a solve and two quantiles the usual clause does not read)."""
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
     names = ("p95 TTFT", f"p95 {brief.slo.itl_metric.value.upper()}")
     order = sorted(range(2), key=lambda i: -at_ms[i] / targets[i])
@@ -315,6 +344,7 @@ def reached_at_capacity(brief: Brief, at_ms: tuple[float, float], past_ms: tuple
         )
         return f"there {' and '.join(parts)}, not before"
     under = ", ".join(f"{names[i]} {num(at_ms[i], 'ms')} of {num(targets[i], 'ms')}" for i in order)
+    past_ms = past_ms() if callable(past_ms) else past_ms
     if not all(math.isfinite(v) for v in past_ms):
         return f"both p95s stay under their targets up to it ({under}); just past it the replica loses its steady state (the queue grows without bound)"
     jumped = " and ".join(f"{names[i]} to {num(past_ms[i], 'ms')}" for i in order if past_ms[i] > targets[i])
@@ -327,7 +357,7 @@ def _reached(brief: Brief, shape: ReplicaShape, capacity: float, at_capacity_ms:
     if not 0 < capacity < _CAPACITY_CEILING:
         return ""
     at = _p95s_at(brief, shape, capacity) if at_capacity_ms is None else at_capacity_ms
-    return reached_at_capacity(brief, at, _p95s_at(brief, shape, capacity * JUST_PAST))
+    return reached_at_capacity(brief, at, lambda: _p95s_at(brief, shape, capacity * JUST_PAST))
 
 
 def slo_capacity_rate(brief: Brief, shape: ReplicaShape) -> float:
@@ -387,19 +417,18 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     of its probes; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
     nearness: dict[float, float] = {}
-    limit, _ = _limit_of(brief, shape)
     eng = engine(brief, shape)
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
     def saturation(rate: float) -> float:
-        return _solve(rate, _pace_fn(brief, shape, rate), limit)[2]
+        return _solved(brief, shape, rate).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
         """The p95s at `rate` (those `needed`; nan for the other) and its distance from saturation; the full pair is
         kept for the clause on what is reached at the capacity."""
         if rate in probed:
             return probed[rate], nearness[rate]
-        n, _, nearness[rate] = _solve(rate, _pace_fn(brief, shape, rate), limit)
+        n, _, nearness[rate], _ = _solved(brief, shape, rate)
         if not math.isfinite(n):
             probed[rate] = (math.inf, math.inf)
             return probed[rate], nearness[rate]
@@ -540,7 +569,7 @@ def operating_point(
     admitted = rate if stable else full_batch_admission_rate(engine(brief, shape), rate, held)
     at = paces[held] if stable and held in paces else pace(brief, shape, admitted, held)
     if not stable:  # the prefill slot's load is the offered prompts', as the SLO budget's (the queue in front grows)
-        at = at.model_copy(update={"prefill_slot_busy": rate * at.slot_service_ms / 1e3})
+        at = at._replace(prefill_slot_busy=rate * at.slot_service_ms / 1e3)
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
     context = brief.running_context_tokens
     kv_gb = n * context * shape.kv_bytes_per_token / GB

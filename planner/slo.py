@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse_array, gamma_sums
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -112,8 +112,9 @@ class TradeoffPoint(_Model):
     longest_step_ms: float  # one engine step carrying a full prefill chunk: the worst single token gap
 
 
-class Pace(_Model):
-    """How fast one replica moves a request at a given load and running batch: what Little's law needs."""
+class Pace(NamedTuple):
+    """How fast one replica moves a request at a given load and running batch: what Little's law needs. A plain tuple,
+    not a model: the running-batch solves build ~100 of them a plan, and none leaves the planner."""
 
     running_batch: float
     decode_step_ms: float  # a pure decode step at the running batch (fixed overhead included, scheduler not)
@@ -320,24 +321,27 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
 
 def _by_batch(compute: _F) -> _F:
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
-    costs many times (the pace, the service moments, the waits, the quantiles). Kept in one table for every engine,
-    bounded (a plan visits ~5,000-7,000 engine batches), so engines kept on their replicas carry nothing extra."""
+    costs many times (the pace, the service moments, the waits, the quantiles). Kept on the engine, one table a
+    quantity keyed by the batch alone (a lookup a plan makes ~1,000 times: no key tuple to build and hash), each
+    bounded (a plan visits ~5,000-7,000 engine batches in all)."""
+    name = compute.__name__
+    _REMEMBERED.append(name)
 
     @wraps(compute)
     def remembered(engine: _Engine, batch: float) -> Any:
-        key = (engine, compute, batch)
-        value = _BY_BATCH.get(key)
+        table = engine.by_batch[name]
+        value = table.get(batch)
         if value is None:
-            if len(_BY_BATCH) >= _BY_BATCH_KEPT:
-                _BY_BATCH.clear()
-            value = _BY_BATCH[key] = compute(engine, batch)
+            if len(table) >= _BY_BATCH_KEPT:
+                table.clear()
+            value = table[batch] = compute(engine, batch)
         return value
 
     return cast(_F, remembered)
 
 
-_BY_BATCH: dict[tuple[object, object, float], Any] = {}
-_BY_BATCH_KEPT = 16384
+_REMEMBERED: list[str] = []  # the quantities _by_batch keeps, by name
+_BY_BATCH_KEPT = 4096  # batches a table keeps
 
 
 class _Engine:
@@ -353,6 +357,7 @@ class _Engine:
         context_tokens: float | None = None,
     ) -> None:
         w, dep = brief.workload, brief.deployment
+        self.by_batch: dict[str, dict[float, Any]] = {name: {} for name in _REMEMBERED}  # _by_batch's tables
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
@@ -395,6 +400,8 @@ class _Engine:
         self.long_prefix_s = step.attn_s_per_pair * self.hit * w.input_tokens_mean * self.cv2
         # uncached prompt tokens: gamma (shape k, scale); None when every prompt has the same length or is all cached
         self.gamma = (1 / self.cv2, self.uncached * self.cv2) if self.cv2 > 0 and self.uncached > 0 else None
+        # what other modules work out on this engine and keep with it (planner.operating_point's solves by rate)
+        self.memo: dict[tuple[object, ...], Any] = {}
 
     # A step with a decode batch b and c prompt tokens costs  base(b) + max(decode(b) + c x token(b), floor(b)):
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
@@ -496,12 +503,13 @@ class _Engine:
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
         chunks, s1, _, _ = self.service_moments(batch)
-        gap_s = self.decode_step_s(batch) + self.sched_s
+        step_s = self.decode_step_s(batch)
+        gap_s = step_s + self.sched_s
         interference = _interference(rate, s1, chunks, gap_s)
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
         return Pace(
             running_batch=batch,
-            decode_step_ms=self.decode_step_s(batch) * 1e3,
+            decode_step_ms=step_s * 1e3,
             slot_service_ms=s1 * 1e3,
             prefill_slot_busy=rate * s1,
             interference=interference,
@@ -603,7 +611,7 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
     if covered <= 1e-9:  # the cap sits below every prompt: the shortest prompts stand in
         return np.array([cap_tokens])
     p = (np.arange(_TTFT_POINTS) + 0.5) / _TTFT_POINTS * covered
-    return np.array([gamma_p_inverse(k, float(q)) * scale for q in p])
+    return gamma_p_inverse_array(k, p) * scale
 
 
 def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
@@ -760,7 +768,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
-    batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
+    batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
@@ -785,8 +793,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
     """The CDF of equal-probability points (sorted), linear between them: np.interp(t, values, (i + 0.5) / n, left=0,
     right=1), the same arithmetic, for one t at a time without numpy's per-call cost."""
-    n = len(values)
-    probs = [(i + 0.5) / n for i in range(n)]
+    probs = _grid_probs(len(values))
     first, last = values[0], values[-1]
 
     def at(t: float) -> float:
@@ -801,6 +808,12 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
         return slope * (t - values[j]) + probs[j]
 
     return at
+
+
+@lru_cache(maxsize=16)
+def _grid_probs(n: int) -> tuple[float, ...]:
+    """(i + 0.5) / n for i < n: the probabilities of n equal-probability points (the same n every call of a plan)."""
+    return tuple((i + 0.5) / n for i in range(n))
 
 
 def _halley_invert(

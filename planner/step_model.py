@@ -160,28 +160,32 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
 
 def step_times_s(k: Constants, tokens: FloatArray, seqs: FloatArray, kv_tokens: FloatArray, pairs: float) -> FloatArray:
     """step_time_s over arrays (one step per element), term for term the same arithmetic: where the planner costs a
-    grid of batches at once (the ITL quantiles' decode steps), one pass of numpy instead of a call per batch."""
-    weights = np.full(tokens.shape, k[WEIGHTS_S])
+    grid of batches at once (the ITL quantiles' decode steps), one pass of numpy instead of a call per batch. A term
+    whose constants are all zero is left out rather than added as zeros (x + 0 is x: the same sums, fewer passes)."""
+    weights: float | FloatArray = k[WEIGHTS_S]
     if k[EXPERTS_S] > 0.0:
-        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** np.maximum(tokens, 1.0))
+        weights = weights + k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** np.maximum(tokens, 1.0))
     reads = kv_tokens * k[KV_S_PER_TOKEN]
     if k[ROOFLINE] > 0.0:
-        weights += reads
+        weights = weights + reads
         reads = np.zeros(tokens.shape)
-    gemm = np.maximum(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
-    attention = reads + pairs * k[ATTN_S_PER_PAIR]
-    comm = np.zeros(tokens.shape)
+    step = np.maximum(weights, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
+    step = step + (reads + pairs * k[ATTN_S_PER_PAIR])  # the GEMMs and the attention
+    comm: float | FloatArray = 0.0
     if k[ALLREDUCES] > 0.0:
         one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
         two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
         comm = k[ALLREDUCES] * np.minimum(one_shot, two_shot)
-    comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]
-    comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]
-    lora = np.zeros(tokens.shape)
+    if k[A2A_LATENCY_S] != 0.0 or k[A2A_S_PER_TOKEN] != 0.0:
+        comm = comm + (k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN])
+    if k[PP_LATENCY_S] != 0.0 or k[PP_S_PER_TOKEN] != 0.0:
+        comm = comm + (k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN])
+    if not isinstance(comm, float):
+        step = step + comm
     if k[LORA_SLOTS] > 0.0:
         distinct = k[LORA_SLOTS] * (1.0 - (1.0 - 1.0 / k[LORA_SLOTS]) ** seqs) if k[LORA_SLOTS] > 1.0 else np.minimum(seqs, 1.0)
-        lora = distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S]
-    return np.asarray(gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S])
+        step = step + (distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S])
+    return np.asarray(step + k[OVERHEAD_S] + seqs * k[PER_SEQ_S])
 
 
 def chunk_pairs(done: float, take: float) -> float:

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from scipy.special import gammainc, gammaincinv
 
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, lowest_crossing, root_in_bracket
+from planner.numerics import (
+    bracket_root,
+    gamma_p,
+    gamma_p_array,
+    gamma_p_inverse,
+    gamma_p_inverse_array,
+    lowest_crossing,
+    root_in_bracket,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -58,6 +66,18 @@ def test_inverse_round_trips_and_matches_scipy(a: float):
         assert float(gammainc(a, x)) == pytest.approx(q, rel=1e-10)
         if q <= 0.999:  # above, p's own rounding (1e-16 of Q ~ 1e-9) moves x by ~1e-9 relative in both
             assert x == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("a", SHAPES)
+def test_array_inverse_is_the_scalar_inverse(a: float):
+    """The TTFT model's equal-probability prompt lengths (planner.slo) come from the array form: it must give the scalar
+    form's quantiles, and SciPy's, at every quantile whose x does not underflow."""
+    qs = np.array([q for q in QUANTILES if float(gammaincinv(a, q)) > 1e-300])
+    xs = gamma_p_inverse_array(a, qs)
+    assert gammainc(a, xs) == pytest.approx(qs, rel=1e-10)
+    body = qs <= 0.999  # above, P's rounding near 1 moves x by up to ~1e-7 (test_inverse_round_trips_and_matches_scipy)
+    assert xs[body] == pytest.approx([gamma_p_inverse(a, float(q)) for q in qs[body]], rel=1e-11)
+    assert xs[body] == pytest.approx(gammaincinv(a, qs[body]), rel=1e-10)
 
 
 @pytest.mark.parametrize("a", (10.0, 37.5, 1e3, 1e4))

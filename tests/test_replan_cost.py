@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import planner.operating_point as op
@@ -68,9 +70,10 @@ def test_the_capacity_clause_is_worked_out_once_a_capacity_key(monkeypatch: pyte
 
 
 def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The capacity is one of the search's probes: the clause works out both p95s there once, and the rate just past it
-    anew. (The capstone's p95 TTFT alone binds at its capacity, its p95 ITL meeting at higher rates: the search's last
-    probes there work out the TTFT only, so the clause's pair at the capacity is the one full evaluation.)"""
+    """The capacity is one of the search's probes: the clause works out both p95s there once, and not the rate just past
+    it, which it reads only where no p95 reaches its target at the capacity. (The capstone's p95 TTFT alone binds at its
+    capacity, its p95 ITL meeting at higher rates: the search's last probes there work out the TTFT only, so the
+    clause's pair at the capacity is the one full evaluation.)"""
     op._CAPACITIES.clear()
     rates: list[tuple[float, bool]] = []
     inner = op.judged_p95s_ms
@@ -82,7 +85,24 @@ def test_the_search_reuses_its_own_probe_at_the_capacity(monkeypatch: pytest.Mon
     monkeypatch.setattr(op, "judged_p95s_ms", counted)
     point = _operating_point(load_brief("capstone"))
     capacity = point.capacity_rate_per_s
-    assert rates.count((capacity, True)) == 1 and rates[-1] == (capacity * op.JUST_PAST, True)
+    assert rates.count((capacity, True)) == 1 and rates[-1] == (capacity, True)
+    assert point.capacity_reached.startswith("there p95 TTFT reaches its")
+
+
+def test_the_clause_looks_past_the_capacity_only_where_no_p95_binds_there() -> None:
+    """Where both p95s stay under their targets up to the capacity (the replica loses its steady state first), the
+    clause says what happens just past it, and only then does it ask for the p95s there."""
+    brief = load_brief("capstone")
+    asked: list[bool] = []
+
+    def past() -> tuple[float, float]:
+        asked.append(True)
+        return (math.inf, math.inf)
+
+    binding = op.reached_at_capacity(brief, (brief.slo.ttft_p95_ms * 0.99, 1.0), past)
+    assert binding.startswith("there p95 TTFT reaches its") and not asked
+    under = op.reached_at_capacity(brief, (brief.slo.ttft_p95_ms * 0.5, 1.0), past)
+    assert "just past it the replica loses its steady state" in under and asked == [True]
 
 
 def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:
