@@ -51,6 +51,7 @@ __all__ = [
     "multi_node_problems",
     "prefill_brief",
     "prefill_time_s",
+    "short_pools",
     "splits_summary",
 ]
 
@@ -477,6 +478,21 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
         run = kept == list(range(kept[0], kept[-1] + 1))
         words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} of them with N+1"
     return _splits_text(dis.splits, nodes, words)
+
+
+def short_pools(dis: DisaggAnalysis, brief: Brief, fixed_ms: float) -> tuple[bool, bool]:
+    """(prefill, decode): whether each pool misses the SLO on its own in `dis`, whatever the other gives. The prefill
+    pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait + prefill + KV transfer, the decode
+    steps left out) past the target; fewer prefill nodes only raise its busy share and wait. The decode pool: no
+    steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the target; more prefill nodes
+    leave it fewer replicas for the same load. So on the same general pool and load, every split with fewer prefill
+    nodes misses when the first holds, every split with more when the second does."""
+    slo = brief.slo
+    prefill_path_ms = fixed_ms + dis.prefill_wait_ms_p95 + dis.prefill_stage_ms_p95 + dis.transfer_ms_p95
+    prefill = dis.prefill_busy >= 1 or prefill_path_ms > slo.ttft_p95_ms
+    no_steady_decode = not math.isfinite(dis.decode_batch) or dis.decode_kv_fraction > 1
+    decode = no_steady_decode or slo.itl_metric.judged(dis.itl_p95_ms, dis.tpot_p95_ms) > slo.itl_p95_ms
+    return prefill, decode
 
 
 def _node_range(counts: list[int]) -> str:

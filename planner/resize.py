@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, long_pool_carries, replan, verdict_core, worked_out
+from planner.disagg import disaggregation_analysis, short_pools
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
@@ -104,20 +105,59 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     asks for, as `plan --set disaggregation.prefill_nodes=P` judges it, and that re-plan's margin. The split nearest
     `share` of the general pool (the stated brief's, by default) is tried first, then the ones next to it outwards, so
     the answer keeps the briefed balance as closely as the fleet allows. (None, the margin at `share`) when no split
-    of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom)."""
+    of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom).
+
+    A split whose prefill pool misses on its own rules out every split with fewer prefill nodes, one whose decode pool
+    does every split with more (_short_pools); such a split is not re-planned (the one nearest `share` is, for its
+    margin), and the search stops when the two sides meet: the splits skipped would all have missed."""
     general = _general_nodes(brief)
     if general < 2:
         return None, _meets(brief, headroom)[1]
     at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
     order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
     first_margin = math.inf
+    fewest, most = 1, general - 1  # the splits not ruled out yet
     for prefill in order:
-        holds, margin = _meets(brief.with_changes({"disaggregation.prefill_nodes": prefill}), headroom)
+        if not fewest <= prefill <= most:
+            continue
+        split = brief.with_changes({"disaggregation.prefill_nodes": prefill})
+        prefill_short, decode_short = _short_pools(split, headroom)
+        if prefill_short:
+            fewest = prefill + 1
+        if decode_short:
+            most = prefill - 1
+        if prefill != at and (prefill_short or decode_short):
+            continue  # it misses: only the split nearest `share` is re-planned for its margin
+        holds, margin = _meets(split, headroom)
         if holds:
             return prefill, margin
         if prefill == at:
             first_margin = margin
+        if fewest > most:
+            break
     return None, first_margin
+
+
+def _short_pools(brief: Brief, headroom: bool) -> tuple[bool, bool]:
+    """disagg.short_pools for the disaggregated brief at the load its split must carry: the peak (meets_check: the
+    verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools' SLO capacity, which
+    the capacity search finds where the two pools stop meeting the SLO). (False, False) where it tells nothing: a
+    deadline brief, speculative decoding (its ITL is not the decode pool's step), a brief that cannot be planned."""
+    if brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
+        return False, False
+    try:
+        core = verdict_core(resolve(brief))
+    except BriefError:
+        return False, False
+    dis = core.disaggregation
+    if dis is None:
+        return False, False
+    stated = brief.slo.headroom
+    if headroom and stated is not None:  # the pools at the load the capacity search tests, (1 + headroom) x the peak
+        # core.slo keeps the aggregated budget's point: its fixed request path is the one the analysis adds to the TTFT
+        rate = core.demand.request_rate_per_s * (1 + stated)
+        dis = disaggregation_analysis(core.brief, core.shape, core.pools, rate, core.slo, core.capacity, splits=False)
+    return short_pools(dis, core.brief, core.slo.point.fixed_ms)
 
 
 def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:
