@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, long_pool_carries, replan, verdict_core, worked_out
-from planner.disagg import disaggregation_analysis, short_pools
+from planner.disagg import short_pools
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
@@ -149,15 +149,12 @@ def _short_pools(brief: Brief, headroom: bool) -> tuple[bool, bool]:
         core = verdict_core(resolve(brief))
     except BriefError:
         return False, False
-    dis = core.disaggregation
-    if dis is None:
+    if core.disaggregation is None:
         return False, False
     stated = brief.slo.headroom
-    if headroom and stated is not None:  # the pools at the load the capacity search tests, (1 + headroom) x the peak
-        # core.slo keeps the aggregated budget's point: its fixed request path is the one the analysis adds to the TTFT
-        rate = core.demand.request_rate_per_s * (1 + stated)
-        dis = disaggregation_analysis(core.brief, core.shape, core.pools, rate, core.slo, core.capacity, splits=False)
-    return short_pools(dis, core.brief, core.slo.point.fixed_ms)
+    multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
+    # core.slo keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
+    return short_pools(core.brief, core.shape, core.pools, core.demand.request_rate_per_s * multiple, core.slo.point.fixed_ms)
 
 
 def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:
