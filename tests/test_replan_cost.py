@@ -166,7 +166,7 @@ def test_a_speculative_re_plan_plans_no_design_without_speculation(monkeypatch: 
 
 def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     """The two pools' SLO capacity (30 halvings of the load multiple) starts at the peak it crossed last time: a
-    nudged chat-disaggregated plan works out about a third of the pool analyses it did."""
+    nudged chat-disaggregated plan works out about half the pool analyses a cold one does."""
     from planner import plan
 
     stated = load_brief("chat-disaggregated")
