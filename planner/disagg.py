@@ -215,9 +215,9 @@ MAX_SPLITS = 24
 
 
 def _splits(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+    brief: Brief, shape: ReplicaShape, pshape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget
 ) -> tuple[SplitPoint, ...]:
-    """The design at each split of the general pool's nodes (the brief's own included)."""
+    """The design at each split of the general pool's nodes (the brief's own included); `pshape`: the prefill replica."""
     count = pools.general_nodes - 1
     if count < 1:
         return ()
@@ -226,7 +226,7 @@ def _splits(
     points = []
     for n in sorted({*range(1, count + 1, step), own}):
         other = brief.with_changes({"disaggregation.prefill_nodes": n})
-        load = _at_load(other, shape, pools, _split_of(other, shape, pools), rate_per_s, chunked.point.fixed_ms)
+        load = _at_load(other, shape, pools, _split_of(other, shape, pools, pshape), rate_per_s, chunked.point.fixed_ms)
         points.append(
             SplitPoint(
                 prefill_nodes=n,
@@ -272,10 +272,11 @@ class _Split(NamedTuple):
     transfer_p95: float
 
 
-def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools) -> _Split:
-    """The brief's split of the general pool (its prefill nodes, one node at least left to decode)."""
+def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaShape | None = None) -> _Split:
+    """The brief's split of the general pool (its prefill nodes, one node at least left to decode); `pshape`: its
+    prefill replica, when the caller has it (every split of the same nodes has the same)."""
     d, w, dep = brief.disaggregation, brief.workload, brief.deployment
-    pshape = _prefill_shape(brief)
+    pshape = _prefill_shape(brief) if pshape is None else pshape
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
     prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
     decode_nodes = pools.general_nodes - prefill_nodes
@@ -484,7 +485,7 @@ def disaggregation_analysis(
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
+    split_points = _splits(brief, shape, pshape, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
