@@ -54,7 +54,8 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-_COMPUTED_AFTER = {"variation": "headroom"}  # the field a part worked out on first read follows (else: architecture)
+# the field a part worked out on first read follows (else: architecture)
+_COMPUTED_AFTER = {"variation": "headroom", "mechanism_conclusion": "speculative"}
 
 
 def design_json(design: Design) -> dict[str, Any]:
