@@ -13,7 +13,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, long_pool_carries, replan, verdict_core, worked_out
+from planner.core import (
+    LONG_CONTEXT_NODES_LIMIT,
+    CoreDesign,
+    long_context_nodes_needed,
+    long_pool_carries,
+    replan,
+    verdict_core,
+    worked_out,
+)
 from planner.disagg import short_pools
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
@@ -76,9 +84,13 @@ def keeps_headroom(brief: Brief) -> tuple[bool, float]:
     return multiple >= 1 + stated, multiple
 
 
-def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
+def _meets(brief: Brief, headroom: bool, headroom_first: bool = False) -> tuple[bool, float]:
     """meets_check, and with `headroom` the stated slo.headroom kept too (its margin: the log of the capacity the
-    headroom asks for over what the pools keep, > 0 where they fall short)."""
+    headroom asks for over what the pools keep, > 0 where they fall short). `headroom_first`: a disaggregated brief
+    expected to meet, whose headroom is then read too: its re-plan with the SLO-capacity search is worked out first,
+    so the verdict's check reads that core (verdict_core) instead of a re-plan of its own."""
+    if headroom_first and headroom and brief.disaggregation.enabled:
+        keeps_headroom(brief)
     holds, margin = meets_check(brief)
     if not (holds and headroom) or brief.slo.headroom is None:
         return holds, margin
@@ -108,53 +120,55 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom).
 
     A split whose prefill pool misses on its own rules out every split with fewer prefill nodes, one whose decode pool
-    does every split with more (_short_pools); such a split is not re-planned (the one nearest `share` is, for its
-    margin), and the search stops when the two sides meet: the splits skipped would all have missed."""
+    does every split with more (_short_pools); such a split is not re-planned, and the search stops when the two sides
+    meet: the splits skipped would all have missed."""
     general = _general_nodes(brief)
     if general < 2:
         return None, _meets(brief, headroom)[1]
     at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
     order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
-    first_margin = math.inf
+    nearest = brief.with_changes({"disaggregation.prefill_nodes": at})
+    holds, first_margin = _meets(nearest, headroom, headroom_first=True)
+    if holds:
+        return at, first_margin
+    try:  # the nearest split's core, as _meets read it: its replica, pools, load and fixed path are every split's
+        fleet: CoreDesign | None = verdict_core(resolve(nearest))
+    except BriefError:
+        fleet = None
     fewest, most = 1, general - 1  # the splits not ruled out yet
     for prefill in order:
         if not fewest <= prefill <= most:
             continue
-        split = brief.with_changes({"disaggregation.prefill_nodes": prefill})
-        prefill_short, decode_short = _short_pools(split, headroom)
+        split = nearest if prefill == at else brief.with_changes({"disaggregation.prefill_nodes": prefill})
+        prefill_short, decode_short = _short_pools(split, fleet, headroom)
         if prefill_short:
             fewest = prefill + 1
         if decode_short:
             most = prefill - 1
-        if prefill != at and (prefill_short or decode_short):
-            continue  # it misses: only the split nearest `share` is re-planned for its margin
-        holds, margin = _meets(split, headroom)
+        if prefill == at or prefill_short or decode_short:
+            continue  # re-planned above, or it misses
+        holds, margin = _meets(split, headroom, headroom_first=True)
         if holds:
             return prefill, margin
-        if prefill == at:
-            first_margin = margin
-        if fewest > most:
-            break
     return None, first_margin
 
 
-def _short_pools(brief: Brief, headroom: bool) -> tuple[bool, bool]:
-    """disagg.short_pools for the disaggregated brief at the load its split must carry: the peak (meets_check: the
-    verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools' SLO capacity, which
-    the capacity search finds where the two pools stop meeting the SLO). (False, False) where it tells nothing: a
-    deadline brief, speculative decoding (its ITL is not the decode pool's step), a brief that cannot be planned."""
+def _short_pools(brief: Brief, fleet: CoreDesign | None, headroom: bool) -> tuple[bool, bool]:
+    """disagg.short_pools for a split of the fleet `fleet` is a core of (another split's: the replica, the pools,
+    the load and the fixed request path do not depend on it), at the load the split must carry: the peak (meets_check:
+    the verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools' SLO capacity,
+    where the capacity search finds the two pools stop meeting the SLO). (False, False) where it tells nothing: no
+    core, a deadline brief, speculative decoding (its ITL is not the decode pool's step)."""
+    if fleet is None or fleet.disaggregation is None:
+        return False, False
     if brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
-        return False, False
-    try:
-        core = verdict_core(resolve(brief))
-    except BriefError:
-        return False, False
-    if core.disaggregation is None:
         return False, False
     stated = brief.slo.headroom
     multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
-    # core.slo keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
-    return short_pools(core.brief, core.shape, core.pools, core.demand.request_rate_per_s * multiple, core.slo.point.fixed_ms)
+    split = fleet.brief.with_changes({"disaggregation.prefill_nodes": brief.disaggregation.prefill_nodes})  # resolved
+    # the core's SLO budget keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
+    rate = fleet.demand.request_rate_per_s * multiple
+    return short_pools(split, fleet.shape, fleet.pools, rate, fleet.slo.point.fixed_ms)
 
 
 def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:
