@@ -54,8 +54,7 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-# the field a part worked out on first read follows (else: architecture)
-_COMPUTED_AFTER = {"variation": "headroom", "mechanism_conclusion": "speculative"}
+_COMPUTED_AFTER = {"variation": "headroom"}  # the field a part worked out on first read follows (else: architecture)
 
 
 def design_json(design: Design) -> dict[str, Any]:

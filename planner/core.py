@@ -8,9 +8,9 @@ callback: failures and variations import this module directly.
 from __future__ import annotations
 
 import math
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
+from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision
@@ -72,20 +72,7 @@ class CoreDesign(BaseModel):
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
     disaggregation: DisaggAnalysis | None = None  # the prefill and decode pools when the brief disaggregates
     speculative: SpeculativeAnalysis | None = None  # speculation's gain by batch when the brief turns it on
-    _concludes: bool = PrivateAttr(default=False)  # a plan's own core (with its curves): its mechanism conclusion is read
-
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def mechanism_conclusion(self) -> str | None:
-        """What binds and which mechanism the design turns on, with the arithmetic (None: neither mechanism, or a
-        re-plan read for its figures). Worked out on first read: the Capacity page's conclusion, the document and the
-        JSON read it, and a disaggregated design's words re-plan each split that meets with a node lost
-        (disagg.splits_summary); a speculative one's compare with the design re-planned without speculation."""
-        if not self._concludes:
-            return None
-        spec, brief = self.speculative, self.brief
-        without = self.slo if spec is None else _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo
-        return mechanism_conclusion(brief, self.capacity, self.disaggregation, spec, without, self.slo, self.shape.gpus_per_replica)
+    mechanism_conclusion: str | None = None  # what binds and which mechanism the design turns on, with the arithmetic
 
 
 def _fatal_problems(brief: Brief, shape: ReplicaShape) -> tuple[Problem, ...]:
@@ -418,7 +405,7 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     )
     problems += _long_pool_problems(brief, long_util, pools, advise) + list(lora_problems) + engine_problems
     feasible = cap.utilization <= 1 and cap.kv_fraction <= 1 and op.stable and long_util <= 1 and adapters_fit and not engine_problems
-    dis, spec = None, None
+    dis, spec, aggregated = None, None, slo
     if brief.disaggregation.enabled:  # the prefill and decode pools replace the aggregated SLO budget
         dis = disaggregation_analysis(brief, shape, pools, dem.request_rate_per_s, slo, cap, splits=curves)  # every split: a curve
         op, dis = disaggregated_operating_point(brief, shape, pools, dem.request_rate_per_s, op, dis, slo, cap, with_capacity)
@@ -430,13 +417,15 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         spec = speculative_analysis(
             brief, shape, batch if math.isfinite(batch) else float(brief.deployment.max_num_seqs), brief.running_context_tokens
         )
+        if curves:  # the conclusion compares with the design without it
+            aggregated = _core_cached(brief.with_changes({"speculative.enabled": False}), False, False).slo
         slo = apply_speculation(slo, spec, brief, shape, modelled=dis is None)  # the decode pool's steps are not the latency model's
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     if feasible and not meets_slo and (dis is not None or not problems):  # a mechanism's own latency missed
         problems += _mechanism_misses(slo, dis, {p.field for p in problems})
-    core = CoreDesign(
+    return CoreDesign(
         brief=brief,
         shape=shape,
         pools=pools,
@@ -450,9 +439,8 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
+        mechanism_conclusion=mechanism_conclusion(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica) if curves else None,
     )
-    core._concludes = curves
-    return core
 
 
 def _mechanism_misses(slo: SloBudget, dis: DisaggAnalysis | None, named: set[str]) -> list[Problem]:

@@ -127,12 +127,6 @@ class Design(CoreDesign):
     def _failure_table(self) -> tuple[tuple[FailureMode, ...], FailureSummary]:
         return failure_modes(self._deferred.core, self._deferred.stated)
 
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def mechanism_conclusion(self) -> str | None:
-        """The core design's, worked out there on first read (CoreDesign.mechanism_conclusion)."""
-        return self._deferred.core.mechanism_conclusion
-
 
 def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
     """The core design of the one-node-lost row (its re-plan, cached), None when it cannot run at all."""
