@@ -50,6 +50,7 @@ __all__ = [
     "kv_transfer_s",
     "link_gbps_per_gpu",
     "multi_node_problems",
+    "pools_meet",
     "prefill_brief",
     "prefill_time_s",
     "short_pools",
@@ -820,6 +821,12 @@ def _steady_up_to(brief: Brief, shape: ReplicaShape, load: _Load) -> float:
     prefill = 1 / load.busy if load.busy > 0 else math.inf
     decode = decode_rate / load.d_rate if load.d_rate > 0 else math.inf
     return min(prefill, decode)
+
+
+def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> bool:
+    """Whether the brief's two pools meet the SLO at `rate_per_s` (the whole fleet's), `fixed_ms` the request path
+    outside the engine: the capacity search's test (capacity_scale)."""
+    return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
 
 
 def short_pools(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> tuple[bool, bool]:

@@ -22,7 +22,7 @@ from planner.core import (
     verdict_core,
     worked_out,
 )
-from planner.disagg import short_pools
+from planner.disagg import pools_meet, short_pools
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
@@ -84,21 +84,43 @@ def keeps_headroom(brief: Brief) -> tuple[bool, float]:
     return multiple >= 1 + stated, multiple
 
 
-def _meets(brief: Brief, headroom: bool, headroom_first: bool = False) -> tuple[bool, float]:
+def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
     """meets_check, and with `headroom` the stated slo.headroom kept too (its margin: the log of the capacity the
-    headroom asks for over what the pools keep, > 0 where they fall short). `headroom_first`: a disaggregated brief
-    expected to meet, whose headroom is then read too: its re-plan with the SLO-capacity search is worked out first,
-    so the verdict's check reads that core (verdict_core) instead of a re-plan of its own."""
-    if headroom_first and headroom and brief.disaggregation.enabled:
-        keeps_headroom(brief)
+    headroom asks for over what the pools keep, > 0 where they fall short)."""
     holds, margin = meets_check(brief)
     if not (holds and headroom) or brief.slo.headroom is None:
         return holds, margin
+    if _pools_keep_headroom(brief):
+        return True, margin
     kept, multiple = keeps_headroom(brief)
     if kept:
         return True, margin
     short = math.log((1 + brief.slo.headroom) / multiple) if multiple > 0 else math.inf
     return False, short if math.isfinite(short) else math.inf
+
+
+_ABOVE_HEADROOM = 1e-6  # how far above (1 + headroom) x the peak _pools_keep_headroom asks the pools to meet the SLO
+
+
+def _pools_keep_headroom(brief: Brief) -> bool:
+    """keeps_headroom for a disaggregated brief without a long-context pool, from the verdict's core and one evaluation
+    of its pools (disagg.pools_meet) instead of a re-plan with the SLO-capacity search: True when the two pools still
+    meet the SLO a millionth above (1 + slo.headroom) x the peak. The capacity search's bisection then ends above
+    (1 + headroom) too (within 2e-9 of the multiple where they stop), so its multiple keeps the headroom. False
+    when it cannot tell (keeps_headroom decides, and gives the multiple a margin reads)."""
+    stated, dep = brief.slo.headroom, brief.deployment
+    if stated is None or brief.objective.kind is not ObjectiveKind.latency or not brief.disaggregation.enabled:
+        return False
+    if dep.long_context_nodes > 0 and brief.workload.long_context_share > 0:  # its pool's limit counts too
+        return False
+    try:
+        core = verdict_core(resolve(brief))
+    except BriefError:
+        return False
+    if core.disaggregation is None:
+        return False
+    rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
+    return pools_meet(core.brief, core.shape, core.pools, rate, core.slo.point.fixed_ms)
 
 
 def _general_nodes(brief: Brief) -> int:
@@ -128,7 +150,7 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
     order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
     nearest = brief.with_changes({"disaggregation.prefill_nodes": at})
-    holds, first_margin = _meets(nearest, headroom, headroom_first=True)
+    holds, first_margin = _meets(nearest, headroom)
     if holds:
         return at, first_margin
     try:  # the nearest split's core, as _meets read it: its replica, pools, load and fixed path are every split's
@@ -147,7 +169,7 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
             most = prefill - 1
         if prefill == at or prefill_short or decode_short:
             continue  # re-planned above, or it misses
-        holds, margin = _meets(split, headroom, headroom_first=True)
+        holds, margin = _meets(split, headroom)
         if holds:
             return prefill, margin
     return None, first_margin
