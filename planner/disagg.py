@@ -275,9 +275,11 @@ class _Split(NamedTuple):
 
 def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaShape | None = None) -> _Split:
     """The brief's split of the general pool (its prefill nodes, one node at least left to decode); `pshape`: its
-    prefill replica, when the caller has it (every split of the same nodes has the same)."""
+    prefill replica, when the caller has it (every split of the same nodes has the same). A prefill pool with neither
+    its own TP nor its own step budget runs the decode pool's replica, `shape`."""
     d, w, dep = brief.disaggregation, brief.workload, brief.deployment
-    pshape = _prefill_shape(brief) if pshape is None else pshape
+    if pshape is None:
+        pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
     prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
     decode_nodes = pools.general_nodes - prefill_nodes
