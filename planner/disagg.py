@@ -459,7 +459,6 @@ def disaggregation_analysis(
     stage_mean, stage_p95 = split.stage_mean, split.stage_p95
     link = sending * link_gbps_per_gpu(brief) / 8 * d.transfer_efficiency
     p_rate, wait_mean, wait_p95, d_rate = load.p_rate, load.wait_mean, load.wait_p95, load.d_rate
-    gaps = max(brief.workload.output_tokens_mean - 1, 0.0)
     decode_short = load.decode_short
     step_ms, step_p95_ms = load.step_ms, load.step_p95_ms
     sched_ms = brief.latency.scheduler_ms
@@ -538,10 +537,7 @@ def disaggregation_analysis(
             "transfer": f"{num(mean_prompt, 'tokens')} x {num(kv_token / 1e3, 'kB')} = {num(mean_prompt * kv_token / 1e6, 'MB')}"
             f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
-            "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
-            f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps)"
-            f" {f'= {num(b)}' if math.isfinite(batch) else f'exceeds max-num-seqs {dep.max_num_seqs} (no steady state: the batch stays full)'};"
-            f" a pure decode step {num(step_ms, 'ms')}, at the p95 batch {num(step_p95_ms, 'ms')}",
+            "decode": _decode_words(analysis, brief, rate),
             "splits": _splits_text(split_points, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
@@ -550,6 +546,20 @@ def disaggregation_analysis(
 
     analysis._text = text
     return analysis
+
+
+def _decode_words(dis: DisaggAnalysis, brief: Brief, rate: float) -> str:
+    """A decode replica's load, batch (Little's law) and step, in words; `rate`: the general pool's requests per second
+    (the analysis's `decode` arithmetic, which a decode replica's operating point quotes)."""
+    batch, sched_ms, step_ms = dis.decode_batch, brief.latency.scheduler_ms, dis.decode_step_ms
+    gaps = max(brief.workload.output_tokens_mean - 1, 0.0)
+    full = f"exceeds max-num-seqs {brief.deployment.max_num_seqs} (no steady state: the batch stays full)"
+    return (
+        f"{num(rate, 'req/s')} / {dis.decode_replicas} = {num(dis.decode_rate_per_replica_per_s, 'req/s')} a decode replica;"
+        f" Little's law: batch = {num(dis.decode_rate_per_replica_per_s)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps)"
+        f" {f'= {num(batch)}' if math.isfinite(batch) else full}; a pure decode step {num(step_ms, 'ms')}, at the p95 batch"
+        f" {num(dis.decode_step_p95_ms, 'ms')}"
+    )
 
 
 def _splits_text(points: tuple[SplitPoint, ...], nodes: int, n_plus_one: str = "") -> str:
@@ -878,7 +888,7 @@ def disaggregated_operating_point(
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
         f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
         f" a prefill replica, {pct(dis.prefill_busy)} busy)",
-        "in_flight": f"a decode replica, pure decode steps: {dis.arithmetic['decode']}",
+        "in_flight": f"a decode replica, pure decode steps: {_decode_words(dis, brief, rate_per_s * pools.general_share)}",
         "tpot_ms": f"a pure decode step at {decode_batch_words(dis, brief.deployment.max_num_seqs)}: {num(dis.decode_step_ms, 'ms')}"
         f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
         "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
