@@ -19,13 +19,15 @@ the TTFT budget. `comparison` states both on the same brief.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ItlMetric, KvPrecision
+from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
+from planner.errors import BriefError
 from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
@@ -586,7 +588,8 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
     nodes = dis.prefill_nodes + dis.decode_nodes
     if not ok or not needs_n_plus_one(brief):
         return _splits_text(dis.splits, nodes)
-    kept = [n for n in ok if n_plus_one_check(brief.with_changes({"disaggregation.prefill_nodes": n}))[0]]
+    short = _short_with_a_node_lost(brief)
+    kept = [n for n in ok if not short(n) and n_plus_one_check(brief.with_changes({"disaggregation.prefill_nodes": n}))[0]]
     lost = [n for n in ok if n not in kept]
     if not lost:
         words = ", each with N+1"
@@ -596,6 +599,38 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
         run = kept == list(range(kept[0], kept[-1] + 1))
         words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} of them with N+1"
     return _splits_text(dis.splits, nodes, words)
+
+
+def _short_with_a_node_lost(brief: Brief) -> Callable[[int], bool]:
+    """Whether the split with n prefill nodes loses N+1 to a pool short on its own (short_pools) once a node is lost
+    and no spare steps in: the decode pool at n prefill nodes of the smaller general pool, or the prefill pool at n - 1,
+    the two designs n_plus_one_check re-plans; read on the one-node-lost row's core (the failure table's, for the
+    brief's own split). A split it names would be re-planned only to miss; False where it cannot tell."""
+    from planner.core import verdict_core
+    from planner.failures import Scenario, scenario_overrides
+    from planner.mechanisms import resolve
+
+    def never(n: int) -> bool:
+        return False
+
+    if brief.deployment.spare_nodes or brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
+        return never
+    try:
+        lost = verdict_core(resolve(brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost))))
+    except BriefError:
+        return never
+    if lost.disaggregation is None:
+        return never
+    rate, fixed_ms = lost.demand.request_rate_per_s, lost.slo.point.fixed_ms
+
+    def sides(n: int) -> tuple[bool, bool]:
+        try:
+            split = lost.brief.with_changes({"disaggregation.prefill_nodes": n})
+        except BriefError:
+            return False, False
+        return short_pools(split, lost.shape, lost.pools, rate, fixed_ms)
+
+    return lambda n: sides(n)[1] or (n > 1 and sides(n - 1)[0])
 
 
 def _node_range(counts: list[int]) -> str:
