@@ -799,23 +799,9 @@ _SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure sh
 _SCALE_CEILING = 1e4  # multiples of the peak: the search stops doubling past it
 
 
-def _reached(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, scale: float) -> str:
-    """reached_at_capacity for the two pools at `scale` x the peak (their SLO capacity) and just past it."""
-    split = _split_of(brief, shape, pools)
-
-    def p95s(m: float) -> tuple[float, float]:
-        load = _at_load(brief, shape, pools, split, rate_per_s * m, fixed_ms)
-        if not load.stable:
-            return math.inf, math.inf
-        return load.ttft_p95_ms, brief.slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms)
-
-    return reached_at_capacity(brief, p95s(scale), p95s(scale * JUST_PAST))
-
-
-def capacity_scale(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> tuple[float, str]:
-    """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
-    (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses. `fixed_ms`: the request
-    path outside the engine the TTFT adds."""
+def _loads(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> Callable[[float], _Load]:
+    """The brief's two pools at m x the peak `rate_per_s`, each multiple worked out once: what a capacity search tests
+    and what the capacity it finds reaches."""
     split = _split_of(brief, shape, pools)  # the split's replicas and a prompt's service: the same at every load
     loads: dict[float, _Load] = {}
 
@@ -823,6 +809,29 @@ def capacity_scale(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: 
         if m not in loads:
             loads[m] = _at_load(brief, shape, pools, split, rate_per_s * m, fixed_ms)
         return loads[m]
+
+    return at
+
+
+def _reached(brief: Brief, at: Callable[[float], _Load], scale: float) -> str:
+    """reached_at_capacity for the two pools at `scale` x the peak (their SLO capacity) and just past it."""
+
+    def p95s(m: float) -> tuple[float, float]:
+        load = at(m)
+        if not load.stable:
+            return math.inf, math.inf
+        return load.ttft_p95_ms, brief.slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms)
+
+    return reached_at_capacity(brief, p95s(scale), p95s(scale * JUST_PAST))
+
+
+def capacity_scale(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, at: Callable[[float], _Load] | None = None
+) -> tuple[float, str]:
+    """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
+    (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses. `fixed_ms`: the request
+    path outside the engine the TTFT adds; `at`: the pools' loads (_loads) when the caller reads them too."""
+    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if at is None else at
 
     def test(m: float) -> tuple[bool, float]:  # below the capacity: the pools meet the SLO; the p95s' margin steers
         load = at(m)
@@ -905,7 +914,8 @@ def disaggregated_operating_point(
     """The operating point of a decode replica at its own load (Little's law on pure decode steps), its capacity under
     the SLO where the binding pool reaches its target; and the analysis with that capacity and the binding pool."""
     fixed_ms = chunked.point.fixed_ms
-    scale, pool = capacity_scale(brief, shape, pools, rate_per_s, fixed_ms) if with_capacity else (math.nan, "")
+    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if with_capacity else None  # the search's, and what it reaches
+    scale, pool = capacity_scale(brief, shape, pools, rate_per_s, fixed_ms, at) if at is not None else (math.nan, "")
     d_rate = dis.decode_rate_per_replica_per_s
     capacity = scale * d_rate
     ctx = brief.running_context_tokens
@@ -917,7 +927,7 @@ def disaggregated_operating_point(
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
     which = {"prefill": "the prefill pool's queue (TTFT)", "decode": "the decode pool (ITL)", "neither": "neither pool"}.get(pool, "")
-    reached = _reached(brief, shape, pools, rate_per_s, fixed_ms, scale) if with_capacity and 0 < scale < _SCALE_CEILING else ""
+    reached = _reached(brief, at, scale) if at is not None and 0 < scale < _SCALE_CEILING else ""
     full = f"more than the {brief.deployment.max_num_seqs} sequences (max-num-seqs) a decode replica runs: no steady state"
     arithmetic = op.arithmetic | {
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
