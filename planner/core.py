@@ -420,7 +420,7 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     dem = demand(brief, shape)
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
-    op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity, with_seed=curves)
+    op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity and not brief.disaggregation.enabled, with_seed=curves)
     basis = _load_batch_basis(brief, op)
     rate = op.rate_per_replica_per_s
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch

@@ -19,12 +19,15 @@ the TTFT budget. `comparison` states both on the same brief.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.brief import Brief, ItlMetric, KvPrecision
+from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind
 from planner.capacity import Capacity
 from planner.catalog import gpu_spec
+from planner.errors import BriefError
 from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
 from planner.lengths import length_cv2
@@ -49,8 +52,10 @@ __all__ = [
     "kv_transfer_s",
     "link_gbps_per_gpu",
     "multi_node_problems",
+    "pools_meet",
     "prefill_brief",
     "prefill_time_s",
+    "short_pools",
     "splits_summary",
 ]
 
@@ -213,9 +218,9 @@ MAX_SPLITS = 24
 
 
 def _splits(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+    brief: Brief, shape: ReplicaShape, pshape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget
 ) -> tuple[SplitPoint, ...]:
-    """The design at each split of the general pool's nodes (the brief's own included)."""
+    """The design at each split of the general pool's nodes (the brief's own included); `pshape`: the prefill replica."""
     count = pools.general_nodes - 1
     if count < 1:
         return ()
@@ -223,17 +228,16 @@ def _splits(
     own = min(brief.disaggregation.prefill_nodes, count)
     points = []
     for n in sorted({*range(1, count + 1, step), own}):
-        other = disaggregation_analysis(
-            brief.with_changes({"disaggregation.prefill_nodes": n}), shape, pools, rate_per_s, chunked, cap, splits=False
-        )
+        other = brief.with_changes({"disaggregation.prefill_nodes": n})
+        load = _at_load(other, shape, pools, _split_of(other, shape, pools, pshape), rate_per_s, chunked.point.fixed_ms)
         points.append(
             SplitPoint(
                 prefill_nodes=n,
-                prefill_busy=other.prefill_busy,
-                decode_batch=other.decode_batch,
-                ttft_p95_ms=other.ttft_p95_ms,
-                itl_p95_ms=other.itl_p95_ms,
-                meets_slo=other.comparison.disaggregated_meets_slo,
+                prefill_busy=load.busy,
+                decode_batch=load.batch,
+                ttft_p95_ms=load.ttft_p95_ms,
+                itl_p95_ms=load.itl_p95_ms,
+                meets_slo=load.meets,
             )
         )
     return tuple(points)
@@ -250,17 +254,170 @@ def _prefill_more(need_nodes: int, general_nodes: int) -> str:
     )
 
 
+class _Split(NamedTuple):
+    """A split of the general pool's nodes, whatever the load: each pool's replicas, and a prompt's prefill steps and KV
+    transfer on them (seconds)."""
+
+    pshape: ReplicaShape  # a prefill replica
+    budget: int  # a prefill step's tokens
+    prefill_nodes: int
+    decode_nodes: int
+    p_replicas: int
+    d_replicas: int
+    mean_prompt: float  # tokens
+    p95_prompt: float  # tokens, capped at the TTFT's input cap
+    cv2: float  # the prompt length's squared coefficient of variation
+    service: float  # a mean prompt's prefill steps, its cached tokens skipped
+    stage_mean: float  # the mean covered prompt's (capped at the TTFT's input cap)
+    stage_p95: float
+    sending: int  # the GPUs a replica sends its KV from in parallel
+    transfer_mean: float
+    transfer_p95: float
+
+
+def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaShape | None = None) -> _Split:
+    """The brief's split of the general pool (its prefill nodes, one node at least left to decode); `pshape`: its
+    prefill replica, when the caller has it (every split of the same nodes has the same). A prefill pool with neither
+    its own TP nor its own step budget runs the decode pool's replica, `shape`."""
+    d, w, dep = brief.disaggregation, brief.workload, brief.deployment
+    if pshape is None:
+        pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
+    budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
+    prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
+    decode_nodes = pools.general_nodes - prefill_nodes
+    hit = brief.effective_hit_rate
+    cap_tokens = float(brief.slo.ttft_input_cap_tokens)
+    mean_prompt = min(w.input_tokens_mean, float(dep.max_model_len))
+    p95_prompt = min(w.input_tokens_p95, cap_tokens, float(dep.max_model_len))
+    covered = min(mean_prompt, cap_tokens)
+    sending = min(pshape.tp, shape.tp)  # each GPU sends its heads' share; a smaller side bounds the parallel links
+    return _Split(
+        pshape=pshape,
+        budget=budget,
+        prefill_nodes=prefill_nodes,
+        decode_nodes=decode_nodes,
+        p_replicas=max(prefill_nodes * pshape.replicas_per_node, 1),
+        d_replicas=max(decode_nodes * shape.replicas_per_node, 1),
+        mean_prompt=mean_prompt,
+        p95_prompt=p95_prompt,
+        cv2=length_cv2(w.input_tokens_mean, w.input_tokens_p95),
+        service=prefill_time_s(pshape, mean_prompt, mean_prompt * hit, budget),
+        stage_mean=prefill_time_s(pshape, covered, covered * hit, budget),
+        stage_p95=prefill_time_s(pshape, p95_prompt, p95_prompt * hit, budget),
+        sending=sending,
+        transfer_mean=kv_transfer_s(brief, mean_prompt, shape.kv_bytes_per_token, sending),
+        transfer_p95=kv_transfer_s(brief, p95_prompt, shape.kv_bytes_per_token, sending),
+    )
+
+
+class _Load(NamedTuple):
+    """The two pools of a split at one load: the figures the SLO is judged by (seconds, or ms as named)."""
+
+    rate: float  # the general pool's requests per second
+    p_rate: float  # a prefill replica's
+    busy: float  # a prefill replica's busy share
+    wait_mean: float  # the prefill-pool queue wait (M/G/1)
+    wait_p50: float
+    wait_p95: float
+    d_rate: float  # a decode replica's requests per second
+    batch: float  # a decode replica's running batch (Little's law); inf: the load needs more than max-num-seqs
+    kv_fraction: float  # of a decode replica's KV cache, at that batch (a full one without a steady state)
+    step_ms: float  # a pure decode step at the batch
+    step_p95_ms: float  # and at the p95 batch
+    ttft_p50_ms: float
+    ttft_p95_ms: float
+    itl_p50_ms: float
+    itl_p95_ms: float
+    stable: bool  # the prefill pool under 100% busy, the decode pool's batch within max-num-seqs and the KV cache
+    meets: bool  # stable, and the p95 TTFT and ITL within their targets
+
+    @property
+    def decode_short(self) -> bool:
+        """Prompts wait for a decode slot without bound: the decode batch the load needs does not fit."""
+        return not math.isfinite(self.batch) or self.kv_fraction > 1
+
+
+def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rate_per_s: float, fixed_ms: float) -> _Load:
+    """The split's two pools at `rate_per_s` (the whole fleet's), `fixed_ms` the request path outside the engine:
+
+    TTFT = fixed + prefill-pool wait + the prompt's prefill steps + KV transfer + the first decode steps
+    ITL  = a pure decode step at the decode pool's batch (+ the scheduler)"""
+    w, dep = brief.workload, brief.deployment
+    rate = rate_per_s * pools.general_share
+    sched = brief.latency.scheduler_ms / 1e3
+
+    # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
+    service = split.service
+    p_rate = rate / split.p_replicas
+    busy = p_rate * service
+    prefill_stable = busy < 1
+    second_moment = service**2 * (1 + split.cv2)  # service grows with the prompt: its CV^2 is the prompt's
+    wait_mean = p_rate * second_moment / (2 * (1 - busy)) if prefill_stable else math.inf
+    wait_p50 = _wait_quantile_s(busy, wait_mean, 0.5) if prefill_stable else math.inf
+    wait_p95 = _wait_quantile_s(busy, wait_mean, 0.95) if prefill_stable else math.inf
+
+    # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
+    ctx = brief.running_context_tokens
+    held = w.input_tokens_mean + w.output_tokens_mean
+    d_rate = rate / split.d_replicas
+    gaps = max(w.output_tokens_mean - 1, 0.0)
+
+    def step(batch: float) -> float:
+        return shape.decode_step_s(max(batch, 1.0), ctx)
+
+    def excess(batch: float) -> float:
+        step_s = step(batch)
+        return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
+
+    top = float(dep.max_num_seqs)
+    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
+    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
+    kv_fraction = b * held / shape.kv_capacity_tokens
+    decode_short = not math.isfinite(batch) or kv_fraction > 1  # prompts wait for a decode slot without bound
+    stable = prefill_stable and not decode_short
+    step_ms = step(b) * 1e3
+    step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
+    sched_ms = brief.latency.scheduler_ms
+    slot_wait = math.inf if decode_short else 0.0
+    ttft_p50 = fixed_ms + (wait_p50 + split.stage_mean + split.transfer_mean + slot_wait) * 1e3 + 1.5 * step_ms
+    ttft_p95 = fixed_ms + (wait_p95 + split.stage_p95 + split.transfer_p95 + slot_wait) * 1e3 + 2 * step_p95_ms
+    itl_p95 = step_p95_ms + sched_ms
+    judged = brief.slo.itl_metric.judged(itl_p95, itl_p95)
+    return _Load(
+        rate=rate,
+        p_rate=p_rate,
+        busy=busy,
+        wait_mean=wait_mean,
+        wait_p50=wait_p50,
+        wait_p95=wait_p95,
+        d_rate=d_rate,
+        batch=batch,
+        kv_fraction=kv_fraction,
+        step_ms=step_ms,
+        step_p95_ms=step_p95_ms,
+        ttft_p50_ms=ttft_p50,
+        ttft_p95_ms=ttft_p95,
+        itl_p50_ms=step_ms + sched_ms,
+        itl_p95_ms=itl_p95,
+        stable=stable,
+        meets=stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms,
+    )
+
+
 def disaggregation_analysis(
     brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
 ) -> DisaggAnalysis:
     """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
     (with `splits`, also every other split of the same nodes)."""
-    d, w, dep = brief.disaggregation, brief.workload, brief.deployment
-    pshape = _prefill_shape(brief)
-    budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
+    d, dep = brief.disaggregation, brief.deployment
+    split = _split_of(brief, shape, pools)
+    pshape, budget, prefill_nodes, decode_nodes = split.pshape, split.budget, split.prefill_nodes, split.decode_nodes
+    p_replicas, d_replicas, mean_prompt, service = split.p_replicas, split.d_replicas, split.mean_prompt, split.service
+    fixed = chunked.point.fixed_ms
+    load = _at_load(brief, shape, pools, split, rate_per_s, fixed)
+    rate, busy, batch, kv_fraction = load.rate, load.busy, load.batch, load.kv_fraction
+    hit = brief.effective_hit_rate
     problems: list[Problem] = []
-    prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
-    decode_nodes = pools.general_nodes - prefill_nodes
     if prefill_nodes != d.prefill_nodes or prefill_nodes == 0:
         problems.append(
             Problem(
@@ -269,28 +426,7 @@ def disaggregation_analysis(
                 change=f"set it below {pools.general_nodes}, or add nodes",
             )
         )
-    p_replicas = max(prefill_nodes * pshape.replicas_per_node, 1)
-    d_replicas = max(decode_nodes * shape.replicas_per_node, 1)
-    rate = rate_per_s * pools.general_share
-    hit = brief.effective_hit_rate
-    sched = brief.latency.scheduler_ms / 1e3
-
-    # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
-    cap_tokens = float(brief.slo.ttft_input_cap_tokens)
-    mean_prompt = min(w.input_tokens_mean, float(dep.max_model_len))
-    p95_prompt = min(w.input_tokens_p95, cap_tokens, float(dep.max_model_len))
-    cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
-    service = prefill_time_s(pshape, mean_prompt, mean_prompt * hit, budget)
-    stage_mean = prefill_time_s(pshape, min(mean_prompt, cap_tokens), min(mean_prompt, cap_tokens) * hit, budget)
-    stage_p95 = prefill_time_s(pshape, p95_prompt, p95_prompt * hit, budget)
-    p_rate = rate / p_replicas
-    busy = p_rate * service
-    stable = busy < 1
-    second_moment = service**2 * (1 + cv2)  # service grows with the prompt: its CV^2 is the prompt's
-    wait_mean = p_rate * second_moment / (2 * (1 - busy)) if stable else math.inf
-    wait_p50 = _wait_quantile_s(busy, wait_mean, 0.5) if stable else math.inf
-    wait_p95 = _wait_quantile_s(busy, wait_mean, 0.95) if stable else math.inf
-    if not stable:
+    if not busy < 1:
         problems.append(
             Problem(
                 field="disaggregation.prefill_nodes",
@@ -299,43 +435,16 @@ def disaggregation_analysis(
                 change=_prefill_more(math.ceil(rate * service / pshape.replicas_per_node), pools.general_nodes),
             )
         )
-
-    # --- the KV transfer -----------------------------------------------------------------------------------
-    kv_token = shape.kv_bytes_per_token
-    sending = min(pshape.tp, shape.tp)  # each GPU sends its heads' share; a smaller side bounds the parallel links
-    transfer_mean = kv_transfer_s(brief, mean_prompt, kv_token, sending)
-    transfer_p95 = kv_transfer_s(brief, p95_prompt, kv_token, sending)
-    link = sending * link_gbps_per_gpu(brief) / 8 * d.transfer_efficiency
-
-    # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
-    ctx = brief.running_context_tokens
-    held = w.input_tokens_mean + w.output_tokens_mean
-    d_rate = rate / d_replicas
-    gaps = max(w.output_tokens_mean - 1, 0.0)
-
-    def step(batch: float) -> float:
-        return shape.decode_step_s(max(batch, 1.0), ctx)
-
-    def excess(batch: float) -> float:
-        return d_rate * (gaps * (step(batch) + sched) + 1.5 * step(batch)) - batch
-
-    top = float(dep.max_num_seqs)
-    if excess(top) > 0:
-        batch = math.inf
-        stable = False
+    if not math.isfinite(batch):
         problems.append(
             Problem(
                 field="hardware.nodes",
-                problem=f"a decode replica cannot keep up with {num(d_rate, 'req/s')}: the batch the load needs exceeds max-num-seqs ({dep.max_num_seqs})",
+                problem=f"a decode replica cannot keep up with {num(load.d_rate, 'req/s')}: the batch the load needs exceeds max-num-seqs ({dep.max_num_seqs})",
                 change="give the decode pool more nodes (fewer prefill nodes, or more nodes in all)",
             )
         )
-    else:
-        batch = root_in_bracket(excess, 0.0, top, 1e-6)
-    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
-    kv_fraction = b * held / shape.kv_capacity_tokens
+    b = batch if math.isfinite(batch) else float(dep.max_num_seqs)  # with no steady state the batch stays full at max-num-seqs
     if kv_fraction > 1:
-        stable = False
         problems.append(
             Problem(
                 field="workload.kv_context_tokens",
@@ -345,15 +454,18 @@ def disaggregation_analysis(
                 else "give the decode pool more nodes (its KV cache is FP8 already)",
             )
         )
-    decode_short = not math.isfinite(batch) or kv_fraction > 1  # prompts wait for a decode slot without bound
-    step_ms = step(b) * 1e3
-    step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
+
+    # --- the figures the waterfalls and the arithmetic show ---------------------------------------------------
+    kv_token = shape.kv_bytes_per_token
+    sending, transfer_mean, transfer_p95 = split.sending, split.transfer_mean, split.transfer_p95
+    stage_mean, stage_p95 = split.stage_mean, split.stage_p95
+    link = sending * link_gbps_per_gpu(brief) / 8 * d.transfer_efficiency
+    p_rate, wait_mean, wait_p95, d_rate = load.p_rate, load.wait_mean, load.wait_p95, load.d_rate
+    decode_short = load.decode_short
+    step_ms, step_p95_ms = load.step_ms, load.step_p95_ms
     sched_ms = brief.latency.scheduler_ms
-    fixed = chunked.point.fixed_ms
-    slot_wait = math.inf if decode_short else 0.0
-    ttft_p50 = fixed + (wait_p50 + stage_mean + transfer_mean + slot_wait) * 1e3 + 1.5 * step_ms
-    ttft_p95 = fixed + (wait_p95 + stage_p95 + transfer_p95 + slot_wait) * 1e3 + 2 * step_p95_ms
-    itl_p50, itl_p95 = step_ms + sched_ms, step_p95_ms + sched_ms
+    ttft_p50, ttft_p95, itl_p50, itl_p95 = load.ttft_p50_ms, load.ttft_p95_ms, load.itl_p50_ms, load.itl_p95_ms
+    stable, meets = load.stable, load.meets
     fixed_parts = tuple(s for s in chunked.ttft_waterfall if not s.component.startswith(("queue wait", "prefill")))
     ttft_waterfall = (
         *fixed_parts[:3],
@@ -376,10 +488,8 @@ def disaggregation_analysis(
         WaterfallStep(component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
-    judged = brief.slo.itl_metric.judged(itl_p95, itl_p95)
-    meets = stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, pools, rate_per_s, chunked, cap) if splits else ()
+    split_points = _splits(brief, shape, pshape, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
@@ -429,10 +539,7 @@ def disaggregation_analysis(
             "transfer": f"{num(mean_prompt, 'tokens')} x {num(kv_token / 1e3, 'kB')} = {num(mean_prompt * kv_token / 1e6, 'MB')}"
             f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
-            "decode": f"{num(rate, 'req/s')} / {d_replicas} = {num(d_rate, 'req/s')} a decode replica; Little's law:"
-            f" batch = {num(d_rate)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps)"
-            f" {f'= {num(b)}' if math.isfinite(batch) else f'exceeds max-num-seqs {dep.max_num_seqs} (no steady state: the batch stays full)'};"
-            f" a pure decode step {num(step_ms, 'ms')}, at the p95 batch {num(step_p95_ms, 'ms')}",
+            "decode": _decode_words(analysis, brief, rate),
             "splits": _splits_text(split_points, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
@@ -441,6 +548,20 @@ def disaggregation_analysis(
 
     analysis._text = text
     return analysis
+
+
+def _decode_words(dis: DisaggAnalysis, brief: Brief, rate: float) -> str:
+    """A decode replica's load, batch (Little's law) and step, in words; `rate`: the general pool's requests per second
+    (the analysis's `decode` arithmetic, which a decode replica's operating point quotes)."""
+    batch, sched_ms, step_ms = dis.decode_batch, brief.latency.scheduler_ms, dis.decode_step_ms
+    gaps = max(brief.workload.output_tokens_mean - 1, 0.0)
+    full = f"exceeds max-num-seqs {brief.deployment.max_num_seqs} (no steady state: the batch stays full)"
+    return (
+        f"{num(rate, 'req/s')} / {dis.decode_replicas} = {num(dis.decode_rate_per_replica_per_s, 'req/s')} a decode replica;"
+        f" Little's law: batch = {num(dis.decode_rate_per_replica_per_s)} x ({num(gaps)} gaps x {num(step_ms + sched_ms, 'ms')} + 1.5 steps)"
+        f" {f'= {num(batch)}' if math.isfinite(batch) else full}; a pure decode step {num(step_ms, 'ms')}, at the p95 batch"
+        f" {num(dis.decode_step_p95_ms, 'ms')}"
+    )
 
 
 def _splits_text(points: tuple[SplitPoint, ...], nodes: int, n_plus_one: str = "") -> str:
@@ -467,7 +588,8 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
     nodes = dis.prefill_nodes + dis.decode_nodes
     if not ok or not needs_n_plus_one(brief):
         return _splits_text(dis.splits, nodes)
-    kept = [n for n in ok if n_plus_one_check(brief.with_changes({"disaggregation.prefill_nodes": n}))[0]]
+    short = _short_with_a_node_lost(brief)
+    kept = [n for n in ok if not short(n) and n_plus_one_check(brief.with_changes({"disaggregation.prefill_nodes": n}))[0]]
     lost = [n for n in ok if n not in kept]
     if not lost:
         words = ", each with N+1"
@@ -477,6 +599,38 @@ def splits_summary(dis: DisaggAnalysis, brief: Brief) -> str:
         run = kept == list(range(kept[0], kept[-1] + 1))
         words = f", {_node_range(kept) if run else ', '.join(map(str, kept))} of them with N+1"
     return _splits_text(dis.splits, nodes, words)
+
+
+def _short_with_a_node_lost(brief: Brief) -> Callable[[int], bool]:
+    """Whether the split with n prefill nodes loses N+1 to a pool short on its own (short_pools) once a node is lost
+    and no spare steps in: the decode pool at n prefill nodes of the smaller general pool, or the prefill pool at n - 1,
+    the two designs n_plus_one_check re-plans; read on the one-node-lost row's core (the failure table's, for the
+    brief's own split). A split it names would be re-planned only to miss; False where it cannot tell."""
+    from planner.core import verdict_core
+    from planner.failures import Scenario, scenario_overrides
+    from planner.mechanisms import resolve
+
+    def never(n: int) -> bool:
+        return False
+
+    if brief.deployment.spare_nodes or brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
+        return never
+    try:
+        lost = verdict_core(resolve(brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost))))
+    except BriefError:
+        return never
+    if lost.disaggregation is None:
+        return never
+    rate, fixed_ms = lost.demand.request_rate_per_s, lost.slo.point.fixed_ms
+
+    def sides(n: int) -> tuple[bool, bool]:
+        try:
+            split = lost.brief.with_changes({"disaggregation.prefill_nodes": n})
+        except BriefError:
+            return False, False
+        return short_pools(split, lost.shape, lost.pools, rate, fixed_ms)
+
+    return lambda n: sides(n)[1] or (n > 1 and sides(n - 1)[0])
 
 
 def _node_range(counts: list[int]) -> str:
@@ -634,16 +788,12 @@ def _pool_words(chunked: dict[str, str], dis: DisaggAnalysis, brief: Brief, fixe
 # --- the two pools' operating point and capacity under the SLO ---------------------------------------------
 
 
-def _meets(dis: DisaggAnalysis, brief: Brief) -> bool:
-    return dis.comparison.disaggregated_meets_slo
-
-
-def _binding_pool(dis: DisaggAnalysis, brief: Brief) -> str:
+def _binding_pool(load: _Load, brief: Brief) -> str:
     """The pool that misses first: the prefill queue for TTFT, the decode pool for the token gaps, or for every latency
     when it has no steady state (its batch slots or KV full: prompts wait for a slot without bound, the TTFT too)."""
-    if dis.prefill_busy >= 1:
+    if load.busy >= 1:
         return "prefill"
-    if not math.isfinite(dis.decode_batch) or dis.ttft_p95_ms <= brief.slo.ttft_p95_ms:
+    if not math.isfinite(load.batch) or load.ttft_p95_ms <= brief.slo.ttft_p95_ms:
         return "decode"
     return "prefill"
 
@@ -652,36 +802,45 @@ _SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure sh
 _SCALE_CEILING = 1e4  # multiples of the peak: the search stops doubling past it
 
 
-def _reached(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, scale: float) -> str:
+def _loads(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> Callable[[float], _Load]:
+    """The brief's two pools at m x the peak `rate_per_s`, each multiple worked out once: what a capacity search tests
+    and what the capacity it finds reaches."""
+    split = _split_of(brief, shape, pools)  # the split's replicas and a prompt's service: the same at every load
+    loads: dict[float, _Load] = {}
+
+    def at(m: float) -> _Load:
+        if m not in loads:
+            loads[m] = _at_load(brief, shape, pools, split, rate_per_s * m, fixed_ms)
+        return loads[m]
+
+    return at
+
+
+def _reached(brief: Brief, at: Callable[[float], _Load], scale: float) -> str:
     """reached_at_capacity for the two pools at `scale` x the peak (their SLO capacity) and just past it."""
 
     def p95s(m: float) -> tuple[float, float]:
-        dis = disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
-        if not dis.stable:
+        load = at(m)
+        if not load.stable:
             return math.inf, math.inf
-        return dis.ttft_p95_ms, brief.slo.itl_metric.judged(dis.itl_p95_ms, dis.tpot_p95_ms)
+        return load.ttft_p95_ms, brief.slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms)
 
     return reached_at_capacity(brief, p95s(scale), p95s(scale * JUST_PAST))
 
 
 def capacity_scale(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, at: Callable[[float], _Load] | None = None
 ) -> tuple[float, str]:
     """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
-    (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses."""
-
-    analyses: dict[float, DisaggAnalysis] = {}
-
-    def at(m: float) -> DisaggAnalysis:
-        if m not in analyses:
-            analyses[m] = disaggregation_analysis(brief, shape, pools, rate_per_s * m, chunked, cap, splits=False)
-        return analyses[m]
+    (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses. `fixed_ms`: the request
+    path outside the engine the TTFT adds; `at`: the pools' loads (_loads) when the caller reads them too."""
+    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if at is None else at
 
     def test(m: float) -> tuple[bool, float]:  # below the capacity: the pools meet the SLO; the p95s' margin steers
-        dis = at(m)
-        judged = brief.slo.itl_metric.judged(dis.itl_p95_ms, dis.tpot_p95_ms)
-        margin = slo_margin_of(dis.ttft_p95_ms, brief.slo.ttft_p95_ms, judged, brief.slo.itl_p95_ms) if dis.stable else math.inf
-        return _meets(dis, brief), margin
+        load = at(m)
+        judged = brief.slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms)
+        margin = slo_margin_of(load.ttft_p95_ms, brief.slo.ttft_p95_ms, judged, brief.slo.itl_p95_ms) if load.stable else math.inf
+        return load.meets, margin
 
     low, high, below = 0.0, 1.0, None
     holds, margin = test(high)
@@ -703,11 +862,11 @@ def capacity_scale(
     return low, _binding_pool(at(high), brief)
 
 
-def _steady_up_to(brief: Brief, shape: ReplicaShape, dis: DisaggAnalysis) -> float:
-    """The multiple of the load `dis` carries past which the pools have no steady state (disaggregation_analysis's
-    rules in closed form: the prefill pool 100% busy, or the decode batch the load needs past max-num-seqs or the KV
-    cache): where the capacity lies when the latency jumps to unbounded before it crosses a target. Only where a
-    capacity search looks first: its tests decide."""
+def _steady_up_to(brief: Brief, shape: ReplicaShape, load: _Load) -> float:
+    """The multiple of `load` past which the pools have no steady state (_at_load's rules in closed form: the prefill
+    pool 100% busy, or the decode batch the load needs past max-num-seqs or the KV cache): where the capacity lies
+    when the latency jumps to unbounded before it crosses a target. Only where a capacity search looks first: its
+    tests decide."""
     w = brief.workload
     ctx, sched, gaps = brief.running_context_tokens, brief.latency.scheduler_ms / 1e3, max(w.output_tokens_mean - 1, 0.0)
 
@@ -718,9 +877,30 @@ def _steady_up_to(brief: Brief, shape: ReplicaShape, dis: DisaggAnalysis) -> flo
     top = float(brief.deployment.max_num_seqs)
     kv_batch = shape.kv_capacity_tokens / (w.input_tokens_mean + w.output_tokens_mean)
     decode_rate = rate_at(min(top, kv_batch))
-    prefill = 1 / dis.prefill_busy if dis.prefill_busy > 0 else math.inf
-    decode = decode_rate / dis.decode_rate_per_replica_per_s if dis.decode_rate_per_replica_per_s > 0 else math.inf
+    prefill = 1 / load.busy if load.busy > 0 else math.inf
+    decode = decode_rate / load.d_rate if load.d_rate > 0 else math.inf
     return min(prefill, decode)
+
+
+def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> bool:
+    """Whether the brief's two pools meet the SLO at `rate_per_s` (the whole fleet's), `fixed_ms` the request path
+    outside the engine: the capacity search's test (capacity_scale)."""
+    return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
+
+
+def short_pools(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> tuple[bool, bool]:
+    """(prefill, decode): whether each pool of the brief's split misses the SLO on its own at `rate_per_s`, whatever
+    the other gives. The prefill pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait + prefill
+    + KV transfer, the decode steps left out) past the target; fewer prefill nodes only raise its busy share and wait.
+    The decode pool: no steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the target;
+    more prefill nodes leave it fewer replicas for the same load. So on the same general pool and load, every split
+    with fewer prefill nodes misses when the first holds, every split with more when the second does."""
+    split, slo = _split_of(brief, shape, pools), brief.slo
+    load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
+    prefill_path_ms = fixed_ms + (load.wait_p95 + split.stage_p95 + split.transfer_p95) * 1e3
+    prefill = not load.busy < 1 or prefill_path_ms > slo.ttft_p95_ms
+    decode = load.decode_short or slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) > slo.itl_p95_ms
+    return prefill, decode
 
 
 def disaggregated_operating_point(
@@ -736,7 +916,9 @@ def disaggregated_operating_point(
 ) -> tuple[OperatingPoint, DisaggAnalysis]:
     """The operating point of a decode replica at its own load (Little's law on pure decode steps), its capacity under
     the SLO where the binding pool reaches its target; and the analysis with that capacity and the binding pool."""
-    scale, pool = capacity_scale(brief, shape, pools, rate_per_s, chunked, cap) if with_capacity else (math.nan, "")
+    fixed_ms = chunked.point.fixed_ms
+    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if with_capacity else None  # the search's, and what it reaches
+    scale, pool = capacity_scale(brief, shape, pools, rate_per_s, fixed_ms, at) if at is not None else (math.nan, "")
     d_rate = dis.decode_rate_per_replica_per_s
     capacity = scale * d_rate
     ctx = brief.running_context_tokens
@@ -747,7 +929,7 @@ def disaggregated_operating_point(
     limit = None
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
-    reached = _reached(brief, shape, pools, rate_per_s, chunked, cap, scale) if with_capacity and 0 < scale < _SCALE_CEILING else ""
+    reached = _reached(brief, at, scale) if at is not None and 0 < scale < _SCALE_CEILING else ""
     decode = (  # past the capacity a decode pool whose batch runs full has no steady state: its slots or KV bind, not its gaps
         "the decode pool's batch (max-num-seqs or its KV, full just past it)"
         if "loses its steady state" in reached
@@ -759,7 +941,7 @@ def disaggregated_operating_point(
         "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
         f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
         f" a prefill replica, {pct(dis.prefill_busy)} busy)",
-        "in_flight": f"a decode replica, pure decode steps: {dis.arithmetic['decode']}",
+        "in_flight": f"a decode replica, pure decode steps: {_decode_words(dis, brief, rate_per_s * pools.general_share)}",
         "tpot_ms": f"a pure decode step at {decode_batch_words(dis, brief.deployment.max_num_seqs)}: {num(dis.decode_step_ms, 'ms')}"
         f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
         "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"

@@ -14,7 +14,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
-from planner.core import LONG_CONTEXT_NODES_LIMIT, long_context_nodes_needed, long_pool_carries, replan, verdict_core, worked_out
+from planner.core import (
+    LONG_CONTEXT_NODES_LIMIT,
+    CoreDesign,
+    long_context_nodes_needed,
+    long_pool_carries,
+    replan,
+    verdict_core,
+    worked_out,
+)
+from planner.disagg import pools_meet, short_pools
 from planner.errors import BriefError
 from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
 from planner.figures import resolve as path_value
@@ -82,11 +91,37 @@ def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
     holds, margin = meets_check(brief)
     if not (holds and headroom) or brief.slo.headroom is None:
         return holds, margin
+    if _pools_keep_headroom(brief):
+        return True, margin
     kept, multiple = keeps_headroom(brief)
     if kept:
         return True, margin
     short = math.log((1 + brief.slo.headroom) / multiple) if multiple > 0 else math.inf
     return False, short if math.isfinite(short) else math.inf
+
+
+_ABOVE_HEADROOM = 1e-6  # how far above (1 + headroom) x the peak _pools_keep_headroom asks the pools to meet the SLO
+
+
+def _pools_keep_headroom(brief: Brief) -> bool:
+    """keeps_headroom for a disaggregated brief without a long-context pool, from the verdict's core and one evaluation
+    of its pools (disagg.pools_meet) instead of a re-plan with the SLO-capacity search: True when the two pools still
+    meet the SLO a millionth above (1 + slo.headroom) x the peak. The capacity search's bisection then ends above
+    (1 + headroom) too (within 2e-9 of the multiple where they stop), so its multiple keeps the headroom. False
+    when it cannot tell (keeps_headroom decides, and gives the multiple a margin reads)."""
+    stated, dep = brief.slo.headroom, brief.deployment
+    if stated is None or brief.objective.kind is not ObjectiveKind.latency or not brief.disaggregation.enabled:
+        return False
+    if dep.long_context_nodes > 0 and brief.workload.long_context_share > 0:  # its pool's limit counts too
+        return False
+    try:
+        core = verdict_core(resolve(brief))
+    except BriefError:
+        return False
+    if core.disaggregation is None:
+        return False
+    rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
+    return pools_meet(core.brief, core.shape, core.pools, rate, core.slo.point.fixed_ms)
 
 
 def _general_nodes(brief: Brief) -> int:
@@ -105,20 +140,58 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     asks for, as `plan --set disaggregation.prefill_nodes=P` judges it, and that re-plan's margin. The split nearest
     `share` of the general pool (the stated brief's, by default) is tried first, then the ones next to it outwards, so
     the answer keeps the briefed balance as closely as the fleet allows. (None, the margin at `share`) when no split
-    of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom)."""
+    of the general pool meets. With `headroom`, a split also keeps the stated slo.headroom (keeps_headroom).
+
+    A split whose prefill pool misses on its own rules out every split with fewer prefill nodes, one whose decode pool
+    does every split with more (_short_pools); such a split is not re-planned, and the search stops when the two sides
+    meet: the splits skipped would all have missed."""
     general = _general_nodes(brief)
     if general < 2:
         return None, _meets(brief, headroom)[1]
     at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
     order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
-    first_margin = math.inf
+    nearest = brief.with_changes({"disaggregation.prefill_nodes": at})
+    holds, first_margin = _meets(nearest, headroom)
+    if holds:
+        return at, first_margin
+    try:  # the nearest split's core, as _meets read it: its replica, pools, load and fixed path are every split's
+        fleet: CoreDesign | None = verdict_core(resolve(nearest))
+    except BriefError:
+        fleet = None
+    fewest, most = 1, general - 1  # the splits not ruled out yet
     for prefill in order:
-        holds, margin = _meets(brief.with_changes({"disaggregation.prefill_nodes": prefill}), headroom)
+        if not fewest <= prefill <= most:
+            continue
+        split = nearest if prefill == at else brief.with_changes({"disaggregation.prefill_nodes": prefill})
+        prefill_short, decode_short = _short_pools(split, fleet, headroom)
+        if prefill_short:
+            fewest = prefill + 1
+        if decode_short:
+            most = prefill - 1
+        if prefill == at or prefill_short or decode_short:
+            continue  # re-planned above, or it misses
+        holds, margin = _meets(split, headroom)
         if holds:
             return prefill, margin
-        if prefill == at:
-            first_margin = margin
     return None, first_margin
+
+
+def _short_pools(brief: Brief, fleet: CoreDesign | None, headroom: bool) -> tuple[bool, bool]:
+    """disagg.short_pools for a split of the fleet `fleet` is a core of (another split's: the replica, the pools,
+    the load and the fixed request path do not depend on it), at the load the split must carry: the peak (meets_check:
+    the verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools' SLO capacity,
+    where the capacity search finds the two pools stop meeting the SLO). (False, False) where it tells nothing: no
+    core, a deadline brief, speculative decoding (its ITL is not the decode pool's step)."""
+    if fleet is None or fleet.disaggregation is None:
+        return False, False
+    if brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
+        return False, False
+    stated = brief.slo.headroom
+    multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
+    split = fleet.brief.with_changes({"disaggregation.prefill_nodes": brief.disaggregation.prefill_nodes})  # resolved
+    # the core's SLO budget keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
+    rate = fleet.demand.request_rate_per_s * multiple
+    return short_pools(split, fleet.shape, fleet.pools, rate, fleet.slo.point.fixed_ms)
 
 
 def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:

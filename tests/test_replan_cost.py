@@ -24,19 +24,19 @@ def _cold_planner() -> None:
     _clear_all()
 
 
-def _count_pool_analyses(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[object]:
-    """The disaggregation analyses worked out from here on, each call's arguments (counted where `modules` call it)."""
+def _count_pool_analyses(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The two pools worked out at a load from here on (disagg._at_load: a disaggregation analysis, a capacity-search
+    test, another split of the nodes), each call's arguments."""
     import planner.disagg as disagg
 
     analyses: list[object] = []
-    inner = disagg.disaggregation_analysis
+    inner = disagg._at_load
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         analyses.append(args)
         return inner(*args, **kwargs)
 
-    for module in modules:
-        monkeypatch.setattr(module, "disaggregation_analysis", counted)
+    monkeypatch.setattr(disagg, "_at_load", counted)
     return analyses
 
 
@@ -123,9 +123,8 @@ def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.Mo
     """Every other split of the nodes is a trade-off curve for the plan's own page: a failure row or a verdict-only
     re-plan reads none of them (each was one more pool analysis, up to 24 a re-plan)."""
     import planner.core as core_module
-    import planner.disagg as disagg
 
-    analyses = _count_pool_analyses(monkeypatch, disagg, core_module)
+    analyses = _count_pool_analyses(monkeypatch)
     brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.duty_cycle": 0.31}))
     replanned = core_module.verdict_only(brief)
     assert replanned.disaggregation is not None and replanned.disaggregation.splits == () and len(analyses) == 1
@@ -208,16 +207,15 @@ def test_a_plan_re_plans_the_design_without_speculation_only_when_its_conclusion
 
 def test_a_slider_move_finds_the_pools_capacity_near_where_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     """The two pools' SLO capacity (30 halvings of the load multiple) starts at the peak it crossed last time: a
-    nudged chat-disaggregated plan works out about a third of the pool analyses it did."""
-    import planner.disagg as disagg
+    nudged chat-disaggregated plan works out about half the pool analyses a cold one does."""
     from planner import plan
 
     stated = load_brief("chat-disaggregated")
     plan(stated)
-    analyses = _count_pool_analyses(monkeypatch, disagg)
+    analyses = _count_pool_analyses(monkeypatch)
     nudged = plan(stated.with_changes({"workload.request_rate": 200.2}))
     assert nudged.disaggregation is not None and nudged.operating_point.capacity_rate_per_s > 0
-    assert len(analyses) <= 120  # 237 when each search started afresh
+    assert len(analyses) <= 70  # 120 when each search starts afresh
 
 
 def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -314,19 +312,14 @@ def test_a_disaggregated_design_writes_only_its_own_analysis_text(monkeypatch: p
     from planner import plan
 
     written: list[int] = []  # the split points of each text written
-    inner, analyses = disagg_module._splits_text, disagg_module.disaggregation_analysis
-    made: list[bool] = []
+    inner = disagg_module._splits_text
+    made = _count_pool_analyses(monkeypatch)
 
     def counted(points, nodes, n_plus_one=""):  # type: ignore[no-untyped-def]
         written.append(len(points))
         return inner(points, nodes, n_plus_one)
 
-    def analysed(*args, **kwargs):  # type: ignore[no-untyped-def]
-        made.append(True)
-        return analyses(*args, **kwargs)
-
     monkeypatch.setattr(disagg_module, "_splits_text", counted)
-    monkeypatch.setattr(disagg_module, "disaggregation_analysis", analysed)
     # its stated 30% headroom is short, and the fleet that keeps it is a search of its own (resize.headroom_fix): not stated here
     design = plan(load_brief("chat-disaggregated").with_changes({"slo.headroom": None}))
     # the texts with splits to read: the design's own. The conclusion's N+1 words (disagg.splits_summary) re-plan the 4
@@ -535,7 +528,7 @@ def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: py
     from planner.core import replan
 
     brief = resolve(load_brief("chat-disaggregated").with_changes({"workload.request_rate": 200.2, "hardware.nodes": 15}))
-    analyses = _count_pool_analyses(monkeypatch, disagg)
+    analyses = _count_pool_analyses(monkeypatch)
     core = replan(brief)
     assert core.disaggregation is not None and len(analyses) <= 8
     op = core.operating_point
