@@ -379,6 +379,7 @@ class _Engine:
         self.longest_uncached = (dep.max_model_len - 1) * (1 - self.hit)  # prompts are clipped at max-model-len
         self.longest_prompt = float(dep.max_model_len - 1)
         self.output = w.output_tokens_mean
+        self.output_p95 = w.output_tokens_p95
         # A prompt token's GEMMs, its attention over the cached prefix and the uncached tokens before it, and the chunk's
         # read of its context's KV (one chunk: the prefix and itself). A prompt of L tokens has h L cached and (1 - h) L
         # uncached, so its attention, (1 - h) L x (h L + ((1 - h) L + 1) / 2) pairs, grows as L²: `quad_s` per uncached
@@ -957,10 +958,11 @@ def _ttft_s(wt: _Wait, q: float) -> float:
 def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
     """(interference, its p95 share over a reply's lifetime, TPOT p50, TPOT p95) in seconds.
 
-    A reply of g gaps lasts g x TPOT; the prompts arriving meanwhile (Poisson, mean m) each add their steps' extra
-    time e (beyond the decode steps they stand in for). TPOT p95 = the p95 decode gap + k95 x e / g, k95 the 95th
-    percentile of the prompts a reply sees: Poisson for few, a normal approximation of the compound sum (prompt
-    sizes vary) for many. One-gap replies get no spread from averaging: their TPOT is one gap.
+    A reply of g gaps lasts g x gap plus the extra time e (beyond the decode steps they stand in for) of the prompts
+    arriving meanwhile, and each one lengthens it and so lets more in: an M/G/1 busy period started by g x gap of work,
+    mean g x gap / (1 - rho), variance g x gap x r E[e²] / (1 - rho)³ (Takács). Its mean gap (TPOT) is the decode gap +
+    a gamma with mean gap rho / (1 - rho) and that variance / g², averaged over the replies' lengths (E[1/g]: short
+    replies spread most); its p95 excess over the mean and the p95 batch's (B + 1.645 √B) add in quadrature.
     """
     batch = wt.batch
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
@@ -971,33 +973,46 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
         return rho_i, rho_i, math.inf, math.inf
     served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
     tpot_s = gap_s / (1 - rho_i)
-    gaps = max(eng.output - 1, 1.0)
     extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
-    seen = served * gaps * tpot_s  # prompts arriving during one reply
-    # When most replies see no prompt at all, the 95th percentile reply sees none either, while the figure reported
-    # as p50 is the mean gap with the interference spread over every reply: the p95 is held at least at that figure.
-    tpot_p95_s = max(gap_p95_s + _prompts_p95(seen, eng.cv2) * extra_s / gaps, tpot_s)
+    extra_sq = extra_s * extra_s + max(wt.s2 - wt.s1 * wt.s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
+    var = gap_s * served * extra_sq / (1 - rho_i) ** 3 * _inverse_gaps_mean(eng.output, eng.output_p95)
+    excess = tpot_s - gap_s
+    shape = excess * excess / var if var > 0 else math.inf
+    spread_s = gamma_p_inverse(shape, 0.95) * excess / shape - excess if math.isfinite(shape) and shape > 0 else 0.0
+    # at the p95 batch the decode gap is longer, stretched by the interference as the mean gap is: the two p95
+    # excesses over the mean, independent, add in quadrature
+    batch_s = (gap_p95_s - gap_s) / (1 - rho_i)
+    tpot_p95_s = tpot_s + math.hypot(max(spread_s, 0.0), batch_s)
     return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
 
 
 _ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
-_POISSON_EXACT_BELOW = 30.0  # mean prompts a reply sees: below this the Poisson quantile is summed exactly
+_GAPS_SUMMED = 512  # reply lengths summed one by one up to this; the longer ones in closed form
 
 
-def _prompts_p95(mean: float, cv2: float) -> float:
-    """95th percentile of the prompt work a reply sees, in mean prompts: Poisson count for a small mean, the compound
-    sum's normal approximation (sizes with CV² cv2) for a large one."""
-    if mean <= 0:
-        return 0.0
-    if mean >= _POISSON_EXACT_BELOW:
-        return mean + P95_Z * math.sqrt(mean * (1 + cv2))
-    term = total = math.exp(-mean)
-    k = 0
-    while total < 0.95:
-        k += 1
-        term *= mean / k
-        total += term
-    return float(k)
+@lru_cache(maxsize=256)
+def _inverse_gaps_mean(mean: float, p95: float) -> float:
+    """E[1 / gaps] over the replies with a gap (two tokens or more; gaps = tokens - 1), lengths gamma with this mean and
+    p95 rounded to whole tokens, as the simulator draws them."""
+    cv2 = length_cv2(mean, p95)
+    if cv2 <= 0:
+        return 1 / max(round(mean) - 1, 1)
+    k, scale = 1 / cv2, mean * cv2
+    edges = (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale  # tokens n in [n - 1/2, n + 1/2): n = 2 ..
+    cdf = gamma_p_array(k, edges)
+    shares = np.diff(cdf)
+    gaps = np.arange(1, _GAPS_SUMMED, dtype=np.float64)
+    with_gap = 1 - cdf[0]
+    if with_gap <= 0:
+        return 1.0
+    # longer replies (1 / gaps ~ 1 / tokens there): E[1 / X; X > a] = Q(k - 1, a / scale) / (scale (k - 1)) for a gamma
+    # of shape k > 1; for a more skewed one, their share over their mean length, E[X; X > a] / P(X > a)
+    rest = 1 - cdf[-1]
+    if k > 1:
+        longer = (1 - gamma_p(k - 1, edges[-1])) / (scale * (k - 1))
+    else:
+        longer = rest * rest / (mean * (1 - gamma_p(k + 1, edges[-1]))) if rest > 1e-12 else 0.0
+    return float((np.sum(shares / gaps) + longer) / with_gap)
 
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
@@ -1391,8 +1406,9 @@ def _percentile_text() -> str:
     return (
         "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (zero with probability 1 -"
         " busy, else gamma with the M/G/1 wait's first two moments) + the fixed request path. ITL: the quantiles of a"
-        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk. TPOT: a reply's mean gap, p95 at the"
-        " p95 batch and the p95 interference over its lifetime."
+        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk. TPOT: a reply's mean gap, the decode"
+        " gap + its interference; p95 from a gamma spread as an M/G/1 busy period started by the reply's own steps (over"
+        " the replies' lengths) and by the batch (B ± √B)."
     )
 
 
@@ -1465,8 +1481,10 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
             f" - {num(p.chunks_mean)} x {num(p.decode_step_ms + lat.scheduler_ms, 'ms')} of decode they also do)) = {num(p.tpot_p50_ms, 'ms')}"
         ),
         "tpot_p95_ms": (
-            f"({num(p.decode_step_p95_ms, 'ms')} step at batch {num(p.running_batch_p95)} + {num(lat.scheduler_ms, 'ms')})"
-            f" / (1 - {pct(p.rho_interference_p95)} p95 interference share) = {num(p.tpot_p95_ms, 'ms')}"
+            f"{num(p.tpot_p50_ms, 'ms')} + the p95 excesses, in quadrature, of a reply's interference (mean"
+            f" {num(p.itl_interference_ms, 'ms')}: a gamma spread as a busy period's, prompts arriving during a reply lengthen it"
+            f" and so let more in: variance over (1 - {pct(p.rho_interference)})³, most for short replies) and of the batch"
+            f" ({num(p.decode_step_p95_ms, 'ms')} step at its p95 {num(p.running_batch_p95)}, stretched as the mean gap) = {num(p.tpot_p95_ms, 'ms')}"
         ),
         "longest_step_ms": (
             f"one engine step at the p95 batch carrying a full prefill chunk: {num(p.step_fixed_ms, 'ms')} fixed + the larger of the chunk's"
