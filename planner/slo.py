@@ -712,29 +712,65 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
-    """c -> P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
-    remainder (uniform), counted per chunk. What does not depend on c is worked out once, for the inversion's many
-    calls."""
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> Callable[[float], float]:
+    """c -> P(a step carrying prompt tokens carries c or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk; in a `packed` share of those steps the next queued prompt rides in the room
+    the chunk leaves (the engine fills a step's token budget first come first served), the two capped at the room.
+    What does not depend on c is worked out once, for the inversion's many calls."""
     if eng.gamma is None:
         whole = min(eng.uncached, room)
-        return lambda c: 0.0 if c < 0 else (1.0 if c >= whole else 0.0)
+        both = min(whole + eng.uncached, room)
+        return lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)
     k, scale = eng.gamma
     if not math.isfinite(room):
         return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
-        return lambda c: 0.0 if c < 0 else (1.0 if c >= top else gamma_cdf(k, c / scale))
+
+        def whole_cdf(c: float) -> float:
+            if c < 0:
+                return 0.0
+            if c >= room:
+                return 1.0
+            alone = 1.0 if c >= top else gamma_cdf(k, c / scale)
+            return (1 - packed) * alone + packed * gamma_cdf(2 * k, c / scale)  # two prompts' tokens: gamma(2k)
+
+        return whole_cdf
     long_share = 1 - gamma_cdf(k, room / scale)
+    log_norm = math.lgamma(k + 1)
 
     def cdf(c: float) -> float:
         if c < 0:
             return 0.0
         if c >= room:
             return 1.0
-        return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+        z = c / scale
+        short = gamma_cdf(k, z)
+        alone = short + long_share * c / room
+        if packed <= 0:
+            return min(alone / chunks, 1.0)
+        # a remainder R ~ U(0, room) and a prompt U beside it: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room
+        below = max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0  # P(k + 1, z)
+        together = gamma_cdf(2 * k, z) + long_share * (c * short - k * scale * below) / room
+        return min(((1 - packed) * alone + packed * together) / chunks, 1.0)
 
     return cdf
+
+
+def _packed_share(rate: float, decode_s: float, mixed_s: float, mixed_share: float) -> float:
+    """Share of the steps carrying prompt tokens that carry a second prompt too: a step takes the prompts that arrived
+    during the step before it (Poisson at `rate`), a decode step (`decode_s`) or one carrying a prompt (`mixed_s`, a
+    `mixed_share` of the steps): P(two or more arrived) / P(one or more did) over the two."""
+
+    def arrivals(step_s: float) -> tuple[float, float]:  # (P(N >= 1), P(N >= 2)) for N ~ Poisson(rate x step)
+        mean = rate * step_s
+        none = math.exp(-mean)
+        return 1 - none, 1 - none * (1 + mean)
+
+    one_d, two_d = arrivals(decode_s)
+    one_m, two_m = arrivals(mixed_s)
+    some = (1 - mixed_share) * one_d + mixed_share * one_m
+    return ((1 - mixed_share) * two_d + mixed_share * two_m) / some if some > 0 else 0.0
 
 
 _Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
@@ -760,13 +796,21 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
+    if math.isfinite(room) and share > 0:  # the engine packs a queued prompt into the room a chunk leaves
+        packed = _packed_share(served, gap_s, s1 / chunks, share)
+        chunk_mean = eng.uncached / chunks
+        riding = packed * min(eng.uncached, max(room - chunk_mean, 0.0))  # fewer, fuller steps carry the same tokens
+        mixed_per_s *= chunk_mean / (chunk_mean + riding) if chunk_mean > 0 else 1.0
+        share = mixed_per_s / (mixed_per_s + decode_per_s)
+    else:
+        packed = 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.clip(batch + _Z_GRID * sd, 1.0, float(eng.seqs))
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     pure_cdf = _grid_cdf(decode_gaps.tolist())
-    chunk_cdf = _chunk_cdf(eng, room, chunks)
+    chunk_cdf = _chunk_cdf(eng, room, chunks, packed)
 
     def cdf(t: float) -> float:
         pure = pure_cdf(t)
@@ -780,7 +824,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high)
-    return tuple(found[q] for q in qs), share, s1 / chunks
+    return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
@@ -1406,9 +1450,9 @@ def _percentile_text() -> str:
     return (
         "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (zero with probability 1 -"
         " busy, else gamma with the M/G/1 wait's first two moments) + the fixed request path. ITL: the quantiles of a"
-        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk. TPOT: a reply's mean gap, the decode"
-        " gap + its interference; p95 from a gamma spread as an M/G/1 busy period started by the reply's own steps (over"
-        " the replies' lengths) and by the batch (B ± √B)."
+        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk (some with a queued prompt packed beside"
+        " it). TPOT: a reply's mean gap, the decode gap + its interference; p95 from a gamma spread as an M/G/1 busy period"
+        " started by the reply's own steps (over the replies' lengths) and by the batch (B ± √B)."
     )
 
 
@@ -1468,7 +1512,8 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
         ),
         "itl_p50_ms": (
             f"{pct(1 - p.mixed_step_share)} of token gaps are pure decode steps ({num(p.decode_step_ms, 'ms')} + {num(lat.scheduler_ms, 'ms')}"
-            f" scheduler at batch {num(p.running_batch)}), {pct(p.mixed_step_share)} carry a prefill chunk (mean {num(p.mixed_step_ms, 'ms')}):"
+            f" scheduler at batch {num(p.running_batch)}), {pct(p.mixed_step_share)} carry a prefill chunk (mean {num(p.mixed_step_ms, 'ms')},"
+            " some with a queued prompt packed into the room the chunk leaves):"
             f" median gap {num(p.itl_p50_ms, 'ms')}"
         ),
         "itl_p95_ms": (
