@@ -771,7 +771,7 @@ def _pair_cdf(k: float) -> Callable[[float], float]:
         return lambda z: gamma_cdf(2 * k, z)
     top = gamma_p_inverse(2 * k, 1 - 1e-9)
     step = top / (_PAIR_POINTS - 1)
-    values = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
+    values: list[float] = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
 
     def at(z: float) -> float:
         if z >= top:
