@@ -556,7 +556,7 @@ def test_the_one_node_lost_row_is_planned_only_where_the_plan_reads_it(monkeypat
     monkeypatch.setattr(design_module, "failure_mode", counted_row)
     design = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 60.06}))
     assert not rows and design.verdict.availability_ok is False
-    lost = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 53.0}))
+    lost = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 49.0}))  # N+1 lost from x1.535 (46 req/s)
     assert rows == [Scenario.one_node_lost] and lost.verdict.meets_slo and not lost.verdict.availability_ok
     assert any(p.problem.startswith("no N+1: with one node lost") for p in lost.verdict.problems)
     met = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 30.06}))
