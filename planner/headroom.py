@@ -198,12 +198,14 @@ def _load(stated: Brief) -> float:
     return w.request_rate if w.rate_given and w.request_rate is not None else (w.users or 0) * w.duty_cycle
 
 
-def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
+def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: float = math.inf) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
     the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
-    the traffic it turned at last time, else just past where the tiers overflow (_hit_rate_turn); the two ends of the
-    halvings' last bracket there usually decide every midpoint (grid_search.around_guess)."""
+    the traffic it turned at last time, else the closed forms' `predicted` turn (the pools' SLO capacity, N+1's) where it
+    comes before the tiers overflow (the hit rate holds till then, so they hold), else just past where the tiers
+    overflow (_hit_rate_turn); the two ends of the halvings' last bracket there usually decide every midpoint
+    (grid_search.around_guess)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
@@ -215,7 +217,11 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
             return last / load
         width = (high - low) / 2**_REPLAN_BISECTIONS
         turn = _hit_rate_turn(stated, low, high, width)
-        return None if turn is None else min(turn + width, (turn + high) / 2)
+        closed = predicted if low < predicted < high else None  # the closed forms hold below the tiers' turn
+        if turn is None:
+            return closed
+        past_turn = min(turn + width, (turn + high) / 2)
+        return closed if closed is not None and closed < past_turn else past_turn
 
     def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
         return meets(_at_traffic(stated, multiple)), math.nan
@@ -245,6 +251,16 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
     return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+
+
+def _lost_node_guess(core: CoreDesign) -> float:
+    """Where N+1 is likely lost, from the closed forms: the general pool's SLO-capacity multiple with one node's replicas
+    gone (a spare node replaces it: no loss). Only where the re-planned limit looks first; the re-plans decide."""
+    pools, general = core.pools, _general_limit(core).multiple
+    if core.brief.deployment.spare_nodes > 0 or pools.general_nodes < 2 or not math.isfinite(general):
+        return general
+    left = pools.general_replicas * (pools.general_nodes - 1) / pools.general_nodes
+    return general * left / pools.general_replicas
 
 
 def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
@@ -359,7 +375,8 @@ def headroom(
         limits = [_deadline_limit(core, goal), *([_n_plus_one_deadline(one_node_lost)] if n_plus_one else [])]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
-        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
+        predicted = min(guess, _lost_node_guess(core) if n_plus_one else math.inf)  # the closed forms' turn at this hit rate
+        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo, predicted))
     elif n_plus_one:
         limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]

@@ -384,6 +384,7 @@ class _Engine:
         self.longest_uncached = (dep.max_model_len - 1) * (1 - self.hit)  # prompts are clipped at max-model-len
         self.longest_prompt = float(dep.max_model_len - 1)
         self.output = w.output_tokens_mean
+        self.output_p95 = w.output_tokens_p95
         # A prompt token's GEMMs, its attention over the cached prefix and the uncached tokens before it, and the chunk's
         # read of its context's KV (one chunk: the prefix and itself). A prompt of L tokens has h L cached and (1 - h) L
         # uncached, so its attention, (1 - h) L x (h L + ((1 - h) L + 1) / 2) pairs, grows as L²: `quad_s` per uncached
@@ -719,29 +720,91 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float) -> Callable[[float], float]:
-    """c -> P(a prefill chunk carries c tokens or fewer): short prompts ride whole, long ones in full chunks plus a
-    remainder (uniform), counted per chunk. What does not depend on c is worked out once, for the inversion's many
-    calls."""
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> Callable[[float], float]:
+    """c -> P(a step carrying prompt tokens carries c or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk; in a `packed` share of those steps the next queued prompt rides in the room
+    the chunk leaves (the engine fills a step's token budget first come first served), the two capped at the room.
+    What does not depend on c is worked out once, for the inversion's many calls."""
     if eng.gamma is None:
         whole = min(eng.uncached, room)
-        return lambda c: 0.0 if c < 0 else (1.0 if c >= whole else 0.0)
+        both = min(whole + eng.uncached, room)
+        return lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)
     k, scale = eng.gamma
     if not math.isfinite(room):
         return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
-        return lambda c: 0.0 if c < 0 else (1.0 if c >= top else gamma_cdf(k, c / scale))
+        pair_whole = _pair_cdf(k)
+
+        def whole_cdf(c: float) -> float:
+            if c < 0:
+                return 0.0
+            if c >= room:
+                return 1.0
+            alone = 1.0 if c >= top else gamma_cdf(k, c / scale)
+            return (1 - packed) * alone + packed * pair_whole(c / scale)  # two prompts' tokens: gamma(2k)
+
+        return whole_cdf
     long_share = 1 - gamma_cdf(k, room / scale)
+    log_norm = math.lgamma(k + 1)
+    pair = _pair_cdf(k)
 
     def cdf(c: float) -> float:
         if c < 0:
             return 0.0
         if c >= room:
             return 1.0
-        return min((gamma_cdf(k, c / scale) + long_share * c / room) / chunks, 1.0)
+        z = c / scale
+        short = gamma_cdf(k, z)
+        alone = short + long_share * c / room
+        if packed <= 0:
+            return min(alone / chunks, 1.0)
+        # a remainder R ~ U(0, room) and a prompt U beside it: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room
+        below = max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0  # P(k + 1, z)
+        together = pair(z) + long_share * (c * short - k * scale * below) / room
+        return min(((1 - packed) * alone + packed * together) / chunks, 1.0)
 
     return cdf
+
+
+_PAIR_POINTS = 256  # the table of two prompts' tokens CDF, up to where it is 1 within 1e-9
+
+
+@lru_cache(maxsize=64)
+def _pair_cdf(k: float) -> Callable[[float], float]:
+    """z -> P(two prompts' uncached tokens <= z x scale) = P(2k, z): for 2k >= 3 (a density flat at 0), linear between
+    the points of a table (within 4e-4; one vectorized evaluation a prompt-length shape instead of one incomplete gamma
+    per call of the inversions), else the incomplete gamma itself."""
+    if 2 * k < 3:
+        return lambda z: gamma_cdf(2 * k, z)
+    top = gamma_p_inverse(2 * k, 1 - 1e-9)
+    step = top / (_PAIR_POINTS - 1)
+    values: list[float] = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
+
+    def at(z: float) -> float:
+        if z >= top:
+            return 1.0
+        i = int(z / step)
+        low = values[i]
+        return low + (values[i + 1] - low) * (z / step - i)
+
+    return at
+
+
+def _packed_share(rate: float, decode_s: float, mixed_s: float, mixed_share: float) -> float:
+    """Share of the steps carrying prompt tokens that carry a second prompt too: a step takes the prompts that arrived
+    during the step before it (Poisson at `rate`), a decode step (`decode_s`) or one carrying a prompt (`mixed_s`, a
+    `mixed_share` of the steps): P(two or more arrived) / P(one or more did) over the two."""
+
+    def arrivals(step_s: float) -> tuple[float, float]:  # (P(N >= 1), P(N >= 2)) for N ~ Poisson(rate x step)
+        mean = rate * step_s
+        none = math.exp(-mean)
+        return 1 - none, 1 - none * (1 + mean)
+
+    one_d, two_d = arrivals(decode_s)
+    one_m, two_m = arrivals(mixed_s)
+    some = (1 - mixed_share) * one_d + mixed_share * one_m
+    return ((1 - mixed_share) * two_d + mixed_share * two_m) / some if some > 0 else 0.0
 
 
 _Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
@@ -767,13 +830,21 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
+    if math.isfinite(room) and share > 0:  # the engine packs a queued prompt into the room a chunk leaves
+        packed = _packed_share(served, gap_s, s1 / chunks, share)
+        chunk_mean = eng.uncached / chunks
+        riding = packed * min(eng.uncached, max(room - chunk_mean, 0.0))  # fewer, fuller steps carry the same tokens
+        mixed_per_s *= chunk_mean / (chunk_mean + riding) if chunk_mean > 0 else 1.0
+        share = mixed_per_s / (mixed_per_s + decode_per_s)
+    else:
+        packed = 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
     rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     pure_cdf = _grid_cdf(decode_gaps.tolist())
-    chunk_cdf = _chunk_cdf(eng, room, chunks)
+    chunk_cdf = _chunk_cdf(eng, room, chunks, packed)
 
     def cdf(t: float) -> float:
         pure = pure_cdf(t)
@@ -787,7 +858,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high)
-    return tuple(found[q] for q in qs), share, s1 / chunks
+    return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
@@ -970,10 +1041,11 @@ def _ttft_s(wt: _Wait, q: float) -> float:
 def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
     """(interference, its p95 share over a reply's lifetime, TPOT p50, TPOT p95) in seconds.
 
-    A reply of g gaps lasts g x TPOT; the prompts arriving meanwhile (Poisson, mean m) each add their steps' extra
-    time e (beyond the decode steps they stand in for). TPOT p95 = the p95 decode gap + k95 x e / g, k95 the 95th
-    percentile of the prompts a reply sees: Poisson for few, a normal approximation of the compound sum (prompt
-    sizes vary) for many. One-gap replies get no spread from averaging: their TPOT is one gap.
+    A reply of g gaps lasts g x gap plus the extra time e (beyond the decode steps they stand in for) of the prompts
+    arriving meanwhile, and each one lengthens it and so lets more in: an M/G/1 busy period started by g x gap of work,
+    mean g x gap / (1 - rho), variance g x gap x r E[e²] / (1 - rho)³ (Takács). Its mean gap (TPOT) is the decode gap +
+    a gamma with mean gap rho / (1 - rho) and that variance / g², averaged over the replies' lengths (E[1/g]: short
+    replies spread most); its p95 excess over the mean and the p95 batch's (B + 1.645 √B) add in quadrature.
     """
     batch = wt.batch
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
@@ -984,33 +1056,58 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
         return rho_i, rho_i, math.inf, math.inf
     served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
     tpot_s = gap_s / (1 - rho_i)
-    gaps = max(eng.output - 1, 1.0)
     extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
-    seen = served * gaps * tpot_s  # prompts arriving during one reply
-    # When most replies see no prompt at all, the 95th percentile reply sees none either, while the figure reported
-    # as p50 is the mean gap with the interference spread over every reply: the p95 is held at least at that figure.
-    tpot_p95_s = max(gap_p95_s + _prompts_p95(seen, eng.cv2) * extra_s / gaps, tpot_s)
+    extra_sq = extra_s * extra_s + max(wt.s2 - wt.s1 * wt.s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
+    var = gap_s * served * extra_sq / (1 - rho_i) ** 3 * _inverse_gaps_mean(eng.output, eng.output_p95)
+    excess = tpot_s - gap_s
+    shape = excess * excess / var if var > 0 else math.inf
+    spread_s = _gamma_p95(shape) * excess / shape - excess if math.isfinite(shape) and shape > 0 else 0.0
+    # at the p95 batch the decode gap is longer, stretched by the interference as the mean gap is: the two p95
+    # excesses over the mean, independent, add in quadrature
+    batch_s = (gap_p95_s - gap_s) / (1 - rho_i)
+    tpot_p95_s = tpot_s + math.hypot(max(spread_s, 0.0), batch_s)
     return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
 
 
 _ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
-_POISSON_EXACT_BELOW = 30.0  # mean prompts a reply sees: below this the Poisson quantile is summed exactly
+_WILSON_HILFERTY_FROM = 10.0  # gamma shapes from here: the cube-root normal p95, within 0.03% (its excess within 0.08%)
 
 
-def _prompts_p95(mean: float, cv2: float) -> float:
-    """95th percentile of the prompt work a reply sees, in mean prompts: Poisson count for a small mean, the compound
-    sum's normal approximation (sizes with CV² cv2) for a large one."""
-    if mean <= 0:
-        return 0.0
-    if mean >= _POISSON_EXACT_BELOW:
-        return mean + P95_Z * math.sqrt(mean * (1 + cv2))
-    term = total = math.exp(-mean)
-    k = 0
-    while total < 0.95:
-        k += 1
-        term *= mean / k
-        total += term
-    return float(k)
+def _gamma_p95(shape: float) -> float:
+    """The 95th percentile of a unit-scale gamma: Wilson and Hilferty's cube-root normal for a large shape (the exact
+    inversion's series grow with it), the inversion below."""
+    if shape < _WILSON_HILFERTY_FROM:
+        return gamma_p_inverse(shape, 0.95)
+    ninth = 1 / (9 * shape)
+    return float(shape * (1 - ninth + P95_Z * math.sqrt(ninth)) ** 3)
+
+
+_GAPS_SUMMED = 512  # reply lengths summed one by one up to this; the longer ones in closed form
+
+
+@lru_cache(maxsize=256)
+def _inverse_gaps_mean(mean: float, p95: float) -> float:
+    """E[1 / gaps] over the replies with a gap (two tokens or more; gaps = tokens - 1), lengths gamma with this mean and
+    p95 rounded to whole tokens, as the simulator draws them."""
+    cv2 = length_cv2(mean, p95)
+    if cv2 <= 0:
+        return 1 / max(round(mean) - 1, 1)
+    k, scale = 1 / cv2, mean * cv2
+    edges = (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale  # tokens n in [n - 1/2, n + 1/2): n = 2 ..
+    cdf = gamma_p_array(k, edges)
+    shares = np.diff(cdf)
+    gaps = np.arange(1, _GAPS_SUMMED, dtype=np.float64)
+    with_gap = 1 - cdf[0]
+    if with_gap <= 0:
+        return 1.0
+    # longer replies (1 / gaps ~ 1 / tokens there): E[1 / X; X > a] = Q(k - 1, a / scale) / (scale (k - 1)) for a gamma
+    # of shape k > 1; for a more skewed one, their share over their mean length, E[X; X > a] / P(X > a)
+    rest = 1 - cdf[-1]
+    if k > 1:
+        longer = (1 - gamma_p(k - 1, edges[-1])) / (scale * (k - 1))
+    else:
+        longer = rest * rest / (mean * (1 - gamma_p(k + 1, edges[-1]))) if rest > 1e-12 else 0.0
+    return float((np.sum(shares / gaps) + longer) / with_gap)
 
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
@@ -1405,8 +1502,9 @@ def _percentile_text() -> str:
     return (
         "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (zero with probability 1 -"
         " busy, else gamma with the M/G/1 wait's first two moments) + the fixed request path. ITL: the quantiles of a"
-        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk. TPOT: a reply's mean gap, p95 at the"
-        " p95 batch and the p95 interference over its lifetime."
+        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk (some with a queued prompt packed beside"
+        " it). TPOT: a reply's mean gap, the decode gap + its interference; p95 from a gamma spread as an M/G/1 busy period"
+        " started by the reply's own steps (over the replies' lengths) and by the batch (B ± √B)."
     )
 
 
@@ -1466,7 +1564,8 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
         ),
         "itl_p50_ms": (
             f"{pct(1 - p.mixed_step_share)} of token gaps are pure decode steps ({num(p.decode_step_ms, 'ms')} + {num(lat.scheduler_ms, 'ms')}"
-            f" scheduler at batch {num(p.running_batch)}), {pct(p.mixed_step_share)} carry a prefill chunk (mean {num(p.mixed_step_ms, 'ms')}):"
+            f" scheduler at batch {num(p.running_batch)}), {pct(p.mixed_step_share)} carry a prefill chunk (mean {num(p.mixed_step_ms, 'ms')},"
+            " some with a queued prompt packed into the room the chunk leaves):"
             f" median gap {num(p.itl_p50_ms, 'ms')}"
         ),
         "itl_p95_ms": (
@@ -1479,8 +1578,10 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
             f" - {num(p.chunks_mean)} x {num(p.decode_step_ms + lat.scheduler_ms, 'ms')} of decode they also do)) = {num(p.tpot_p50_ms, 'ms')}"
         ),
         "tpot_p95_ms": (
-            f"({num(p.decode_step_p95_ms, 'ms')} step at batch {num(p.running_batch_p95)} + {num(lat.scheduler_ms, 'ms')})"
-            f" / (1 - {pct(p.rho_interference_p95)} p95 interference share) = {num(p.tpot_p95_ms, 'ms')}"
+            f"{num(p.tpot_p50_ms, 'ms')} + the p95 excesses, in quadrature, of a reply's interference (mean"
+            f" {num(p.itl_interference_ms, 'ms')}: a gamma spread as a busy period's, prompts arriving during a reply lengthen it"
+            f" and so let more in: variance over (1 - {pct(p.rho_interference)})³, most for short replies) and of the batch"
+            f" ({num(p.decode_step_p95_ms, 'ms')} step at its p95 {num(p.running_batch_p95)}, stretched as the mean gap) = {num(p.tpot_p95_ms, 'ms')}"
         ),
         "longest_step_ms": (
             f"one engine step at the p95 batch carrying a full prefill chunk: {num(p.step_fixed_ms, 'ms')} fixed + the larger of the chunk's"

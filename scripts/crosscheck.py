@@ -36,8 +36,11 @@ def _ms(value: float) -> str:
     return f"{value:,.1f}" if math.isfinite(value) else "unbounded"
 
 
+REPORTED = (*TOLERANCE, "tpot_p95_ms")  # TPOT p95 is shown beside them, with no tolerance of its own
+
+
 def _row(c: Comparison) -> str:
-    figures = " | ".join(f"{_ms(c.plan[k])} / {_ms(c.simulated[k])} ({_pct(c.error(k))})" for k in TOLERANCE)
+    figures = " | ".join(f"{_ms(c.plan[k])} / {_ms(c.simulated[k])} ({_pct(c.error(k))})" for k in REPORTED)
     verdict = f"{'meets' if c.plan_meets_slo else 'misses'} / {'meets' if c.simulated_meets_slo else 'misses'}"
     status = "overloaded on both sides" if c.overloaded and c.agrees else ("agrees" if c.agrees else "**outside**")
     return f"| {c.label} | {c.load_vs_capacity:.0%} | {figures} | {verdict} | {status} |"
@@ -45,8 +48,8 @@ def _row(c: Comparison) -> str:
 
 def _table(rows: list[Comparison]) -> list[str]:
     return [
-        "| brief | load / SLO capacity | TTFT p95 ms plan / sim | ITL p95 ms plan / sim | TPOT p50 ms plan / sim | verdict plan / sim | |",
-        "|---|---|---|---|---|---|---|",
+        "| brief | load / SLO capacity | TTFT p95 ms plan / sim | ITL p95 ms plan / sim | TPOT p50 ms plan / sim | TPOT p95 ms plan / sim | verdict plan / sim | |",
+        "|---|---|---|---|---|---|---|---|",
         *(_row(c) for c in rows),
     ]
 
@@ -60,6 +63,8 @@ def _summary(rows: list[Comparison]) -> list[str]:
         lines.append(
             f"- {key}: median |error| {statistics.median(errors):.1%}, worst {max(errors):.1%}; {inside} of {len(steady)} within {tol:.0%}"
         )
+    errors = [abs(c.error("tpot_p95_ms")) for c in steady]
+    lines.append(f"- tpot_p95_ms (reported): median |error| {statistics.median(errors):.1%}, worst {max(errors):.1%}")
     agree = sum(c.agrees for c in rows)
     lines.append(
         f"- rows that agree (tolerances, and the verdict wherever the simulator is more than {VERDICT_MARGIN:.0%} from a target): {agree} of {len(rows)}"
@@ -86,7 +91,8 @@ def main() -> None:
         f"{PLAN_CHECK_REQUESTS:,} requests (fewer only where the work limit says so), seed 0.",
         "",
         f"Tolerances (issue 11): TTFT p95 and ITL p95 within {TOLERANCE['ttft_p95_ms']:.0%}, TPOT p50 within"
-        f" {TOLERANCE['tpot_p50_ms']:.0%}, the same verdict whenever the simulator's margin to both targets exceeds {VERDICT_MARGIN:.0%}.",
+        f" {TOLERANCE['tpot_p50_ms']:.0%}, the same verdict whenever the simulator's margin to both targets exceeds {VERDICT_MARGIN:.0%}."
+        " TPOT p95 is reported beside them.",
         "",
         "## Presets",
         "",
@@ -115,6 +121,10 @@ def main() -> None:
         "  prompts into one step. With long prompts and a small max-num-seqs near 90% of capacity the share of token gaps",
         "  on steps carrying a prefill chunk sits near 5%, where the ITL p95 jumps from a decode step to a mixed step: the",
         "  simulator's p95 moves by 10% between seeds there, and the plan lands on the decode side.",
+        "- TPOT p95 (a reply's mean gap): the plan fits one gamma to the replies' mean gaps, its spread a busy period's (the",
+        "  prompts arriving during a reply lengthen it and so let more in) averaged over the reply lengths. Where reply",
+        "  lengths vary (the capstone's family) it lands 10-20% above the simulator, whose short replies carry a heavier",
+        "  but narrower tail; with fixed lengths (qps200-chat, qps10-tp4) 5-15% below it.",
         "- An overloaded plan (no steady state, e.g. variation-f's 405B model on six nodes) agrees when the simulator misses",
         "  the SLO too; its simulated latencies grow with the length of the run.",
         "",

@@ -156,17 +156,17 @@ def test_speculative_gain_at_batch_1(spec):
 def test_speculation_turns_on_at_load_and_has_a_crossover(spec):
     """At 1 req/s a replica the batch is ~5.4 without speculation and ~2.4 with it (Little's law at the speculative
     pace: replies end x2.2 sooner): on, x2.2; the gain falls with the batch and crosses 1 above max-num-seqs' reach
-    (the off switch is the crossover's floor). TPOT p95 falls from 14.1 ms to ~6.4 ms."""
+    (the off switch is the crossover's floor). TPOT p95 falls from 14.8 ms to ~7.3 ms (the simulator: 14.5 and 7.2)."""
     s = spec.speculative
     gains = [p.gain for p in s.points]
     assert all(a >= b for a, b in itertools.pairwise(gains))
     assert s.on_at_load and s.gain_at_load > 2
     assert math.isfinite(s.crossover_batch) and s.off_above_batch == int(s.crossover_batch)
     plain = plan(load_brief("chat-speculative").with_changes({"speculative.enabled": False}))
-    assert plain.slo.tpot_p95_ms == pytest.approx(14.1, rel=0.03)
+    assert plain.slo.tpot_p95_ms == pytest.approx(14.8, rel=0.03)
     assert plain.operating_point.in_flight == pytest.approx(5.4, rel=0.03)
     assert spec.operating_point.in_flight == pytest.approx(2.4, rel=0.03) == s.operating_batch
-    assert spec.slo.tpot_p95_ms == pytest.approx(6.4, rel=0.05)
+    assert spec.slo.tpot_p95_ms == pytest.approx(7.3, rel=0.05)
     assert spec.verdict.meets_slo
 
 

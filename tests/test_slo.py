@@ -357,7 +357,7 @@ def test_the_validation_ramp_names_what_reaches_its_target_at_the_capacity():
     # plan check at that rate: 32 ms); p95 TTFT binds
     assert at.slo.itl_p95_ms < 40
     assert at.slo.ttft_p95_ms == pytest.approx(500, rel=0.05)
-    assert at.slo.tpot_p95_ms < 0.5 * 40  # what the old sentence claimed reaches the target
+    assert at.slo.tpot_p95_ms < 0.6 * 40  # what the old sentence claimed reaches the target (the simulator: 15.8 ms)
     said = base.operating_point.capacity_reached
     assert "p95 TTFT" in said and "TPOT" not in said
     assert ("p95 ITL" in said) is (at.slo.itl_p95_ms >= REACHES_TARGET * 40)
@@ -459,3 +459,31 @@ def test_a_full_batch_without_a_steady_state_feels_the_prompts_it_admits(changes
     if itl_checked:
         assert design.slo.itl_p95_ms == pytest.approx(run.itl_ms.p95, rel=0.10)
         assert design.slo.itl_ok == (run.itl_ms.p95 <= brief.slo.itl_p95_ms)
+
+
+def test_tpot_p95_follows_the_replies_that_prompts_interrupt():
+    """Review s11: under heavy chunked-prefill interference the p95 TPOT was the mean interference stretched by a
+    normal spread of the prompts a reply sees (41.6 ms on agent-platform with 128 GB of CPU KV a node, target 60 ms:
+    the plan met it, the simulator missed, 63.1 / 61.7 ms at seeds 0 / 1). A reply is a busy period: the prompts
+    arriving during it lengthen it and so let more in, and short replies spread most."""
+    agent = plan(load_brief("agent-platform").with_changes({"kv_tiers.cpu_gb_per_node": 128})).slo
+    assert agent.itl_metric == "tpot" and agent.tpot_p50_ms == pytest.approx(36.0, rel=0.03)  # the simulator: 36.0
+    assert agent.tpot_p95_ms > agent.itl_target_ms and not agent.itl_ok  # the simulator's verdict
+    assert agent.tpot_p95_ms == pytest.approx(62.4, rel=0.2)
+    chat = plan(load_brief("qps200-chat").with_changes({"workload.request_rate": 230})).slo
+    assert chat.tpot_p95_ms == pytest.approx(22.1, rel=0.15)  # the simulator's; it read 16.5 ms (fixed reply lengths)
+    assert "busy period" in chat.arithmetic["tpot_p95_ms"] and f"= {num(chat.tpot_p95_ms, 'ms')}" in chat.arithmetic["tpot_p95_ms"]
+
+
+def test_itl_p95_counts_the_steps_that_pack_a_queued_prompt():
+    """Review s11: qps10-tp4 at 14 req/s (1,000-token prompts, 2,048 tokens a step) read p95 ITL 42.6 ms, one prompt's
+    step, against the simulator's 76.2 ms (both seeds): the engine fills a step's room with the next queued prompt, so
+    more than 5% of the gaps fall on steps carrying ~1,950 prompt tokens. Light load packs almost nothing."""
+    busy = plan(load_brief("qps10-tp4").with_changes({"workload.request_rate": 14})).slo
+    assert busy.itl_p95_ms == pytest.approx(76.2, rel=0.1)
+    assert "packed" in busy.arithmetic["itl_p50_ms"]
+    from planner.slo import _packed_share
+
+    assert _packed_share(0.0, 0.01, 0.04, 0.3) == 0.0
+    light, heavy = _packed_share(1.0, 0.0125, 0.0426, 0.05), _packed_share(14.0, 0.0125, 0.0426, 0.3)
+    assert 0 < light < 0.05 < heavy < 1
