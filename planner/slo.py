@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse_array, gamma_sums
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
