@@ -335,8 +335,10 @@ def test_a_re_plans_demand_and_memory_write_their_words_when_read() -> None:
 def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: pytest.MonkeyPatch) -> None:
     """agent-platform's headroom is where its re-planned verdict turns, just past the traffic at which its derived hit
     rate (with one node lost) leaves its plateau: the search tests the two ends of the halvings' last bracket there,
-    which decide every midpoint, so a cold plan re-plans the scaled traffic twice (10 times when it halved from the
-    bracket's middle), a slider move twice from where it turned last time, and the limit is where the verdict turns."""
+    which decide every midpoint, so a cold plan re-plans the scaled traffic two or three times (10 when it halved from
+    the bracket's middle), a slider move twice from where it turned last time, and the limit is where the verdict turns.
+    With max-num-seqs 192: at the preset's 160 the one-node-lost replica now misses earlier, on its batch slots' wait
+    taken as a distribution (x1.70: p95 TTFT 3,104 ms against 3,000; the simulator 8,923 ms), before the tiers overflow."""
     import planner.headroom as headroom_module
     from planner import plan
 
@@ -348,9 +350,9 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
         return inner(brief)
 
     monkeypatch.setattr(headroom_module, "meets", counted)
-    stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03})
+    stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03, "deployment.max_num_seqs": 192})
     limit = plan(stated).headroom.limits[0]
-    assert limit.key == "replanned" and len(tested) <= 2
+    assert limit.key == "replanned" and len(tested) <= 3
     assert not inner(headroom_module._at_traffic(stated, limit.multiple))
     tested.clear()
     moved = stated.with_changes({"workload.request_rate": 30.06})
