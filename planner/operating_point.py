@@ -221,6 +221,52 @@ def _held_top(pace_at: PaceFn, limit: float) -> tuple[float, float]:
     return low, (pace_at(low).engine_time_s if math.isnan(held_low) else held_low)
 
 
+def batch_on(brief: Brief, shape: ReplicaShape, rate: float, pace_at: PaceFn, near: float) -> tuple[float, int | None]:
+    """What a plan hands its SLO budget at `rate` on the engine `pace_at` describes (the brief's replica under other
+    engine limits, e.g. a trade-off curve's max-num-batched-tokens): the running batch it solves (inf without a steady
+    state) and, where the token budget binds, the whole sequences it runs (full_batch's; else None). `near`: a batch
+    the root is likely close to (the brief's own): secant steps from it settle in a few paces where the load is steady
+    (_near_root), the full solve otherwise."""
+    limit, _ = _limit_of(brief, shape)
+    found = _near_root(rate, pace_at, limit, near)
+    if found is not None:
+        return found, None
+    n, binding = solve_running_batch(rate, pace_at, limit)
+    if binding is not Limit.batched_tokens:
+        return n, None
+    top, _ = _held_top(pace_at, limit)
+    return n, int(top if top == limit else max(float(math.floor(top)), 1.0))
+
+
+def _near_root(rate: float, pace_at: PaceFn, limit: float, near: float) -> float | None:
+    """The root _solve finds, by secant steps on rate x time held(N) - N from `near`, where they settle within
+    _NEAR_STEPS paces on a steady state _solve also has: the batch at `limit` holds the load (or its time held is
+    unbounded, the token budget's cap, below which _solve looks) and the prefill slot keeps up there; None otherwise."""
+    if not (rate > 0 and math.isfinite(near) and limit >= 1):
+        return None
+    held_top = pace_at(limit).engine_time_s
+    if math.isfinite(held_top) and rate * held_top > limit:  # no steady state up to the limit: _solve's verdict
+        return None
+    x0 = min(max(near, 1.0), limit)
+    f0 = rate * pace_at(x0).engine_time_s - x0
+    x1 = min(max(x0 + f0, 1.0), limit)  # one fixed-point step: the time held moves slowly with the batch
+    for _ in range(_NEAR_STEPS):
+        at = pace_at(x1)
+        f1 = rate * at.engine_time_s - x1
+        if not (math.isfinite(f1) and math.isfinite(f0)):
+            return None
+        if abs(f1) <= 1e-9 * max(x1, 1.0):
+            return x1 if at.prefill_slot_busy < 1 else None
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0) if f1 != f0 else x1 + f1
+        if not 0 < x2 <= limit:
+            return None
+        x0, f0, x1 = x1, f1, x2
+    return None
+
+
+_NEAR_STEPS = 8  # secant steps _near_root takes before it leaves the root to the full solve
+
+
 def full_batch(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     """The batch a replica without a steady state runs, full at the limit that binds: max-num-seqs or what the KV pool
     holds, or, where max-num-batched-tokens leaves prompts no room beside that many, the whole sequences it does."""

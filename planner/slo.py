@@ -1261,9 +1261,21 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
 def batched_tokens_tradeoff(
     brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
 ) -> tuple[TradeoffPoint, ...]:
-    """p95s against max-num-batched-tokens at one operating point (SloBudget.tradeoff_batched_tokens)."""
-    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch)
-    return _tradeoff([(v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)) for v in values])
+    """p95s against max-num-batched-tokens at one rate per replica (SloBudget.tradeoff_batched_tokens): each value's as
+    `plan --set deployment.max_num_batched_tokens=value` gives it, its running batch solved on that engine (a smaller
+    chunk slows the steps' pace, so more sequences run); the brief's own value at the operating point's `load_batch`."""
+    from planner.operating_point import batch_on  # the operating point's solve builds on this module's engine
+
+    current = brief.deployment.max_num_batched_tokens
+    points = []
+    for v in _batched_token_values(current, running_batch):
+        if v == current:
+            points.append((v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)))
+            continue
+        eng = _engine_of(brief, shape, max_num_batched_tokens=v)
+        n, capped = batch_on(brief, shape, rate_per_replica, lambda m, eng=eng: eng.pace(rate_per_replica, m), load_batch)
+        points.append((v, latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=v)))
+    return _tradeoff(points)
 
 
 def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...], current: int) -> str:
