@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from functools import cached_property, lru_cache, wraps
+from functools import cached_property, lru_cache, partial, wraps
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
@@ -1273,7 +1273,7 @@ def batched_tokens_tradeoff(
             points.append((v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)))
             continue
         eng = _engine_of(brief, shape, max_num_batched_tokens=v)
-        n, capped = batch_on(brief, shape, rate_per_replica, lambda m, eng=eng: eng.pace(rate_per_replica, m), load_batch)
+        n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
         points.append((v, latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=v)))
     return _tradeoff(points)
 
