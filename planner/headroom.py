@@ -195,7 +195,7 @@ def _load(stated: Brief) -> float:
     return w.request_rate if w.rate_given and w.request_rate is not None else (w.users or 0) * w.duty_cycle
 
 
-def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
+def _replanned_limit(stated: Brief, guess: float, meets_now: bool, n_plus_one_guess: float = math.nan) -> PoolLimit:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
     the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
@@ -212,6 +212,8 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool) -> PoolLimit:
             return last / load
         width = (high - low) / 2**_REPLAN_BISECTIONS
         turn = _hit_rate_turn(stated, low, high, width)
+        if low < n_plus_one_guess < high and (turn is None or n_plus_one_guess < turn):
+            return n_plus_one_guess  # N+1 goes before the tiers overflow, where the hit rate still holds
         return None if turn is None else min(turn + width, (turn + high) / 2)
 
     def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
@@ -349,7 +351,8 @@ def headroom(
         limits = [_deadline_limit(core, goal), *([_n_plus_one_deadline(one_node_lost)] if n_plus_one else [])]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
-        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo))
+        meets_now = core.verdict.feasible and core.verdict.meets_slo
+        limits.insert(0, _replanned_limit(stated, guess, meets_now, _n_plus_one_guess(core, limits) if n_plus_one else math.nan))
     elif n_plus_one:
         limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
@@ -398,6 +401,16 @@ def _n_plus_one_deadline(lost: CoreDesign | None) -> PoolLimit:
             "arithmetic": f"one node lost leaves {nodes} node{'s' if nodes != 1 else ''}, where {limit.name}: {limit.arithmetic}",
         }
     )
+
+
+def _n_plus_one_guess(core: CoreDesign, limits: list[PoolLimit]) -> float:
+    """Where N+1 is likely lost while the hit rate holds: the general pool's SLO capacity multiple with one node's
+    replicas fewer (a hint for where to re-plan first, never the answer)."""
+    general = next((lim.multiple for lim in limits if lim.key == "general"), math.nan)
+    pools = core.pools
+    if not (pools.general_nodes > 1 and math.isfinite(general)):
+        return math.nan
+    return general * (pools.general_replicas - pools.general_replicas / pools.general_nodes) / pools.general_replicas
 
 
 def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:
