@@ -261,6 +261,14 @@ def test_max_num_seqs_near_the_running_batch_spreads_the_ttft():
     assert 550 < result.slo.ttft_p95_ms < 900
     assert not result.slo.ttft_ok
     assert 8.2 < result.operating_point.capacity_rate_per_s < 9.0
+    # the advice raises max-num-seqs until the slot wait leaves p95 TTFT within its target: 40 (it named 32 for a
+    # replica at 1 slot, and nothing at 32), on the problem line, the engine configuration and the fix alike
+    problem = next(p for p in result.verdict.problems if p.field == "deployment.max_num_seqs")
+    assert problem.overrides == {"deployment.max_num_seqs": 40} and "from 32 to ~40" in problem.change
+    assert [r.overrides for r in result.config.recommendations] == [{"deployment.max_num_seqs": 40}]
+    assert result.fix is not None and result.fix.setting and result.fix.overrides == {"deployment.max_num_seqs": 40}
+    raised = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 40}))
+    assert raised.slo.ttft_ok and raised.slo.ttft_p95_ms < 150
 
 
 def test_more_nodes_never_lengthen_the_latencies():
