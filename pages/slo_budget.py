@@ -58,7 +58,13 @@ else:
     st.markdown(
         f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
         f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
-        " first token out), waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
+        " first token out),"
+        + (
+            f" waits for a batch slot when all {dep.max_num_seqs} are taken ({pct(p.admission_busy)} of requests),"
+            if p.admission_busy >= 0.005
+            else ""
+        )
+        + " waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
         " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT"
         f"{' that the target judges' if judging else ' (for reference: no latency target judges this design)'};"
         " the **mean path** is where an average request spends its time."

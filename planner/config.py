@@ -18,7 +18,7 @@ from planner.capacity import memory
 from planner.catalog import MODELS, GpuSpec, ModelSpec
 from planner.fmt import num, pct
 from planner.objective import objective_analysis
-from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for
+from planner.operating_point import SEQS_HEADROOM, SEQS_STEP, OperatingPoint, kv_running_limit, max_num_seqs_for, max_num_seqs_meeting
 from planner.pools import MODEL_LEN_HEADROOM, MODEL_LEN_STEP, general_prompt_cap_tokens, max_model_len_for, pools_of
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import MAX_ENGINE_MEMORY_FRACTION, ReplicaShape, shape_of
@@ -232,12 +232,20 @@ def _max_num_seqs_why(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Ope
             " more slots only preempt",
             overrides={"deployment.max_num_seqs": fits},
         )
-    if value < running * (1 + SEQS_HEADROOM):
-        need = max_num_seqs_for(running)
+    point = slo.point  # the TTFT waits for a batch slot (an aggregated replica's: a disaggregated one's pools judge it)
+    slot_bound = not (slo.ttft_ok or brief.disaggregation.enabled) and point.admission_wait_ms > point.prompt_wait_ms
+    if value < running * (1 + SEQS_HEADROOM) or slot_bound:
+        need = max_num_seqs_meeting(brief, shape, op.rate_per_replica_per_s, running) if slot_bound else max_num_seqs_for(running)
+        headroom = f"{num(running)} running + {pct(SEQS_HEADROOM)} headroom: fewer slots queue requests at the peak"
+        if need <= value:
+            return why, None
         return why, Recommendation(
             flag="--max-num-seqs",
             value=str(need),
-            why=f"{num(running)} running + {pct(SEQS_HEADROOM)} headroom: fewer slots queue requests at the peak",
+            why=headroom
+            if need == max_num_seqs_for(running)
+            else f"the fewest slots (in steps of {SEQS_STEP}) above the {num(running)} running whose wait for a batch slot"
+            f" keeps p95 TTFT within its {num(brief.slo.ttft_p95_ms, 'ms')} target",
             overrides={"deployment.max_num_seqs": need},
         )
     return why, None

@@ -31,7 +31,7 @@ from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.mechanisms import resolve
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_for, operating_point, steady_state
+from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, batched_tokens_tradeoff, engine, slo_budget
@@ -250,7 +250,7 @@ def _slo_problems(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         setting: dict[str, int] = {}
         if p.admission_wait_ms > p.prompt_wait_ms:
             current = brief.deployment.max_num_seqs
-            need = max_num_seqs_for(p.load_batch) if math.isfinite(p.load_batch) else current
+            need = max_num_seqs_meeting(brief, shape, p.rate_per_replica_per_s, p.load_batch) if math.isfinite(p.load_batch) else current
             setting = {"deployment.max_num_seqs": need} if need > current else {}
             to = f" from {current} to ~{need}" if setting else ""
             field, change = (

@@ -31,7 +31,7 @@ from planner.fmt import num, pct
 from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
-from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, pace
+from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, latency_point, pace
 from planner.speculative import spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
 
@@ -44,6 +44,7 @@ __all__ = [
     "context_tokens",
     "full_batch",
     "max_num_seqs_for",
+    "max_num_seqs_meeting",
     "operating_point",
     "reached_at_capacity",
     "running_in_general_pool",
@@ -145,6 +146,28 @@ def max_num_seqs_for(running: float) -> int:
     return max(math.ceil(running * (1 + SEQS_HEADROOM) / SEQS_STEP) * SEQS_STEP, SEQS_STEP)
 
 
+def max_num_seqs_meeting(brief: Brief, shape: ReplicaShape, rate: float, running: float) -> int:
+    """max_num_seqs_for(running), raised SEQS_STEP at a time while the wait for a batch slot keeps p95 TTFT over its
+    target at `rate` a replica (a fifth of requests wait at 32 slots for 26 running, 5% at 36); that value where the
+    slot wait is negligible before the TTFT meets (the slots are not what misses) or more slots only preempt."""
+    first = max_num_seqs_for(running)
+    if brief.objective.kind is not ObjectiveKind.latency or not math.isfinite(running):
+        return first
+    top = max(kv_running_limit(brief, shape), first)
+    seqs = first
+    while seqs <= top:
+        p = latency_point(brief, shape, rate, running, max_num_seqs=seqs)
+        if p.ttft_p95_ms <= brief.slo.ttft_p95_ms:
+            return seqs
+        if p.admission_busy < _SLOT_WAIT_NEGLIGIBLE:
+            return first
+        seqs += SEQS_STEP
+    return first
+
+
+_SLOT_WAIT_NEGLIGIBLE = 1e-3  # P(a request waits for a batch slot) below which more slots cannot help its TTFT
+
+
 def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | None]:
     """N with N = rate x pace(N).engine_time_s, N <= limit; (inf, the limit that binds) when there is none.
 
@@ -219,6 +242,52 @@ def _held_top(pace_at: PaceFn, limit: float) -> tuple[float, float]:
         held_mid = pace_at(mid).engine_time_s
         low, high, held_low = (mid, high, held_mid) if math.isfinite(held_mid) else (low, mid, held_low)
     return low, (pace_at(low).engine_time_s if math.isnan(held_low) else held_low)
+
+
+def batch_on(brief: Brief, shape: ReplicaShape, rate: float, pace_at: PaceFn, near: float) -> tuple[float, int | None]:
+    """What a plan hands its SLO budget at `rate` on the engine `pace_at` describes (the brief's replica under other
+    engine limits, e.g. a trade-off curve's max-num-batched-tokens): the running batch it solves (inf without a steady
+    state) and, where the token budget binds, the whole sequences it runs (full_batch's; else None). `near`: a batch
+    the root is likely close to (the brief's own): secant steps from it settle in a few paces where the load is steady
+    (_near_root), the full solve otherwise."""
+    limit, _ = _limit_of(brief, shape)
+    found = _near_root(rate, pace_at, limit, near)
+    if found is not None:
+        return found, None
+    n, binding = solve_running_batch(rate, pace_at, limit)
+    if binding is not Limit.batched_tokens:
+        return n, None
+    top, _ = _held_top(pace_at, limit)
+    return n, int(top if top == limit else max(float(math.floor(top)), 1.0))
+
+
+def _near_root(rate: float, pace_at: PaceFn, limit: float, near: float) -> float | None:
+    """The root _solve finds, by secant steps on rate x time held(N) - N from `near`, where they settle within
+    _NEAR_STEPS paces on a steady state _solve also has: the batch at `limit` holds the load (or its time held is
+    unbounded, the token budget's cap, below which _solve looks) and the prefill slot keeps up there; None otherwise."""
+    if not (rate > 0 and math.isfinite(near) and limit >= 1):
+        return None
+    held_top = pace_at(limit).engine_time_s
+    if math.isfinite(held_top) and rate * held_top > limit:  # no steady state up to the limit: _solve's verdict
+        return None
+    x0 = min(max(near, 1.0), limit)
+    f0 = rate * pace_at(x0).engine_time_s - x0
+    x1 = min(max(x0 + f0, 1.0), limit)  # one fixed-point step: the time held moves slowly with the batch
+    for _ in range(_NEAR_STEPS):
+        at = pace_at(x1)
+        f1 = rate * at.engine_time_s - x1
+        if not (math.isfinite(f1) and math.isfinite(f0)):
+            return None
+        if abs(f1) <= 1e-9 * max(x1, 1.0):
+            return x1 if at.prefill_slot_busy < 1 else None
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0) if f1 != f0 else x1 + f1
+        if not 0 < x2 <= limit:
+            return None
+        x0, f0, x1 = x1, f1, x2
+    return None
+
+
+_NEAR_STEPS = 8  # secant steps _near_root takes before it leaves the root to the full solve
 
 
 def full_batch(brief: Brief, shape: ReplicaShape, rate: float) -> float:
@@ -679,7 +748,7 @@ def _fix(
             else (math.inf, None)
         )
         if math.isfinite(unbounded):
-            need = max_num_seqs_for(unbounded)
+            need = max_num_seqs_meeting(brief, shape, rate, unbounded)
             change = {"deployment.max_num_seqs": need}
             raise_it = (
                 f"raise deployment.max_num_seqs from {brief.deployment.max_num_seqs} to ~{need} (the load keeps {num(unbounded)} running)"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from functools import cached_property, lru_cache, wraps
+from functools import cached_property, lru_cache, partial, wraps
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
@@ -149,7 +149,8 @@ class LatencyPoint(_Model):
     slot_service_ms: float  # mean time a prompt holds the prefill slot: its chunk steps
     prefill_slot_busy: float  # utilization of the prefill slot prompts queue for
     prompt_wait_ms: float  # M/G/1 wait for the prompts ahead
-    admission_wait_ms: float  # Erlang C wait for a batch slot
+    admission_wait_ms: float  # Erlang C wait for a batch slot, mean
+    admission_busy: float  # P(a request waits for a batch slot); given a wait, exponential
     step_wait_ms: float  # the rest of the step in progress when a prompt arrives
     queue_wait_ms: float
     queue_wait_p95_ms: float
@@ -536,17 +537,35 @@ def _interference(rate: float, s1: float, chunks: float, gap_s: float) -> float:
 # --- queueing pieces --------------------------------------------------------------------------------
 
 
-def _erlang_c_wait_s(offered: float, slots: int, hold_s: float) -> float:
-    """Mean wait for a batch slot (M/M/c, c = slots, offered load in sequences); inf when offered >= slots."""
+def _erlang_c(offered: float, slots: int, hold_s: float) -> tuple[float, float]:
+    """(P(wait), mean wait) for a batch slot (M/M/c, c = slots, offered load in sequences); (1, inf) when offered >=
+    slots. Given a wait, it is exponential with mean hold / (slots - offered)."""
     if offered <= 0:
-        return 0.0
+        return 0.0, 0.0
     if offered >= slots:
-        return math.inf
+        return 1.0, math.inf
     blocking = 1.0
     for k in range(1, slots + 1):  # Erlang B by its stable recursion
         blocking = offered * blocking / (k + offered * blocking)
     waiting = slots * blocking / (slots - offered * (1 - blocking))
-    return waiting * hold_s / (slots - offered)
+    return waiting, waiting * hold_s / (slots - offered)
+
+
+def _queue_wait(slot: float, prompt_wait_s: float, tail: float, admitted: float, admission_s: float) -> tuple[float, float, float]:
+    """(P(wait), mean, gamma shape given a wait) of the prefill slot's M/G/1 wait (zero with probability 1 - slot, else
+    gamma of shape `tail`) plus the batch slot's Erlang C wait (zero with probability 1 - admitted, else exponential),
+    taken as independent: zero when both are, else a gamma with the sum's first two moments given it is not zero."""
+    if admitted <= 0 or admission_s <= 0:
+        return slot, prompt_wait_s, tail
+    if not (math.isfinite(prompt_wait_s) and math.isfinite(admission_s)):
+        return 1.0, math.inf, 1.0
+    busy = 1 - (1 - min(max(slot, 0.0), 1.0)) * (1 - admitted)
+    mean = prompt_wait_s + admission_s
+    given = prompt_wait_s / slot if slot > 0 else 0.0  # the M/G/1 wait's mean given a wait; E[W^2] = slot x given^2 x (1 + 1/tail)
+    second = slot * given * given * (1 + 1 / tail) + 2 * prompt_wait_s * admission_s + 2 * admission_s * admission_s / admitted
+    m1, m2 = mean / busy, second / busy
+    var = m2 - m1 * m1
+    return busy, mean, min(m1 * m1 / var, 1e3) if var > 0 else 1e3
 
 
 def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> float:
@@ -1001,7 +1020,8 @@ class _Wait(NamedTuple):
     slot: float  # prefill slot busy share
     prompt_wait_s: float  # M/G/1 FCFS wait for the prompts ahead (Pollaczek-Khinchine)
     step_wait_s: float  # the rest of the engine step in progress when the prompt arrives
-    admission_s: float  # Erlang C wait for a batch slot near max-num-seqs
+    admitted: float  # P(a request waits for a batch slot): Erlang C near max-num-seqs
+    admission_s: float  # its mean wait for a batch slot (exponential given a wait)
     stages: np.ndarray  # each covered prompt's own chunk steps (s)
     tail: float  # gamma shape of the M/G/1 wait given it is not zero
     fixed_s: float  # the request path outside the engine: network, gateway, tokenization, first sample and write
@@ -1014,6 +1034,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     chunks_mean, s1, s2, s3 = eng.service_moments(batch)
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
+    admitted, admission_s = _erlang_c(load_batch, eng.seqs, hold_s)
     covered = _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
     stages = _stage_s(eng, covered, batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
     return _Wait(
@@ -1025,7 +1046,8 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         slot=slot,
         prompt_wait_s=prompt_wait_s,
         step_wait_s=eng.engine_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
-        admission_s=_erlang_c_wait_s(load_batch, eng.seqs, hold_s),
+        admitted=admitted,
+        admission_s=admission_s,
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
         fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s,
@@ -1033,9 +1055,10 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
 
 
 def _ttft_s(wt: _Wait, q: float) -> float:
-    """q-quantile of TTFT over the covered prompts, end to end."""
-    base = wt.fixed_s + wt.step_wait_s + wt.admission_s
-    return base + _ttft_quantile_s(wt.stages, min(wt.slot, 1.0), wt.prompt_wait_s, wt.tail, q)
+    """q-quantile of TTFT over the covered prompts, end to end: the fixed path and the step in progress, then the
+    prompt's own chunk steps plus the queue wait (the prefill slot's and the batch slot's, _queue_wait)."""
+    busy, wait_s, shape = _queue_wait(min(wt.slot, 1.0), wt.prompt_wait_s, wt.tail, wt.admitted, wt.admission_s)
+    return wt.fixed_s + wt.step_wait_s + _ttft_quantile_s(wt.stages, busy, wait_s, shape, q)
 
 
 def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
@@ -1194,6 +1217,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         slot_service_ms=s1 * 1e3,
         prompt_wait_ms=prompt_wait_s * 1e3,
         admission_wait_ms=admission_s * 1e3,
+        admission_busy=wt.admitted,
         step_wait_ms=step_wait_s * 1e3,
         queue_wait_ms=(wait_s + step_wait_s) * 1e3,
         queue_wait_p95_ms=max(ttft_p95 - fixed_ms - float(np.quantile(stages, 0.95)) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
@@ -1347,9 +1371,21 @@ def at_max_batch(brief: Brief, shape: ReplicaShape) -> AtMaxBatch:
 def batched_tokens_tradeoff(
     brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
 ) -> tuple[TradeoffPoint, ...]:
-    """p95s against max-num-batched-tokens at one operating point (SloBudget.tradeoff_batched_tokens)."""
-    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch, brief.deployment.max_num_seqs)
-    return _tradeoff([(v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)) for v in values])
+    """p95s against max-num-batched-tokens at one rate per replica (SloBudget.tradeoff_batched_tokens): each value's as
+    `plan --set deployment.max_num_batched_tokens=value` gives it, its running batch solved on that engine (a smaller
+    chunk slows the steps' pace, so more sequences run); the brief's own value at the operating point's `load_batch`."""
+    from planner.operating_point import batch_on  # the operating point's solve builds on this module's engine
+
+    current = brief.deployment.max_num_batched_tokens
+    points = []
+    for v in _batched_token_values(current, running_batch, brief.deployment.max_num_seqs):
+        if v == current:
+            points.append((v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)))
+            continue
+        eng = _engine_of(brief, shape, max_num_batched_tokens=v)
+        n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
+        points.append((v, latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=v)))
+    return _tradeoff(points)
 
 
 def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...], current: int) -> str:
@@ -1494,18 +1530,28 @@ def _queue_model_text(p: LatencyPoint) -> str:
         "Per general-pool replica (session affinity keeps a conversation on one): Poisson arrivals queue FCFS for the"
         " prefill slot (M/G/1); a prompt holds it for its chunk steps, each costing fixed time + max(compute of its tokens"
         f" and the batch's, the batch's weight and KV reads). Prompt lengths: gamma with the brief's mean and p95 (CV²"
-        f" {num(p.service_cv2)}), clipped at max-model-len. Near max-num-seqs an Erlang C wait for a batch slot adds to it."
+        f" {num(p.service_cv2)}), clipped at max-model-len. Near max-num-seqs a request may first wait for a batch slot (Erlang C: zero with"
+        " probability 1 - P(wait), else exponential)."
     )
 
 
 def _percentile_text() -> str:
     return (
-        "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (zero with probability 1 -"
-        " busy, else gamma with the M/G/1 wait's first two moments) + the fixed request path. ITL: the quantiles of a"
-        " mixture of decode steps (batch B ± √B) and steps carrying a prefill chunk (some with a queued prompt packed beside"
-        " it). TPOT: a reply's mean gap, the decode gap + its interference; p95 from a gamma spread as an M/G/1 busy period"
-        " started by the reply's own steps (over the replies' lengths) and by the batch (B ± √B)."
+        "TTFT: the quantiles over the covered prompts of their chunk steps + the queue wait (the M/G/1 wait for the"
+        " prefill slot and the Erlang C wait for a batch slot: zero with probability 1 - busy, else gamma with their"
+        " sum's first two moments) + the fixed request path. ITL: the quantiles of a mixture of decode steps (batch"
+        " B ± √B) and steps carrying a prefill chunk (some with a queued prompt packed beside it). TPOT: a reply's mean"
+        " gap, the decode gap + its interference; p95 from a gamma spread as an M/G/1 busy period started by the reply's"
+        " own steps (over the replies' lengths) and by the batch (B ± √B)."
     )
+
+
+def _slot_wait_words(p: LatencyPoint) -> str:
+    """How the batch slot's mean wait comes about: most requests find a slot free, the rest wait about exponentially."""
+    if not (p.admission_busy > 0 and math.isfinite(p.admission_wait_ms)):
+        return ""
+    given_ms = p.admission_wait_ms / p.admission_busy
+    return f" ({pct(p.admission_busy)} of requests find every slot taken: {num(given_ms, 'ms')} mean wait, exponential)"
 
 
 def _admitted_words(p: LatencyPoint) -> str:
@@ -1543,8 +1589,8 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
         "queue_wait_ms": (
             f"W = {num(p.rate_per_replica_per_s)} x E[S²] / (2 x (1 - {pct(p.prefill_slot_busy)}))"
             f" = {num(p.prompt_wait_ms, 'ms')} (S: the prompt's chunk steps, mean {num(p.slot_service_ms, 'ms')});"
-            f" + slot wait {num(p.admission_wait_ms, 'ms')} + {num(p.decode_step_ms, 'ms')} / 2 for the step in progress"
-            f" = {num(p.queue_wait_ms, 'ms')}" + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
+            f" + slot wait {num(p.admission_wait_ms, 'ms')}{_slot_wait_words(p)} + {num(p.decode_step_ms, 'ms')} / 2 for the step"
+            f" in progress = {num(p.queue_wait_ms, 'ms')} on average" + ("" if math.isfinite(p.queue_wait_ms) else inf_note)
         ),
         "prefill_stage_ms": (
             f"a prompt at the cap: {num(min(slo.ttft_input_cap_tokens, w.input_tokens_p95), 'tokens')} x (1 - {pct(p.hit_rate)} hits) = {num(p.cap_uncached_tokens, 'tokens')};"
@@ -1559,7 +1605,8 @@ def _arithmetic(brief: Brief, p: LatencyPoint, basis: str, mean_mechanisms: tupl
             f" + {num(lat.first_sample_ms)} + {num(lat.first_write_ms)} = {num(p.ttft_mean_ms, 'ms')}"
         ),
         "ttft_p95_ms": (
-            f"95th percentile over prompts up to {num(slo.ttft_input_cap_tokens, 'tokens')} of (queue wait + the prompt's chunk steps)"
+            f"95th percentile over prompts up to {num(slo.ttft_input_cap_tokens, 'tokens')} of (queue wait + the prompt's chunk steps),"
+            " each wait taken as its distribution, not its mean"
             f" + {num(p.fixed_ms, 'ms')} fixed = {num(p.ttft_p95_ms, 'ms')} vs target {num(slo.ttft_p95_ms, 'ms')}"
         ),
         "itl_p50_ms": (

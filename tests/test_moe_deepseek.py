@@ -60,7 +60,8 @@ def test_preset_verdict_and_operating_point(moe):
     op = moe.operating_point
     assert op.rate_per_replica_per_s == pytest.approx(40 / 6)
     assert op.tpot_ms == pytest.approx(42.4, rel=TOL)
-    assert op.capacity_rate_per_s == pytest.approx(9.65, rel=TOL)
+    # 9.42 req/s since the wait for a batch slot counts as a distribution in the p95 TTFT (9.46 before; max-rate: 11.3)
+    assert op.capacity_rate_per_s == pytest.approx(9.42, rel=TOL)
     assert moe.cost.usd_per_million_output_tokens == pytest.approx(1.22, rel=TOL)
 
 
