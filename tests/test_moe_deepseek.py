@@ -180,11 +180,12 @@ def test_slots_beyond_the_kv_pool_are_named_and_lowered(moe):
 
 def test_the_full_batch_is_what_the_kv_pool_holds(moe):
     """Review s7 finding 2: 4,096 slots, but the KV pool holds 2,504 sequences at the 6,044-token context the bound reads;
-    the engine preempts the rest, so the full-batch bound and an overloaded row run 2,504 (p95 ITL 73.8 ms, not 110 ms
-    at 4,096 sequences the pool cannot hold), as they do with the recommended 2,432 slots (72.2 / 72.8 ms)."""
+    the engine preempts the rest, so the full-batch bound and an overloaded row run 2,504 (p95 ITL 80.1 ms with the
+    packed prompts the token gaps count since December 2026, not 110 ms at 4,096 sequences the pool cannot hold), as they
+    do with the recommended 2,432 slots."""
     full = moe.slo.at_max_batch
     assert full.batch == math.floor(moe.shape.kv_capacity_tokens / full.context_tokens) < moe.brief.deployment.max_num_seqs
-    assert "all the KV pool holds" in full.arithmetic and full.itl_p95_ms < 80
+    assert "all the KV pool holds" in full.arithmetic and full.itl_p95_ms < 90
     rows = {m.scenario.value: m for m in moe.failures}
     lowered = {m.scenario.value: m for m in plan(load_brief("moe-deepseek").with_changes({"deployment.max_num_seqs": 2432})).failures}
     for name in ("two_nodes_lost", "traffic_doubles"):

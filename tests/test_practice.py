@@ -220,11 +220,11 @@ def test_a_follow_up_is_graded_on_the_figures_it_declares_and_a_pass_on_another_
         "operating_point.seed_relation.capacity_rate_per_s",
     ]  # no ideal-step bound: no replica runs at it
     assert not grade_question(q, 24.2).correct  # the hand relation at the ideal step (the reviewer's 'within 25% of 24.2')
-    ours = grade_question(q, 13.4)
-    assert ours.correct and ours.basis == "the plan" and ours.beside == "the planner's 13.4 req/s"
+    ours = grade_question(q, 13.2)
+    assert ours.correct and ours.basis == "the plan" and ours.beside == "the planner's 13.2 req/s"
     hand = grade_question(q, 16.1)  # the worked designs' hand relation at the real step
     assert hand.correct and hand.basis == "the hand relation, real step"
-    assert hand.beside == "" and "16.1 req/s, the hand relation, real step" in hand.note and "13.4 req/s" in hand.note
+    assert hand.beside == "" and "16.1 req/s, the hand relation, real step" in hand.note and "13.2 req/s" in hand.note
 
 
 @pytest.mark.parametrize("preset", ["capstone", "qps10-tp4", "variation-a"])
