@@ -151,12 +151,11 @@ def _show(result: SearchResult, stored: dict[str, Any]) -> None:
             arithmetic_title="Show the best design",
         )
         st.info(md(gap.text))
-        if result.stated_headroom is not None and best.kept_multiple is not None:
-            kept = "keeps" if best.headroom_ok else "is short of"
+        if result.stated_headroom is not None and best.kept_multiple is not None:  # the best keeps it: a candidate must
             st.caption(
                 md(
                     f"The best design's pools reach their SLO capacity at {num(best.kept_multiple)}x the peak with every node up: it"
-                    f" {kept} the {pct(result.stated_headroom)} headroom stated, which the search asks of every candidate as the"
+                    f" keeps the {pct(result.stated_headroom)} headroom stated, which the search asks of every candidate as the"
                     f" verdict does; its first limit, N+1 included, comes at {num(best.headroom_multiple)}x."
                 )
             )

@@ -793,7 +793,7 @@ def _binding_pool(load: _Load, brief: Brief) -> str:
     when it has no steady state (its batch slots or KV full: prompts wait for a slot without bound, the TTFT too)."""
     if load.busy >= 1:
         return "prefill"
-    if not math.isfinite(load.batch) or load.ttft_p95_ms <= brief.slo.ttft_p95_ms:
+    if load.decode_short or load.ttft_p95_ms <= brief.slo.ttft_p95_ms:
         return "decode"
     return "prefill"
 

@@ -103,6 +103,15 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     uncached = eng.uncached
     prefill_s = uncached / shape.prefill_tokens_per_s  # a lone prompt's prefill (the rollout's straggler)
     pace_at_batch = full_batch_turnover(eng, batch)  # the basis the SLO budget's full-batch bound shares
+    settled = ""
+    if not math.isfinite(pace_at_batch.request_s):  # the budget is the batch: no prompt has room beside it
+        # the batch settles where the prompts its finishing sequences let in fit the room: b x uncached / out = budget - b
+        cap = max(math.floor(dep.max_num_batched_tokens * w.output_tokens_mean / (w.output_tokens_mean + eng.uncached)), 1)
+        settled = (
+            f"; the {dep.max_num_batched_tokens}-token budget leaves prompts no room beside {num(batch)}, so the batch settles at {cap}"
+        )
+        batch = float(cap)
+        pace_at_batch = full_batch_turnover(eng, batch)
     turnover, carried, step_s = pace_at_batch.prompt_tokens, pace_at_batch.carried_tokens, pace_at_batch.step_s
     bound = "prefill" if pace_at_batch.prefill_bound else "batch"
     request_s = pace_at_batch.request_s
@@ -115,7 +124,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     usd_per_m_out = usd_per_s / (rate * w.output_tokens_mean) * 1e6
     nodes = brief.hardware.nodes
     arithmetic = {
-        "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds) = {num(batch)} per replica",
+        "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds){settled} = {num(batch)} per replica",
         "request": (
             f"each step carries {num(batch)} x {num(uncached, 'tokens')} uncached / {num(w.output_tokens_mean, 'tokens')} out"
             f" = {num(turnover, 'prompt tokens')} beside the batch's decode: a step of {num(step_s * 1e3, 'ms')};"

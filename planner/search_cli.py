@@ -80,11 +80,10 @@ def _text(r: SearchResult) -> str:
             else f"  {b.simulation_note}",
             "  reproduce: plan BRIEF " + " ".join(f"--set {a}" for a in set_args(b.overrides)),
         ]
-        if r.stated_headroom is not None and b.kept_multiple is not None:
-            kept = "keeps" if b.headroom_ok else "short of"
+        if r.stated_headroom is not None and b.kept_multiple is not None:  # the best keeps it: a candidate must
             lines.insert(
                 -1,
-                f"  headroom: the pools reach their SLO capacity at {num(b.kept_multiple)}x the peak with every node up ({kept} the"
+                f"  headroom: the pools reach their SLO capacity at {num(b.kept_multiple)}x the peak with every node up (keeps the"
                 f" {pct(r.stated_headroom)} stated); the first limit, N+1 included, at {num(b.headroom_multiple)}x",
             )
     lines.append(f"frontier ({len(r.frontier)} point(s); $/M output tokens, p95 TTFT, p95 ITL, simulated p95 TTFT / ITL):")

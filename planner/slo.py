@@ -167,7 +167,7 @@ class LatencyPoint(_Model):
     interfering_rate_per_s: float  # prompts a second whose steps interrupt decode: the offered rate, no faster than the
     # prefill slot serves them; without a steady state, the full batch's admissions (full_batch_admission_rate)
     rho_interference: float
-    rho_interference_p95: float
+    rho_interference_p95: float  # the share of the p95 TPOT beyond the p95 batch's decode gap (1 - gap p95 / TPOT p95)
     itl_interference_ms: float  # what interference adds to a reply's mean gap
     mixed_step_share: float  # share of token gaps that fall on a step carrying a prefill chunk
     mixed_step_ms: float  # mean such step
@@ -272,6 +272,7 @@ class SloBudget(_Model):
             [
                 (v, latency_point(c.brief, c.shape, c.rate, c.load_batch, max_num_seqs=v, max_num_batched_tokens=max(tokens, v + 1)))
                 for v in _max_num_seqs_values(c.brief.deployment.max_num_seqs, c.load_batch)
+                if v <= tokens  # vLLM refuses more slots than the token budget (the brief does too)
             ]
         )
 
@@ -1062,7 +1063,7 @@ def _ttft_s(wt: _Wait, q: float) -> float:
 
 
 def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
-    """(interference, its p95 share over a reply's lifetime, TPOT p50, TPOT p95) in seconds.
+    """(interference, the share of the p95 TPOT beyond the p95 batch's decode gap, TPOT p50, TPOT p95) in seconds.
 
     A reply of g gaps lasts g x gap plus the extra time e (beyond the decode steps they stand in for) of the prompts
     arriving meanwhile, and each one lengthens it and so lets more in: an M/G/1 busy period started by g x gap of work,

@@ -191,3 +191,40 @@ def test_a_disaggregated_capacity_names_the_limit_its_clause_names() -> None:
     assert "just past it the replica loses its steady state" in op.capacity_reached
     assert "the decode pool's batch (max-num-seqs or its KV, full just past it) binds there" in op.arithmetic["capacity_rate_per_s"]
     assert "(ITL) binds" not in op.arithmetic["capacity_rate_per_s"]
+
+
+@pytest.mark.parametrize(("preset", "budget", "settles"), [("offline-batch", 512, 170), ("rl-rollout", 256, 243)])
+def test_a_job_whose_token_budget_is_its_batch_settles_where_prompts_fit(preset, budget, settles):
+    """offline-batch with max-num-batched-tokens 512 = its max-num-seqs (vLLM takes it) ended in "deployment.max_num_seqs:
+    ... ZeroDivisionError", while its own chunk trade-off drew 512: a full batch leaves prompts no room, so the batch
+    settles where the prompts its finishing sequences let in fit beside it (b x uncached / out = budget - b)."""
+    d = plan(load_brief(preset).with_changes({"deployment.max_num_batched_tokens": budget}))
+    goal = d.objective
+    assert goal is not None and f"so the batch settles at {settles} = {settles} per replica" in goal.arithmetic["batch"]
+    assert math.isfinite(goal.usd_per_m_output_tokens) and goal.usd_per_m_output_tokens > 0
+    assert budget in [int(t.x) for t in d.slo.tradeoff_batched_tokens]
+
+
+def test_a_decode_pool_whose_kv_fills_binds_as_the_decode_pool():
+    """chat-disaggregated with 4,096 slots and 2,000-token replies: just past its capacity the decode pool's KV is full
+    (771 running of 4,096 slots), so prompts wait for a slot without bound and the TTFT is unbounded; the binding pool
+    read "prefill" (only an unbounded batch counted as the decode pool's), the prefill pool 32% busy."""
+    d = plan(
+        load_brief("chat-disaggregated").with_changes(
+            {
+                "deployment.max_num_seqs": 4096,
+                "workload.output_tokens_mean": 2000,
+                "workload.output_tokens_p95": 2000,
+                "slo.itl_p95_ms": 200,
+            }
+        )
+    )
+    assert d.disaggregation is not None and d.disaggregation.binding_pool == "decode"
+    assert "the prefill pool's queue (TTFT) binds" not in d.operating_point.arithmetic["capacity_rate_per_s"]
+
+
+def test_the_batch_slot_curve_stops_at_the_token_budget():
+    """capstone with max-num-seqs 32 and a 48-token budget drew 64 and 96 slots, which vLLM (and `plan --set`) refuses
+    beside a 48-token budget; the curve stops at the budget."""
+    d = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 32, "deployment.max_num_batched_tokens": 48}))
+    assert max(int(t.x) for t in d.slo.tradeoff_max_num_seqs) == 48

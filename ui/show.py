@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner import Design, Problem
 from planner.disagg import decode_batch_words
+from planner.failures import needs_n_plus_one
 from planner.figures import arithmetic, field_label, of_target, show, spec
 from planner.fmt import num, pct
 from planner.plaintext import defang_urls
@@ -150,7 +151,8 @@ def verdict_banner(design: Design) -> None:
     if v.feasible and v.meets_slo and short:
         st.warning(f"Feasible and meets {judged} at the peak, but {' and '.join(short)}.")
     elif v.feasible and v.meets_slo:
-        st.success(f"Feasible and meets {judged}{' with N+1' if v.availability_ok and design.objective is None else ''}.")
+        with_n_plus_one = design.objective is None and needs_n_plus_one(design.brief)  # only where the availability asks for it
+        st.success(f"Feasible and meets {judged}{' with N+1' if with_n_plus_one else ''}.")
     elif v.feasible:
         st.warning(f"Feasible, but {judged} is not met.")
     else:

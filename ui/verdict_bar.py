@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner import Design
+from planner.failures import needs_n_plus_one
 from planner.figures import cause_of, field_label, label, show
 from planner.fmt import num, pct
 from planner.scaleout import capacity_limit
@@ -32,9 +33,10 @@ def verdict_headline(design: Design) -> str:
         return "Feasible, misses the SLO"
     if not v.availability_ok:
         return "Meets the SLO, no N+1"
+    asked = needs_n_plus_one(design.brief)  # an availability target N+1 is not needed for: no N+1 is claimed
     if not v.headroom_ok:  # a stated slo.headroom the pools do not keep
-        return "Meets the SLO with N+1, short of its headroom"
-    return "Meets the SLO, with N+1"
+        return "Meets the SLO with N+1, short of its headroom" if asked else "Meets the SLO, short of its headroom"
+    return "Meets the SLO, with N+1" if asked else "Meets the SLO"
 
 
 def _binding(design: Design) -> str:
@@ -68,6 +70,7 @@ _COLOURS = {
     "Feasible, misses the SLO": "red",
     "Meets the SLO, no N+1": "orange",
     "Meets the SLO with N+1, short of its headroom": "orange",
+    "Meets the SLO, short of its headroom": "orange",
     "Feasible, misses its deadline": "red",
 }
 
