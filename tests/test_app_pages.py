@@ -237,3 +237,4 @@ def test_no_n_plus_one_is_claimed_where_the_availability_does_not_ask_for_it() -
     at = new_app({"preset": "rag", "hardware.nodes": "10", "slo.availability": "0.95"})
     assert [s.value for s in at.success] == ["Feasible and meets the SLO."]
     assert not any("with N+1" in m.value for m in at.markdown), [m.value for m in at.markdown if "N+1" in m.value]
+    assert metrics(at)["Availability (N+1)"] == "not needed"  # it read "N+1 holds"

@@ -104,10 +104,11 @@ def verdict_bar(design: Design) -> None:
         for col, (path, ok) in zip(cols, (("slo.ttft_p95_ms", slo.ttft_ok), (judged, slo.itl_ok)), strict=False):
             name, value, line = _latency(design, path, ok)
             col.metric(name, value, line, delta_color="normal" if ok else "inverse", delta_arrow="off")
+        asked = needs_n_plus_one(design.brief)  # a target N+1 is not needed for claims none
         cols[2].metric(
             label("verdict.availability_ok"),
-            show(design, "verdict.availability_ok"),
-            f"target {show(design, 'brief.slo.availability')}",
+            show(design, "verdict.availability_ok") if asked else "not needed",
+            f"target {show(design, 'brief.slo.availability')}" + ("" if asked else ": no N+1 asked"),
             delta_color="off",
             delta_arrow="off",
         )
