@@ -334,7 +334,12 @@ class _Load(NamedTuple):
     @property
     def decode_short(self) -> bool:
         """Prompts wait for a decode slot without bound: the decode batch the load needs does not fit."""
-        return not math.isfinite(self.batch) or self.kv_fraction > 1
+        return _decode_short(self.batch, self.kv_fraction)
+
+
+def _decode_short(batch: float, kv_fraction: float) -> bool:
+    """A decode replica with no steady state: the load needs more than max-num-seqs (batch inf) or its KV holds."""
+    return not math.isfinite(batch) or kv_fraction > 1
 
 
 def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rate_per_s: float, fixed_ms: float) -> _Load:
@@ -373,7 +378,7 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
     b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
     kv_fraction = b * held / shape.kv_capacity_tokens
-    decode_short = not math.isfinite(batch) or kv_fraction > 1  # prompts wait for a decode slot without bound
+    decode_short = _decode_short(batch, kv_fraction)  # prompts wait for a decode slot without bound
     stable = prefill_stable and not decode_short
     step_ms = step(b) * 1e3
     step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3

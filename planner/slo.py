@@ -564,9 +564,15 @@ def _queue_wait(slot: float, prompt_wait_s: float, tail: float, admitted: float,
     mean = prompt_wait_s + admission_s
     given = prompt_wait_s / slot if slot > 0 else 0.0  # the M/G/1 wait's mean given a wait; E[W^2] = slot x given^2 x (1 + 1/tail)
     second = slot * given * given * (1 + 1 / tail) + 2 * prompt_wait_s * admission_s + 2 * admission_s * admission_s / admitted
-    m1, m2 = mean / busy, second / busy
+    return busy, mean, _shape_given_a_wait(mean, second, busy)
+
+
+def _shape_given_a_wait(mean: float, second: float, p_wait: float) -> float:
+    """Gamma shape of a wait given it is not zero, from its first two moments (`mean`, `second`) and P(wait): the
+    conditional moments are theirs over P(wait); capped at 1e3 (a wait about fixed)."""
+    m1, m2 = mean / p_wait, second / p_wait
     var = m2 - m1 * m1
-    return busy, mean, min(m1 * m1 / var, 1e3) if var > 0 else 1e3
+    return min(m1 * m1 / var, 1e3) if var > 0 else 1e3
 
 
 def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> float:
@@ -578,9 +584,7 @@ def _mg1_tail_shape(rate: float, rho: float, wait_s: float, third_s3: float) -> 
     if not (0 < rho < 1) or wait_s <= 0:
         return 1.0
     w2 = 2 * wait_s**2 + rate * third_s3 / (3 * (1 - rho))
-    m1, m2 = wait_s / rho, w2 / rho
-    var = m2 - m1 * m1
-    return min(m1 * m1 / var, 1e3) if var > 0 else 1e3
+    return _shape_given_a_wait(wait_s, w2, rho)
 
 
 def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[float, float, float]:
