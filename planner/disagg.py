@@ -935,9 +935,10 @@ def disaggregated_operating_point(
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
     reached = _reached(brief, at, scale) if at is not None and 0 < scale < _SCALE_CEILING else ""
-    decode = (  # past the capacity a decode pool whose batch runs full has no steady state: its slots or KV bind, not its gaps
+    full_past = reached != "" and at is not None and at(scale * JUST_PAST).decode_short  # the clause's own load just past it
+    decode = (  # a decode pool whose batch runs full just past the capacity: its slots or KV bind, not its gaps
         "the decode pool's batch (max-num-seqs or its KV, full just past it)"
-        if "loses its steady state" in reached
+        if full_past
         else f"the decode pool ({brief.slo.itl_metric.value.upper()})"
     )
     which = {"prefill": "the prefill pool's queue (TTFT)", "decode": decode, "neither": "neither pool"}.get(pool, "")
