@@ -8,7 +8,7 @@ from planner.breakdowns import ttft_paths
 from planner.disagg import decode_batch_words, splits_summary
 from planner.figures import cause_of, show
 from planner.fmt import num, pct
-from planner.slo import chunk_tradeoff_words
+from planner.slo import batch_slot_words, chunk_tradeoff_words
 from planner.speculative import speculative_summary
 from ui.charts import itl_waterfall_chart, speculative_gain_chart, tradeoff_chart, ttft_waterfall_chart
 from ui.mechanisms import objective_section
@@ -59,11 +59,7 @@ else:
         f"One general-pool replica at {num(p.rate_per_replica_per_s, 'req/s')} with {num(p.running_batch)} sequences running and"
         f" {pct(p.hit_rate)} of each prompt in the prefix cache. A request crosses the fixed path (network, gateway, tokenization,"
         " first token out),"
-        + (
-            f" waits for a batch slot when all {dep.max_num_seqs} are taken ({pct(p.admission_busy)} of requests),"
-            if p.admission_busy >= 0.005
-            else ""
-        )
+        + (batch_slot_words(p, dep.max_num_seqs) if p.admission_busy >= 0.005 else "")
         + " waits for the prefill slot, then its uncached tokens are prefilled in chunks between decode steps."
         " The **p95 path** puts the queue at its 95th percentile, so its bars add up to the p95 TTFT"
         f"{' that the target judges' if judging else ' (for reference: no latency target judges this design)'};"

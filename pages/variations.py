@@ -65,12 +65,14 @@ def _compare(name: str, current: Design | None) -> None:
         st.caption(f"As edited in the sidebar ({len(edits)} change(s) from the preset), the design the verdict bar above judges.")
         if current is None:  # the edited brief cannot be computed: the page above says why
             return
-    try:
-        other = current if edits and current is not None else plan(brief)
-    except InfeasibleDesign as exc:
-        st.error("This variation cannot be computed on its hardware:")
-        show_problems(exc.verdict.problems)
-        return
+        other = current
+    else:
+        try:
+            other = plan(brief)
+        except InfeasibleDesign as exc:
+            st.error("This variation cannot be computed on its hardware:")
+            show_problems(exc.verdict.problems)
+            return
     analysis = other.variation
     if analysis is not None:
         st.markdown(f"**The question:** {md(analysis.question)}")

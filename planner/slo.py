@@ -75,6 +75,7 @@ __all__ = [
     "TradeoffPoint",
     "Turnover",
     "WaterfallStep",
+    "batch_slot_words",
     "batched_tokens_tradeoff",
     "chunk_tradeoff_words",
     "engine",
@@ -151,6 +152,7 @@ class LatencyPoint(_Model):
     prompt_wait_ms: float  # M/G/1 wait for the prompts ahead
     admission_wait_ms: float  # Erlang C wait for a batch slot, mean
     admission_busy: float  # P(a request waits for a batch slot); given a wait, exponential
+    batch_slots: int  # the slots that wait runs on: max-num-seqs, or fewer where the KV pool holds fewer sequences
     step_wait_ms: float  # the rest of the step in progress when a prompt arrives
     queue_wait_ms: float
     queue_wait_p95_ms: float
@@ -1223,6 +1225,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         prompt_wait_ms=prompt_wait_s * 1e3,
         admission_wait_ms=admission_s * 1e3,
         admission_busy=wt.admitted,
+        batch_slots=eng.seqs,
         step_wait_ms=step_wait_s * 1e3,
         queue_wait_ms=(wait_s + step_wait_s) * 1e3,
         queue_wait_p95_ms=max(ttft_p95 - fixed_ms - float(np.quantile(stages, 0.95)) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
@@ -1549,6 +1552,13 @@ def _percentile_text() -> str:
         " gap, the decode gap + its interference; p95 from a gamma spread as an M/G/1 busy period started by the reply's"
         " own steps (over the replies' lengths) and by the batch (B ± √B)."
     )
+
+
+def batch_slot_words(p: LatencyPoint, max_num_seqs: int) -> str:
+    """The clause on the batch-slot wait: how many slots it runs on (max-num-seqs, or the fewer sequences the KV pool
+    holds at this context, the rest preempted) and the share of requests that find them all taken."""
+    kv_held = f"; the KV pool holds {p.batch_slots:,} sequences at this context, fewer than max-num-seqs {max_num_seqs:,}"
+    return f" waits for a batch slot when all {p.batch_slots:,} are taken ({pct(p.admission_busy)} of requests{kv_held if p.batch_slots < max_num_seqs else ''}),"
 
 
 def _slot_wait_words(p: LatencyPoint) -> str:

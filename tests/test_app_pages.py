@@ -238,3 +238,13 @@ def test_no_n_plus_one_is_claimed_where_the_availability_does_not_ask_for_it() -
     assert [s.value for s in at.success] == ["Feasible and meets the SLO."]
     assert not any("with N+1" in m.value for m in at.markdown), [m.value for m in at.markdown if "N+1" in m.value]
     assert metrics(at)["Availability (N+1)"] == "not needed"  # it read "N+1 holds"
+
+
+def test_the_slo_page_names_the_slots_the_batch_wait_runs_on() -> None:
+    """Near its full batch, moe-deepseek's KV pool holds 2,504 sequences at its context, fewer than its 4,096
+    max-num-seqs: the Erlang C wait runs on those 2,504 slots, and the page said "when all 4096 are taken"."""
+    at = visit(new_app({"preset": "moe-deepseek", "workload.request_rate": "56.5"}), "pages/slo_budget.py")
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert "waits for a batch slot when all 2,504 are taken" in text
+    assert "the KV pool holds 2,504 sequences at this context, fewer than max-num-seqs 4,096" in text
+    assert "when all 4096 are taken" not in text and "when all 4,096 are taken" not in text
