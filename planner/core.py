@@ -194,7 +194,7 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
                 field=_LIMIT_FIELDS[op.limit] if op.limit is not Limit.prefill or brief.deployment.prefix_caching else "hardware.nodes",
                 problem=(
                     f"a general-pool replica cannot keep up with {num(op.rate_per_replica_per_s, 'req/s')}: {_LIMIT_WORDS[op.limit]}"
-                    f" ({op.limit.value} binds), so the queue grows without bound"
+                    f" ({op.limit.words} binds), so the queue grows without bound"
                 ),
                 change=op.fix,
                 overrides=op.fix_overrides,
@@ -607,7 +607,7 @@ def not_feasible_before_slo(brief: Brief) -> str | None:
     if share_problems(brief, pools.long_context_nodes):
         return "the stated long-context share is not what the prompt lengths put over the threshold"
     _, binding = steady_state(brief, shape, pools.general_rate_per_replica(dem.request_rate_per_s))
-    return None if binding is None else f"no steady state ({binding.value} binds)"
+    return None if binding is None else f"no steady state ({binding.words} binds)"
 
 
 def _long_pool_problems(brief: Brief, long_busy: float, pools: Pools, advise: bool = True) -> list[Problem]:

@@ -71,6 +71,19 @@ class Limit(StrEnum):
     prefill = "prefill"  # the prefill slot: prompts arrive faster than their chunk steps clear
     batched_tokens = "batched_tokens"  # max-num-batched-tokens: the decode batch the load needs leaves no room for prompts
 
+    @property
+    def words(self) -> str:
+        """The limit named for a reader (the value is a code name)."""
+        return _LIMIT_NAMES[self]
+
+
+_LIMIT_NAMES = {
+    Limit.slots: "max-num-seqs",
+    Limit.kv: "the KV pool",
+    Limit.prefill: "the prefill slot",
+    Limit.batched_tokens: "max-num-batched-tokens",
+}
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -700,7 +713,7 @@ def _tpot_text(brief: Brief, at: Pace, binding: Limit | None, admitted: float) -
     if binding is None or not math.isfinite(at.tpot_ms):
         return step
     return (
-        f"no steady state (the {binding.value} limit binds: the queue grows without bound), a running sequence's step with the"
+        f"no steady state ({binding.words} binds: the queue grows without bound), a running sequence's step with the"
         f" batch full at {num(at.running_batch)}, taking prompts as its sequences finish ({num(admitted, 'req/s')}): {step}"
     )
 
@@ -714,7 +727,7 @@ def _in_flight_text(brief: Brief, rate: float, at: Pace, n: float, limit: float,
             f"no steady state: prompts need {num(rate, 'req/s')} x {num(at.slot_service_ms, 'ms')} = {pct(at.prefill_slot_busy)}"
             " of the prefill slot (or the interference leaves decode no time)"
         )
-    return f"no steady state: even with {num(limit)} running (the {binding.value} limit), {num(rate, 'req/s')} x ({held}) = {num(rate * at.engine_time_s)} would be needed"
+    return f"no steady state: even with {num(limit)} running ({binding.words} binds), {num(rate, 'req/s')} x ({held}) = {num(rate * at.engine_time_s)} would be needed"
 
 
 def _fix(

@@ -154,7 +154,7 @@ def test_without_a_steady_state_the_tpot_is_the_full_batchs_step_not_unbounded(p
     assert math.isfinite(op.engine_time_s) if d.disaggregation is None else math.isinf(op.engine_time_s)
     assert "unbounded" not in show(d, "operating_point.tpot_ms")
     if d.disaggregation is None:
-        assert f"the {op.limit.value} limit" in op.arithmetic["tpot_ms"]
+        assert f"({op.limit.words} binds" in op.arithmetic["tpot_ms"]
     if op.limit.value == "batched_tokens":  # a batch the budget leaves prompts room beside, not the KV pool's 2,504
         assert f"even with {slo.point.running_batch:,.0f} running" in op.arithmetic["in_flight"]
         assert slo.point.running_batch < d.brief.deployment.max_num_batched_tokens <= op.max_running

@@ -229,3 +229,16 @@ def test_the_kv_advice_offers_fp8_only_where_the_cache_is_not_fp8_already():
     assert "FP8 KV" not in change and "FP8 already" in change
     bf16 = crowded.with_changes({"deployment.kv_cache": "bf16"})
     assert "use FP8 KV" in next(p.change for p in plan(bf16).verdict.problems if p.field == "workload.kv_context_tokens")
+
+
+def test_a_replica_without_a_steady_state_names_its_limit_in_words() -> None:
+    """moe-deepseek at 60 req/s fills its KV pool: the operating point's arithmetic read "(the kv limit)" and a failure
+    row "(kv binds)", code names a reader has to decode. Every figure's words name the limit as the page does."""
+    from planner.cli import design_json
+
+    design = plan(load_brief("moe-deepseek").with_changes({"workload.request_rate": 60}))
+    design.failures  # noqa: B018  (the failure rows are worked out on first read)
+    text = json.dumps(design_json(design))
+    assert "(the KV pool binds" in text
+    for code in ("kv", "slots", "prefill", "batched_tokens"):
+        assert f"({code} binds" not in text and f"the {code} limit" not in text
