@@ -332,14 +332,16 @@ def test_a_page_keeps_readable_type_and_drops_a_ranked_table_first() -> None:
 # --- the command line -----------------------------------------------------------------------------------------
 
 
-def _export(tmp_path: Path, fmt: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _export(tmp_path: Path, fmt: str, env: dict[str, str], timeout_s: str = "1") -> subprocess.CompletedProcess[str]:
+    """`planner export capstone` with the tools' timeout at `timeout_s` (1 s for a hung tool, so the test is quick)."""
     command = [sys.executable, "-m", "planner", "export", "capstone", "--format", fmt, "--out", str(tmp_path / f"d.{fmt}")]
-    return subprocess.run(command, cwd=ROOT, env={**os.environ, TIMEOUT_ENV: "1", **env}, capture_output=True, text=True, timeout=90)
+    return subprocess.run(command, cwd=ROOT, env={**os.environ, TIMEOUT_ENV: timeout_s, **env}, capture_output=True, text=True, timeout=90)
 
 
 @pytest.mark.timeout(120)
 def test_cli_pdf_with_a_failing_chromium_exits_2_in_one_line(tmp_path: Path) -> None:
-    proc = _export(tmp_path, "pdf", {"CHROMIUM": str(_script(tmp_path, "chromium", "exit 1"))})
+    # a failing chromium exits at once: a 1 s timeout could read it as "did not start within 1 s" on a loaded machine
+    proc = _export(tmp_path, "pdf", {"CHROMIUM": str(_script(tmp_path, "chromium", "exit 1"))}, timeout_s="20")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == f"error: --format: pdf: chromium did not start (exit code 1): {CHROMIUM_LINE}\n"
     assert not (tmp_path / "d.pdf").exists()
