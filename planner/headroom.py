@@ -23,7 +23,7 @@ from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
-from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
+from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
 from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
 from planner.kv_tiers import kv_tier_analysis
@@ -31,7 +31,6 @@ from planner.mechanisms import resolve
 from planner.multimodal import with_image_tokens
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.replica import ReplicaShape, shape_of
-from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "pools_multiple", "scaled_demand", "sizing_words"]
 
@@ -216,21 +215,35 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         if last is not None:
             return last / load
         width = (high - low) / 2**_REPLAN_BISECTIONS
-        turn = _hit_rate_turn(stated, low, high, width)
         closed = predicted if low < predicted < high else None  # the closed forms hold below the tiers' turn
+        fallen = _hit_rate_fallen(stated, low)
+        if fallen is None or (closed is not None and not fallen(min(closed + width, high))):
+            return closed  # the tiers hold past the closed forms' turn (one look, not the turn's bisection)
+        turn = _hit_rate_turn(fallen, low, high, width)
         if turn is None:
             return closed
         past_turn = min(turn + width, (turn + high) / 2)
         return closed if closed is not None and closed < past_turn else past_turn
 
-    def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
-        return meets(_at_traffic(stated, multiple)), math.nan
+    design_met: dict[float, bool] = {}  # the re-planned design's own verdict (N+1 aside) at the multiples tested
+
+    def design_meets(multiple: float) -> bool:
+        """_meets_slo at the scaled traffic; known without a re-plan below a multiple where it met (more load only adds
+        to the busy shares and the queues, as every bisection here takes)."""
+        if any(met and multiple <= at for at, met in design_met.items()):
+            return True
+        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple))
+        return design_met[multiple]
+
+    def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
+        return design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple)), math.nan
 
     def tested_around(low: float, high: float) -> tuple[tuple[float, float], tuple[float, float]]:
         guess = hint(low, high)  # the ends of the halvings' last bracket around it (`high` untested: only a bound)
         if guess is None:
             return (low, math.nan), (high, math.nan)
-        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess)
+        # the upper end first: where the design meets there, only the lower end's N+1 re-plan is left to make
+        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess, high_first=True)
 
     below, above = tested_around(low, high)
     if above[0] == high:  # the bracket's end is not known to miss: double it until it does
@@ -245,8 +258,7 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
             below, above = tested_around(low, high)
     low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, below, above)
     LastAnswers.keep(question, high * load)
-    beyond = _at_traffic(stated, high)
-    if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
+    if design_meets(high):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
         name, words = "N+1 is lost in the re-planned design", f"x{low:.5g} meets the SLO with N+1; at x{high:.5g} one node lost breaks it"
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
@@ -263,12 +275,10 @@ def _lost_node_guess(core: CoreDesign) -> float:
     return general * left / pools.general_replicas
 
 
-def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
-    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate (the design's,
-    and with one node lost when the availability asks for N+1) first falls below its value at `low`, found to `width`
-    by bisection over the KV tiers' arithmetic alone (no re-plan). Past it the hit rate drops quickly as the tiers
-    overflow, so the verdict turns just after; the re-plans still decide (None: no rate falls, or one cannot be worked
-    out)."""
+def _hit_rate_fallen(stated: Brief, low: float) -> Callable[[float], bool] | None:
+    """Whether at a traffic multiple a derived hit rate (the design's, and with one node lost when the availability
+    asks for N+1) has fallen below its value at `low`, from the KV tiers' arithmetic alone (no re-plan); None when the
+    rates at `low` cannot be worked out."""
     lost = needs_n_plus_one(stated)
     replicas: dict[int, ReplicaShape] = {}  # the design's and the one-node-lost design's: no traffic in them
 
@@ -295,6 +305,13 @@ def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> floa
         now = rates(multiple)
         return now is None or any(rate < was - _HIT_RATE_STEP for rate, was in zip(now, start, strict=True))
 
+    return fallen
+
+
+def _hit_rate_turn(fallen: Callable[[float], bool], low: float, high: float, width: float) -> float | None:
+    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate first falls
+    (_hit_rate_fallen), found to `width` by bisection. Past it the hit rate drops quickly as the tiers overflow, so the
+    verdict turns just after; the re-plans still decide (None: no rate falls by `high`)."""
     if not fallen(high):
         return None
     while high - low > width:
