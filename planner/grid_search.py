@@ -168,8 +168,8 @@ def bisection_bracket(
     after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone.
     `guess`: where the crossing was last time (LastAnswers): the two ends of the last bracket around it are tested
     first, so a crossing still inside it leaves no midpoint undecided. A chord that closes in on the crossing from one
-    side (a step under _CLOSE_IN final widths) is followed by a test at the other end of the last bracket there, not by
-    each midpoint on the way."""
+    side (a step under _CLOSE_IN final widths), or a test whose margin is 0 (the crossing itself), is followed by a test
+    at the other end of the last bracket there, not by each midpoint on the way."""
     a, margin_a = below if below is not None else (low, math.nan)
     b, margin_b = above if above is not None else (high, math.nan)
     start, width = (low, high), (high - low) / 2**halvings
@@ -196,7 +196,7 @@ def bisection_bracket(
                 weight_a, weight_b = margin, weight_b / 2 if kept == -1 else weight_b
                 kept = -1
             else:
-                converged = +1 if chord is not None and b - x < close else 0
+                converged = +1 if (chord is not None and b - x < close) or margin == 0 else 0  # 0: the crossing is at x
                 b, margin_b = x, margin
                 weight_a, weight_b = weight_a / 2 if kept == +1 else weight_a, margin
                 kept = +1

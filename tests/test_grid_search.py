@@ -257,6 +257,22 @@ def test_a_chord_that_closes_in_from_one_side_is_followed_by_the_other_end() -> 
     assert len(tested) <= 9
 
 
+def test_a_chord_that_lands_on_the_crossing_is_followed_by_the_other_end() -> None:
+    """A busy share linear in the load (capstone's long-context pool): the chord lands where it is 1 to the last bit (a
+    margin of 0, so above), and the other end of the last bracket there settles the 50 halvings (11 tests before: each
+    midpoint below it on the way)."""
+    tested: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        value = x / 3.0728043071122  # the share at x times the traffic
+        return value < 1, value - 1
+
+    bracket = bisection_bracket(test, 0.0, 4.0, 50, (2.0, test(2.0)[1]), (4.0, test(4.0)[1]))
+    assert bracket == _halvings(lambda x: x / 3.0728043071122 < 1, 0.0, 4.0, 50)
+    assert len(tested) <= 2 + 3
+
+
 def test_a_smooth_crossing_takes_a_third_of_the_tests() -> None:
     tested: list[float] = []
 
