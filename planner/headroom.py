@@ -350,10 +350,7 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
             return True, math.inf
         return worked.time_s > goal.deadline_s, math.log(goal.deadline_s / worked.time_s) if worked.time_s > 0 else math.inf
 
-    def meets(count: int) -> bool:
-        return not misses(count)[0]
-
-    if not meets(prompts):
+    if goal.time_s > goal.deadline_s:  # `goal` is these prompts' objective: it misses already
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)
     low, high = prompts, prompts * 2  # the objective alone is worked out again, not the design: cheap
     margin_low = math.log(goal.deadline_s / goal.time_s)
@@ -361,7 +358,7 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
     while not missed:
         if high >= _MAX_PROMPTS:
             return PoolLimit(key="deadline", name="it misses its deadline", multiple=math.inf, arithmetic=arithmetic)
-        low, high, margin_low = high, min(high * 2, _MAX_PROMPTS), margin_high
+        low, high, margin_low = high, _more_prompts(low, high, margin_low, margin_high), margin_high
         missed, margin_high = misses(high)
     # the time grows about linearly with the prompts: a secant through the margins finds the first count that misses
     # in a few tests instead of a bisection's log2(prompts) (grid_search.first_meeting: the same count)
@@ -373,6 +370,21 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
         multiple=high / prompts,
         arithmetic=f"{arithmetic}; a batch of {low:,} prompts still finishes in time, {high:,} does not",
     )
+
+
+def _more_prompts(low: int, high: int, margin_low: float, margin_high: float) -> int:
+    """The next rollout batch to work out when `low` and `high` prompts both finish in time (margins: the log of the
+    deadline over the time): one past where the chord through their times reaches the deadline, as the time grows about
+    linearly with the prompts; between one more than `high` and _GROWTH times it."""
+    time_low, time_high = math.exp(-margin_low), math.exp(-margin_high)  # the times as shares of the deadline
+    grown = min(high * _GROWTH, _MAX_PROMPTS)
+    if not time_high > time_low:
+        return grown
+    reaches = high + (high - low) * (1 - time_high) / (time_high - time_low)
+    return max(min(math.ceil(reaches) + 1, grown), high + 1)
+
+
+_GROWTH = 8  # the most a rollout batch grows from one test to the next while it still finishes in time
 
 
 def headroom(
