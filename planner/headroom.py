@@ -204,7 +204,8 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
     the traffic it turned at last time, else the closed forms' `predicted` turn (the pools' SLO capacity, N+1's) where it
     comes before the tiers overflow (the hit rate holds till then, so they hold), else just past where the tiers
     overflow (_hit_rate_turn); the two ends of the halvings' last bracket there usually decide every midpoint
-    (grid_search.around_guess)."""
+    (grid_search.around_guess), the upper end first: a design that meets there meets at the lower end, where only its
+    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
