@@ -168,8 +168,8 @@ def bisection_bracket(
     after it; after _CHORD_MISSES chord points that decided nothing (a margin that jumps), the midpoints alone.
     `guess`: where the crossing was last time (LastAnswers): the two ends of the last bracket around it are tested
     first, so a crossing still inside it leaves no midpoint undecided. A chord that closes in on the crossing from one
-    side (a step under _CLOSE_IN final widths) is followed by a test at the other end of the last bracket there, not by
-    each midpoint on the way."""
+    side (a step under _CLOSE_IN final widths), or a test whose margin is 0 (the crossing itself), is followed by a test
+    at the other end of the last bracket there, not by each midpoint on the way."""
     a, margin_a = below if below is not None else (low, math.nan)
     b, margin_b = above if above is not None else (high, math.nan)
     start, width = (low, high), (high - low) / 2**halvings
@@ -196,7 +196,7 @@ def bisection_bracket(
                 weight_a, weight_b = margin, weight_b / 2 if kept == -1 else weight_b
                 kept = -1
             else:
-                converged = +1 if chord is not None and b - x < close else 0
+                converged = +1 if (chord is not None and b - x < close) or margin == 0 else 0  # 0: the crossing is at x
                 b, margin_b = x, margin
                 weight_a, weight_b = weight_a / 2 if kept == +1 else weight_a, margin
                 kept = +1
@@ -213,11 +213,13 @@ def around_guess(
     guess: float,
     below: tuple[float, float] | None = None,
     above: tuple[float, float] | None = None,
+    high_first: bool = False,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """(the highest point tested below the crossing, the lowest above it; each with its margin), after testing the two
     ends of the bracket `halvings` halvings of [low, high] end with around `guess` and, when both fall on one side of
     the crossing, the far end of the bracket beside them on that side: a crossing in either leaves bisection_bracket
-    no midpoint undecided. `below`, `above`: as bisection_bracket takes them (only points between them are tested)."""
+    no midpoint undecided. `below`, `above`: as bisection_bracket takes them (only points between them are tested).
+    `high_first`: the bracket's upper end is tested first (for a test whose answer above tells it something below)."""
     start = (low, high)
     (a, margin_a), (b, margin_b) = below or (low, math.nan), above or (high, math.nan)
     if not a < guess < b:
@@ -234,14 +236,27 @@ def around_guess(
         return is_below
 
     lo, hi = _final_bracket(start, halvings, guess, True)
-    if a < lo < b and not tested(lo):  # the crossing is below it: the bracket under it
+
+    def crossing_under() -> bool:  # lo is above the crossing: the bracket under it is tested too
+        if not (a < lo < b and not tested(lo)):
+            return False
         under = _final_bracket(start, halvings, lo - width / 2, True)[0]
         if a < under < b:
             tested(under)
-    elif a < hi < b and tested(hi):  # the crossing is above it: the bracket over it
+        return True
+
+    def crossing_over() -> bool:  # hi is below the crossing: the bracket over it is tested too
+        if not (a < hi < b and tested(hi)):
+            return False
         over = _final_bracket(start, halvings, hi + width / 2, True)[1]
         if a < over < b:
             tested(over)
+        return True
+
+    if high_first:
+        crossing_over() or crossing_under()
+    else:
+        crossing_under() or crossing_over()
     return (a, margin_a), (b, margin_b)
 
 

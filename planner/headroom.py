@@ -23,7 +23,7 @@ from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
 from planner.core import CoreDesign, verdict_core
 from planner.errors import BriefError
-from planner.failures import Scenario, judged, needs_n_plus_one, scenario_overrides
+from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
 from planner.grid_search import LastAnswers, around_guess, bisection_bracket, first_meeting, question_key
 from planner.kv_tiers import kv_tier_analysis
@@ -31,7 +31,6 @@ from planner.mechanisms import resolve
 from planner.multimodal import with_image_tokens
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.replica import ReplicaShape, shape_of
-from planner.resize import meets
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "pools_multiple", "scaled_demand", "sizing_words"]
 
@@ -205,7 +204,8 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
     the traffic it turned at last time, else the closed forms' `predicted` turn (the pools' SLO capacity, N+1's) where it
     comes before the tiers overflow (the hit rate holds till then, so they hold), else just past where the tiers
     overflow (_hit_rate_turn); the two ends of the halvings' last bracket there usually decide every midpoint
-    (grid_search.around_guess)."""
+    (grid_search.around_guess), the upper end first: a design that meets there meets at the lower end, where only its
+    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer)."""
     if not meets_now:
         return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
     low, high = 1.0, max(guess, 1.0)
@@ -216,21 +216,35 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         if last is not None:
             return last / load
         width = (high - low) / 2**_REPLAN_BISECTIONS
-        turn = _hit_rate_turn(stated, low, high, width)
         closed = predicted if low < predicted < high else None  # the closed forms hold below the tiers' turn
+        fallen = _hit_rate_fallen(stated, low)
+        if fallen is None or (closed is not None and not fallen(min(closed + width, high))):
+            return closed  # the tiers hold past the closed forms' turn (one look, not the turn's bisection)
+        turn = _hit_rate_turn(fallen, low, high, width)
         if turn is None:
             return closed
         past_turn = min(turn + width, (turn + high) / 2)
         return closed if closed is not None and closed < past_turn else past_turn
 
-    def test(multiple: float) -> tuple[bool, float]:  # no margin: it jumps where the verdict turns
-        return meets(_at_traffic(stated, multiple)), math.nan
+    design_met: dict[float, bool] = {}  # the re-planned design's own verdict (N+1 aside) at the multiples tested
+
+    def design_meets(multiple: float) -> bool:
+        """_meets_slo at the scaled traffic; known without a re-plan below a multiple where it met (more load only adds
+        to the busy shares and the queues, as every bisection here takes)."""
+        if any(met and multiple <= at for at, met in design_met.items()):
+            return True
+        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple))
+        return design_met[multiple]
+
+    def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
+        return design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple)), math.nan
 
     def tested_around(low: float, high: float) -> tuple[tuple[float, float], tuple[float, float]]:
         guess = hint(low, high)  # the ends of the halvings' last bracket around it (`high` untested: only a bound)
         if guess is None:
             return (low, math.nan), (high, math.nan)
-        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess)
+        # the upper end first: where the design meets there, only the lower end's N+1 re-plan is left to make
+        return around_guess(test, low, high, _REPLAN_BISECTIONS, guess, high_first=True)
 
     below, above = tested_around(low, high)
     if above[0] == high:  # the bracket's end is not known to miss: double it until it does
@@ -245,8 +259,7 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
             below, above = tested_around(low, high)
     low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, below, above)
     LastAnswers.keep(question, high * load)
-    beyond = _at_traffic(stated, high)
-    if _meets_slo(beyond):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
+    if design_meets(high):  # the SLO holds there: what `meets` lost is N+1 (its one-node-lost re-plan misses)
         name, words = "N+1 is lost in the re-planned design", f"x{low:.5g} meets the SLO with N+1; at x{high:.5g} one node lost breaks it"
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
@@ -263,12 +276,10 @@ def _lost_node_guess(core: CoreDesign) -> float:
     return general * left / pools.general_replicas
 
 
-def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> float | None:
-    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate (the design's,
-    and with one node lost when the availability asks for N+1) first falls below its value at `low`, found to `width`
-    by bisection over the KV tiers' arithmetic alone (no re-plan). Past it the hit rate drops quickly as the tiers
-    overflow, so the verdict turns just after; the re-plans still decide (None: no rate falls, or one cannot be worked
-    out)."""
+def _hit_rate_fallen(stated: Brief, low: float) -> Callable[[float], bool] | None:
+    """Whether at a traffic multiple a derived hit rate (the design's, and with one node lost when the availability
+    asks for N+1) has fallen below its value at `low`, from the KV tiers' arithmetic alone (no re-plan); None when the
+    rates at `low` cannot be worked out."""
     lost = needs_n_plus_one(stated)
     replicas: dict[int, ReplicaShape] = {}  # the design's and the one-node-lost design's: no traffic in them
 
@@ -295,6 +306,13 @@ def _hit_rate_turn(stated: Brief, low: float, high: float, width: float) -> floa
         now = rates(multiple)
         return now is None or any(rate < was - _HIT_RATE_STEP for rate, was in zip(now, start, strict=True))
 
+    return fallen
+
+
+def _hit_rate_turn(fallen: Callable[[float], bool], low: float, high: float, width: float) -> float | None:
+    """Where a re-planned limit is likely: the traffic multiple in (low, high] at which a derived hit rate first falls
+    (_hit_rate_fallen), found to `width` by bisection. Past it the hit rate drops quickly as the tiers overflow, so the
+    verdict turns just after; the re-plans still decide (None: no rate falls by `high`)."""
     if not fallen(high):
         return None
     while high - low > width:
@@ -333,10 +351,7 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
             return True, math.inf
         return worked.time_s > goal.deadline_s, math.log(goal.deadline_s / worked.time_s) if worked.time_s > 0 else math.inf
 
-    def meets(count: int) -> bool:
-        return not misses(count)[0]
-
-    if not meets(prompts):
+    if goal.time_s > goal.deadline_s:  # `goal` is these prompts' objective: it misses already
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)
     low, high = prompts, prompts * 2  # the objective alone is worked out again, not the design: cheap
     margin_low = math.log(goal.deadline_s / goal.time_s)
@@ -344,7 +359,7 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
     while not missed:
         if high >= _MAX_PROMPTS:
             return PoolLimit(key="deadline", name="it misses its deadline", multiple=math.inf, arithmetic=arithmetic)
-        low, high, margin_low = high, min(high * 2, _MAX_PROMPTS), margin_high
+        low, high, margin_low = high, _more_prompts(low, high, margin_low, margin_high), margin_high
         missed, margin_high = misses(high)
     # the time grows about linearly with the prompts: a secant through the margins finds the first count that misses
     # in a few tests instead of a bisection's log2(prompts) (grid_search.first_meeting: the same count)
@@ -356,6 +371,21 @@ def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
         multiple=high / prompts,
         arithmetic=f"{arithmetic}; a batch of {low:,} prompts still finishes in time, {high:,} does not",
     )
+
+
+def _more_prompts(low: int, high: int, margin_low: float, margin_high: float) -> int:
+    """The next rollout batch to work out when `low` and `high` prompts both finish in time (margins: the log of the
+    deadline over the time): one past where the chord through their times reaches the deadline, as the time grows about
+    linearly with the prompts; between one more than `high` and _GROWTH times it."""
+    time_low, time_high = math.exp(-margin_low), math.exp(-margin_high)  # the times as shares of the deadline
+    grown = min(high * _GROWTH, _MAX_PROMPTS)
+    if not time_high > time_low:
+        return grown
+    reaches = high + (high - low) * (1 - time_high) / (time_high - time_low)
+    return max(min(math.ceil(reaches) + 1, grown), high + 1)
+
+
+_GROWTH = 8  # the most a rollout batch grows from one test to the next while it still finishes in time
 
 
 def headroom(

@@ -14,7 +14,7 @@ from benchmarks.plan_speed import _clear_all
 from planner import load_brief
 from planner.core import core_design
 from planner.failures import hit_rate_floor
-from planner.grid_search import bisection_bracket, confirmed, first_meeting
+from planner.grid_search import around_guess, bisection_bracket, confirmed, first_meeting
 from planner.mechanisms import resolve
 
 pytestmark = pytest.mark.unit
@@ -215,6 +215,29 @@ def test_a_guess_in_the_crossings_last_bracket_takes_two_tests(seed: int) -> Non
         assert len(tested) <= tests
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_guess_tested_from_its_upper_end_leaves_the_same_bracket(seed: int) -> None:
+    """around_guess with high_first (the re-planned headroom: a design meeting above meets below): the upper end of the
+    last bracket around the guess is tested first, and the bracket is the halvings' own in as few tests."""
+    rng = random.Random(seed)
+    halvings = rng.choice([9, 30])
+    crossing = rng.uniform(0.1, 0.9)
+    expected = _halvings(lambda x: x < crossing, 0.0, 1.0, halvings)
+    width = expected[1] - expected[0]
+    tested: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        return x < crossing, math.nan
+
+    for guess, tests in ((rng.uniform(*expected), 2), (rng.uniform(*expected) + rng.choice([-1, 1]) * width, 3)):
+        tested.clear()
+        below, above = around_guess(test, 0.0, 1.0, halvings, guess, high_first=True)
+        assert tested[0] == _halvings(lambda x, guess=guess: x <= guess, 0.0, 1.0, halvings)[1]
+        assert bisection_bracket(test, 0.0, 1.0, halvings, below, above) == expected
+        assert len(tested) <= tests
+
+
 def test_a_chord_that_closes_in_from_one_side_is_followed_by_the_other_end() -> None:
     """Regula falsi closes in on a crossing from one side; the midpoints on the other side were each tested (14 tests
     here, 19 for the disaggregated pools' capacity): once a chord step is under a thousand last brackets, the other
@@ -232,6 +255,22 @@ def test_a_chord_that_closes_in_from_one_side_is_followed_by_the_other_end() -> 
     bracket = bisection_bracket(test, 1.0, 2.0, 30, (1.0, margin(1.0)), (2.0, margin(2.0)))
     assert bracket == _halvings(lambda x: x < crossing, 1.0, 2.0, 30)
     assert len(tested) <= 9
+
+
+def test_a_chord_that_lands_on_the_crossing_is_followed_by_the_other_end() -> None:
+    """A busy share linear in the load (capstone's long-context pool): the chord lands where it is 1 to the last bit (a
+    margin of 0, so above), and the other end of the last bracket there settles the 50 halvings (11 tests before: each
+    midpoint below it on the way)."""
+    tested: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        value = x / 3.0728043071122  # the share at x times the traffic
+        return value < 1, value - 1
+
+    bracket = bisection_bracket(test, 0.0, 4.0, 50, (2.0, test(2.0)[1]), (4.0, test(4.0)[1]))
+    assert bracket == _halvings(lambda x: x / 3.0728043071122 < 1, 0.0, 4.0, 50)
+    assert len(tested) <= 2 + 3
 
 
 def test_a_smooth_crossing_takes_a_third_of_the_tests() -> None:
@@ -276,19 +315,38 @@ def test_a_slider_move_asks_the_hit_rate_floor_near_its_last_answer(monkeypatch:
     assert len(set(calls)) <= 2  # one step up from last time's floor: it (now missing) and the step above
 
 
+def _counting_replans(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The re-planned headroom's re-plans: the design's own verdict and its N+1 (one node lost) re-plan."""
+    replans: list[object] = []
+    for name in ("_meets_slo", "n_plus_one"):
+        inner = getattr(headroom_module, name)
+        monkeypatch.setattr(headroom_module, name, lambda brief, inner=inner: replans.append(brief) or inner(brief))
+    return replans
+
+
 def test_a_slider_move_asks_the_re_planned_headroom_near_where_it_turned(monkeypatch: pytest.MonkeyPatch) -> None:
     """The KV tiers' re-planned headroom (its margin jumps): two `plan --set` checks after a nudge, the ends of the
-    halvings' last bracket around where it turned last time (ten from the bracket's middle, five from the turn alone)."""
+    halvings' last bracket around where it turned last time (ten from the bracket's middle, five from the turn alone);
+    three re-plans, as the design that meets at the upper end meets at the lower one (its N+1 re-plan alone there)."""
     from planner import plan
 
     stated = load_brief("agent-platform")
     plan(stated)
-    checks: list[object] = []
-    inner = headroom_module.meets
-    monkeypatch.setattr(headroom_module, "meets", lambda brief: checks.append(brief) or inner(brief))
+    replans = _counting_replans(monkeypatch)
     nudged = plan(stated.with_changes({"workload.request_rate": stated.workload.request_rate * 1.001}))
     assert nudged.headroom.limits[0].key == "replanned" and 1 < nudged.headroom.limits[0].multiple < 3
-    assert len(checks) <= 2
+    assert len(replans) <= 3
+
+
+def test_the_agent_platforms_re_planned_headroom_takes_three_re_plans_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cold, the closed forms' N+1 turn is where it looks first: the upper end of the halvings' last bracket there
+    (the design's verdict and its N+1 re-plan), then the lower end's N+1 re-plan alone."""
+    from planner import plan
+
+    replans = _counting_replans(monkeypatch)
+    limit = plan(load_brief("agent-platform")).headroom.limits[0]
+    assert limit.key == "replanned" and limit.name == "N+1 is lost in the re-planned design"
+    assert len(replans) == 3
 
 
 @pytest.mark.parametrize(

@@ -108,6 +108,20 @@ def test_a_deadline_brief_has_its_deadline_as_its_only_limit(preset: str) -> Non
     assert "deadline" in h.text and "SLO capacity" not in h.text
 
 
+def test_a_rollouts_deadline_multiple_takes_a_few_objective_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rollout's time grows about linearly with its prompts: the chord through two batches' times lands just past
+    the first batch that misses, and the search settles beside it (4 passes; 9 when the batch doubled until it missed)."""
+    import planner.headroom as headroom_module
+    from benchmarks.plan_speed import _clear_all
+
+    _clear_all()
+    inner, counts = headroom_module.objective_analysis, []
+    monkeypatch.setattr(headroom_module, "objective_analysis", lambda brief, *rest: counts.append(brief) or inner(brief, *rest))
+    limit = plan(load_brief("rl-rollout")).headroom.limits[0]
+    assert "30,686 prompts still finishes in time, 30,687 does not" in limit.arithmetic
+    assert len(counts) <= 5
+
+
 def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
     from ui.verdict_bar import _binding
 

@@ -299,7 +299,7 @@ def test_a_re_plans_arithmetic_is_never_written(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(slo_module, "_arithmetic", counted("slo", slo_text))
     monkeypatch.setattr(core_module, "capacity", counted("worked", worked))
     design = plan(load_brief("agent-platform"))
-    assert written["worked"] > 5 and written["capacity"] == written["slo"] == 0
+    assert written["worked"] > 1 and written["capacity"] == written["slo"] == 0  # its own core and its re-plans
     assert design.capacity.arithmetic["utilization"] and design.slo.arithmetic["ttft_p95_ms"]
     assert written["capacity"] == written["slo"] == 1
 
@@ -370,28 +370,26 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     rate (with one node lost) leaves its plateau, or before it where the closed forms turn first (N+1 lost at the
     general pool's SLO capacity less a node's replicas, while the hit rate still holds). The search tests the two ends
     of the halvings' last bracket there, which decide every midpoint, so a cold plan re-plans the scaled traffic two or
-    three times (11 when it looked only past the tiers' overflow), a slider move twice from where it turned last time,
-    and the limit is where the verdict turns."""
+    three times (11 when it looked only past the tiers' overflow), a slider move about twice from where it turned last
+    time, and the limit is where the verdict turns. At each traffic a re-plan of the design and one with a node lost,
+    but none of the design below a traffic where it met (cold: 3 re-plans for 2 traffics, not 4)."""
     import planner.headroom as headroom_module
     from planner import plan
+    from planner.resize import meets
 
     tested: list[float] = []
-    inner = headroom_module.meets
-
-    def counted(brief):  # type: ignore[no-untyped-def]
-        tested.append(brief.workload.request_rate)
-        return inner(brief)
-
-    monkeypatch.setattr(headroom_module, "meets", counted)
+    for name in ("_meets_slo", "n_plus_one"):  # the design's own verdict, its N+1 re-plan
+        inner = getattr(headroom_module, name)
+        monkeypatch.setattr(headroom_module, name, lambda brief, inner=inner: tested.append(brief.workload.request_rate) or inner(brief))
     for seqs, most in ((160, 2), (192, 3)):  # N+1 lost before the tiers overflow (the closed form's guess), then past it
         tested.clear()
         stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03, "deployment.max_num_seqs": seqs})
         limit = plan(stated).headroom.limits[0]
-        assert limit.key == "replanned" and len(tested) <= most
-        assert not inner(headroom_module._at_traffic(stated, limit.multiple))
+        assert limit.key == "replanned" and len(set(tested)) <= most and len(tested) <= 2 * most - 1
+        assert not meets(headroom_module._at_traffic(stated, limit.multiple))
         tested.clear()
         moved = stated.with_changes({"workload.request_rate": 30.06})
-        assert plan(moved).headroom.limits[0].key == "replanned" and len(tested) <= 2
+        assert plan(moved).headroom.limits[0].key == "replanned" and len(tested) <= 4  # two traffics' re-plans at most
 
 
 def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: pytest.MonkeyPatch) -> None:
