@@ -299,8 +299,9 @@ _OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nod
 
 def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool, replanned: bool) -> int | None:
     """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
-    needs to carry no more than its SLO capacity (with `headroom`, the stated slo.headroom above it), plus the node an
-    N+1 availability target loses that no spare replaces. The general pool's need is read from `same_general` planned
+    needs to carry no more than its SLO capacity with the node an N+1 availability target loses that no spare replaces;
+    with `headroom`, at least the general pool that keeps the stated slo.headroom above the peak with every node up
+    (the two are judged apart: meets_check, keeps_headroom). The general pool's need is read from `same_general` planned
     at `nodes` (the brief before its other pools were resized carries the same general pool): from the plan's own core
     when that is the one; else, with `replanned`, from a re-plan (None without one, or without a prediction).
     Where a search starts: the re-plans decide."""
@@ -312,13 +313,16 @@ def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool
         return None
     if core is None:
         return None
-    load = core.operating_point.load_vs_capacity * (1 + (base.slo.headroom or 0.0) if headroom else 1.0)
+    load = core.operating_point.load_vs_capacity
     if not 0 < load < math.inf:
         return None
     general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
     others = base.deployment.spare_nodes + base.deployment.long_context_nodes
     lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
-    return others + math.ceil(general * load) + lost
+    needed = math.ceil(general * load) + lost  # the SLO at the peak with a node lost
+    if headroom:  # and the stated headroom above the peak with every node up (not both at once)
+        needed = max(needed, math.ceil(general * load * (1 + (base.slo.headroom or 0.0))))
+    return others + needed
 
 
 class FleetFix(BaseModel):
