@@ -217,10 +217,9 @@ def _wait_quantile_s(busy: float, wait_mean_s: float, q: float) -> float:
 MAX_SPLITS = 24
 
 
-def _splits(
-    brief: Brief, shape: ReplicaShape, pshape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget
-) -> tuple[SplitPoint, ...]:
-    """The design at each split of the general pool's nodes (the brief's own included); `pshape`: the prefill replica."""
+def _splits(brief: Brief, shape: ReplicaShape, split: _Split, pools: Pools, rate_per_s: float, chunked: SloBudget) -> tuple[SplitPoint, ...]:
+    """The design at each split of the general pool's nodes (the brief's own included); `split`: the brief's own, whose
+    prompt service and transfer every split shares."""
     count = pools.general_nodes - 1
     if count < 1:
         return ()
@@ -228,8 +227,7 @@ def _splits(
     own = min(brief.disaggregation.prefill_nodes, count)
     points = []
     for n in sorted({*range(1, count + 1, step), own}):
-        other = brief.with_changes({"disaggregation.prefill_nodes": n})
-        load = _at_load(other, shape, pools, _split_of(other, shape, pools, pshape), rate_per_s, chunked.point.fixed_ms)
+        load = _at_load(brief, shape, pools, _moved(split, n, pools, shape), rate_per_s, chunked.point.fixed_ms)
         points.append(
             SplitPoint(
                 prefill_nodes=n,
@@ -275,16 +273,13 @@ class _Split(NamedTuple):
     transfer_p95: float
 
 
-def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaShape | None = None) -> _Split:
-    """The brief's split of the general pool (its prefill nodes, one node at least left to decode); `pshape`: its
-    prefill replica, when the caller has it (every split of the same nodes has the same). A prefill pool with neither
-    its own TP nor its own step budget runs the decode pool's replica, `shape`."""
+def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools) -> _Split:
+    """The brief's split of the general pool (its prefill nodes, one node at least left to decode). A prefill pool with
+    neither its own TP nor its own step budget runs the decode pool's replica, `shape`."""
     d, w, dep = brief.disaggregation, brief.workload, brief.deployment
-    if pshape is None:
-        pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
+    pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
-    prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
-    decode_nodes = pools.general_nodes - prefill_nodes
+    prefill_nodes, decode_nodes, p_replicas, d_replicas = _nodes_and_replicas(d.prefill_nodes, pools, shape, pshape)
     hit = brief.effective_hit_rate
     cap_tokens = float(brief.slo.ttft_input_cap_tokens)
     mean_prompt = min(w.input_tokens_mean, float(dep.max_model_len))
@@ -296,8 +291,8 @@ def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaSh
         budget=budget,
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
-        p_replicas=max(prefill_nodes * pshape.replicas_per_node, 1),
-        d_replicas=max(decode_nodes * shape.replicas_per_node, 1),
+        p_replicas=p_replicas,
+        d_replicas=d_replicas,
         mean_prompt=mean_prompt,
         p95_prompt=p95_prompt,
         cv2=length_cv2(w.input_tokens_mean, w.input_tokens_p95),
@@ -308,6 +303,21 @@ def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaSh
         transfer_mean=kv_transfer_s(brief, mean_prompt, shape.kv_bytes_per_token, sending),
         transfer_p95=kv_transfer_s(brief, p95_prompt, shape.kv_bytes_per_token, sending),
     )
+
+
+def _nodes_and_replicas(prefill_nodes: int, pools: Pools, shape: ReplicaShape, pshape: ReplicaShape) -> tuple[int, int, int, int]:
+    """(prefill nodes, decode nodes, prefill replicas, decode replicas) of a split that asks for `prefill_nodes` of the
+    general pool's nodes: one node at least is left to decode."""
+    prefill = min(prefill_nodes, max(pools.general_nodes - 1, 0))
+    decode = pools.general_nodes - prefill
+    return prefill, decode, max(prefill * pshape.replicas_per_node, 1), max(decode * shape.replicas_per_node, 1)
+
+
+def _moved(split: _Split, prefill_nodes: int, pools: Pools, shape: ReplicaShape) -> _Split:
+    """The split of the same general pool with `prefill_nodes` on prefill: a prompt's service and transfer do not depend
+    on it, only the pools' nodes and replicas (as _split_of gives them for a brief with that many prefill nodes)."""
+    prefill, decode, p_replicas, d_replicas = _nodes_and_replicas(prefill_nodes, pools, shape, split.pshape)
+    return split._replace(prefill_nodes=prefill, decode_nodes=decode, p_replicas=p_replicas, d_replicas=d_replicas)
 
 
 class _Load(NamedTuple):
@@ -494,7 +504,7 @@ def disaggregation_analysis(
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, pshape, pools, rate_per_s, chunked) if splits else ()
+    split_points = _splits(brief, shape, split, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
