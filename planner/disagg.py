@@ -217,7 +217,9 @@ def _wait_quantile_s(busy: float, wait_mean_s: float, q: float) -> float:
 MAX_SPLITS = 24
 
 
-def _splits(brief: Brief, shape: ReplicaShape, split: _Split, pools: Pools, rate_per_s: float, chunked: SloBudget) -> tuple[SplitPoint, ...]:
+def _splits(
+    brief: Brief, shape: ReplicaShape, split: _Split, pools: Pools, rate_per_s: float, chunked: SloBudget
+) -> tuple[SplitPoint, ...]:
     """The design at each split of the general pool's nodes (the brief's own included); `split`: the brief's own, whose
     prompt service and transfer every split shares."""
     count = pools.general_nodes - 1
