@@ -43,6 +43,7 @@ from planner.written import Written
 __all__ = [
     "DisaggAnalysis",
     "DisaggComparison",
+    "PoolsJudged",
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
@@ -640,14 +641,10 @@ def _short_with_a_node_lost(brief: Brief) -> Callable[[int], bool]:
         return never
     rate, fixed_ms = lost.demand.request_rate_per_s, lost.slo.point.fixed_ms
 
-    def sides(n: int) -> tuple[bool, bool]:
-        try:
-            split = lost.brief.with_changes({"disaggregation.prefill_nodes": n})
-        except BriefError:
-            return False, False
-        return short_pools(split, lost.shape, lost.pools, rate, fixed_ms)
+    def sides(n: int) -> PoolsJudged:
+        return short_pools(lost.brief, lost.shape, lost.pools, rate, fixed_ms, n)
 
-    return lambda n: sides(n)[1] or (n > 1 and sides(n - 1)[0])
+    return lambda n: sides(n).decode_short or (n > 1 and sides(n - 1).prefill_short)
 
 
 def _node_range(counts: list[int]) -> str:
@@ -905,19 +902,32 @@ def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
 
 
-def short_pools(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> tuple[bool, bool]:
-    """(prefill, decode): whether each pool of the brief's split misses the SLO on its own at `rate_per_s`, whatever
-    the other gives. The prefill pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait + prefill
-    + KV transfer, the decode steps left out) past the target; fewer prefill nodes only raise its busy share and wait.
-    The decode pool: no steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the target;
-    more prefill nodes leave it fewer replicas for the same load. So on the same general pool and load, every split
-    with fewer prefill nodes misses when the first holds, every split with more when the second does."""
+class PoolsJudged(NamedTuple):
+    """A split's two pools at one load, judged on their closed forms (short_pools)."""
+
+    prefill_short: bool  # the prefill pool misses on its own: so does every split with fewer prefill nodes
+    decode_short: bool  # the decode pool misses on its own: so does every split with more
+    meets: bool  # both pools meet the SLO: a re-plan's verdict of the split at this load meets only if they do
+
+
+def short_pools(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int | None = None
+) -> PoolsJudged:
+    """Whether each pool of the brief's split (or of the split with `prefill_nodes` on prefill) misses the SLO on its own
+    at `rate_per_s`, whatever the other gives, and whether the two meet it together (_at_load: the verdict's SLO rule of
+    a disaggregated design). The prefill pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait +
+    prefill + KV transfer, the decode steps left out) past the target; fewer prefill nodes only raise its busy share
+    and wait. The decode pool: no steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the
+    target; more prefill nodes leave it fewer replicas for the same load. So on the same general pool and load, every
+    split with fewer prefill nodes misses when the first holds, every split with more when the second does."""
     split, slo = _split_of(brief, shape, pools), brief.slo
+    if prefill_nodes is not None:
+        split = _moved(split, prefill_nodes, pools, shape)
     load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
     prefill_path_ms = fixed_ms + (load.wait_p95 + split.stage_p95 + split.transfer_p95) * 1e3
     prefill = not load.busy < 1 or prefill_path_ms > slo.ttft_p95_ms
     decode = load.decode_short or slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) > slo.itl_p95_ms
-    return prefill, decode
+    return PoolsJudged(prefill, decode, load.meets)
 
 
 def disaggregated_operating_point(
