@@ -43,6 +43,7 @@ from planner.written import Written
 __all__ = [
     "DisaggAnalysis",
     "DisaggComparison",
+    "PoolsJudged",
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
@@ -218,9 +219,10 @@ MAX_SPLITS = 24
 
 
 def _splits(
-    brief: Brief, shape: ReplicaShape, pshape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget
+    brief: Brief, shape: ReplicaShape, split: _Split, pools: Pools, rate_per_s: float, chunked: SloBudget
 ) -> tuple[SplitPoint, ...]:
-    """The design at each split of the general pool's nodes (the brief's own included); `pshape`: the prefill replica."""
+    """The design at each split of the general pool's nodes (the brief's own included); `split`: the brief's own, whose
+    prompt service and transfer every split shares."""
     count = pools.general_nodes - 1
     if count < 1:
         return ()
@@ -228,8 +230,7 @@ def _splits(
     own = min(brief.disaggregation.prefill_nodes, count)
     points = []
     for n in sorted({*range(1, count + 1, step), own}):
-        other = brief.with_changes({"disaggregation.prefill_nodes": n})
-        load = _at_load(other, shape, pools, _split_of(other, shape, pools, pshape), rate_per_s, chunked.point.fixed_ms)
+        load = _at_load(brief, shape, pools, _moved(split, n, pools, shape), rate_per_s, chunked.point.fixed_ms)
         points.append(
             SplitPoint(
                 prefill_nodes=n,
@@ -275,16 +276,13 @@ class _Split(NamedTuple):
     transfer_p95: float
 
 
-def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaShape | None = None) -> _Split:
-    """The brief's split of the general pool (its prefill nodes, one node at least left to decode); `pshape`: its
-    prefill replica, when the caller has it (every split of the same nodes has the same). A prefill pool with neither
-    its own TP nor its own step budget runs the decode pool's replica, `shape`."""
+def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools) -> _Split:
+    """The brief's split of the general pool (its prefill nodes, one node at least left to decode). A prefill pool with
+    neither its own TP nor its own step budget runs the decode pool's replica, `shape`."""
     d, w, dep = brief.disaggregation, brief.workload, brief.deployment
-    if pshape is None:
-        pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
+    pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
-    prefill_nodes = min(d.prefill_nodes, max(pools.general_nodes - 1, 0))
-    decode_nodes = pools.general_nodes - prefill_nodes
+    prefill_nodes, decode_nodes, p_replicas, d_replicas = _nodes_and_replicas(d.prefill_nodes, pools, shape, pshape)
     hit = brief.effective_hit_rate
     cap_tokens = float(brief.slo.ttft_input_cap_tokens)
     mean_prompt = min(w.input_tokens_mean, float(dep.max_model_len))
@@ -296,8 +294,8 @@ def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaSh
         budget=budget,
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
-        p_replicas=max(prefill_nodes * pshape.replicas_per_node, 1),
-        d_replicas=max(decode_nodes * shape.replicas_per_node, 1),
+        p_replicas=p_replicas,
+        d_replicas=d_replicas,
         mean_prompt=mean_prompt,
         p95_prompt=p95_prompt,
         cv2=length_cv2(w.input_tokens_mean, w.input_tokens_p95),
@@ -308,6 +306,21 @@ def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools, pshape: ReplicaSh
         transfer_mean=kv_transfer_s(brief, mean_prompt, shape.kv_bytes_per_token, sending),
         transfer_p95=kv_transfer_s(brief, p95_prompt, shape.kv_bytes_per_token, sending),
     )
+
+
+def _nodes_and_replicas(prefill_nodes: int, pools: Pools, shape: ReplicaShape, pshape: ReplicaShape) -> tuple[int, int, int, int]:
+    """(prefill nodes, decode nodes, prefill replicas, decode replicas) of a split that asks for `prefill_nodes` of the
+    general pool's nodes: one node at least is left to decode."""
+    prefill = min(prefill_nodes, max(pools.general_nodes - 1, 0))
+    decode = pools.general_nodes - prefill
+    return prefill, decode, max(prefill * pshape.replicas_per_node, 1), max(decode * shape.replicas_per_node, 1)
+
+
+def _moved(split: _Split, prefill_nodes: int, pools: Pools, shape: ReplicaShape) -> _Split:
+    """The split of the same general pool with `prefill_nodes` on prefill: a prompt's service and transfer do not depend
+    on it, only the pools' nodes and replicas (as _split_of gives them for a brief with that many prefill nodes)."""
+    prefill, decode, p_replicas, d_replicas = _nodes_and_replicas(prefill_nodes, pools, shape, split.pshape)
+    return split._replace(prefill_nodes=prefill, decode_nodes=decode, p_replicas=p_replicas, d_replicas=d_replicas)
 
 
 class _Load(NamedTuple):
@@ -494,7 +507,7 @@ def disaggregation_analysis(
         WaterfallStep(component="scheduler and sampling", ms=sched_ms),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, pshape, pools, rate_per_s, chunked) if splits else ()
+    split_points = _splits(brief, shape, split, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
@@ -628,14 +641,10 @@ def _short_with_a_node_lost(brief: Brief) -> Callable[[int], bool]:
         return never
     rate, fixed_ms = lost.demand.request_rate_per_s, lost.slo.point.fixed_ms
 
-    def sides(n: int) -> tuple[bool, bool]:
-        try:
-            split = lost.brief.with_changes({"disaggregation.prefill_nodes": n})
-        except BriefError:
-            return False, False
-        return short_pools(split, lost.shape, lost.pools, rate, fixed_ms)
+    def sides(n: int) -> PoolsJudged:
+        return short_pools(lost.brief, lost.shape, lost.pools, rate, fixed_ms, n)
 
-    return lambda n: sides(n)[1] or (n > 1 and sides(n - 1)[0])
+    return lambda n: sides(n).decode_short or (n > 1 and sides(n - 1).prefill_short)
 
 
 def _node_range(counts: list[int]) -> str:
@@ -893,19 +902,32 @@ def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
 
 
-def short_pools(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> tuple[bool, bool]:
-    """(prefill, decode): whether each pool of the brief's split misses the SLO on its own at `rate_per_s`, whatever
-    the other gives. The prefill pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait + prefill
-    + KV transfer, the decode steps left out) past the target; fewer prefill nodes only raise its busy share and wait.
-    The decode pool: no steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the target;
-    more prefill nodes leave it fewer replicas for the same load. So on the same general pool and load, every split
-    with fewer prefill nodes misses when the first holds, every split with more when the second does."""
+class PoolsJudged(NamedTuple):
+    """A split's two pools at one load, judged on their closed forms (short_pools)."""
+
+    prefill_short: bool  # the prefill pool misses on its own: so does every split with fewer prefill nodes
+    decode_short: bool  # the decode pool misses on its own: so does every split with more
+    meets: bool  # both pools meet the SLO: a re-plan's verdict of the split at this load meets only if they do
+
+
+def short_pools(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int | None = None
+) -> PoolsJudged:
+    """Whether each pool of the brief's split (or of the split with `prefill_nodes` on prefill) misses the SLO on its own
+    at `rate_per_s`, whatever the other gives, and whether the two meet it together (_at_load: the verdict's SLO rule of
+    a disaggregated design). The prefill pool: over 100% busy, or its part of the p95 TTFT (`fixed_ms` + queue wait +
+    prefill + KV transfer, the decode steps left out) past the target; fewer prefill nodes only raise its busy share
+    and wait. The decode pool: no steady state (the batch past max-num-seqs or the KV cache) or its p95 ITL past the
+    target; more prefill nodes leave it fewer replicas for the same load. So on the same general pool and load, every
+    split with fewer prefill nodes misses when the first holds, every split with more when the second does."""
     split, slo = _split_of(brief, shape, pools), brief.slo
+    if prefill_nodes is not None:
+        split = _moved(split, prefill_nodes, pools, shape)
     load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
     prefill_path_ms = fixed_ms + (load.wait_p95 + split.stage_p95 + split.transfer_p95) * 1e3
     prefill = not load.busy < 1 or prefill_path_ms > slo.ttft_p95_ms
     decode = load.decode_short or slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) > slo.itl_p95_ms
-    return prefill, decode
+    return PoolsJudged(prefill, decode, load.meets)
 
 
 def disaggregated_operating_point(

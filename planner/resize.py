@@ -8,6 +8,7 @@ bisection over the node count finds the fewest; the answer is re-planned, so it 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +24,9 @@ from planner.core import (
     verdict_core,
     worked_out,
 )
-from planner.disagg import pools_meet, short_pools
+from planner.disagg import PoolsJudged, pools_meet, short_pools
 from planner.errors import BriefError
-from planner.failures import judged, n_plus_one_check, needs_n_plus_one, verdict_margin
+from planner.failures import Scenario, judged, n_plus_one_check, needs_n_plus_one, scenario_overrides, verdict_margin
 from planner.figures import resolve as path_value
 from planner.fmt import pct
 from planner.grid_search import LastAnswers, Probe, confirmed, first_meeting, question_key
@@ -144,7 +145,8 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
 
     A split whose prefill pool misses on its own rules out every split with fewer prefill nodes, one whose decode pool
     does every split with more (_short_pools); such a split is not re-planned, and the search stops when the two sides
-    meet: the splits skipped would all have missed."""
+    meet: the splits skipped would all have missed. Nor is a split whose two pools miss together at the load it must
+    carry (its re-plan's verdict is theirs), or whose pools miss with a node lost where N+1 is asked (_loses_a_node)."""
     general = _general_nodes(brief)
     if general < 2:
         return None, _meets(brief, headroom)[1]
@@ -159,39 +161,79 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     except BriefError:
         fleet = None
     fewest, most = 1, general - 1  # the splits not ruled out yet
+    loses_a_node: Callable[[int], bool] | None = None  # read from the fleet less a node, once a split is re-planned
     for prefill in order:
         if not fewest <= prefill <= most:
             continue
-        split = nearest if prefill == at else brief.with_changes({"disaggregation.prefill_nodes": prefill})
-        prefill_short, decode_short = _short_pools(split, fleet, headroom)
-        if prefill_short:
+        pools = _short_pools(prefill, fleet, headroom)
+        if pools.prefill_short:
             fewest = prefill + 1
-        if decode_short:
+        if pools.decode_short:
             most = prefill - 1
-        if prefill == at or prefill_short or decode_short:
+        if prefill == at or not pools.meets:
             continue  # re-planned above, or it misses
+        split = brief.with_changes({"disaggregation.prefill_nodes": prefill})
+        loses_a_node = _loses_a_node(split) if loses_a_node is None else loses_a_node
+        if loses_a_node(prefill):
+            continue
         holds, margin = _meets(split, headroom)
         if holds:
             return prefill, margin
     return None, first_margin
 
 
-def _short_pools(brief: Brief, fleet: CoreDesign | None, headroom: bool) -> tuple[bool, bool]:
-    """disagg.short_pools for a split of the fleet `fleet` is a core of (another split's: the replica, the pools,
-    the load and the fixed request path do not depend on it), at the load the split must carry: the peak (meets_check:
-    the verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools' SLO capacity,
-    where the capacity search finds the two pools stop meeting the SLO). (False, False) where it tells nothing: no
-    core, a deadline brief, speculative decoding (its ITL is not the decode pool's step)."""
-    if fleet is None or fleet.disaggregation is None:
-        return False, False
-    if brief.objective.kind is not ObjectiveKind.latency or brief.speculative.enabled:
-        return False, False
-    stated = brief.slo.headroom
+_TELLS_NOTHING = PoolsJudged(prefill_short=False, decode_short=False, meets=True)
+
+
+def _short_pools(prefill_nodes: int, fleet: CoreDesign | None, headroom: bool) -> PoolsJudged:
+    """disagg.short_pools for the split with `prefill_nodes` of the fleet `fleet` is a core of (another split's: the
+    replica, the pools, the load and the fixed request path do not depend on it), at the load the split must carry: the
+    peak (meets_check: the verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools'
+    SLO capacity, where the capacity search finds the two pools stop meeting the SLO). Tells nothing (no pool short,
+    the pools meet) without a core, for a deadline brief, or with speculative decoding (its ITL is not the decode
+    pool's step)."""
+    if fleet is None or not _pools_judge(fleet):
+        return _TELLS_NOTHING
+    stated = fleet.brief.slo.headroom
     multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
-    split = fleet.brief.with_changes({"disaggregation.prefill_nodes": brief.disaggregation.prefill_nodes})  # resolved
     # the core's SLO budget keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
     rate = fleet.demand.request_rate_per_s * multiple
-    return short_pools(split, fleet.shape, fleet.pools, rate, fleet.slo.point.fixed_ms)
+    return short_pools(fleet.brief, fleet.shape, fleet.pools, rate, fleet.slo.point.fixed_ms, prefill_nodes)
+
+
+def _pools_judge(core: CoreDesign) -> bool:
+    """A core's verdict on the SLO is its two pools' (disagg.short_pools's `meets` at the peak): a disaggregated
+    latency design without speculative decoding."""
+    brief = core.brief
+    return core.disaggregation is not None and brief.objective.kind is ObjectiveKind.latency and not brief.speculative.enabled
+
+
+def _loses_a_node(split: Brief) -> Callable[[int], bool]:
+    """Whether the split with n prefill nodes of `split`'s fleet misses N+1 on its pools alone: n_plus_one_check
+    re-plans the fleet less a node at n prefill nodes and, where no spare replaces it, at n less the lost nodes (the
+    prefill pool losing it); a split whose pools miss the peak in either misses. Read on the core of `split`'s own
+    N+1 re-plan (which _meets works out next for it); False where it cannot tell or N+1 is not asked for."""
+
+    def never(n: int) -> bool:
+        return False
+
+    if not needs_n_plus_one(split):
+        return never
+    try:
+        lost = verdict_core(resolve(split.with_changes(scenario_overrides(split, Scenario.one_node_lost))))
+    except BriefError:
+        return never
+    if not _pools_judge(lost):
+        return never
+    spare = split.deployment.spare_nodes
+    gone = max(1 - spare, 0)  # the nodes a serving pool loses: failures._lost_by_a_pool
+
+    def misses(n: int) -> bool:
+        return not _short_pools(n, lost, headroom=False).meets or (
+            gone > 0 and n - gone >= 1 and not _short_pools(n - gone, lost, headroom=False).meets
+        )
+
+    return misses
 
 
 def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = None, headroom: bool = False) -> dict[str, Any]:
@@ -299,8 +341,9 @@ _OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nod
 
 def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool, replanned: bool) -> int | None:
     """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
-    needs to carry no more than its SLO capacity (with `headroom`, the stated slo.headroom above it), plus the node an
-    N+1 availability target loses that no spare replaces. The general pool's need is read from `same_general` planned
+    needs to carry no more than its SLO capacity with the node an N+1 availability target loses that no spare replaces;
+    with `headroom`, at least the general pool that keeps the stated slo.headroom above the peak with every node up
+    (the two are judged apart: meets_check, keeps_headroom). The general pool's need is read from `same_general` planned
     at `nodes` (the brief before its other pools were resized carries the same general pool): from the plan's own core
     when that is the one; else, with `replanned`, from a re-plan (None without one, or without a prediction).
     Where a search starts: the re-plans decide."""
@@ -312,13 +355,16 @@ def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool
         return None
     if core is None:
         return None
-    load = core.operating_point.load_vs_capacity * (1 + (base.slo.headroom or 0.0) if headroom else 1.0)
+    load = core.operating_point.load_vs_capacity
     if not 0 < load < math.inf:
         return None
     general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
     others = base.deployment.spare_nodes + base.deployment.long_context_nodes
     lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
-    return others + math.ceil(general * load) + lost
+    needed = math.ceil(general * load) + lost  # the SLO at the peak with a node lost
+    if headroom:  # and the stated headroom above the peak with every node up (not both at once)
+        needed = max(needed, math.ceil(general * load * (1 + (base.slo.headroom or 0.0))))
+    return others + needed
 
 
 class FleetFix(BaseModel):

@@ -108,3 +108,44 @@ def test_the_split_words_re_plan_no_split_a_short_pool_rules_out(monkeypatch: py
     monkeypatch.setattr(disagg, "_short_with_a_node_lost", lambda brief: lambda n: False)
     checked.clear()
     assert disagg.splits_summary(dis, brief) == words and checked == [10, 11, 12, 13]
+
+
+def _counted_split_meeting(monkeypatch: pytest.MonkeyPatch, brief: Brief, share: float) -> tuple[tuple[int | None, float], list[int]]:
+    """split_meeting's answer and the splits it re-planned (_meets), from cold."""
+    meets: list[int] = []
+    inner = resize._meets
+
+    def counted(split: Brief, headroom: bool) -> tuple[bool, float]:
+        meets.append(split.disaggregation.prefill_nodes)
+        return inner(split, headroom)
+
+    _clear_all()
+    with monkeypatch.context() as patched:
+        patched.setattr(resize, "_meets", counted)
+        answer = resize.split_meeting(brief, share)
+    return answer, meets
+
+
+def test_a_split_whose_pools_miss_together_is_not_re_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-f disaggregated on 44 nodes (4 of them long-context): 13 prefill nodes leave the prefill pool short on
+    its own; 15 to 17 leave neither pool short, but the two together miss the p95 TTFT at the peak, so their re-plans
+    (which judge the same pools) are not made; 18 meets. The answer is the one re-planning every split gives."""
+    brief = load_brief("variation-f").with_changes(
+        {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2, "deployment.long_context_nodes": 4, "hardware.nodes": 44}
+    )
+    answer, meets = _counted_split_meeting(monkeypatch, brief, 1 / 3)
+    _clear_all()
+    assert answer == _every_split(brief, 1 / 3, False)
+    assert answer[0] == 18 and meets == [13, 18]
+
+
+def test_a_split_whose_pools_miss_with_a_node_lost_is_not_re_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated on 24 nodes at 260 req/s, 30% of them asked on prefill: 7 prefill nodes (the nearest) miss,
+    the splits up to 12 miss on their pools at the peak, and 13, whose pools meet the peak, misses N+1 on its pools
+    alone once a node is lost (read on the fleet less a node), so none of them is re-planned; 14 meets with N+1. The
+    answer is the one re-planning every split gives."""
+    brief = _chat(24, **{"workload.request_rate": 260.0})
+    answer, meets = _counted_split_meeting(monkeypatch, brief, 0.3)
+    _clear_all()
+    assert answer == _every_split(brief, 0.3, False)
+    assert answer[0] == 14 and meets == [7, 14]
