@@ -67,7 +67,7 @@ class CoreDesign(BaseModel):
     memory: Memory
     capacity: Capacity
     operating_point: OperatingPoint
-    slo: SloBudget
+    slo: SloBudget  # verdict_core's own: only the p95s the verdict judges (slo.judged_budget), the rest nan
     load_batch_basis: str  # where the running batch of the SLO budget comes from
     long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
