@@ -1575,6 +1575,7 @@ def judged_budget(
             "rate_per_replica_per_s": rate_per_replica,
             "load_batch": load_batch,
             "running_batch": min(load_batch, float(eng.seqs)),
+            "batch_slots": eng.seqs,
             "fixed_ms": _fixed_s(eng, brief) * 1e3,
             "ttft_p95_ms": ttft_s * 1e3,
             "itl_p95_ms": itl_s * 1e3,
@@ -1607,7 +1608,8 @@ def judged_budget(
     return budget
 
 
-_NOT_WORKED_OUT = dict.fromkeys(LatencyPoint.model_fields, math.nan)  # a judged budget's point: the figures it leaves out
+# a judged budget's point: every figure nan but those it works out (its slot count, an int, is always set)
+_NOT_WORKED_OUT = {name: math.nan for name, field in LatencyPoint.model_fields.items() if field.annotation is float}
 
 
 def _basis_text(brief: Brief, p: LatencyPoint) -> str:
