@@ -413,9 +413,10 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
     return _core_design_of(brief, curves, with_capacity, advise=curves or with_capacity)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def _judged_core(brief: Brief) -> CoreDesign:
     # the fleet, split and headroom searches make most of these: they read feasible, meets and the margin alone
+    # (a plan makes about ten; ~45 KB each kept, with their replica's engines)
     return _core_design_of(brief, curves=False, with_capacity=False, advise=False, judged_only=True)
 
 
