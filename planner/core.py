@@ -34,7 +34,7 @@ from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, batched_tokens_tradeoff, engine, slo_budget
+from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
@@ -67,7 +67,7 @@ class CoreDesign(BaseModel):
     memory: Memory
     capacity: Capacity
     operating_point: OperatingPoint
-    slo: SloBudget
+    slo: SloBudget  # verdict_core's own: only the p95s the verdict judges (slo.judged_budget), the rest nan
     load_batch_basis: str  # where the running batch of the SLO budget comes from
     long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
@@ -389,11 +389,13 @@ def worked_out(brief: Brief) -> CoreDesign | None:
 
 
 def verdict_core(brief: Brief) -> CoreDesign:
-    """A core read only for its verdict, the figures the verdict rules judge (busy shares, p95s) and its long-context
-    pool's load: the plan's or a failure row's when one was worked out for this brief, else verdict_only. Its problems'
-    wording may name the nodes a capacity search counts: not for a caller that shows them."""
+    """A core read only for its verdict, the figures the verdict rules judge (busy shares, p95 TTFT and the p95 the ITL
+    target judges, a disaggregated design's pools) and its long-context pool's load: the plan's or a failure row's when
+    one was worked out for this brief, else one worked out for its verdict alone (_judged_core: its SLO budget holds
+    only those p95s, slo.judged_budget, and its verdict lists no SLO miss). Not for a caller that shows its figures or
+    its problems (their wording may name the nodes a capacity search counts)."""
     worked_out = _WorkedOut.get(brief)
-    return worked_out if worked_out is not None else verdict_only(brief)
+    return worked_out if worked_out is not None else _judged_core(brief)
 
 
 def replan(brief: Brief) -> CoreDesign:
@@ -407,14 +409,23 @@ def verdict_only(brief: Brief) -> CoreDesign:
 
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
-    # a re-plan read only for its verdict (verdict_only: neither curves nor capacity) gives no advice that re-plans:
-    # the fleet, split and headroom searches that make most of them read feasible, meets and the margin alone
+    # a re-plan read only for its verdict (verdict_only: neither curves nor capacity) gives no advice that re-plans
     return _core_design_of(brief, curves, with_capacity, advise=curves or with_capacity)
 
 
-def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: bool = True) -> CoreDesign:
+@lru_cache(maxsize=256)
+def _judged_core(brief: Brief) -> CoreDesign:
+    # the fleet, split and headroom searches make most of these: they read feasible, meets and the margin alone
+    # (a plan makes about ten; ~45 KB each kept, with their replica's engines)
+    return _core_design_of(brief, curves=False, with_capacity=False, advise=False, judged_only=True)
+
+
+def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: bool = True, judged_only: bool = False) -> CoreDesign:
     """The core design; `advise=False` (a re-plan read only for its verdict) leaves out the advice that re-plans or
-    searches to name its change (the fleet that carries the peak, the long-context pool, the chunk size)."""
+    searches to name its change (the fleet that carries the peak, the long-context pool, the chunk size).
+    `judged_only` (verdict_core's) works out of the SLO budget only the p95s the verdict judges (slo.judged_budget;
+    none for a disaggregated design, whose pools' replace them) and lists no SLO miss: no rule of the verdict reads
+    the words, only the figures."""
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
@@ -424,9 +435,14 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     basis = _load_batch_basis(brief, op)
     rate = op.rate_per_replica_per_s
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
-    slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
+    if judged_only:
+        slo = judged_budget(brief, shape, rate, op.in_flight, capped, quantiles=not brief.disaggregation.enabled)
+    else:
+        slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
-    problems = pool_problems + _problems(brief, shape, cap, mem, op, advise) + _slo_problems(brief, shape, slo, op, advise)
+    problems = pool_problems + _problems(brief, shape, cap, mem, op, advise)
+    if not judged_only:
+        problems += _slo_problems(brief, shape, slo, op, advise)
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
@@ -453,7 +469,7 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         problems += list(spec.problems)
         feasible = feasible and not any(p.field == "speculative.draft_model" for p in spec.problems)  # its tokens cannot be verified
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
-    if feasible and not meets_slo and (dis is not None or not problems):  # a mechanism's own latency missed
+    if feasible and not meets_slo and (dis is not None or not problems) and not judged_only:  # a mechanism's own latency missed
         problems += _mechanism_misses(slo, dis, {p.field for p in problems})
     core = CoreDesign(
         brief=brief,

@@ -81,6 +81,7 @@ __all__ = [
     "engine",
     "full_batch_admission_rate",
     "full_batch_turnover",
+    "judged_budget",
     "judged_p95s_ms",
     "latency_at",
     "latency_point",
@@ -1034,8 +1035,14 @@ class _Wait(NamedTuple):
     fixed_s: float  # the request path outside the engine: network, gateway, tokenization, first sample and write
 
 
-def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
+def _fixed_s(eng: _Engine, brief: Brief) -> float:
+    """The request path outside the engine: network, gateway, tokenization, first sample and write, and the
+    mechanisms' extra (a KV reload, the encoder, an adapter load)."""
     lat = brief.latency
+    return (lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s
+
+
+def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     hold_s = load_batch / rate if rate > 0 else 0.0
     batch = min(load_batch, float(eng.seqs))
     chunks_mean, s1, s2, s3 = eng.service_moments(batch)
@@ -1057,7 +1064,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         admission_s=admission_s,
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
-        fixed_s=(lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s,
+        fixed_s=_fixed_s(eng, brief),
     )
 
 
@@ -1164,6 +1171,41 @@ def judged_p95s_ms(
     return ttft_s * 1e3, judged * 1e3
 
 
+def _interfering_rate(eng: _Engine, rate: float, load_batch: float, batch: float) -> float:
+    """The prompts a second whose steps interrupt decode: the offered rate; without a steady state, what the full
+    batch admits as its sequences finish (full_batch_admission_rate)."""
+    return rate if math.isfinite(load_batch) else full_batch_admission_rate(eng, rate, batch)
+
+
+def _gaps_s(eng: _Engine, admitted: float, batch: float, rho_i: float) -> tuple[float, float, float, float]:
+    """(p50 and p95 of the gaps between consecutive tokens, the share of gaps on mixed steps, the mean mixed step):
+    no gap ends once the prompts' steps take all the time (interference rho_i at 1 or over)."""
+    (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, admitted, batch, (0.50, 0.95))
+    if rho_i >= 1:
+        return math.inf, math.inf, share, mixed_s
+    return itl_p50, itl_p95, share, mixed_s
+
+
+def _one_gap_tpot_s(itl_p95_s: float, tpot_p50_s: float) -> float:
+    """p95 TPOT of replies of at most one gap (_ONE_GAP): their mean gap is that gap (and its p95 at least the mean)."""
+    return max(itl_p95_s, tpot_p50_s)
+
+
+def _judged_p95s_s(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> tuple[float, float, float]:
+    """(p95 TTFT, p95 ITL, p95 TPOT) in seconds as latency_at works them out, by the same calls (so the same figures),
+    without the other figures of the point; the gap figure the brief's ITL target does not judge is nan (TPOT is
+    worked out either way: its interference ends the gaps too)."""
+    wt = _wait(eng, brief, rate, load_batch)
+    admitted = _interfering_rate(eng, rate, load_batch, wt.batch)
+    rho_i, _, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    itl_p95 = math.nan
+    if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
+        _, itl_p95, _, _ = _gaps_s(eng, admitted, wt.batch, rho_i)
+    if eng.output <= _ONE_GAP:
+        tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
+    return _ttft_s(wt, 0.95), itl_p95, tpot_p95
+
+
 def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float) -> LatencyPoint:
     """latency_point on an engine already built."""
     w, lat = brief.workload, brief.latency
@@ -1189,13 +1231,11 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
-    admitted = rate if math.isfinite(load_batch) else full_batch_admission_rate(eng, rate, batch)  # the prompts that interfere
+    admitted = _interfering_rate(eng, rate, load_batch, batch)
     rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
-    (itl_p50, itl_p95), share, mixed_s = _token_gap_quantiles_s(eng, admitted, batch, (0.50, 0.95))
-    if rho_i >= 1:
-        itl_p50 = itl_p95 = math.inf
-    if eng.output <= _ONE_GAP:  # a reply of at most one gap: its mean gap is that gap (and p95 >= the mean)
-        tpot_p95 = max(itl_p95, tpot_p50)
+    itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)
+    if eng.output <= _ONE_GAP:
+        tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
     full_chunk = min(room, w.input_tokens_p95 * (1 - eng.hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - eng.hit)
     longest = float(eng.mixed_step_s(max(full_chunk, 0.0), 1, batch_p95))
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
@@ -1517,6 +1557,59 @@ def slo_budget(
     if curves:
         budget._curves = _Curves(brief, shape, rate_per_replica, load_batch, p.running_batch, at_max_batch)
     return budget
+
+
+def judged_budget(
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, full_batch: int | None = None, *, quantiles: bool = True
+) -> SloBudget:
+    """The SLO budget of a re-plan read only for its verdict (core.verdict_core): p95 TTFT and the p95 the ITL target
+    judges, worked out by slo_budget's own calls (so the same figures), and whether each meets its target; every other
+    figure nan, no waterfall, model or words. `quantiles=False` (a disaggregated design: its pools' latencies replace
+    the budget's) leaves out those two as well: only the fixed request path, which the pools' TTFT adds, is worked out."""
+    slo = brief.slo
+    eng = _engine_of(brief, shape, max_num_seqs=full_batch)
+    ttft_s, itl_s, tpot_s = _judged_p95s_s(eng, brief, rate_per_replica, load_batch) if quantiles else (math.nan, math.nan, math.nan)
+    p = LatencyPoint(
+        **_NOT_WORKED_OUT
+        | {
+            "rate_per_replica_per_s": rate_per_replica,
+            "load_batch": load_batch,
+            "running_batch": min(load_batch, float(eng.seqs)),
+            "batch_slots": eng.seqs,
+            "fixed_ms": _fixed_s(eng, brief) * 1e3,
+            "ttft_p95_ms": ttft_s * 1e3,
+            "itl_p95_ms": itl_s * 1e3,
+            "tpot_p95_ms": tpot_s * 1e3,
+        }
+    )
+    nan = math.nan
+    budget = SloBudget(
+        ttft_p50_ms=nan,
+        ttft_p95_ms=p.ttft_p95_ms,
+        ttft_mean_ms=nan,
+        itl_p50_ms=nan,
+        itl_p95_ms=p.itl_p95_ms,
+        tpot_p50_ms=nan,
+        tpot_p95_ms=p.tpot_p95_ms,
+        ttft_target_ms=slo.ttft_p95_ms,
+        itl_target_ms=slo.itl_p95_ms,
+        itl_metric=slo.itl_metric,
+        ttft_input_cap_tokens=slo.ttft_input_cap_tokens,
+        ttft_ok=p.ttft_p95_ms <= slo.ttft_p95_ms,
+        itl_ok=judged_itl_ms(brief, p) <= slo.itl_p95_ms,
+        ttft_waterfall=(),
+        itl_waterfall=(),
+        queue_model="",
+        percentile_method="",
+        basis="",
+        point=p,
+    )
+    budget._text = (brief, p, "", ())
+    return budget
+
+
+# a judged budget's point: every figure nan but those it works out (its slot count, an int, is always set)
+_NOT_WORKED_OUT = {name: math.nan for name, field in LatencyPoint.model_fields.items() if field.annotation is float}
 
 
 def _basis_text(brief: Brief, p: LatencyPoint) -> str:

@@ -72,13 +72,13 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The briefs re-planned for a verdict alone from here on (a verdict the plan or a failure row worked out is not
     one; count them with len(set(...)): a brief asked twice is planned once)."""
     calls: list[object] = []
-    inner = core_module.verdict_only
+    inner = core_module._judged_core  # what verdict_core works out when no plan or row did
 
     def counted(brief):  # type: ignore[no-untyped-def]
         calls.append(brief)
         return inner(brief)
 
-    monkeypatch.setattr(core_module, "verdict_only", counted)
+    monkeypatch.setattr(core_module, "_judged_core", counted)
     return calls
 
 
