@@ -41,6 +41,7 @@ __all__ = [
     "gamma_p_inverse_array",
     "gamma_sums",
     "lowest_crossing",
+    "poisson_pmf_cdf",
     "root_in_bracket",
 ]
 
@@ -67,6 +68,12 @@ def gamma_p(a: float, x: float) -> float:
     if x < a + 1 + _SCALAR_SERIES_REACH:
         return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]
     return 1.0 - math.exp(_log_prefactor(a, x)) * _fraction_terms(a, x)[0]
+
+
+def poisson_pmf_cdf(mean: float, n: int) -> tuple[float, float]:
+    """(P(N = n), P(N <= n)) for N Poisson with this mean, n at or above it: n's gamma prefactor over the mean, and
+    1 - P(n + 1, mean) (on the series: the mean sits below n + 1, so P is under ~1/2 and 1 - P keeps its accuracy)."""
+    return math.exp(_log_prefactor(n + 1, mean)) / mean, 1 - gamma_p(n + 1, mean)
 
 
 def gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

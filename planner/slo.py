@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums, poisson_pmf_cdf
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -545,9 +545,8 @@ def _erlang_c(offered: float, slots: int, hold_s: float) -> tuple[float, float]:
         return 0.0, 0.0
     if offered >= slots:
         return 1.0, math.inf
-    blocking = 1.0
-    for k in range(1, slots + 1):  # Erlang B by its stable recursion
-        blocking = offered * blocking / (k + offered * blocking)
+    at_slots, up_to_slots = poisson_pmf_cdf(offered, slots)
+    blocking = at_slots / up_to_slots  # Erlang B: P(N = slots | N <= slots), N Poisson(offered)
     waiting = slots * blocking / (slots - offered * (1 - blocking))
     return waiting, waiting * hold_s / (slots - offered)
 
