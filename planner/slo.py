@@ -25,7 +25,7 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import cached_property, lru_cache, partial, wraps
 from statistics import NormalDist
@@ -658,7 +658,7 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
 
 @lru_cache(maxsize=4096)
 def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
-    stages = np.frombuffer(stage_bytes)
+    stages = np.sort(np.frombuffer(stage_bytes))  # ascending, as _stage_s gives them (longer prompts, more steps)
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -671,9 +671,10 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
         reached = gap > 0 if strict else gap >= 0
         waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
-        return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
+        return np.asarray(np.where(reached, (1 - busy) + busy * waited, 0.0).sum(axis=1) / stages.size)  # np.mean's arithmetic
 
-    shortest = float(stages.min())
+    shortest = float(stages[0])
+    ascending = stages.tolist()
 
     def cdf(t: float) -> float:
         return rows_under(t)(t)[0]
@@ -684,19 +685,21 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         largest = (top - shortest) / scale
 
         def row(t: float) -> tuple[float, float, float]:
-            gap = t - stages
-            reached = (1 - busy) * int(np.count_nonzero(gap >= 0))
-            waiting = gap > 0
-            if not waiting.any():
+            reached = (1 - busy) * bisect_right(ascending, t)  # the prompts whose own steps are done by t
+            waiting = bisect_left(ascending, t)  # ... of which these have waited a while: t - stage > 0
+            if waiting == 0:
                 return reached / stages.size, 0.0, 0.0
-            waited, density, bend = gamma_sums(tail_shape, gap[waiting] / scale, largest)
+            waited, density, bend = gamma_sums(tail_shape, (t - stages[:waiting]) / scale, largest)
             share = busy / stages.size
             return (reached + busy * waited) / stages.size, share * density / scale, share * bend / (scale * scale)
 
         return row
 
-    points = np.unique(stages)
-    first, at_points = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
+    distinct = np.empty(stages.size, dtype=bool)  # np.unique's points, from the stages already in order
+    distinct[0] = True
+    np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
+    points = stages[distinct]
+    first, at_points = _first_reaching(at, points, np.searchsorted(stages, points, side="right") / stages.size, busy, q)
     if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while (at_high := cdf(high)) < q:
@@ -717,15 +720,22 @@ def _first_reaching(
     share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
     rounding), at or over it."""
     lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
-    surely = np.flatnonzero((1 - busy) * reached >= q * (1 + 1e-9))
-    highest = int(surely[0]) if surely.size else points.size - 1
-    values = np.full(points.shape, math.nan)
+    highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
+    values = np.empty(points.shape)
+    values.fill(math.nan)
     values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
-    above = np.flatnonzero(values[lowest : highest + 1] >= q) + lowest
-    if above.size == 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
+    first = _first_true(values[lowest : highest + 1] >= q)
+    if first < 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
         values[highest + 1 :] = at(points[highest + 1 :], False)
-        above = np.flatnonzero(values[highest + 1 :] >= q) + highest + 1
-    return (int(above[0]) if above.size else -1), values
+        first = _first_true(values[highest + 1 :] >= q)
+        return (first + highest + 1 if first >= 0 else -1), values
+    return (first + lowest if first >= 0 else -1), values
+
+
+def _first_true(mask: np.ndarray) -> int:
+    """The index of the first True in a 1-d mask, -1 when there is none."""
+    i = int(mask.argmax()) if mask.size else 0
+    return i if mask.size and mask[i] else -1
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:
