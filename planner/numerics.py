@@ -286,12 +286,17 @@ def _series_terms(a: float, x: float) -> tuple[float, int]:
     term = total = 1 / a
     shape = a
     eps = _EPS  # a local: the loop is the scalar form's whole cost
-    for n in range(1, _MAX_TERMS):
-        shape += 1
+    for n in range(1, _MAX_TERMS, 2):  # two terms an iteration (the loop's own cost is a third of a term's)
+        shape += 1.0
         term *= x / shape
         total += term
         if term < total * eps:
             return total, n
+        shape += 1.0
+        term *= x / shape
+        total += term
+        if term < total * eps:
+            return total, n + 1
     return total, _MAX_TERMS
 
 
@@ -304,7 +309,7 @@ def _fraction_terms(a: float, x: float) -> tuple[float, int]:
     h = d
     for i in range(1, _MAX_TERMS):
         an = -i * (i - a)
-        b += 2
+        b += 2.0
         d = an * d + b
         d = d if not -_TINY < d < _TINY else _TINY
         c = b + an / c
