@@ -61,12 +61,12 @@ def gamma_p(a: float, x: float) -> float:
     engines, re-evaluated), and a hit costs ~0.1 us against ~1-5 us to sum the series."""
     if x <= 0:
         return 0.0
+    if x < a + 1 + _SCALAR_SERIES_REACH:  # the usual case first (false for nan and infinity)
+        return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]
     if x == math.inf:
         return 1.0
     if math.isnan(x):
         return math.nan
-    if x < a + 1 + _SCALAR_SERIES_REACH:
-        return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]
     return 1.0 - math.exp(_log_prefactor(a, x)) * _fraction_terms(a, x)[0]
 
 

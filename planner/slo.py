@@ -397,6 +397,9 @@ class _Engine:
         lora = step.lora_s_per_token if step.lora_slots > 0 else 0.0  # the adapters' FLOPs (their kernels' floor is in base_s)
         self.quad_s = step.attn_s_per_pair * (self.hit + (1 - self.hit) / 2)
         self.quad_mean_s = self.quad_s * w.input_tokens_mean * (1 + self.cv2)  # E[L²] / E[L] per token
+        self.quad_prompt_s = self.quad_s * self.mean_prompt  # a mean-length prompt's quadratic part, per token of it
+        c = self.cv2  # E[x^n] of x = L / mean, n = 2, 3, 4 (prompt_work_cv2)
+        self.length_moments = (1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c))
         self.token_s = step.gemm_s_per_token + lora + step.kv_s_per_token * reads + step.attn_s_per_pair / 2 + self.quad_mean_s
         # the part of that mean the long prompts' cached prefixes add beyond a mean-length prompt's (h mean CV² pairs):
         # a chunk the ITL quantile sees is a typical one, not the token-weighted mean (planner.slo's ITL model)
@@ -430,10 +433,9 @@ class _Engine:
 
     def prompt_work_cv2(self, batch: float) -> float:
         """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)."""
-        c = self.cv2
         a = self.prompt_token_s(batch) - self.quad_mean_s
-        b = self.quad_s * self.mean_prompt
-        l2, l3, l4 = 1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c)
+        b = self.quad_prompt_s
+        l2, l3, l4 = self.length_moments
         mean = a + b * l2
         second = a * a * l2 + 2 * a * b * l3 + b * b * l4
         return second / (mean * mean) - 1 if mean > 0 else 0.0
