@@ -43,15 +43,16 @@ def num(value: float, unit: str = "") -> str:
     state: a queue that grows without bound) reads "unbounded", without its unit."""
     if not math.isfinite(value):
         return UNBOUNDED if value > 0 else ("-" + UNBOUNDED if value < 0 else "n/a")
-    if abs(value) >= 1e9:
+    size = abs(value)
+    if size >= 1e9:
         text = _words(value)
-    elif value != 0 and abs(value) < _TINY:
+    elif value != 0 and size < _TINY:
         text = "< 0.001" if value > 0 else "> -0.001"
-    elif abs(value) >= 100:
+    elif size >= 100:
         text = f"{value:,.0f}"
-    elif abs(value) >= 10:
+    elif size >= 10:
         text = f"{value:.1f}".removesuffix(".0")
-    elif abs(value) >= 1:
+    elif size >= 1:
         text = f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else f"{value:.0f}"
     else:
         text = f"{value:.3g}"

@@ -61,24 +61,34 @@ def size_biased_mean(mean: float, cv2: float) -> float:
     return mean * (1 + cv2)
 
 
-def _full_moment(shape: float, scale: float, n: int) -> float:
-    """E[Y^n] for Y gamma(shape, scale): scale^n Gamma(shape + n) / Gamma(shape)."""
-    return math.exp(n * math.log(scale) + math.lgamma(shape + n) - math.lgamma(shape))
+def _full_moments(shape: float, scale: float, log_gammas_up: tuple[float, float, float]) -> tuple[float, float, float]:
+    """E[Y^n] for Y gamma(shape, scale), n = 1, 2, 3: scale^n Gamma(shape + n) / Gamma(shape) (`log_gammas_up`: ln
+    Gamma(shape + 1) and _cdfs_up's next two)."""
+    log_scale, log_gamma = math.log(scale), math.lgamma(shape)
+    return (
+        math.exp(log_scale + log_gammas_up[0] - log_gamma),
+        math.exp(2 * log_scale + math.lgamma(shape + 2) - log_gamma),
+        math.exp(3 * log_scale + math.lgamma(shape + 3) - log_gamma),
+    )
 
 
-def _cdfs_up(shape: float, z: float, at_shape: float) -> tuple[float, float, float]:
+def _log_gammas_up(shape: float) -> tuple[float, float, float]:
+    """ln Gamma(a + 1) for a = shape, shape + 1, shape + 2: what _cdfs_up divides by (the same for every z)."""
+    return math.lgamma(shape + 1), math.lgamma(shape + 1 + 1), math.lgamma(shape + 2 + 1)
+
+
+def _cdfs_up(shape: float, z: float, at_shape: float, log_gammas_up: tuple[float, float, float]) -> tuple[float, float, float]:
     """P(shape + n, z) for n = 1, 2, 3 from P(shape, z) (`at_shape`), by P(a + 1, z) = P(a, z) - z^a e^-z / Gamma(a + 1):
     three exponentials instead of three incomplete gammas (the error stays below 1e-16 of P(shape, z))."""
     if z <= 0:
         return 0.0, 0.0, 0.0
     if math.isinf(z):
         return 1.0, 1.0, 1.0
-    out, p, log_z = [], at_shape, math.log(z)
-    for n in range(3):
-        a = shape + n
-        p = max(p - math.exp(a * log_z - z - math.lgamma(a + 1)), 0.0)
-        out.append(p)
-    return out[0], out[1], out[2]
+    log_z = math.log(z)
+    p1 = max(at_shape - math.exp(shape * log_z - z - log_gammas_up[0]), 0.0)
+    p2 = max(p1 - math.exp((shape + 1) * log_z - z - log_gammas_up[1]), 0.0)
+    p3 = max(p2 - math.exp((shape + 2) * log_z - z - log_gammas_up[2]), 0.0)
+    return p1, p2, p3
 
 
 @lru_cache(maxsize=4096)
@@ -93,11 +103,13 @@ def clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tu
     shape, scale = 1 / cv2, mean * cv2
     at_floor = gamma_cdf(shape, floor / scale) if floor > 0 else 0.0
     at_ceiling = gamma_cdf(shape, ceiling / scale) if math.isfinite(ceiling) else 1.0
-    floor_up = _cdfs_up(shape, floor / scale, at_floor)  # E[Y^n; Y <= x] = E[Y^n] P(shape + n, x / scale)
-    ceiling_up = _cdfs_up(shape, ceiling / scale, at_ceiling)
+    log_gammas_up = _log_gammas_up(shape)
+    floor_up = _cdfs_up(shape, floor / scale, at_floor, log_gammas_up)  # E[Y^n; Y <= x] = E[Y^n] P(shape + n, x / scale)
+    ceiling_up = _cdfs_up(shape, ceiling / scale, at_ceiling, log_gammas_up)
+    full = _full_moments(shape, scale, log_gammas_up)
     above = 1 - at_ceiling
     moments = []
     for n in (1, 2, 3):
-        middle = _full_moment(shape, scale, n) * (ceiling_up[n - 1] - floor_up[n - 1])
+        middle = full[n - 1] * (ceiling_up[n - 1] - floor_up[n - 1])
         moments.append(floor**n * at_floor + middle + (ceiling**n * above if above > 0 else 0.0))
     return moments[0], moments[1], moments[2]

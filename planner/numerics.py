@@ -41,6 +41,7 @@ __all__ = [
     "gamma_p_inverse_array",
     "gamma_sums",
     "lowest_crossing",
+    "poisson_pmf_cdf",
     "root_in_bracket",
 ]
 
@@ -60,13 +61,19 @@ def gamma_p(a: float, x: float) -> float:
     engines, re-evaluated), and a hit costs ~0.1 us against ~1-5 us to sum the series."""
     if x <= 0:
         return 0.0
+    if x < a + 1 + _SCALAR_SERIES_REACH:  # the usual case first (false for nan and infinity)
+        return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]
     if x == math.inf:
         return 1.0
     if math.isnan(x):
         return math.nan
-    if x < a + 1 + _SCALAR_SERIES_REACH:
-        return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]
     return 1.0 - math.exp(_log_prefactor(a, x)) * _fraction_terms(a, x)[0]
+
+
+def poisson_pmf_cdf(mean: float, n: int) -> tuple[float, float]:
+    """(P(N = n), P(N <= n)) for N Poisson with this mean, n at or above it: n's gamma prefactor over the mean, and
+    1 - P(n + 1, mean) (on the series: the mean sits below n + 1, so P is under ~1/2 and 1 - P keeps its accuracy)."""
+    return math.exp(_log_prefactor(n + 1, mean)) / mean, 1 - gamma_p(n + 1, mean)
 
 
 def gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -279,12 +286,17 @@ def _series_terms(a: float, x: float) -> tuple[float, int]:
     term = total = 1 / a
     shape = a
     eps = _EPS  # a local: the loop is the scalar form's whole cost
-    for n in range(1, _MAX_TERMS):
-        shape += 1
+    for n in range(1, _MAX_TERMS, 2):  # two terms an iteration (the loop's own cost is a third of a term's)
+        shape += 1.0
         term *= x / shape
         total += term
         if term < total * eps:
             return total, n
+        shape += 1.0
+        term *= x / shape
+        total += term
+        if term < total * eps:
+            return total, n + 1
     return total, _MAX_TERMS
 
 
@@ -297,7 +309,7 @@ def _fraction_terms(a: float, x: float) -> tuple[float, int]:
     h = d
     for i in range(1, _MAX_TERMS):
         an = -i * (i - a)
-        b += 2
+        b += 2.0
         d = an * d + b
         d = d if not -_TINY < d < _TINY else _TINY
         c = b + an / c

@@ -25,7 +25,7 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import cached_property, lru_cache, partial, wraps
 from statistics import NormalDist
@@ -39,7 +39,7 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums
+from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums, poisson_pmf_cdf
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -400,6 +400,9 @@ class _Engine:
         lora = step.lora_s_per_token if step.lora_slots > 0 else 0.0  # the adapters' FLOPs (their kernels' floor is in base_s)
         self.quad_s = step.attn_s_per_pair * (self.hit + (1 - self.hit) / 2)
         self.quad_mean_s = self.quad_s * w.input_tokens_mean * (1 + self.cv2)  # E[L²] / E[L] per token
+        self.quad_prompt_s = self.quad_s * self.mean_prompt  # a mean-length prompt's quadratic part, per token of it
+        c = self.cv2  # E[x^n] of x = L / mean, n = 2, 3, 4 (prompt_work_cv2)
+        self.length_moments = (1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c))
         self.token_s = step.gemm_s_per_token + lora + step.kv_s_per_token * reads + step.attn_s_per_pair / 2 + self.quad_mean_s
         # the part of that mean the long prompts' cached prefixes add beyond a mean-length prompt's (h mean CV² pairs):
         # a chunk the ITL quantile sees is a typical one, not the token-weighted mean (planner.slo's ITL model)
@@ -433,10 +436,9 @@ class _Engine:
 
     def prompt_work_cv2(self, batch: float) -> float:
         """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)."""
-        c = self.cv2
         a = self.prompt_token_s(batch) - self.quad_mean_s
-        b = self.quad_s * self.mean_prompt
-        l2, l3, l4 = 1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c)
+        b = self.quad_prompt_s
+        l2, l3, l4 = self.length_moments
         mean = a + b * l2
         second = a * a * l2 + 2 * a * b * l3 + b * b * l4
         return second / (mean * mean) - 1 if mean > 0 else 0.0
@@ -548,9 +550,8 @@ def _erlang_c(offered: float, slots: int, hold_s: float) -> tuple[float, float]:
         return 0.0, 0.0
     if offered >= slots:
         return 1.0, math.inf
-    blocking = 1.0
-    for k in range(1, slots + 1):  # Erlang B by its stable recursion
-        blocking = offered * blocking / (k + offered * blocking)
+    at_slots, up_to_slots = poisson_pmf_cdf(offered, slots)
+    blocking = at_slots / up_to_slots  # Erlang B: P(N = slots | N <= slots), N Poisson(offered)
     waiting = slots * blocking / (slots - offered * (1 - blocking))
     return waiting, waiting * hold_s / (slots - offered)
 
@@ -662,7 +663,7 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
 
 @lru_cache(maxsize=4096)
 def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
-    stages = np.frombuffer(stage_bytes)
+    stages = np.sort(np.frombuffer(stage_bytes))  # ascending, as _stage_s gives them (longer prompts, more steps)
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -675,9 +676,10 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
         reached = gap > 0 if strict else gap >= 0
         waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
-        return np.asarray(np.mean(np.where(reached, (1 - busy) + busy * waited, 0.0), axis=1))
+        return np.asarray(np.where(reached, (1 - busy) + busy * waited, 0.0).sum(axis=1) / stages.size)  # np.mean's arithmetic
 
-    shortest = float(stages.min())
+    shortest = float(stages[0])
+    ascending = stages.tolist()
 
     def cdf(t: float) -> float:
         return rows_under(t)(t)[0]
@@ -688,19 +690,21 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         largest = (top - shortest) / scale
 
         def row(t: float) -> tuple[float, float, float]:
-            gap = t - stages
-            reached = (1 - busy) * int(np.count_nonzero(gap >= 0))
-            waiting = gap > 0
-            if not waiting.any():
+            reached = (1 - busy) * bisect_right(ascending, t)  # the prompts whose own steps are done by t
+            waiting = bisect_left(ascending, t)  # ... of which these have waited a while: t - stage > 0
+            if waiting == 0:
                 return reached / stages.size, 0.0, 0.0
-            waited, density, bend = gamma_sums(tail_shape, gap[waiting] / scale, largest)
+            waited, density, bend = gamma_sums(tail_shape, (t - stages[:waiting]) / scale, largest)
             share = busy / stages.size
             return (reached + busy * waited) / stages.size, share * density / scale, share * bend / (scale * scale)
 
         return row
 
-    points = np.unique(stages)
-    first, at_points = _first_reaching(at, points, np.searchsorted(np.sort(stages), points, side="right") / stages.size, busy, q)
+    distinct = np.empty(stages.size, dtype=bool)  # np.unique's points, from the stages already in order
+    distinct[0] = True
+    np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
+    points = stages[distinct]
+    first, at_points = _first_reaching(at, points, np.searchsorted(stages, points, side="right") / stages.size, busy, q)
     if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while (at_high := cdf(high)) < q:
@@ -721,15 +725,22 @@ def _first_reaching(
     share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
     rounding), at or over it."""
     lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
-    surely = np.flatnonzero((1 - busy) * reached >= q * (1 + 1e-9))
-    highest = int(surely[0]) if surely.size else points.size - 1
-    values = np.full(points.shape, math.nan)
+    highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
+    values = np.empty(points.shape)
+    values.fill(math.nan)
     values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
-    above = np.flatnonzero(values[lowest : highest + 1] >= q) + lowest
-    if above.size == 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
+    first = _first_true(values[lowest : highest + 1] >= q)
+    if first < 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
         values[highest + 1 :] = at(points[highest + 1 :], False)
-        above = np.flatnonzero(values[highest + 1 :] >= q) + highest + 1
-    return (int(above[0]) if above.size else -1), values
+        first = _first_true(values[highest + 1 :] >= q)
+        return (first + highest + 1 if first >= 0 else -1), values
+    return (first + lowest if first >= 0 else -1), values
+
+
+def _first_true(mask: np.ndarray) -> int:
+    """The index of the first True in a 1-d mask, -1 when there is none."""
+    i = int(mask.argmax()) if mask.size else 0
+    return i if mask.size and mask[i] else -1
 
 
 def _expected_chunks(eng: _Engine, room: float) -> float:

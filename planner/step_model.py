@@ -121,10 +121,10 @@ class StepConstants(CachingModel):
 
     def masked(self, keep: tuple[int, ...]) -> Constants:
         """The constants with all but the positions `keep` zeroed: one part of a step, through the same formula."""
-        cache = self._masked
-        if keep not in cache:
-            cache[keep] = tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
-        return cache[keep]
+        masked = self._masked.get(keep)  # a tuple's hash is not kept: look it up once
+        if masked is None:
+            masked = self._masked[keep] = tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
+        return masked
 
     @cached_property
     def _masked(self) -> dict[tuple[int, ...], Constants]:
