@@ -562,22 +562,28 @@ def _capacity_rate_search(
         if max(at_steady) <= 0:
             return steady
         return lowest_crossing(overs, (meets, at_meets), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+    # below a rate where a p95 meets it meets too: only those still over at the high end are worked out from here
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
         if not math.isinf(max(at_steady)):
             break
         short = steady * (1 - share)
-        at_short = overs(short, _BOTH)
+        at_short = overs(short, _over(at_steady))
         if max(at_short) <= 0:
             return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
         steady, at_steady = short, at_short
     below = min(low, steady / 2)
-    at_below = overs(below, _BOTH)
+    at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
-        down = _descend(lambda rate: overs(rate, _BOTH), below, at_below, 2, lambda v: max(v) > 0)
+        down = _descend(lambda rate: overs(rate, _over(at_steady)), below, at_below, 2, lambda v: max(v) > 0)
         if down is None:
             return 0.0
         below, at_below, steady, at_steady = down
     return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+
+
+def _over(values: tuple[float, ...]) -> tuple[bool, ...]:
+    """Which of the p95s' overs are over 0: the p95s a lower rate needs worked out (the others meet there too)."""
+    return tuple(v > 0 for v in values)
 
 
 def _descend(
