@@ -379,10 +379,20 @@ def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     return _margin_of(brief, _p95s_at(brief, shape, rate))
 
 
-def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, float]:
-    """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state)."""
+_UNKNOWN = (math.nan, math.nan)  # p95s not worked out yet
+
+
+def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float, known: tuple[float, float] = _UNKNOWN) -> tuple[float, float]:
+    """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state); a p95 `known` (not
+    nan: the capacity search worked it out there) is not worked out again."""
+    missing = (math.isnan(known[0]), math.isnan(known[1]))
+    if not any(missing):
+        return known
     n, _ = _steady(brief, shape, rate)
-    return judged_p95s_ms(engine(brief, shape), brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
+    if not math.isfinite(n):
+        return math.inf, math.inf
+    ttft_ms, judged_ms = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing)
+    return (ttft_ms if missing[0] else known[0]), (judged_ms if missing[1] else known[1])
 
 
 def _margin_of(brief: Brief, p95s_ms: tuple[float, float]) -> float:
@@ -425,7 +435,7 @@ def _reached(brief: Brief, shape: ReplicaShape, capacity: float, at_capacity_ms:
     p95s there when the search has them in hand."""
     if not 0 < capacity < _CAPACITY_CEILING:
         return ""
-    at = _p95s_at(brief, shape, capacity) if at_capacity_ms is None else at_capacity_ms
+    at = _p95s_at(brief, shape, capacity, at_capacity_ms or _UNKNOWN)
     return reached_at_capacity(brief, at, lambda: _p95s_at(brief, shape, capacity * JUST_PAST))
 
 
@@ -483,9 +493,8 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None]:
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
-    of its probes; None otherwise)."""
+    of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
-    nearness: dict[float, float] = {}
     eng = engine(brief, shape)
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
@@ -493,18 +502,15 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         return _solved(brief, shape, rate).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
-        """The p95s at `rate` (those `needed`; nan for the other) and its distance from saturation; the full pair is
-        kept for the clause on what is reached at the capacity."""
-        if rate in probed:
-            return probed[rate], nearness[rate]
-        n, _, nearness[rate], _ = _solved(brief, shape, rate)
-        if not math.isfinite(n):
-            probed[rate] = (math.inf, math.inf)
-            return probed[rate], nearness[rate]
-        p95s = judged_p95s_ms(eng, brief, rate, n, needed)
-        if all(needed):
-            probed[rate] = p95s
-        return p95s, nearness[rate]
+        """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
+        saturation; each p95 worked out is kept, for the clause on what is reached at the capacity."""
+        n, _, near, _ = _solved(brief, shape, rate)
+        known = probed.get(rate, _UNKNOWN)
+        missing = (needed[0] and math.isnan(known[0]), needed[1] and math.isnan(known[1]))
+        if any(missing):
+            p95s = judged_p95s_ms(eng, brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf)
+            known = probed[rate] = (p95s[0] if missing[0] else known[0]), (p95s[1] if missing[1] else known[1])
+        return known, near
 
     def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
         """How far each p95 is over its target (<= 0 meets): the TTFT's (p95 / target - 1) x the rate's distance from
