@@ -380,8 +380,7 @@ def bracket_root(
     Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection whenever three steps have
     not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a jump to infinity says nothing
     about where the root is). f_low and f_high, when the caller has them, save two calls. `smooth` (f has no jump in
-    the bracket) weighs an end kept twice as Anderson-Björck does (_kept_weight: fewer steps on a curved f) and also
-    stops at a point the chord through the bracket's ends puts within xtol of the root: (x, x)."""
+    the bracket) also stops at a point the chord through the bracket's ends puts within xtol of the root: (x, x)."""
     f_low = f(low) if f_low is None else f_low
     f_high = f(high) if f_high is None else f_high
     if f_low == 0:
@@ -405,12 +404,12 @@ def bracket_root(
         if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x
         if (fx > 0) == (f_high > 0):
-            f_low = f_low * _kept_weight(fx, f_high, smooth) if kept == -1 else f_low
             high, f_high = x, fx
+            f_low = f_low / 2 if kept == -1 else f_low  # Illinois: an end kept twice weighs half
             kept = -1
         else:
-            f_high = f_high * _kept_weight(fx, f_low, smooth) if kept == +1 else f_high
             low, f_low = x, fx
+            f_high = f_high / 2 if kept == +1 else f_high
             kept = +1
     return low, high
 
@@ -453,17 +452,14 @@ def lowest_crossing(
     return low
 
 
-def _kept_weight(new: float, replaced: float, smooth: bool) -> float:
-    """The factor on the value of an end kept twice: a half (Illinois, for f that may step or jump), or on a smooth f
-    1 - f(new) / f(the end it replaced) (Anderson-Björck: follows a curved f into its root from one side in fewer
-    steps), a half where that is not positive."""
-    m = 1 - new / replaced if smooth and replaced != 0 and math.isfinite(replaced) and math.isfinite(new) else 0.5
-    return m if m > 0 else 0.5
-
-
 def _retained(kept: list[float], replaced: list[float], new: list[float]) -> list[float]:
-    """An end's chord weights when the other end moves again: each scaled by Anderson-Björck's factor (_kept_weight)."""
-    return [k * _kept_weight(n, r, smooth=True) for k, r, n in zip(kept, replaced, new, strict=True)]
+    """An end's chord weights when the other end moves again (Anderson-Björck): scaled by 1 - f(new) / f(the end it
+    replaces), which follows a curved f into its root from one side; by a half where that is not positive."""
+    scaled = []
+    for k, r, n in zip(kept, replaced, new, strict=True):
+        m = 1 - n / r if r != 0 and math.isfinite(r) and math.isfinite(n) else 0.5
+        scaled.append(k * (m if m > 0 else 0.5))
+    return scaled
 
 
 _MAX_STEPS = 400
