@@ -206,8 +206,9 @@ def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | N
         low, at_low = 0.0, excess(0.0)
         if at_low <= 0:
             return 0.0, None, -1.0
-    # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol
-    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True)
+    # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol; its curve (the step
+    # grows with N) is followed in fewer paces with Anderson-Björck's weights
+    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True, anderson_bjorck=True)
     busy = pace_at(n).prefill_slot_busy
     near = max(at_top / top, busy - 1)
     if busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
