@@ -371,10 +371,11 @@ def root_in_bracket(
     f_low: float | None = None,
     f_high: float | None = None,
     smooth: bool = False,
+    anderson_bjorck: bool = False,
 ) -> float:
     """A root of f in [low, high], where f(low) and f(high) differ in sign (f may jump: the point of the jump is
     returned), to within xtol: the middle of bracket_root's last bracket."""
-    low, high = bracket_root(f, low, high, xtol, f_low, f_high, smooth)
+    low, high = bracket_root(f, low, high, xtol, f_low, f_high, smooth, anderson_bjorck)
     return (low + high) / 2
 
 
@@ -386,13 +387,16 @@ def bracket_root(
     f_low: float | None = None,
     f_high: float | None = None,
     smooth: bool = False,
+    anderson_bjorck: bool = False,
 ) -> tuple[float, float]:
     """[low, high] at most xtol wide around a root of f, each end on its own side (f(low) has the sign it had at the
     start, f(high) the other; one point where f is 0): a caller that must not cross a jump takes its side's end.
     Regula falsi with the Illinois correction (superlinear on smooth f), and a bisection whenever three steps have
     not halved the bracket (steps and jumps) or an end's value is infinite (f beyond a jump to infinity says nothing
     about where the root is). f_low and f_high, when the caller has them, save two calls. `smooth` (f has no jump in
-    the bracket) also stops at a point the chord through the bracket's ends puts within xtol of the root: (x, x)."""
+    the bracket) also stops at a point the chord through the bracket's ends puts within xtol of the root: (x, x).
+    `anderson_bjorck` (for a smooth f) weighs an end kept twice by 1 - f(new) / f(replaced), not a half (_kept_weight:
+    fewer steps on a curved f)."""
     f_low = f(low) if f_low is None else f_low
     f_high = f(high) if f_high is None else f_high
     if f_low == 0:
@@ -416,12 +420,12 @@ def bracket_root(
         if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x
         if (fx > 0) == (f_high > 0):
+            f_low = f_low * _kept_weight(fx, f_high, anderson_bjorck) if kept == -1 else f_low
             high, f_high = x, fx
-            f_low = f_low / 2 if kept == -1 else f_low  # Illinois: an end kept twice weighs half
             kept = -1
         else:
+            f_high = f_high * _kept_weight(fx, f_low, anderson_bjorck) if kept == +1 else f_high
             low, f_low = x, fx
-            f_high = f_high / 2 if kept == +1 else f_high
             kept = +1
     return low, high
 
@@ -464,14 +468,18 @@ def lowest_crossing(
     return low
 
 
+def _kept_weight(new: float, replaced: float, anderson_bjorck: bool) -> float:
+    """The factor on the value of an end kept twice: a half (Illinois), or 1 - f(new) / f(the end it replaced)
+    (Anderson-Björck: follows a curved smooth f into its root from one side in fewer steps), a half where that is not
+    positive."""
+    finite = replaced != 0 and math.isfinite(replaced) and math.isfinite(new)
+    m = 1 - new / replaced if anderson_bjorck and finite else 0.5
+    return m if m > 0 else 0.5
+
+
 def _retained(kept: list[float], replaced: list[float], new: list[float]) -> list[float]:
-    """An end's chord weights when the other end moves again (Anderson-Björck): scaled by 1 - f(new) / f(the end it
-    replaces), which follows a curved f into its root from one side; by a half where that is not positive."""
-    scaled = []
-    for k, r, n in zip(kept, replaced, new, strict=True):
-        m = 1 - n / r if r != 0 and math.isfinite(r) and math.isfinite(n) else 0.5
-        scaled.append(k * (m if m > 0 else 0.5))
-    return scaled
+    """An end's chord weights when the other end moves again: each scaled by Anderson-Björck's factor (_kept_weight)."""
+    return [k * _kept_weight(n, r, anderson_bjorck=True) for k, r, n in zip(kept, replaced, new, strict=True)]
 
 
 _MAX_STEPS = 400

@@ -219,8 +219,9 @@ def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | N
         low, at_low = 0.0, excess(0.0)
         if at_low <= 0:
             return 0.0, None, -1.0
-    # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol
-    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True)
+    # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol; its curve (the step
+    # grows with N) is followed in fewer paces with Anderson-Björck's weights
+    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True, anderson_bjorck=True)
     busy = pace_at(n).prefill_slot_busy
     near = max(at_top / top, busy - 1)
     if busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
@@ -392,10 +393,20 @@ def _slo_margin(brief: Brief, shape: ReplicaShape, rate: float) -> float:
     return _margin_of(brief, _p95s_at(brief, shape, rate))
 
 
-def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float) -> tuple[float, float]:
-    """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state)."""
+_UNKNOWN = (math.nan, math.nan)  # p95s not worked out yet
+
+
+def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float, known: tuple[float, float] = _UNKNOWN) -> tuple[float, float]:
+    """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state); a p95 `known` (not
+    nan: the capacity search worked it out there) is not worked out again."""
+    missing = (math.isnan(known[0]), math.isnan(known[1]))
+    if not any(missing):
+        return known
     n, _ = _steady(brief, shape, rate)
-    return judged_p95s_ms(engine(brief, shape), brief, rate, n) if math.isfinite(n) else (math.inf, math.inf)
+    if not math.isfinite(n):
+        return math.inf, math.inf
+    ttft_ms, judged_ms = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing)
+    return (ttft_ms if missing[0] else known[0]), (judged_ms if missing[1] else known[1])
 
 
 def _margin_of(brief: Brief, p95s_ms: tuple[float, float]) -> float:
@@ -438,7 +449,7 @@ def _reached(brief: Brief, shape: ReplicaShape, capacity: float, at_capacity_ms:
     p95s there when the search has them in hand."""
     if not 0 < capacity < _CAPACITY_CEILING:
         return ""
-    at = _p95s_at(brief, shape, capacity) if at_capacity_ms is None else at_capacity_ms
+    at = _p95s_at(brief, shape, capacity, at_capacity_ms or _UNKNOWN)
     return reached_at_capacity(brief, at, lambda: _p95s_at(brief, shape, capacity * JUST_PAST))
 
 
@@ -496,9 +507,8 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None]:
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
-    of its probes; None otherwise)."""
+    of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
-    nearness: dict[float, float] = {}
     eng = engine(brief, shape)
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
@@ -506,18 +516,15 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         return _solved(brief, shape, rate).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
-        """The p95s at `rate` (those `needed`; nan for the other) and its distance from saturation; the full pair is
-        kept for the clause on what is reached at the capacity."""
-        if rate in probed:
-            return probed[rate], nearness[rate]
-        n, _, nearness[rate], _ = _solved(brief, shape, rate)
-        if not math.isfinite(n):
-            probed[rate] = (math.inf, math.inf)
-            return probed[rate], nearness[rate]
-        p95s = judged_p95s_ms(eng, brief, rate, n, needed)
-        if all(needed):
-            probed[rate] = p95s
-        return p95s, nearness[rate]
+        """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
+        saturation; each p95 worked out is kept, for the clause on what is reached at the capacity."""
+        n, _, near, _ = _solved(brief, shape, rate)
+        known = probed.get(rate, _UNKNOWN)
+        missing = (needed[0] and math.isnan(known[0]), needed[1] and math.isnan(known[1]))
+        if any(missing):
+            p95s = judged_p95s_ms(eng, brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf)
+            known = probed[rate] = (p95s[0] if missing[0] else known[0]), (p95s[1] if missing[1] else known[1])
+        return known, near
 
     def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
         """How far each p95 is over its target (<= 0 meets): the TTFT's (p95 / target - 1) x the rate's distance from
@@ -575,22 +582,28 @@ def _capacity_rate_search(
         if max(at_steady) <= 0:
             return steady
         return lowest_crossing(overs, (meets, at_meets), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+    # below a rate where a p95 meets it meets too: only those still over at the high end are worked out from here
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
         if not math.isinf(max(at_steady)):
             break
         short = steady * (1 - share)
-        at_short = overs(short, _BOTH)
+        at_short = overs(short, _over(at_steady))
         if max(at_short) <= 0:
             return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
         steady, at_steady = short, at_short
     below = min(low, steady / 2)
-    at_below = overs(below, _BOTH)
+    at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
-        down = _descend(lambda rate: overs(rate, _BOTH), below, at_below, 2, lambda v: max(v) > 0)
+        down = _descend(lambda rate: overs(rate, _over(at_steady)), below, at_below, 2, lambda v: max(v) > 0)
         if down is None:
             return 0.0
         below, at_below, steady, at_steady = down
     return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+
+
+def _over(values: tuple[float, ...]) -> tuple[bool, ...]:
+    """Which of the p95s' overs are over 0: the p95s a lower rate needs worked out (the others meet there too)."""
+    return tuple(v > 0 for v in values)
 
 
 def _descend(
