@@ -1522,7 +1522,7 @@ def slo_budget(
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
     With curves, they are worked out on first read (SloBudget.at_max_batch, tradeoff_*).
     """
-    slo, lat = brief.slo, brief.latency
+    lat = brief.latency
     p = latency_point(brief, shape, rate_per_replica, load_batch, **({} if full_batch is None else {"max_num_seqs": full_batch}))
     mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
     mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
@@ -1542,19 +1542,7 @@ def slo_budget(
         WaterfallStep(component="scheduler and sampling", ms=lat.scheduler_ms),
     )
     budget = SloBudget(
-        ttft_p50_ms=p.ttft_p50_ms,
-        ttft_p95_ms=p.ttft_p95_ms,
-        ttft_mean_ms=p.ttft_mean_ms,
-        itl_p50_ms=p.itl_p50_ms,
-        itl_p95_ms=p.itl_p95_ms,
-        tpot_p50_ms=p.tpot_p50_ms,
-        tpot_p95_ms=p.tpot_p95_ms,
-        ttft_target_ms=slo.ttft_p95_ms,
-        itl_target_ms=slo.itl_p95_ms,
-        itl_metric=slo.itl_metric,
-        ttft_input_cap_tokens=slo.ttft_input_cap_tokens,
-        ttft_ok=p.ttft_p95_ms <= slo.ttft_p95_ms,
-        itl_ok=judged_itl_ms(brief, p) <= slo.itl_p95_ms,
+        **_figures_against_targets(brief, p),
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
         queue_model=_queue_model_text(p),
@@ -1577,7 +1565,6 @@ def judged_budget(
     judges, worked out by slo_budget's own calls (so the same figures), and whether each meets its target; every other
     figure nan, no waterfall, model or words. `quantiles=False` (a disaggregated design: its pools' latencies replace
     the budget's) leaves out those two as well: only the fixed request path, which the pools' TTFT adds, is worked out."""
-    slo = brief.slo
     eng = _engine_of(brief, shape, max_num_seqs=full_batch)
     ttft_s, itl_s, tpot_s = _judged_p95s_s(eng, brief, rate_per_replica, load_batch) if quantiles else (math.nan, math.nan, math.nan)
     p = LatencyPoint(
@@ -1593,21 +1580,8 @@ def judged_budget(
             "tpot_p95_ms": tpot_s * 1e3,
         }
     )
-    nan = math.nan
     budget = SloBudget(
-        ttft_p50_ms=nan,
-        ttft_p95_ms=p.ttft_p95_ms,
-        ttft_mean_ms=nan,
-        itl_p50_ms=nan,
-        itl_p95_ms=p.itl_p95_ms,
-        tpot_p50_ms=nan,
-        tpot_p95_ms=p.tpot_p95_ms,
-        ttft_target_ms=slo.ttft_p95_ms,
-        itl_target_ms=slo.itl_p95_ms,
-        itl_metric=slo.itl_metric,
-        ttft_input_cap_tokens=slo.ttft_input_cap_tokens,
-        ttft_ok=p.ttft_p95_ms <= slo.ttft_p95_ms,
-        itl_ok=judged_itl_ms(brief, p) <= slo.itl_p95_ms,
+        **_figures_against_targets(brief, p),  # its p50s and means are the point's nan
         ttft_waterfall=(),
         itl_waterfall=(),
         queue_model="",
@@ -1617,6 +1591,26 @@ def judged_budget(
     )
     budget._text = (brief, p, "", ())
     return budget
+
+
+def _figures_against_targets(brief: Brief, p: LatencyPoint) -> dict[str, Any]:
+    """A budget's latency figures from its point, the brief's targets, and whether each p95 meets its own."""
+    slo = brief.slo
+    return {
+        "ttft_p50_ms": p.ttft_p50_ms,
+        "ttft_p95_ms": p.ttft_p95_ms,
+        "ttft_mean_ms": p.ttft_mean_ms,
+        "itl_p50_ms": p.itl_p50_ms,
+        "itl_p95_ms": p.itl_p95_ms,
+        "tpot_p50_ms": p.tpot_p50_ms,
+        "tpot_p95_ms": p.tpot_p95_ms,
+        "ttft_target_ms": slo.ttft_p95_ms,
+        "itl_target_ms": slo.itl_p95_ms,
+        "itl_metric": slo.itl_metric,
+        "ttft_input_cap_tokens": slo.ttft_input_cap_tokens,
+        "ttft_ok": p.ttft_p95_ms <= slo.ttft_p95_ms,
+        "itl_ok": judged_itl_ms(brief, p) <= slo.itl_p95_ms,
+    }
 
 
 # a judged budget's point: every figure nan but those it works out (its slot count, an int, is always set)

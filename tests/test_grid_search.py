@@ -192,17 +192,23 @@ def test_the_bracket_is_the_one_the_halvings_end_with(seed: int) -> None:
         assert bisection_bracket(test, 0.0, high, halvings, guess=guess) == expected
 
 
+def _crossing_case(seed: int) -> tuple[random.Random, int, float, tuple[float, float], float]:
+    """A random crossing in (0.1, 0.9): the generator, the halvings, the crossing, the halvings' last bracket around
+    it and that bracket's width."""
+    rng = random.Random(seed)
+    halvings = rng.choice([9, 30])
+    crossing = rng.uniform(0.1, 0.9)
+    expected = _halvings(lambda x: x < crossing, 0.0, 1.0, halvings)
+    return rng, halvings, crossing, expected, expected[1] - expected[0]
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_a_guess_in_the_crossings_last_bracket_takes_two_tests(seed: int) -> None:
     """The two ends of the last bracket around a guess (where the crossing was last time) decide every midpoint when
     the crossing is still inside it, whatever the margin (none, or one that jumps): two tests, the very bracket the
     halvings end with (the guess and a point a bracket's width beside it left the bracket's end to a third); one
     bracket off, the far end of the bracket beside is the third."""
-    rng = random.Random(seed)
-    halvings = rng.choice([9, 30])
-    crossing = rng.uniform(0.1, 0.9)
-    expected = _halvings(lambda x: x < crossing, 0.0, 1.0, halvings)
-    width = expected[1] - expected[0]
+    rng, halvings, crossing, expected, width = _crossing_case(seed)
     tested: list[float] = []
 
     def test(x: float) -> tuple[bool, float]:
@@ -219,11 +225,7 @@ def test_a_guess_in_the_crossings_last_bracket_takes_two_tests(seed: int) -> Non
 def test_a_guess_tested_from_its_upper_end_leaves_the_same_bracket(seed: int) -> None:
     """around_guess with high_first (the re-planned headroom: a design meeting above meets below): the upper end of the
     last bracket around the guess is tested first, and the bracket is the halvings' own in as few tests."""
-    rng = random.Random(seed)
-    halvings = rng.choice([9, 30])
-    crossing = rng.uniform(0.1, 0.9)
-    expected = _halvings(lambda x: x < crossing, 0.0, 1.0, halvings)
-    width = expected[1] - expected[0]
+    rng, halvings, crossing, expected, width = _crossing_case(seed)
     tested: list[float] = []
 
     def test(x: float) -> tuple[bool, float]:
