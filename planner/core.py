@@ -193,8 +193,8 @@ def _problems(brief: Brief, shape: ReplicaShape, cap: Capacity, mem: Memory, op:
             Problem(
                 field=_LIMIT_FIELDS[op.limit] if op.limit is not Limit.prefill or brief.deployment.prefix_caching else "hardware.nodes",
                 problem=(
-                    f"a general-pool replica cannot keep up with {num(op.rate_per_replica_per_s, 'req/s')}: {_LIMIT_WORDS[op.limit]}"
-                    f" ({op.limit.words} binds), so the queue grows without bound"
+                    f"a general-pool replica cannot keep up with {num(op.rate_per_replica_per_s, 'req/s')}: {_LIMIT_WORDS[op.limit]},"
+                    " so the queue grows without bound"
                 ),
                 change=op.fix,
                 overrides=op.fix_overrides,
