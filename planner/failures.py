@@ -44,6 +44,7 @@ __all__ = [
     "hit_rate_floor",
     "hit_rate_overrides",
     "judged",
+    "lost_by_a_pool",
     "n_plus_one_check",
     "pressure",
     "scenario_check",
@@ -292,14 +293,14 @@ def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
     changes = scenario_overrides(brief, scenario)
     holds, margin = _changed_check(brief, changes)
     prefill = brief.disaggregation.prefill_nodes
-    lost = _lost_by_a_pool(brief, scenario)
+    lost = lost_by_a_pool(brief, scenario)
     if brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1:
         from_prefill, prefill_margin = _changed_check(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
         holds, margin = holds and from_prefill, max(margin, prefill_margin)
     return holds, margin
 
 
-def _lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
+def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
     """The nodes a serving pool loses in a node-loss scenario: the lost ones the spares do not replace."""
     return max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
 
@@ -420,7 +421,7 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> Fail
     named with the pool it hits and how the other pool's loss fares."""
     brief, dis = base.brief, base.disaggregation
     assert dis is not None
-    lost = _lost_by_a_pool(brief, scenario)
+    lost = lost_by_a_pool(brief, scenario)
     decode = _failure_mode(base, scenario, stated)
     if lost == 0 or dis.prefill_nodes - lost < 1:
         pool = "decode" if lost else "spare"

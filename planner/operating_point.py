@@ -399,14 +399,21 @@ _UNKNOWN = (math.nan, math.nan)  # p95s not worked out yet
 def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float, known: tuple[float, float] = _UNKNOWN) -> tuple[float, float]:
     """(p95 TTFT, the judged p95) in ms of one replica at `rate` (inf, inf without a steady state); a p95 `known` (not
     nan: the capacity search worked it out there) is not worked out again."""
-    missing = (math.isnan(known[0]), math.isnan(known[1]))
+    if not (math.isnan(known[0]) or math.isnan(known[1])):
+        return known
+    return _filled(brief, shape, rate, _steady(brief, shape, rate)[0], known)
+
+
+def _filled(
+    brief: Brief, shape: ReplicaShape, rate: float, n: float, known: tuple[float, float], needed: tuple[bool, bool] = (True, True)
+) -> tuple[float, float]:
+    """The p95s `known` at `rate` (nan: not worked out there), with those `needed` and not known worked out (n running:
+    inf without a steady state)."""
+    missing = (needed[0] and math.isnan(known[0]), needed[1] and math.isnan(known[1]))
     if not any(missing):
         return known
-    n, _ = _steady(brief, shape, rate)
-    if not math.isfinite(n):
-        return math.inf, math.inf
-    ttft_ms, judged_ms = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing)
-    return (ttft_ms if missing[0] else known[0]), (judged_ms if missing[1] else known[1])
+    worked = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf)
+    return (worked[0] if missing[0] else known[0]), (worked[1] if missing[1] else known[1])
 
 
 def _margin_of(brief: Brief, p95s_ms: tuple[float, float]) -> float:
@@ -509,7 +516,6 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
     of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
-    eng = engine(brief, shape)
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
     def saturation(rate: float) -> float:
@@ -519,12 +525,8 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
         saturation; each p95 worked out is kept, for the clause on what is reached at the capacity."""
         n, _, near, _ = _solved(brief, shape, rate)
-        known = probed.get(rate, _UNKNOWN)
-        missing = (needed[0] and math.isnan(known[0]), needed[1] and math.isnan(known[1]))
-        if any(missing):
-            p95s = judged_p95s_ms(eng, brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf)
-            known = probed[rate] = (p95s[0] if missing[0] else known[0]), (p95s[1] if missing[1] else known[1])
-        return known, near
+        probed[rate] = _filled(brief, shape, rate, n, probed.get(rate, _UNKNOWN), needed)
+        return probed[rate], near
 
     def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
         """How far each p95 is over its target (<= 0 meets): the TTFT's (p95 / target - 1) x the rate's distance from

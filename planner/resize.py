@@ -26,7 +26,15 @@ from planner.core import (
 )
 from planner.disagg import PoolsJudged, pools_meet, short_pools
 from planner.errors import BriefError
-from planner.failures import Scenario, judged, n_plus_one_check, needs_n_plus_one, scenario_overrides, verdict_margin
+from planner.failures import (
+    Scenario,
+    judged,
+    lost_by_a_pool,
+    n_plus_one_check,
+    needs_n_plus_one,
+    scenario_overrides,
+    verdict_margin,
+)
 from planner.figures import resolve as path_value
 from planner.fmt import pct
 from planner.grid_search import LastAnswers, Probe, confirmed, first_meeting, question_key
@@ -225,8 +233,7 @@ def _loses_a_node(split: Brief) -> Callable[[int], bool]:
         return never
     if not _pools_judge(lost):
         return never
-    spare = split.deployment.spare_nodes
-    gone = max(1 - spare, 0)  # the nodes a serving pool loses: failures._lost_by_a_pool
+    gone = lost_by_a_pool(split, Scenario.one_node_lost)
 
     def misses(n: int) -> bool:
         return not _short_pools(n, lost, headroom=False).meets or (
@@ -360,7 +367,7 @@ def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool
         return None
     general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
     others = base.deployment.spare_nodes + base.deployment.long_context_nodes
-    lost = max(1 - base.deployment.spare_nodes, 0) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
+    lost = lost_by_a_pool(base, Scenario.one_node_lost) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
     needed = math.ceil(general * load) + lost  # the SLO at the peak with a node lost
     if headroom:  # and the stated headroom above the peak with every node up (not both at once)
         needed = max(needed, math.ceil(general * load * (1 + (base.slo.headroom or 0.0))))
