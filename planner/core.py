@@ -44,6 +44,7 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "judged_with_capacity",
     "long_context_busy",
     "not_feasible_before_slo",
     "replan",
@@ -379,12 +380,14 @@ def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> Cor
 
 # The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same brief's
 # verdict is then not worked out again without its curves or capacity search (neither decides any rule of it). A plan
-# keeps about ten (its own and its failure rows'); emptied with the planner's caches (cache_clear).
+# keeps about ten (its own and its failure rows'; its one-node-lost design's SLO budget holds only the judged p95s:
+# judged_with_capacity); emptied with the planner's caches (cache_clear).
 _WorkedOut: BoundedMemo[Brief, CoreDesign] = BoundedMemo(128)
 
 
 def worked_out(brief: Brief) -> CoreDesign | None:
-    """The plan's or a failure row's core design for this brief, when one was worked out (its SLO capacity included)."""
+    """The plan's or a failure row's core design for this brief, when one was worked out (its SLO capacity included; the
+    one-node-lost design plan() judges N+1 by: only its judged p95s, judged_with_capacity)."""
     return _WorkedOut.get(brief)
 
 
@@ -396,6 +399,18 @@ def verdict_core(brief: Brief) -> CoreDesign:
     its problems (their wording may name the nodes a capacity search counts)."""
     worked_out = _WorkedOut.get(brief)
     return worked_out if worked_out is not None else _judged_core(brief)
+
+
+def judged_with_capacity(brief: Brief) -> CoreDesign:
+    """verdict_core's figures and the operating point's SLO capacity (the failure table's one-node-lost design as
+    plan() reads it: its verdict judges N+1, the headroom reads its SLO capacity, nothing reads its other figures or its
+    problems' words). The plan's or a failure row's when one was worked out for this brief; kept with them, so
+    verdict_core finds it."""
+    core = _WorkedOut.get(brief)
+    if core is None:
+        core = _core_design_of(brief, curves=False, with_capacity=True, advise=False, judged_only=True)
+        _WorkedOut.keep(brief, core)
+    return core
 
 
 def replan(brief: Brief) -> CoreDesign:

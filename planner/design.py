@@ -14,18 +14,20 @@ from planner.architecture import DEADLINE_BASIS, Architecture, architecture
 from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
-from planner.core import CoreDesign, carry_peak_change, core_design, replan
+from planner.core import CoreDesign, carry_peak_change, core_design
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
-from planner.errors import BriefError
 from planner.failures import (
     FailureMode,
     FailureSummary,
+    LostNode,
     Scenario,
     failure_mode,
     failure_modes,
     hit_rate_floor,
     hit_rate_overrides,
     needs_n_plus_one,
+    one_node_lost,
+    row_core,
     scenario_holds,
 )
 from planner.fmt import pct, times
@@ -148,22 +150,10 @@ class Design(CoreDesign):
         return failure_modes(self._deferred.core, self._deferred.stated)
 
 
-def _lost_core(core: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
-    """The core design of the one-node-lost row (its re-plan, cached), None when it cannot run at all."""
-    if not row.runs:
-        return None
-    if not row.overrides:  # not applicable: the design itself
-        return core
-    try:
-        return replan(resolve(stated.with_changes(row.overrides)))
-    except BriefError:
-        return None
-
-
 def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
     """Why the design misses with one node lost: its re-plan's first problem, without that re-plan's advice (which
     counts nodes from the fleet left after the loss, not the brief's)."""
-    lost = _lost_core(core, one, stated)
+    lost = row_core(core, one, stated)
     problems = lost.verdict.problems if lost is not None else ()
     cause = problems[0].problem if problems else (one.note or "the design misses the SLO")
     named = one.pool in ("prefill", "decode") and f"{one.pool} pool" not in cause
@@ -184,16 +174,16 @@ def _lost_n_plus_one_advice(verdict: Verdict, fix: FleetFix | None) -> Verdict:
     return verdict.model_copy(update={"problems": problems})
 
 
-def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, one: FailureMode | None) -> Verdict:
-    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`one`, that scenario's row of
-    the failure table, when the plan worked it out; else a verdict-only check, and the row only for the words of a
-    lost N+1: its SLO-capacity search is not worked out for a row nobody reads)."""
+def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: LostNode | None) -> Verdict:
+    """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`lost`, that scenario's row of
+    the failure table as the verdict reads it, when the plan worked it out; else a verdict-only check), and the whole
+    row only for the words of a lost N+1 (its figures and words are not worked out for a row nobody reads)."""
     brief = core.brief
-    if not needs_n_plus_one(brief) or (one.ok if one is not None else scenario_holds(stated, Scenario.one_node_lost)):
+    if not needs_n_plus_one(brief) or (lost.ok if lost is not None else scenario_holds(stated, Scenario.one_node_lost)):
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
-    one = one if one is not None else failure_mode(core, Scenario.one_node_lost, stated)
+    one = lost.row() if lost is not None else failure_mode(core, Scenario.one_node_lost, stated)
     problem = Problem(
         field="deployment.spare_nodes",
         problem=f"no N+1: with one node lost, {_lost_cause(core, one, stated)}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
@@ -253,14 +243,14 @@ def _cost(
     stated: Brief,
     fix: FleetFix | None,
     carries_peak: bool,
-    one: FailureMode | None,
+    lost: LostNode | None,
     goal: ObjectiveAnalysis | None = None,
 ) -> CostAnalysis:
     """The cost analysis of a core design planned from `stated`; `carries_peak` from the verdict the user sees (a batch
-    job's deadline's), with the nodes that fix it when it misses; `one`, the one-node-lost row (spot nodes stay within
-    the nodes the failure table absorbs; None: re-planned when the levers are read)."""
+    job's deadline's), with the nodes that fix it when it misses; `lost`, the one-node-lost row's verdict (spot nodes
+    stay within the nodes the failure table absorbs; None: re-planned when the levers are read)."""
     dem = core.demand
-    fleet = _LeverFleet(core, stated, one)
+    fleet = _LeverFleet(core, stated, lost)
     full_pace = (goal.output_tokens_per_s, max(1 - goal.time_s / goal.deadline_s, 0.0)) if goal is not None else None
     fix_nodes, fix_fleet = (fix.nodes, fix.fleet) if fix is not None else (None, "")
     return cost_analysis(core.brief, dem.output_tokens_per_s, dem.input_tokens_per_s, fleet, carries_peak, fix_nodes, full_pace, fix_fleet)
@@ -272,16 +262,16 @@ class _LeverFleet:
 
     core: CoreDesign
     stated: Brief
-    one: FailureMode | None  # the one-node-lost row (None: not planned yet)
+    lost: LostNode | None  # the one-node-lost row's verdict (None: not planned yet)
 
     def __call__(self) -> tuple[SmallerFleet, int | None]:
-        one = self.one if self.one is not None else failure_mode(self.core, Scenario.one_node_lost, self.stated)
-        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, one)
+        lost = self.lost if self.lost is not None else one_node_lost(self.core, self.stated)
+        return _smaller_fleet(self.stated), _absorbed_nodes(self.core, self.stated, lost)
 
 
-def _absorbed_nodes(core: CoreDesign, stated: Brief, one: FailureMode) -> int:
+def _absorbed_nodes(core: CoreDesign, stated: Brief, lost: LostNode) -> int:
     """Lost nodes the design absorbs, as the failure table judges them: 0, 1 or 2 (its rows stop at two)."""
-    if not one.ok:
+    if not lost.ok:
         return 0
     return 2 if failure_mode(core, Scenario.two_nodes_lost, stated).ok else 1
 
@@ -368,14 +358,14 @@ def _plan_cached(stated: Brief) -> Design:
     flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     n_plus_one = needs_n_plus_one(brief)
     reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design
-    one_node_lost = failure_mode(core, Scenario.one_node_lost, stated) if reads_lost else None  # the table's row (cached)
+    lost = one_node_lost(core, stated) if reads_lost else None  # the table's row as the verdict reads it
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
-    verdict = _with_availability(verdict, core, stated, one_node_lost)  # the N+1 row is judged as the verdict is
+    verdict = _with_availability(verdict, core, stated, lost)  # the N+1 row is judged as the verdict is
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
     verdict = _lost_n_plus_one_advice(verdict, fix)
     verdict, kept_by = _with_stated_headroom(verdict, core, stated, goal)  # after the fix: a fleet of its own, named in the problem
-    cost = _cost(core, stated, fix, verdict.feasible, one_node_lost, goal)
+    cost = _cost(core, stated, fix, verdict.feasible, lost, goal)
     op, slo = core.operating_point, core.slo
     predictions = {
         "operating_point.capacity_rate_per_s": op.capacity_rate_per_s,
@@ -402,7 +392,7 @@ def _plan_cached(stated: Brief) -> Design:
             core,
             stated if tiers is not None else None,
             goal,
-            _lost_core(core, one_node_lost, stated) if one_node_lost is not None else None,
+            lost.core if lost is not None else None,
             n_plus_one,
         ),
         fix=fix,

@@ -10,6 +10,7 @@ beside ours (`utilization_linear_no_prefix_cache`) so the two can be compared.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.catalog import gpu_spec
-from planner.core import CoreDesign, replan, verdict_core
+from planner.core import CoreDesign, judged_with_capacity, replan, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
@@ -39,6 +40,7 @@ __all__ = [
     "FailureMode",
     "FailureSummary",
     "HitRateFloor",
+    "LostNode",
     "Scenario",
     "failure_modes",
     "hit_rate_floor",
@@ -46,7 +48,9 @@ __all__ = [
     "judged",
     "lost_by_a_pool",
     "n_plus_one_check",
+    "one_node_lost",
     "pressure",
+    "row_core",
     "scenario_check",
     "scenario_holds",
     "scenario_overrides",
@@ -485,6 +489,61 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
         note=_note(base, brief, scenario, core, verdict, goal),
         limit=core.operating_point.limit,
     )
+
+
+@dataclass(frozen=True)
+class LostNode:
+    """The one-node-lost row as plan() reads it: whether the design holds with a node lost (the row's `ok`) and that
+    design re-planned (None: it cannot run at all), its SLO budget only the p95s its verdict judges
+    (core.judged_with_capacity: the headroom reads its SLO capacity, nothing reads its other figures). `row()` works
+    the whole row out, for the words of a lost N+1."""
+
+    ok: bool
+    core: CoreDesign | None
+    base: CoreDesign
+    stated: Brief
+
+    def row(self) -> FailureMode:
+        return failure_mode(self.base, Scenario.one_node_lost, self.stated)
+
+
+def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
+    """The one-node-lost row's verdict and design (`stated`: as failure_mode takes it), judged as _failure_mode judges
+    the row. A disaggregated design, whose row is the worse pool's loss (_pool_node_lost), is re-planned whole."""
+    stated = base.brief if stated is None else stated
+    if base.disaggregation is not None:
+        row = failure_mode(base, Scenario.one_node_lost, stated)
+        return LostNode(row.ok, row_core(base, row, stated), base, stated)
+    changes, _ = _changes(stated, Scenario.one_node_lost)
+    if _not_applicable(stated, Scenario.one_node_lost, changes):  # its overrides give the baseline
+        core: CoreDesign | None = base
+    else:
+        core = _judged_lost(stated, changes)
+    verdict = judged(core)[0] if core is not None else None
+    return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, core, base, stated)
+
+
+def _judged_lost(stated: Brief, changes: dict[str, Any]) -> CoreDesign | None:
+    """The stated brief with a node-loss scenario's changes, re-planned as one_node_lost reads it; None when it
+    cannot run at all (no node left, a field out of range, a replica that cannot be formed)."""
+    if changes.get("hardware.nodes", 1) < 1:
+        return None
+    try:
+        return judged_with_capacity(resolve(stated.with_changes(changes)))
+    except BriefError:  # InfeasibleDesign too
+        return None
+
+
+def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
+    """The core design a failure row was re-planned as (cached), None when it cannot run at all."""
+    if not row.runs:
+        return None
+    if not row.overrides:  # not applicable: the design itself
+        return base
+    try:
+        return replan(resolve(stated.with_changes(row.overrides)))
+    except BriefError:
+        return None
 
 
 def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:
