@@ -16,6 +16,7 @@ Two ways to load the decode batch, named in `utilization_basis`:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 from functools import cached_property
 from typing import NamedTuple
@@ -110,14 +111,14 @@ class Capacity(_Section):
             f" / {num(t.kv_sequences_per_replica)} sequences a replica's KV cache holds = {pct(self.kv_fraction)}"
             " (the sizing arithmetic's share; the KV in use at the operating point is the Capacity page's)"
         )
-        return _step_arithmetic(*t.step) | t.shares | {"binding_constraint": self.binding_reason, "kv_fraction": kv}
+        return _step_arithmetic(*t.step) | t.shares() | {"binding_constraint": self.binding_reason, "kv_fraction": kv}
 
 
 class _CapacityText(NamedTuple):
     """What Capacity.arithmetic is written from: _step_arithmetic's arguments and the shares' text."""
 
     step: tuple[Brief, ReplicaShape, Demand, float, float, float, float, float, float]
-    shares: dict[str, str]
+    shares: Callable[[], dict[str, str]]
     kv_sequences_per_replica: float  # the KV share's denominator (Memory.max_sequences_per_replica)
 
 
@@ -254,17 +255,26 @@ def _parallel_memory_text(shape: ReplicaShape, held: float, per_replica: float) 
 # --- capacity --------------------------------------------------------------------------------------
 
 
-def _binding(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> tuple[Binding, str]:
+def _binding(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> Binding:
+    """The resource with the largest share (the first of them on a tie: memory, compute, bandwidth)."""
+    return _binding_of({Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction})
+
+
+def _binding_of(pressures: dict[Binding, float]) -> Binding:
+    return max(pressures, key=lambda b: pressures[b])
+
+
+def _binding_reason(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> str:
+    """Which resource binds and why, with the other shares."""
     pressures = {Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction}
-    binding = max(pressures, key=lambda b: pressures[b])
+    binding = _binding_of(pressures)
     what = {
         Binding.memory: "KV cache: sequences needed / sequences that fit",
         Binding.compute: "prefill: tensor-core time",
         Binding.bandwidth: "decode: HBM bandwidth time",
     }
     others = ", ".join(f"{b.value} {pct(v)}" for b, v in pressures.items() if b is not binding)
-    reason = f"{binding.value} binds: {what[binding]} takes {pct(pressures[binding])} ({others})"
-    return binding, reason
+    return f"{binding.value} binds: {what[binding]} takes {pct(pressures[binding])} ({others})"
 
 
 class _Shares(NamedTuple):
@@ -276,7 +286,7 @@ class _Shares(NamedTuple):
     decode_tokens_per_s: float  # fleet
     utilization: float
     utilization_no_cache: float
-    arithmetic: dict[str, str]
+    arithmetic: Callable[[], dict[str, str]]  # written when Capacity.arithmetic is first read
 
 
 def _decode_batch_and_step_s(brief: Brief, shape: ReplicaShape, dem: Demand) -> tuple[float, float]:
@@ -320,6 +330,16 @@ def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: f
     prefill = dem.prefill_tokens_per_s_after_cache / prefill_fleet
     prefill_nc = dem.input_tokens_per_s / prefill_fleet
     decode = _decode_share(dem, decode_fleet)
+
+    def arithmetic() -> dict[str, str]:
+        return {
+            "prefill_fraction": f"{num(dem.prefill_tokens_per_s_after_cache, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill)}",
+            "prefill_fraction_no_prefix_cache": f"{num(dem.input_tokens_per_s, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_nc)}",
+            "decode_fraction": f"{num(dem.output_tokens_per_s, 'tok/s')} / {num(decode_fleet, 'tok/s')} = {pct(decode)}",
+            "utilization": f"prefill {pct(prefill)} + decode {pct(decode)} = {pct(prefill + decode)}",
+            "utilization_no_prefix_cache": f"prefill {pct(prefill_nc)} + decode {pct(decode)} = {pct(prefill_nc + decode)}",
+        }
+
     return _Shares(
         prefill=prefill,
         prefill_no_cache=prefill_nc,
@@ -327,13 +347,7 @@ def _shares_at_streaming_pace(dem: Demand, prefill_fleet: float, decode_fleet: f
         decode_tokens_per_s=decode_fleet,
         utilization=prefill + decode,
         utilization_no_cache=prefill_nc + decode,
-        arithmetic={
-            "prefill_fraction": f"{num(dem.prefill_tokens_per_s_after_cache, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill)}",
-            "prefill_fraction_no_prefix_cache": f"{num(dem.input_tokens_per_s, 'tok/s')} / {num(prefill_fleet, 'tok/s')} = {pct(prefill_nc)}",
-            "decode_fraction": f"{num(dem.output_tokens_per_s, 'tok/s')} / {num(decode_fleet, 'tok/s')} = {pct(decode)}",
-            "utilization": f"prefill {pct(prefill)} + decode {pct(decode)} = {pct(prefill + decode)}",
-            "utilization_no_prefix_cache": f"prefill {pct(prefill_nc)} + decode {pct(decode)} = {pct(prefill_nc + decode)}",
-        },
+        arithmetic=arithmetic,
     )
 
 
@@ -355,14 +369,9 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
     prefill_nc, utilization_nc, cap_nc = _load_over_capacity(brief, shape, dem.request_rate_per_s, 0.0)
     decode = utilization - prefill
     decode_fleet = dem.output_tokens_per_s / decode if decode > 0 else math.inf
-    return _Shares(
-        prefill=prefill,
-        prefill_no_cache=prefill_nc,
-        decode=decode,
-        decode_tokens_per_s=decode_fleet,
-        utilization=utilization,
-        utilization_no_cache=utilization_nc,
-        arithmetic={
+
+    def arithmetic() -> dict[str, str]:
+        return {
             "prefill_fraction": f"{num(per_replica, 'req/s')} per replica x prefill time per request = {pct(prefill)}",
             "prefill_fraction_no_prefix_cache": f"{num(per_replica, 'req/s')} per replica x full-prompt prefill time = {pct(prefill_nc)}",
             "decode_fraction": f"utilization {pct(utilization)} - prefill {pct(prefill)} = {pct(decode)}",
@@ -374,7 +383,16 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
                 f"{_REFERENCE if brief.objective.kind is not ObjectiveKind.latency else ''} = {pct(utilization)}"
             ),
             "utilization_no_prefix_cache": f"{num(per_replica, 'req/s')} / {num(cap_nc, 'req/s')} without prefix hits = {pct(utilization_nc)}",
-        },
+        }
+
+    return _Shares(
+        prefill=prefill,
+        prefill_no_cache=prefill_nc,
+        decode=decode,
+        decode_tokens_per_s=decode_fleet,
+        utilization=utilization,
+        utilization_no_cache=utilization_nc,
+        arithmetic=arithmetic,
     )
 
 
@@ -395,8 +413,8 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         if brief.speculative.enabled:
             basis += "; with speculative decoding on at the batch, a token's decode time is its share of the speculative step"
     kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
-    binding, reason = _binding(kv_fraction, shares.prefill, shares.decode)
-    binding_nc, _ = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)
+    binding = _binding(kv_fraction, shares.prefill, shares.decode)
+    binding_nc = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)
     # per GPU of a stage, summed over the stages a step passes (PP); each attention group reads its own sequences' KV
     weights_read = shape.step_bytes(batch, 0.0) / shape.gpus / GB
     kv_read = batch * read * shape.kv_bytes_per_token_per_gpu * shape.pp / shape.attention_groups / GB
@@ -423,7 +441,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         kv_fraction=kv_fraction,
         sizing_load_multiple=1 / shares.utilization if shares.utilization > 0 else math.inf,
         binding_constraint=binding,
-        binding_reason=reason,
+        binding_reason=_binding_reason(kv_fraction, shares.prefill, shares.decode),
         binding_constraint_no_prefix_cache=binding_nc,
         step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.gpus / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,

@@ -210,25 +210,9 @@ def _inputs_double(brief: Brief) -> tuple[dict[str, Any], str]:
 
 
 def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
-    hw, dep, w = brief.hardware, brief.deployment, brief.workload
+    dep, w = brief.deployment, brief.workload
     if scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
-        lost = 1 if scenario is Scenario.one_node_lost else 2
-        spare = max(dep.spare_nodes - lost, 0)
-        span = _replica_nodes(brief)
-        if span > 1:  # a lost node stops its whole multi-node replica; at worst each lost node is in a different one
-            out = min(lost * span, hw.nodes)
-            return {"hardware.nodes": hw.nodes - out, "deployment.spare_nodes": spare}, (
-                f"{hw.nodes} -> {hw.nodes - out} serving nodes: each lost node stops its {span}-node replica"
-            )
-        spares = (
-            f"the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step{'' if dep.spare_nodes > 1 else 's'} in first"
-            if dep.spare_nodes
-            else "no spare to step in"
-        )
-        return {
-            "hardware.nodes": max(hw.nodes - lost, 0),
-            "deployment.spare_nodes": spare,
-        }, f"{hw.nodes} -> {max(hw.nodes - lost, 0)} nodes; {spares}"
+        return _nodes_lost(brief, 1 if scenario is Scenario.one_node_lost else 2, _replica_nodes(brief))
     if scenario is Scenario.traffic_doubles:
         work, work_text = _work_doubles(brief)  # an offline job or a rollout: its work doubles with its rate
         if w.request_rate is not None:
@@ -272,6 +256,26 @@ def _changes(brief: Brief, scenario: Scenario) -> tuple[dict[str, Any], str]:
     gpu = gpu_spec(brief.hardware.gpu)  # prefill moves to the BF16 peak only from a higher one it was sized at
     peak_moves = gpu.peak_tflops(prefill_peak(dep.weights, brief.efficiency.compute_peak, gpu).precision) > gpu.peak_tflops("bf16")
     return changes, _revert_text(dep.weights, dep.kv_cache) + (", prefill math at the BF16 peak" if peak_moves else "")
+
+
+def _nodes_lost(brief: Brief, lost: int, span: int) -> tuple[dict[str, Any], str]:
+    """The overrides and words of `lost` nodes lost from a fleet whose replicas span `span` nodes each."""
+    hw, dep = brief.hardware, brief.deployment
+    spare = max(dep.spare_nodes - lost, 0)
+    if span > 1:  # a lost node stops its whole multi-node replica; at worst each lost node is in a different one
+        out = min(lost * span, hw.nodes)
+        return {"hardware.nodes": hw.nodes - out, "deployment.spare_nodes": spare}, (
+            f"{hw.nodes} -> {hw.nodes - out} serving nodes: each lost node stops its {span}-node replica"
+        )
+    spares = (
+        f"the spare{'s' if dep.spare_nodes > 1 else ''} ({dep.spare_nodes}) step{'' if dep.spare_nodes > 1 else 's'} in first"
+        if dep.spare_nodes
+        else "no spare to step in"
+    )
+    return {
+        "hardware.nodes": max(hw.nodes - lost, 0),
+        "deployment.spare_nodes": spare,
+    }, f"{hw.nodes} -> {max(hw.nodes - lost, 0)} nodes; {spares}"
 
 
 def _revert_text(weights: Precision, kv: KvPrecision) -> str:
@@ -508,17 +512,15 @@ class LostNode:
 
 
 def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
-    """The one-node-lost row's verdict and design (`stated`: as failure_mode takes it), judged as _failure_mode judges
-    the row. A disaggregated design, whose row is the worse pool's loss (_pool_node_lost), is re-planned whole."""
+    """The one-node-lost row's verdict and design (`stated`: as failure_mode takes it, the brief base was planned
+    from), judged as _failure_mode judges the row. A disaggregated design, whose row is the worse pool's loss
+    (_pool_node_lost), is re-planned whole."""
     stated = base.brief if stated is None else stated
     if base.disaggregation is not None:
         row = failure_mode(base, Scenario.one_node_lost, stated)
         return LostNode(row.ok, row_core(base, row, stated), base, stated)
-    changes, _ = _changes(stated, Scenario.one_node_lost)
-    if _not_applicable(stated, Scenario.one_node_lost, changes):  # its overrides give the baseline
-        core: CoreDesign | None = base
-    else:
-        core = _judged_lost(stated, changes)
+    changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
+    core = _judged_lost(stated, changes)
     verdict = judged(core)[0] if core is not None else None
     return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, core, base, stated)
 

@@ -7,11 +7,11 @@ reads, but prefill computes at the BF16 peak. Facts: NVIDIA's datasheets (FP8 fr
 INT8 tensor cores from Ampere), AMD's MI300X (FP8 and INT8), vLLM's quantization docs (fp8 falls back to
 weight-only FP8 Marlin on GPUs without FP8; awq_marlin for W4A16; modelopt_fp4 for NVFP4 checkpoints).
 
-`prefill_peak` is the one rule for the peak prefill is sized at, which the replica's capacity, the weights' engine
-flag and the architecture decision all read: the scheme's peak, or a lower one the brief states
-(efficiency.compute_peak, a deliberate margin, as the capstone sizes FP8 prefill at the BF16 peak). A stated peak above
-the scheme's is one the engine cannot run (INT8 math with FP8 weights dequantized on an A100): not used, and the plan
-says so (planner.mechanisms.ignored_fields).
+`prefill_peak` is the one rule for the peak prefill is sized at (`prefill_precision`, without its words, for the
+replica's capacity), which the weights' engine flag and the architecture decision also read: the scheme's peak, or a
+lower one the brief states (efficiency.compute_peak, a deliberate margin, as the capstone sizes FP8 prefill at the BF16
+peak). A stated peak above the scheme's is one the engine cannot run (INT8 math with FP8 weights dequantized on an
+A100): not used, and the plan says so (planner.mechanisms.ignored_fields).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from planner.brief import ComputePeak, Precision
 from planner.catalog import GpuSpec
 from planner.fmt import num
 
-__all__ = ["PrefillPeak", "WeightScheme", "prefill_peak", "weight_scheme"]
+__all__ = ["PrefillPeak", "WeightScheme", "prefill_peak", "prefill_precision", "weight_scheme"]
 
 
 class WeightScheme(BaseModel):
@@ -51,6 +51,13 @@ def _native(name: str, gpu: GpuSpec) -> str:
     return f"{name} weights and activations, native on the {gpu.name}'s {gpu.matrix_units}"
 
 
+def _runs_at(precision: Precision, gpu: GpuSpec) -> str:
+    """The dense peak `precision` weights' GEMMs run at on `gpu` (WeightScheme.compute_precision): their own where the
+    tensor cores take it (no engine runs W4A4 INT4), else BF16 (weight-only)."""
+    native = gpu.runs_natively(precision.value) and precision.value != "int4"
+    return precision.value if native else "bf16"
+
+
 def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
     """The scheme `precision` runs as on `gpu`."""
     name = _NAMES[precision.value]
@@ -64,7 +71,7 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
             why="unquantized: no accuracy risk, twice the bytes per decode step of an 8-bit format",
         )
     weight_only = precision.value == "int4"  # no engine runs W4A4 INT4 for these models
-    if gpu.runs_natively(precision.value) and not weight_only:
+    if _runs_at(precision, gpu) != "bf16":
         bits = "W8A8" if precision.bytes_per_value >= 1 else "W4A4"
         return WeightScheme(
             precision=precision,
@@ -99,18 +106,27 @@ class PrefillPeak(BaseModel):
     unused_why: str  # why the stated peak is not used ('' when it is)
 
 
+def prefill_precision(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> str:
+    """prefill_peak's precision without its words (what a replica's capacity is sized at, worked out for every
+    replica a plan forms): the scheme's peak, or a lower one the brief states that the GPU has math for."""
+    runs = _runs_at(weights, gpu)
+    if stated is ComputePeak.auto or not gpu.runs_natively(stated.value):
+        return runs
+    return stated.value if gpu.peak_tflops(stated.value) < gpu.peak_tflops(runs) else runs
+
+
 def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> PrefillPeak:
     """The peak prefill is sized at with `weights` on `gpu` when the brief states `stated` (auto: the scheme's)."""
     scheme = weight_scheme(weights, gpu)
-    runs = scheme.compute_precision
+    runs, precision = scheme.compute_precision, prefill_precision(weights, stated, gpu)  # the words below say why
     if stated is ComputePeak.auto or gpu.peak_tflops(stated.value) == gpu.peak_tflops(runs):
-        return PrefillPeak(precision=runs, stated=stated, unused=False, why=scheme.why, unused_why="")
+        return PrefillPeak(precision=precision, stated=stated, unused=False, why=scheme.why, unused_why="")
     runs_at = f"the {runs.upper()} peak ({num(gpu.peak_tflops(runs), 'TFLOP/s')})"
     if not gpu.runs_natively(stated.value):  # a peak the GPU has no math for (FP8 on an A100): not a margin, a slip
         lacks = f"the {gpu.name} has no {stated.value.upper()} math"
         why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {lacks}"
         return PrefillPeak(
-            precision=runs, stated=stated, unused=True, why=why, unused_why=f"not used: {lacks}, so prefill computes at {runs_at}"
+            precision=precision, stated=stated, unused=True, why=why, unused_why=f"not used: {lacks}, so prefill computes at {runs_at}"
         )
     at = f"the {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
     stated_at = f"the stated {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
@@ -119,9 +135,9 @@ def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> Prefi
             f"{_native(_NAMES[weights.value], gpu)}: fewer bytes per decode step; prefill is sized at {at} as the brief states"
             f" (efficiency.compute_peak={stated.value}), a margin under {runs_at} the engine computes at"
         )
-        return PrefillPeak(precision=stated.value, stated=stated, unused=False, why=why, unused_why="")
+        return PrefillPeak(precision=precision, stated=stated, unused=False, why=why, unused_why="")
     # Above the scheme's peak: a stated peak the GPU has (it is above BF16's), so weights in that precision run it.
     needs = f"deployment.weights={stated.value} (W8A8)"
     unused_why = f"not used: the weights run as {scheme.scheme} on the {gpu.name}, so prefill computes at {runs_at}, not {stated_at}"
     why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {at} needs {needs}"
-    return PrefillPeak(precision=runs, stated=stated, unused=True, why=why, unused_why=unused_why)
+    return PrefillPeak(precision=precision, stated=stated, unused=True, why=why, unused_why=unused_why)

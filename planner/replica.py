@@ -26,7 +26,7 @@ from planner.brief import Brief, Deployment
 from planner.cached import CachingModel
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
-from planner.quantization import prefill_peak
+from planner.quantization import prefill_precision
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
@@ -203,7 +203,7 @@ def units_text(units: int, pp: int) -> str:
 
 def _compute_precision(brief: Brief, gpu: GpuSpec) -> str:
     """The peak prefill is sized at: what the weights run as on this GPU, or a lower peak the brief states (planner.quantization)."""
-    return prefill_peak(brief.deployment.weights, brief.efficiency.compute_peak, gpu).precision
+    return prefill_precision(brief.deployment.weights, brief.efficiency.compute_peak, gpu)
 
 
 def _tp_choices(gpus_per_node: int, kv_heads: int) -> str:
