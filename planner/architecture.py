@@ -294,14 +294,15 @@ def architecture(
         ),
     )
     arch_pools = tuple(pools)
+    dot, dot_narrow = _diagram_dots(arch_pools, GATEWAY_NODES, ROUTER_NODES)
     return Architecture(
         pools=arch_pools,
         decisions=tuple(decisions),
         routing=routing,
         gateway_nodes=GATEWAY_NODES,
         router_nodes=ROUTER_NODES,
-        dot=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES),
-        dot_narrow=diagram_dot(arch_pools, GATEWAY_NODES, ROUTER_NODES, narrow=True),
+        dot=dot,
+        dot_narrow=dot_narrow,
     )
 
 
@@ -460,6 +461,20 @@ def _pool_node(node_id: str, pool: Pool) -> str:
 def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, *, narrow: bool = False) -> str:
     """The serving diagram as Graphviz DOT: clients, gateway and router, then one box per pool, fed by the router or by
     the pool it continues (`upstream`). Wide: left to right with the pools stacked; narrow: one column."""
+    return _diagram(pools, _pool_boxes(pools), gateway_nodes, router_nodes, narrow)
+
+
+def _diagram_dots(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int) -> tuple[str, str]:
+    """diagram_dot wide and narrow, the pools' boxes (the same in both) written once."""
+    boxes = _pool_boxes(pools)
+    return _diagram(pools, boxes, gateway_nodes, router_nodes, False), _diagram(pools, boxes, gateway_nodes, router_nodes, True)
+
+
+def _pool_boxes(pools: tuple[Pool, ...]) -> list[str]:
+    return [_pool_node(f"pool{i}", p) for i, p in enumerate(pools)]
+
+
+def _diagram(pools: tuple[Pool, ...], boxes: list[str], gateway_nodes: int, router_nodes: int, narrow: bool) -> str:
     ids = {p.name: f"pool{i}" for i, p in enumerate(pools)}
     gateway = ["API gateway", _plural(gateway_nodes, "CPU node"), "auth, rate limit,", "tokenization, SSE"]
     router = ["router", _plural(router_nodes, "CPU node"), "prefix-aware,", "session affinity"]
@@ -478,7 +493,7 @@ def diagram_dot(pools: tuple[Pool, ...], gateway_nodes: int, router_nodes: int, 
         "  clients -> gateway;",
         "  gateway -> router;",
     ]
-    lines += [_pool_node(ids[p.name], p) for p in pools]
+    lines += boxes
     fed_by_router = [p for p in pools if p.upstream not in ids]
     for i, p in enumerate(pools):
         source = ids.get(p.upstream or "", "router")

@@ -654,7 +654,7 @@ class Brief(_Frozen):
         """A copy with `update` applied: what the brief works out once (its hash, the running context) is left to the
         copy to work out, from its own fields."""
         copy = super().model_copy(update=update, deep=deep)
-        for name in _worked_out_names():
+        for name in _WORKED_OUT_NAMES:
             copy.__dict__.pop(name, None)
         return copy
 
@@ -717,9 +717,8 @@ class Brief(_Frozen):
         return self.model_copy(update=update)
 
 
-def _worked_out_names() -> tuple[str, ...]:
-    """Brief's cached properties: what a copy must work out again from its own fields."""
-    return tuple(name for name, value in vars(Brief).items() if isinstance(value, cached_property))
+# Brief's cached properties: what a copy must work out again from its own fields
+_WORKED_OUT_NAMES = tuple(name for name, value in vars(Brief).items() if isinstance(value, cached_property))
 
 
 HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"
