@@ -6,13 +6,14 @@ the help text the app shows beside the widget, so it is written once, here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from planner.cached import CachingModel
 from planner.errors import BriefError, validation_message
 from planner.lengths import length_cv2, size_biased_mean
 
@@ -46,8 +47,17 @@ __all__ = [
 ]
 
 
-class _Frozen(BaseModel):
+class _Frozen(CachingModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    def __hash__(self) -> int:
+        return self.fields_hash  # re-plans key their caches on briefs: a copy keeps the sections it does not change
+
+    @cached_property
+    def fields_hash(self) -> int:
+        """The hash of the field values as pydantic's frozen models hash them, worked out once (a copy that changes
+        a field works it out again: CachingModel.model_copy)."""
+        return hash(operator.itemgetter(*type(self).model_fields)(self.__dict__))
 
     @field_validator("*", mode="before")
     @classmethod
@@ -647,22 +657,6 @@ class Brief(_Frozen):
         """The share of prompt tokens the prefix cache covers: the brief's hit rate when caching is on."""
         return self.workload.prefix_hit_rate if self.deployment.prefix_caching else 0.0
 
-    def __hash__(self) -> int:
-        return self.fields_hash  # re-plans key their caches on the brief: its sections are hashed once
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Brief:
-        """A copy with `update` applied: what the brief works out once (its hash, the running context) is left to the
-        copy to work out, from its own fields."""
-        copy = super().model_copy(update=update, deep=deep)
-        for name in _WORKED_OUT_NAMES:
-            copy.__dict__.pop(name, None)
-        return copy
-
-    @cached_property
-    def fields_hash(self) -> int:
-        """The hash of the brief's field values (as pydantic's frozen models hash them), worked out once."""
-        return hash(tuple(getattr(self, name) for name in type(self).model_fields))
-
     @cached_property
     def running_context_tokens(self) -> float:
         """Mean KV a running sequence holds and each decode step reads: the mean prompt plus half the reply in
@@ -715,10 +709,6 @@ class Brief(_Frozen):
         except ValidationError:
             return None
         return self.model_copy(update=update)
-
-
-# Brief's cached properties: what a copy must work out again from its own fields
-_WORKED_OUT_NAMES = tuple(name for name, value in vars(Brief).items() if isinstance(value, cached_property))
 
 
 HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"

@@ -430,19 +430,18 @@ def test_a_variations_baseline_plans_no_failure_row(monkeypatch: pytest.MonkeyPa
     spot-node count) is re-planned only if the levers are read, and they are then the capstone plan's own."""
     import planner.design as design_module
     from planner import plan
-    from planner.failures import Scenario
 
-    rows: list[Scenario] = []
-    row = design_module.failure_mode
+    rows: list[str] = []
+    row = design_module.one_node_lost
 
-    def counted_row(core, scenario, stated=None):  # type: ignore[no-untyped-def]
-        rows.append(scenario)
-        return row(core, scenario, stated)
+    def counted_row(core, stated=None):  # type: ignore[no-untyped-def]
+        rows.append(core.brief.title)
+        return row(core, stated)
 
-    monkeypatch.setattr(design_module, "failure_mode", counted_row)
+    monkeypatch.setattr(design_module, "one_node_lost", counted_row)
     baseline = design_module._baseline()
     assert not rows
-    assert baseline.cost.levers == plan(load_brief("capstone")).cost.levers and Scenario.one_node_lost in rows
+    assert baseline.cost.levers == plan(load_brief("capstone")).cost.levers and rows
 
 
 def test_a_rollouts_deadline_limit_is_found_in_a_few_objective_passes(monkeypatch: pytest.MonkeyPatch) -> None:
