@@ -26,6 +26,7 @@ from planner.brief import Brief, Deployment
 from planner.cached import CachingModel
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
+from planner.memo import BoundedMemo
 from planner.quantization import prefill_precision
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
@@ -344,7 +345,23 @@ def _mla_decode_flops(model: ModelSpec) -> float:
 
 
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
-    """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model).
+    """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model); `model`
+    and `gpu` are the brief's (shape_of looks them up). Kept by what they are worked out from, which leaves out the
+    fleet's size and the traffic: a plan's re-plans at other node counts form the same replica's step."""
+    hw = brief.hardware
+    key = (brief.deployment, brief.efficiency, hw.gpu, hw.gpus_per_node, brief.lora, brief.model, precision)
+    steps = _STEPS.get(key)
+    if steps is None:
+        steps = _step_constants(brief, model, gpu, precision)
+        _STEPS.keep(key, steps)
+    return steps
+
+
+_STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
+
+
+def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
+    """step_constants worked out.
 
     A serving unit's step runs its stages in turn, so the constants are the whole model's (the sum of the stages').
     With DP attention the attention groups run side by side on their shares of the batch (per-token costs / groups),
