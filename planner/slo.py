@@ -1217,6 +1217,20 @@ def _judged_p95s_s(eng: _Engine, brief: Brief, rate: float, load_batch: float) -
     return _ttft_s(wt, 0.95), itl_p95, tpot_p95
 
 
+def _linear_quantile(values: np.ndarray, q: float) -> float:
+    """np.quantile(values, q) with its default (linear) method, worked out as numpy does (the two order statistics
+    around (n - 1) q, interpolated as its _lerp; any NaN gives NaN) without its overhead on a short array."""
+    ordered: list[float] = sorted(values.tolist())
+    if any(math.isnan(v) for v in ordered):
+        return math.nan
+    last = len(ordered) - 1
+    at = last * q
+    below, above = (-1, -1) if at >= last else (math.floor(at), math.floor(at) + 1)  # numpy's indexes: -1, the largest
+    t = at - below
+    a, b = ordered[below], ordered[above]
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
+
+
 def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float) -> LatencyPoint:
     """latency_point on an engine already built."""
     w, lat = brief.workload, brief.latency
@@ -1242,6 +1256,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
+    stage_mean_s = float(np.mean(stages))
     admitted = _interfering_rate(eng, rate, load_batch, batch)
     rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
     itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)
@@ -1279,15 +1294,15 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         batch_slots=eng.seqs,
         step_wait_ms=step_wait_s * 1e3,
         queue_wait_ms=(wait_s + step_wait_s) * 1e3,
-        queue_wait_p95_ms=max(ttft_p95 - fixed_ms - float(np.quantile(stages, 0.95)) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
+        queue_wait_p95_ms=max(ttft_p95 - fixed_ms - _linear_quantile(stages, 0.95) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
         chunks_mean=chunks_mean,
         cap_uncached_tokens=cap_tokens,
         chunk_tokens=chunk,
         chunks=chunks,
         prefill_stage_ms=stage_s * 1e3,
-        prefill_covered_mean_ms=float(np.mean(stages)) * 1e3,
+        prefill_covered_mean_ms=stage_mean_s * 1e3,
         fixed_ms=fixed_ms,
-        ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + float(np.mean(stages))) * 1e3,
+        ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + stage_mean_s) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
         interfering_rate_per_s=min(admitted, 1 / wt.s1) if 0 < wt.s1 < math.inf else admitted,  # as _interference serves them

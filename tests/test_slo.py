@@ -535,3 +535,18 @@ def test_itl_p95_counts_the_steps_that_pack_a_queued_prompt():
     assert _packed_share(0.0, 0.01, 0.04, 0.3) == 0.0
     light, heavy = _packed_share(1.0, 0.0125, 0.0426, 0.05), _packed_share(14.0, 0.0125, 0.0426, 0.3)
     assert 0 < light < 0.05 < heavy < 1
+
+
+def test_the_budgets_stage_quantile_is_numpys_to_the_bit() -> None:
+    """latency_at's p95 of the covered prompts' stages (slo._linear_quantile) is np.quantile's figure exactly: the same
+    order statistics and interpolation, infinities and NaN included."""
+    from planner.slo import _linear_quantile
+
+    rng = np.random.default_rng(7)
+    arrays = [np.array([math.inf]), np.array([1.0, math.inf]), np.array([1.0, math.nan]), np.array([3.0, 3.0, 3.0])]
+    arrays += [rng.gamma(2.0, 1.0, n) * 10 ** rng.uniform(-6, 3) for n in range(1, 100)]
+    for values in arrays:
+        for q in (0.95, 0.5, 0.0, 1.0):
+            with np.errstate(invalid="ignore"):  # inf - inf: numpy warns where the port gives the same NaN silently
+                expected = np.quantile(values, q)
+            assert np.array_equal(expected, _linear_quantile(values, q), equal_nan=True)
