@@ -51,12 +51,12 @@ class _Frozen(CachingModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     def __hash__(self) -> int:
-        return self.fields_hash  # re-plans key their caches on briefs: a copy keeps the sections it does not change
+        return self._fields_hash  # re-plans key their caches on briefs: a copy keeps the sections it does not change
 
     @cached_property
-    def fields_hash(self) -> int:
+    def _fields_hash(self) -> int:
         """The hash of the field values as pydantic's frozen models hash them, worked out once (a copy that changes
-        a field works it out again: CachingModel.model_copy)."""
+        a field works it out again: CachingModel.model_copy). Underscored: iterating a model (`dict(section)`) skips it."""
         return hash(operator.itemgetter(*type(self).model_fields)(self.__dict__))
 
     @field_validator("*", mode="before")

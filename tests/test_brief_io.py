@@ -40,6 +40,18 @@ def test_what_a_brief_works_out_once_follows_each_change():
     assert "fields_hash" not in base.model_dump() and base == Brief.model_validate(base.model_dump(mode="json"))
 
 
+def test_a_section_hashed_once_still_reads_as_its_fields_and_a_copy_hashes_anew():
+    """A section's hash is kept with it (a changed brief hashes only the sections it changes), out of sight of what
+    iterates it (`dict(section)`: the load-free question keys) and dropped by a copy that changes a field."""
+    base = load_brief("capstone")
+    workload = base.workload
+    hash(base)
+    assert dict(workload) == {name: getattr(workload, name) for name in type(workload).model_fields}
+    doubled = workload.model_copy(update={"duty_cycle": workload.duty_cycle / 2})
+    fresh = type(workload).model_validate(doubled.model_dump(mode="json"))
+    assert hash(doubled) == hash(fresh) != hash(workload) and doubled == fresh != workload
+
+
 def test_every_field_has_a_description_with_a_unit_or_range():
     for section in ("hardware", "deployment", "workload", "slo", "efficiency", "latency", "cost"):
         model = type(getattr(Brief(), section))
