@@ -77,16 +77,9 @@ def poisson_pmf_cdf(mean: float, n: int) -> tuple[float, float]:
 
 
 def gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """gamma_p over an array of x (any shape), one shape a: 0 where x <= 0 (a copy the caller may change)."""
-    x = np.asarray(x, dtype=np.float64)
-    return _gamma_p_array_cached(a, x.shape, x.tobytes()).copy()
-
-
-@lru_cache(maxsize=4096)
-def _gamma_p_array_cached(a: float, shape: tuple[int, ...], data: bytes) -> npt.NDArray[np.float64]:
-    """Cached by value: a plan asks for a third of its arrays again (the same TTFT quantile at the same operating
-    point, re-evaluated by the solves around it), and a hit costs ~0.6 us against ~14 us for 48 points of the series."""
-    return _gamma_p_array(a, np.frombuffer(data, dtype=np.float64).reshape(shape))
+    """gamma_p over an array of x (any shape), one shape a: 0 where x <= 0 (a new array the caller may change). Not
+    cached: a cold plan asks for the same array again about once in fifty (its copy, bytes and hash cost more)."""
+    return _gamma_p_array(a, x)
 
 
 def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[float, float, float]:
