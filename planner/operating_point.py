@@ -365,13 +365,13 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float) -> _Solved:
     solved = eng.memo.get(key)
     if solved is None:
         limit, _ = _limit_of(brief, shape)
-        pace_of = _pace_fn(brief, shape, rate)
         paces: dict[float, Pace] = {}
 
         def kept(n: float) -> Pace:
-            if n not in paces:
-                paces[n] = pace_of(n)
-            return paces[n]
+            at = paces.get(n)
+            if at is None:
+                at = paces[n] = eng.pace(rate, n)
+            return at
 
         if len(eng.memo) >= _SOLVES_PER_ENGINE:
             eng.memo.clear()

@@ -431,12 +431,17 @@ class _Engine:
         """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside): linear in the
         prompt's tokens, and quadratic in its attention over the prefix and itself. Its mean over the gamma lengths is
         uncached x prompt_token_s."""
-        linear_s = self.prompt_token_s(batch) - self.quad_mean_s
+        return self.work_s(prompt_tokens, self.prompt_token_s(batch))
+
+    def work_s(self, prompt_tokens: float | np.ndarray, token_s: float) -> float | np.ndarray:
+        """prompt_work_s with the batch's prompt_token_s in hand."""
+        linear_s = token_s - self.quad_mean_s
         return (1 - self.hit) * prompt_tokens * (linear_s + self.quad_s * prompt_tokens)
 
-    def prompt_work_cv2(self, batch: float) -> float:
-        """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)."""
-        a = self.prompt_token_s(batch) - self.quad_mean_s
+    def work_cv2(self, token_s: float) -> float:
+        """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)
+        (token_s: the batch's prompt_token_s)."""
+        a = token_s - self.quad_mean_s
         b = self.quad_prompt_s
         l2, l3, l4 = self.length_moments
         mean = a + b * l2
@@ -508,22 +513,36 @@ class _Engine:
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 
-    def pace(self, rate: float, load_batch: float) -> Pace:
-        batch = min(load_batch, float(self.seqs))
+    @_by_batch
+    def pace_terms(self, batch: float) -> _PaceTerms:
+        """What pace() needs at a running batch whatever the rate, worked out once a batch (a running-batch solve asks
+        for the same batches at each rate it is solved at)."""
         chunks, s1, _, _ = self.service_moments(batch)
         step_s = self.decode_step_s(batch)
         gap_s = step_s + self.sched_s
-        interference = _interference(rate, s1, chunks, gap_s)
+        if not math.isfinite(s1):
+            return _PaceTerms(s1, step_s, gap_s, math.inf, math.inf)
+        return _PaceTerms(s1, step_s, gap_s, 1 / s1 if s1 > 0 else math.inf, max(s1 - chunks * gap_s, 0.0))
+
+    def pace(self, rate: float, load_batch: float) -> Pace:
+        batch = min(load_batch, float(self.seqs))
+        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms(batch)
+        # _interference's arithmetic on the terms: the served rate x each prompt's steps beyond the decode steps
+        interference = min(rate, most_served) * beyond_s if beyond_s != math.inf else math.inf
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
-        return Pace(
-            running_batch=batch,
-            decode_step_ms=step_s * 1e3,
-            slot_service_ms=s1 * 1e3,
-            prefill_slot_busy=rate * s1,
-            interference=interference,
-            tpot_ms=tpot_s * 1e3,
-            engine_time_s=s1 + (self.output - 1) * tpot_s,
-        )
+        # Pace's fields in order: running batch, decode step (ms), slot service (ms), prefill slot busy, interference,
+        # TPOT (ms), engine time (s)
+        return Pace(batch, step_s * 1e3, s1 * 1e3, rate * s1, interference, tpot_s * 1e3, s1 + (self.output - 1) * tpot_s)
+
+
+class _PaceTerms(NamedTuple):
+    """pace()'s terms at one running batch (s): what does not depend on the rate."""
+
+    s1: float  # E[S]: a prompt's time on the prefill slot
+    step_s: float  # the decode step
+    gap_s: float  # ... and the scheduler: a token gap
+    most_served: float  # prompts a second the slot serves back to back, 1 / E[S] (inf: E[S] is 0 or not finite)
+    beyond_s: float  # a prompt's steps beyond the decode steps they stand in for (inf: E[S] is not finite)
 
 
 def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **overrides: float | None) -> Pace:
@@ -606,9 +625,10 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
         return math.inf, math.inf, math.inf
     decode_s = chunks * eng.decode_compute_s(batch)
     floor = max(chunks * eng.floor_s(batch) - decode_s, 0.0)
-    work_s = eng.uncached * eng.prompt_token_s(batch)  # the mean of prompt_work_s, with its CV² (a gamma fitted to both)
-    ceiling_s = float(eng.prompt_work_s(eng.longest_prompt, batch))
-    z1, z2, z3 = clamped_moments(work_s, eng.prompt_work_cv2(batch) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
+    token_s = eng.prompt_token_s(batch)
+    work_s = eng.uncached * token_s  # the mean of prompt_work_s, with its CV² (a gamma fitted to both)
+    ceiling_s = float(eng.work_s(eng.longest_prompt, token_s))
+    z1, z2, z3 = clamped_moments(work_s, eng.work_cv2(token_s) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
     a = chunks * eng.base_s(batch) + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
