@@ -13,7 +13,7 @@ from planner.numerics import gamma_density_array, gamma_p, gamma_p_array, gamma_
 from planner.replica import shape_of
 from planner.slo import _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
 
-_REMEMBERED = ("prompt_token_s", "floor_s", "decode_compute_s", "base_s", "decode_step_s", "engine_step_s", "service_moments")
+_REMEMBERED = ("step_at", "service_moments", "pace_terms")
 
 
 @pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
@@ -35,7 +35,7 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
     for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
-    assert 0 < len(eng.by_batch["floor_s"]) <= _BY_BATCH_KEPT
+    assert 0 < len(eng.by_batch["step_at"]) <= _BY_BATCH_KEPT
 
 
 @pytest.mark.parametrize(
