@@ -452,19 +452,15 @@ class _Engine:
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
         return self.step_at(batch).prompt_token_s
 
-    def prompt_work_s(self, prompt_tokens: float | np.ndarray, batch: float) -> float | np.ndarray:
-        """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside): linear in the
-        prompt's tokens, and quadratic in its attention over the prefix and itself. Its mean over the gamma lengths is
-        uncached x prompt_token_s."""
-        return self.work_s(prompt_tokens, self.step_at(batch).prompt_token_s)
-
     def work_s(self, prompt_tokens: float | np.ndarray, token_s: float) -> float | np.ndarray:
-        """prompt_work_s with the batch's prompt_token_s in hand."""
+        """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside) beside a batch whose
+        prompt_token_s is `token_s`: linear in the prompt's tokens, and quadratic in its attention over the prefix and
+        itself. Its mean over the gamma lengths is uncached x token_s."""
         linear_s = token_s - self.quad_mean_s
         return (1 - self.hit) * prompt_tokens * (linear_s + self.quad_s * prompt_tokens)
 
     def work_cv2(self, token_s: float) -> float:
-        """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)
+        """CV² of work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)
         (token_s: the batch's prompt_token_s)."""
         a = token_s - self.quad_mean_s
         b = self.quad_prompt_s
@@ -472,10 +468,6 @@ class _Engine:
         mean = a + b * l2
         second = a * a * l2 + 2 * a * b * l3 + b * b * l4
         return second / (mean * mean) - 1 if mean > 0 else 0.0
-
-    def prefill_rate(self, batch: float) -> float:
-        """Prompt tokens a second, beside a decode batch."""
-        return 1 / self.step_at(batch).prompt_token_s
 
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
@@ -637,7 +629,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens,
     after its images' mean encoder time (a constant: the p95 request's own images are in the fixed TTFT path).
 
-    S = a + max(min(Y, ceiling), floor), with Y = the prompt's work (_Engine.prompt_work_s: linear in its length and
+    S = a + max(min(Y, ceiling), floor), with Y = the prompt's work (_Engine.work_s: linear in its length and
     quadratic in its attention, taken as gamma with that mean and CV²), a = chunks x (base + the batch's
     decode compute), floor = chunks x (weight reads - decode compute), and ceiling = the uncached part of the longest
     prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra steps are left
@@ -650,7 +642,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     decode_s = chunks * at.decode_compute_s
     floor = max(chunks * at.floor_s - decode_s, 0.0)
     token_s = at.prompt_token_s
-    work_s = eng.uncached * token_s  # the mean of prompt_work_s, with its CV² (a gamma fitted to both)
+    work_s = eng.uncached * token_s  # the mean of _Engine.work_s, with its CV² (a gamma fitted to both)
     ceiling_s = float(eng.work_s(eng.longest_prompt, token_s))
     z1, z2, z3 = clamped_moments(work_s, eng.work_cv2(token_s) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
     a = chunks * at.base_s + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
