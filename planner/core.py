@@ -591,12 +591,11 @@ def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     def carries(lc: int) -> bool:
         return long_pool_carries(brief, lc)
 
-    high = dep.long_context_nodes
+    low, high = 0, dep.long_context_nodes
     while not carries(high):
         if high >= limit:
             return None
-        high = min(high * 2, limit)
-    low = 0
+        low, high = high, min(high * 2, limit)  # the pool that did not carry bounds the answer from below
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if carries(mid) else (mid, high)
