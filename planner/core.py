@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
@@ -41,6 +42,7 @@ from planner.verdict import InfeasibleDesign, Problem, Verdict
 __all__ = [
     "SIZING_UTILIZATION",
     "CoreDesign",
+    "SizingFigures",
     "core_design",
     "feasible_replica",
     "fewest_nodes",
@@ -48,6 +50,7 @@ __all__ = [
     "not_feasible_before_slo",
     "replan",
     "replica_capacity",
+    "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
@@ -554,6 +557,23 @@ def long_context_busy(brief: Brief) -> float:
     shape = feasible_replica(brief)
     pools, _ = pools_of(brief, shape)
     return _long_pool_utilization(brief, shape, demand(brief, shape), pools)
+
+
+class SizingFigures(NamedTuple):
+    """Steps 1-2 of a core design: what its verdict's sizing rules read, before any operating point."""
+
+    pools: Pools
+    demand: Demand
+    capacity: Capacity
+    long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
+
+
+def sizing_figures(brief: Brief) -> SizingFigures:
+    """Steps 1-2 of core_design alone (no operating point, no SLO budget). Raises InfeasibleDesign as core_design does."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    dem = demand(brief, shape)
+    return SizingFigures(pools, dem, capacity(brief, shape, dem, memory(brief, shape)), _long_pool_utilization(brief, shape, dem, pools))
 
 
 def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.catalog import gpu_spec
-from planner.core import CoreDesign, replan, verdict_core
+from planner.core import CoreDesign, replan, sizing_figures, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.disagg import split_p95s
 from planner.errors import BriefError
@@ -379,11 +379,48 @@ def needs_n_plus_one(brief: Brief) -> bool:
     return brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
 
 
-def n_plus_one_check(brief: Brief) -> tuple[bool, float]:
-    """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none)."""
+def n_plus_one_check(brief: Brief, own: CoreDesign | None = None) -> tuple[bool, float]:
+    """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none). `own`: the brief's
+    verdict core, when its design meets: where a spare replaces the lost node, the re-plan is read on it (_spare_check)."""
     if not needs_n_plus_one(brief):
         return True, -math.inf
-    return scenario_check(brief, Scenario.one_node_lost)
+    read = _spare_check(own, brief) if own is not None else None
+    return read if read is not None else scenario_check(brief, Scenario.one_node_lost)
+
+
+def _spare_check(own: CoreDesign, brief: Brief) -> tuple[bool, float] | None:
+    """scenario_check(brief, one node lost) read on `own`, the brief's verdict core, whose design meets, where a spare
+    replaces the lost node: the general and long-context pools and their load are its, so the operating point and the
+    p95s are too; only steps 1-2 are worked out again (core.sizing_figures: the sizing arithmetic counts every replica
+    of the fleet, the long-context pool's batch a rate-given brief's replicas). None (re-plan it) for a disaggregated,
+    speculative or deadline design, or where the lost design's pools, load or resolved brief differ otherwise."""
+    stated, verdict = own.brief, own.verdict
+    if lost_by_a_pool(brief, Scenario.one_node_lost) or stated.disaggregation.enabled or stated.speculative.enabled:
+        return None
+    if stated.objective.kind is not ObjectiveKind.latency or not (verdict.feasible and verdict.meets_slo):
+        return None
+    try:  # as _changed_check resolves it
+        changed = resolve(brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost)))
+    except BriefError:
+        return False, math.inf
+    fleet = {"hardware.nodes": changed.hardware.nodes, "deployment.spare_nodes": changed.deployment.spare_nodes}
+    try:
+        same = stated.with_changes(fleet) == changed  # the KV tiers' hit rate, say, did not follow the fleet
+    except BriefError:
+        return None
+    if not same:
+        return None
+    try:
+        lost = sizing_figures(changed)
+    except BriefError:  # InfeasibleDesign: fewer nodes than a replica spans
+        return False, math.inf
+    kept = {"spare_nodes": own.pools.spare_nodes, "arithmetic": own.pools.arithmetic}
+    if lost.pools.model_copy(update=kept) != own.pools or lost.demand.request_rate_per_s != own.demand.request_rate_per_s:
+        return None
+    cap, busy, slo = lost.capacity, lost.long_context_utilization, own.slo
+    holds = cap.utilization <= 1 and cap.kv_fraction <= 1 and busy <= 1  # own's other rules hold, the same here
+    shares = [math.log(share) for share in (cap.utilization, cap.kv_fraction, busy) if share > 0]
+    return holds, max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
