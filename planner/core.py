@@ -701,20 +701,23 @@ def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = 
     """
     own = brief.hardware.nodes
     at_own = _utilization_on(brief, own, prefix_cache)
-    if not math.isfinite(at_own) or _utilization_on(brief, limit, prefix_cache) > target:
+    if not math.isfinite(at_own):
         return limit
 
     def probe(nodes: int) -> tuple[bool, float]:  # under the target, and the log of utilization / target (<= 0 under)
         util = _utilization_on(brief, nodes, prefix_cache)
         return util <= target, math.log(util / target) if 0 < util < math.inf else math.inf
 
-    low, high = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    bracket = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    if bracket is None:  # `limit` nodes are over the target too
+        return limit
+    low, high = bracket
     return first_meeting(probe, low[0], high[0], low[1], high[1])
 
 
-def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]]:
+def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]] | None:
     """((a fleet over the target, its margin), (one at or under it, its margin)), found from `guess` in steps that double
-    (0 nodes: over, no margin; `limit`: under, as fewest_nodes checked)."""
+    (0 nodes: over, no margin); None when `limit` nodes are over it too (asked only when the steps reach it)."""
     under, margin = probe(guess)
     step = 1
     if under:
@@ -733,4 +736,6 @@ def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, flo
         under, margin = probe(at)
         if under:
             return low, (at, margin)
+        if at == limit:
+            return None
         low, step = (at, margin), step * 2
