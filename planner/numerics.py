@@ -26,7 +26,7 @@ The root finder: regula falsi with the Illinois correction and a bisection guard
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -443,7 +443,10 @@ def lowest_crossing(
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
-    of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite."""
+    of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite. A step that
+    meets stops the search where a function is proven to cross within xtol / 2 above it (_crossing_within), and each
+    chord step aims xtol / 4 short of the root it points at, so the step that lands near the root lands on the side that
+    meets: a chord that converges from one side closes without the bisection and the half-tolerance step past it."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept = 0
@@ -457,15 +460,32 @@ def lowest_crossing(
             checkpoint, steps = high - low, 0
         chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(min(chords), low + xtol / 2), high - xtol / 2)
+        x = (low + high) / 2 if slow else min(max(min(chords) - xtol / 4, low + xtol / 2), high - xtol / 2)
         fx = list(fs(x, tuple(w > 0 for w in weights_high)))
         if max(fx) <= 0:
+            if _crossing_within((low, f_low), (x, fx), (high, f_high), xtol / 2):
+                return x
             weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
-            low, weights_low, kept = x, fx, +1
+            low, f_low, weights_low, kept = x, fx, fx, +1
         else:
             weights_low = _retained(weights_low, weights_high, fx) if kept == -1 else weights_low
-            high, weights_high, kept = x, fx, -1
+            high, f_high, weights_high, kept = x, fx, fx, -1
     return low
+
+
+def _crossing_within(
+    low_at: tuple[float, Sequence[float]], x_at: tuple[float, Sequence[float]], high_at: tuple[float, Sequence[float]], reach: float
+) -> bool:
+    """Whether a function over 0 at the high end (<= 0 at low and x, low < x < high) crosses within `reach` above x, on
+    the slower of its chords from x to each end: a function convex or concave over [low, high] rises at x at least that
+    fast, so its root is no farther than that slope puts it (a jump shows as a flat chord, an infinite end as none)."""
+    (low, f_low), (x, f_x), (high, f_high) = low_at, x_at, high_at
+    for a, b, c in zip(f_low, f_x, f_high, strict=True):
+        if c > 0 and math.isfinite(a) and math.isfinite(c):
+            slope = min((b - a) / (x - low), (c - b) / (high - x))
+            if slope > 0 and -b <= reach * slope:
+                return True
+    return False
 
 
 def _kept_weight(new: float, replaced: float, anderson_bjorck: bool) -> float:
