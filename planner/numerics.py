@@ -443,25 +443,27 @@ def lowest_crossing(
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
-    of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite. A step that
-    meets stops the search where a function is proven to cross within xtol / 2 above it (_crossing_within), and each
-    chord step aims xtol / 4 short of the root it points at, so the step that lands near the root lands on the side that
-    meets: a chord that converges from one side closes without the bisection and the half-tolerance step past it."""
+    of them; a bisection whenever two steps have not halved the bracket, the last two stalled (_stalled: a jump) or a
+    value is infinite. A step that meets stops the search where a function is shown to cross within xtol / 2 above it
+    (_crossing_within), and each chord step aims xtol / 4 short of the root it points at, so the step that lands near the
+    root lands on the side that meets: a chord that converges from one side closes without the bisection and the
+    half-tolerance step past it."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
-    kept = 0
+    kept, stalled = 0, 0
     checkpoint, steps = high - low, 0
     for _ in range(_MAX_STEPS):
         if high - low <= xtol:
             break
         steps += 1
-        slow = steps == 2 and high - low > checkpoint / 2
+        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2)
         if steps == 2:
             checkpoint, steps = high - low, 0
         chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
         x = (low + high) / 2 if slow else min(max(min(chords) - xtol / 4, low + xtol / 2), high - xtol / 2)
         fx = list(fs(x, tuple(w > 0 for w in weights_high)))
+        stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
         if max(fx) <= 0:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), xtol / 2):
                 return x
@@ -486,6 +488,16 @@ def _crossing_within(
             if slope > 0 and -b <= reach * slope:
                 return True
     return False
+
+
+def _stalled(new: Sequence[float], replaced: Sequence[float], at_high: Sequence[float]) -> bool:
+    """Whether a step left every function followed (over 0 at the high end) on the side and at more than half the value
+    of the end it replaces: a flat stretch before a jump, where chord steps only creep in from an end (bisect instead)."""
+    followed = [(n, r) for n, r, h in zip(new, replaced, at_high, strict=True) if h > 0]
+    return all(math.isfinite(r) and (n > 0) == (r > 0) and abs(n) > _STALLED * abs(r) for n, r in followed)
+
+
+_STALLED = 0.5  # of the value at the end a step replaces: a step keeping more made too little progress
 
 
 def _kept_weight(new: float, replaced: float, anderson_bjorck: bool) -> float:

@@ -612,15 +612,23 @@ def _descend(
     f: Callable[[float], _V], rate: float, value: _V, factor: float, over: Callable[[_V], bool]
 ) -> tuple[float, _V, float, _V] | None:
     """From `rate`, whose `value` is `over`, divided by `factor` until it is not: (that rate, its value, the last rate
-    over, its value); None below _LOWEST_RATE (nothing meets)."""
+    over, its value); None below _LOWEST_RATE (nothing meets). Two divisions still over, _LOWEST_RATE is tried once: a
+    replica that misses even a trickle's target is told in one probe, not in the ~20 divisions down to it."""
     high, at_high = rate, value
+    divisions = 0
     while over(value):
         high, at_high = rate, value
         rate /= factor
         if rate < _LOWEST_RATE:
             return None
+        divisions += 1
+        if divisions == _FLOOR_AFTER and rate > _LOWEST_RATE and over(f(_LOWEST_RATE)):
+            return None
         value = f(rate)
     return rate, value, high, at_high
+
+
+_FLOOR_AFTER = 2  # divisions _descend makes before it asks whether even _LOWEST_RATE is over
 
 
 def _margin_search(margin: Callable[[float], float], probe: float) -> float:
