@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 __all__ = [
     "bracket_root",
+    "false_position",
     "gamma_density_array",
     "gamma_p",
     "gamma_p_array",
@@ -415,7 +416,7 @@ def bracket_root(
         if steps == 3:
             checkpoint, steps = high - low, 0
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(_false_position(low, high, f_low, f_high), low + xtol / 2), high - xtol / 2)
+        x = (low + high) / 2 if slow else min(max(false_position(low, high, f_low, f_high), low + xtol / 2), high - xtol / 2)
         fx = f(x)
         if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x
@@ -459,7 +460,7 @@ def lowest_crossing(
         slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2)
         if steps == 2:
             checkpoint, steps = high - low, 0
-        chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
+        chords = [false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
         x = (low + high) / 2 if slow else min(max(min(chords) - xtol / 4, low + xtol / 2), high - xtol / 2)
         fx = list(fs(x, tuple(w > 0 for w in weights_high)))
@@ -517,7 +518,7 @@ def _retained(kept: list[float], replaced: list[float], new: list[float]) -> lis
 _MAX_STEPS = 400
 
 
-def _false_position(low: float, high: float, f_low: float, f_high: float) -> float:
+def false_position(low: float, high: float, f_low: float, f_high: float) -> float:
     """Where the chord through the bracket's ends crosses zero; the midpoint when that is not strictly inside."""
     if not (math.isfinite(f_low) and math.isfinite(f_high)) or f_high == f_low:
         return (low + high) / 2
