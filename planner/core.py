@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
@@ -41,6 +42,7 @@ from planner.verdict import InfeasibleDesign, Problem, Verdict
 __all__ = [
     "SIZING_UTILIZATION",
     "CoreDesign",
+    "SizingFigures",
     "core_design",
     "feasible_replica",
     "fewest_nodes",
@@ -49,6 +51,7 @@ __all__ = [
     "not_feasible_before_slo",
     "replan",
     "replica_capacity",
+    "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
@@ -155,7 +158,7 @@ def carry_peak_change(brief: Brief, otherwise: str) -> str:
     ratio of the utilization (whole replicas and the pools beside the general one keep it from falling as 1 / nodes);
     `otherwise`, the changes that need no node, after it."""
     nodes = fewest_nodes(brief, 1.0, prefix_cache=True)
-    if _utilization_on(brief, nodes, prefix_cache=True) > 1:
+    if _utilization_on(brief, nodes, True) > 1:  # positional, as fewest_nodes asked it: its cached pass
         return f"no fleet of up to {nodes} nodes brings it to 100%: {otherwise}"
     return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring it to 100% or under, or {otherwise}"
 
@@ -571,6 +574,23 @@ def long_context_busy(brief: Brief) -> float:
     return _long_pool_utilization(brief, shape, demand(brief, shape), pools)
 
 
+class SizingFigures(NamedTuple):
+    """Steps 1-2 of a core design: what its verdict's sizing rules read, before any operating point."""
+
+    pools: Pools
+    demand: Demand
+    capacity: Capacity
+    long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
+
+
+def sizing_figures(brief: Brief) -> SizingFigures:
+    """Steps 1-2 of core_design alone (no operating point, no SLO budget). Raises InfeasibleDesign as core_design does."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    dem = demand(brief, shape)
+    return SizingFigures(pools, dem, capacity(brief, shape, dem, memory(brief, shape)), _long_pool_utilization(brief, shape, dem, pools))
+
+
 def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
     """Whether a long-context pool of this many nodes carries its share (busy at most 100%), on a fleet grown so the
     general pool has at least the brief's whole fleet beside the spare and long-context pools (a fleet too small to
@@ -606,12 +626,11 @@ def long_context_nodes_needed(brief: Brief, limit: int) -> int | None:
     def carries(lc: int) -> bool:
         return long_pool_carries(brief, lc)
 
-    high = dep.long_context_nodes
+    low, high = 0, dep.long_context_nodes
     while not carries(high):
         if high >= limit:
             return None
-        high = min(high * 2, limit)
-    low = 0
+        low, high = high, min(high * 2, limit)  # the pool that did not carry bounds the answer from below
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if carries(mid) else (mid, high)
@@ -669,7 +688,7 @@ LONG_CONTEXT_NODES_LIMIT = MAX_NODES // 2  # the largest long-context pool a fix
 
 def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
-    return _utilization_on(brief, nodes, prefix_cache=False)
+    return _utilization_on(brief, nodes, False)  # positional, as fewest_nodes asks it: one cache key
 
 
 @lru_cache(maxsize=1024)
@@ -697,20 +716,23 @@ def fewest_nodes(brief: Brief, target: float = SIZING_UTILIZATION, limit: int = 
     """
     own = brief.hardware.nodes
     at_own = _utilization_on(brief, own, prefix_cache)
-    if not math.isfinite(at_own) or _utilization_on(brief, limit, prefix_cache) > target:
+    if not math.isfinite(at_own):
         return limit
 
     def probe(nodes: int) -> tuple[bool, float]:  # under the target, and the log of utilization / target (<= 0 under)
         util = _utilization_on(brief, nodes, prefix_cache)
         return util <= target, math.log(util / target) if 0 < util < math.inf else math.inf
 
-    low, high = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    bracket = _fleet_bracket(probe, min(max(math.ceil(own * at_own / target), 1), limit), limit)
+    if bracket is None:  # `limit` nodes are over the target too
+        return limit
+    low, high = bracket
     return first_meeting(probe, low[0], high[0], low[1], high[1])
 
 
-def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]]:
+def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, float], tuple[int, float]] | None:
     """((a fleet over the target, its margin), (one at or under it, its margin)), found from `guess` in steps that double
-    (0 nodes: over, no margin; `limit`: under, as fewest_nodes checked)."""
+    (0 nodes: over, no margin); None when `limit` nodes are over it too (asked only when the steps reach it)."""
     under, margin = probe(guess)
     step = 1
     if under:
@@ -729,4 +751,6 @@ def _fleet_bracket(probe: Probe, guess: int, limit: int) -> tuple[tuple[int, flo
         under, margin = probe(at)
         if under:
             return low, (at, margin)
+        if at == limit:
+            return None
         low, step = (at, margin), step * 2

@@ -57,6 +57,7 @@ __all__ = [
     "prefill_brief",
     "prefill_time_s",
     "short_pools",
+    "split_p95s",
     "splits_summary",
 ]
 
@@ -900,6 +901,17 @@ def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     """Whether the brief's two pools meet the SLO at `rate_per_s` (the whole fleet's), `fixed_ms` the request path
     outside the engine: the capacity search's test (capacity_scale)."""
     return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
+
+
+def split_p95s(
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int
+) -> tuple[bool, float, float]:
+    """(the two pools meet the SLO, their p95 TTFT, their p95 ITL; ms) with `prefill_nodes` of the brief's general pool
+    on prefill at `rate_per_s`: the figures a re-plan of that split reads of its pools (disaggregation_analysis at its
+    own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
+    split = _moved(_split_of(brief, shape, pools), prefill_nodes, pools, shape)
+    load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
+    return load.meets, load.ttft_p95_ms, load.itl_p95_ms
 
 
 class PoolsJudged(NamedTuple):

@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.catalog import gpu_spec
-from planner.core import CoreDesign, judged_with_capacity, replan, verdict_core
+from planner.core import CoreDesign, judged_with_capacity, replan, sizing_figures, verdict_core
 from planner.cost import HOURS_PER_YEAR
+from planner.disagg import split_p95s
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
@@ -297,15 +298,21 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
 
 def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
     """scenario_holds, and the re-plan's verdict_margin (inf when the changed brief cannot run). A disaggregated design
-    losing nodes holds only if it holds whichever pool loses them, as its failure row judges (_pool_node_lost)."""
+    losing nodes holds only if it holds whichever pool loses them, as its failure row judges (_pool_node_lost): the
+    prefill pool's loss is re-planned, and the decode pool's (the same fleet at the brief's split) read on that
+    re-plan's pools where they judge it (_split_check)."""
     changes = scenario_overrides(brief, scenario)
-    holds, margin = _changed_check(brief, changes)
     prefill = brief.disaggregation.prefill_nodes
     lost = lost_by_a_pool(brief, scenario)
-    if brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1:
-        from_prefill, prefill_margin = _changed_check(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
-        holds, margin = holds and from_prefill, max(margin, prefill_margin)
-    return holds, margin
+    if not (
+        brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1
+    ):
+        return _changed_check(brief, changes)
+    from_prefill = _changed_core(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
+    read = _split_check(from_prefill[0], brief, changes) if from_prefill is not None else None
+    holds, margin = read if read is not None else _changed_check(brief, changes)
+    prefill_holds, prefill_margin = _checked(from_prefill)
+    return holds and prefill_holds, max(margin, prefill_margin)
 
 
 def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
@@ -313,15 +320,57 @@ def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
     return max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
 
 
-def _changed_check(brief: Brief, changes: dict[str, Any]) -> tuple[bool, float]:
+_Changed = tuple[CoreDesign, Verdict, ObjectiveAnalysis | None]  # a changed brief's core, the verdict it is judged by, its goal
+
+
+def _changed_core(brief: Brief, changes: dict[str, Any]) -> _Changed | None:
+    """The verdict's core of the brief with `changes`, judged (judged); None when the changed brief cannot run at all."""
     if changes.get("hardware.nodes", 1) < 1:
-        return False, math.inf
+        return None
     try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
         core = verdict_core(resolve(brief.with_changes(changes)) if changes else resolve(brief))
         verdict, goal = judged(core)
-    except BriefError:  # InfeasibleDesign too: the changed brief cannot run at all
+    except BriefError:  # InfeasibleDesign too
+        return None
+    return core, verdict, goal
+
+
+def _checked(changed: _Changed | None) -> tuple[bool, float]:
+    """(the changed design is feasible and meets its SLO or deadline, its verdict_margin); (False, inf) when it cannot run."""
+    if changed is None:
         return False, math.inf
+    core, verdict, goal = changed
     return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
+
+
+def _changed_check(brief: Brief, changes: dict[str, Any]) -> tuple[bool, float]:
+    return _checked(_changed_core(brief, changes))
+
+
+def _split_check(sibling: CoreDesign, brief: Brief, changes: dict[str, Any]) -> tuple[bool, float] | None:
+    """_changed_check of a disaggregated brief with `changes`, read without a re-plan on `sibling`, the verdict's core of
+    the same changed brief at another split of its general pool. The replica, the pools, the load, the fixed request
+    path and every feasibility rule but the pools' steady state do not depend on the split: the verdict is the
+    sibling's feasibility and the two pools meeting the SLO at this split (disagg.split_p95s), the margin verdict_margin's
+    from their p95s. None (re-plan it) where the pools alone do not judge the SLO (a deadline, speculative decoding) or
+    the sibling's pools have no steady state (its feasibility then does not tell the other rules')."""
+    dis, stated = sibling.disaggregation, sibling.brief
+    if dis is None or not dis.stable or stated.objective.kind is not ObjectiveKind.latency or stated.speculative.enabled:
+        return None
+    try:
+        changed = resolve(brief.with_changes(changes))
+    except BriefError:
+        return False, math.inf
+    split = changed.disaggregation.prefill_nodes
+    if stated.with_changes({"disaggregation.prefill_nodes": split}) != changed:  # not the same brief at another split
+        return None
+    slo = sibling.slo
+    meets, ttft_p95_ms, itl_p95_ms = split_p95s(
+        changed, sibling.shape, sibling.pools, sibling.demand.request_rate_per_s, slo.point.fixed_ms, split
+    )
+    judged_itl_ms = slo.itl_metric.judged(itl_p95_ms, itl_p95_ms)  # a pure decode step's gap: its ITL and TPOT alike
+    margin = max([slo_margin_of(ttft_p95_ms, slo.ttft_target_ms, judged_itl_ms, slo.itl_target_ms), *_busy_margins(sibling)])
+    return sibling.verdict.feasible and meets, margin
 
 
 N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
@@ -338,11 +387,48 @@ def needs_n_plus_one(brief: Brief) -> bool:
     return brief.slo.availability >= N_PLUS_ONE_AVAILABILITY
 
 
-def n_plus_one_check(brief: Brief) -> tuple[bool, float]:
-    """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none)."""
+def n_plus_one_check(brief: Brief, own: CoreDesign | None = None) -> tuple[bool, float]:
+    """n_plus_one, and the margin of the one-node-lost re-plan (-inf when the rule asks for none). `own`: the brief's
+    verdict core, when its design meets: where a spare replaces the lost node, the re-plan is read on it (_spare_check)."""
     if not needs_n_plus_one(brief):
         return True, -math.inf
-    return scenario_check(brief, Scenario.one_node_lost)
+    read = _spare_check(own, brief) if own is not None else None
+    return read if read is not None else scenario_check(brief, Scenario.one_node_lost)
+
+
+def _spare_check(own: CoreDesign, brief: Brief) -> tuple[bool, float] | None:
+    """scenario_check(brief, one node lost) read on `own`, the brief's verdict core, whose design meets, where a spare
+    replaces the lost node: the general and long-context pools and their load are its, so the operating point and the
+    p95s are too; only steps 1-2 are worked out again (core.sizing_figures: the sizing arithmetic counts every replica
+    of the fleet, the long-context pool's batch a rate-given brief's replicas). None (re-plan it) for a disaggregated,
+    speculative or deadline design, or where the lost design's pools, load or resolved brief differ otherwise."""
+    stated, verdict = own.brief, own.verdict
+    if lost_by_a_pool(brief, Scenario.one_node_lost) or stated.disaggregation.enabled or stated.speculative.enabled:
+        return None
+    if stated.objective.kind is not ObjectiveKind.latency or not (verdict.feasible and verdict.meets_slo):
+        return None
+    try:  # as _changed_check resolves it
+        changed = resolve(brief.with_changes(scenario_overrides(brief, Scenario.one_node_lost)))
+    except BriefError:
+        return False, math.inf
+    fleet = {"hardware.nodes": changed.hardware.nodes, "deployment.spare_nodes": changed.deployment.spare_nodes}
+    try:
+        same = stated.with_changes(fleet) == changed  # the KV tiers' hit rate, say, did not follow the fleet
+    except BriefError:
+        return None
+    if not same:
+        return None
+    try:
+        lost = sizing_figures(changed)
+    except BriefError:  # InfeasibleDesign: fewer nodes than a replica spans
+        return False, math.inf
+    kept = {"spare_nodes": own.pools.spare_nodes, "arithmetic": own.pools.arithmetic}
+    if lost.pools.model_copy(update=kept) != own.pools or lost.demand.request_rate_per_s != own.demand.request_rate_per_s:
+        return None
+    cap, busy, slo = lost.capacity, lost.long_context_utilization, own.slo
+    holds = cap.utilization <= 1 and cap.kv_fraction <= 1 and busy <= 1  # own's other rules hold, the same here
+    shares = [math.log(share) for share in (cap.utilization, cap.kv_fraction, busy) if share > 0]
+    return holds, max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])
 
 
 def _linear(base: CoreDesign, brief: Brief, scenario: Scenario, scenario_core: CoreDesign | None) -> float:
@@ -725,9 +811,14 @@ def verdict_margin(core: CoreDesign, goal: ObjectiveAnalysis | None = None) -> f
     targets (with `goal`, an objective's: its time against its deadline) and the busy shares feasibility caps at 1
     (the fleet's, the KV cache's, the long-context pool's); inf without a steady state. The hint a grid search
     (planner.grid_search) steers its re-plans by; the verdict decides."""
-    slo, cap = core.slo, core.capacity
-    shares = [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]
+    slo, shares = core.slo, _busy_margins(core)
     if goal is not None:
         timed = math.log(goal.time_s / goal.deadline_s) if 0 < goal.time_s < math.inf else math.inf
         return max([timed, *shares])
     return max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])
+
+
+def _busy_margins(core: CoreDesign) -> list[float]:
+    """The logs of the busy shares feasibility caps at 1 (the fleet's, the KV cache's, the long-context pool's)."""
+    cap = core.capacity
+    return [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]

@@ -35,17 +35,25 @@ def length_cv2(mean: float, p95: float) -> float:
         return 0.0
 
     def excess(log_shape: float) -> float:
-        shape = math.exp(log_shape)
-        return gamma_quantile(shape, 0.95) / shape - ratio
+        return _p95_over_mean(log_shape) - ratio
 
-    low, high = math.log(_SHAPES[0]), math.log(_SHAPES[1])
-    at_low, at_high = excess(low), excess(high)
+    (low, ratio_low), (high, ratio_high) = _ENDS
+    at_low, at_high = ratio_low - ratio, ratio_high - ratio
     if at_low <= 0 or at_high >= 0:  # beyond the ratios a gamma in these shapes has: the nearer end
         return 1 / _SHAPES[0] if at_low <= 0 else 1 / _SHAPES[1]
     return math.exp(-root_in_bracket(excess, low, high, xtol=1e-13, f_low=at_low, f_high=at_high, smooth=True))
 
 
+def _p95_over_mean(log_shape: float) -> float:
+    """p95 / mean of a gamma of shape e^log_shape."""
+    shape = math.exp(log_shape)
+    return gamma_quantile(shape, 0.95) / shape
+
+
 _SHAPES = (0.0881, 1e4)  # gamma shapes from the ratio's peak up: over them the ratio falls, so one shape has each
+# (ln shape, p95 / mean) at the two ends, worked out once: the same for every brief, and the shape 1e4's inversion
+# sums ~1,000 series terms a step (a third of a length_cv2 call)
+_ENDS = tuple((math.log(shape), _p95_over_mean(math.log(shape))) for shape in _SHAPES)
 
 
 def share_above(mean: float, p95: float, tokens: float) -> float:

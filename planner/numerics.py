@@ -26,7 +26,7 @@ The root finder: regula falsi with the Illinois correction and a bisection guard
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 __all__ = [
     "bracket_root",
+    "false_position",
     "gamma_density_array",
     "gamma_p",
     "gamma_p_array",
@@ -77,16 +78,9 @@ def poisson_pmf_cdf(mean: float, n: int) -> tuple[float, float]:
 
 
 def gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """gamma_p over an array of x (any shape), one shape a: 0 where x <= 0 (a copy the caller may change)."""
-    x = np.asarray(x, dtype=np.float64)
-    return _gamma_p_array_cached(a, x.shape, x.tobytes()).copy()
-
-
-@lru_cache(maxsize=4096)
-def _gamma_p_array_cached(a: float, shape: tuple[int, ...], data: bytes) -> npt.NDArray[np.float64]:
-    """Cached by value: a plan asks for a third of its arrays again (the same TTFT quantile at the same operating
-    point, re-evaluated by the solves around it), and a hit costs ~0.6 us against ~14 us for 48 points of the series."""
-    return _gamma_p_array(a, np.frombuffer(data, dtype=np.float64).reshape(shape))
+    """gamma_p over an array of x (any shape), one shape a: 0 where x <= 0 (a new array the caller may change). Not
+    cached: a cold plan asks for the same array again about once in fifty (its copy, bytes and hash cost more)."""
+    return _gamma_p_array(a, x)
 
 
 def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[float, float, float]:
@@ -100,6 +94,8 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
         return float(p.sum()), float(density.sum()), float(density @ ((a - 1) / x - 1))
     counts, log_denominators = _series_logs(a, terms)
     log_x = np.log(x)
+    if x.size == 1:  # one point (every prompt the same length): the same arithmetic on floats, numpy only for exp
+        return _gamma_sums_of_one(a, float(x[0]), log_x, counts, log_denominators)
     block = log_x[:, np.newaxis] * counts
     block -= log_denominators
     total = np.exp(block, out=block).sum(axis=1)
@@ -107,6 +103,19 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     inverse = 1 / x
     density = prefactor * inverse
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
+
+
+def _gamma_sums_of_one(
+    a: float, x: float, log_x: npt.NDArray[np.float64], counts: npt.NDArray[np.float64], log_denominators: npt.NDArray[np.float64]
+) -> tuple[float, float, float]:
+    """gamma_sums of a single x (log_x: its logarithm, a one-element array), bit for bit: the sums of one element are the
+    element, so only the series' row and the exponentials stay in numpy (whose exp and log differ from the math module's
+    in the last bit for ~5% of arguments)."""
+    total = float(np.exp(float(log_x[0]) * counts - log_denominators).sum())
+    prefactor = float(np.exp(_log_prefactor_array(a, np.array([x]), log_x))[0])
+    inverse = 1 / x
+    density = prefactor * inverse
+    return prefactor * (1 + total) / a, density, density * ((a - 1) * inverse - 1)
 
 
 @lru_cache(maxsize=1024)
@@ -415,7 +424,7 @@ def bracket_root(
         if steps == 3:
             checkpoint, steps = high - low, 0
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(_false_position(low, high, f_low, f_high), low + xtol / 2), high - xtol / 2)
+        x = (low + high) / 2 if slow else min(max(false_position(low, high, f_low, f_high), low + xtol / 2), high - xtol / 2)
         fx = f(x)
         if fx == 0 or (smooth and abs(fx) * (high - low) <= xtol * abs(f_high - f_low)):
             return x, x
@@ -443,29 +452,86 @@ def lowest_crossing(
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
-    of them; a bisection whenever two steps have not halved the bracket (a jump) or a value is infinite."""
+    of them; a bisection whenever two steps have not halved the bracket, the last two stalled (_stalled: a jump) or a
+    value is infinite. A step that meets stops the search where a function is shown to cross within xtol / 2 above it
+    (_crossing_within), and each step aims xtol / 4 short of the root it points at, so the step that lands near the root
+    lands on the side that meets: a chord that converges from one side closes without the bisection and the
+    half-tolerance step past it. From the third point on, a function's step is the root of the curve with a pole through
+    its last three points where that lies in the bracket (_curved), else its chord."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
-    kept = 0
+    kept, stalled = 0, 0
     checkpoint, steps = high - low, 0
+    seen = [low_at, high_at]
     for _ in range(_MAX_STEPS):
         if high - low <= xtol:
             break
         steps += 1
-        slow = steps == 2 and high - low > checkpoint / 2
+        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2)
         if steps == 2:
             checkpoint, steps = high - low, 0
-        chords = [_false_position(low, high, a, b) for a, b in zip(weights_low, weights_high, strict=True) if b > 0]
+        chords = [
+            _curved(seen, i, low, high) or false_position(low, high, a, b)
+            for i, (a, b) in enumerate(zip(weights_low, weights_high, strict=True))
+            if b > 0
+        ]
         # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(min(chords), low + xtol / 2), high - xtol / 2)
-        fx = list(fs(x, tuple(w > 0 for w in weights_high)))
+        x = (low + high) / 2 if slow else min(max(min(chords) - xtol / 4, low + xtol / 2), high - xtol / 2)
+        fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
+        seen.append((x, fx))
+        stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
         if max(fx) <= 0:
+            if _crossing_within((low, f_low), (x, fx), (high, f_high), xtol / 2):
+                return x
             weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
-            low, weights_low, kept = x, fx, +1
+            low, f_low, weights_low, kept = x, fx, list(fx), +1
         else:
             weights_low = _retained(weights_low, weights_high, fx) if kept == -1 else weights_low
-            high, weights_high, kept = x, fx, -1
+            high, f_high, weights_high, kept = x, fx, list(fx), -1
     return low
+
+
+def _curved(seen: Sequence[tuple[float, Sequence[float]]], i: int, low: float, high: float) -> float | None:
+    """The root of f = a + b / (p - x) through the last three points seen of function i (a queue's p95 near its pole:
+    the curve a chord creeps up on from one side), where it lies inside (low, high); None otherwise (a point not worked
+    out, a straight line: no pole)."""
+    points = [(x, f[i]) for x, f in seen[-3:] if math.isfinite(f[i])]
+    if len(points) < 3 or all(f > 0 for _, f in points) or all(f <= 0 for _, f in points):
+        return None
+    (x0, f0), (x1, f1), (x2, f2) = points
+    try:
+        k = (f0 - f1) * (x1 - x2) / ((f1 - f2) * (x0 - x1))  # = (p - x2) / (p - x0)
+        pole = (k * x0 - x2) / (k - 1)
+        b = (f0 - f1) * (pole - x0) * (pole - x1) / (x0 - x1)
+        root = pole + b / (f0 - b / (pole - x0))  # a + b / (p - x) = 0
+    except ZeroDivisionError:
+        return None
+    return root if low < root < high else None
+
+
+def _crossing_within(
+    low_at: tuple[float, Sequence[float]], x_at: tuple[float, Sequence[float]], high_at: tuple[float, Sequence[float]], reach: float
+) -> bool:
+    """Whether a function over 0 at the high end (<= 0 at low and x, low < x < high) crosses within `reach` above x, on
+    the slower of its chords from x to each end: a function convex or concave over [low, high] rises at x at least that
+    fast, so its root is no farther than that slope puts it (a jump shows as a flat chord, an infinite end as none)."""
+    (low, f_low), (x, f_x), (high, f_high) = low_at, x_at, high_at
+    for a, b, c in zip(f_low, f_x, f_high, strict=True):
+        if c > 0 and math.isfinite(a) and math.isfinite(c):
+            slope = min((b - a) / (x - low), (c - b) / (high - x))
+            if slope > 0 and -b <= reach * slope:
+                return True
+    return False
+
+
+def _stalled(new: Sequence[float], replaced: Sequence[float], at_high: Sequence[float]) -> bool:
+    """Whether a step left every function followed (over 0 at the high end) on the side and at more than half the value
+    of the end it replaces: a flat stretch before a jump, where chord steps only creep in from an end (bisect instead)."""
+    followed = [(n, r) for n, r, h in zip(new, replaced, at_high, strict=True) if h > 0]
+    return all(math.isfinite(r) and (n > 0) == (r > 0) and abs(n) > _STALLED * abs(r) for n, r in followed)
+
+
+_STALLED = 0.5  # of the value at the end a step replaces: a step keeping more made too little progress
 
 
 def _kept_weight(new: float, replaced: float, anderson_bjorck: bool) -> float:
@@ -477,7 +543,7 @@ def _kept_weight(new: float, replaced: float, anderson_bjorck: bool) -> float:
     return m if m > 0 else 0.5
 
 
-def _retained(kept: list[float], replaced: list[float], new: list[float]) -> list[float]:
+def _retained(kept: list[float], replaced: Sequence[float], new: Sequence[float]) -> list[float]:
     """An end's chord weights when the other end moves again: each scaled by Anderson-Björck's factor (_kept_weight)."""
     return [k * _kept_weight(n, r, anderson_bjorck=True) for k, r, n in zip(kept, replaced, new, strict=True)]
 
@@ -485,7 +551,7 @@ def _retained(kept: list[float], replaced: list[float], new: list[float]) -> lis
 _MAX_STEPS = 400
 
 
-def _false_position(low: float, high: float, f_low: float, f_high: float) -> float:
+def false_position(low: float, high: float, f_low: float, f_high: float) -> float:
     """Where the chord through the bracket's ends crosses zero; the midpoint when that is not strictly inside."""
     if not (math.isfinite(f_low) and math.isfinite(f_high)) or f_high == f_low:
         return (low + high) / 2

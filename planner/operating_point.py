@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, ObjectiveKind
 from planner.errors import BriefError
 from planner.fmt import num, pct
-from planner.numerics import bracket_root, lowest_crossing, root_in_bracket
+from planner.numerics import bracket_root, false_position, lowest_crossing, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, latency_point, pace
@@ -365,13 +365,13 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float) -> _Solved:
     solved = eng.memo.get(key)
     if solved is None:
         limit, _ = _limit_of(brief, shape)
-        pace_of = _pace_fn(brief, shape, rate)
         paces: dict[float, Pace] = {}
 
         def kept(n: float) -> Pace:
-            if n not in paces:
-                paces[n] = pace_of(n)
-            return paces[n]
+            at = paces.get(n)
+            if at is None:
+                at = paces[n] = eng.pace(rate, n)
+            return at
 
         if len(eng.memo) >= _SOLVES_PER_ENGINE:
             eng.memo.clear()
@@ -553,9 +553,10 @@ def _capacity_rate_search(
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
 
     The p95s meet their targets up to a rate at or short of where the replica loses its steady state (the queues grow
-    without bound): that rate is found first, on the saturation measure (one running-batch solve a probe, no latency
-    quantiles). Below it the two p95s are followed each on its own (the worse of the two changes hands close to where
-    it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer."""
+    without bound): that rate is narrowed first, on the saturation measure (one running-batch solve a probe, no latency
+    quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
+    one is over ends the narrowing. Below it the two p95s are followed each on its own (the worse of the two changes
+    hands close to where it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer."""
     # a fixed start: the answer depends on the replica, not on who asked first
     low = high = _CAPACITY_PROBE
     s_low = s_high = saturation(_CAPACITY_PROBE)
@@ -574,25 +575,25 @@ def _capacity_rate_search(
         if descended is None:
             return 0.0
         low, s_low, high, s_high = descended
-    # to a percent first: only where the p95s still meet there does the capacity lie this close to saturation
-    steady, past = bracket_root(saturation, low, high, xtol=_SATURATION_FIRST * high, f_low=s_low, f_high=s_high)
-    at_steady = overs(steady, _BOTH)
-    if max(at_steady) <= 0:
-        meets, at_meets = steady, at_steady
+    meets, (steady, at_steady), past = _toward_saturation(saturation, overs, (low, s_low), (high, s_high))
+    if max(at_steady) <= 0:  # both p95s meet a percent short of saturation: the capacity lies this close to it
+        meets = (steady, at_steady)
         steady, _ = bracket_root(saturation, steady, past, xtol=_CAPACITY_TOLERANCE * high)
         at_steady = overs(steady, _BOTH)
         if max(at_steady) <= 0:
             return steady
-        return lowest_crossing(overs, (meets, at_meets), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+        return lowest_crossing(overs, meets, (steady, at_steady), _CAPACITY_TOLERANCE * steady)
     # below a rate where a p95 meets it meets too: only those still over at the high end are worked out from here
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
-        if not math.isinf(max(at_steady)):
-            break
         short = steady * (1 - share)
+        if not math.isinf(max(at_steady)) or (meets is not None and short <= meets[0]):
+            break
         at_short = overs(short, _over(at_steady))
         if max(at_short) <= 0:
             return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
         steady, at_steady = short, at_short
+    if meets is not None:  # a steady rate near saturation met both targets: the crossing lies above it
+        return lowest_crossing(overs, meets, (steady, at_steady), _CAPACITY_TOLERANCE * steady)
     below = min(low, steady / 2)
     at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
@@ -601,6 +602,54 @@ def _capacity_rate_search(
             return 0.0
         below, at_below, steady, at_steady = down
     return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+
+
+_Probe = tuple[float, tuple[float, float]]  # a rate and how far each p95 is over its target there
+
+
+def _toward_saturation(
+    saturation: Callable[[float], float],
+    overs: Callable[[float, tuple[bool, ...]], tuple[float, float]],
+    low_at: tuple[float, float],
+    high_at: tuple[float, float],
+) -> tuple[_Probe | None, _Probe, float]:
+    """Narrows the saturation bracket [low, high] (the measure < 0 at low, > 0 at high) by regula falsi (Illinois, a
+    bisection whenever three steps have not halved it), looking at both p95s at each steady end within
+    _NEAR_SATURATION of saturation: until one is over there (that end is then the crossing's high end: the p95s need
+    not be followed closer to saturation) or the bracket is within _SATURATION_FIRST. Returns the highest rate seen to
+    meet both targets (None: none looked at), the last steady end with its p95s, and the bracket's end past saturation."""
+    (low, s_low), (high, s_high) = low_at, high_at
+    meets: _Probe | None = None
+    looked = False  # the p95s at the bracket's steady end are in hand
+    w_low, w_high, kept = s_low, s_high, 0  # each end's measure as the chord weighs it
+    checkpoint, steps = high - low, 0
+    xtol = _SATURATION_FIRST * high
+    while True:
+        near_enough = s_low >= -_NEAR_SATURATION or high - low <= xtol
+        if near_enough and not looked:
+            at_low = overs(low, _BOTH)
+            if max(at_low) > 0:
+                return meets, (low, at_low), high
+            meets, looked = (low, at_low), True
+        if high - low <= xtol:
+            assert meets is not None  # looked at just above
+            return meets, meets, high
+        steps += 1
+        slow = steps == 3 and high - low > checkpoint / 2
+        if steps == 3:
+            checkpoint, steps = high - low, 0
+        # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
+        x = (low + high) / 2 if slow else min(max(false_position(low, high, w_low, w_high), low + xtol / 2), high - xtol / 2)
+        s_x = saturation(x)
+        if s_x > 0:
+            w_low = w_low / 2 if kept == -1 else w_low  # Illinois: an end kept twice is weighed half
+            high, s_high, w_high, kept = x, s_x, s_x, -1
+        else:
+            w_high = w_high / 2 if kept == +1 else w_high
+            low, s_low, w_low, kept, looked = x, s_x, s_x, +1, False
+
+
+_NEAR_SATURATION = 0.15  # of the saturation measure (about rate / saturation - 1): steady rates this close have their p95s looked at
 
 
 def _over(values: tuple[float, ...]) -> tuple[bool, ...]:
@@ -612,15 +661,23 @@ def _descend(
     f: Callable[[float], _V], rate: float, value: _V, factor: float, over: Callable[[_V], bool]
 ) -> tuple[float, _V, float, _V] | None:
     """From `rate`, whose `value` is `over`, divided by `factor` until it is not: (that rate, its value, the last rate
-    over, its value); None below _LOWEST_RATE (nothing meets)."""
+    over, its value); None below _LOWEST_RATE (nothing meets). Two divisions still over, _LOWEST_RATE is tried once: a
+    replica that misses even a trickle's target is told in one probe, not in the ~20 divisions down to it."""
     high, at_high = rate, value
+    divisions = 0
     while over(value):
         high, at_high = rate, value
         rate /= factor
         if rate < _LOWEST_RATE:
             return None
+        divisions += 1
+        if divisions == _FLOOR_AFTER and rate > _LOWEST_RATE and over(f(_LOWEST_RATE)):
+            return None
         value = f(rate)
     return rate, value, high, at_high
+
+
+_FLOOR_AFTER = 2  # divisions _descend makes before it asks whether even _LOWEST_RATE is over
 
 
 def _margin_search(margin: Callable[[float], float], probe: float) -> float:

@@ -72,7 +72,7 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
     margin = verdict_margin(core, goal)
     if not (verdict.feasible and verdict.meets_slo):
         return False, margin
-    holds, lost_margin = n_plus_one_check(brief)
+    holds, lost_margin = n_plus_one_check(brief, core)
     return holds, max(margin, lost_margin)
 
 

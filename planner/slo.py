@@ -327,7 +327,7 @@ _ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls,
 def _by_batch(compute: _F) -> _F:
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
     costs many times (the pace, the service moments, the waits, the quantiles). Kept on the engine, one table a
-    quantity keyed by the batch alone (a lookup a plan makes ~1,000 times: no key tuple to build and hash), each
+    quantity keyed by the batch alone (a lookup a plan makes hundreds of times: no key tuple to build and hash), each
     bounded (a plan visits ~5,000-7,000 engine batches in all)."""
     name = compute.__name__
     _REMEMBERED.append(name)
@@ -417,72 +417,80 @@ class _Engine:
     # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
 
     @_by_batch
+    def step_at(self, batch: float) -> _StepAt:
+        """The parts of a step beside a decode batch, worked out together once a batch: a new batch (a solve's, a
+        probe's) asks for nearly all of them, and one lookup serves them all (the accessors below name each)."""
+        b = max(batch, 1.0)
+        # one whole decode step as the engine runs it: speculative (k drafts + the k + 1 verification) at or under the
+        # off threshold, else plain
+        spec = self.spec if self.spec is not None and b <= self.spec.off_above_batch else None
+        if spec is not None:
+            engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
+        else:
+            engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
+        floor = step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
+        decode_compute = step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
+        decode_compute_b = decode_compute if b == batch else step_time_s(self.k_compute, b, b, 0.0, 0.0)
+        token_s = self.token_s
+        if self.communicates:  # one GPU, one stage: no bytes to share (the share below is exactly 0)
+            chunk = max(min(self.uncached, self.room(batch)), 1.0)
+            comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
+            token_s += comm / chunk
+        return _StepAt(
+            decode_compute_s=decode_compute,
+            floor_s=floor,
+            prompt_token_s=token_s,
+            engine_step_s=engine_step,
+            base_s=engine_step + self.sched_s - max(decode_compute_b, floor),
+            # with speculation on, a sequence's time per token: the speculative step over the tokens it emits a sequence
+            decode_step_s=engine_step / spec.tokens_per_step if spec is not None else engine_step,
+        )
+
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
-        if not self.communicates:  # one GPU, one stage: no bytes to share (the difference below is exactly 0)
-            return self.token_s
-        b = max(batch, 1.0)
-        chunk = max(min(self.uncached, self.room(batch)), 1.0)
-        comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
-        return self.token_s + comm / chunk
+        return self.step_at(batch).prompt_token_s
 
-    def prompt_work_s(self, prompt_tokens: float | np.ndarray, batch: float) -> float | np.ndarray:
-        """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside): linear in the
-        prompt's tokens, and quadratic in its attention over the prefix and itself. Its mean over the gamma lengths is
-        uncached x prompt_token_s."""
-        linear_s = self.prompt_token_s(batch) - self.quad_mean_s
+    def work_s(self, prompt_tokens: float | np.ndarray, token_s: float) -> float | np.ndarray:
+        """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside) beside a batch whose
+        prompt_token_s is `token_s`: linear in the prompt's tokens, and quadratic in its attention over the prefix and
+        itself. Its mean over the gamma lengths is uncached x token_s."""
+        linear_s = token_s - self.quad_mean_s
         return (1 - self.hit) * prompt_tokens * (linear_s + self.quad_s * prompt_tokens)
 
-    def prompt_work_cv2(self, batch: float) -> float:
-        """CV² of prompt_work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)."""
-        a = self.prompt_token_s(batch) - self.quad_mean_s
+    def work_cv2(self, token_s: float) -> float:
+        """CV² of work_s over gamma prompt lengths L = x x mean, CV² c: a x + b x², E[x^n] = (1 + c)...(1 + (n-1) c)
+        (token_s: the batch's prompt_token_s)."""
+        a = token_s - self.quad_mean_s
         b = self.quad_prompt_s
         l2, l3, l4 = self.length_moments
         mean = a + b * l2
         second = a * a * l2 + 2 * a * b * l3 + b * b * l4
         return second / (mean * mean) - 1 if mean > 0 else 0.0
 
-    def prefill_rate(self, batch: float) -> float:
-        """Prompt tokens a second, beside a decode batch."""
-        return 1 / self.prompt_token_s(batch)
-
-    @_by_batch
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
-        b = max(batch, 1.0)
-        roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
-        return step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
+        return self.step_at(batch).floor_s
 
-    @_by_batch
     def decode_compute_s(self, batch: float) -> float:
         """The GEMM compute of the batch's decode tokens (LM head included)."""
-        return step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
+        return self.step_at(batch).decode_compute_s
 
-    @_by_batch
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
-        b = max(batch, 1.0)
-        return self.engine_step_s(b) + self.sched_s - max(self.decode_compute_s(b), self.floor_s(b))
+        return self.step_at(batch).base_s
 
-    @_by_batch
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
-        b = max(batch, 1.0)
-        if self.spec is not None and b <= self.spec.off_above_batch:
-            return self.engine_step_s(b) / self.spec.tokens_per_step
-        return self.engine_step_s(b)  # the plain step itself
+        return self.step_at(batch).decode_step_s
 
-    @_by_batch
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
-        b = max(batch, 1.0)
-        if self.spec is not None and b <= self.spec.off_above_batch:
-            return speculative_step_time_s(self.spec.constants, b, b, b * self.context, 0.0)
-        return step_time_s(self.k, b, b, b * self.context, 0.0)
+        return self.step_at(batch).engine_step_s
 
     def engine_steps_s(self, batches: np.ndarray) -> np.ndarray:
         """engine_step_s over an array of batches, in one pass (step_model.step_times_s)."""
@@ -495,8 +503,9 @@ class _Engine:
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
-        compute = tokens * self.prompt_token_s(batch) + chunks * self.decode_compute_s(batch)
-        return chunks * self.base_s(batch) + np.maximum(compute, chunks * self.floor_s(batch))
+        at = self.step_at(batch)
+        compute = tokens * at.prompt_token_s + chunks * at.decode_compute_s
+        return chunks * at.base_s + np.maximum(compute, chunks * at.floor_s)
 
     def room(self, batch: float) -> float:
         """Prompt tokens a step has room for beside the decode batch."""
@@ -508,22 +517,47 @@ class _Engine:
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 
+    @_by_batch
+    def pace_terms(self, batch: float) -> _PaceTerms:
+        """What pace() needs at a running batch whatever the rate, worked out once a batch (a running-batch solve asks
+        for the same batches at each rate it is solved at)."""
+        chunks, s1, _, _ = self.service_moments(batch)
+        step_s = self.step_at(batch).decode_step_s
+        gap_s = step_s + self.sched_s
+        if not math.isfinite(s1):
+            return _PaceTerms(s1, step_s, gap_s, math.inf, math.inf)
+        return _PaceTerms(s1, step_s, gap_s, 1 / s1 if s1 > 0 else math.inf, max(s1 - chunks * gap_s, 0.0))
+
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
-        chunks, s1, _, _ = self.service_moments(batch)
-        step_s = self.decode_step_s(batch)
-        gap_s = step_s + self.sched_s
-        interference = _interference(rate, s1, chunks, gap_s)
+        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms(batch)
+        # _interference's arithmetic on the terms: the served rate x each prompt's steps beyond the decode steps
+        interference = min(rate, most_served) * beyond_s if beyond_s != math.inf else math.inf
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
-        return Pace(
-            running_batch=batch,
-            decode_step_ms=step_s * 1e3,
-            slot_service_ms=s1 * 1e3,
-            prefill_slot_busy=rate * s1,
-            interference=interference,
-            tpot_ms=tpot_s * 1e3,
-            engine_time_s=s1 + (self.output - 1) * tpot_s,
-        )
+        # Pace's fields in order: running batch, decode step (ms), slot service (ms), prefill slot busy, interference,
+        # TPOT (ms), engine time (s)
+        return Pace(batch, step_s * 1e3, s1 * 1e3, rate * s1, interference, tpot_s * 1e3, s1 + (self.output - 1) * tpot_s)
+
+
+class _StepAt(NamedTuple):
+    """The parts of a step beside one decode batch (s): _Engine.step_at's, each described by its accessor there."""
+
+    decode_compute_s: float
+    floor_s: float
+    prompt_token_s: float
+    engine_step_s: float
+    base_s: float
+    decode_step_s: float
+
+
+class _PaceTerms(NamedTuple):
+    """pace()'s terms at one running batch (s): what does not depend on the rate."""
+
+    s1: float  # E[S]: a prompt's time on the prefill slot
+    step_s: float  # the decode step
+    gap_s: float  # ... and the scheduler: a token gap
+    most_served: float  # prompts a second the slot serves back to back, 1 / E[S] (inf: E[S] is 0 or not finite)
+    beyond_s: float  # a prompt's steps beyond the decode steps they stand in for (inf: E[S] is not finite)
 
 
 def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **overrides: float | None) -> Pace:
@@ -595,7 +629,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     """E[S], E[S^2], E[S^3] of the time a prompt holds the prefill slot: _Engine.mixed_step_s of its uncached tokens,
     after its images' mean encoder time (a constant: the p95 request's own images are in the fixed TTFT path).
 
-    S = a + max(min(Y, ceiling), floor), with Y = the prompt's work (_Engine.prompt_work_s: linear in its length and
+    S = a + max(min(Y, ceiling), floor), with Y = the prompt's work (_Engine.work_s: linear in its length and
     quadratic in its attention, taken as gamma with that mean and CV²), a = chunks x (base + the batch's
     decode compute), floor = chunks x (weight reads - decode compute), and ceiling = the uncached part of the longest
     prompt the pool admits (max-model-len). Chunks are those of a mean prompt: a long prompt's extra steps are left
@@ -604,12 +638,14 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
-    decode_s = chunks * eng.decode_compute_s(batch)
-    floor = max(chunks * eng.floor_s(batch) - decode_s, 0.0)
-    work_s = eng.uncached * eng.prompt_token_s(batch)  # the mean of prompt_work_s, with its CV² (a gamma fitted to both)
-    ceiling_s = float(eng.prompt_work_s(eng.longest_prompt, batch))
-    z1, z2, z3 = clamped_moments(work_s, eng.prompt_work_cv2(batch) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
-    a = chunks * eng.base_s(batch) + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
+    at = eng.step_at(batch)
+    decode_s = chunks * at.decode_compute_s
+    floor = max(chunks * at.floor_s - decode_s, 0.0)
+    token_s = at.prompt_token_s
+    work_s = eng.uncached * token_s  # the mean of _Engine.work_s, with its CV² (a gamma fitted to both)
+    ceiling_s = float(eng.work_s(eng.longest_prompt, token_s))
+    z1, z2, z3 = clamped_moments(work_s, eng.work_cv2(token_s) if eng.cv2 > 0 else 0.0, floor, ceiling_s)
+    a = chunks * at.base_s + decode_s + eng.encoder_s  # S = a + Z; the images' encoder holds the slot first
     return a + z1, a * a + 2 * a * z1 + z2, a**3 + 3 * a * a * z1 + 3 * a * z2 + z3
 
 
@@ -648,8 +684,9 @@ def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
     room = eng.room(batch)
     uncached = prompts * (1 - eng.hit)
     chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
-    compute = np.asarray(eng.prompt_work_s(prompts, batch)) + chunks * eng.decode_compute_s(batch)
-    return np.asarray(chunks * eng.base_s(batch) + np.maximum(compute, chunks * eng.floor_s(batch)))
+    at = eng.step_at(batch)
+    compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
+    return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
@@ -769,7 +806,7 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
         return lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return lambda c: 0.0 if c < 0 else gamma_cdf(k, c / scale)
+        return lambda c: 0.0 if c < 0 else gamma_p(k, c / scale)  # gamma_cdf's value: c / scale >= 0
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
         pair_whole = _pair_cdf(k)
@@ -779,7 +816,7 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
                 return 0.0
             if c >= room:
                 return 1.0
-            alone = 1.0 if c >= top else gamma_cdf(k, c / scale)
+            alone = 1.0 if c >= top else gamma_p(k, c / scale)  # gamma_cdf's value (c >= 0), one call fewer
             return (1 - packed) * alone + packed * pair_whole(c / scale)  # two prompts' tokens: gamma(2k)
 
         return whole_cdf
@@ -793,7 +830,7 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
         if c >= room:
             return 1.0
         z = c / scale
-        short = gamma_cdf(k, z)
+        short = gamma_p(k, z)  # gamma_cdf's value (z >= 0), one call fewer
         alone = short + long_share * c / room
         if packed <= 0:
             return min(alone / chunks, 1.0)
@@ -864,7 +901,8 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     room = eng.room(batch)
     served = min(rate, 1 / s1) if s1 > 0 else rate
     chunks = _expected_chunks(eng, room)
-    gap_s = eng.engine_step_s(b) + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
+    at = eng.step_at(b)
+    gap_s = at.engine_step_s + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
     share = mixed_per_s / (mixed_per_s + decode_per_s) if mixed_per_s + decode_per_s > 0 else 0.0
@@ -879,8 +917,8 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
-    base, floor, decode = eng.base_s(b), eng.floor_s(b), eng.decode_compute_s(b)
-    rate_b = 1 / (eng.prompt_token_s(b) - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
+    base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
+    rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     pure_cdf = _grid_cdf(decode_gaps.tolist())
     chunk_cdf = _chunk_cdf(eng, room, chunks, packed)
 

@@ -111,7 +111,7 @@ def test_fleet_searches_read_capacitys_own_no_cache_utilization(name):
         )
 
 
-def test_cached_gamma_p_array_is_the_computed_one_and_a_fresh_copy():
+def test_gamma_p_array_is_the_computed_one_and_a_fresh_copy():
     x = np.array([[0.0, 0.3, 1.7], [2.5, 60.0, np.inf]])
     first = gamma_p_array(1.5, x)
     np.testing.assert_array_equal(first, numerics._gamma_p_array(1.5, x))

@@ -9,11 +9,20 @@ import numpy as np
 import pytest
 
 from planner import load_brief
-from planner.numerics import gamma_density_array, gamma_p, gamma_p_array, gamma_p_inverse, gamma_sums
+from planner.numerics import (
+    _log_prefactor_array,
+    _series_count,
+    _series_logs,
+    gamma_density_array,
+    gamma_p,
+    gamma_p_array,
+    gamma_p_inverse,
+    gamma_sums,
+)
 from planner.replica import shape_of
 from planner.slo import _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _ttft_quantile_cached, _ttft_quantile_s
 
-_REMEMBERED = ("prompt_token_s", "floor_s", "decode_compute_s", "base_s", "decode_step_s", "engine_step_s", "service_moments")
+_REMEMBERED = ("step_at", "service_moments", "pace_terms")
 
 
 @pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
@@ -35,7 +44,7 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
     for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
-    assert 0 < len(eng.by_batch["floor_s"]) <= _BY_BATCH_KEPT
+    assert 0 < len(eng.by_batch["step_at"]) <= _BY_BATCH_KEPT
 
 
 @pytest.mark.parametrize(
@@ -103,6 +112,21 @@ def test_the_one_pass_sums_are_the_separate_functions_sums(a: float) -> None:
         assert p == pytest.approx(float(gamma_p_array(a, xs).sum()), rel=1e-13)
         assert density == pytest.approx(float(gamma_density_array(a, xs).sum()), rel=1e-13)
         assert bend == pytest.approx(float(slope.sum()), rel=1e-6)
+
+
+@pytest.mark.parametrize(("a", "x", "largest"), [(0.4, 0.3, 0.3), (1.7, 7.3, 12.0), (3.5, 0.01, 40.0), (30.0, 29.0, 35.0)])
+def test_the_sums_of_one_point_are_the_array_arithmetic_bit_for_bit(a: float, x: float, largest: float) -> None:
+    """gamma_sums' one-point path (a fixed prompt length's TTFT) gives what the whole-array arithmetic gives, exactly."""
+    xs = np.array([x])
+    counts, log_denominators = _series_logs(a, _series_count(a, largest))
+    log_x = np.log(xs)
+    block = log_x[:, np.newaxis] * counts
+    block -= log_denominators
+    total = np.exp(block).sum(axis=1)
+    prefactor = np.exp(_log_prefactor_array(a, xs, log_x))
+    density = prefactor * (1 / xs)
+    expected = (float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * (1 / xs) - 1)))
+    assert gamma_sums(a, xs, largest) == expected
 
 
 @pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(1.0, 0.001, 1000.0, 0.5), (1.0, 1.0, 1000.0, 0.95), (0.999, 1e-6, 0.05, 0.95)])

@@ -179,3 +179,27 @@ def test_a_root_a_chord_approaches_from_one_side_is_closed_by_a_half_tolerance_s
     low, high = bracket_root(measure, 0.25, 1.0, 1e-2)
     assert low <= 0.55 < high and high - low <= 1e-2
     assert len(calls) <= 6  # 8 before
+
+
+def test_lowest_crossing_closes_a_smooth_crossing_and_bisects_a_jump():
+    """A smooth crossing (a queue's p95 near its pole) is closed once a step that meets proves the root within xtol / 2
+    above it, in a few steps; a flat function that jumps over 0 is bisected after two stalled chord steps, not crept up
+    on from an end (every step of the bisection, bar the stalled ones, halves the bracket)."""
+    calls: list[float] = []
+
+    def pole(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (0.1 / (1 - x) - 0.9,)  # crosses at x = 8 / 9
+
+    found = lowest_crossing(pole, (0.0, pole(0.0)), (0.99, pole(0.99)), 1e-6)
+    assert found <= 8 / 9 < found + 1e-6 and pole(found)[0] <= 0
+    assert len(calls) <= 9  # 10 before
+    calls.clear()
+
+    def jump(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (-0.7 + 0.01 * x,) if x < 0.3 else (0.8 + 0.01 * x,)
+
+    found = lowest_crossing(jump, (0.0, jump(0.0)), (1.0, jump(1.0)), 1e-6)
+    assert found <= 0.3 < found + 1e-6
+    assert len(calls) - 2 <= math.ceil(math.log2(1 / 1e-6)) + 3  # bisection's 20 steps and the stalled chords

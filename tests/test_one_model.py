@@ -228,3 +228,18 @@ def test_the_batch_slot_curve_stops_at_the_token_budget():
     beside a 48-token budget; the curve stops at the budget."""
     d = plan(load_brief("capstone").with_changes({"deployment.max_num_seqs": 32, "deployment.max_num_batched_tokens": 48}))
     assert max(int(t.x) for t in d.slo.tradeoff_max_num_seqs) == 48
+
+
+def test_the_capacity_search_tells_a_replica_that_misses_even_a_trickle_in_a_few_probes():
+    """A p95 over its target at any rate (its first-token floor above the target): after two halvings the search asks
+    the lowest rate once and answers 0, not after ~20 halvings down to it."""
+    from planner.operating_point import _capacity_rate_search
+
+    probes: list[float] = []
+
+    def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
+        probes.append(rate)
+        return 0.2 + rate / 100, -0.5  # the TTFT misses its target even at no load
+
+    assert _capacity_rate_search(lambda rate: rate / 10 - 1, overs, lambda rate: 1.0) == 0.0
+    assert len(probes) <= 6

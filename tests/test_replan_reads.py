@@ -1,0 +1,47 @@
+"""N+1 checks read on a core already worked out instead of re-planned (failures._spare_check, failures._split_check):
+each reading equals the re-plan it replaces, its verdict and its margin alike (exact: the same figures feed both)."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner.failures as failures
+from benchmarks.plan_speed import _clear_all
+from planner import load_brief
+from planner.core import verdict_core
+from planner.failures import Scenario, scenario_overrides
+from planner.mechanisms import resolve
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _cold_planner() -> None:
+    _clear_all()
+
+
+@pytest.mark.parametrize(("preset", "changes"), [("variation-f", {"deployment.long_context_nodes": 4}), ("rag", {})])
+@pytest.mark.parametrize("extra_nodes", [0, 2, 6, 11])
+def test_a_spare_replacing_the_lost_node_reads_as_the_re_plan(preset: str, changes: dict[str, int], extra_nodes: int) -> None:
+    base = load_brief(preset).with_changes(changes)
+    brief = base.with_changes({"hardware.nodes": base.hardware.nodes + extra_nodes, "deployment.spare_nodes": 1})
+    own = verdict_core(resolve(brief))
+    read = failures._spare_check(own, brief)
+    if not (own.verdict.feasible and own.verdict.meets_slo):
+        assert read is None  # only a design that meets is read on
+        return
+    assert read is not None
+    assert read == failures.scenario_check(brief, Scenario.one_node_lost)  # re-planned: it is given no core
+
+
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 11), (16, 13), (17, 12), (17, 13)])
+def test_the_decode_pool_losing_a_node_reads_as_its_re_plan(nodes: int, prefill_nodes: int) -> None:
+    brief = load_brief("chat-disaggregated").with_changes({"hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill_nodes})
+    changes = scenario_overrides(brief, Scenario.one_node_lost)
+    sibling = verdict_core(resolve(brief.with_changes(changes | {"disaggregation.prefill_nodes": prefill_nodes - 1})))
+    read = failures._split_check(sibling, brief, changes)
+    assert sibling.disaggregation is not None
+    if not sibling.disaggregation.stable:  # its feasibility does not tell the other rules': re-planned
+        assert read is None
+        return
+    assert read == failures._changed_check(brief, changes)
