@@ -134,9 +134,12 @@ def test_the_one_pass_sums_are_the_separate_functions_sums(a: float) -> None:
         assert bend == pytest.approx(float(slope.sum()), rel=1e-6)
 
 
-@pytest.mark.parametrize(("a", "x", "largest"), [(0.4, 0.3, 0.3), (1.7, 7.3, 12.0), (3.5, 0.01, 40.0), (30.0, 29.0, 35.0)])
-def test_the_sums_of_one_point_are_the_array_arithmetic_bit_for_bit(a: float, x: float, largest: float) -> None:
-    """gamma_sums' one-point path (a fixed prompt length's TTFT) gives what the whole-array arithmetic gives, exactly."""
+@pytest.mark.parametrize(
+    ("a", "x", "largest"), [(0.4, 0.3, 0.3), (1.7, 7.3, 12.0), (3.5, 0.01, 40.0), (30.0, 29.0, 35.0), (2.0, 20.0, 30.0)]
+)
+def test_the_sums_of_one_point_are_the_array_arithmetic(a: float, x: float, largest: float) -> None:
+    """gamma_sums' one-point path (a fixed prompt length's TTFT, on floats) gives what the whole-array arithmetic gives,
+    to 1e-13 (the scalar series stops at its own convergence, not at the bound's term count)."""
     xs = np.array([x])
     counts, log_denominators = _series_logs(a, _series_count(a, largest))
     log_x = np.log(xs)
@@ -146,7 +149,7 @@ def test_the_sums_of_one_point_are_the_array_arithmetic_bit_for_bit(a: float, x:
     prefactor = np.exp(_log_prefactor_array(a, xs, log_x))
     density = prefactor * (1 / xs)
     expected = (float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * (1 / xs) - 1)))
-    assert gamma_sums(a, xs, largest) == expected
+    assert gamma_sums(a, xs, largest) == pytest.approx(expected, rel=1e-13)
 
 
 @pytest.mark.parametrize(("busy", "wait_s", "tail", "q"), [(1.0, 0.001, 1000.0, 0.5), (1.0, 1.0, 1000.0, 0.95), (0.999, 1e-6, 0.05, 0.95)])
