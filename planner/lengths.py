@@ -7,6 +7,7 @@ cross-check see the same prompts. planner.numerics has the regularized incomplet
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 from planner.numerics import gamma_p, gamma_p_inverse, root_in_bracket
@@ -41,7 +42,45 @@ def length_cv2(mean: float, p95: float) -> float:
     at_low, at_high = ratio_low - ratio, ratio_high - ratio
     if at_low <= 0 or at_high >= 0:  # beyond the ratios a gamma in these shapes has: the nearer end
         return 1 / _SHAPES[0] if at_low <= 0 else 1 / _SHAPES[1]
+    (low, at_low), (high, at_high) = _bracket_near(excess, _wilson_hilferty_log_shape(ratio), (low, at_low), (high, at_high))
     return math.exp(-root_in_bracket(excess, low, high, xtol=1e-13, f_low=at_low, f_high=at_high, smooth=True))
+
+
+def _wilson_hilferty_log_shape(ratio: float) -> float:
+    """ln k where Wilson-Hilferty's cube puts p95 / mean at `ratio`: p95 / k ~ (1 - s^2 / 9 + z s / 3)^3, s = 1 / sqrt(k),
+    a quadratic in s (its smaller root: k large as the ratio nears 1); nan past the ratio ~4.7 where it has none. It
+    sits just below the true shape: by 0.08 at k = 0.5, 0.03 at 1, 1e-4 at 100 (in ln k)."""
+    u = ratio ** (1 / 3)
+    discriminant = 9 * _Z95 * _Z95 - 36 * (u - 1)
+    if discriminant < 0:
+        return math.nan
+    s = (3 * _Z95 - math.sqrt(discriminant)) / 2
+    return -2 * math.log(s) if s > 0 else math.nan
+
+
+_Z95 = 1.6448536269514722  # the standard normal's 95th percentile
+
+
+def _bracket_near(
+    excess: Callable[[float], float], start: float, low_at: tuple[float, float], high_at: tuple[float, float]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """A bracket of excess's root (falling in ln k) around `start`, inside the given one: `start` and a point 0.05 / k
+    above or below it (Wilson-Hilferty's error is under half that), the step doubled until the sign changes; the given
+    bracket when there is no start."""
+    (low, at_low), (high, at_high) = low_at, high_at
+    if not low < start < high:
+        return low_at, high_at
+    at_start = excess(start)
+    step = 0.05 * math.exp(-start)
+    if at_start > 0:  # the root is above the start
+        low, at_low = start, at_start
+        while (x := start + step) < high and (at_x := excess(x)) > 0:
+            low, at_low, step = x, at_x, step * 2
+        return (low, at_low), ((x, at_x) if x < high else (high, at_high))
+    high, at_high = start, at_start
+    while (x := start - step) > low and (at_x := excess(x)) <= 0:
+        high, at_high, step = x, at_x, step * 2
+    return ((x, at_x) if x > low else (low, at_low)), (high, at_high)
 
 
 def _p95_over_mean(log_shape: float) -> float:

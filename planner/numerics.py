@@ -88,14 +88,14 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     density's slope, in one pass. The series' terms are those `largest` needs (a caller evaluating many arrays under
     one bound counts them once); the density is the series' own prefactor over x, its slope the density times
     ((a - 1) / x - 1). Beyond the series' reach, gamma_p_array and gamma_density_array."""
+    if x.size == 1:  # one point (every prompt the same length): on floats
+        return _gamma_sums_of_one(a, float(x[0]))
     terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
     if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
         p, density = gamma_p_array(a, x), gamma_density_array(a, x)
         return float(p.sum()), float(density.sum()), float(density @ ((a - 1) / x - 1))
     counts, log_denominators = _series_logs(a, terms)
     log_x = np.log(x)
-    if x.size == 1:  # one point (every prompt the same length): the same arithmetic on floats, numpy only for exp
-        return _gamma_sums_of_one(a, float(x[0]), log_x, counts, log_denominators)
     block = log_x[:, np.newaxis] * counts
     block -= log_denominators
     total = np.exp(block, out=block).sum(axis=1)
@@ -105,17 +105,14 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
 
 
-def _gamma_sums_of_one(
-    a: float, x: float, log_x: npt.NDArray[np.float64], counts: npt.NDArray[np.float64], log_denominators: npt.NDArray[np.float64]
-) -> tuple[float, float, float]:
-    """gamma_sums of a single x (log_x: its logarithm, a one-element array), bit for bit: the sums of one element are the
-    element, so only the series' row and the exponentials stay in numpy (whose exp and log differ from the math module's
-    in the last bit for ~5% of arguments)."""
-    total = float(np.exp(float(log_x[0]) * counts - log_denominators).sum())
-    prefactor = float(np.exp(_log_prefactor_array(a, np.array([x]), log_x))[0])
-    inverse = 1 / x
-    density = prefactor * inverse
-    return prefactor * (1 + total) / a, density, density * ((a - 1) * inverse - 1)
+def _gamma_sums_of_one(a: float, x: float) -> tuple[float, float, float]:
+    """gamma_sums of a single x > 0, with the math module (a handful of numpy calls on one-element arrays cost ~3x more):
+    P(a, x) from the prefactor it shares with the density, by the scalar series (gamma_p's, to its own convergence)
+    or beyond its reach gamma_p's fraction."""
+    prefactor = math.exp(_log_prefactor(a, x))
+    p = prefactor * _series_terms(a, x)[0] if x < a + 1 + _SCALAR_SERIES_REACH else gamma_p(a, x)
+    density = prefactor / x
+    return p, density, density * ((a - 1) / x - 1)
 
 
 @lru_cache(maxsize=1024)

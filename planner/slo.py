@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property, lru_cache, partial, wraps
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
@@ -795,18 +795,18 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> Callable[[float], float]:
-    """c -> P(a step carrying prompt tokens carries c or fewer): short prompts ride whole, long ones in full chunks plus a
-    remainder (uniform), counted per chunk; in a `packed` share of those steps the next queued prompt rides in the room
-    the chunk leaves (the engine fills a step's token budget first come first served), the two capped at the room.
-    What does not depend on c is worked out once, for the inversion's many calls."""
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> tuple[Callable[[float], float], tuple[float, ...]]:
+    """c -> P(a step carrying prompt tokens carries c or fewer), and the c where it may jump: short prompts ride whole,
+    long ones in full chunks plus a remainder (uniform), counted per chunk; in a `packed` share of those steps the next
+    queued prompt rides in the room the chunk leaves (the engine fills a step's token budget first come first served),
+    the two capped at the room. What does not depend on c is worked out once, for the inversion's many calls."""
     if eng.gamma is None:
         whole = min(eng.uncached, room)
         both = min(whole + eng.uncached, room)
-        return lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)
+        return (lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)), (whole, both)
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return lambda c: 0.0 if c < 0 else gamma_p(k, c / scale)  # gamma_cdf's value: c / scale >= 0
+        return (lambda c: 0.0 if c < 0 else gamma_p(k, c / scale)), ()  # gamma_cdf's value: c / scale >= 0
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
         pair_whole = _pair_cdf(k)
@@ -819,7 +819,7 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
             alone = 1.0 if c >= top else gamma_p(k, c / scale)  # gamma_cdf's value (c >= 0), one call fewer
             return (1 - packed) * alone + packed * pair_whole(c / scale)  # two prompts' tokens: gamma(2k)
 
-        return whole_cdf
+        return whole_cdf, (top, room)
     long_share = 1 - gamma_cdf(k, room / scale)
     log_norm = math.lgamma(k + 1)
     pair = _pair_cdf(k)
@@ -839,7 +839,7 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
         together = pair(z) + long_share * (c * short - k * scale * below) / room
         return min(((1 - packed) * alone + packed * together) / chunks, 1.0)
 
-    return cdf
+    return cdf, (room,)
 
 
 _PAIR_POINTS = 256  # the table of two prompts' tokens CDF, up to where it is 1 within 1e-9
@@ -920,7 +920,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     pure_cdf = _grid_cdf(decode_gaps.tolist())
-    chunk_cdf = _chunk_cdf(eng, room, chunks, packed)
+    chunk_cdf, chunk_jumps = _chunk_cdf(eng, room, chunks, packed)
 
     def cdf(t: float) -> float:
         pure = pure_cdf(t)
@@ -931,9 +931,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     low = float(decode_gaps[0]) * 0.5
     high = float(eng.mixed_step_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch))
     high = max(high, float(decode_gaps[-1])) * 1.01
+    # where the CDF jumps: the first and past the last decode gap, a mixed step's floor, the chunk's own jumps (those
+    # worked out from c a hair above, so that rounding leaves the jump below them)
+    mixed_jumps = (floor, *(decode + c / rate_b for c in chunk_jumps))
+    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *((base + s) * (1 + 1e-12) for s in mixed_jumps))
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
-        found[q] = low = _invert(cdf, q, low, high)
+        found[q] = low = _invert(cdf, q, low, high, jumps)
     return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
@@ -1001,16 +1005,34 @@ def _halley_invert(
 _HALLEY_STEPS = 100
 
 
-def _invert(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
-    """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing; atoms allowed), to 1e-7 of the range
-    (latencies are shown to three figures)."""
+def _invert(cdf: Callable[[float], float], q: float, low: float, high: float, jumps: Iterable[float] = ()) -> float:
+    """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing, right-continuous; atoms allowed), to 1e-7 of
+    the range (latencies are shown to three figures). `jumps`, where the caller knows them, are the t where the CDF may
+    jump: a bisection over those in the bracket finds the stretch between two where it reaches q, a look just below the
+    stretch's top end whether it is the jump there that does, and else Anderson-Björck steps find the root in the
+    stretch, where the CDF is continuous (the evaluations a bracket_root of the whole range spends closing in on a jump
+    from one side, ~20 of them, are saved). A jump not listed still gives the right answer, in more steps."""
     at_low, at_high = cdf(low), cdf(high)
     if at_low >= q:
         return low
     if at_high < q:
         return high
-    _, reached = bracket_root(lambda t: cdf(t) - q, low, high, xtol=(high - low) * 1e-7, f_low=at_low - q, f_high=at_high - q)
-    return reached  # the end where cdf >= q: at an atom the other end is below it
+    xtol = (high - low) * 1e-7
+    inside = sorted(t for t in jumps if low < t < high)
+    while inside:  # the stretch between two listed jumps where the CDF reaches q
+        middle = len(inside) // 2
+        t = inside[middle]
+        if (at_t := cdf(t)) >= q:
+            high, at_high, inside = t, at_t, inside[:middle]
+        else:
+            low, at_low, inside = t, at_t, inside[middle + 1 :]
+    if high - low > xtol:
+        below = high - xtol
+        if (at_below := cdf(below)) < q:  # q is reached within xtol below the top: the jump there
+            return high
+        high, at_high = below, at_below
+    _, reached = bracket_root(lambda t: cdf(t) - q, low, high, xtol=xtol, f_low=at_low - q, f_high=at_high - q, anderson_bjorck=True)
+    return reached  # the end where cdf >= q
 
 
 # --- one load ---------------------------------------------------------------------------------------

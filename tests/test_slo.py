@@ -218,6 +218,16 @@ def test_length_variability_grows_with_the_tail_up_to_the_most_skewed_gamma():
     assert length_cv2(1000, 5000) == pytest.approx(4.474290333351793, rel=1e-12)  # the capstone's prompts: unchanged
 
 
+@pytest.mark.parametrize("ratio", [1.02, 1.05, 1.3, 2.0, 2.5, 3.0, 4.0, 4.7, 4.8, 5.0, 5.8])
+def test_length_variability_is_the_shape_whose_p95_over_mean_is_the_ratio(ratio: float) -> None:
+    """The root from Wilson-Hilferty's start (or the whole bracket past ratio ~4.7, where it has none): SciPy's quantile
+    of the shape it gives, over the shape, is the ratio to ~1e-12."""
+    from scipy.special import gammaincinv
+
+    shape = 1 / length_cv2(1000, 1000 * ratio)
+    assert gammaincinv(shape, 0.95) / shape == pytest.approx(ratio, rel=1e-12)
+
+
 def test_erlang_c_reduces_to_m_m_1():
     # one slot, offered load 0.5, hold 1 s: a request waits with probability rho = 0.5; the M/M/1 wait is
     # rho / (1 - rho) x hold = 1 s on average, 2 s given a wait (hold / (slots - offered))
