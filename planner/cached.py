@@ -20,6 +20,13 @@ class CachingModel(BaseModel):
             copied.__dict__.pop(name, None)
         return copied
 
+    def __getstate__(self) -> dict[Any, Any]:
+        """A pickled model leaves its worked-out values behind: a kept hash is of this process's string hashes, which a
+        spawned worker (the design search's) hashes differently, and the rest are worked out again on first read."""
+        state = super().__getstate__()
+        cached = _cached_names(type(self))
+        return state | {"__dict__": {name: value for name, value in state["__dict__"].items() if name not in cached}}
+
 
 @cache
 def _cached_names(cls: type) -> tuple[str, ...]:

@@ -441,19 +441,21 @@ def lowest_crossing(
     low_at: tuple[float, tuple[float, ...]],
     high_at: tuple[float, tuple[float, ...]],
     xtol: float,
+    rtol: float = 0.0,
 ) -> float:
     """The highest x up to where the first of several functions (evaluated together: fs(x, needed) is one tuple, each
-    f that is not `needed` may be given as -inf) rises above 0, to within xtol: x in [low, high] with every f <= 0 at
-    x, some f > 0 within xtol above it. Every f is <= 0 at low and one is > 0 at high (each given with the values
+    f that is not `needed` may be given as -inf) rises above 0, to within xtol + rtol x the bracket's low end (a
+    tolerance relative to the answer, which lies above that end): x in [low, high] with every f <= 0 at x, some f > 0
+    within that tolerance above it. Every f is <= 0 at low and one is > 0 at high (each given with the values
     there); each is taken to rise and cross once, so one that is <= 0 at the high end is not needed again.
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
     of them; a bisection whenever two steps have not halved the bracket, the last two stalled (_stalled: a jump) or a
-    value is infinite. A step that meets stops the search where a function is shown to cross within xtol / 2 above it
-    (_crossing_within), and each step aims xtol / 4 short of the root it points at, so the step that lands near the root
-    lands on the side that meets: a chord that converges from one side closes without the bisection and the
-    half-tolerance step past it. From the third point on, a function's step is the root of the curve with a pole through
+    value is infinite. A step that meets stops the search where a function is shown to cross within half the tolerance
+    above it (_crossing_within), and each step aims a quarter of it short of the root it points at, so the step that
+    lands near the root lands on the side that meets: a chord that converges from one side closes without the bisection
+    and the half-tolerance step past it. From the third point on, a function's step is the root of the curve with a pole through
     its last three points where that lies in the bracket (_curved), else its chord."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
@@ -461,7 +463,8 @@ def lowest_crossing(
     checkpoint, steps = high - low, 0
     seen = [low_at, high_at]
     for _ in range(_MAX_STEPS):
-        if high - low <= xtol:
+        tol = xtol + rtol * low
+        if high - low <= tol:
             break
         steps += 1
         slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2)
@@ -472,13 +475,13 @@ def lowest_crossing(
             for i, (a, b) in enumerate(zip(weights_low, weights_high, strict=True))
             if b > 0
         ]
-        # a chord step lands at least xtol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(min(chords) - xtol / 4, low + xtol / 2), high - xtol / 2)
+        # a chord step lands at least tol / 2 inside the bracket: a root next to an end is then closed in one step
+        x = (low + high) / 2 if slow else min(max(min(chords) - tol / 4, low + tol / 2), high - tol / 2)
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
         stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
         if max(fx) <= 0:
-            if _crossing_within((low, f_low), (x, fx), (high, f_high), xtol / 2):
+            if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
             weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
             low, f_low, weights_low, kept = x, fx, list(fx), +1

@@ -582,7 +582,7 @@ def _capacity_rate_search(
         at_steady = overs(steady, _BOTH)
         if max(at_steady) <= 0:
             return steady
-        return lowest_crossing(overs, meets, (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
     # below a rate where a p95 meets it meets too: only those still over at the high end are worked out from here
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
         short = steady * (1 - share)
@@ -590,10 +590,10 @@ def _capacity_rate_search(
             break
         at_short = overs(short, _over(at_steady))
         if max(at_short) <= 0:
-            return lowest_crossing(overs, (short, at_short), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+            return lowest_crossing(overs, (short, at_short), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
         steady, at_steady = short, at_short
     if meets is not None:  # a steady rate near saturation met both targets: the crossing lies above it
-        return lowest_crossing(overs, meets, (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
     below = min(low, steady / 2)
     at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
@@ -601,7 +601,7 @@ def _capacity_rate_search(
         if down is None:
             return 0.0
         below, at_below, steady, at_steady = down
-    return lowest_crossing(overs, (below, at_below), (steady, at_steady), _CAPACITY_TOLERANCE * steady)
+    return lowest_crossing(overs, (below, at_below), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
 
 
 _Probe = tuple[float, tuple[float, float]]  # a rate and how far each p95 is over its target there

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
+from pydantic import BaseModel
 
 from planner import GPUS, MODELS, Brief, BriefError, apply_overrides, brief_to_json, brief_to_toml, load_brief, plan, preset_names
 from planner.loader import brief_from_text
@@ -37,7 +39,19 @@ def test_what_a_brief_works_out_once_follows_each_change():
     fresh = Brief.model_validate(longer.model_dump(mode="json"))
     assert (hash(longer), longer.running_context_tokens) == (hash(fresh), fresh.running_context_tokens)
     assert longer.running_context_tokens != before[1] and hash(longer) != before[0]
-    assert "fields_hash" not in base.model_dump() and base == Brief.model_validate(base.model_dump(mode="json"))
+    assert base == Brief.model_validate(base.model_dump(mode="json"))  # the kept hash is no field: equality ignores it
+
+
+def test_a_pickled_brief_leaves_its_kept_hashes_behind():
+    """The design search sends briefs to spawned workers, whose strings hash with another seed: a section's kept hash
+    (of this process's string hashes) must not travel with it, or equal briefs there would hash apart."""
+    base = load_brief("chat-disaggregated")
+    hash(base)
+    sent = pickle.loads(pickle.dumps(base))
+    sections = [value for value in vars(sent).values() if isinstance(value, BaseModel)]
+    kept = [name for section in sections for name in vars(section) if name.startswith("_")]
+    assert len(sections) > 5
+    assert kept == [] and sent == base and hash(sent) == hash(base)
 
 
 def test_a_section_hashed_once_still_reads_as_its_fields_and_a_copy_hashes_anew():
