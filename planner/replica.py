@@ -346,8 +346,9 @@ def _mla_decode_flops(model: ModelSpec) -> float:
 
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
     """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model); `model`
-    and `gpu` are the brief's (shape_of looks them up). Kept by what they are worked out from, which leaves out the
-    fleet's size and the traffic: a plan's re-plans at other node counts form the same replica's step."""
+    and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
+    out the fleet's size and the traffic: a plan's re-plans at other node counts with the same spares (the deployment
+    section, spares included, is in the key) find the same replica's step."""
     hw = brief.hardware
     key = (brief.deployment, brief.efficiency, hw.gpu, hw.gpus_per_node, brief.lora, brief.model, precision)
     steps = _STEPS.get(key)

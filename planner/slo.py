@@ -401,7 +401,7 @@ class _Engine:
         self.quad_s = step.attn_s_per_pair * (self.hit + (1 - self.hit) / 2)
         self.quad_mean_s = self.quad_s * w.input_tokens_mean * (1 + self.cv2)  # E[L²] / E[L] per token
         self.quad_prompt_s = self.quad_s * self.mean_prompt  # a mean-length prompt's quadratic part, per token of it
-        c = self.cv2  # E[x^n] of x = L / mean, n = 2, 3, 4 (prompt_work_cv2)
+        c = self.cv2  # E[x^n] of x = L / mean, n = 2, 3, 4 (work_cv2)
         self.length_moments = (1 + c, (1 + c) * (1 + 2 * c), (1 + c) * (1 + 2 * c) * (1 + 3 * c))
         self.token_s = step.gemm_s_per_token + lora + step.kv_s_per_token * reads + step.attn_s_per_pair / 2 + self.quad_mean_s
         # the part of that mean the long prompts' cached prefixes add beyond a mean-length prompt's (h mean CV² pairs):
@@ -473,10 +473,6 @@ class _Engine:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
         return self.step_at(batch).floor_s
-
-    def decode_compute_s(self, batch: float) -> float:
-        """The GEMM compute of the batch's decode tokens (LM head included)."""
-        return self.step_at(batch).decode_compute_s
 
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
