@@ -682,7 +682,7 @@ _FLOOR_AFTER = 2  # divisions _descend makes before it asks whether even _LOWEST
 
 def _margin_search(margin: Callable[[float], float], probe: float) -> float:
     """The highest rate whose margin meets: doubled from `probe` until it fails, quartered until it meets, then
-    narrowed to _CAPACITY_TOLERANCE."""
+    narrowed to _CAPACITY_TOLERANCE of the end that meets (the answer lies above it)."""
     low = high = probe
     m_low = m_high = margin(probe)
     while m_high <= 0:
@@ -696,7 +696,7 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
         if descended is None:
             return 0.0
         low, m_low, high, m_high = descended
-    meets, _ = bracket_root(margin, low, high, xtol=_CAPACITY_TOLERANCE * high, f_low=m_low, f_high=m_high)
+    meets, _ = bracket_root(margin, low, high, xtol=_CAPACITY_TOLERANCE * low, f_low=m_low, f_high=m_high)
     return meets  # the bracket's end that meets the SLO: its other end may be past a jump to an unbounded latency
 
 

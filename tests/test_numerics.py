@@ -17,6 +17,7 @@ from planner.numerics import (
     lowest_crossing,
     root_in_bracket,
 )
+from planner.operating_point import _CAPACITY_PROBE, _CAPACITY_TOLERANCE, _margin_search
 
 pytestmark = pytest.mark.unit
 
@@ -203,3 +204,11 @@ def test_lowest_crossing_closes_a_smooth_crossing_and_bisects_a_jump():
     found = lowest_crossing(jump, (0.0, jump(0.0)), (1.0, jump(1.0)), 1e-6)
     assert found <= 0.3 < found + 1e-6
     assert len(calls) - 2 <= math.ceil(math.log2(1 / 1e-6)) + 3  # bisection's 20 steps and the stalled chords
+
+
+@pytest.mark.parametrize("capacity", [0.37, 10.0, 29.1, 5e4])
+def test_a_capacity_found_on_the_margin_alone_is_within_its_tolerance_of_the_answer(capacity: float):
+    """A replica steady at any rate is searched on its SLO margin alone: the rate found meets and lies within
+    _CAPACITY_TOLERANCE of the answer (of the answer, not of the bracket's end past it)."""
+    found = _margin_search(lambda rate: math.log(rate / capacity) if rate > 0 else -math.inf, _CAPACITY_PROBE)
+    assert capacity * (1 - _CAPACITY_TOLERANCE) <= found <= capacity
