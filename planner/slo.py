@@ -520,15 +520,12 @@ class _Engine:
         chunks, s1, _, _ = self.service_moments(batch)
         step_s = self.step_at(batch).decode_step_s
         gap_s = step_s + self.sched_s
-        if not math.isfinite(s1):
-            return _PaceTerms(s1, step_s, gap_s, math.inf, math.inf)
-        return _PaceTerms(s1, step_s, gap_s, 1 / s1 if s1 > 0 else math.inf, max(s1 - chunks * gap_s, 0.0))
+        return _PaceTerms(s1, step_s, gap_s, *_slot_terms(s1, chunks, gap_s))
 
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
         s1, step_s, gap_s, most_served, beyond_s = self.pace_terms(batch)
-        # _interference's arithmetic on the terms: the served rate x each prompt's steps beyond the decode steps
-        interference = min(rate, most_served) * beyond_s if beyond_s != math.inf else math.inf
+        interference = _served_share(rate, most_served, beyond_s)
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
         # Pace's fields in order: running batch, decode step (ms), slot service (ms), prefill slot busy, interference,
         # TPOT (ms), engine time (s)
@@ -564,10 +561,20 @@ def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **ov
 def _interference(rate: float, s1: float, chunks: float, gap_s: float) -> float:
     """Share of time prompts' steps take beyond the decode steps they stand in for (a mixed step also emits the
     batch's tokens); an overloaded slot serves prompts back to back, no faster than 1 / E[S]."""
+    return _served_share(rate, *_slot_terms(s1, chunks, gap_s))
+
+
+def _slot_terms(s1: float, chunks: float, gap_s: float) -> tuple[float, float]:
+    """_interference's terms that do not depend on the rate: (prompts a second the slot serves back to back, a prompt's
+    steps beyond the decode steps they stand in for), each inf where E[S] = s1 is not finite."""
     if not math.isfinite(s1):
-        return math.inf
-    served = min(rate, 1 / s1) if s1 > 0 else rate
-    return served * max(s1 - chunks * gap_s, 0.0)
+        return math.inf, math.inf
+    return (1 / s1 if s1 > 0 else math.inf), max(s1 - chunks * gap_s, 0.0)
+
+
+def _served_share(rate: float, most_served: float, beyond_s: float) -> float:
+    """_interference from its terms: the rate the slot serves x each prompt's steps beyond the decode steps."""
+    return min(rate, most_served) * beyond_s if beyond_s != math.inf else math.inf
 
 
 # --- queueing pieces --------------------------------------------------------------------------------
