@@ -255,19 +255,20 @@ def _parallel_memory_text(shape: ReplicaShape, held: float, per_replica: float) 
 # --- capacity --------------------------------------------------------------------------------------
 
 
+def _pressures(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> dict[Binding, float]:
+    """Each resource's share, in the order a tie is broken: memory, compute, bandwidth."""
+    return {Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction}
+
+
 def _binding(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> Binding:
-    """The resource with the largest share (the first of them on a tie: memory, compute, bandwidth)."""
-    return _binding_of({Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction})
-
-
-def _binding_of(pressures: dict[Binding, float]) -> Binding:
+    """The resource with the largest share (the first of them on a tie)."""
+    pressures = _pressures(kv_fraction, prefill_fraction, decode_fraction)
     return max(pressures, key=lambda b: pressures[b])
 
 
-def _binding_reason(kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> str:
-    """Which resource binds and why, with the other shares."""
-    pressures = {Binding.memory: kv_fraction, Binding.compute: prefill_fraction, Binding.bandwidth: decode_fraction}
-    binding = _binding_of(pressures)
+def _binding_reason(binding: Binding, kv_fraction: float, prefill_fraction: float, decode_fraction: float) -> str:
+    """Why `binding` (_binding of these shares) binds, with the other shares."""
+    pressures = _pressures(kv_fraction, prefill_fraction, decode_fraction)
     what = {
         Binding.memory: "KV cache: sequences needed / sequences that fit",
         Binding.compute: "prefill: tensor-core time",
@@ -441,7 +442,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         kv_fraction=kv_fraction,
         sizing_load_multiple=1 / shares.utilization if shares.utilization > 0 else math.inf,
         binding_constraint=binding,
-        binding_reason=_binding_reason(kv_fraction, shares.prefill, shares.decode),
+        binding_reason=_binding_reason(binding, kv_fraction, shares.prefill, shares.decode),
         binding_constraint_no_prefix_cache=binding_nc,
         step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.gpus / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,
