@@ -158,7 +158,7 @@ def carry_peak_change(brief: Brief, otherwise: str) -> str:
     ratio of the utilization (whole replicas and the pools beside the general one keep it from falling as 1 / nodes);
     `otherwise`, the changes that need no node, after it."""
     nodes = fewest_nodes(brief, 1.0, prefix_cache=True)
-    if _utilization_on(brief, nodes, True) > 1:  # positional, as fewest_nodes asked it: its cached pass
+    if _utilization_on(brief, nodes, True) > 1:
         return f"no fleet of up to {nodes} nodes brings it to 100%: {otherwise}"
     return f"add nodes: {nodes} in all ({nodes - brief.hardware.nodes} more) bring it to 100% or under, or {otherwise}"
 
@@ -688,12 +688,13 @@ LONG_CONTEXT_NODES_LIMIT = MAX_NODES // 2  # the largest long-context pool a fix
 
 def utilization_no_prefix_cache(brief: Brief, nodes: int) -> float:
     """Peak utilization without prefix cache on a fleet of `nodes` (steps 1-2 only: no operating point)."""
-    return _utilization_on(brief, nodes, False)  # positional, as fewest_nodes asks it: one cache key
+    return _utilization_on(brief, nodes, False)
 
 
 @lru_cache(maxsize=1024)
-def _utilization_on(brief: Brief, nodes: int, prefix_cache: bool) -> float:
-    """Peak utilization on a fleet of `nodes`, with the brief's prefix cache or without any (steps 1-2 only)."""
+def _utilization_on(brief: Brief, nodes: int, prefix_cache: bool, /) -> float:
+    """Peak utilization on a fleet of `nodes`, with the brief's prefix cache or without any (steps 1-2 only).
+    Positional only: lru_cache keys a keyword call apart from a positional one, which would work a pass out twice."""
     smaller = brief.with_changes({"hardware.nodes": nodes})
     try:
         shape = shape_of(smaller)

@@ -10,6 +10,7 @@ beside ours (`utilization_linear_no_prefix_cache`) so the two can be compared.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -323,12 +324,24 @@ def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
 _Changed = tuple[CoreDesign, Verdict, ObjectiveAnalysis | None]  # a changed brief's core, the verdict it is judged by, its goal
 
 
-def _changed_core(brief: Brief, changes: dict[str, Any]) -> _Changed | None:
-    """The verdict's core of the brief with `changes`, judged (judged); None when the changed brief cannot run at all."""
+def _replanned(brief: Brief, changes: dict[str, Any], core_of: Callable[[Brief], CoreDesign]) -> CoreDesign | None:
+    """core_of the brief with `changes`, resolved as plan() resolves it (the KV tiers derive the changed brief's hit
+    rate again); None when the changed brief cannot run at all (no node left, a field out of range, a replica that
+    cannot be formed)."""
     if changes.get("hardware.nodes", 1) < 1:
         return None
-    try:  # resolved as plan() resolves it: the KV tiers derive the changed brief's hit rate again
-        core = verdict_core(resolve(brief.with_changes(changes)) if changes else resolve(brief))
+    try:
+        return core_of(resolve(brief.with_changes(changes)) if changes else resolve(brief))
+    except BriefError:  # InfeasibleDesign too
+        return None
+
+
+def _changed_core(brief: Brief, changes: dict[str, Any]) -> _Changed | None:
+    """The verdict's core of the brief with `changes`, judged (judged); None when the changed brief cannot run at all."""
+    core = _replanned(brief, changes, verdict_core)
+    if core is None:
+        return None
+    try:
         verdict, goal = judged(core)
     except BriefError:  # InfeasibleDesign too
         return None
@@ -606,20 +619,9 @@ def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
         row = failure_mode(base, Scenario.one_node_lost, stated)
         return LostNode(row.ok, row_core(base, row, stated), base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
-    core = _judged_lost(stated, changes)
+    core = _replanned(stated, changes, judged_with_capacity)
     verdict = judged(core)[0] if core is not None else None
     return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, core, base, stated)
-
-
-def _judged_lost(stated: Brief, changes: dict[str, Any]) -> CoreDesign | None:
-    """The stated brief with a node-loss scenario's changes, re-planned as one_node_lost reads it; None when it
-    cannot run at all (no node left, a field out of range, a replica that cannot be formed)."""
-    if changes.get("hardware.nodes", 1) < 1:
-        return None
-    try:
-        return judged_with_capacity(resolve(stated.with_changes(changes)))
-    except BriefError:  # InfeasibleDesign too
-        return None
 
 
 def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
@@ -628,10 +630,7 @@ def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | 
         return None
     if not row.overrides:  # not applicable: the design itself
         return base
-    try:
-        return replan(resolve(stated.with_changes(row.overrides)))
-    except BriefError:
-        return None
+    return _replanned(stated, row.overrides, replan)
 
 
 def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:
