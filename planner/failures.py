@@ -612,16 +612,37 @@ class LostNode:
 
 def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
     """The one-node-lost row's verdict and design (`stated`: as failure_mode takes it, the brief base was planned
-    from), judged as _failure_mode judges the row. A disaggregated design, whose row is the worse pool's loss
-    (_pool_node_lost), is re-planned whole."""
+    from), judged as _failure_mode judges the row. A disaggregated design's row is the worse pool's loss (_pool_lost_node)."""
     stated = base.brief if stated is None else stated
     if base.disaggregation is not None:
-        row = failure_mode(base, Scenario.one_node_lost, stated)
-        return LostNode(row.ok, row_core(base, row, stated), base, stated)
+        return _pool_lost_node(base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
+    return LostNode(*_lost_verdict(stated, changes), base, stated)
+
+
+def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | None]:
+    """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
+    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
     core = _replanned(stated, changes, judged_with_capacity)
     verdict = judged(core)[0] if core is not None else None
-    return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, core, base, stated)
+    return verdict is not None and verdict.feasible and verdict.meets_slo, core
+
+
+def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
+    """one_node_lost of a disaggregated design: _pool_node_lost's row as the verdict reads it. Each pool's loss is
+    re-planned for its verdict and SLO capacity alone (_lost_verdict), and the worse one picked as the row picks it (the
+    one that misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read."""
+    dis = base.disaggregation
+    assert dis is not None
+    lost = lost_by_a_pool(base.brief, Scenario.one_node_lost)
+    changes = scenario_overrides(stated, Scenario.one_node_lost)  # nodes always go: never not applicable
+    decode_ok, decode = _lost_verdict(stated, changes)
+    if lost == 0 or dis.prefill_nodes - lost < 1:
+        return LostNode(decode_ok, decode, base, stated)
+    prefill_ok, prefill = _lost_verdict(stated, changes | {"disaggregation.prefill_nodes": dis.prefill_nodes - lost})
+    prefill_load, decode_load = (core.operating_point.load_vs_capacity if core is not None else math.inf for core in (prefill, decode))
+    worse_is_prefill = (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and prefill_load > decode_load)
+    return LostNode(prefill_ok, prefill, base, stated) if worse_is_prefill else LostNode(decode_ok, decode, base, stated)
 
 
 def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
