@@ -29,7 +29,7 @@ from planner.capacity import Capacity
 from planner.catalog import gpu_spec
 from planner.errors import BriefError
 from planner.fmt import num, pct, times
-from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
+from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
