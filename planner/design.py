@@ -174,12 +174,15 @@ def _lost_n_plus_one_advice(verdict: Verdict, fix: FleetFix | None) -> Verdict:
     return verdict.model_copy(update={"problems": problems})
 
 
-def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: LostNode | None) -> Verdict:
+def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: LostNode | None, held: bool = False) -> Verdict:
     """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`lost`, that scenario's row of
-    the failure table as the verdict reads it, when the plan worked it out; else a verdict-only check), and the whole
-    row only for the words of a lost N+1 (its figures and words are not worked out for a row nobody reads)."""
+    the failure table as the verdict reads it, when the plan worked it out; `held`, the re-planned headroom found it
+    held at more traffic (Headroom.n_plus_one_held); else a verdict-only check), and the whole row only for the words
+    of a lost N+1 (its figures and words are not worked out for a row nobody reads)."""
     brief = core.brief
-    if not needs_n_plus_one(brief) or (lost.ok if lost is not None else scenario_holds(stated, Scenario.one_node_lost)):
+    if not needs_n_plus_one(brief) or held:
+        return verdict
+    if lost.ok if lost is not None else scenario_holds(stated, Scenario.one_node_lost):
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
@@ -359,8 +362,11 @@ def _plan_cached(stated: Brief) -> Design:
     n_plus_one = needs_n_plus_one(brief)
     reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design
     lost = one_node_lost(core, stated) if reads_lost else None  # the table's row as the verdict reads it
+    head = headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
+        core, stated if tiers is not None else None, goal, lost.core if lost is not None else None, n_plus_one
+    )
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
-    verdict = _with_availability(verdict, core, stated, lost)  # the N+1 row is judged as the verdict is
+    verdict = _with_availability(verdict, core, stated, lost, head.n_plus_one_held)  # the N+1 row is judged as the verdict is
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
     verdict = _lost_n_plus_one_advice(verdict, fix)
@@ -388,13 +394,7 @@ def _plan_cached(stated: Brief) -> Design:
         architecture=arch,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        headroom=headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
-            core,
-            stated if tiers is not None else None,
-            goal,
-            lost.core if lost is not None else None,
-            n_plus_one,
-        ),
+        headroom=head,
         fix=fix,
         headroom_fix=kept_by,
         kv_tiers=tiers,

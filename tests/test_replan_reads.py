@@ -7,7 +7,7 @@ import pytest
 
 import planner.failures as failures
 from benchmarks.plan_speed import _clear_all
-from planner import load_brief
+from planner import load_brief, plan
 from planner.core import core_design, verdict_core
 from planner.failures import Scenario, scenario_overrides
 from planner.mechanisms import resolve
@@ -72,3 +72,18 @@ def test_the_decode_pool_losing_a_node_reads_its_verdict_and_capacity_as_its_re_
     assert lost.core is not None and replanned is not None
     assert lost.core.brief == replanned.brief  # the same pool's loss is the row
     assert lost.core.operating_point.load_vs_capacity == replanned.operating_point.load_vs_capacity
+
+
+@pytest.mark.parametrize("multiple", [0.8, 1.0, 1.3, 1.45, 1.5, 1.55, 2.0])
+def test_n_plus_one_held_at_more_traffic_reads_as_its_re_plan_at_the_peak(multiple: float) -> None:
+    """plan() takes N+1 as held where the re-planned headroom (KV tiers: the hit rate follows the load) met the SLO
+    with N+1 at a traffic multiple of 1 or more (Headroom.n_plus_one_held); the one-node-lost re-plan at the brief's
+    own traffic agrees wherever it does."""
+    stated = load_brief("agent-platform")
+    stated = stated.with_changes({"workload.request_rate": stated.workload.request_rate * multiple})  # type: ignore[operator]
+    design = plan(stated)
+    held = design.headroom.n_plus_one_held
+    _clear_all()
+    holds = failures.scenario_holds(stated, Scenario.one_node_lost)
+    assert not held or holds
+    assert design.verdict.availability_ok == holds  # the verdict as the re-plan gives it
