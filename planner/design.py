@@ -353,7 +353,8 @@ def _plan_cached(stated: Brief) -> Design:
         disaggregation=core.disaggregation,
         general_basis="SLO capacity" if goal is None else DEADLINE_BASIS,  # a job: the share of its deadline the work takes
     )
-    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
+    # the stated brief: its text names the hit rate it replaces (no tiers: no analysis, and no image tokens added for it)
+    tiers = kv_tier_analysis(with_image_tokens(stated), shape) if stated.kv_tiers.enabled else None
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     merge = "merge the most used adapters into their own replicas"
     nodes_change = carry_peak_change(brief, merge) if cap.utilization > 1 and brief.lora.adapters else ""  # the fleet re-plans find
