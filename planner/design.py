@@ -174,12 +174,15 @@ def _lost_n_plus_one_advice(verdict: Verdict, fix: FleetFix | None) -> Verdict:
     return verdict.model_copy(update={"problems": problems})
 
 
-def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: LostNode | None) -> Verdict:
+def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: LostNode | None, held: bool = False) -> Verdict:
     """Availability: a target of 99% or more needs N+1, the SLO held with one node lost (`lost`, that scenario's row of
-    the failure table as the verdict reads it, when the plan worked it out; else a verdict-only check), and the whole
-    row only for the words of a lost N+1 (its figures and words are not worked out for a row nobody reads)."""
+    the failure table as the verdict reads it, when the plan worked it out; `held`, the re-planned headroom found it
+    held at more traffic (Headroom.n_plus_one_held); else a verdict-only check), and the whole row only for the words
+    of a lost N+1 (its figures and words are not worked out for a row nobody reads)."""
     brief = core.brief
-    if not needs_n_plus_one(brief) or (lost.ok if lost is not None else scenario_holds(stated, Scenario.one_node_lost)):
+    if not needs_n_plus_one(brief) or held:
+        return verdict
+    if lost.ok if lost is not None else scenario_holds(stated, Scenario.one_node_lost):
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
@@ -350,7 +353,8 @@ def _plan_cached(stated: Brief) -> Design:
         disaggregation=core.disaggregation,
         general_basis="SLO capacity" if goal is None else DEADLINE_BASIS,  # a job: the share of its deadline the work takes
     )
-    tiers = kv_tier_analysis(with_image_tokens(stated), shape)  # the stated brief: its text names the hit rate it replaces
+    # the stated brief: its text names the hit rate it replaces (no tiers: no analysis, and no image tokens added for it)
+    tiers = kv_tier_analysis(with_image_tokens(stated), shape) if stated.kv_tiers.enabled else None
     images = multimodal_analysis(brief, shape, core.operating_point.rate_per_replica_per_s, cap.utilization)
     merge = "merge the most used adapters into their own replicas"
     nodes_change = carry_peak_change(brief, merge) if cap.utilization > 1 and brief.lora.adapters else ""  # the fleet re-plans find
@@ -359,8 +363,11 @@ def _plan_cached(stated: Brief) -> Design:
     n_plus_one = needs_n_plus_one(brief)
     reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design
     lost = one_node_lost(core, stated) if reads_lost else None  # the table's row as the verdict reads it
+    head = headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
+        core, stated if tiers is not None else None, goal, lost.core if lost is not None else None, n_plus_one
+    )
     verdict = mechanism_verdict(core.verdict, core, images, lora, goal)  # an offline job or a rollout: judged on its deadline
-    verdict = _with_availability(verdict, core, stated, lost)  # the N+1 row is judged as the verdict is
+    verdict = _with_availability(verdict, core, stated, lost, head.n_plus_one_held)  # the N+1 row is judged as the verdict is
     meets = verdict.feasible and verdict.meets_slo and verdict.availability_ok
     fix = None if meets else fleet_fix(stated, verdict.problems)  # a lost N+1 too: the nodes that keep it
     verdict = _lost_n_plus_one_advice(verdict, fix)
@@ -388,13 +395,7 @@ def _plan_cached(stated: Brief) -> Design:
         architecture=arch,
         cost=cost,
         uncertainty=uncertainty(brief, predictions, shape.gpu.key),
-        headroom=headroom(  # KV tiers: the hit rate follows the load, so the traffic is re-planned
-            core,
-            stated if tiers is not None else None,
-            goal,
-            lost.core if lost is not None else None,
-            n_plus_one,
-        ),
+        headroom=head,
         fix=fix,
         headroom_fix=kept_by,
         kv_tiers=tiers,

@@ -29,7 +29,7 @@ from planner.capacity import Capacity
 from planner.catalog import gpu_spec
 from planner.errors import BriefError
 from planner.fmt import num, pct, times
-from planner.grid_search import LastAnswers, bisection_bracket, question_key, slo_margin_of
+from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.lengths import length_cv2
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
@@ -853,9 +853,7 @@ def capacity_scale(
 
     def test(m: float) -> tuple[bool, float]:  # below the capacity: the pools meet the SLO; the p95s' margin steers
         load = at(m)
-        judged = brief.slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms)
-        margin = slo_margin_of(load.ttft_p95_ms, brief.slo.ttft_p95_ms, judged, brief.slo.itl_p95_ms) if load.stable else math.inf
-        return load.meets, margin
+        return load.meets, _capacity_margin(brief, load)
 
     low, high, below = 0.0, 1.0, None
     holds, margin = test(high)
@@ -895,6 +893,18 @@ def _steady_up_to(brief: Brief, shape: ReplicaShape, load: _Load) -> float:
     prefill = 1 / load.busy if load.busy > 0 else math.inf
     decode = decode_rate / load.d_rate if load.d_rate > 0 else math.inf
     return min(prefill, decode)
+
+
+def _capacity_margin(brief: Brief, load: _Load) -> float:
+    """How far the two pools' p95s are over their targets (<= 0 meets; inf: no steady state), near-linear in the load
+    so a capacity search's chords land near the crossing: the TTFT's (p95 / target - 1) x the prefill pool's idle share
+    (its queue's wait climbs like 1 / that share), the token gap's p95 / target - 1 (a decode step grows about linearly
+    with the batch)."""
+    if not load.stable:
+        return math.inf
+    slo = brief.slo
+    ttft_over = (load.ttft_p95_ms / slo.ttft_p95_ms - 1) * (1 - load.busy)
+    return max(ttft_over, slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) / slo.itl_p95_ms - 1)
 
 
 def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> bool:

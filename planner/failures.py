@@ -22,7 +22,7 @@ from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precis
 from planner.catalog import gpu_spec
 from planner.core import CoreDesign, judged_with_capacity, replan, sizing_figures, verdict_core
 from planner.cost import HOURS_PER_YEAR
-from planner.disagg import split_p95s
+from planner.disagg import capacity_scale, split_p95s
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
@@ -612,16 +612,62 @@ class LostNode:
 
 def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
     """The one-node-lost row's verdict and design (`stated`: as failure_mode takes it, the brief base was planned
-    from), judged as _failure_mode judges the row. A disaggregated design, whose row is the worse pool's loss
-    (_pool_node_lost), is re-planned whole."""
+    from), judged as _failure_mode judges the row. A disaggregated design's row is the worse pool's loss (_pool_lost_node)."""
     stated = base.brief if stated is None else stated
     if base.disaggregation is not None:
-        row = failure_mode(base, Scenario.one_node_lost, stated)
-        return LostNode(row.ok, row_core(base, row, stated), base, stated)
+        return _pool_lost_node(base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
+    return LostNode(*_lost_verdict(stated, changes), base, stated)
+
+
+def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | None]:
+    """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
+    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
     core = _replanned(stated, changes, judged_with_capacity)
     verdict = judged(core)[0] if core is not None else None
-    return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, core, base, stated)
+    return verdict is not None and verdict.feasible and verdict.meets_slo, core
+
+
+def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
+    """one_node_lost of a disaggregated design: _pool_node_lost's row as the verdict reads it. Each pool's loss is
+    re-planned for its verdict and SLO capacity alone (_lost_verdict), and the worse one picked as the row picks it (the
+    one that misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read."""
+    dis = base.disaggregation
+    assert dis is not None
+    lost = lost_by_a_pool(base.brief, Scenario.one_node_lost)
+    changes = scenario_overrides(stated, Scenario.one_node_lost)  # nodes always go: never not applicable
+    if lost == 0 or dis.prefill_nodes - lost < 1:
+        return LostNode(*_lost_verdict(stated, changes), base, stated)
+    prefill_ok, prefill = _lost_verdict(stated, changes | {"disaggregation.prefill_nodes": dis.prefill_nodes - lost})
+    read = _decode_loss_read(prefill, stated, changes) if prefill is not None else None
+    decode: CoreDesign | None = None
+    if read is None:
+        decode_ok, decode = _lost_verdict(stated, changes)
+        decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
+    else:
+        decode_ok, decode_load = read
+    prefill_load = prefill.operating_point.load_vs_capacity if prefill is not None else math.inf
+    if (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and prefill_load > decode_load):  # the prefill pool's is worse
+        return LostNode(prefill_ok, prefill, base, stated)
+    if read is not None:  # the decode pool's loss is the row: its design, for what reads its SLO capacity
+        decode = _lost_verdict(stated, changes)[1]
+    return LostNode(decode_ok, decode, base, stated)
+
+
+def _decode_loss_read(sibling: CoreDesign, stated: Brief, changes: dict[str, Any]) -> tuple[bool, float] | None:
+    """(holds, load_vs_capacity) of the decode pool's loss (the stated brief with `changes`), read on `sibling`, the
+    prefill pool's loss re-planned (the same fleet at another split): its verdict as _split_check reads it, its pools'
+    SLO capacity searched on the sibling's replica, pools, load and fixed request path (disagg.capacity_scale, as the
+    re-plan's operating point searches it). None (re-plan it) where _split_check cannot read the verdict."""
+    checked = _split_check(sibling, stated, changes)
+    if checked is None:
+        return None
+    try:
+        changed = resolve(stated.with_changes(changes))
+    except BriefError:  # the changed brief cannot run: its row's load is unbounded
+        return False, math.inf
+    scale, _ = capacity_scale(changed, sibling.shape, sibling.pools, sibling.demand.request_rate_per_s, sibling.slo.point.fixed_ms)
+    return checked[0], 1 / scale if scale > 0 else math.inf
 
 
 def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:

@@ -179,6 +179,7 @@ def bisection_bracket(
     misses = 0  # chord points that left their midpoint undecided: a margin that jumps there says little
     close = width * _CLOSE_IN  # a chord step shorter than this has about converged (the secant's error shrinks faster)
     converged = 0  # the side a chord point last moved by less than `close`: -1 a, +1 b (0: neither)
+    extrapolated = False  # a crossing predicted from two chord points on one side was tested around (once a search)
     for _ in range(halvings):
         mid = (low + high) / 2
         tried = False
@@ -189,6 +190,7 @@ def bisection_bracket(
             if chord is None and converged:  # the chord has closed in on the crossing from one side: test the other
                 x = _beyond(start, halvings, a, b, converged, mid)  # end of its last bracket, not each midpoint on the way
                 converged = 0
+            ends = (a, margin_a), (b, margin_b)  # before the test: the end it replaces is the last point on its side
             is_below, margin = test(x)
             if is_below:
                 converged = -1 if chord is not None and x - a < close else 0
@@ -200,9 +202,28 @@ def bisection_bracket(
                 b, margin_b = x, margin
                 weight_a, weight_b = weight_a / 2 if kept == +1 else weight_a, margin
                 kept = +1
+            if chord is not None and not extrapolated:
+                # a chord point and the last point on its side: the line through them crosses 0 near the crossing (off
+                # by about the product of the two steps over the scale the margin bends on, here the search's whole
+                # range), and where that is under a last bracket, the two ends of that bracket usually decide the rest
+                before = ends[0] if is_below else ends[1]
+                predicted = _secant_root(before, (x, margin))
+                near = predicted is not None and abs(predicted - x) * abs(x - before[0]) < width * (start[1] - start[0])
+                if predicted is not None and near and a < predicted < b:
+                    extrapolated, converged = True, 0
+                    (a, margin_a), (b, margin_b) = around_guess(test, *start, halvings, predicted, (a, margin_a), (b, margin_b))
+                    weight_a, weight_b, kept = margin_a, margin_b, 0
             misses += chord is not None and a < mid < b  # it did not decide the midpoint: that is tested next
         low, high = (mid, high) if mid <= a else (low, mid)
     return low, high
+
+
+def _secant_root(first: tuple[float, float], second: tuple[float, float]) -> float | None:
+    """Where the line through two (x, margin) points crosses 0 (None: margins not finite, or equal)."""
+    (x0, m0), (x1, m1) = first, second
+    if not (math.isfinite(m0) and math.isfinite(m1)) or m0 == m1:
+        return None
+    return x1 - m1 * (x1 - x0) / (m1 - m0)
 
 
 def around_guess(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
@@ -61,6 +61,14 @@ class Headroom(BaseModel):
     binding: str  # the limit reached first
     limits: tuple[PoolLimit, ...]
     text: str
+    _n_plus_one_held: bool = PrivateAttr(default=False)  # the re-planned limit met the SLO with N+1 at a multiple >= 1
+
+    @property
+    def n_plus_one_held(self) -> bool:
+        """The re-planned limit (a hit rate that follows the load) found the design meeting its SLO with N+1 at a
+        traffic multiple of 1 or more: more traffic never helps (as its bisection takes), so it holds N+1 at the peak
+        too, and plan() needs no one-node-lost re-plan of its own to say so."""
+        return self._n_plus_one_held
 
     @property
     def long_context_pool(self) -> bool:
@@ -197,7 +205,7 @@ def _load(stated: Brief) -> float:
     return w.request_rate if w.rate_given and w.request_rate is not None else (w.users or 0) * w.duty_cycle
 
 
-def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: float = math.inf) -> PoolLimit:
+def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: float = math.inf) -> tuple[PoolLimit, bool]:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
     the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
@@ -205,9 +213,11 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
     comes before the tiers overflow (the hit rate holds till then, so they hold), else just past where the tiers
     overflow (_hit_rate_turn); the two ends of the halvings' last bracket there usually decide every midpoint
     (grid_search.around_guess), the upper end first: a design that meets there meets at the lower end, where only its
-    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer)."""
+    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer). Returns the limit, and whether a multiple
+    tested (each 1 or more) met the SLO with N+1 (Headroom.n_plus_one_held)."""
     if not meets_now:
-        return PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
+        missed = PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
+        return missed, False
     low, high = 1.0, max(guess, 1.0)
     question, load = question_key("replanned_headroom", stated), _load(stated)
     last = LastAnswers.get(question)  # the traffic it turned at last time: a slider move turns it nearby
@@ -236,8 +246,13 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         design_met[multiple] = _meets_slo(_at_traffic(stated, multiple))
         return design_met[multiple]
 
+    held: list[float] = []  # multiples at which the design met the SLO with N+1 (re-planned)
+
     def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
-        return design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple)), math.nan
+        meets = design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple))
+        if meets:
+            held.append(multiple)
+        return meets, math.nan
 
     def tested_around(low: float, high: float) -> tuple[tuple[float, float], tuple[float, float]]:
         guess = hint(low, high)  # the ends of the halvings' last bracket around it (`high` untested: only a bound)
@@ -252,9 +267,10 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         while test(high)[0]:
             low, high = high, high * 2
             if high > _MAX_MULTIPLE:
-                return PoolLimit(
+                unbounded = PoolLimit(
                     key="replanned", name="no limit", multiple=math.inf, arithmetic="re-planned up to a million times the traffic"
                 )
+                return unbounded, bool(held)
         if (low, high) != bracket:
             below, above = tested_around(low, high)
     low, high = bisection_bracket(test, low, high, _REPLAN_BISECTIONS, below, above)
@@ -263,7 +279,7 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         name, words = "N+1 is lost in the re-planned design", f"x{low:.5g} meets the SLO with N+1; at x{high:.5g} one node lost breaks it"
     else:
         name, words = "the re-planned design misses its SLO", f"x{low:.5g} meets the SLO, x{high:.5g} does not"
-    return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}")
+    return PoolLimit(key="replanned", name=name, multiple=high, arithmetic=f"{_TIERS_WHY}: {words}"), bool(held)
 
 
 def _lost_node_guess(core: CoreDesign) -> float:
@@ -401,12 +417,14 @@ def headroom(
     `n_plus_one`: the availability target asks for N+1, so the verdict also turns where `one_node_lost` (the design
     with one node lost, the failure table's row; None when it cannot run at all) reaches a limit of its own."""
     limits = _limits(core)
+    n_plus_one_held = False
     if goal is not None:
         limits = [_deadline_limit(core, goal), *([_n_plus_one_deadline(one_node_lost)] if n_plus_one else [])]
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         predicted = min(guess, _lost_node_guess(core) if n_plus_one else math.inf)  # the closed forms' turn at this hit rate
-        limits.insert(0, _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo, predicted))
+        replanned, n_plus_one_held = _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo, predicted)
+        limits.insert(0, replanned)
     elif n_plus_one:
         limits.append(_n_plus_one_limit(one_node_lost))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
@@ -421,7 +439,9 @@ def headroom(
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at {times(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
-    return Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
+    result = Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
+    result._n_plus_one_held = n_plus_one_held
+    return result
 
 
 def _stated_words(core: CoreDesign, goal: ObjectiveAnalysis | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -144,6 +145,7 @@ def _prefill_share(brief: Brief) -> float:
     return brief.disaggregation.prefill_nodes / max(_general_nodes(brief), 1)
 
 
+@lru_cache(maxsize=256)
 def split_meeting(brief: Brief, share: float | None = None, headroom: bool = False) -> tuple[int | None, float]:
     """A disaggregated brief on its fleet: the prefill-pool size at which it meets its SLO with the N+1 its availability
     asks for, as `plan --set disaggregation.prefill_nodes=P` judges it, and that re-plan's margin. The split nearest
@@ -154,7 +156,8 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     A split whose prefill pool misses on its own rules out every split with fewer prefill nodes, one whose decode pool
     does every split with more (_short_pools); such a split is not re-planned, and the search stops when the two sides
     meet: the splits skipped would all have missed. Nor is a split whose two pools miss together at the load it must
-    carry (its re-plan's verdict is theirs), or whose pools miss with a node lost where N+1 is asked (_loses_a_node)."""
+    carry (its re-plan's verdict is theirs), or whose pools miss with a node lost where N+1 is asked (_loses_a_node).
+    Cached (emptied with the planner's caches): fleet_overrides asks it again of the fleet a search found."""
     general = _general_nodes(brief)
     if general < 2:
         return None, _meets(brief, headroom)[1]

@@ -259,6 +259,26 @@ def test_a_chord_that_closes_in_from_one_side_is_followed_by_the_other_end() -> 
     assert len(tested) <= 9
 
 
+def test_a_chord_beside_the_last_point_on_its_side_predicts_the_crossing() -> None:
+    """A prefill queue's p95 TTFT (its wait climbs like 1 / the idle share), as the disaggregated capacity search steers
+    by it (disagg._capacity_margin): the chords close in from above, and the line through the last two there predicts
+    the crossing; the two ends of the last bracket around it settle the 30 halvings (9 tests before: the midpoints
+    below on the way)."""
+    tested: list[float] = []
+
+    def margin(x: float) -> float:
+        busy = x / 1.29
+        return math.inf if busy >= 1 else ((150 + 40 * math.log(busy / 0.05) / (1 - busy)) / 1000 - 1) * (1 - busy)
+
+    def test(x: float) -> tuple[bool, float]:
+        tested.append(x)
+        return margin(x) <= 0, margin(x)
+
+    bracket = bisection_bracket(test, 1.0, 2.0, 30, (1.0, margin(1.0)), (2.0, math.inf), 1.29 * (1 - 1e-12))
+    assert bracket == _halvings(lambda x: margin(x) <= 0, 1.0, 2.0, 30)
+    assert len(tested) <= 6
+
+
 def test_a_chord_that_lands_on_the_crossing_is_followed_by_the_other_end() -> None:
     """A busy share linear in the load (capstone's long-context pool): the chord lands where it is 1 to the last bit (a
     margin of 0, so above), and the other end of the last bracket there settles the 50 halvings (11 tests before: each

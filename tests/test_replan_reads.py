@@ -7,8 +7,8 @@ import pytest
 
 import planner.failures as failures
 from benchmarks.plan_speed import _clear_all
-from planner import load_brief
-from planner.core import verdict_core
+from planner import load_brief, plan
+from planner.core import core_design, verdict_core
 from planner.failures import Scenario, scenario_overrides
 from planner.mechanisms import resolve
 
@@ -45,3 +45,45 @@ def test_the_decode_pool_losing_a_node_reads_as_its_re_plan(nodes: int, prefill_
         assert read is None
         return
     assert read == failures._changed_check(brief, changes)
+
+
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 11), (16, 12), (16, 13), (17, 12), (17, 13), (24, 18)])
+def test_the_decode_pool_losing_a_node_reads_its_verdict_and_capacity_as_its_re_plan(nodes: int, prefill_nodes: int) -> None:
+    """failures._decode_loss_read: the decode pool's loss read on the prefill pool's loss re-planned, its verdict and
+    its pools' load against their SLO capacity equal to its own re-plan's, exactly; and plan()'s one-node-lost design
+    (failures.one_node_lost) is the failure row's, its verdict and SLO capacity alike."""
+    stated = load_brief("chat-disaggregated").with_changes({"hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill_nodes})
+    changes = scenario_overrides(stated, Scenario.one_node_lost)
+    prefill = failures._lost_verdict(stated, changes | {"disaggregation.prefill_nodes": prefill_nodes - 1})[1]
+    assert prefill is not None
+    read = failures._decode_loss_read(prefill, stated, changes)
+    if read is not None:
+        holds, decode = failures._lost_verdict(stated, changes)
+        assert decode is not None
+        assert read == (holds, decode.operating_point.load_vs_capacity)
+    _clear_all()
+    base = core_design(resolve(stated))
+    lost = failures.one_node_lost(base, stated)
+    _clear_all()
+    base = core_design(resolve(stated))
+    row = failures.failure_mode(base, Scenario.one_node_lost, stated)
+    replanned = failures.row_core(base, row, stated)
+    assert lost.ok == row.ok
+    assert lost.core is not None and replanned is not None
+    assert lost.core.brief == replanned.brief  # the same pool's loss is the row
+    assert lost.core.operating_point.load_vs_capacity == replanned.operating_point.load_vs_capacity
+
+
+@pytest.mark.parametrize("multiple", [0.8, 1.0, 1.3, 1.45, 1.5, 1.55, 2.0])
+def test_n_plus_one_held_at_more_traffic_reads_as_its_re_plan_at_the_peak(multiple: float) -> None:
+    """plan() takes N+1 as held where the re-planned headroom (KV tiers: the hit rate follows the load) met the SLO
+    with N+1 at a traffic multiple of 1 or more (Headroom.n_plus_one_held); the one-node-lost re-plan at the brief's
+    own traffic agrees wherever it does."""
+    stated = load_brief("agent-platform")
+    stated = stated.with_changes({"workload.request_rate": stated.workload.request_rate * multiple})  # type: ignore[operator]
+    design = plan(stated)
+    held = design.headroom.n_plus_one_held
+    _clear_all()
+    holds = failures.scenario_holds(stated, Scenario.one_node_lost)
+    assert not held or holds
+    assert design.verdict.availability_ok == holds  # the verdict as the re-plan gives it
