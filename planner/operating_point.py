@@ -676,14 +676,18 @@ def _walk_down(overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], 
 
 def _first_guess(rate: float, at: tuple[float, float]) -> tuple[float, ...]:
     """Where each p95 over its target at `rate` may meet it: the TTFT a percent lower (its queue's wait takes off in the
-    last few percent before saturation, where it crosses), the token gap at rate / sqrt(p95 / target) (its step grows
-    more slowly than the load); half the rate for an unbounded p95."""
+    last few percent before saturation, where it crosses), the token gap as close when it is within _GAP_NEAR of its
+    target (it climbs as steeply there), else at rate / sqrt(p95 / target) (its step grows more slowly than the load);
+    half the rate for an unbounded p95."""
     ttft_over, gap_over = at
     guesses = []
     if ttft_over > 0:
-        guesses.append(rate * (1 - _TTFT_FIRST_STEP) if math.isfinite(ttft_over) else rate / 2)
+        guesses.append(rate * (1 - _FIRST_STEP) if math.isfinite(ttft_over) else rate / 2)
     if gap_over > 0:
-        guesses.append(rate / math.sqrt(1 + gap_over) if math.isfinite(gap_over) else rate / 2)
+        if gap_over < _GAP_NEAR:
+            guesses.append(rate * (1 - _FIRST_STEP))
+        else:
+            guesses.append(rate / math.sqrt(1 + gap_over) if math.isfinite(gap_over) else rate / 2)
     return tuple(guesses)
 
 
@@ -696,7 +700,8 @@ def _secant_guess(high_at: tuple[float, float], low_at: tuple[float, float]) -> 
     return low - v_low * (high - low) / (v_high - v_low)
 
 
-_TTFT_FIRST_STEP = 0.01  # of the rate: the walk's first step down for a TTFT over its target
+_FIRST_STEP = 0.01  # of the rate: the walk's first step down for a p95 that crosses close below
+_GAP_NEAR = 0.1  # a token gap's p95 / target - 1 under which it crosses close below, as the TTFT does
 _WALK_REACH = 1.5  # the walk's step as a multiple of the secant's
 _WALK_STEPS = 4  # rates the walk tries before it hands over to halvings
 _NEAR_SATURATION = 0.15  # of the saturation measure (about rate / saturation - 1): steady rates this close have their p95s looked at
