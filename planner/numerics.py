@@ -451,12 +451,13 @@ def lowest_crossing(
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
-    of them; a bisection whenever two steps have not halved the bracket (unless every function followed has a pole fit,
-    below), the last two stalled (_stalled: a jump) or a value is infinite. A step that meets stops the search where a function is shown to cross within half the tolerance
-    above it (_crossing_within), and each step aims a quarter of it short of the root it points at, so the step that
-    lands near the root lands on the side that meets: a chord that converges from one side closes without the bisection
-    and the half-tolerance step past it. From the third point on, a function's step is the root of the curve with a pole through
-    its last three points where that lies in the bracket (_curved), else its chord."""
+    of them; a bisection whenever two steps have not halved the bracket (unless every function followed has a pole
+    fit, below), the last two stalled (_stalled: a jump) or a value is infinite. A step that meets stops the search
+    where a function is shown to cross within half the tolerance above it (_crossing_within), and each step aims a
+    quarter of it short of the root it points at, so the step that lands near the root lands on the side that meets: a
+    chord that converges from one side closes without the bisection and the half-tolerance step past it. From the third
+    point on, a function's step is the root of the curve with a pole through its last three points where that lies in
+    the bracket (_curved), else its chord."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled = 0, 0
