@@ -451,12 +451,13 @@ def lowest_crossing(
 
     bracket_root's steps, on each function that is over 0 at the bracket's high end: the next x is the lowest of their
     chord steps (Anderson-Björck-weighted), so the function that crosses first is followed on its own, not the kinked worse
-    of them; a bisection whenever two steps have not halved the bracket, the last two stalled (_stalled: a jump) or a
-    value is infinite. A step that meets stops the search where a function is shown to cross within half the tolerance
-    above it (_crossing_within), and each step aims a quarter of it short of the root it points at, so the step that
-    lands near the root lands on the side that meets: a chord that converges from one side closes without the bisection
-    and the half-tolerance step past it. From the third point on, a function's step is the root of the curve with a pole through
-    its last three points where that lies in the bracket (_curved), else its chord."""
+    of them; a bisection whenever two steps have not halved the bracket (unless every function followed has a pole
+    fit, below), the last two stalled (_stalled: a jump) or a value is infinite. A step that meets stops the search
+    where a function is shown to cross within half the tolerance above it (_crossing_within), and each step aims a
+    quarter of it short of the root it points at, so the step that lands near the root lands on the side that meets: a
+    chord that converges from one side closes without the bisection and the half-tolerance step past it. From the third
+    point on, a function's step is the root of the curve with a pole through its last three points where that lies in
+    the bracket (_curved), else its chord."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled = 0, 0
@@ -467,14 +468,13 @@ def lowest_crossing(
         if high - low <= tol:
             break
         steps += 1
-        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2)
+        followed = [i for i, b in enumerate(weights_high) if b > 0]
+        curves = [_curved(seen, i, low, high) for i in followed]
+        # two steps that did not halve the bracket are followed by a bisection unless every function has a pole fit
+        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves)
         if steps == 2:
             checkpoint, steps = high - low, 0
-        chords = [
-            _curved(seen, i, low, high) or false_position(low, high, a, b)
-            for i, (a, b) in enumerate(zip(weights_low, weights_high, strict=True))
-            if b > 0
-        ]
+        chords = [curve or false_position(low, high, weights_low[i], weights_high[i]) for i, curve in zip(followed, curves, strict=True)]
         # a chord step lands at least tol / 2 inside the bracket: a root next to an end is then closed in one step
         x = (low + high) / 2 if slow else min(max(min(chords) - tol / 4, low + tol / 2), high - tol / 2)
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
@@ -494,9 +494,10 @@ def lowest_crossing(
 def _curved(seen: Sequence[tuple[float, Sequence[float]]], i: int, low: float, high: float) -> float | None:
     """The root of f = a + b / (p - x) through the last three points seen of function i (a queue's p95 near its pole:
     the curve a chord creeps up on from one side), where it lies inside (low, high); None otherwise (a point not worked
-    out, a straight line: no pole)."""
+    out, a straight line: no pole). The three may lie on one side of 0 (three steps that met on the way up a curve that
+    turns up before its root): the root is then the curve's extrapolation, taken only inside the bracket."""
     points = [(x, f[i]) for x, f in seen[-3:] if math.isfinite(f[i])]
-    if len(points) < 3 or all(f > 0 for _, f in points) or all(f <= 0 for _, f in points):
+    if len(points) < 3:
         return None
     (x0, f0), (x1, f1), (x2, f2) = points
     try:

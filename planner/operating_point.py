@@ -594,6 +594,9 @@ def _capacity_rate_search(
         steady, at_steady = short, at_short
     if meets is not None:  # a steady rate near saturation met both targets: the crossing lies above it
         return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+    below_at, (steady, at_steady) = _walk_down(overs, (steady, at_steady))
+    if below_at is not None:
+        return lowest_crossing(overs, below_at, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
     below = min(low, steady / 2)
     at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
@@ -649,6 +652,58 @@ def _toward_saturation(
             low, s_low, w_low, kept, looked = x, s_x, s_x, +1, False
 
 
+def _walk_down(overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], high_at: _Probe) -> tuple[_Probe | None, _Probe]:
+    """From a rate where a p95 is over its target, the steps down to the first rate where both meet, each guessed from
+    what is in hand (a chord from far below creeps up on a p95 that turns up steeply just before its crossing): first
+    each p95's own guess (_first_guess), then for each p95 still over, its secant through the last two rates, reached
+    _WALK_REACH times as far (a p95 curves up toward saturation: its secant from above falls short of the crossing).
+    Returns (the rate that meets with its overs, or None: _WALK_STEPS rates still over, or a secant that more than halves
+    the rate, which halvings serve as well; the lowest rate seen over, with its overs)."""
+    high, at_high = high_at
+    rate = min(_first_guess(high, at_high))
+    for _ in range(_WALK_STEPS):
+        at_rate = overs(rate, _over(at_high))
+        if max(at_rate) <= 0:
+            return (rate, at_rate), (high, at_high)
+        guess = min(_secant_guess((high, v_high), (rate, v)) for v_high, v in zip(at_high, at_rate, strict=True) if v > 0)
+        high, at_high = rate, at_rate
+        step = rate - _WALK_REACH * (rate - guess)
+        if step <= rate / 2:  # the crossing is far below, or the p95 no guide to it: halvings from here
+            break
+        rate = step
+    return None, (high, at_high)
+
+
+def _first_guess(rate: float, at: tuple[float, float]) -> tuple[float, ...]:
+    """Where each p95 over its target at `rate` may meet it: the TTFT a percent lower (its queue's wait takes off in the
+    last few percent before saturation, where it crosses), the token gap as close when it is within _GAP_NEAR of its
+    target (it climbs as steeply there), else at rate / sqrt(p95 / target) (its step grows more slowly than the load);
+    half the rate for an unbounded p95."""
+    ttft_over, gap_over = at
+    guesses = []
+    if ttft_over > 0:
+        guesses.append(rate * (1 - _FIRST_STEP) if math.isfinite(ttft_over) else rate / 2)
+    if gap_over > 0:
+        if gap_over < _GAP_NEAR:
+            guesses.append(rate * (1 - _FIRST_STEP))
+        else:
+            guesses.append(rate / math.sqrt(1 + gap_over) if math.isfinite(gap_over) else rate / 2)
+    return tuple(guesses)
+
+
+def _secant_guess(high_at: tuple[float, float], low_at: tuple[float, float]) -> float:
+    """Where the secant through a p95's overs at two rates (both over) crosses 0; half the lower rate where the overs do
+    not fall with the rate or one is unbounded."""
+    (high, v_high), (low, v_low) = high_at, low_at
+    if not (math.isfinite(v_high) and math.isfinite(v_low) and v_high > v_low):
+        return low / 2
+    return low - v_low * (high - low) / (v_high - v_low)
+
+
+_FIRST_STEP = 0.01  # of the rate: the walk's first step down for a p95 that crosses close below
+_GAP_NEAR = 0.1  # a token gap's p95 / target - 1 under which it crosses close below, as the TTFT does
+_WALK_REACH = 1.5  # the walk's step as a multiple of the secant's
+_WALK_STEPS = 4  # rates the walk tries before it hands over to halvings
 _NEAR_SATURATION = 0.15  # of the saturation measure (about rate / saturation - 1): steady rates this close have their p95s looked at
 
 

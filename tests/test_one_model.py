@@ -128,6 +128,26 @@ def test_the_capacity_search_survives_a_probe_that_carries_no_load():
     assert capacity == pytest.approx(5.0, rel=2e-4) and overs(capacity)[0] <= 0
 
 
+def test_a_ttft_that_takes_off_just_short_of_saturation_is_found_in_four_probes():
+    """A TTFT whose queue's wait takes off in the last few percent before saturation (10 req/s): p95 / target = 0.2 +
+    0.004 / (rate / 10 - 1)², over its target from 9.29 req/s. The search walks down from the steady rate near
+    saturation a percent, then along the secant of the two rates over, not up a chord from far below (6 probes before);
+    the answer meets and lies within _CAPACITY_TOLERANCE of the crossing."""
+    from planner.operating_point import _CAPACITY_TOLERANCE, _capacity_rate_search
+
+    probes: list[float] = []
+    crossing = 10 * (1 - math.sqrt(0.004 / 0.8))
+
+    def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
+        probes.append(rate)
+        near = rate / 10 - 1
+        return ((0.2 + 0.004 / near**2 - 1) * -near, -0.5) if near < 0 else (math.inf, math.inf)
+
+    capacity = _capacity_rate_search(lambda rate: rate / 10 - 1, overs, lambda rate: 0.0)
+    assert capacity <= crossing < capacity * (1 + _CAPACITY_TOLERANCE)
+    assert len(probes) <= 4
+
+
 @pytest.mark.parametrize(
     ("preset", "changes"),
     [
