@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, computed_field
@@ -90,10 +89,18 @@ class Uncertainty(BaseModel):
         return f"real engine, {self.coverage * 100:.0f}% range (held-out error)"
 
 
-@lru_cache(maxsize=1)
-def _bands() -> dict[str, object]:
+def _read_bands() -> dict[str, object]:
     data: dict[str, object] = json.loads(BANDS_FILE.read_text(encoding="utf-8"))
     return data
+
+
+# Read once, at import: the calibration's output ships with the package (scripts/calibrate.py rewrites it), as constant
+# as the catalog, so a plan opens no file (an lru_cache here was emptied with the planner's caches: a read a plan).
+_BANDS = _read_bands()
+
+
+def _bands() -> dict[str, object]:
+    return _BANDS
 
 
 def _spread(kind: str, inside: bool) -> tuple[float, float]:
