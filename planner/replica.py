@@ -28,7 +28,7 @@ from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
 from planner.quantization import prefill_precision
-from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
+from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, Constants, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of", "units_text"]
@@ -193,7 +193,13 @@ class ReplicaShape(CachingModel):
         cost) this is exactly the worked designs' hand formula; the engine's own step is `decode_step_s`."""
         if not math.isfinite(batch * context_tokens):
             return math.inf
-        return float(step_time_s(self.step.masked(_ALL_BUT_COMPUTE), batch, batch, batch * context_tokens, 0.0))
+        return float(step_time_s(self.real_step_constants, batch, batch, batch * context_tokens, 0.0))
+
+    @cached_property
+    def real_step_constants(self) -> Constants:
+        """The step's constants without its compute terms (decode_step_real_s's), kept: the seed relation reads that step
+        a hundred times a plan."""
+        return self.step.masked(_ALL_BUT_COMPUTE)
 
     def decode_step_s(self, batch: float, context_tokens: float) -> float:
         """A pure decode step of `batch` sequences each reading `context_tokens` of KV, as the engine runs it
