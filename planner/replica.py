@@ -359,10 +359,18 @@ def _mla_decode_flops(model: ModelSpec) -> float:
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
     """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model); `model`
     and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
-    out the fleet's size and the traffic: a plan's re-plans at other node counts with the same spares (the deployment
-    section, spares included, is in the key) find the same replica's step."""
-    hw = brief.hardware
-    key = (brief.deployment, brief.efficiency, hw.gpu, hw.gpus_per_node, brief.lora, brief.model, precision)
+    out the fleet's size, how its nodes split into pools and the traffic: a plan's re-plans at other node counts (its
+    one-node-lost design, which runs without the spare it used) find the same replica's step."""
+    hw, dep = brief.hardware, brief.deployment
+    key = (
+        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
+        brief.efficiency,
+        hw.gpu,
+        hw.gpus_per_node,
+        brief.lora,
+        brief.model,
+        precision,
+    )
     steps = _STEPS.get(key)
     if steps is None:
         steps = _step_constants(brief, model, gpu, precision)
@@ -371,6 +379,8 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
 
 
 _STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
+# the deployment's fields a replica's step can depend on: all but the pools' sizes (spare and long-context nodes)
+_STEP_DEPLOYMENT_FIELDS = tuple(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes"))
 
 
 def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
