@@ -23,6 +23,7 @@ __all__ = ["Band", "Uncertainty", "outside_note", "range_text", "ranges_line", "
 
 BANDS_FILE = Path(__file__).resolve().parent / "calibration" / "bands.json"
 _OUTSIDE_WIDENING = 2.0  # outside the data: the widest spread, doubled
+_DEFAULT_EFFICIENCY = Efficiency()  # the calibrated constants: a brief that states others is not what the bands check
 
 
 class Band(BaseModel):
@@ -129,7 +130,7 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
     gpus: list[str] = data["gpus"]  # type: ignore[assignment]
     engine_rows: dict[str, int] = data["engines"]  # type: ignore[assignment]
     inside = gpu_key in gpus and engine_rows.get("vllm", 0) + engine_rows.get("trtllm", 0) > 0
-    own_constants = brief.efficiency != Efficiency()
+    own_constants = brief.efficiency != _DEFAULT_EFFICIENCY
     bands = []
     for path, value in figures.items():
         if not math.isfinite(value):
