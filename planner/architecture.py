@@ -189,9 +189,9 @@ class Architecture(CachingModel):
 
     def with_extras(self, extras: Extras) -> Architecture:
         """The same architecture with a mechanism's boxes and decisions added after the pools' (written on first read)."""
-        copied = self.model_copy()
-        copied._words = replace(self._words, extras=extras)
-        return copied
+        with_them = Architecture(pools=self.pools, gateway_nodes=self.gateway_nodes, router_nodes=self.router_nodes)
+        with_them._words = replace(self._words, extras=extras)
+        return with_them
 
 
 def _with_lines(dot: str, lines: list[str]) -> str:
