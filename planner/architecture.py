@@ -10,11 +10,15 @@ export layer (report.diagram), never in the browser.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cached_property
 from html import escape
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from planner.brief import Brief, KvPrecision, Precision
+from planner.cached import CachingModel
 from planner.capacity import Demand
 from planner.catalog import gpu_spec
 from planner.disagg import DisaggAnalysis, link_gbps_per_gpu
@@ -113,14 +117,86 @@ class Decision(_Model):
     why: str
 
 
-class Architecture(_Model):
+Extras = Callable[[], tuple[list[str], list[Decision]]]  # a mechanism's diagram lines and decisions (mechanism_diagram)
+
+
+@dataclass(frozen=True)
+class _Words:
+    """What an architecture's decisions, routing and diagram are written from: written the first time they are read (a
+    page, the JSON, the document), so a plan pays for its numbers alone."""
+
+    brief: Brief
+    multi_node_shape: ReplicaShape | None  # a replica over several nodes or expert-parallel: its decisions (None: neither)
+    tp: int
+    replicas: int  # engine replicas of the whole fleet
+    weights_gb_per_gpu: float
+    unchunked_prefill_p95_ms: float
+    fleet_utilization: float
+    fleet_utilization_no_prefix_cache: float
+    long_context_nodes: int
+    spare_nodes: int
+    disaggregation: DisaggAnalysis | None
+    extras: Extras | None = None  # the mechanisms' boxes and decisions, after the pools' (None: every mechanism off)
+
+
+class Architecture(CachingModel):
+    """The pools with their loads (worked out by plan()); the decisions, routing and diagram written on first read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     pools: tuple[Pool, ...]
-    decisions: tuple[Decision, ...]
-    routing: tuple[Decision, ...]
     gateway_nodes: int
     router_nodes: int
-    dot: str = Field(description="The diagram as Graphviz DOT, left to right with the pools stacked (wide screens, the printed page).")
-    dot_narrow: str = Field(description="The same diagram stacked top to bottom (a phone's width).")
+    _words: _Words = PrivateAttr()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def decisions(self) -> tuple[Decision, ...]:
+        """The decisions behind the pools and the replica, each with its reason (the mechanisms' last)."""
+        extra = self._extras[1] if self._words.extras is not None else []
+        return (*_decisions(self._words), *extra)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def routing(self) -> tuple[Decision, ...]:
+        """How the router sends requests to replicas and pools."""
+        return _routing(self._words.brief.workload.long_context_threshold_tokens, self._words.long_context_nodes)
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="The diagram as Graphviz DOT, left to right with the pools stacked (wide screens, the printed page)."
+    )
+    @cached_property
+    def dot(self) -> str:
+        return self._dots[0]
+
+    @computed_field(description="The same diagram stacked top to bottom (a phone's width).")  # type: ignore[prop-decorator]
+    @cached_property
+    def dot_narrow(self) -> str:
+        return self._dots[1]
+
+    @cached_property
+    def _extras(self) -> tuple[list[str], list[Decision]]:
+        assert self._words.extras is not None
+        return self._words.extras()
+
+    @cached_property
+    def _dots(self) -> tuple[str, str]:
+        dots = _diagram_dots(self.pools, self.gateway_nodes, self.router_nodes)
+        if self._words.extras is None:
+            return dots
+        lines = self._extras[0]
+        return _with_lines(dots[0], lines), _with_lines(dots[1], lines)
+
+    def with_extras(self, extras: Extras) -> Architecture:
+        """The same architecture with a mechanism's boxes and decisions added after the pools' (written on first read)."""
+        with_them = Architecture(pools=self.pools, gateway_nodes=self.gateway_nodes, router_nodes=self.router_nodes)
+        with_them._words = replace(self._words, extras=extras)
+        return with_them
+
+
+def _with_lines(dot: str, lines: list[str]) -> str:
+    body = dot.rstrip().removesuffix("}")
+    return body + "\n".join(lines) + "\n}\n"
 
 
 def long_context_utilization(brief: Brief, shape: ReplicaShape, dem: Demand, replicas: int, share: float | None = None) -> float:
@@ -157,8 +233,8 @@ def architecture(
     disaggregation: DisaggAnalysis | None = None,
     general_basis: str = "SLO capacity",
 ) -> Architecture:
-    """The pools, decisions and diagram. With `shape`, replicas may span nodes (pipeline stages, EP over nodes):
-    a pool counts whole replicas of shape.replica_nodes nodes."""
+    """The pools, with the decisions, routing and diagram written on first read. With `shape`, replicas may span nodes
+    (pipeline stages, EP over nodes): a pool counts whole replicas of shape.replica_nodes nodes."""
     hw, dep, w = brief.hardware, brief.deployment, brief.workload
     threshold = num(w.long_context_threshold_tokens, "tokens")
     multi = shape is not None and (shape.pp > 1 or shape.ep > 1)
@@ -216,20 +292,42 @@ def architecture(
         pools.append(
             pool("spare/canary", spare_nodes, "N+1 for a failed node; canary target for rollouts", "a failed node's share", 0.0, "")
         )
-    replicas = engine_replicas(hw.nodes)
-    scheme = weight_scheme(dep.weights, gpu_spec(hw.gpu))
-    peak = prefill_peak(dep.weights, brief.efficiency.compute_peak, gpu_spec(hw.gpu))  # the peak the capacity is sized at
+    arch = Architecture(pools=tuple(pools), gateway_nodes=GATEWAY_NODES, router_nodes=ROUTER_NODES)
+    arch._words = _Words(
+        brief=brief,
+        multi_node_shape=shape if multi else None,
+        tp=tp,
+        replicas=engine_replicas(hw.nodes),
+        weights_gb_per_gpu=weights_gb_per_gpu,
+        unchunked_prefill_p95_ms=unchunked_prefill_p95_ms,
+        fleet_utilization=fleet_utilization,
+        fleet_utilization_no_prefix_cache=fleet_utilization_no_prefix_cache,
+        long_context_nodes=long_context_nodes,
+        spare_nodes=spare_nodes,
+        disaggregation=disaggregation,
+    )
+    return arch
+
+
+def _decisions(words: _Words) -> list[Decision]:
+    """The decisions behind the pools and the replica (Architecture.decisions, before the mechanisms')."""
+    brief, tp, replicas = words.brief, words.tp, words.replicas
+    hw, dep, w = brief.hardware, brief.deployment, brief.workload
+    long_context_nodes, spare_nodes = words.long_context_nodes, words.spare_nodes
+    gpu = gpu_spec(hw.gpu)
+    scheme = weight_scheme(dep.weights, gpu)
+    peak = prefill_peak(dep.weights, brief.efficiency.compute_peak, gpu)  # the peak the capacity is sized at
     decisions = [
         Decision(
             decision=f"TP={tp}, DP={replicas}",
-            why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU {gpu_spec(hw.gpu).scale_up_domain} (every layer's all-reduce"
-            f" stays on its links, {num(gpu_spec(hw.gpu).interconnect_gb_per_s, 'GB/s')} a GPU each way); crossing nodes would put it"
-            f" on the network, {num(gpu_spec(hw.gpu).scale_out_gb_per_s, 'GB/s')} a GPU; data parallelism across {replicas} replicas adds throughput",
+            why=f"TP={tp} stays inside one {hw.gpus_per_node}-GPU {gpu.scale_up_domain} (every layer's all-reduce"
+            f" stays on its links, {num(gpu.interconnect_gb_per_s, 'GB/s')} a GPU each way); crossing nodes would put it"
+            f" on the network, {num(gpu.scale_out_gb_per_s, 'GB/s')} a GPU; data parallelism across {replicas} replicas adds throughput",
         ),
-        *(parallel_decisions(brief, shape) if shape is not None and multi else []),
+        *(parallel_decisions(brief, words.multi_node_shape) if words.multi_node_shape is not None else []),
         Decision(
             decision=f"{scheme.scheme} weights",
-            why=f"{num(weights_gb_per_gpu, 'GB')} per GPU; {peak.why}",
+            why=f"{num(words.weights_gb_per_gpu, 'GB')} per GPU; {peak.why}",
         ),
         Decision(
             decision=f"{dep.kv_cache.value.upper()} KV cache",
@@ -243,19 +341,19 @@ def architecture(
             Decision(
                 decision="prefix caching on",
                 why=f"chat re-sends its history every turn: {pct(w.prefix_hit_rate)} of prompt tokens hit; utilization"
-                f" {pct(fleet_utilization)} with it, {pct(fleet_utilization_no_prefix_cache)} without",
+                f" {pct(words.fleet_utilization)} with it, {pct(words.fleet_utilization_no_prefix_cache)} without",
             )
         )
     if dep.chunked_prefill:
         decisions.append(
             Decision(
                 decision=f"chunked prefill, {dep.max_num_batched_tokens} tokens per step",
-                why=f"an unchunked p95 prompt ({num(w.input_tokens_p95, 'tokens')}) holds the GPU for {num(unchunked_prefill_p95_ms, 'ms')},"
+                why=f"an unchunked p95 prompt ({num(w.input_tokens_p95, 'tokens')}) holds the GPU for {num(words.unchunked_prefill_p95_ms, 'ms')},"
                 " stalling every running sequence",
             )
         )
-    if disaggregation is not None:
-        dis = disaggregation
+    if words.disaggregation is not None:
+        dis = words.disaggregation
         decisions.append(
             Decision(
                 decision=f"prefill/decode disaggregation: {dis.prefill_nodes} prefill + {dis.decode_nodes} decode nodes",
@@ -277,7 +375,11 @@ def architecture(
                 why=f"N+1 for the {pct(brief.slo.availability)} availability target, and the canary for rolling one node at a time",
             )
         )
-    routing = (
+    return decisions
+
+
+def _routing(threshold_tokens: int, long_context_nodes: int) -> tuple[Decision, ...]:
+    return (
         Decision(
             decision="prefix-aware routing",
             why="send a prompt to the replica that already holds its prefix; random routing hits ~1/replicas as often",
@@ -285,24 +387,13 @@ def architecture(
         Decision(decision="session affinity by conversation id", why="every turn of a conversation lands where its history is cached"),
         Decision(decision="least KV load within the affinity group", why="balances new conversations without breaking affinity"),
         Decision(
-            decision=f"prompts over {num(w.long_context_threshold_tokens, 'tokens')} to the long-context pool"
+            decision=f"prompts over {num(threshold_tokens, 'tokens')} to the long-context pool"
             if long_context_nodes
             else "no long-context pool: long prompts share the general pool",
             why="keeps the general pool's batches and prefill queue short"
             if long_context_nodes
             else "the brief reserves no nodes for them",
         ),
-    )
-    arch_pools = tuple(pools)
-    dot, dot_narrow = _diagram_dots(arch_pools, GATEWAY_NODES, ROUTER_NODES)
-    return Architecture(
-        pools=arch_pools,
-        decisions=tuple(decisions),
-        routing=routing,
-        gateway_nodes=GATEWAY_NODES,
-        router_nodes=ROUTER_NODES,
-        dot=dot,
-        dot_narrow=dot_narrow,
     )
 
 

@@ -5,7 +5,7 @@ fields would otherwise read its original's."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any, Self
 
 from pydantic import BaseModel
@@ -14,6 +14,11 @@ __all__ = ["CachingModel"]
 
 
 class CachingModel(BaseModel):
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _CACHED_NAMES[cls] = _names_of(cls)
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         copied = super().model_copy(update=update, deep=deep)
         for name in _cached_names(type(self)):
@@ -28,6 +33,19 @@ class CachingModel(BaseModel):
         return state | {"__dict__": {name: value for name, value in state["__dict__"].items() if name not in cached}}
 
 
-@cache
 def _cached_names(cls: type) -> tuple[str, ...]:
+    """The names of a class's kept values (its cached_property attributes, inherited ones included)."""
+    names = _CACHED_NAMES.get(cls)
+    if names is None:  # a class made before this module's hook saw it (none in the planner)
+        names = _CACHED_NAMES[cls] = _names_of(cls)
+    return names
+
+
+def _names_of(cls: type) -> tuple[str, ...]:
     return tuple(name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, cached_property))
+
+
+# By class, found as each class is made (CachingModel.__pydantic_init_subclass__): what a class defines, not what a
+# plan works out, so nothing a plan does changes it (a functools.cache here was emptied with the planner's caches and
+# walked the class's MRO again at a cold plan's first copy: ~30 us a class).
+_CACHED_NAMES: dict[type, tuple[str, ...]] = {}

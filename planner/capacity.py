@@ -90,13 +90,18 @@ class Capacity(_Section):
     kv_fraction: float
     sizing_load_multiple: float  # the worked design's sizing arithmetic: 1 / utilization (linear; not the headroom)
     binding_constraint: Binding
-    binding_reason: str
     binding_constraint_no_prefix_cache: Binding
     step_bytes_at_max_num_seqs_gb: float
     step_at_max_num_seqs_ideal_ms: float
     step_at_max_num_seqs_ms: float
     unchunked_prefill_p95_ms: float
     _text: _CapacityText = PrivateAttr()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def binding_reason(self) -> str:
+        """Why the binding resource binds, with the other shares (written on first read, as the arithmetic is)."""
+        return _binding_reason(self.binding_constraint, self.kv_fraction, self.prefill_fraction, self.decode_fraction)
 
     # The step's arithmetic in words is written the first time it is read (a page, the JSON, the document): the many
     # re-plans a design makes (failure rows, fleet searches, headroom) never read theirs.
@@ -442,7 +447,6 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         kv_fraction=kv_fraction,
         sizing_load_multiple=1 / shares.utilization if shares.utilization > 0 else math.inf,
         binding_constraint=binding,
-        binding_reason=_binding_reason(binding, kv_fraction, shares.prefill, shares.decode),
         binding_constraint_no_prefix_cache=binding_nc,
         step_bytes_at_max_num_seqs_gb=shape.step_bytes(dep.max_num_seqs, read) / shape.gpus / GB,
         step_at_max_num_seqs_ideal_ms=step_max_ideal * 1e3,

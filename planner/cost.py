@@ -65,6 +65,16 @@ class _LeverBasis(NamedTuple):
     full_pace: tuple[float, float] | None  # a job's (fleet output tokens/s at its full batch, idle share of its deadline)
 
 
+class _CostText(NamedTuple):
+    """What CostAnalysis.arithmetic is written from besides its figures."""
+
+    brief: Brief
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    fix_fleet: str  # the fleet that meets the SLO, in words (a design that misses)
+    fix_year: float | None  # its $ a year (None: the design meets)
+
+
 class CostAnalysis(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -77,8 +87,14 @@ class CostAnalysis(BaseModel):
     usd_per_million_input_tokens: float
     carries_peak: bool  # the fleet carries the peak (the design is feasible): only then is $/M the cost of serving the brief
     usd_per_million_output_tokens_at_fix: float | None  # a design that misses: $/M on the fewest nodes that meet (Design.fix)
-    arithmetic: dict[str, str]
     _basis: _LeverBasis = PrivateAttr()
+    _text: _CostText = PrivateAttr()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read (a page, the JSON, the document)."""
+        return _arithmetic(self, *self._text)
 
     # The levers re-plan the brief (the smaller fleet, the spot nodes' two-nodes-lost row): they are worked out the
     # first time they are read (the Cost page, the JSON, the document), not for every plan and re-plan.
@@ -214,21 +230,32 @@ def cost_analysis(
         usd_per_million_input_tokens=per_m_in,
         carries_peak=carries_peak,
         usd_per_million_output_tokens_at_fix=at_fix,
-        arithmetic={
-            "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
-            "usd_per_year": f"{usd(per_hour)} x {HOURS_PER_YEAR} h = {usd(per_year)} per year",
-            "output_tokens_per_year": (
-                f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
-            ),
-            "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
-            "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
-            + ("" if carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
-            "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
-        }
-        | _fix_arithmetic(fix_fleet or f"the fewest nodes that meet the SLO, {fix_nodes}", fix_year, out_year, at_fix),
+    )
+    analysis._text = _CostText(
+        brief, output_tokens_per_s, input_tokens_per_s, fix_fleet or f"the fewest nodes that meet the SLO, {fix_nodes}", fix_year
     )
     analysis._basis = _LeverBasis(brief, output_tokens_per_s, fleet, full_pace)
     return analysis
+
+
+def _arithmetic(
+    cost: CostAnalysis, brief: Brief, output_tokens_per_s: float, input_tokens_per_s: float, fix_fleet: str, fix_year: float | None
+) -> dict[str, str]:
+    c = brief.cost
+    gpus, per_hour, per_year = cost.gpus, cost.usd_per_hour, cost.usd_per_year
+    out_year, in_year = cost.output_tokens_per_year, cost.input_tokens_per_year
+    per_m_out, per_m_in = cost.usd_per_million_output_tokens, cost.usd_per_million_input_tokens
+    return {
+        "usd_per_hour": f"{gpus} GPUs x {usd(c.usd_per_gpu_hour)} = {usd(per_hour)} per hour",
+        "usd_per_year": f"{usd(per_hour)} x {HOURS_PER_YEAR} h = {usd(per_year)} per year",
+        "output_tokens_per_year": (
+            f"{num(output_tokens_per_s, 'tok/s')} at peak x {num(c.average_duty)} average over the day x {num(SECONDS_PER_YEAR)} s = {num(out_year)}"
+        ),
+        "input_tokens_per_year": f"{num(input_tokens_per_s, 'tok/s')} x {num(c.average_duty)} x {num(SECONDS_PER_YEAR)} s = {num(in_year)}",
+        "usd_per_million_output_tokens": f"{usd(per_year)} / {num(out_year / 1e6)} M = {usd(per_m_out)} per M output tokens (the whole fleet's cost)"
+        + ("" if cost.carries_peak else "; not the cost of serving the brief: this fleet cannot carry the peak's tokens"),
+        "usd_per_million_input_tokens": f"{usd(per_year)} / {num(in_year / 1e6)} M = {usd(per_m_in)} per M input tokens (the whole fleet's cost, not split)",
+    } | _fix_arithmetic(fix_fleet, fix_year, out_year, cost.usd_per_million_output_tokens_at_fix)
 
 
 def _levers(

@@ -3,6 +3,8 @@ encoder and its cache before the prefill, the adapter cache beside the replicas,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from planner.architecture import Architecture, Decision, _html_label
 from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct
@@ -100,9 +102,18 @@ def has_mechanisms(design: object) -> bool:
     return any(getattr(design, key, None) is not None for key in ("kv_tiers", "multimodal", "lora_serving", "objective"))
 
 
-def _with_lines(dot: str, lines: list[str]) -> str:
-    body = dot.rstrip().removesuffix("}")
-    return body + "\n".join(lines) + "\n}\n"
+@dataclass(frozen=True)
+class _Mechanisms:
+    """The mechanisms' boxes and decisions, written when the architecture's diagram or decisions are first read."""
+
+    brief: Brief
+    tiers: KvTierAnalysis | None
+    images: MultimodalAnalysis | None
+    lora: LoraServing | None
+    goal: ObjectiveAnalysis | None
+
+    def __call__(self) -> tuple[list[str], list[Decision]]:
+        return _extras(self.brief, self.tiers, self.images, self.lora, self.goal)
 
 
 def with_mechanisms(
@@ -114,13 +125,6 @@ def with_mechanisms(
     goal: ObjectiveAnalysis | None,
 ) -> Architecture:
     """The architecture with the mechanisms' boxes and decisions (unchanged when every mechanism is off)."""
-    lines, decisions = _extras(brief, tiers, images, lora, goal)
-    if not lines:
+    if tiers is None and images is None and lora is None and goal is None:
         return arch
-    return arch.model_copy(
-        update={
-            "dot": _with_lines(arch.dot, lines),
-            "dot_narrow": _with_lines(arch.dot_narrow, lines),
-            "decisions": (*arch.decisions, *decisions),
-        }
-    )
+    return arch.with_extras(_Mechanisms(brief, tiers, images, lora, goal))

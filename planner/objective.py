@@ -20,9 +20,11 @@ the fleet spends under-filled waiting on them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Memory
@@ -57,9 +59,26 @@ class ObjectiveAnalysis(BaseModel):
     straggler_s: float  # batch completion: the straggler's own prefill + decode
     straggler_share: float  # batch completion: the makespan's share spent waiting on stragglers
     time_one_node_lost_s: float  # the same work on one node fewer (inf with a single node)
-    headline: str
     problems: tuple[Problem, ...]
-    arithmetic: dict[str, str]
+    _words: Callable[[], tuple[str, dict[str, str]]] = PrivateAttr()  # (headline, arithmetic), written on first read
+
+    # The headline and the arithmetic are written the first time they are read (a page, the JSON, the conclusion): the
+    # headroom's and the failure table's re-plans read only the figures.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def headline(self) -> str:
+        return self._written[0]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words."""
+        return self._written[1]
+
+    @cached_property
+    def _written(self) -> tuple[str, dict[str, str]]:
+        return self._words()
 
 
 def _longest_output(brief: Brief, prompts: int) -> float:
@@ -123,23 +142,26 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     usd_per_m = usd_per_s / tokens_per_s * 1e6
     usd_per_m_out = usd_per_s / (rate * w.output_tokens_mean) * 1e6
     nodes = brief.hardware.nodes
-    arithmetic = {
-        "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds){settled} = {num(batch)} per replica",
-        "request": (
-            f"each step carries {num(batch)} x {num(uncached, 'tokens')} uncached / {num(w.output_tokens_mean, 'tokens')} out"
-            f" = {num(turnover, 'prompt tokens')} beside the batch's decode: a step of {num(step_s * 1e3, 'ms')};"
-            + (
-                f" {num(w.output_tokens_mean, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(batch)}"
-                if bound == "batch"
-                else f" more than the {num(carried, 'tokens')} a step has room for, so prefill binds: {num(uncached, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(carried)}"
-            )
-            + f" = {num(request_s * 1e3, 'ms')} of a replica per request"
-        ),
-        "throughput": (
-            f"{replicas} replicas / {num(request_s, 's')} = {num(rate, 'req/s')} x {num(per_request_tokens, 'tokens')} = {num(tokens_per_s, 'tokens/s')}"
-        ),
-        "cost": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
-    }
+
+    def pace_words() -> dict[str, str]:
+        return {
+            "batch": f"min(max-num-seqs {dep.max_num_seqs}, {num(mem.max_sequences_per_replica)} sequences the KV pool holds){settled} = {num(batch)} per replica",
+            "request": (
+                f"each step carries {num(batch)} x {num(uncached, 'tokens')} uncached / {num(w.output_tokens_mean, 'tokens')} out"
+                f" = {num(turnover, 'prompt tokens')} beside the batch's decode: a step of {num(step_s * 1e3, 'ms')};"
+                + (
+                    f" {num(w.output_tokens_mean, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(batch)}"
+                    if bound == "batch"
+                    else f" more than the {num(carried, 'tokens')} a step has room for, so prefill binds: {num(uncached, 'tokens')} x {num(step_s * 1e3, 'ms')} / {num(carried)}"
+                )
+                + f" = {num(request_s * 1e3, 'ms')} of a replica per request"
+            ),
+            "throughput": (
+                f"{replicas} replicas / {num(request_s, 's')} = {num(rate, 'req/s')} x {num(per_request_tokens, 'tokens')} = {num(tokens_per_s, 'tokens/s')}"
+            ),
+            "cost": f"{gpus} GPUs x ${num(brief.cost.usd_per_gpu_hour)}/h / {num(tokens_per_s * 3600 / 1e6)}M tokens/h = ${num(usd_per_m)} per M tokens",
+        }
+
     pace: dict[str, Any] = {  # what both objectives report of the fleet's pace and price
         "kind": o.kind,
         "batch_per_replica": batch,
@@ -157,15 +179,18 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         meets = time_s <= deadline_s
         need = max(math.ceil(nodes * time_s / deadline_s), 1)
         lost_s = _one_node_lost(time_s, nodes)
-        arithmetic["one_node_lost"] = _lost_text(time_s, lost_s, nodes, deadline_s)
-        arithmetic["job"] = (
-            f"{num(o.job_tokens / 1e9)}B tokens / {num(tokens_per_s, 'tokens/s')} = {num(time_s / 3600, 'h')}"
-            f" vs the {num(o.deadline_hours, 'h')} deadline: {'met' if meets else 'missed'}; {need} node(s) finish it in time"
-        )
-        headline = (
-            f"The job takes {num(time_s / 3600, 'h')} of its {num(o.deadline_hours, 'h')} at {num(tokens_per_s, 'tokens/s')}"
-            f" (${num(usd_per_m)} per M tokens, batch {num(batch)} per replica)"
-        )
+
+        def job_words() -> tuple[str, dict[str, str]]:
+            job = (
+                f"{num(o.job_tokens / 1e9)}B tokens / {num(tokens_per_s, 'tokens/s')} = {num(time_s / 3600, 'h')}"
+                f" vs the {num(o.deadline_hours, 'h')} deadline: {'met' if meets else 'missed'}; {need} node(s) finish it in time"
+            )
+            headline = (
+                f"The job takes {num(time_s / 3600, 'h')} of its {num(o.deadline_hours, 'h')} at {num(tokens_per_s, 'tokens/s')}"
+                f" (${num(usd_per_m)} per M tokens, batch {num(batch)} per replica)"
+            )
+            return headline, pace_words() | {"one_node_lost": _lost_text(time_s, lost_s, nodes, deadline_s), "job": job}
+
         problems = (
             ()
             if meets
@@ -177,7 +202,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
                 ),
             )
         )
-        return ObjectiveAnalysis(
+        job = ObjectiveAnalysis(
             **pace,
             time_s=time_s,
             deadline_s=deadline_s,
@@ -187,10 +212,10 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
             straggler_s=0.0,
             straggler_share=0.0,
             time_one_node_lost_s=lost_s,
-            headline=headline,
             problems=problems,
-            arithmetic=arithmetic,
         )
+        job._words = job_words
+        return job
     prompts = o.batch_prompts
     work_s = prompts * request_s / replicas
     longest = _longest_output(brief, prompts)
@@ -208,21 +233,25 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
     deadline_s = o.batch_deadline_s
     meets = makespan <= deadline_s
     need = max(math.ceil(nodes * work_s / deadline_s), 1) if straggler_s <= deadline_s else 0  # 0: no fleet beats the straggler
-    arithmetic["longest"] = (
-        f"the longest of {prompts:,} outputs (gamma, mean {num(w.output_tokens_mean)}, p95 {num(w.output_tokens_p95)}): its 1 - 1/{prompts + 1:,}"
-        f" quantile, capped at {num(o.output_tokens_max)} = {num(longest, 'tokens')}"
-    )
-    arithmetic["makespan"] = (
-        f"bulk: {prompts:,} x {num(request_s, 's')} / {replicas} replicas = {num(work_s, 's')};"
-        f" straggler: {num(prefill_s * 1e3, 'ms')} prefill + {num(longest)} x {num(tail_step_s * 1e3, 'ms')} (step at the tail's batch {num(tail_batch)})"
-        f" = {num(straggler_s, 's')}; makespan max = {num(makespan, 's')}, {pct(share)} of it waiting on stragglers"
-    )
     binds = "the stragglers set it" if straggler_s > work_s else "the bulk's work sets it"
-    arithmetic["one_node_lost"] = _lost_text(makespan, lost_s, nodes, o.batch_deadline_s)
-    headline = (
-        f"A {prompts:,}-prompt batch finishes in {num(makespan, 's')} of its {num(deadline_s, 's')}: {binds}"
-        f" ({pct(share)} of the makespan waits on the longest output, {num(longest, 'tokens')})"
-    )
+
+    def rollout_words() -> tuple[str, dict[str, str]]:
+        longest_words = (
+            f"the longest of {prompts:,} outputs (gamma, mean {num(w.output_tokens_mean)}, p95 {num(w.output_tokens_p95)}): its 1 - 1/{prompts + 1:,}"
+            f" quantile, capped at {num(o.output_tokens_max)} = {num(longest, 'tokens')}"
+        )
+        makespan_words = (
+            f"bulk: {prompts:,} x {num(request_s, 's')} / {replicas} replicas = {num(work_s, 's')};"
+            f" straggler: {num(prefill_s * 1e3, 'ms')} prefill + {num(longest)} x {num(tail_step_s * 1e3, 'ms')} (step at the tail's batch {num(tail_batch)})"
+            f" = {num(straggler_s, 's')}; makespan max = {num(makespan, 's')}, {pct(share)} of it waiting on stragglers"
+        )
+        headline = (
+            f"A {prompts:,}-prompt batch finishes in {num(makespan, 's')} of its {num(deadline_s, 's')}: {binds}"
+            f" ({pct(share)} of the makespan waits on the longest output, {num(longest, 'tokens')})"
+        )
+        lost = _lost_text(makespan, lost_s, nodes, o.batch_deadline_s)
+        return headline, pace_words() | {"longest": longest_words, "makespan": makespan_words, "one_node_lost": lost}
+
     problems_list: list[Problem] = []
     if not meets:
         if straggler_s > deadline_s:
@@ -239,7 +268,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
                 change=change,
             )
         )
-    return ObjectiveAnalysis(
+    rollout = ObjectiveAnalysis(
         **pace,
         time_s=makespan,
         deadline_s=deadline_s,
@@ -249,7 +278,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         straggler_s=straggler_s,
         straggler_share=share,
         time_one_node_lost_s=lost_s,
-        headline=headline,
         problems=tuple(problems_list),
-        arithmetic=arithmetic,
     )
+    rollout._words = rollout_words
+    return rollout

@@ -28,7 +28,7 @@ from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
 from planner.quantization import prefill_precision
-from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, StepConstants, step_time_s
+from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, Constants, StepConstants, step_time_s
 from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of", "units_text"]
@@ -40,7 +40,9 @@ _ALL_BUT_COMPUTE = tuple(i for i in range(CONSTANTS) if i not in (GEMM_S_PER_TOK
 
 
 class ReplicaShape(CachingModel):
-    """Constants of one replica derived from the brief; the step-time functions below use them."""
+    """Constants of one replica derived from the brief; the step-time functions below use them. The figures worked out
+    from the fields alone (GPUs, weights and KV per GPU, bandwidth, prefill rate) are kept on first read: a plan reads
+    them hundreds of times (CachingModel drops them from a copy)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -74,7 +76,7 @@ class ReplicaShape(CachingModel):
         return {}
 
     # --- memory -------------------------------------------------------------------------------
-    @property
+    @cached_property
     def gpus(self) -> int:
         """GPUs of one pipeline stage: TP, or EP with DP attention (the serving unit's share of the replica's GPUs)."""
         return self.tp * self.attention_groups
@@ -100,7 +102,7 @@ class ReplicaShape(CachingModel):
         """The weights one serving unit holds (without PP or DP attention: the whole model, every expert, once)."""
         return self.weights_gb_per_gpu * GB * self.gpus
 
-    @property
+    @cached_property
     def weights_gb_per_gpu(self) -> float:
         """The attention and shared weights split by TP, the routed experts over the stage's GPUs, the layers by PP."""
         experts = self.model.experts * self.model.expert_params if self.model.is_moe else 0.0
@@ -115,7 +117,7 @@ class ReplicaShape(CachingModel):
         """The fewest nodes that run `units` serving units: whole replicas of replica_nodes nodes."""
         return math.ceil(units / self.units_per_replica_group - 1e-9) * self.replica_nodes
 
-    @property
+    @cached_property
     def kv_gb_per_gpu(self) -> float:
         return self.usable_gb_per_gpu - self.weights_gb_per_gpu - self.reserve_gb_per_gpu
 
@@ -128,17 +130,17 @@ class ReplicaShape(CachingModel):
     def kv_heads_per_gpu(self) -> float:
         return self.model.kv_heads / self.tp
 
-    @property
+    @cached_property
     def kv_bytes_per_token_per_gpu(self) -> float:
         """One token's KV on a GPU of its attention group: its heads' share (MLA: the whole latent), its stage's layers."""
         return _kv_bytes_per_token_per_gpu(self.model, self.tp, self.kv_bytes_per_value) / self.pp
 
-    @property
+    @cached_property
     def kv_bytes_per_token(self) -> float:
         """KV of one token across the replica: the TP group that holds it, every stage."""
         return self.kv_bytes_per_token_per_gpu * self.tp * self.pp
 
-    @property
+    @cached_property
     def kv_capacity_tokens(self) -> float:
         """Tokens of KV one serving unit holds: each GPU holds its heads' share of its group's tokens, each attention
         group its own sequences; with PP a stream has 1/PP of the replica's pool."""
@@ -151,12 +153,12 @@ class ReplicaShape(CachingModel):
         return self.step.overhead_s
 
     # --- bandwidth and compute ----------------------------------------------------------------
-    @property
+    @cached_property
     def hbm_bytes_per_s(self) -> float:
         """Peak HBM bandwidth of the replica (all its GPUs; with PP, one stage's: a stream is in one stage at a time)."""
         return self.gpu.hbm_tb_per_s * TB * self.gpus
 
-    @property
+    @cached_property
     def flops_per_s(self) -> float:
         """Achieved tensor-core throughput of the replica: peak x compute fraction."""
         return self.peak_tflops_per_gpu * TB * self.gpus * self.compute_fraction
@@ -165,15 +167,19 @@ class ReplicaShape(CachingModel):
     def flops_per_token(self) -> float:
         return 2 * self.model.active_params  # 2: a multiply and an add per parameter
 
-    @property
+    @cached_property
     def prefill_tokens_per_s(self) -> float:
         return self.flops_per_s / self.flops_per_token
+
+    @cached_property
+    def shared_params_copies(self) -> float:
+        """The shared weights' extra copies a step reads: each attention group beyond the first reads its own."""
+        return (self.attention_groups - 1) * self.model.shared_params
 
     def step_bytes(self, batch: float, context_tokens: float) -> float:
         """Bytes one decode step reads on the replica: the weights it touches (each attention group its copy of the
         shared ones) and every sequence's KV."""
-        copies = (self.attention_groups - 1) * self.model.shared_params
-        weights = (self.model.params_read_per_step(batch) + copies) * self.weight_bytes_per_value
+        weights = (self.model.params_read_per_step(batch) + self.shared_params_copies) * self.weight_bytes_per_value
         return weights + batch * context_tokens * self.kv_bytes_per_token
 
     def decode_step_ideal_s(self, batch: float, context_tokens: float) -> float:
@@ -187,7 +193,13 @@ class ReplicaShape(CachingModel):
         cost) this is exactly the worked designs' hand formula; the engine's own step is `decode_step_s`."""
         if not math.isfinite(batch * context_tokens):
             return math.inf
-        return float(step_time_s(self.step.masked(_ALL_BUT_COMPUTE), batch, batch, batch * context_tokens, 0.0))
+        return float(step_time_s(self.real_step_constants, batch, batch, batch * context_tokens, 0.0))
+
+    @cached_property
+    def real_step_constants(self) -> Constants:
+        """The step's constants without its compute terms (decode_step_real_s's), kept: the seed relation reads that step
+        a hundred times a plan."""
+        return self.step.masked(_ALL_BUT_COMPUTE)
 
     def decode_step_s(self, batch: float, context_tokens: float) -> float:
         """A pure decode step of `batch` sequences each reading `context_tokens` of KV, as the engine runs it
@@ -347,10 +359,18 @@ def _mla_decode_flops(model: ModelSpec) -> float:
 def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
     """The replica's step-time constants from the catalog and the brief's efficiencies (planner.step_model); `model`
     and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
-    out the fleet's size and the traffic: a plan's re-plans at other node counts with the same spares (the deployment
-    section, spares included, is in the key) find the same replica's step."""
-    hw = brief.hardware
-    key = (brief.deployment, brief.efficiency, hw.gpu, hw.gpus_per_node, brief.lora, brief.model, precision)
+    out the fleet's size, how its nodes split into pools and the traffic: a plan's re-plans at other node counts (its
+    one-node-lost design, which runs without the spare it used) find the same replica's step."""
+    hw, dep = brief.hardware, brief.deployment
+    key = (
+        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
+        brief.efficiency,
+        hw.gpu,
+        hw.gpus_per_node,
+        brief.lora,
+        brief.model,
+        precision,
+    )
     steps = _STEPS.get(key)
     if steps is None:
         steps = _step_constants(brief, model, gpu, precision)
@@ -359,6 +379,8 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
 
 
 _STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
+# the deployment's fields a replica's step can depend on: all but the pools' sizes (spare and long-context nodes)
+_STEP_DEPLOYMENT_FIELDS = tuple(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes"))
 
 
 def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:

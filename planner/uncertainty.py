@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
+from functools import cached_property
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, Efficiency
 from planner.fmt import num, pct
@@ -24,6 +24,7 @@ __all__ = ["Band", "Uncertainty", "outside_note", "range_text", "ranges_line", "
 
 BANDS_FILE = Path(__file__).resolve().parent / "calibration" / "bands.json"
 _OUTSIDE_WIDENING = 2.0  # outside the data: the widest spread, doubled
+_DEFAULT_EFFICIENCY = Efficiency()  # the calibrated constants: a brief that states others is not what the bands check
 
 
 class Band(BaseModel):
@@ -70,7 +71,13 @@ class Uncertainty(BaseModel):
     coverage: float
     basis: str
     calibrated: bool  # the setup lies inside the calibrated data (its GPU and engine have rows)
-    bands: tuple[Band, ...]
+    _figures: dict[str, float] = PrivateAttr()  # the plan's headline predictions by JSON path: what the bands range
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def bands(self) -> tuple[Band, ...]:
+        """Each finite prediction's range, worked out on first read (a page, the JSON, the document)."""
+        return _bands_of(self._figures, self.calibrated)
 
     def band(self, figure: str) -> Band | None:
         return next((b for b in self.bands if b.figure == figure), None)
@@ -90,10 +97,18 @@ class Uncertainty(BaseModel):
         return f"real engine, {self.coverage * 100:.0f}% range (held-out error)"
 
 
-@lru_cache(maxsize=1)
-def _bands() -> dict[str, object]:
+def _read_bands() -> dict[str, object]:
     data: dict[str, object] = json.loads(BANDS_FILE.read_text(encoding="utf-8"))
     return data
+
+
+# Read once, at import: the calibration's output ships with the package (scripts/calibrate.py rewrites it), as constant
+# as the catalog, so a plan opens no file (an lru_cache here was emptied with the planner's caches: a read a plan).
+_BANDS = _read_bands()
+
+
+def _bands() -> dict[str, object]:
+    return _BANDS
 
 
 def _spread(kind: str, inside: bool) -> tuple[float, float]:
@@ -122,13 +137,7 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
     gpus: list[str] = data["gpus"]  # type: ignore[assignment]
     engine_rows: dict[str, int] = data["engines"]  # type: ignore[assignment]
     inside = gpu_key in gpus and engine_rows.get("vllm", 0) + engine_rows.get("trtllm", 0) > 0
-    own_constants = brief.efficiency != Efficiency()
-    bands = []
-    for path, value in figures.items():
-        if not math.isfinite(value):
-            continue
-        kind = "ttft" if "ttft" in path else "throughput" if ("capacity_rate" in path or "replicas" in path) else "itl"
-        bands.append(_band(path, value, kind, inside, inverse="replicas" in path))
+    own_constants = brief.efficiency != _DEFAULT_EFFICIENCY
     basis = (
         f"leave-one-source-out residuals of {data['rows']} published measurements ({data['sources']} sources):"
         f" the {int(float(data['coverage']) * 100)}% range of ln(predicted / measured) per metric kind"  # type: ignore[arg-type]
@@ -137,7 +146,20 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
         basis += f"; no measurements on this GPU ({gpu_key}): outside the calibrated data, the widest spread doubled"
     if own_constants:
         basis += "; the brief sets its own efficiencies, so the band is the calibration's spread, not a check of them"
-    return Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside, bands=tuple(bands))  # type: ignore[arg-type]
+    result = Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside)  # type: ignore[arg-type]
+    result._figures = figures
+    return result
+
+
+def _bands_of(figures: dict[str, float], inside: bool) -> tuple[Band, ...]:
+    """A band for each finite figure, by the kind its JSON path names (a replica count: a capacity's inverse)."""
+    bands = []
+    for path, value in figures.items():
+        if not math.isfinite(value):
+            continue
+        kind = "ttft" if "ttft" in path else "throughput" if ("capacity_rate" in path or "replicas" in path) else "itl"
+        bands.append(_band(path, value, kind, inside, inverse="replicas" in path))
+    return tuple(bands)
 
 
 def outside_note(value: float, low: float, high: float, unit: str = "ms", *, short: bool = False) -> str:
