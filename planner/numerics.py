@@ -18,7 +18,7 @@ slowest element needs (found first with the scalar form): the series' terms all 
 from its deepest level up, so a call is a handful of whole-array numpy calls.
 
 The inverse is Numerical Recipes' invgammp (section 6.2.1): a start from Wilson-Hilferty's cube (a > 1) or the
-small-x power law (a <= 1), then Halley steps to ~1e-14 relative.
+small-x power law (a <= 1), then Halley steps to ~1e-14 relative, or until the error is within P's own rounding.
 
 The root finder: regula falsi with the Illinois correction and a bisection guard.
 """
@@ -194,7 +194,7 @@ def gamma_p_inverse(a: float, p: float) -> float:
         x_next = x - step
         if x_next <= 0:
             x_next = 0.5 * x  # overshot below zero: halve instead
-        if abs(x_next - x) <= _INVERSE_RTOL * x:
+        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p:
             return x_next
         x = x_next
     return x
@@ -202,6 +202,9 @@ def gamma_p_inverse(a: float, p: float) -> float:
 
 _INVERSE_STEPS = 40  # Halley converges cubically: 3-6 steps from the start below
 _INVERSE_RTOL = 1e-14
+# P's own rounding, relative (the series' and the prefactor's: ~2e-15 seen near p = 0.99): an error within it is noise,
+# and the step it gives the last (past it, Halley's steps flip between two x a few ulps of P apart until the step cap)
+_P_ROUNDING = 1e-14
 _LOG_MAX = 700.0  # exp() of more overflows
 
 
@@ -241,7 +244,7 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
         step = newton / (1 - 0.5 * np.minimum(1.0, newton * (a1 / x - 1)))
         moved = x - step
         moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
-        settled = bool(np.all(np.abs(moved - x) <= _INVERSE_RTOL * x))
+        settled = bool(np.all((np.abs(moved - x) <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p)))
         x = moved
         if settled:
             break
