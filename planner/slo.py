@@ -39,7 +39,16 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums, poisson_pmf_cdf
+from planner.numerics import (
+    bracket_root,
+    gamma_p,
+    gamma_p_array,
+    gamma_p_inverse,
+    gamma_p_inverse_array,
+    gamma_p_row_sums,
+    gamma_sums,
+    poisson_pmf_cdf,
+)
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
@@ -712,11 +721,12 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     scale = wait_mean_s / busy / tail_shape
 
     def at(t: np.ndarray, strict: bool) -> np.ndarray:
-        """The CDF at each t (strict: just below t, without the jumps at t itself)."""
+        """The CDF at each t (strict: just below t, without the jumps at t itself): the prompts whose own steps are
+        done by t, (1 - busy) each, and the wait's P of each (0 for those not done: no wait fits)."""
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
-        reached = gap > 0 if strict else gap >= 0
-        waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
-        return np.asarray(np.where(reached, (1 - busy) + busy * waited, 0.0).sum(axis=1) / stages.size)  # np.mean's arithmetic
+        reached = np.count_nonzero(gap > 0 if strict else gap >= 0, axis=1)
+        waited = gamma_p_row_sums(tail_shape, np.maximum(gap, 0.0) / scale)
+        return np.asarray(((1 - busy) * reached + busy * waited) / stages.size)
 
     shortest = float(stages[0])
     ascending = stages.tolist()
@@ -984,6 +994,7 @@ def _halley_invert(
     if not low < t < high:  # no chord (an end's CDF unknown): the middle
         t = (low + high) / 2
     checkpoint, steps = high - low, 0
+    last_step = math.nan  # the step before (nan: none, or a bisection since)
     for _ in range(_HALLEY_STEPS):
         value, slope, bend = row(t)
         if value >= q:
@@ -993,19 +1004,33 @@ def _halley_invert(
         newton = (value - q) / slope if slope > 0 else math.inf
         factor = 1 - newton * bend / (2 * slope) if slope > 0 else 1.0
         step = newton / factor if 0.5 <= factor <= 2 else newton
-        if abs(step) <= xtol and low <= t - step <= high:
+        if _settles(step, last_step, xtol) and low <= t - step <= high:
             return t - step
+        last_step = step
         if high - low <= xtol:
             return high
         steps += 1
         slow = steps == 3 and high - low > checkpoint / 2
         if steps == 3:
             checkpoint, steps = high - low, 0
-        t = t - step if low < t - step < high and not slow else (low + high) / 2
+        if low < t - step < high and not slow:
+            t -= step
+        else:
+            t, last_step = (low + high) / 2, math.nan
     return high
 
 
 _HALLEY_STEPS = 100
+
+
+def _settles(step: float, last_step: float, xtol: float) -> bool:
+    """Whether a step lands within xtol of the root: it is within xtol itself, or it shrank the step before by 4x or
+    more and the error it leaves, taken to shrink at least quadratically (Newton's e²; Halley's e³ is smaller), about
+    step² / last step, is under xtol / 2: one row fewer than waiting for a step under xtol."""
+    size = abs(step)
+    if size <= xtol:
+        return True
+    return size * 4 <= abs(last_step) and size * size <= xtol / 2 * abs(last_step)
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float, jumps: Iterable[float] = ()) -> float:
