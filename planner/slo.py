@@ -720,11 +720,11 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return float(np.quantile(stages, q)) if stages.size > 1 else float(stages[0])
     scale = wait_mean_s / busy / tail_shape
 
-    def at(t: np.ndarray, strict: bool) -> np.ndarray:
-        """The CDF at each t (strict: just below t, without the jumps at t itself): the prompts whose own steps are
-        done by t, (1 - busy) each, and the wait's P of each (0 for those not done: no wait fits)."""
+    def at(t: np.ndarray) -> np.ndarray:
+        """The CDF at each t: the prompts whose own steps are done by t, (1 - busy) each, and the wait's P of each (0
+        for those not done: no wait fits)."""
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
-        reached = np.count_nonzero(gap > 0 if strict else gap >= 0, axis=1)
+        reached = np.count_nonzero(gap >= 0, axis=1)
         waited = gamma_p_row_sums(tail_shape, np.maximum(gap, 0.0) / scale)
         return np.asarray(((1 - busy) * reached + busy * waited) / stages.size)
 
@@ -754,20 +754,23 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     distinct[0] = True
     np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
     points = stages[distinct]
-    first, at_points = _first_reaching(at, points, np.searchsorted(stages, points, side="right") / stages.size, busy, q)
+    done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
+    first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
     if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
         low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
         while (at_high := cdf(high)) < q:
             high = low + (high - low) * 2
         return _halley_invert(rows_under(high), q, (low, float(at_points[-1])), (high, at_high))
-    if first > 0 and (at_high := float(at(points[first : first + 1], strict=True)[0])) >= q:  # crossed in the smooth stretch before
+    # just below the point: without the jump of (1 - busy) / n a prompt done there (their waits' P is 0 there either way)
+    at_high = float(at_points[first]) - (1 - busy) * float(done[first] - done[first - 1]) / stages.size if first > 0 else q
+    if first > 0 and at_high >= q:  # crossed in the smooth stretch before
         low, high = float(points[first - 1]), float(points[first])
         return _halley_invert(rows_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
 def _first_reaching(
-    at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
+    at: Callable[[np.ndarray], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
 ) -> tuple[int, np.ndarray]:
     """The first of `points` where the CDF `at` reaches q (-1: none), and the CDF at the points it evaluated (nan at
     the others). It evaluates only where the CDF can change its mind: at a point it lies between (1 - busy) and 1
@@ -778,10 +781,10 @@ def _first_reaching(
     highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
     values = np.empty(points.shape)
     values.fill(math.nan)
-    values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
+    values[lowest : highest + 1] = at(points[lowest : highest + 1])
     first = _first_true(values[lowest : highest + 1] >= q)
     if first < 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
-        values[highest + 1 :] = at(points[highest + 1 :], False)
+        values[highest + 1 :] = at(points[highest + 1 :])
         first = _first_true(values[highest + 1 :] >= q)
         return (first + highest + 1 if first >= 0 else -1), values
     return (first + lowest if first >= 0 else -1), values
