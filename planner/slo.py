@@ -731,9 +731,6 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     shortest = float(stages[0])
     ascending = stages.tolist()
 
-    def cdf(t: float) -> float:
-        return rows_under(t)(t)[0]
-
     def rows_under(top: float) -> Callable[[float], tuple[float, float, float]]:
         """at(t) for one t up to `top`, with its first two derivatives there (between the jumps): the gamma only
         where the wait is positive, its series as long as the longest wait up to `top` needs."""
@@ -756,11 +753,15 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     points = stages[distinct]
     done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
     first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
-    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
-        low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
-        while (at_high := cdf(high)) < q:
-            high = low + (high - low) * 2
-        return _halley_invert(rows_under(high), q, (low, float(at_points[-1])), (high, at_high))
+    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait, between its bounds
+        # there the CDF is (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies
+        # between that with every stage at the shortest and at the longest: q is reached the wait's own quantile past
+        # a stage between the two (the prompts' spread), and about past their mean (Halley's start)
+        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
+        low, high = max(shortest + waited, float(points[-1])), float(points[-1]) + waited
+        xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
+        start = min(max(float(stages.mean()) + waited, low), high)
+        return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
     # just below the point: without the jump of (1 - busy) / n a prompt done there (their waits' P is 0 there either way)
     at_high = float(at_points[first]) - (1 - busy) * float(done[first] - done[first - 1]) / stages.size if first > 0 else q
     if first > 0 and at_high >= q:  # crossed in the smooth stretch before
@@ -984,16 +985,24 @@ def _grid_probs(n: int) -> tuple[float, ...]:
 
 
 def _halley_invert(
-    row: Callable[[float], tuple[float, float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
+    row: Callable[[float], tuple[float, float, float]],
+    q: float,
+    low_at: tuple[float, float],
+    high_at: tuple[float, float],
+    start: float = math.nan,
+    xtol: float = math.nan,
 ) -> float:
     """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
     (each end given with the CDF there, nan where not known; `row` gives the CDF and its first two derivatives):
     Halley's steps from where the chord between the ends crosses q (Newton's where Halley's correction is not
     modest), kept inside the bracket the evaluations narrow, and a bisection whenever a step would leave it or three
-    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert."""
+    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert. A caller
+    with a better first guess gives it (`start`), and the tolerance where the range is not its bracket (`xtol`)."""
     (low, at_low), (high, at_high) = low_at, high_at
-    xtol = (high - low) * 1e-7
-    t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
+    xtol = (high - low) * 1e-7 if math.isnan(xtol) else xtol
+    t = start
+    if math.isnan(t) and at_high > at_low:
+        t = low + (q - at_low) / (at_high - at_low) * (high - low)
     if not low < t < high:  # no chord (an end's CDF unknown): the middle
         t = (low + high) / 2
     checkpoint, steps = high - low, 0
