@@ -54,25 +54,15 @@ from planner.replica import ReplicaShape
 if TYPE_CHECKING:
     from planner.speculative import SpecSwitch
 from planner.step_model import (
-    A2A_LATENCY_S,
-    A2A_S_PER_TOKEN,
-    ALLREDUCES,
-    AR_LATENCY_S,
-    AR_ONE_SHOT_S_PER_TOKEN,
-    AR_TWO_SHOT_S_PER_TOKEN,
-    EXPERT_MISS,
-    EXPERTS_S,
-    GEMM_S_PER_TOKEN,
-    KV_S_PER_TOKEN,
-    LM_HEAD_S_PER_SEQ,
-    PP_LATENCY_S,
-    PP_S_PER_TOKEN,
+    COMM_PART,
     ROOFLINE,
-    WEIGHTS_S,
+    comm_part_s,
+    compute_part_s,
     speculative_step_time_s,
     speculative_step_times_s,
     step_time_s,
     step_times_s,
+    weights_part_s,
 )
 
 __all__ = [
@@ -315,22 +305,7 @@ class _Curves(NamedTuple):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
-# The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
-# the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-_GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
-_GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
-_ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls, pipeline stages' sends
-    ALLREDUCES,
-    AR_LATENCY_S,
-    AR_ONE_SHOT_S_PER_TOKEN,
-    AR_TWO_SHOT_S_PER_TOKEN,
-    A2A_LATENCY_S,
-    A2A_S_PER_TOKEN,
-    PP_LATENCY_S,
-    PP_S_PER_TOKEN,
-)
 
 
 def _by_batch(compute: _F) -> _F:
@@ -388,8 +363,7 @@ class _Engine:
         step = shape.step
         self.k = step.values()
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
-        self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
-        self.communicates = any(self.k_allreduce)
+        self.communicates = any(self.k[i] for i in COMM_PART)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -438,13 +412,13 @@ class _Engine:
         else:
             engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
-        floor = step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
-        decode_compute = step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
-        decode_compute_b = decode_compute if b == batch else step_time_s(self.k_compute, b, b, 0.0, 0.0)
+        floor = weights_part_s(self.k, b, roofline_reads)
+        decode_compute = compute_part_s(self.k, batch, batch)
+        decode_compute_b = decode_compute if b == batch else compute_part_s(self.k, b, b)
         token_s = self.token_s
         if self.communicates:  # one GPU, one stage: no bytes to share (the share below is exactly 0)
             chunk = max(min(self.uncached, self.room(batch)), 1.0)
-            comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
+            comm = comm_part_s(self.k, b + chunk) - comm_part_s(self.k, b)
             token_s += comm / chunk
         return _StepAt(
             decode_compute_s=decode_compute,
