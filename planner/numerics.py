@@ -219,6 +219,7 @@ def gamma_p_inverse(a: float, p: float) -> float:
     if a > 1:
         log_a1 = math.log(a1)
         log_density_at_mode = a1 * (log_a1 - 1) - log_gamma_a
+    last_step = math.nan
     for _ in range(_INVERSE_STEPS):
         if x <= 0:
             return 0.0
@@ -235,11 +236,20 @@ def gamma_p_inverse(a: float, p: float) -> float:
         step = newton / (1 - 0.5 * min(1.0, newton * (a1 / x - 1)))  # Halley's correction from the density's slope
         x_next = x - step
         if x_next <= 0:
-            x_next = 0.5 * x  # overshot below zero: halve instead
-        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p:
+            x_next, step = 0.5 * x, math.nan  # overshot below zero: halve instead (a step the next is not judged by)
+        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _last_needed(step, last_step, x):
             return x_next
-        x = x_next
+        x, last_step = x_next, step
     return x
+
+
+def _last_needed(step: float, last_step: float, x: float) -> bool:
+    """Whether a Halley step leaves x within the inverse's tolerance: close in (under 1e-4 of x) it shrank the step
+    before by 4x or more, and the error it leaves, taken to shrink at least as the steps did (Halley's shrinks as e³),
+    is at most step² / last step: under half the tolerance, it is the last step (one incomplete gamma fewer than a step
+    under the tolerance takes). Farther out (a tiny shape's x spans decades) the steps say less."""
+    size = abs(step)
+    return size <= 1e-4 * x and size * 4 <= abs(last_step) and size * size <= _INVERSE_RTOL / 2 * x * abs(last_step)
 
 
 _INVERSE_STEPS = 40  # Halley converges cubically: 3-6 steps from the start below

@@ -1011,8 +1011,9 @@ _HALLEY_STEPS = 100
 
 def _settles(step: float, last_step: float, xtol: float) -> bool:
     """Whether a step lands within xtol of the root: it is within xtol itself, or it shrank the step before by 4x or
-    more and the error it leaves, taken to shrink at least quadratically (Newton's e²; Halley's e³ is smaller), about
-    step² / last step, is under xtol / 2: one row fewer than waiting for a step under xtol."""
+    more and the error it leaves, taken to shrink at least as the steps did (by step / last step; Newton's and Halley's
+    errors shrink faster, as e² and e³), so at most step² / last step, is under xtol / 2: one row fewer than waiting
+    for a step under xtol."""
     size = abs(step)
     if size <= xtol:
         return True
