@@ -721,21 +721,31 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
 
         return row
 
+    longest = float(stages[-1])
+
+    def tail() -> float:
+        """q beyond the longest prompt's own steps: in the smooth tail of the wait, between its bounds. There the CDF is
+        (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies between that with
+        every stage at the shortest and at the longest: q is reached the wait's own quantile past a stage between the
+        two (the prompts' spread), and about past their mean (Halley's start)."""
+        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
+        low, high = max(shortest + waited, longest), longest + waited
+        xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
+        start = min(max(float(stages.mean()) + waited, low), high)
+        return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
+
+    # at the longest prompt's own steps the CDF is at most (1 - busy) + busy x P(shape, (longest - shortest) / scale)
+    # (every wait counted from the shortest stage): where that is clearly under q, no stage point reaches it
+    if (1 - busy) + busy * gamma_p(tail_shape, (longest - shortest) / scale) < q * (1 - 1e-12):
+        return tail()
     distinct = np.empty(stages.size, dtype=bool)  # np.unique's points, from the stages already in order
     distinct[0] = True
     np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
     points = stages[distinct]
     done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
     first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
-    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait, between its bounds
-        # there the CDF is (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies
-        # between that with every stage at the shortest and at the longest: q is reached the wait's own quantile past
-        # a stage between the two (the prompts' spread), and about past their mean (Halley's start)
-        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
-        low, high = max(shortest + waited, float(points[-1])), float(points[-1]) + waited
-        xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
-        start = min(max(float(stages.mean()) + waited, low), high)
-        return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
+    if first < 0:
+        return tail()
     # just below the point: without the jump of (1 - busy) / n a prompt done there (their waits' P is 0 there either way)
     at_high = float(at_points[first]) - (1 - busy) * float(done[first] - done[first - 1]) / stages.size if first > 0 else q
     if first > 0 and at_high >= q:  # crossed in the smooth stretch before
