@@ -30,19 +30,23 @@ def length_cv2(mean: float, p95: float) -> float:
     """Squared coefficient of variation of a gamma distribution with this mean and 95th percentile (0: fixed).
 
     p95 / mean = gammaincinv(k, 0.95) / k falls smoothly with the gamma shape k from its peak (5.83 at k = 0.088) to 1;
-    CV^2 = 1 / k. A ratio past the peak is more skew than a gamma has: it gets the most skewed (CV^2 11.4)."""
+    CV^2 = 1 / k. A ratio past the peak is more skew than a gamma has: it gets the most skewed (CV^2 11.4).
+
+    The shape is the root in ln k of 0.95 - P(k, ratio x k): the same sign as p95 / mean - ratio (under 0.95 of a shape
+    lies below ratio x its mean exactly where its p95 lies above it), one incomplete gamma a step where the ratio's
+    own root takes an inversion (3-4)."""
     ratio = p95 / mean
     if ratio <= 1.0 + 1e-9:
         return 0.0
 
     def excess(log_shape: float) -> float:
-        return _p95_over_mean(log_shape) - ratio
+        shape = math.exp(log_shape)
+        return 0.95 - gamma_p(shape, ratio * shape)
 
     (low, ratio_low), (high, ratio_high) = _ENDS
-    at_low, at_high = ratio_low - ratio, ratio_high - ratio
-    if at_low <= 0 or at_high >= 0:  # beyond the ratios a gamma in these shapes has: the nearer end
-        return 1 / _SHAPES[0] if at_low <= 0 else 1 / _SHAPES[1]
-    (low, at_low), (high, at_high) = _bracket_near(excess, _wilson_hilferty_log_shape(ratio), (low, at_low), (high, at_high))
+    if ratio_low <= ratio or ratio_high >= ratio:  # beyond the ratios a gamma in these shapes has: the nearer end
+        return 1 / _SHAPES[0] if ratio_low <= ratio else 1 / _SHAPES[1]
+    (low, at_low), (high, at_high) = _bracket_near(excess, _wilson_hilferty_log_shape(ratio), (low, None), (high, None))
     return math.exp(-root_in_bracket(excess, low, high, xtol=1e-13, f_low=at_low, f_high=at_high, smooth=True))
 
 
@@ -62,11 +66,11 @@ _Z95 = 1.6448536269514722  # the standard normal's 95th percentile
 
 
 def _bracket_near(
-    excess: Callable[[float], float], start: float, low_at: tuple[float, float], high_at: tuple[float, float]
-) -> tuple[tuple[float, float], tuple[float, float]]:
+    excess: Callable[[float], float], start: float, low_at: tuple[float, float | None], high_at: tuple[float, float | None]
+) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
     """A bracket of excess's root (falling in ln k) around `start`, inside the given one: `start` and a point 0.05 / k
     above or below it (Wilson-Hilferty's error is under half that), the step doubled until the sign changes; the given
-    bracket when there is no start."""
+    bracket when there is no start (an end's excess None where not worked out)."""
     (low, at_low), (high, at_high) = low_at, high_at
     if not low < start < high:
         return low_at, high_at

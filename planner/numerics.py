@@ -18,7 +18,7 @@ slowest element needs (found first with the scalar form): the series' terms all 
 from its deepest level up, so a call is a handful of whole-array numpy calls.
 
 The inverse is Numerical Recipes' invgammp (section 6.2.1): a start from Wilson-Hilferty's cube (a > 1) or the
-small-x power law (a <= 1), then Halley steps to ~1e-14 relative.
+small-x power law (a <= 1), then Halley steps to ~1e-14 relative, or until the error is within P's own rounding.
 
 The root finder: regula falsi with the Illinois correction and a bisection guard.
 """
@@ -40,6 +40,7 @@ __all__ = [
     "gamma_p_array",
     "gamma_p_inverse",
     "gamma_p_inverse_array",
+    "gamma_p_row_sums",
     "gamma_sums",
     "lowest_crossing",
     "poisson_pmf_cdf",
@@ -94,15 +95,56 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
         p, density = gamma_p_array(a, x), gamma_density_array(a, x)
         return float(p.sum()), float(density.sum()), float(density @ ((a - 1) / x - 1))
+    inverse = 1 / x
+    if a < _STIRLING_SHAPE:  # the prefactor joins the series as its term 0 (_prefactor_series_block)
+        block = _prefactor_series_block(a, x, terms)
+        density = block[:, 0] * inverse
+        density_sum = float(density.sum())
+        return float(block.sum()) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
     counts, log_denominators = _series_logs(a, terms)
     log_x = np.log(x)
     block = log_x[:, np.newaxis] * counts
     block -= log_denominators
     total = np.exp(block, out=block).sum(axis=1)
     prefactor = np.exp(_log_prefactor_array(a, x, log_x))
-    inverse = 1 / x
     density = prefactor * inverse
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
+
+
+def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The sum of P(a, x) over each row of a 2-d array of x >= 0 (0 where x is 0): a shape under 10 with every x on
+    the series in one block (_prefactor_series_block), else gamma_p_array's rows summed."""
+    largest = float(x.max()) if x.size else 0.0
+    if a < _STIRLING_SHAPE and 0 < largest < a + 1 + _ARRAY_SERIES_REACH:
+        terms = _series_count(a, largest)
+        if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
+            flat = x.ravel()
+            with np.errstate(divide="ignore"):  # x = 0: ln x = -inf, each of its terms exp(-inf) = 0, as P(a, 0)
+                block = _prefactor_series_block(a, flat, terms)
+            return np.asarray(block.sum(axis=1).reshape(x.shape).sum(axis=1) / a)
+    return np.asarray(gamma_p_array(a, x).sum(axis=1))
+
+
+def _prefactor_series_block(a: float, x: npt.NDArray[np.float64], terms: int) -> npt.NDArray[np.float64]:
+    """For a 1-d array of x (a < 10, on the series): row i holds x^a e^-x / Gamma(a) times the series' terms 0..terms
+    (term 0 is 1), each exp((a + n) ln x - x - ln Gamma(a) - sum_k<=n ln(a + k)) in one pass: the row's sum is a P(a, x),
+    its first element the prefactor (the density times x). Its exponents stay within ~100 for these shapes: ~1e-14
+    relative, as the separate prefactor and series."""
+    shapes, offsets = _prefactor_series_logs(a, terms)
+    block = np.log(x)[:, np.newaxis] * shapes
+    block -= x[:, np.newaxis]
+    block -= offsets
+    return np.exp(block, out=block)
+
+
+@lru_cache(maxsize=256)
+def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """a + n and ln Gamma(a) + sum_k<=n ln(a + k) for n = 0..terms (cached: _series_logs' terms with the prefactor's)."""
+    counts, log_denominators = _series_logs(a, terms)
+    shapes = np.concatenate(((a,), a + counts))
+    offsets = math.lgamma(a) + np.concatenate(((0.0,), log_denominators))
+    shapes.flags.writeable = offsets.flags.writeable = False
+    return shapes, offsets
 
 
 def _gamma_sums_of_one(a: float, x: float) -> tuple[float, float, float]:
@@ -177,6 +219,7 @@ def gamma_p_inverse(a: float, p: float) -> float:
     if a > 1:
         log_a1 = math.log(a1)
         log_density_at_mode = a1 * (log_a1 - 1) - log_gamma_a
+    last_step = math.nan
     for _ in range(_INVERSE_STEPS):
         if x <= 0:
             return 0.0
@@ -193,15 +236,27 @@ def gamma_p_inverse(a: float, p: float) -> float:
         step = newton / (1 - 0.5 * min(1.0, newton * (a1 / x - 1)))  # Halley's correction from the density's slope
         x_next = x - step
         if x_next <= 0:
-            x_next = 0.5 * x  # overshot below zero: halve instead
-        if abs(x_next - x) <= _INVERSE_RTOL * x:
+            x_next, step = 0.5 * x, math.nan  # overshot below zero: halve instead (a step the next is not judged by)
+        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _last_needed(step, last_step, x):
             return x_next
-        x = x_next
+        x, last_step = x_next, step
     return x
+
+
+def _last_needed(step: float, last_step: float, x: float) -> bool:
+    """Whether a Halley step leaves x within the inverse's tolerance: close in (under 1e-4 of x) it shrank the step
+    before by 4x or more, and the error it leaves, taken to shrink at least as the steps did (Halley's shrinks as e³),
+    is at most step² / last step: under half the tolerance, it is the last step (one incomplete gamma fewer than a step
+    under the tolerance takes). Farther out (a tiny shape's x spans decades) the steps say less."""
+    size = abs(step)
+    return size <= 1e-4 * x and size * 4 <= abs(last_step) and size * size <= _INVERSE_RTOL / 2 * x * abs(last_step)
 
 
 _INVERSE_STEPS = 40  # Halley converges cubically: 3-6 steps from the start below
 _INVERSE_RTOL = 1e-14
+# P's own rounding, relative (the series' and the prefactor's: ~2e-15 seen near p = 0.99): an error within it is noise,
+# and the step it gives the last (past it, Halley's steps flip between two x a few ulps of P apart until the step cap)
+_P_ROUNDING = 1e-14
 _LOG_MAX = 700.0  # exp() of more overflows
 
 
@@ -241,7 +296,7 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
         step = newton / (1 - 0.5 * np.minimum(1.0, newton * (a1 / x - 1)))
         moved = x - step
         moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
-        settled = bool(np.all(np.abs(moved - x) <= _INVERSE_RTOL * x))
+        settled = bool(np.all((np.abs(moved - x) <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p)))
         x = moved
         if settled:
             break

@@ -39,31 +39,30 @@ from planner.fmt import num, pct
 from planner.lengths import clamped_moments, gamma_cdf, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
-from planner.numerics import bracket_root, gamma_p, gamma_p_array, gamma_p_inverse, gamma_p_inverse_array, gamma_sums, poisson_pmf_cdf
+from planner.numerics import (
+    bracket_root,
+    gamma_p,
+    gamma_p_array,
+    gamma_p_inverse,
+    gamma_p_inverse_array,
+    gamma_p_row_sums,
+    gamma_sums,
+    poisson_pmf_cdf,
+)
 from planner.replica import ReplicaShape
 
 if TYPE_CHECKING:
     from planner.speculative import SpecSwitch
 from planner.step_model import (
-    A2A_LATENCY_S,
-    A2A_S_PER_TOKEN,
-    ALLREDUCES,
-    AR_LATENCY_S,
-    AR_ONE_SHOT_S_PER_TOKEN,
-    AR_TWO_SHOT_S_PER_TOKEN,
-    EXPERT_MISS,
-    EXPERTS_S,
-    GEMM_S_PER_TOKEN,
-    KV_S_PER_TOKEN,
-    LM_HEAD_S_PER_SEQ,
-    PP_LATENCY_S,
-    PP_S_PER_TOKEN,
+    COMM_PART,
     ROOFLINE,
-    WEIGHTS_S,
+    comm_part_s,
+    compute_part_s,
     speculative_step_time_s,
     speculative_step_times_s,
     step_time_s,
     step_times_s,
+    weights_part_s,
 )
 
 __all__ = [
@@ -306,22 +305,7 @@ class _Curves(NamedTuple):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
-# The parts of a step the closed forms take apart, each through step_model's one formula with the rest zeroed:
-# the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs' compute, the all-reduces.
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-_GEMM_WEIGHTS = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
-_GEMM_COMPUTE = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
-_ALLREDUCE = (  # and the other communication: expert parallelism's all-to-alls, pipeline stages' sends
-    ALLREDUCES,
-    AR_LATENCY_S,
-    AR_ONE_SHOT_S_PER_TOKEN,
-    AR_TWO_SHOT_S_PER_TOKEN,
-    A2A_LATENCY_S,
-    A2A_S_PER_TOKEN,
-    PP_LATENCY_S,
-    PP_S_PER_TOKEN,
-)
 
 
 def _by_batch(compute: _F) -> _F:
@@ -379,8 +363,7 @@ class _Engine:
         step = shape.step
         self.k = step.values()
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
-        self.k_weights, self.k_compute, self.k_allreduce = step.masked(_GEMM_WEIGHTS), step.masked(_GEMM_COMPUTE), step.masked(_ALLREDUCE)
-        self.communicates = any(self.k_allreduce)
+        self.communicates = any(self.k[i] for i in COMM_PART)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -429,13 +412,13 @@ class _Engine:
         else:
             engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
-        floor = step_time_s(self.k_weights, b, 0.0, roofline_reads, 0.0)
-        decode_compute = step_time_s(self.k_compute, batch, batch, 0.0, 0.0)
-        decode_compute_b = decode_compute if b == batch else step_time_s(self.k_compute, b, b, 0.0, 0.0)
+        floor = weights_part_s(self.k, b, roofline_reads)
+        decode_compute = compute_part_s(self.k, batch, batch)
+        decode_compute_b = decode_compute if b == batch else compute_part_s(self.k, b, b)
         token_s = self.token_s
         if self.communicates:  # one GPU, one stage: no bytes to share (the share below is exactly 0)
             chunk = max(min(self.uncached, self.room(batch)), 1.0)
-            comm = step_time_s(self.k_allreduce, b + chunk, 0.0, 0.0, 0.0) - step_time_s(self.k_allreduce, b, 0.0, 0.0, 0.0)
+            comm = comm_part_s(self.k, b + chunk) - comm_part_s(self.k, b)
             token_s += comm / chunk
         return _StepAt(
             decode_compute_s=decode_compute,
@@ -711,18 +694,16 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return float(np.quantile(stages, q)) if stages.size > 1 else float(stages[0])
     scale = wait_mean_s / busy / tail_shape
 
-    def at(t: np.ndarray, strict: bool) -> np.ndarray:
-        """The CDF at each t (strict: just below t, without the jumps at t itself)."""
+    def at(t: np.ndarray) -> np.ndarray:
+        """The CDF at each t: the prompts whose own steps are done by t, (1 - busy) each, and the wait's P of each (0
+        for those not done: no wait fits)."""
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
-        reached = gap > 0 if strict else gap >= 0
-        waited = gamma_p_array(tail_shape, np.maximum(gap, 0.0) / scale)
-        return np.asarray(np.where(reached, (1 - busy) + busy * waited, 0.0).sum(axis=1) / stages.size)  # np.mean's arithmetic
+        reached = np.count_nonzero(gap >= 0, axis=1)
+        waited = gamma_p_row_sums(tail_shape, np.maximum(gap, 0.0) / scale)
+        return np.asarray(((1 - busy) * reached + busy * waited) / stages.size)
 
     shortest = float(stages[0])
     ascending = stages.tolist()
-
-    def cdf(t: float) -> float:
-        return rows_under(t)(t)[0]
 
     def rows_under(top: float) -> Callable[[float], tuple[float, float, float]]:
         """at(t) for one t up to `top`, with its first two derivatives there (between the jumps): the gamma only
@@ -740,24 +721,41 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
 
         return row
 
+    longest = float(stages[-1])
+
+    def tail() -> float:
+        """q beyond the longest prompt's own steps: in the smooth tail of the wait, between its bounds. There the CDF is
+        (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies between that with
+        every stage at the shortest and at the longest: q is reached the wait's own quantile past a stage between the
+        two (the prompts' spread), and about past their mean (Halley's start)."""
+        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
+        low, high = max(shortest + waited, longest), longest + waited
+        xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
+        start = min(max(float(stages.mean()) + waited, low), high)
+        return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
+
+    # at the longest prompt's own steps the CDF is at most (1 - busy) + busy x P(shape, (longest - shortest) / scale)
+    # (every wait counted from the shortest stage): where that is clearly under q, no stage point reaches it
+    if (1 - busy) + busy * gamma_p(tail_shape, (longest - shortest) / scale) < q * (1 - 1e-12):
+        return tail()
     distinct = np.empty(stages.size, dtype=bool)  # np.unique's points, from the stages already in order
     distinct[0] = True
     np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
     points = stages[distinct]
-    first, at_points = _first_reaching(at, points, np.searchsorted(stages, points, side="right") / stages.size, busy, q)
-    if first < 0:  # beyond the longest prompt's own steps: the smooth tail of the wait
-        low, high = float(points[-1]), float(points[-1]) + wait_mean_s / busy * 4 + 1e-6
-        while (at_high := cdf(high)) < q:
-            high = low + (high - low) * 2
-        return _halley_invert(rows_under(high), q, (low, float(at_points[-1])), (high, at_high))
-    if first > 0 and (at_high := float(at(points[first : first + 1], strict=True)[0])) >= q:  # crossed in the smooth stretch before
+    done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
+    first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
+    if first < 0:
+        return tail()
+    # just below the point: without the jump of (1 - busy) / n a prompt done there (their waits' P is 0 there either way)
+    at_high = float(at_points[first]) - (1 - busy) * float(done[first] - done[first - 1]) / stages.size if first > 0 else q
+    if first > 0 and at_high >= q:  # crossed in the smooth stretch before
         low, high = float(points[first - 1]), float(points[first])
         return _halley_invert(rows_under(high), q, (low, float(at_points[first - 1])), (high, at_high))
     return float(points[first])  # q falls inside the jump at this prompt's own stage time
 
 
 def _first_reaching(
-    at: Callable[[np.ndarray, bool], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
+    at: Callable[[np.ndarray], np.ndarray], points: np.ndarray, reached: np.ndarray, busy: float, q: float
 ) -> tuple[int, np.ndarray]:
     """The first of `points` where the CDF `at` reaches q (-1: none), and the CDF at the points it evaluated (nan at
     the others). It evaluates only where the CDF can change its mind: at a point it lies between (1 - busy) and 1
@@ -768,10 +766,10 @@ def _first_reaching(
     highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
     values = np.empty(points.shape)
     values.fill(math.nan)
-    values[lowest : highest + 1] = at(points[lowest : highest + 1], False)
+    values[lowest : highest + 1] = at(points[lowest : highest + 1])
     first = _first_true(values[lowest : highest + 1] >= q)
     if first < 0 and highest + 1 < points.size:  # rounding kept it under q at the sure point: look past it
-        values[highest + 1 :] = at(points[highest + 1 :], False)
+        values[highest + 1 :] = at(points[highest + 1 :])
         first = _first_true(values[highest + 1 :] >= q)
         return (first + highest + 1 if first >= 0 else -1), values
     return (first + lowest if first >= 0 else -1), values
@@ -971,19 +969,28 @@ def _grid_probs(n: int) -> tuple[float, ...]:
 
 
 def _halley_invert(
-    row: Callable[[float], tuple[float, float, float]], q: float, low_at: tuple[float, float], high_at: tuple[float, float]
+    row: Callable[[float], tuple[float, float, float]],
+    q: float,
+    low_at: tuple[float, float],
+    high_at: tuple[float, float],
+    start: float = math.nan,
+    xtol: float = math.nan,
 ) -> float:
     """t in (low, high) with cdf(t) = q, where the CDF is smooth and rises from under q at low to q or over at high
     (each end given with the CDF there, nan where not known; `row` gives the CDF and its first two derivatives):
     Halley's steps from where the chord between the ends crosses q (Newton's where Halley's correction is not
     modest), kept inside the bracket the evaluations narrow, and a bisection whenever a step would leave it or three
-    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert."""
+    steps have not halved it (a flat stretch, where the slope says little), to 1e-7 of the range as _invert. A caller
+    with a better first guess gives it (`start`), and the tolerance where the range is not its bracket (`xtol`)."""
     (low, at_low), (high, at_high) = low_at, high_at
-    xtol = (high - low) * 1e-7
-    t = low + (q - at_low) / (at_high - at_low) * (high - low) if at_high > at_low else math.nan
+    xtol = (high - low) * 1e-7 if math.isnan(xtol) else xtol
+    t = start
+    if math.isnan(t) and at_high > at_low:
+        t = low + (q - at_low) / (at_high - at_low) * (high - low)
     if not low < t < high:  # no chord (an end's CDF unknown): the middle
         t = (low + high) / 2
     checkpoint, steps = high - low, 0
+    last_step = math.nan  # the step before (nan: none, or a bisection since)
     for _ in range(_HALLEY_STEPS):
         value, slope, bend = row(t)
         if value >= q:
@@ -993,19 +1000,34 @@ def _halley_invert(
         newton = (value - q) / slope if slope > 0 else math.inf
         factor = 1 - newton * bend / (2 * slope) if slope > 0 else 1.0
         step = newton / factor if 0.5 <= factor <= 2 else newton
-        if abs(step) <= xtol and low <= t - step <= high:
+        if _settles(step, last_step, xtol) and low <= t - step <= high:
             return t - step
+        last_step = step
         if high - low <= xtol:
             return high
         steps += 1
         slow = steps == 3 and high - low > checkpoint / 2
         if steps == 3:
             checkpoint, steps = high - low, 0
-        t = t - step if low < t - step < high and not slow else (low + high) / 2
+        if low < t - step < high and not slow:
+            t -= step
+        else:
+            t, last_step = (low + high) / 2, math.nan
     return high
 
 
 _HALLEY_STEPS = 100
+
+
+def _settles(step: float, last_step: float, xtol: float) -> bool:
+    """Whether a step lands within xtol of the root: it is within xtol itself, or it shrank the step before by 4x or
+    more and the error it leaves, taken to shrink at least as the steps did (by step / last step; Newton's and Halley's
+    errors shrink faster, as e² and e³), so at most step² / last step, is under xtol / 2: one row fewer than waiting
+    for a step under xtol."""
+    size = abs(step)
+    if size <= xtol:
+        return True
+    return size * 4 <= abs(last_step) and size * size <= xtol / 2 * abs(last_step)
 
 
 def _invert(cdf: Callable[[float], float], q: float, low: float, high: float, jumps: Iterable[float] = ()) -> float:

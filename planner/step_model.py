@@ -43,19 +43,25 @@ from pydantic import ConfigDict
 from planner.cached import CachingModel
 
 __all__ = [
+    "COMM_PART",
+    "COMPUTE_PART",
     "CONSTANTS",
     "GEMM_S_PER_TOKEN",
     "LM_HEAD_S_PER_SEQ",
     "LORA_PARTS",
     "SPEC_CONSTANTS",
+    "WEIGHTS_PART",
     "StepConstants",
     "chunk_pairs",
+    "comm_part_s",
+    "compute_part_s",
     "spec_constants",
     "speculative_step_time_s",
     "speculative_step_times_s",
     "step_time_s",
     "step_times_s",
     "tokens_per_step",
+    "weights_part_s",
 ]
 
 Constants = tuple[float, ...]  # StepConstants.values(): a tuple, which plain Python indexes fast and numba takes as is
@@ -73,6 +79,21 @@ CONSTANTS = 22  # how many
 
 
 LORA_PARTS = (LORA_SLOTS, LORA_ADAPTER_S, LORA_S_PER_TOKEN, LORA_KERNELS_S)  # the batched-LoRA term, for masked()
+# The parts of a step the planner's closed forms take apart (each is step_time_s with every other constant zeroed,
+# worked out by the *_part_s functions below): the GEMMs' weight reads (with a roofline step's KV reads), the GEMMs'
+# compute, and the communication (all-reduces, expert parallelism's all-to-alls, pipeline stages' sends).
+WEIGHTS_PART = (WEIGHTS_S, EXPERTS_S, EXPERT_MISS, KV_S_PER_TOKEN, ROOFLINE)
+COMPUTE_PART = (GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ)
+COMM_PART = (
+    ALLREDUCES,
+    AR_LATENCY_S,
+    AR_ONE_SHOT_S_PER_TOKEN,
+    AR_TWO_SHOT_S_PER_TOKEN,
+    A2A_LATENCY_S,
+    A2A_S_PER_TOKEN,
+    PP_LATENCY_S,
+    PP_S_PER_TOKEN,
+)
 
 
 class StepConstants(CachingModel):
@@ -156,6 +177,36 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
         distinct = k[LORA_SLOTS] * (1.0 - (1.0 - 1.0 / k[LORA_SLOTS]) ** seqs) if k[LORA_SLOTS] > 1.0 else min(seqs, 1.0)
         lora = distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S]
     return gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+
+
+def weights_part_s(k: Constants, tokens: float, kv_tokens: float) -> float:
+    """step_time_s(k with only WEIGHTS_PART kept, tokens, 0, kv_tokens, 0), its terms written out (the others add exact
+    zeros): the weights the GEMMs read, and the KV reads, in the weights' max on a roofline step."""
+    weights = k[WEIGHTS_S]
+    if k[EXPERTS_S] > 0.0:
+        weights += k[EXPERTS_S] * (1.0 - k[EXPERT_MISS] ** max(tokens, 1.0))
+    reads = kv_tokens * k[KV_S_PER_TOKEN]
+    if k[ROOFLINE] > 0.0:
+        weights += reads
+        reads = 0.0
+    return max(weights, 0.0) + reads
+
+
+def compute_part_s(k: Constants, tokens: float, seqs: float) -> float:
+    """step_time_s(k with only COMPUTE_PART kept, tokens, seqs, 0, 0): the GEMMs' FLOPs."""
+    return max(0.0, tokens * k[GEMM_S_PER_TOKEN] + seqs * k[LM_HEAD_S_PER_SEQ])
+
+
+def comm_part_s(k: Constants, tokens: float) -> float:
+    """step_time_s(k with only COMM_PART kept, tokens, 0, 0, 0): the all-reduces, all-to-alls and stage sends."""
+    comm = 0.0
+    if k[ALLREDUCES] > 0.0:
+        one_shot = k[AR_LATENCY_S] + tokens * k[AR_ONE_SHOT_S_PER_TOKEN]
+        two_shot = 2.0 * k[AR_LATENCY_S] + tokens * k[AR_TWO_SHOT_S_PER_TOKEN]
+        comm = k[ALLREDUCES] * min(one_shot, two_shot)
+    comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]
+    comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]
+    return comm
 
 
 def step_times_s(k: Constants, tokens: FloatArray, seqs: FloatArray, kv_tokens: FloatArray, pairs: float) -> FloatArray:

@@ -163,3 +163,25 @@ def test_the_ttft_quantile_of_one_prompt_is_its_stage_plus_the_waits_quantile(bu
     expected = stage + scale * float(gammaincinv(tail, (q - (1 - busy)) / busy))
     _ttft_quantile_cached.cache_clear()
     assert _ttft_quantile_s(np.array([stage]), busy, wait_s, tail, q) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_ttft_quantile_is_the_root_of_the_exact_cdf(seed: int) -> None:
+    """48 prompts' stages, in the wait's tail (bracketed by the one-stage quantiles), between two stages and in a
+    jump: the quantile is where SciPy's CDF of the mixture reaches q, to 1e-7 of the stages' spread plus the wait."""
+    from scipy.special import gammainc
+
+    rng = np.random.default_rng(seed)
+    stages = np.sort(rng.uniform(0.02, 0.05, 48))
+    busy, wait_s, tail = float(rng.uniform(0.02, 0.9)), float(rng.uniform(1e-4, 0.5)), float(rng.uniform(0.05, 8.0))
+    scale = wait_s / busy / tail
+
+    def cdf(t: float) -> float:
+        gap = np.maximum(t - stages, 0.0)
+        return float(np.mean(np.where(t >= stages, (1 - busy) + busy * gammainc(tail, gap / scale), 0.0)))
+
+    for q in (0.5, 0.9, 0.95, 0.99):
+        _ttft_quantile_cached.cache_clear()
+        got = _ttft_quantile_s(stages, busy, wait_s, tail, q)
+        tol = (stages[-1] - stages[0] + wait_s / busy * 4) * 1e-7
+        assert cdf(got + tol) >= q - 1e-12 and (got - tol <= stages[0] or cdf(got - tol) <= q + 1e-12), (q, got)

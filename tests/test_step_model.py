@@ -94,3 +94,18 @@ def test_step_times_s_is_step_time_s_element_by_element(seed: int) -> None:
     array = sm.speculative_step_times_s(spec, batches, batches, batches * context, 0.0)
     scalar = [sm.speculative_step_time_s(spec, b, b, b * context, 0.0) for b in batches]
     np.testing.assert_allclose(array, scalar, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_parts_are_step_time_s_with_every_other_constant_zeroed(seed: int) -> None:
+    """The planner's closed forms take a step apart through weights_part_s, compute_part_s and comm_part_s: each must
+    be step_time_s over the constants masked to its part, to the last bit (MoE expert reads, a roofline step, the
+    all-reduce algorithms, all-to-alls and stage sends)."""
+    rng = random.Random(seed)
+    step = _random_constants(rng, experts_s=rng.choice((0.0, 2e-3)))
+    k = step.values()
+    for tokens in (0.5, 1.0, 1.7, 8.0, 63.2, 256.0, 1000.0, 9000.5):
+        kv = tokens * rng.uniform(0.0, 30_000) * rng.choice((0.0, 1.0))
+        assert sm.weights_part_s(k, tokens, kv) == sm.step_time_s(step.masked(sm.WEIGHTS_PART), tokens, 0.0, kv, 0.0)
+        assert sm.compute_part_s(k, tokens, tokens) == sm.step_time_s(step.masked(sm.COMPUTE_PART), tokens, tokens, 0.0, 0.0)
+        assert sm.comm_part_s(k, tokens) == sm.step_time_s(step.masked(sm.COMM_PART), tokens, 0.0, 0.0, 0.0)
