@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
@@ -525,6 +526,9 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
 
 _CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # key -> (rate, clause by first-token extra)
 _CAPACITY_CACHE_SIZE = 512
+# a replica's fields but how many (the load's share changes with it, not the capacity) and its GPU, which the key names by
+# its catalog key (gpu_spec: one spec a key; its dense_tflops table is no hashable part)
+_SHAPE_KEY = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))
 
 
 def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
@@ -534,7 +538,8 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
     return (
-        shape.model_dump_json(exclude={"replicas"}),
+        _SHAPE_KEY(shape.__dict__),
+        shape.gpu.key,
         lengths,
         brief.effective_hit_rate,
         limits,
