@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -463,7 +463,7 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     if judged_only:
         slo = judged_budget(brief, shape, rate, op.in_flight, capped, quantiles=not brief.disaggregation.enabled)
     else:
-        slo = slo_budget(brief, shape, rate, op.in_flight, lambda: _load_batch_basis(load_point), curves, full_batch=capped)
+        slo = slo_budget(brief, shape, rate, op.in_flight, partial(_load_batch_basis, load_point), curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op, advise)
     if not judged_only:
