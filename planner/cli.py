@@ -56,7 +56,13 @@ def jsonable(value: Any) -> Any:
 
 # the field a part worked out on first read follows (else: architecture); of two after the same field, the one
 # Design declares first comes first (variation, then scale_out)
-_COMPUTED_AFTER = {"mechanism_conclusion": "speculative", "variation": "headroom", "scale_out": "headroom", "conclusion": "lora_serving"}
+_COMPUTED_AFTER = {
+    "load_batch_basis": "slo",
+    "mechanism_conclusion": "speculative",
+    "variation": "headroom",
+    "scale_out": "headroom",
+    "conclusion": "lora_serving",
+}
 
 
 def design_json(design: Design) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -72,12 +72,19 @@ class CoreDesign(BaseModel):
     capacity: Capacity
     operating_point: OperatingPoint
     slo: SloBudget  # verdict_core's own: only the p95s the verdict judges (slo.judged_budget), the rest nan
-    load_batch_basis: str  # where the running batch of the SLO budget comes from
     long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
     disaggregation: DisaggAnalysis | None = None  # the prefill and decode pools when the brief disaggregates
     speculative: SpeculativeAnalysis | None = None  # speculation's gain by batch when the brief turns it on
     _conclusion: _ConclusionInputs | None = PrivateAttr(default=None)  # what mechanism_conclusion is worked out from
+    _load_point: OperatingPoint = PrivateAttr()  # the point the SLO budget's running batch is solved at (load_batch_basis)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def load_batch_basis(self) -> str:
+        """Where the running batch of the SLO budget comes from (the aggregated replica's solve, a disaggregated design's
+        too), written on first read."""
+        return _load_batch_basis(self._load_point)
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -354,7 +361,7 @@ def _nodes_change(op: OperatingPoint) -> str:
     )
 
 
-def _load_batch_basis(brief: Brief, op: OperatingPoint) -> str:
+def _load_batch_basis(op: OperatingPoint) -> str:
     """Where the running batch of the SLO budget and the engine configuration comes from."""
     return f"{op.arithmetic['in_flight']} (Little's law at the engine's pace)"
 
@@ -450,13 +457,13 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
     op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity and not brief.disaggregation.enabled, with_seed=curves)
-    basis = _load_batch_basis(brief, op)
+    load_point = op  # the running batch's solve, which a disaggregated design's decode replica replaces below
     rate = op.rate_per_replica_per_s
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
     if judged_only:
         slo = judged_budget(brief, shape, rate, op.in_flight, capped, quantiles=not brief.disaggregation.enabled)
     else:
-        slo = slo_budget(brief, shape, rate, op.in_flight, basis, curves, full_batch=capped)
+        slo = slo_budget(brief, shape, rate, op.in_flight, partial(_load_batch_basis, load_point), curves, full_batch=capped)
     long_util = _long_pool_utilization(brief, shape, dem, pools)
     problems = pool_problems + _problems(brief, shape, cap, mem, op, advise)
     if not judged_only:
@@ -498,12 +505,12 @@ def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: boo
         capacity=cap,
         operating_point=op,
         slo=slo,
-        load_batch_basis=basis,
         long_context_utilization=long_util,
         verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
     )
+    core._load_point = load_point
     if curves:
         core._conclusion = _ConclusionInputs(brief, cap, dis, spec, aggregated, slo, shape.gpus_per_replica)
     return core

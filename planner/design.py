@@ -126,6 +126,12 @@ class Design(CoreDesign):
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
+    def load_batch_basis(self) -> str:
+        """The core design's (CoreDesign.load_batch_basis), written once for both."""
+        return self._deferred.core.load_batch_basis
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
     def mechanism_conclusion(self) -> str | None:
         """The core design's mechanism conclusion (CoreDesign.mechanism_conclusion), worked out once for both."""
         return self._deferred.core.mechanism_conclusion

@@ -979,36 +979,40 @@ def disaggregated_operating_point(
     if not dis.stable:
         limit = Limit.prefill if dis.prefill_busy >= 1 else (Limit.kv if dis.decode_kv_fraction > 1 else Limit.slots)
     reached = _reached(brief, at, scale) if at is not None and 0 < scale < _SCALE_CEILING else ""
-    full_past = reached != "" and at is not None and at(scale * JUST_PAST).decode_short  # the clause's own load just past it
-    decode = (  # a decode pool whose batch runs full just past the capacity: its slots or KV bind, not its gaps
-        "the decode pool's batch (max-num-seqs or its KV, full just past it)"
-        if full_past
-        else f"the decode pool ({brief.slo.itl_metric.value.upper()})"
-    )
-    which = {"prefill": "the prefill pool's queue (TTFT)", "decode": decode, "neither": "neither pool"}.get(pool, "")
-    full = f"more than the {brief.deployment.max_num_seqs} sequences (max-num-seqs) a decode replica runs: no steady state"
-    arithmetic = op.arithmetic | {
-        "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
-        f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
-        f" a prefill replica, {pct(dis.prefill_busy)} busy)",
-        "in_flight": f"a decode replica, pure decode steps: {_decode_words(dis, brief, rate_per_s * pools.general_share)}",
-        "tpot_ms": f"a pure decode step at {decode_batch_words(dis, brief.deployment.max_num_seqs)}: {num(dis.decode_step_ms, 'ms')}"
-        f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
-        "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
-        f" = {num(kv_gb, 'GB')} of a decode replica's {num(op.kv_capacity_gb, 'GB')} KV pool"
-        f" ({pct(kv_gb / op.kv_capacity_gb) if op.kv_capacity_gb > 0 else 'none'})"
-        if math.isfinite(batch)
-        else f"the load needs {full}",
-        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"
-        f" {num(op.memory_total_gb, 'GB')}"
-        if math.isfinite(batch)
-        else f"{num(weights_gb, 'GB')} weights + the KV of {full}",
-        "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
-        f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to {times(scale)} the peak,"
-        f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",
-    }
-    point = op.model_copy(
-        update={
+
+    def words(point: OperatingPoint) -> dict[str, str]:
+        """The decode replica's arithmetic (each of the aggregated point's figures replaced), written on first read."""
+        full_past = reached != "" and at is not None and at(scale * JUST_PAST).decode_short  # the clause's own load just past it
+        decode = (  # a decode pool whose batch runs full just past the capacity: its slots or KV bind, not its gaps
+            "the decode pool's batch (max-num-seqs or its KV, full just past it)"
+            if full_past
+            else f"the decode pool ({brief.slo.itl_metric.value.upper()})"
+        )
+        which = {"prefill": "the prefill pool's queue (TTFT)", "decode": decode, "neither": "neither pool"}.get(pool, "")
+        full = f"more than the {brief.deployment.max_num_seqs} sequences (max-num-seqs) a decode replica runs: no steady state"
+        return {
+            "rate_per_replica_per_s": f"{num(rate_per_s * pools.general_share, 'req/s')} / {dis.decode_replicas} decode replicas"
+            f" = {num(d_rate, 'req/s')} a decode replica (the prefill pool: {num(dis.prefill_rate_per_replica_per_s, 'req/s')}"
+            f" a prefill replica, {pct(dis.prefill_busy)} busy)",
+            "in_flight": f"a decode replica, pure decode steps: {_decode_words(dis, brief, rate_per_s * pools.general_share)}",
+            "tpot_ms": f"a pure decode step at {decode_batch_words(dis, brief.deployment.max_num_seqs)}: {num(dis.decode_step_ms, 'ms')}"
+            f" + {num(sched, 'ms')} scheduler (no prefill interference: prompts run on the prefill pool)",
+            "kv_in_use_gb": f"{num(batch)} running x {num(ctx, 'tokens')} x {num(shape.kv_bytes_per_token / 1024, 'KiB')}"
+            f" = {num(kv_gb, 'GB')} of a decode replica's {num(point.kv_capacity_gb, 'GB')} KV pool"
+            f" ({pct(kv_gb / point.kv_capacity_gb) if point.kv_capacity_gb > 0 else 'none'})"
+            if math.isfinite(batch)
+            else f"the load needs {full}",
+            "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of a decode replica's"
+            f" {num(point.memory_total_gb, 'GB')}"
+            if math.isfinite(batch)
+            else f"{num(weights_gb, 'GB')} weights + the KV of {full}",
+            "capacity_rate_per_s": f"both pools scaled with the load (the split fixed): they meet p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')}"
+            f" and p95 {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} up to {times(scale)} the peak,"
+            f" {num(capacity, 'req/s')} a decode replica; {which} binds there (bisection over the two-pool model)",
+        }
+
+    point = op.reworded(
+        {
             "general_replicas": dis.decode_replicas,
             "rate_per_replica_per_s": d_rate,
             "in_flight": batch,
@@ -1026,7 +1030,7 @@ def disaggregated_operating_point(
             "stable": dis.stable,
             "limit": limit,
             "fix": "" if dis.stable else "; ".join(p.change for p in dis.problems),
-            "arithmetic": arithmetic,
-        }
+        },
+        words,
     )
     return point, dis.model_copy(update={"capacity_scale": scale, "binding_pool": pool})

@@ -10,16 +10,29 @@ prefill slot before its chunks (planner.slo's service time, the simulator's step
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from functools import cached_property
+from typing import NamedTuple
+
+from pydantic import ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief
+from planner.cached import CachingModel
 from planner.fmt import num, pct
 from planner.replica import ReplicaShape
 
 __all__ = ["MultimodalAnalysis", "encoder_s_per_image", "encoder_s_per_request", "multimodal_analysis", "with_image_tokens"]
 
 
-class MultimodalAnalysis(BaseModel):
+class _Text(NamedTuple):
+    """What MultimodalAnalysis.arithmetic is written from besides its figures."""
+
+    brief: Brief
+    shape: ReplicaShape
+    rate_per_replica: float
+    utilization: float
+
+
+class MultimodalAnalysis(CachingModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     image_tokens_per_request: float
@@ -29,7 +42,14 @@ class MultimodalAnalysis(BaseModel):
     encoder_busy_share: float  # of one replica's time at its share of the peak
     utilization_with_encoder: float  # the fleet's utilization at the peak with the encoder's time added
     ttft_encoder_ms: float  # what the p95 TTFT carries: a request with the most images, none cached
-    arithmetic: dict[str, str]
+    _text: _Text = PrivateAttr()
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read (the latency model reads the encoder's figures alone,
+        for every engine it builds)."""
+        return _arithmetic(self, *self._text)
 
 
 def with_image_tokens(brief: Brief) -> Brief:
@@ -72,26 +92,11 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         return None
     flops = 2 * mm.encoder_params * mm.encoder_patches_per_image
     per_image_s = encoder_s_per_image(brief, shape)
-    encoder_flops_per_s = flops / per_image_s
     per_request_s = encoder_s_per_request(brief, shape)
-    p95_images = min(float(mm.max_images_per_request), max(mm.images_per_request, 2 * mm.images_per_request))
+    p95_images = _p95_images(brief)
     ttft_s = p95_images * per_image_s if mm.encoder_cache_hit_rate < 1 - 0.05 else 0.0
     busy = rate_per_replica * per_request_s
-    arithmetic = {
-        "tokens": f"{num(mm.images_per_request)} images x {num(mm.tokens_per_image, 'tokens')} = {num(mm.images_per_request * mm.tokens_per_image, 'tokens')} added to each prompt (KV and prefill)",
-        "encoder": (
-            f"2 x {num(mm.encoder_params / 1e6)}M params x {num(mm.encoder_patches_per_image)} patches = {num(flops / 1e12)} TFLOP per image"
-            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.gpus_text} x {pct(shape.compute_fraction)}) = {num(per_image_s * 1e3, 'ms')}"
-        ),
-        "per_request": (
-            f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_s * 1e3, 'ms')}"
-            f" = {num(per_request_s * 1e3, 'ms')}, which each prompt holds the prefill slot for before its chunks (the queue carries it);"
-            f" at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
-        ),
-        "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
-        "ttft": f"the p95 request carries {num(p95_images)} uncached images: {num(ttft_s * 1e3, 'ms')} of encoder before its prefill",
-    }
-    return MultimodalAnalysis(
+    analysis = MultimodalAnalysis(
         image_tokens_per_request=mm.images_per_request * mm.tokens_per_image,
         encoder_tflop_per_image=flops / 1e12,
         encoder_ms_per_image=per_image_s * 1e3,
@@ -99,5 +104,34 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
         encoder_busy_share=busy,
         utilization_with_encoder=utilization + busy,
         ttft_encoder_ms=ttft_s * 1e3,
-        arithmetic=arithmetic,
     )
+    analysis._text = _Text(brief, shape, rate_per_replica, utilization)
+    return analysis
+
+
+def _arithmetic(
+    analysis: MultimodalAnalysis, brief: Brief, shape: ReplicaShape, rate_per_replica: float, utilization: float
+) -> dict[str, str]:
+    mm = brief.multimodal
+    per_image_ms, busy = analysis.encoder_ms_per_image, analysis.encoder_busy_share
+    encoder_flops_per_s = 2 * mm.encoder_params * mm.encoder_patches_per_image / encoder_s_per_image(brief, shape)
+    return {
+        "tokens": f"{num(mm.images_per_request)} images x {num(mm.tokens_per_image, 'tokens')} = {num(mm.images_per_request * mm.tokens_per_image, 'tokens')} added to each prompt (KV and prefill)",
+        "encoder": (
+            f"2 x {num(mm.encoder_params / 1e6)}M params x {num(mm.encoder_patches_per_image)} patches = {num(analysis.encoder_tflop_per_image)} TFLOP per image"
+            f" / {num(encoder_flops_per_s / 1e12)} TFLOP/s (BF16 peak x {shape.gpus_text} x {pct(shape.compute_fraction)}) = {num(per_image_ms, 'ms')}"
+        ),
+        "per_request": (
+            f"{num(mm.images_per_request)} images x (1 - {pct(mm.encoder_cache_hit_rate)} encoder-cache hits) x {num(per_image_ms, 'ms')}"
+            f" = {num(analysis.encoder_ms_per_request, 'ms')}, which each prompt holds the prefill slot for before its chunks (the queue carries it);"
+            f" at {num(rate_per_replica, 'req/s')} per replica the encoder takes {pct(busy)} of the GPUs' time"
+        ),
+        "utilization": f"{pct(utilization)} prefill and decode + {pct(busy)} encoder = {pct(utilization + busy)} of the GPUs' time at the peak",
+        "ttft": f"the p95 request carries {num(_p95_images(brief))} uncached images: {num(analysis.ttft_encoder_ms, 'ms')} of encoder before its prefill",
+    }
+
+
+def _p95_images(brief: Brief) -> float:
+    """The images the p95 request carries: twice the mean, at most the most a request may carry."""
+    mm = brief.multimodal
+    return min(float(mm.max_images_per_request), max(mm.images_per_request, 2 * mm.images_per_request))

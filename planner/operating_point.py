@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple, TypeVar, cast
+from functools import cached_property
+from operator import itemgetter
+from typing import Any, NamedTuple, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
+from planner.cached import CachingModel
 from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.numerics import bracket_root, false_position, lowest_crossing, root_in_bracket
@@ -106,8 +110,10 @@ class SeedRelation(_Model):
     arithmetic: dict[str, str]
 
 
-class OperatingPoint(_Model):
+class OperatingPoint(CachingModel):
     """One general-pool replica at the share of the peak it carries (long-context and spare nodes excluded)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     general_replicas: int
     rate_per_replica_per_s: float
@@ -129,9 +135,40 @@ class OperatingPoint(_Model):
     stable: bool
     limit: Limit | None  # what binds when there is no steady state
     fix: str  # the smallest change that restores a steady state ("" when stable)
-    fix_overrides: dict[str, int] = {}  # the engine setting `fix` names, as `plan --set` takes it ({}: it names nodes only)
-    seed_relation: SeedRelation | None  # the worked design's hand relation (None in re-plans, which do not show it)
-    arithmetic: dict[str, str]
+    # the engine setting `fix` names, as `plan --set` takes it ({}: it names nodes only)
+    fix_overrides: dict[str, int] = Field(default_factory=dict)
+    _seed: _SeedInputs | None = PrivateAttr(default=None)  # what seed_relation is worked out from (None: a re-plan's)
+    _words: Callable[[OperatingPoint], dict[str, str]] = PrivateAttr()  # what the arithmetic is written from
+
+    # The worked design's relation (its own solves and words) and the figures' arithmetic are worked out the first time
+    # they are read (the Capacity page, the JSON, the document), not for every plan and re-plan.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def seed_relation(self) -> SeedRelation | None:
+        """The worked design's hand relation (None in re-plans, which do not show it)."""
+        return seed_relation(*self._seed) if self._seed is not None else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def arithmetic(self) -> dict[str, str]:
+        """Each figure's arithmetic in words, written on first read."""
+        return self._words(self)
+
+    def reworded(self, update: dict[str, Any], words: Callable[[OperatingPoint], dict[str, str]]) -> OperatingPoint:
+        """A copy with `update` applied whose arithmetic is written by `words` (on first read): a design whose figures
+        replace the point's (a disaggregated design's decode pool)."""
+        copy = self.model_copy(update=update)
+        copy._words = words
+        return copy
+
+
+class _SeedInputs(NamedTuple):
+    """What OperatingPoint.seed_relation is worked out from."""
+
+    brief: Brief
+    shape: ReplicaShape
+    rate: float  # req/s a replica
 
 
 def running_in_general_pool(op: OperatingPoint) -> float:
@@ -489,6 +526,9 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
 
 _CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # key -> (rate, clause by first-token extra)
 _CAPACITY_CACHE_SIZE = 512
+# a replica's fields but how many (the load's share changes with it, not the capacity) and its GPU, which the key names by
+# its catalog key (gpu_spec: one spec a key; its dense_tflops table is no hashable part)
+_SHAPE_KEY = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))
 
 
 def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
@@ -498,7 +538,8 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
     return (
-        shape.model_dump_json(exclude={"replicas"}),
+        _SHAPE_KEY(shape.__dict__),
+        shape.gpu.key,
         lengths,
         brief.effective_hit_rate,
         limits,
@@ -780,29 +821,11 @@ def operating_point(
     if not stable:  # the prefill slot's load is the offered prompts', as the SLO budget's (the queue in front grows)
         at = at._replace(prefill_slot_busy=rate * at.slot_service_ms / 1e3)
     capacity, reached = _slo_capacity(brief, shape) if with_capacity else (math.nan, "")
-    context = brief.running_context_tokens
-    kv_gb = n * context * shape.kv_bytes_per_token / GB
+    kv_gb = n * brief.running_context_tokens * shape.kv_bytes_per_token / GB
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
     weights_gb = shape.weights_bytes / GB
     fix, fix_overrides = ("", {}) if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
-    arithmetic = {
-        "rate_per_replica_per_s": pools.general_rate_text(request_rate),
-        "in_flight": _in_flight_text(brief, rate, at, n, limit if stable else held, binding),
-        "tpot_ms": _tpot_text(brief, at, binding, admitted),
-        "kv_in_use_gb": (
-            f"{num(n)} running x {num(context, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
-            f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
-            f" ({pct(kv_gb / kv_cap_gb) if kv_cap_gb > 0 else 'none'})"
-        ),
-        "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(shape.gpu.memory_gb * shape.gpus, 'GB')}",
-        "capacity_rate_per_s": (
-            f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
-            f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (searched on the same model to 0.01%) = {num(capacity, 'req/s')}"
-            f"{f': {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
-            + ("" if brief.objective.kind is ObjectiveKind.latency else " (targets for reference: the deadline judges this design)")
-        ),
-    }
-    return OperatingPoint(
+    point = OperatingPoint(
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         in_flight=n,
@@ -824,9 +847,46 @@ def operating_point(
         limit=binding,
         fix=fix,
         fix_overrides=fix_overrides,
-        seed_relation=seed_relation(brief, shape, rate) if with_seed else None,
-        arithmetic=arithmetic,
     )
+    point._seed = _SeedInputs(brief, shape, rate) if with_seed else None
+    point._words = _PointText(brief, shape, pools, request_rate, at, limit if stable else held, admitted)
+    return point
+
+
+@dataclass(frozen=True)
+class _PointText:
+    """What OperatingPoint.arithmetic is written from besides the point's own figures."""
+
+    brief: Brief
+    shape: ReplicaShape
+    pools: Pools
+    request_rate: float  # req/s, the whole fleet's
+    at: Pace  # the pace the figures are read at: the running batch's, or the full batch's without a steady state
+    batch_limit: float  # the most sequences the load is quoted against: max_running, or the full batch the limit allows
+    admitted: float  # req/s the batch takes prompts at: the rate, or as fast as the full batch's sequences finish
+
+    def __call__(self, op: OperatingPoint) -> dict[str, str]:
+        brief, shape, at = self.brief, self.shape, self.at
+        rate, n, binding, capacity = op.rate_per_replica_per_s, op.in_flight, op.limit, op.capacity_rate_per_s
+        kv_gb, kv_cap_gb, weights_gb = op.kv_in_use_gb, op.kv_capacity_gb, shape.weights_bytes / GB
+        reached = op.capacity_reached
+        return {
+            "rate_per_replica_per_s": self.pools.general_rate_text(self.request_rate),
+            "in_flight": _in_flight_text(brief, rate, at, n, self.batch_limit, binding),
+            "tpot_ms": _tpot_text(brief, at, binding, self.admitted),
+            "kv_in_use_gb": (
+                f"{num(n)} running x {num(brief.running_context_tokens, 'tokens')} (mean prompt + half the reply in progress, size-biased)"
+                f" x {num(shape.kv_bytes_per_token / 1024, 'KiB')} = {num(kv_gb, 'GB')} of the {num(kv_cap_gb, 'GB')} KV pool"
+                f" ({pct(kv_gb / kv_cap_gb) if kv_cap_gb > 0 else 'none'})"
+            ),
+            "memory_used_gb": f"{num(weights_gb, 'GB')} weights + {num(kv_gb, 'GB')} KV = {num(weights_gb + kv_gb, 'GB')} of {num(op.memory_total_gb, 'GB')}",
+            "capacity_rate_per_s": (
+                f"the highest rate at which one replica still meets p95 TTFT <= {num(brief.slo.ttft_p95_ms, 'ms')} and p95"
+                f" {brief.slo.itl_metric.value.upper()} <= {num(brief.slo.itl_p95_ms, 'ms')} (searched on the same model to 0.01%) = {num(capacity, 'req/s')}"
+                f"{f': {reached}' if reached else ''}; the load is {pct(rate / capacity) if capacity > 0 else 'beyond it'}"
+                + ("" if brief.objective.kind is ObjectiveKind.latency else " (targets for reference: the deadline judges this design)")
+            ),
+        }
 
 
 def _tpot_text(brief: Brief, at: Pace, binding: Limit | None, admitted: float) -> str:

@@ -222,9 +222,9 @@ class SloBudget(_Model):
     mechanisms: tuple[WaterfallStep, ...] = ()  # TTFT terms of the mechanisms a brief turns on: a KV reload, the encoder, an adapter load
     mechanisms_mean: tuple[WaterfallStep, ...] = ()  # the same as a mean request meets them (the mean path's, ttft_waterfall's)
     _curves: _Curves | None = PrivateAttr(default=None)  # what the curves are worked out from (None: a re-plan skips them)
-    _text: tuple[Brief, LatencyPoint, str, tuple[WaterfallStep, ...]] = (
+    _text: tuple[Brief, LatencyPoint, str | Callable[[], str], tuple[WaterfallStep, ...]] = (
         PrivateAttr()
-    )  # the arithmetic's: brief, point, basis, mean mechanisms
+    )  # the arithmetic's: brief, point, basis (or what writes it), mean mechanisms
     # the words a design whose figures replace the point's writes over the point's (a disaggregated design's two pools)
     _rewords: tuple[Callable[[dict[str, str]], dict[str, str]], ...] = PrivateAttr(default=())
 
@@ -232,7 +232,8 @@ class SloBudget(_Model):
     @cached_property
     def arithmetic(self) -> dict[str, str]:
         """Each figure's arithmetic in words, written on first read (a re-plan's is never read)."""
-        words = _arithmetic(*self._text)
+        brief, point, basis, mean_mechanisms = self._text
+        words = _arithmetic(brief, point, basis if isinstance(basis, str) else basis(), mean_mechanisms)
         for reword in self._rewords:
             words = reword(words)
         return words
@@ -1612,11 +1613,12 @@ def slo_budget(
     shape: ReplicaShape,
     rate_per_replica: float,
     load_batch: float,
-    basis: str,
+    basis: str | Callable[[], str],
     curves: bool = True,
     full_batch: int | None = None,
 ) -> SloBudget:
-    """The SLO budget of one general-pool replica at the operating point; `basis` says where load_batch comes from.
+    """The SLO budget of one general-pool replica at the operating point; `basis` says where load_batch comes from (or
+    writes it, when the arithmetic is first read).
     `full_batch`: the batch a replica without a steady state runs where the token budget caps it below max-num-seqs.
 
     `curves=False` leaves the trade-off curves empty: re-plans that read only the verdict (failure modes) skip them.
