@@ -924,11 +924,15 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     pure_cdf = _grid_cdf(decode_gaps.tolist())
     chunk_cdf, chunk_jumps = _chunk_cdf(eng, room, chunks, packed)
 
+    seen: dict[float, float] = {}  # the CDF where an inversion evaluated it: the next starts at its answer, same jumps
+
     def cdf(t: float) -> float:
-        pure = pure_cdf(t)
-        head = t - base  # the GEMM time a mixed step may spend
-        mixed = chunk_cdf((head - decode) * rate_b) if head >= floor else 0.0
-        return (1 - share) * pure + share * mixed
+        value = seen.get(t)
+        if value is None:
+            head = t - base  # the GEMM time a mixed step may spend
+            mixed = chunk_cdf((head - decode) * rate_b) if head >= floor else 0.0
+            value = seen[t] = (1 - share) * pure_cdf(t) + share * mixed
+        return value
 
     low = float(decode_gaps[0]) * 0.5
     high = float(eng.mixed_step_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch))
