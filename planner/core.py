@@ -15,7 +15,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.architecture import long_context_utilization
-from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision
+from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision, ObjectiveKind
 from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_at, utilization_no_prefix_cache_at
 from planner.disagg import (
     DisaggAnalysis,
@@ -43,6 +43,7 @@ __all__ = [
     "SIZING_UTILIZATION",
     "CoreDesign",
     "SizingFigures",
+    "capacity_read",
     "core_design",
     "feasible_replica",
     "fewest_nodes",
@@ -421,6 +422,59 @@ def judged_with_capacity(brief: Brief) -> CoreDesign:
         core = _core_design_of(brief, curves=False, with_capacity=True, advise=False, judged_only=True)
         _WorkedOut.keep(brief, core)
     return core
+
+
+_UNDER_CAPACITY = 1e-4  # a load this far under the SLO capacity (the search's own tolerance) is read as meeting
+_OVER_CAPACITY = 1e-3  # and this far over it (ten times that tolerance) as missing
+
+
+def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
+    """Whether `brief` (resolved) is feasible and meets its SLO as verdict_core judges it, read on `known`, a core with
+    its SLO capacity whose brief is this one but for the fleet (nodes, spare and long-context pools) and the traffic:
+    the same replica, the same shape of traffic and first-token path, so the same SLO capacity (the search keys on
+    neither). A general-pool replica's load under that capacity meets both p95s (the capacity is the highest rate
+    found to meet, each p95 rising with the load), one well over it misses; every other rule of the verdict is worked
+    out from steps 1-2, as _core_design_of works it. None where it cannot tell: within the search's tolerance of the
+    capacity, a disaggregated, speculative or deadline design, or a brief that differs otherwise. Raises
+    InfeasibleDesign as verdict_core does."""
+    stated = known.brief
+    slo_rate = known.operating_point.capacity_rate_per_s
+    if brief.disaggregation.enabled or brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency:
+        return None
+    if not 0 < slo_rate < math.inf:
+        return None
+    w, dep = brief.workload, brief.deployment
+    fleet = {
+        "hardware.nodes": brief.hardware.nodes,
+        "deployment.spare_nodes": dep.spare_nodes,
+        "deployment.long_context_nodes": dep.long_context_nodes,
+    }
+    traffic = {"workload.request_rate": w.request_rate} if w.rate_given else {"workload.users": w.users}
+    if stated.with_changes(fleet | traffic) != brief:
+        return None
+    shape = feasible_replica(brief)
+    if shape.model_copy(update={"replicas": known.shape.replicas}) != known.shape:
+        return None
+    pools, _ = pools_of(brief, shape)
+    dem = demand(brief, shape)
+    rate = pools.general_rate_per_replica(dem.request_rate_per_s)  # as operating_point loads a replica
+    under, over = rate <= slo_rate * (1 - _UNDER_CAPACITY), rate >= slo_rate * (1 + _OVER_CAPACITY)
+    if not (under or over):
+        return None
+    if engine(brief, shape).extra_ttft_s != engine(stated, known.shape).extra_ttft_s:  # a KV reload's share, an adapter load's
+        return None
+    if over:
+        return False  # a p95 misses, whatever the other rules
+    cap = capacity(brief, shape, dem, memory(brief, shape))
+    adapters_fit, _ = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
+    engine_problems = (
+        mechanism_engine_problems(brief)
+        or share_problems(brief, pools.long_context_nodes)
+        or routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
+    )
+    long_util = _long_pool_utilization(brief, shape, dem, pools)
+    # steady and within both targets under the highest rate that meets: the verdict is the other rules'
+    return cap.utilization <= 1 and cap.kv_fraction <= 1 and long_util <= 1 and adapters_fit and not engine_problems
 
 
 def replan(brief: Brief) -> CoreDesign:

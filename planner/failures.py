@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.catalog import gpu_spec
-from planner.core import CoreDesign, judged_with_capacity, replan, sizing_figures, verdict_core
+from planner.core import CoreDesign, capacity_read, judged_with_capacity, replan, sizing_figures, verdict_core
 from planner.cost import HOURS_PER_YEAR
 from planner.disagg import capacity_scale, split_p95s
 from planner.errors import BriefError
@@ -49,6 +49,7 @@ __all__ = [
     "hit_rate_overrides",
     "judged",
     "lost_by_a_pool",
+    "lost_read",
     "n_plus_one_check",
     "one_node_lost",
     "pressure",
@@ -389,10 +390,26 @@ def _split_check(sibling: CoreDesign, brief: Brief, changes: dict[str, Any]) -> 
 N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
 
 
-def n_plus_one(brief: Brief) -> bool:
+def n_plus_one(brief: Brief, known: CoreDesign | None = None) -> bool:
     """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
-    rollout: its deadline, as its failure row judges it)."""
-    return n_plus_one_check(brief)[0]
+    rollout: its deadline, as its failure row judges it). `known`: a core the one-node-lost design's verdict may be read
+    on (core.capacity_read: the same replica and traffic's shape at another fleet or traffic) instead of re-planned."""
+    read = lost_read(brief, known) if known is not None and needs_n_plus_one(brief) else None
+    return read if read is not None else n_plus_one_check(brief)[0]
+
+
+def lost_read(brief: Brief, known: CoreDesign) -> bool | None:
+    """scenario_holds(brief, one node lost) read on `known`'s SLO capacity (core.capacity_read), judged as _changed_check
+    judges it (a brief that cannot run: False); None where the read cannot tell."""
+    if brief.disaggregation.enabled:  # each pool's loss is judged on its own (scenario_check)
+        return None
+    changes = scenario_overrides(brief, Scenario.one_node_lost)
+    if changes.get("hardware.nodes", 1) < 1:
+        return False
+    try:
+        return capacity_read(known, resolve(brief.with_changes(changes)))
+    except BriefError:  # InfeasibleDesign too
+        return False
 
 
 def needs_n_plus_one(brief: Brief) -> bool:

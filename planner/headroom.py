@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
-from planner.core import CoreDesign, verdict_core
+from planner.core import CoreDesign, capacity_read, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
@@ -205,7 +205,7 @@ def _load(stated: Brief) -> float:
     return w.request_rate if w.rate_given and w.request_rate is not None else (w.users or 0) * w.duty_cycle
 
 
-def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: float = math.inf) -> tuple[PoolLimit, bool]:
+def _replanned_limit(core: CoreDesign, stated: Brief, guess: float, predicted: float = math.inf) -> tuple[PoolLimit, bool]:
     """Where the hit rate follows the load (derived from the KV tiers), the closed forms do not hold: the multiple at
     which the re-planned verdict turns, by bisection over `plan --set` with the scaled traffic (its margin jumps where
     the verdict turns, as the derived hit rate steps when the tiers fill, so it steers nothing). Where to look first:
@@ -213,9 +213,10 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
     comes before the tiers overflow (the hit rate holds till then, so they hold), else just past where the tiers
     overflow (_hit_rate_turn); the two ends of the halvings' last bracket there usually decide every midpoint
     (grid_search.around_guess), the upper end first: a design that meets there meets at the lower end, where only its
-    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer). Returns the limit, and whether a multiple
-    tested (each 1 or more) met the SLO with N+1 (Headroom.n_plus_one_held)."""
-    if not meets_now:
+    N+1 re-plan is made (resize.meets at each traffic, one re-plan fewer). A verdict is read on the design's own SLO
+    capacity where the traffic leaves the hit rate and the replica as they are (core.capacity_read), else re-planned.
+    Returns the limit, and whether a multiple tested (each 1 or more) met the SLO with N+1 (Headroom.n_plus_one_held)."""
+    if not (core.verdict.feasible and core.verdict.meets_slo):
         missed = PoolLimit(key="replanned", name="the design misses its SLO", multiple=0.0, arithmetic="already at the brief's traffic")
         return missed, False
     low, high = 1.0, max(guess, 1.0)
@@ -243,13 +244,13 @@ def _replanned_limit(stated: Brief, guess: float, meets_now: bool, predicted: fl
         to the busy shares and the queues, as every bisection here takes)."""
         if any(met and multiple <= at for at, met in design_met.items()):
             return True
-        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple))
+        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple), core)
         return design_met[multiple]
 
     held: list[float] = []  # multiples at which the design met the SLO with N+1 (re-planned)
 
     def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
-        meets = design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple))
+        meets = design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple), core)
         if meets:
             held.append(multiple)
         return meets, math.nan
@@ -340,10 +341,15 @@ def _hit_rate_turn(fallen: Callable[[float], bool], low: float, high: float, wid
 _HIT_RATE_STEP = 1e-12  # a derived hit rate that moved less than this has not fallen
 
 
-def _meets_slo(brief: Brief) -> bool:
-    """The re-planned design itself is feasible and meets its SLO (N+1 aside), as `plan --set` judges it."""
+def _meets_slo(brief: Brief, known: CoreDesign) -> bool:
+    """The re-planned design itself is feasible and meets its SLO (N+1 aside), as `plan --set` judges it: read on the
+    SLO capacity of `known` where that tells (core.capacity_read), else re-planned."""
     try:
-        verdict, _ = judged(verdict_core(resolve(brief)))
+        resolved = resolve(brief)
+        read = capacity_read(known, resolved)
+        if read is not None:
+            return read
+        verdict, _ = judged(verdict_core(resolved))
     except BriefError:
         return False
     return verdict.feasible and verdict.meets_slo
@@ -423,7 +429,7 @@ def headroom(
     elif stated is not None:
         guess = min((lim.multiple for lim in limits if not math.isnan(lim.multiple)), default=1.0)
         predicted = min(guess, _lost_node_guess(core) if n_plus_one else math.inf)  # the closed forms' turn at this hit rate
-        replanned, n_plus_one_held = _replanned_limit(stated, guess, core.verdict.feasible and core.verdict.meets_slo, predicted)
+        replanned, n_plus_one_held = _replanned_limit(core, stated, guess, predicted)
         limits.insert(0, replanned)
     elif n_plus_one:
         limits.append(_n_plus_one_limit(one_node_lost))

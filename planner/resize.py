@@ -19,6 +19,7 @@ from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import (
     LONG_CONTEXT_NODES_LIMIT,
     CoreDesign,
+    capacity_read,
     long_context_nodes_needed,
     long_pool_carries,
     replan,
@@ -31,6 +32,7 @@ from planner.failures import (
     Scenario,
     judged,
     lost_by_a_pool,
+    lost_read,
     n_plus_one_check,
     needs_n_plus_one,
     scenario_overrides,
@@ -290,15 +292,18 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     if last is None and start == limit and not probe(limit)[0]:  # a smaller fleet asked for: none, when its limit misses
         return None
     same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
-    guess = _capacity_guess(base, same_general, start, headroom, replanned=False)  # from a core the plan worked out
-    nodes = confirmed(probe, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
+    known = _core_at(same_general, start, replanned=False)  # the core the plan worked out, if it is one
+    guess = _capacity_guess(base, known, headroom) if known is not None else None
+    read = _read_first(probe, base, known) if known is not None and share is None and not headroom else probe
+    nodes = confirmed(read, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
     if nodes is None:
         bracket = _bracket(probe, low, limit, start)
         if bracket is None:
             return None
         (low, margin_low), (high, margin_high) = bracket
         wide = high - low > _WIDE  # a prediction from a re-plan (its SLO-capacity search) pays where the bracket is wide
-        guess = _capacity_guess(base, same_general, high, headroom, replanned=True) if wide else None
+        core = _core_at(same_general, high, replanned=True) if wide else None
+        guess = _capacity_guess(base, core, headroom) if core is not None else None
         nodes = first_meeting(probe, low, high, margin_low, margin_high, guess)
     LastAnswers.keep(question, nodes)
     return nodes
@@ -349,22 +354,23 @@ def _bracket(probe: _Remembered, low: int, limit: int, start: int) -> tuple[tupl
 _OTHER_POOLS = frozenset({"deployment.long_context_nodes", "deployment.spare_nodes"})  # sizes beside the general pool's
 
 
-def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool, replanned: bool) -> int | None:
+def _core_at(same_general: Brief, nodes: int, replanned: bool) -> CoreDesign | None:
+    """`same_general` (a brief with the general pool of the one searched) planned at `nodes` with its SLO capacity: the
+    plan's own core when that is the one; else, with `replanned`, a re-plan (None without one, or where it cannot run)."""
+    try:
+        resolved = resolve(same_general.with_changes({"hardware.nodes": nodes}))
+        return worked_out(resolved) or (replan(resolved) if replanned else None)
+    except BriefError:
+        return None
+
+
+def _capacity_guess(base: Brief, core: CoreDesign, headroom: bool) -> int | None:
     """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
     needs to carry no more than its SLO capacity with the node an N+1 availability target loses that no spare replaces;
     with `headroom`, at least the general pool that keeps the stated slo.headroom above the peak with every node up
-    (the two are judged apart: meets_check, keeps_headroom). The general pool's need is read from `same_general` planned
-    at `nodes` (the brief before its other pools were resized carries the same general pool): from the plan's own core
-    when that is the one; else, with `replanned`, from a re-plan (None without one, or without a prediction).
-    Where a search starts: the re-plans decide."""
-    sized = same_general.with_changes({"hardware.nodes": nodes})
-    try:
-        resolved = resolve(sized)
-        core = worked_out(resolved) or (replan(resolved) if replanned else None)
-    except BriefError:
-        return None
-    if core is None:
-        return None
+    (the two are judged apart: meets_check, keeps_headroom). The general pool's need is read from `core`, a brief with
+    the same general pool planned (_core_at; the brief before its other pools were resized carries the same general
+    pool); None without a prediction. Where a search starts: the re-plans decide."""
     load = core.operating_point.load_vs_capacity
     if not 0 < load < math.inf:
         return None
@@ -375,6 +381,24 @@ def _capacity_guess(base: Brief, same_general: Brief, nodes: int, headroom: bool
     if headroom:  # and the stated headroom above the peak with every node up (not both at once)
         needed = max(needed, math.ceil(general * load * (1 + (base.slo.headroom or 0.0))))
     return others + needed
+
+
+def _read_first(probe: Probe, base: Brief, known: CoreDesign) -> Probe:
+    """`probe` (meets_check at a fleet size) for a confirmation, which reads only whether the fleet meets: read on
+    `known`'s SLO capacity where that tells (core.capacity_read: the design, and its one-node-lost design where N+1 is
+    asked), else re-planned. A read's margin is nan: a search that goes on steers by the re-plans alone."""
+
+    def read_or_probe(nodes: int) -> tuple[bool, float]:
+        sized = base.with_changes({"hardware.nodes": nodes})
+        try:
+            holds = capacity_read(known, resolve(sized))
+        except BriefError:  # as meets_check: the design cannot be computed at all
+            return False, math.nan
+        if holds and needs_n_plus_one(sized):
+            holds = lost_read(sized, known)
+        return (holds, math.nan) if holds is not None else probe(nodes)
+
+    return read_or_probe
 
 
 class FleetFix(BaseModel):

@@ -3,14 +3,20 @@ each reading equals the re-plan it replaces, its verdict and its margin alike (e
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import planner.failures as failures
+import planner.resize as resize
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, plan
-from planner.core import core_design, verdict_core
+from planner.brief import Brief
+from planner.capacity import demand
+from planner.core import capacity_read, core_design, feasible_replica, verdict_core
 from planner.failures import Scenario, scenario_overrides
 from planner.mechanisms import resolve
+from planner.pools import pools_of
 
 pytestmark = pytest.mark.unit
 
@@ -87,3 +93,65 @@ def test_n_plus_one_held_at_more_traffic_reads_as_its_re_plan_at_the_peak(multip
     holds = failures.scenario_holds(stated, Scenario.one_node_lost)
     assert not held or holds
     assert design.verdict.availability_ok == holds  # the verdict as the re-plan gives it
+
+
+def _at_replica_rate(stated: Brief, nodes: int, rate_per_replica: float) -> Brief:
+    """The stated brief on `nodes` nodes with its traffic scaled so a general-pool replica carries `rate_per_replica`
+    (resolved: the KV tiers' hit rate follows the traffic and the fleet)."""
+    brief, multiple = resolve(stated.with_changes({"hardware.nodes": nodes})), 1.0
+    for _ in range(4):  # the derived hit rate and a users brief's whole users move the rate a little: iterate
+        shape = feasible_replica(brief)
+        rate = pools_of(brief, shape)[0].general_rate_per_replica(demand(brief, shape).request_rate_per_s)
+        multiple *= rate_per_replica / rate
+        w = stated.workload
+        traffic = (
+            {"workload.request_rate": w.request_rate * multiple}
+            if w.request_rate is not None
+            else {"workload.users": max(int((w.users or 1) * multiple), 1)}
+        )
+        brief = resolve(stated.with_changes({"hardware.nodes": nodes} | traffic))
+    return brief
+
+
+@pytest.mark.parametrize(
+    "preset", ["capstone", "variation-f", "agent-platform", "rag", "qps200-chat", "lora-platform", "multimodal", "moe-deepseek"]
+)
+def test_a_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None:
+    """core.capacity_read: the verdict of the brief at another fleet or traffic, read on a core's SLO capacity, equals
+    its re-plan's (verdict_core) wherever it tells, at the edges of what it reads (a ten-thousandth under the capacity,
+    a thousandth over it) and beyond, on the brief's fleet and others."""
+    stated = load_brief(preset)
+    known = core_design(resolve(stated))
+    capacity = known.operating_point.capacity_rate_per_s
+    told = 0
+    for nodes in (stated.hardware.nodes - 1, stated.hardware.nodes, stated.hardware.nodes + 3):
+        for share in (0.5, 1 - 1.0001e-4, 1 + 1.0001e-3, 1.01, 1.5):
+            brief = _at_replica_rate(stated, nodes, capacity * share)
+            read = capacity_read(known, brief)
+            if read is None:
+                continue
+            told += 1
+            replanned = verdict_core(brief).verdict
+            assert read == (replanned.feasible and replanned.meets_slo), (nodes, share)
+    assert told >= 12
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"), [("variation-f", {"deployment.long_context_nodes": 4}), ("capstone", {}), ("qps200-chat", {}), ("rag", {})]
+)
+def test_a_fleet_size_read_on_the_plans_slo_capacity_is_its_re_plan(preset: str, changes: dict[str, int]) -> None:
+    """resize._read_first: whether a fleet size meets (with the N+1 its availability asks for), read on the plan's own
+    core where its SLO capacity tells, equals meets_check's re-plans at every fleet size around the answer."""
+    stated = load_brief(preset)
+    base = stated.with_changes(changes)
+    known = core_design(resolve(stated))
+    replanned = "re-planned"
+    read = resize._read_first(lambda nodes: (replanned, math.nan), base, known)  # type: ignore[arg-type,return-value]
+    told = 0
+    for nodes in range(max(stated.hardware.nodes - 4, 1), 3 * stated.hardware.nodes + 8):
+        holds, _ = read(nodes)
+        if holds == replanned:
+            continue
+        told += 1
+        assert holds == resize.meets_check(base.with_changes({"hardware.nodes": nodes}))[0], nodes
+    assert told >= 8
