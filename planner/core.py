@@ -412,20 +412,61 @@ def verdict_core(brief: Brief) -> CoreDesign:
     return worked_out if worked_out is not None else _judged_core(brief)
 
 
-def judged_with_capacity(brief: Brief) -> CoreDesign:
+def judged_with_capacity(brief: Brief, known: CoreDesign | None = None) -> CoreDesign:
     """verdict_core's figures and the operating point's SLO capacity (the failure table's one-node-lost design as
     plan() reads it: its verdict judges N+1, the headroom reads its SLO capacity, nothing reads its other figures or its
     problems' words). The plan's or a failure row's when one was worked out for this brief; kept with them, so
-    verdict_core finds it."""
+    verdict_core finds it. `known`: a core whose operating point and p95s this brief's are where its pools and load
+    are the same (a spare replacing the lost node: _same_point), so only steps 1-2 are worked out."""
     core = _WorkedOut.get(brief)
     if core is None:
-        core = _core_design_of(brief, curves=False, with_capacity=True, advise=False, judged_only=True)
+        core = _core_design_of(brief, curves=False, with_capacity=True, advise=False, judged_only=True, known=known)
         _WorkedOut.keep(brief, core)
     return core
 
 
+def _same_point(known: CoreDesign, brief: Brief, shape: ReplicaShape, pools: Pools, dem: Demand) -> bool:
+    """Whether `brief` (with its replica, pools and demand) loads a general-pool replica as `known` does, so its
+    operating point and its SLO budget's p95s are known's: the same brief but for the fleet's sizes, the same replica
+    and first-token path, the same pools but for the spares, the same load; and known's point has a steady state (a
+    fix without one counts the fleet's nodes) and its SLO capacity. Not for a disaggregated or speculative design (its
+    pools' and draft's figures replace the point's)."""
+    op, stated = known.operating_point, known.brief
+    if brief.disaggregation.enabled or brief.speculative.enabled or not op.stable or math.isnan(op.capacity_rate_per_s):
+        return False
+    w, kw = brief.workload, stated.workload
+    if (w.request_rate, w.users) != (kw.request_rate, kw.users) or not _same_but_fleet_and_traffic(stated, brief):
+        return False
+    spares = {"spare_nodes": known.pools.spare_nodes, "arithmetic": known.pools.arithmetic}
+    return (
+        dem.request_rate_per_s == known.demand.request_rate_per_s
+        and pools.model_copy(update=spares) == known.pools
+        and shape.model_copy(update={"replicas": known.shape.replicas}) == known.shape
+        and engine(brief, shape).extra_ttft_s == engine(stated, known.shape).extra_ttft_s
+    )
+
+
 _UNDER_CAPACITY = 1e-4  # a load this far under the SLO capacity (the search's own tolerance) is read as meeting
 _OVER_CAPACITY = 1e-3  # and this far over it (ten times that tolerance) as missing
+
+
+_FLEET_AND_TRAFFIC = {"hardware": ("nodes",), "deployment": ("spare_nodes", "long_context_nodes"), "workload": ("request_rate", "users")}
+
+
+def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
+    """Whether two briefs are the same but for the fleet's sizes (nodes, spare and long-context pools) and how much
+    traffic comes (the request rate or the users, given the same way)."""
+    if a.workload.rate_given != b.workload.rate_given:
+        return False
+    for section in Brief.model_fields:
+        x, y = getattr(a, section), getattr(b, section)
+        moved = _FLEET_AND_TRAFFIC.get(section)
+        if moved is None:
+            if x != y:
+                return False
+        elif any(getattr(x, name) != getattr(y, name) for name in type(x).model_fields if name not in moved):
+            return False
+    return True
 
 
 def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
@@ -443,14 +484,7 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
         return None
     if not 0 < slo_rate < math.inf:
         return None
-    w, dep = brief.workload, brief.deployment
-    fleet = {
-        "hardware.nodes": brief.hardware.nodes,
-        "deployment.spare_nodes": dep.spare_nodes,
-        "deployment.long_context_nodes": dep.long_context_nodes,
-    }
-    traffic = {"workload.request_rate": w.request_rate} if w.rate_given else {"workload.users": w.users}
-    if stated.with_changes(fleet | traffic) != brief:
+    if not _same_but_fleet_and_traffic(stated, brief):
         return None
     shape = feasible_replica(brief)
     if shape.model_copy(update={"replicas": known.shape.replicas}) != known.shape:
@@ -499,22 +533,34 @@ def _judged_core(brief: Brief) -> CoreDesign:
     return _core_design_of(brief, curves=False, with_capacity=False, advise=False, judged_only=True)
 
 
-def _core_design_of(brief: Brief, curves: bool, with_capacity: bool, advise: bool = True, judged_only: bool = False) -> CoreDesign:
+def _core_design_of(
+    brief: Brief, curves: bool, with_capacity: bool, advise: bool = True, judged_only: bool = False, known: CoreDesign | None = None
+) -> CoreDesign:
     """The core design; `advise=False` (a re-plan read only for its verdict) leaves out the advice that re-plans or
     searches to name its change (the fleet that carries the peak, the long-context pool, the chunk size).
     `judged_only` (verdict_core's) works out of the SLO budget only the p95s the verdict judges (slo.judged_budget;
     none for a disaggregated design, whose pools' replace them) and lists no SLO miss: no rule of the verdict reads
-    the words, only the figures."""
+    the words, only the figures; with `known` (judged_with_capacity's), its operating point and SLO budget are
+    known's where they are the same (_same_point)."""
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
     mem = memory(brief, shape)
     cap = capacity(brief, shape, dem, mem)
-    op = operating_point(brief, shape, pools, dem.request_rate_per_s, with_capacity and not brief.disaggregation.enabled, with_seed=curves)
+    same = known if known is not None and judged_only and with_capacity and _same_point(known, brief, shape, pools, dem) else None
+    op = (
+        same.operating_point
+        if same is not None
+        else operating_point(
+            brief, shape, pools, dem.request_rate_per_s, with_capacity and not brief.disaggregation.enabled, with_seed=curves
+        )
+    )
     load_point = op  # the running batch's solve, which a disaggregated design's decode replica replaces below
     rate = op.rate_per_replica_per_s
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
-    if judged_only:
+    if same is not None:
+        slo = same.slo  # its p95s are this design's (and its other figures, which no reader of a judged core reads)
+    elif judged_only:
         slo = judged_budget(brief, shape, rate, op.in_flight, capped, quantiles=not brief.disaggregation.enabled)
     else:
         slo = slo_budget(brief, shape, rate, op.in_flight, partial(_load_batch_basis, load_point), curves, full_batch=capped)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -634,13 +635,14 @@ def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
     if base.disaggregation is not None:
         return _pool_lost_node(base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
-    return LostNode(*_lost_verdict(stated, changes), base, stated)
+    return LostNode(*_lost_verdict(stated, changes, base), base, stated)
 
 
-def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | None]:
+def _lost_verdict(stated: Brief, changes: dict[str, Any], base: CoreDesign | None = None) -> tuple[bool, CoreDesign | None]:
     """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
-    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
-    core = _replanned(stated, changes, judged_with_capacity)
+    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all). `base`:
+    the design before the loss, whose operating point and p95s the re-plan's are where a spare replaces the lost node."""
+    core = _replanned(stated, changes, partial(judged_with_capacity, known=base))
     verdict = judged(core)[0] if core is not None else None
     return verdict is not None and verdict.feasible and verdict.meets_slo, core
 

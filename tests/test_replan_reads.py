@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+import planner.core as core_module
 import planner.failures as failures
 import planner.resize as resize
 from benchmarks.plan_speed import _clear_all
@@ -155,3 +156,31 @@ def test_a_fleet_size_read_on_the_plans_slo_capacity_is_its_re_plan(preset: str,
         told += 1
         assert holds == resize.meets_check(base.with_changes({"hardware.nodes": nodes}))[0], nodes
     assert told >= 8
+
+
+@pytest.mark.parametrize("preset", ["capstone", "variation-c", "qps10-tp4", "variation-a", "variation-f"])
+@pytest.mark.parametrize("extra_nodes", [-2, 0, 6])
+def test_a_spare_replacing_the_lost_node_keeps_the_designs_point(preset: str, extra_nodes: int) -> None:
+    """judged_with_capacity with `known` (failures.one_node_lost: a spare replaces the lost node): the operating point
+    and the judged p95s are the design's own where its pools and load are, and the core equals the one worked out
+    afresh in every figure its readers read (the point's, the p95s, the verdict, steps 1-2)."""
+    stated = load_brief(preset)
+    stated = stated.with_changes({"hardware.nodes": max(stated.hardware.nodes + extra_nodes, 2)})
+    base = core_design(resolve(stated))
+    lost = failures.one_node_lost(base, stated).core
+    assert lost is not None
+    fresh = core_module._core_design_of(lost.brief, curves=False, with_capacity=True, advise=False, judged_only=True)
+    for name in type(fresh.operating_point).model_fields:
+        assert getattr(lost.operating_point, name) == getattr(fresh.operating_point, name), name
+    for name in ("ttft_p95_ms", "judged_itl_p95_ms", "ttft_ok", "itl_ok"):
+        assert getattr(lost.slo, name) == getattr(fresh.slo, name), name
+    for name in type(fresh.capacity).model_fields:
+        assert getattr(lost.capacity, name) == getattr(fresh.capacity, name), name
+    assert (lost.verdict, lost.pools, lost.demand, lost.long_context_utilization) == (
+        fresh.verdict,
+        fresh.pools,
+        fresh.demand,
+        fresh.long_context_utilization,
+    )
+    if base.operating_point.stable:  # the point read, not solved again
+        assert lost.operating_point is base.operating_point
