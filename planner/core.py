@@ -72,7 +72,7 @@ class CoreDesign(BaseModel):
     memory: Memory
     capacity: Capacity
     operating_point: OperatingPoint
-    slo: SloBudget  # verdict_core's own: only the p95s the verdict judges (slo.judged_budget), the rest nan
+    slo: SloBudget  # verdict_core's own: only the p95s the verdict judges (slo.judged_budget), the rest nan (or the design's, _same_point)
     long_context_utilization: float  # the long-context pool's busy share at peak (0 without one)
     verdict: Verdict  # availability is judged by plan() from the failure table (re-plans leave it True)
     disaggregation: DisaggAnalysis | None = None  # the prefill and decode pools when the brief disaggregates

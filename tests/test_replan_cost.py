@@ -375,7 +375,8 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     of the halvings' last bracket there, which decide every midpoint, so a cold plan re-plans the scaled traffic two or
     three times (11 when it looked only past the tiers' overflow), a slider move about twice from where it turned last
     time, and the limit is where the verdict turns. At each traffic a re-plan of the design and one with a node lost,
-    but none of the design below a traffic where it met (cold: 3 re-plans for 2 traffics, not 4)."""
+    but none of the design below a traffic where it met (cold: 3 re-plans for 2 traffics, not 4); each verdict read on
+    the design's SLO capacity where that tells (core.capacity_read), counted here as a re-plan."""
     import planner.headroom as headroom_module
     from planner import plan
     from planner.resize import meets
@@ -383,7 +384,9 @@ def test_the_replanned_headroom_starts_where_the_kv_tiers_overflow(monkeypatch: 
     tested: list[float] = []
     for name in ("_meets_slo", "n_plus_one"):  # the design's own verdict, its N+1 re-plan
         inner = getattr(headroom_module, name)
-        monkeypatch.setattr(headroom_module, name, lambda brief, inner=inner: tested.append(brief.workload.request_rate) or inner(brief))
+        monkeypatch.setattr(
+            headroom_module, name, lambda brief, known, inner=inner: tested.append(brief.workload.request_rate) or inner(brief, known)
+        )
     for seqs, most in ((160, 2), (192, 3)):  # N+1 lost before the tiers overflow (the closed form's guess), then past it
         tested.clear()
         stated = load_brief("agent-platform").with_changes({"workload.request_rate": 30.03, "deployment.max_num_seqs": seqs})
