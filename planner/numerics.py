@@ -41,6 +41,7 @@ __all__ = [
     "gamma_p_inverse",
     "gamma_p_inverse_array",
     "gamma_p_row_sums",
+    "gamma_p_slopes",
     "gamma_sums",
     "lowest_crossing",
     "poisson_pmf_cdf",
@@ -90,7 +91,7 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     one bound counts them once); the density is the series' own prefactor over x, its slope the density times
     ((a - 1) / x - 1). Beyond the series' reach, gamma_p_array and gamma_density_array."""
     if x.size == 1:  # one point (every prompt the same length): on floats
-        return _gamma_sums_of_one(a, float(x[0]))
+        return gamma_p_slopes(a, float(x[0]))
     terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
     if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
         p, density = gamma_p_array(a, x), gamma_density_array(a, x)
@@ -149,10 +150,11 @@ def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64
     return shapes, offsets
 
 
-def _gamma_sums_of_one(a: float, x: float) -> tuple[float, float, float]:
-    """gamma_sums of a single x > 0, with the math module (a handful of numpy calls on one-element arrays cost ~3x more):
-    P(a, x) from the prefactor it shares with the density, by the scalar series (gamma_p's, to its own convergence)
-    or beyond its reach gamma_p's fraction."""
+def gamma_p_slopes(a: float, x: float) -> tuple[float, float, float]:
+    """P(a, x) at one x > 0 (gamma_p's value, not cached), its slope (the density) and the density's slope, with the
+    math module (gamma_sums of one x: a handful of numpy calls on one-element arrays cost ~3x more): P from the prefactor
+    it shares with the density, by the scalar series (gamma_p's, to its own convergence) or beyond its reach gamma_p's
+    fraction."""
     prefactor = math.exp(_log_prefactor(a, x))
     p = prefactor * _series_terms(a, x)[0] if x < a + 1 + _SCALAR_SERIES_REACH else gamma_p(a, x)
     density = prefactor / x
