@@ -729,11 +729,17 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         """q beyond the longest prompt's own steps: in the smooth tail of the wait, between its bounds. There the CDF is
         (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies between that with
         every stage at the shortest and at the longest: q is reached the wait's own quantile past a stage between the
-        two (the prompts' spread), and about past their mean (Halley's start)."""
-        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
+        two (the prompts' spread). Halley's start: w scale past their mean s̄ (P(shape, w) the share of q the wait
+        must give), less the stages' spread's second-order term: at t = s̄ + w scale + d the mean of P(shape, w + (d -
+        (stage - s̄)) / scale) is P(w) + P'(w) d / scale + P''(w) (d² + var) / (2 scale²) to second order, at P(w) where
+        d ~ -(P''(w) / P'(w)) var / (2 scale), P'' / P' = (shape - 1) / w - 1 (the density's log slope)."""
+        wait = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy)
+        waited = wait * scale
         low, high = max(shortest + waited, longest), longest + waited
         xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
-        start = min(max(float(stages.mean()) + waited, low), high)
+        mean = float(stages.mean())
+        spread = float(np.dot(stages - mean, stages - mean)) / stages.size  # the stages' variance
+        start = min(max(mean + waited - ((tail_shape - 1) / wait - 1) * spread / (2 * scale), low), high)
         return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
 
     # at the longest prompt's own steps the CDF is at most (1 - busy) + busy x P(shape, (longest - shortest) / scale)
