@@ -737,8 +737,9 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         waited = wait * scale
         low, high = max(shortest + waited, longest), longest + waited
         xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
-        mean = float(stages.mean())
-        spread = float(np.dot(stages - mean, stages - mean)) / stages.size  # the stages' variance
+        mean = float(stages.sum()) / stages.size  # np.mean's value, without its ~5 us of dispatch
+        deviations = stages - mean
+        spread = float(deviations @ deviations) / stages.size  # the stages' variance
         start = min(max(mean + waited - ((tail_shape - 1) / wait - 1) * spread / (2 * scale), low), high)
         return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
 
