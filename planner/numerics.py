@@ -41,6 +41,7 @@ __all__ = [
     "gamma_p_inverse",
     "gamma_p_inverse_array",
     "gamma_p_row_sums",
+    "gamma_p_slopes",
     "gamma_sums",
     "lowest_crossing",
     "poisson_pmf_cdf",
@@ -90,7 +91,7 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     one bound counts them once); the density is the series' own prefactor over x, its slope the density times
     ((a - 1) / x - 1). Beyond the series' reach, gamma_p_array and gamma_density_array."""
     if x.size == 1:  # one point (every prompt the same length): on floats
-        return _gamma_sums_of_one(a, float(x[0]))
+        return gamma_p_slopes(a, float(x[0]))
     terms = _series_count(a, largest) if largest < a + 1 + _ARRAY_SERIES_REACH else 0
     if terms == 0 or x.size * terms > _SERIES_BLOCK_ELEMENTS:
         p, density = gamma_p_array(a, x), gamma_density_array(a, x)
@@ -113,15 +114,17 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
 
 def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The sum of P(a, x) over each row of a 2-d array of x >= 0 (0 where x is 0): a shape under 10 with every x on
-    the series in one block (_prefactor_series_block), else gamma_p_array's rows summed."""
+    the series in one block (_prefactor_series_block) of the positive x only (exp(-inf) takes numpy's slow path, ~20x
+    a finite exponent's), else gamma_p_array's rows summed."""
     largest = float(x.max()) if x.size else 0.0
     if a < _STIRLING_SHAPE and 0 < largest < a + 1 + _ARRAY_SERIES_REACH:
         terms = _series_count(a, largest)
         if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
             flat = x.ravel()
-            with np.errstate(divide="ignore"):  # x = 0: ln x = -inf, each of its terms exp(-inf) = 0, as P(a, 0)
-                block = _prefactor_series_block(a, flat, terms)
-            return np.asarray(block.sum(axis=1).reshape(x.shape).sum(axis=1) / a)
+            positive = flat > 0
+            p = np.zeros(flat.shape)  # P(a, 0) = 0
+            p[positive] = _prefactor_series_block(a, flat[positive], terms).sum(axis=1)
+            return np.asarray(p.reshape(x.shape).sum(axis=1) / a)
     return np.asarray(gamma_p_array(a, x).sum(axis=1))
 
 
@@ -147,10 +150,11 @@ def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64
     return shapes, offsets
 
 
-def _gamma_sums_of_one(a: float, x: float) -> tuple[float, float, float]:
-    """gamma_sums of a single x > 0, with the math module (a handful of numpy calls on one-element arrays cost ~3x more):
-    P(a, x) from the prefactor it shares with the density, by the scalar series (gamma_p's, to its own convergence)
-    or beyond its reach gamma_p's fraction."""
+def gamma_p_slopes(a: float, x: float) -> tuple[float, float, float]:
+    """P(a, x) at one x > 0 (gamma_p's value, not cached), its slope (the density) and the density's slope, with the
+    math module (gamma_sums of one x: a handful of numpy calls on one-element arrays cost ~3x more): P from the prefactor
+    it shares with the density, by the scalar series (gamma_p's, to its own convergence) or beyond its reach gamma_p's
+    fraction."""
     prefactor = math.exp(_log_prefactor(a, x))
     p = prefactor * _series_terms(a, x)[0] if x < a + 1 + _SCALAR_SERIES_REACH else gamma_p(a, x)
     density = prefactor / x

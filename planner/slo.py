@@ -46,6 +46,7 @@ from planner.numerics import (
     gamma_p_inverse,
     gamma_p_inverse_array,
     gamma_p_row_sums,
+    gamma_p_slopes,
     gamma_sums,
     poisson_pmf_cdf,
 )
@@ -728,11 +729,18 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         """q beyond the longest prompt's own steps: in the smooth tail of the wait, between its bounds. There the CDF is
         (1 - busy) + busy x the mean of P(shape, (t - stage) / scale) over the stages, so it lies between that with
         every stage at the shortest and at the longest: q is reached the wait's own quantile past a stage between the
-        two (the prompts' spread), and about past their mean (Halley's start)."""
-        waited = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy) * scale
+        two (the prompts' spread). Halley's start: w scale past their mean s̄ (P(shape, w) the share of q the wait
+        must give), less the stages' spread's second-order term: at t = s̄ + w scale + d the mean of P(shape, w + (d -
+        (stage - s̄)) / scale) is P(w) + P'(w) d / scale + P''(w) (d² + var) / (2 scale²) to second order, at P(w) where
+        d ~ -(P''(w) / P'(w)) var / (2 scale), P'' / P' = (shape - 1) / w - 1 (the density's log slope)."""
+        wait = gamma_p_inverse(tail_shape, (q - (1 - busy)) / busy)
+        waited = wait * scale
         low, high = max(shortest + waited, longest), longest + waited
         xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
-        start = min(max(float(stages.mean()) + waited, low), high)
+        mean = float(stages.sum()) / stages.size  # np.mean's value, without its ~5 us of dispatch
+        deviations = stages - mean
+        spread = float(deviations @ deviations) / stages.size  # the stages' variance
+        start = min(max(mean + waited - ((tail_shape - 1) / wait - 1) * spread / (2 * scale), low), high)
         return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
 
     # at the longest prompt's own steps the CDF is at most (1 - busy) + busy x P(shape, (longest - shortest) / scale)
@@ -797,73 +805,109 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> tuple[Callable[[float], float], tuple[float, ...]]:
-    """c -> P(a step carrying prompt tokens carries c or fewer), and the c where it may jump: short prompts ride whole,
-    long ones in full chunks plus a remainder (uniform), counted per chunk; in a `packed` share of those steps the next
-    queued prompt rides in the room the chunk leaves (the engine fills a step's token budget first come first served),
-    the two capped at the room. What does not depend on c is worked out once, for the inversion's many calls."""
+_Row = tuple[float, float, float]  # a CDF at one point and its first two derivatives there
+_ZERO_ROW: _Row = (0.0, 0.0, 0.0)
+_ONE_ROW: _Row = (1.0, 0.0, 0.0)
+
+
+def _gamma_row(a: float, z: float) -> _Row:
+    """P(a, z) (gamma_cdf's value) and its first two derivatives in z."""
+    return gamma_p_slopes(a, z) if z > 0 else _ZERO_ROW
+
+
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> tuple[Callable[[float], _Row], tuple[float, ...]]:
+    """c -> P(a step carrying prompt tokens carries c or fewer) with its first two derivatives in c, and the c where it
+    may jump: short prompts ride whole, long ones in full chunks plus a remainder (uniform), counted per chunk; in a
+    `packed` share of those steps the next queued prompt rides in the room the chunk leaves (the engine fills a step's
+    token budget first come first served), the two capped at the room. What does not depend on c is worked out once,
+    for the inversion's many calls."""
     if eng.gamma is None:
         whole = min(eng.uncached, room)
         both = min(whole + eng.uncached, room)
-        return (lambda c: 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)), (whole, both)
+        return (lambda c: (0.0 if c < whole else (1.0 if c >= both else 1.0 - packed), 0.0, 0.0)), (whole, both)
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return (lambda c: 0.0 if c < 0 else gamma_p(k, c / scale)), ()  # gamma_cdf's value: c / scale >= 0
+        return (lambda c: _scaled(_gamma_row(k, c / scale), scale) if c >= 0 else _ZERO_ROW), ()
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
         pair_whole = _pair_cdf(k)
 
-        def whole_cdf(c: float) -> float:
+        def whole_cdf(c: float) -> _Row:
             if c < 0:
-                return 0.0
+                return _ZERO_ROW
             if c >= room:
-                return 1.0
-            alone = 1.0 if c >= top else gamma_p(k, c / scale)  # gamma_cdf's value (c >= 0), one call fewer
-            return (1 - packed) * alone + packed * pair_whole(c / scale)  # two prompts' tokens: gamma(2k)
+                return _ONE_ROW
+            z = c / scale
+            alone = _ONE_ROW if c >= top else _gamma_row(k, z)
+            return _scaled(_blend(packed, alone, pair_whole(z)), scale)  # two prompts' tokens: gamma(2k)
 
         return whole_cdf, (top, room)
     long_share = 1 - gamma_cdf(k, room / scale)
     log_norm = math.lgamma(k + 1)
-    pair = _pair_cdf(k)
+    pair_cdf = _pair_cdf(k)
 
-    def cdf(c: float) -> float:
+    def cdf(c: float) -> _Row:
         if c < 0:
-            return 0.0
+            return _ZERO_ROW
         if c >= room:
-            return 1.0
+            return _ONE_ROW
         z = c / scale
-        short = gamma_p(k, z)  # gamma_cdf's value (z >= 0), one call fewer
-        alone = short + long_share * c / room
-        if packed <= 0:
-            return min(alone / chunks, 1.0)
-        # a remainder R ~ U(0, room) and a prompt U beside it: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room
-        below = max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0  # P(k + 1, z)
-        together = pair(z) + long_share * (c * short - k * scale * below) / room
-        return min(((1 - packed) * alone + packed * together) / chunks, 1.0)
+        short, density, bend = _gamma_row(k, z)  # the slopes in z
+        alone = (short + long_share * c / room, density / scale + long_share / room, bend / (scale * scale))
+        if packed > 0:
+            # a remainder R ~ U(0, room) and a prompt U beside it: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room,
+            # whose slope in c is P(U <= c) / room (c's density term and E[U; U <= c]'s cancel)
+            below = max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0  # P(k + 1, z)
+            pair, pair_slope, pair_bend = _scaled(pair_cdf(z), scale)
+            together = (
+                pair + long_share * (c * short - k * scale * below) / room,
+                pair_slope + long_share * short / room,
+                pair_bend + long_share * density / (scale * room),
+            )
+            alone = _blend(packed, alone, together)
+        value, slope, bend = alone
+        value /= chunks
+        return (value, slope / chunks, bend / chunks) if value < 1 else _ONE_ROW
 
     return cdf, (room,)
+
+
+def _blend(share: float, row: _Row, other: _Row) -> _Row:
+    """(1 - share) x row + share x other, term by term: a mixture's CDF and its derivatives."""
+    return (
+        (1 - share) * row[0] + share * other[0],
+        (1 - share) * row[1] + share * other[1],
+        (1 - share) * row[2] + share * other[2],
+    )
+
+
+def _scaled(row: _Row, scale: float) -> _Row:
+    """A row in z = c / scale as a row in c."""
+    value, slope, bend = row
+    return value, slope / scale, bend / (scale * scale)
 
 
 _PAIR_POINTS = 256  # the table of two prompts' tokens CDF, up to where it is 1 within 1e-9
 
 
 @lru_cache(maxsize=64)
-def _pair_cdf(k: float) -> Callable[[float], float]:
-    """z -> P(two prompts' uncached tokens <= z x scale) = P(2k, z): for 2k >= 3 (a density flat at 0), linear between
-    the points of a table (within 4e-4; one vectorized evaluation a prompt-length shape instead of one incomplete gamma
-    per call of the inversions), else the incomplete gamma itself."""
+def _pair_cdf(k: float) -> Callable[[float], _Row]:
+    """z >= 0 -> P(two prompts' uncached tokens <= z x scale) = P(2k, z) with its first two derivatives in z: for
+    2k >= 3 (a density flat at 0), linear between the points of a table (within 4e-4; one vectorized evaluation a
+    prompt-length shape instead of one incomplete gamma per call of the inversions), else the incomplete gamma itself."""
     if 2 * k < 3:
-        return lambda z: gamma_cdf(2 * k, z)
+        return partial(_gamma_row, 2 * k)
     top = gamma_p_inverse(2 * k, 1 - 1e-9)
     step = top / (_PAIR_POINTS - 1)
     values: list[float] = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
 
-    def at(z: float) -> float:
+    def at(z: float) -> _Row:
         if z >= top:
-            return 1.0
+            return _ONE_ROW
         i = int(z / step)
         low = values[i]
-        return low + (values[i + 1] - low) * (z / step - i)
+        rise = values[i + 1] - low
+        return low + rise * (z / step - i), rise / step, 0.0
 
     return at
 
@@ -921,17 +965,23 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
     base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
-    pure_cdf = _grid_cdf(decode_gaps.tolist())
+    gaps = decode_gaps.tolist()
+    pure_cdf, pure_slope = _grid_cdf(gaps), _grid_slope(gaps)
     chunk_cdf, chunk_jumps = _chunk_cdf(eng, room, chunks, packed)
+
+    def row(t: float) -> _Row:
+        """The CDF at t with its first two derivatives (the decode gaps' grid is linear between its points)."""
+        head = t - base  # the GEMM time a mixed step may spend
+        mixed, mixed_slope, mixed_bend = chunk_cdf((head - decode) * rate_b) if head >= floor else _ZERO_ROW
+        value = (1 - share) * pure_cdf(t) + share * mixed
+        return value, (1 - share) * pure_slope(t) + share * rate_b * mixed_slope, share * rate_b * rate_b * mixed_bend
 
     seen: dict[float, float] = {}  # the CDF where an inversion evaluated it: the next starts at its answer, same jumps
 
     def cdf(t: float) -> float:
         value = seen.get(t)
         if value is None:
-            head = t - base  # the GEMM time a mixed step may spend
-            mixed = chunk_cdf((head - decode) * rate_b) if head >= floor else 0.0
-            value = seen[t] = (1 - share) * pure_cdf(t) + share * mixed
+            value = seen[t] = row(t)[0]
         return value
 
     low = float(decode_gaps[0]) * 0.5
@@ -943,7 +993,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *((base + s) * (1 + 1e-12) for s in mixed_jumps))
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
-        found[q] = low = _invert(cdf, q, low, high, jumps)
+        found[q] = low = _invert(cdf, q, low, high, jumps, row)
     return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
@@ -963,6 +1013,20 @@ def _grid_cdf(values: list[float]) -> Callable[[float], float]:
             return probs[j]
         slope = (probs[j + 1] - probs[j]) / (values[j + 1] - values[j])
         return slope * (t - values[j]) + probs[j]
+
+    return at
+
+
+def _grid_slope(values: list[float]) -> Callable[[float], float]:
+    """_grid_cdf's slope at t (from the right at a point of the grid; 0 outside it)."""
+    probs = _grid_probs(len(values))
+    first, last = values[0], values[-1]
+
+    def at(t: float) -> float:
+        if t < first or t >= last:
+            return 0.0
+        j = bisect_right(values, t) - 1  # values[j] <= t < values[j + 1]
+        return (probs[j + 1] - probs[j]) / (values[j + 1] - values[j])
 
     return at
 
@@ -1035,13 +1099,21 @@ def _settles(step: float, last_step: float, xtol: float) -> bool:
     return size * 4 <= abs(last_step) and size * size <= xtol / 2 * abs(last_step)
 
 
-def _invert(cdf: Callable[[float], float], q: float, low: float, high: float, jumps: Iterable[float] = ()) -> float:
+def _invert(
+    cdf: Callable[[float], float],
+    q: float,
+    low: float,
+    high: float,
+    jumps: Iterable[float] = (),
+    row: Callable[[float], _Row] | None = None,
+) -> float:
     """The smallest t in [low, high] with cdf(t) >= q (cdf nondecreasing, right-continuous; atoms allowed), to 1e-7 of
     the range (latencies are shown to three figures). `jumps`, where the caller knows them, are the t where the CDF may
     jump: a bisection over those in the bracket finds the stretch between two where it reaches q, a look just below the
-    stretch's top end whether it is the jump there that does, and else Anderson-Björck steps find the root in the
-    stretch, where the CDF is continuous (the evaluations a bracket_root of the whole range spends closing in on a jump
-    from one side, ~20 of them, are saved). A jump not listed still gives the right answer, in more steps."""
+    stretch's top end whether it is the jump there that does, and else the root in the stretch, where the CDF is
+    continuous: Halley's steps where the caller gives the CDF's derivatives (`row`: _halley_invert), else
+    Anderson-Björck steps (the evaluations a bracket_root of the whole range spends closing in on a jump from one side,
+    ~20 of them, are saved). A jump not listed still gives the right answer, in more steps."""
     at_low, at_high = cdf(low), cdf(high)
     if at_low >= q:
         return low
@@ -1061,6 +1133,8 @@ def _invert(cdf: Callable[[float], float], q: float, low: float, high: float, ju
         if (at_below := cdf(below)) < q:  # q is reached within xtol below the top: the jump there
             return high
         high, at_high = below, at_below
+    if row is not None:
+        return _halley_invert(row, q, (low, at_low), (high, at_high), xtol=xtol)
     _, reached = bracket_root(lambda t: cdf(t) - q, low, high, xtol=xtol, f_low=at_low - q, f_high=at_high - q, anderson_bjorck=True)
     return reached  # the end where cdf >= q
 
