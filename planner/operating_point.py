@@ -19,7 +19,7 @@ decode) is kept beside it as `seed_relation`, reproduced as the seed works it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -228,10 +228,12 @@ def solve_running_batch(rate: float, pace_at: PaceFn, limit: float) -> tuple[flo
     return n, binding
 
 
-def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | None, float]:
+def _solve(rate: float, pace_at: PaceFn, limit: float, hints: Sequence[float] = ()) -> tuple[float, Limit | None, float]:
     """solve_running_batch, and how near the rate is to the most the replica holds in steady state (negative with
     one, positive without, about linear in the rate near it: the larger of the excess at the top batch over that
-    batch and the prefill slot's busy share at the solution less one)."""
+    batch and the prefill slot's busy share at the solution less one). `hints`: batches the root is likely close to
+    whose paces are cheap (a search's solutions at the nearest rates, their pace terms in hand): each on the root's
+    side narrows the bracket the root is found in, to the same tolerance in fewer new paces."""
     if rate <= 0:
         return 0.0, None, -1.0
     first = pace_at(min(1.0, limit))
@@ -256,9 +258,14 @@ def _solve(rate: float, pace_at: PaceFn, limit: float) -> tuple[float, Limit | N
         low, at_low = 0.0, excess(0.0)
         if at_low <= 0:
             return 0.0, None, -1.0
+    high, at_high = top, at_top
+    for x in hints:  # each on its side of the root narrows the bracket
+        if low < x < high:
+            at_x = excess(x)
+            low, at_low, high, at_high = (x, at_x, high, at_high) if at_x > 0 else (low, at_low, x, at_x)
     # excess is smooth in N (no jump below the top): stop once the chord puts the root within xtol; its curve (the step
     # grows with N) is followed in fewer paces with Anderson-Björck's weights
-    n = root_in_bracket(excess, low, top, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_top, smooth=True, anderson_bjorck=True)
+    n = root_in_bracket(excess, low, high, xtol=1e-9 * max(top, 1.0), f_low=at_low, f_high=at_high, smooth=True, anderson_bjorck=True)
     busy = pace_at(n).prefill_slot_busy
     near = max(at_top / top, busy - 1)
     if busy >= 1:  # the decode tokens riding in each chunk step slow prompts past the arrivals
@@ -393,10 +400,12 @@ class _Solved(NamedTuple):
     paces: dict[float, Pace]
 
 
-def _solved(brief: Brief, shape: ReplicaShape, rate: float) -> _Solved:
+def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: dict[float, float] | None = None) -> _Solved:
     """_solve at `rate` on the brief's own engine, worked out once per engine and rate: the capacity search's saturation
     measure and its probe at the same rate, the operating point of each core design and the clause at the capacity all
-    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica."""
+    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica. `seen`: the running
+    batches a search has solved so far, by rate (this one's added): the solve starts from those at the nearest rates
+    (_nearest), so its answer follows from the search's own probes, not from which solves the engine kept before."""
     eng = engine(brief, shape)
     key = ("solve", rate)
     solved = eng.memo.get(key)
@@ -412,8 +421,18 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float) -> _Solved:
 
         if len(eng.memo) >= _SOLVES_PER_ENGINE:
             eng.memo.clear()
-        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit), paces)
+        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, _nearest(seen, rate) if seen else ()), paces)
+    if seen is not None:
+        seen[rate] = solved.running_batch
     return cast(_Solved, solved)
+
+
+def _nearest(seen: dict[float, float], rate: float) -> tuple[float, ...]:
+    """The running batches in `seen` (by rate) at the nearest rates below and above `rate` with a steady state: the batch
+    grows with the rate, so the root at `rate` lies between them."""
+    below = max((r for r, n in seen.items() if r < rate and math.isfinite(n)), default=None)
+    above = min((r for r, n in seen.items() if r > rate and math.isfinite(n)), default=None)
+    return tuple(seen[r] for r in (below, above) if r is not None)
 
 
 _SOLVES_PER_ENGINE = 256
@@ -557,15 +576,16 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
     of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
+    solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
     def saturation(rate: float) -> float:
-        return _solved(brief, shape, rate).nearness
+        return _solved(brief, shape, rate, solved).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
         """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
         saturation; each p95 worked out is kept, for the clause on what is reached at the capacity."""
-        n, _, near, _ = _solved(brief, shape, rate)
+        n, _, near, _ = _solved(brief, shape, rate, solved)
         probed[rate] = _filled(brief, shape, rate, n, probed.get(rate, _UNKNOWN), needed)
         return probed[rate], near
 

@@ -121,6 +121,35 @@ def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: py
     assert point.stable and point.in_flight > 1 and not asked
 
 
+@pytest.mark.parametrize(("preset", "rates", "rate"), [("rag", (1.0, 2.0), 1.5), ("capstone", (26.0, 29.0), 28.0)])
+def test_a_search_solve_starts_from_the_batches_solved_at_its_nearest_rates(preset: str, rates: tuple[float, float], rate: float) -> None:
+    """The capacity search's running-batch solve at a rate between two it has solved narrows its bracket to their
+    batches (their paces in hand): the root the cold solve finds, within its xtol, in fewer new paces."""
+    brief, shape, _ = _replica(load_brief(preset))
+    eng = slo_module.engine(brief, shape)
+    limit, _ = op._limit_of(brief, shape)
+    seen: dict[float, float] = {}
+    for solved_rate in rates:
+        op._solved(brief, shape, solved_rate, seen)
+    hints = op._nearest(seen, rate)
+    assert hints == tuple(seen[r] for r in rates)
+
+    def solve(hinted: tuple[float, ...]) -> tuple[float, int]:
+        asked: set[float] = set()
+
+        def at(n: float) -> slo_module.Pace:
+            asked.add(n)
+            return eng.pace(rate, n)
+
+        n, binding, _ = op._solve(rate, at, limit, hinted)
+        assert binding is None
+        return n, len(asked - {1.0, limit, *hinted})
+
+    (cold, cold_new), (warm, warm_new) = solve(()), solve(hints)
+    assert abs(warm - cold) <= 1e-9 * limit
+    assert warm_new < cold_new
+
+
 def test_a_disaggregated_re_plan_works_out_no_other_split(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every other split of the nodes is a trade-off curve for the plan's own page: a failure row or a verdict-only
     re-plan reads none of them (each was one more pool analysis, up to 24 a re-plan)."""
