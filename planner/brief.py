@@ -94,7 +94,7 @@ class Precision(StrEnum):
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5 + 1 / 16}[self.value]
+        return _WEIGHT_BYTES[self]
 
 
 class KvPrecision(StrEnum):
@@ -105,7 +105,11 @@ class KvPrecision(StrEnum):
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0}[self.value]
+        return _KV_BYTES[self]
+
+
+_WEIGHT_BYTES = {Precision.bf16: 2.0, Precision.fp8: 1.0, Precision.int8: 1.0, Precision.int4: 0.5, Precision.fp4: 0.5 + 1 / 16}
+_KV_BYTES = {KvPrecision.bf16: 2.0, KvPrecision.fp8: 1.0}
 
 
 class ComputePeak(StrEnum):

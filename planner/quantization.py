@@ -55,8 +55,8 @@ def _native(name: str, gpu: GpuSpec) -> str:
 def _runs_at(precision: Precision, gpu: GpuSpec) -> str:
     """The dense peak `precision` weights' GEMMs run at on `gpu` (WeightScheme.compute_precision): their own where the
     tensor cores take it (no engine runs W4A4 INT4), else BF16 (weight-only)."""
-    native = gpu.runs_natively(precision.value) and precision.value != "int4"
-    return precision.value if native else "bf16"
+    value = precision.value  # an enum's value is a property: read once (a plan forms a replica a dozen times)
+    return value if value != "int4" and gpu.runs_natively(value) else "bf16"
 
 
 def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
