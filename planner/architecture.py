@@ -26,6 +26,7 @@ from planner.fmt import num, pct
 from planner.pools import LONG_PROMPT_FACTOR, SIZING_UTILIZATION, Load, load_of
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape
+from planner.trusted import trusted
 
 __all__ = [
     "DIAGRAM_FONT_PT",
@@ -189,7 +190,7 @@ class Architecture(CachingModel):
 
     def with_extras(self, extras: Extras) -> Architecture:
         """The same architecture with a mechanism's boxes and decisions added after the pools' (written on first read)."""
-        with_them = Architecture(pools=self.pools, gateway_nodes=self.gateway_nodes, router_nodes=self.router_nodes)
+        with_them = trusted(Architecture, pools=self.pools, gateway_nodes=self.gateway_nodes, router_nodes=self.router_nodes)
         with_them._words = replace(self._words, extras=extras)
         return with_them
 
@@ -248,7 +249,8 @@ def architecture(
             if shape is not None and multi
             else {}
         )
-        return Pool(
+        return trusted(
+            Pool,
             name=name,
             nodes=nodes,
             replicas=engine_replicas(nodes),
@@ -292,7 +294,7 @@ def architecture(
         pools.append(
             pool("spare/canary", spare_nodes, "N+1 for a failed node; canary target for rollouts", "a failed node's share", 0.0, "")
         )
-    arch = Architecture(pools=tuple(pools), gateway_nodes=GATEWAY_NODES, router_nodes=ROUTER_NODES)
+    arch = trusted(Architecture, pools=tuple(pools), gateway_nodes=GATEWAY_NODES, router_nodes=ROUTER_NODES)
     arch._words = _Words(
         brief=brief,
         multi_node_shape=shape if multi else None,
@@ -445,7 +447,8 @@ def _disaggregated_pools(brief: Brief, dis: DisaggAnalysis, tp: int) -> tuple[Po
     dep, gpn = brief.deployment, brief.hardware.gpus_per_node
     link = f"{num(link_gbps_per_gpu(brief))} Gb/s a GPU"
     decode_load = dis.decode_batch / dep.max_num_seqs if math.isfinite(dis.decode_batch) else math.inf
-    prefill = Pool(
+    prefill = trusted(
+        Pool,
         name="prefill",
         nodes=dis.prefill_nodes,
         replicas=dis.prefill_replicas,
@@ -459,7 +462,8 @@ def _disaggregated_pools(brief: Brief, dis: DisaggAnalysis, tp: int) -> tuple[Po
         utilization_basis="GPU time",
         load=load_of(dis.prefill_busy),
     )
-    decode = Pool(
+    decode = trusted(
+        Pool,
         name="decode",
         nodes=dis.decode_nodes,
         replicas=dis.decode_replicas,

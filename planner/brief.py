@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -50,6 +50,15 @@ __all__ = [
 class _Frozen(CachingModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _INT_DEFAULTS[cls] = tuple(
+            name
+            for name, info in cls.__pydantic_fields__.items()
+            if type(info.default) is int and float in (info.annotation, *get_args(info.annotation)) and int not in get_args(info.annotation)
+        )
+
     def __hash__(self) -> int:
         return self._fields_hash  # re-plans key their caches on briefs: a copy keeps the sections it does not change
 
@@ -68,6 +77,12 @@ class _Frozen(CachingModel):
         return value
 
 
+# By section class (every brief section is a key): the float fields whose default is an int (pydantic leaves a default
+# unvalidated, so a section built without them holds 1200 where one validated again holds 1200.0), found as each
+# class is made.
+_INT_DEFAULTS: dict[type, tuple[str, ...]] = {}
+
+
 class Precision(StrEnum):
     """Storage precision of the weights."""
 
@@ -79,7 +94,7 @@ class Precision(StrEnum):
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5 + 1 / 16}[self.value]
+        return _WEIGHT_BYTES[self]
 
 
 class KvPrecision(StrEnum):
@@ -90,7 +105,11 @@ class KvPrecision(StrEnum):
 
     @property
     def bytes_per_value(self) -> float:
-        return {"bf16": 2.0, "fp8": 1.0}[self.value]
+        return _KV_BYTES[self]
+
+
+_WEIGHT_BYTES = {Precision.bf16: 2.0, Precision.fp8: 1.0, Precision.int8: 1.0, Precision.int4: 0.5, Precision.fp4: 0.5 + 1 / 16}
+_KV_BYTES = {KvPrecision.bf16: 2.0, KvPrecision.fp8: 1.0}
 
 
 class ComputePeak(StrEnum):
@@ -685,30 +704,42 @@ class Brief(_Frozen):
             raise validation_message(exc) from None
 
     def _with_section_changes(self, changes: dict[str, Any]) -> Brief | None:
-        """with_changes where every path is a known field of a section (`hardware.nodes`, not `model.*`): only the
-        changed sections are validated again (a brief has no rule across sections), the others kept as they are; None
-        where that does not apply or a value is refused (with_changes then validates the whole brief and words the
-        error as always)."""
+        """with_changes where every path is a known field of a section (`hardware.nodes`, not `model.*`): each changed
+        value is validated as an assignment to its section (the field's own rules, then the section's rules across its
+        fields), the fields it leaves were validated when the section was; the other sections are kept as they are (a
+        brief has no rule across sections). None where that does not apply or a value is refused (with_changes then
+        validates the whole brief and words the error as always)."""
         if self.model.hf_config:  # refused by with_changes, whatever changes
             return None
         by_section: dict[str, dict[str, Any]] = {}
         for path, value in changes.items():
             section, _, leaf = path.partition(".")
-            if not leaf or "." in leaf or section == "model" or section not in Brief.model_fields:
+            if not leaf or "." in leaf or section == "model" or section not in Brief.__pydantic_fields__:
                 return None
-            current = getattr(self, section)
-            if not isinstance(current, _Frozen) or leaf not in type(current).model_fields:
+            kind = type(getattr(self, section))
+            if kind not in _INT_DEFAULTS or leaf not in kind.__pydantic_fields__:  # not a section's field
                 return None
             by_section.setdefault(section, {})[leaf] = value
         try:
-            update = {
-                section: type(current).model_validate(current.model_dump(mode="json") | leaves)
-                for section, leaves in by_section.items()
-                for current in (getattr(self, section),)
-            }
-        except ValidationError:
+            update = {section: _section_with(getattr(self, section), leaves) for section, leaves in by_section.items()}
+        except ValidationError:  # a pair of changes may pass only together: the whole brief's validation decides
             return None
         return self.model_copy(update=update)
+
+
+def _section_with(current: _Frozen, leaves: dict[str, Any]) -> _Frozen:
+    """`current` with `leaves` validated as assignments (each runs the field's rules, then the section's). The section's
+    integer defaults of float fields, which pydantic does not validate, are validated too: the section reads as the
+    whole section validated again would (1200.0, not 1200, in its JSON)."""
+    changed = current.model_copy()
+    validator = type(current).__pydantic_validator__
+    for name in _INT_DEFAULTS[type(current)]:
+        value = changed.__dict__[name]
+        if type(value) is int and name not in leaves:
+            validator.validate_assignment(changed, name, value)
+    for leaf, value in leaves.items():
+        validator.validate_assignment(changed, leaf, value)
+    return changed
 
 
 HF_CONFIG_PATH_REFUSED = "a file path is not accepted here (the server reads no files); upload the config.json instead"

@@ -9,8 +9,11 @@ from functools import cached_property
 from typing import Any, Self
 
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 __all__ = ["CachingModel"]
+
+_set = object.__setattr__  # frozen models refuse their own __setattr__
 
 
 class CachingModel(BaseModel):
@@ -20,9 +23,27 @@ class CachingModel(BaseModel):
         _CACHED_NAMES[cls] = _names_of(cls)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        copied = super().model_copy(update=update, deep=deep)
-        for name in _cached_names(type(self)):
-            copied.__dict__.pop(name, None)
+        if deep or self.__pydantic_extra__:
+            copied = super().model_copy(update=update, deep=deep)
+            for name in _cached_names(type(self)):
+                copied.__dict__.pop(name, None)
+            return copied
+        # pydantic's shallow copy written out, without the kept values: a plan copies a brief and the sections it
+        # changes at each change (planner.brief's with_changes)
+        cls = type(self)
+        values = self.__dict__.copy()
+        for name in _CACHED_NAMES.get(cls) or _cached_names(cls):
+            values.pop(name, None)
+        fields_set = self.__pydantic_fields_set__.copy()
+        if update:
+            values.update(update)
+            fields_set.update(update)
+        private = self.__pydantic_private__
+        copied = cls.__new__(cls)
+        _set(copied, "__dict__", values)
+        _set(copied, "__pydantic_fields_set__", fields_set)
+        _set(copied, "__pydantic_extra__", None)
+        _set(copied, "__pydantic_private__", None if private is None else {k: v for k, v in private.items() if v is not PydanticUndefined})
         return copied
 
     def __getstate__(self) -> dict[Any, Any]:

@@ -27,6 +27,7 @@ from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct
 from planner.operating_point import context_tokens, seed_capacity_rate, seed_prefill_s, seed_tpot_ms
 from planner.replica import GB, ReplicaShape
+from planner.trusted import trusted
 from planner.written import Written
 
 __all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_at", "utilization_no_prefix_cache_at"]
@@ -149,7 +150,8 @@ def demand(brief: Brief, shape: ReplicaShape) -> Demand:
         generating = w.users * w.duty_cycle
     inputs, outputs = rate * w.input_tokens_mean, rate * w.output_tokens_mean
     after_cache = inputs * (1 - hit)
-    result = Demand(
+    result = trusted(
+        Demand,
         request_rate_per_s=rate,
         turn_period_s=period,
         generating_sequences=generating,
@@ -191,7 +193,8 @@ def memory(brief: Brief, shape: ReplicaShape) -> Memory:
     _, held = context_tokens(brief)
     per_replica = shape.kv_capacity_tokens / held
     kv_token = shape.kv_bytes_per_token_per_gpu
-    result = Memory(
+    result = trusted(
+        Memory,
         gpu_memory_gb=shape.gpu.memory_gb,
         usable_gb_per_gpu=shape.usable_gb_per_gpu,
         weights_gb_per_gpu=shape.weights_gb_per_gpu,
@@ -425,7 +428,8 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
     weights_read = shape.step_bytes(batch, 0.0) / shape.gpus / GB
     kv_read = batch * read * shape.kv_bytes_per_token_per_gpu * shape.pp / shape.attention_groups / GB
     step_max_ideal = shape.decode_step_ideal_s(dep.max_num_seqs, read)
-    result = Capacity(
+    result = trusted(
+        Capacity,
         utilization_basis=basis,
         replicas=shape.replicas,
         replicas_per_node=shape.replicas_per_node,

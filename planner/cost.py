@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
 from planner.fmt import num, pct, usd
+from planner.trusted import trusted
 
 __all__ = [
     "HOURS_PER_YEAR",
@@ -220,7 +221,8 @@ def cost_analysis(
     per_m_in = per_million(per_year, in_year)
     fix_year = fix_nodes * hw.gpus_per_node * c.usd_per_gpu_hour * HOURS_PER_YEAR if fix_nodes is not None else None
     at_fix = per_million(fix_year, out_year) if fix_year is not None else None
-    analysis = CostAnalysis(
+    analysis = trusted(
+        CostAnalysis,
         gpus=gpus,
         usd_per_hour=per_hour,
         usd_per_year=per_year,

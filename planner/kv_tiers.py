@@ -17,6 +17,7 @@ from pydantic import ConfigDict
 from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.replica import GB, ReplicaShape, units_text
+from planner.trusted import trusted
 from planner.written import Written
 
 __all__ = ["P95_TAIL", "KvTierAnalysis", "engines_per_node", "kv_tier_analysis"]
@@ -134,7 +135,8 @@ def kv_tier_analysis(brief: Brief, shape: ReplicaShape) -> KvTierAnalysis | None
     nvme_ms = max(reload_bytes / (t.nvme_gb_s_per_node * GB * nodes) * 1e3, cpu_ms)  # the node's drives, shared; then the host link
     recompute_ms = reload_tokens / shape.prefill_tokens_per_s * 1e3
     ttft_ms = nvme_ms if from_nvme > P95_TAIL else cpu_ms if from_cpu + from_nvme > P95_TAIL else 0.0
-    analysis = KvTierAnalysis(
+    analysis = trusted(
+        KvTierAnalysis,
         sessions_per_replica=sessions,
         session_gap_s=gap,
         held_tokens_per_session=held,

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import Brief, Lora, LoraModules
 from planner.catalog import ModelSpec
 from planner.fmt import num
+from planner.trusted import trusted
 from planner.verdict import Problem
 
 __all__ = ["SGMV_KERNEL_US", "LoraMemory", "lora_check", "lora_kernels", "lora_memory", "lora_slots"]
@@ -52,7 +53,8 @@ def lora_memory(lora: Lora, model: ModelSpec, tp: int, groups: int = 1, *, pp: i
     params = float(lora.rank * widths * model.layers)  # A (d_in x r) + B (r x d_out) per module
     gb_each = params * ADAPTER_BYTES_PER_PARAM / 1e9
     total = gb_each * lora.adapters
-    return LoraMemory(
+    return trusted(
+        LoraMemory,
         modules=modules,
         widths_per_layer=widths,
         params_per_adapter=params,

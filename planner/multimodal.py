@@ -19,6 +19,7 @@ from planner.brief import Brief
 from planner.cached import CachingModel
 from planner.fmt import num, pct
 from planner.replica import ReplicaShape
+from planner.trusted import trusted
 
 __all__ = ["MultimodalAnalysis", "encoder_s_per_image", "encoder_s_per_request", "multimodal_analysis", "with_image_tokens"]
 
@@ -96,7 +97,8 @@ def multimodal_analysis(brief: Brief, shape: ReplicaShape, rate_per_replica: flo
     p95_images = _p95_images(brief)
     ttft_s = p95_images * per_image_s if mm.encoder_cache_hit_rate < 1 - 0.05 else 0.0
     busy = rate_per_replica * per_request_s
-    analysis = MultimodalAnalysis(
+    analysis = trusted(
+        MultimodalAnalysis,
         image_tokens_per_request=mm.images_per_request * mm.tokens_per_image,
         encoder_tflop_per_image=flops / 1e12,
         encoder_ms_per_image=per_image_s * 1e3,

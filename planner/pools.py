@@ -15,6 +15,7 @@ from planner.brief import Brief
 from planner.fmt import num, pct
 from planner.lengths import share_above
 from planner.replica import ReplicaShape, units_text
+from planner.trusted import trusted
 from planner.verdict import Problem
 
 __all__ = [
@@ -122,7 +123,8 @@ def pools_of(brief: Brief, shape: ReplicaShape) -> tuple[Pools, list[Problem]]:
         )
     share = 1 - brief.workload.long_context_share if long_ctx > 0 else 1.0
     replicas = shape.replicas_in(general)
-    return Pools(
+    return trusted(
+        Pools,
         general_nodes=general,
         long_context_nodes=long_ctx,
         spare_nodes=spare,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import ComputePeak, Precision
 from planner.catalog import GpuSpec
 from planner.fmt import num
+from planner.trusted import trusted
 
 __all__ = ["PrefillPeak", "WeightScheme", "prefill_peak", "prefill_precision", "weight_scheme"]
 
@@ -54,15 +55,16 @@ def _native(name: str, gpu: GpuSpec) -> str:
 def _runs_at(precision: Precision, gpu: GpuSpec) -> str:
     """The dense peak `precision` weights' GEMMs run at on `gpu` (WeightScheme.compute_precision): their own where the
     tensor cores take it (no engine runs W4A4 INT4), else BF16 (weight-only)."""
-    native = gpu.runs_natively(precision.value) and precision.value != "int4"
-    return precision.value if native else "bf16"
+    value = precision.value  # an enum's value is a property: read once (a plan forms a replica a dozen times)
+    return value if value != "int4" and gpu.runs_natively(value) else "bf16"
 
 
 def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
     """The scheme `precision` runs as on `gpu`."""
     name = _NAMES[precision.value]
     if precision is Precision.bf16:
-        return WeightScheme(
+        return trusted(
+            WeightScheme,
             precision=precision,
             native=True,
             compute_precision="bf16",
@@ -73,7 +75,8 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
     weight_only = precision.value == "int4"  # no engine runs W4A4 INT4 for these models
     if _runs_at(precision, gpu) != "bf16":
         bits = "W8A8" if precision.bytes_per_value >= 1 else "W4A4"
-        return WeightScheme(
+        return trusted(
+            WeightScheme,
             precision=precision,
             native=True,
             compute_precision=precision.value,
@@ -84,7 +87,8 @@ def weight_scheme(precision: Precision, gpu: GpuSpec) -> WeightScheme:
         )
     bits = "W8A16" if precision.bytes_per_value >= 1 else "W4A16"
     reason = f"the {gpu.name} has no {name} {gpu.matrix_units}" if not weight_only else "W4A16 is how engines run 4-bit integer weights"
-    return WeightScheme(
+    return trusted(
+        WeightScheme,
         precision=precision,
         native=False,
         compute_precision="bf16",
@@ -120,13 +124,18 @@ def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> Prefi
     scheme = weight_scheme(weights, gpu)
     runs, precision = scheme.compute_precision, prefill_precision(weights, stated, gpu)  # the words below say why
     if stated is ComputePeak.auto or gpu.peak_tflops(stated.value) == gpu.peak_tflops(runs):
-        return PrefillPeak(precision=precision, stated=stated, unused=False, why=scheme.why, unused_why="")
+        return trusted(PrefillPeak, precision=precision, stated=stated, unused=False, why=scheme.why, unused_why="")
     runs_at = f"the {runs.upper()} peak ({num(gpu.peak_tflops(runs), 'TFLOP/s')})"
     if not gpu.runs_natively(stated.value):  # a peak the GPU has no math for (FP8 on an A100): not a margin, a slip
         lacks = f"the {gpu.name} has no {stated.value.upper()} math"
         why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {lacks}"
-        return PrefillPeak(
-            precision=precision, stated=stated, unused=True, why=why, unused_why=f"not used: {lacks}, so prefill computes at {runs_at}"
+        return trusted(
+            PrefillPeak,
+            precision=precision,
+            stated=stated,
+            unused=True,
+            why=why,
+            unused_why=f"not used: {lacks}, so prefill computes at {runs_at}",
         )
     at = f"the {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
     stated_at = f"the stated {stated.value.upper()} peak ({num(gpu.peak_tflops(stated.value), 'TFLOP/s')})"
@@ -135,9 +144,9 @@ def prefill_peak(weights: Precision, stated: ComputePeak, gpu: GpuSpec) -> Prefi
             f"{_native(_NAMES[weights.value], gpu)}: fewer bytes per decode step; prefill is sized at {at} as the brief states"
             f" (efficiency.compute_peak={stated.value}), a margin under {runs_at} the engine computes at"
         )
-        return PrefillPeak(precision=precision, stated=stated, unused=False, why=why, unused_why="")
+        return trusted(PrefillPeak, precision=precision, stated=stated, unused=False, why=why, unused_why="")
     # Above the scheme's peak: a stated peak the GPU has (it is above BF16's), so weights in that precision run it.
     needs = f"deployment.weights={stated.value} (W8A8)"
     unused_why = f"not used: the weights run as {scheme.scheme} on the {gpu.name}, so prefill computes at {runs_at}, not {stated_at}"
     why = f"{scheme.why}; efficiency.compute_peak={stated.value} is not used: {at} needs {needs}"
-    return PrefillPeak(precision=precision, stated=stated, unused=True, why=why, unused_why=unused_why)
+    return trusted(PrefillPeak, precision=precision, stated=stated, unused=True, why=why, unused_why=unused_why)

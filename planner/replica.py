@@ -29,6 +29,7 @@ from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
 from planner.quantization import prefill_precision
 from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, Constants, StepConstants, step_time_s
+from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem
 
 __all__ = ["ReplicaShape", "shape_of", "units_text"]
@@ -408,7 +409,8 @@ def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str
     stage_sends = dep.pp - 1
     network = gpu.scale_out_gb_per_s * 1e9 * NETWORK_FRACTION
     a2a_latency_s = (eff.allreduce_latency_us + (NETWORK_LATENCY_US if stage > hw.gpus_per_node else 0.0)) / 1e6
-    return StepConstants(
+    return trusted(
+        StepConstants,
         weights_s=dense * bpv / (reads * eff.bandwidth_fraction),
         experts_s=experts * bpv / (reads * stage / tp * eff.bandwidth_fraction),  # every GPU of the stage reads its experts
         expert_miss=1 - model.experts_per_token / model.experts if model.is_moe else 1.0,
@@ -417,7 +419,7 @@ def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str
         kv_s_per_token=max(kv_bytes / (reads * eff.attention_bandwidth_fraction), _mla_decode_flops(model) / attention_compute * groups)
         / groups,
         attn_s_per_pair=4 * model.layers * model.attention_heads * model.head_dim / attention_compute,  # QK and AV
-        allreduces=allreduces,
+        allreduces=float(allreduces),
         allreduce_latency_s=eff.allreduce_latency_us / 1e6,
         one_shot_s_per_token=(tp - 1) * token_bytes / link / groups if comm else 0.0,
         two_shot_s_per_token=2 * (tp - 1) / tp * token_bytes / link / groups if comm else 0.0,
@@ -473,7 +475,8 @@ def shape_of(brief: Brief) -> ReplicaShape:
         raise InfeasibleDesign(
             (Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),)
         )
-    return ReplicaShape(
+    return trusted(
+        ReplicaShape,
         model=model,
         gpu=gpu,
         tp=dep.tp,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, Efficiency
 from planner.fmt import num, pct
+from planner.trusted import trusted
 
 __all__ = ["Band", "Uncertainty", "outside_note", "range_text", "ranges_line", "uncertainty"]
 
@@ -146,7 +147,7 @@ def uncertainty(brief: Brief, figures: dict[str, float], gpu_key: str) -> Uncert
         basis += f"; no measurements on this GPU ({gpu_key}): outside the calibrated data, the widest spread doubled"
     if own_constants:
         basis += "; the brief sets its own efficiencies, so the band is the calibration's spread, not a check of them"
-    result = Uncertainty(coverage=float(data["coverage"]), basis=basis, calibrated=inside)  # type: ignore[arg-type]
+    result = trusted(Uncertainty, coverage=float(data["coverage"]), basis=basis, calibrated=inside)  # type: ignore[arg-type]
     result._figures = figures
     return result
 

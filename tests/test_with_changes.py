@@ -1,0 +1,75 @@
+"""Brief.with_changes validates each changed value as an assignment to its section: the brief must be the one the
+section validated again gives (the same values and types, the other sections kept as they are), and a refused value
+must read as the whole brief's validation words it."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from planner import load_brief, preset_names
+from planner.brief import Brief, set_paths
+from planner.errors import BriefError, validation_message
+
+pytestmark = pytest.mark.unit
+
+_VALUES: tuple[Any, ...] = (0, 1, 7, 16, 4096, 2048.0, 0.5, 0.05, 0.999, -1, 1e9, True, False, None, "x", "fp8", math.inf, math.nan, [1])
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, and of the same types all the way down (1 is not 1.0: the JSON would read differently)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, BaseModel):
+        fields = list(type(a).model_fields)
+        return [k for k in a.__dict__ if k in fields] == fields and all(_same(getattr(a, f), getattr(b, f)) for f in fields)
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple)
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def _validated_again(brief: Brief, changes: dict[str, Any]) -> Brief | BriefError:
+    """The changed sections validated again whole (a refused value: the whole brief's validation words it)."""
+    by_section: dict[str, dict[str, Any]] = {}
+    for path, value in changes.items():
+        section, _, leaf = path.partition(".")
+        by_section.setdefault(section, {})[leaf] = value
+    try:
+        update = {
+            section: type(current).model_validate(current.model_dump(mode="json") | leaves)
+            for section, leaves in by_section.items()
+            for current in (getattr(brief, section),)
+        }
+        return brief.model_copy(update=update)
+    except ValidationError:
+        try:
+            return Brief.model_validate(set_paths(brief.model_dump(mode="json"), changes))
+        except ValidationError as exc:
+            return validation_message(exc)
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_a_changed_section_is_the_section_validated_again(name: str) -> None:
+    rng = random.Random(name)
+    brief = load_brief(name)
+    sections = [s for s in Brief.model_fields if s != "model" and isinstance(getattr(brief, s), BaseModel)]
+    for _ in range(60):
+        changes = {}
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            section = rng.choice(sections)
+            field = rng.choice(list(type(getattr(brief, section)).model_fields))
+            changes[f"{section}.{field}"] = rng.choice((*_VALUES, getattr(getattr(brief, section), field)))
+        expected = _validated_again(brief, changes)
+        try:
+            changed: Brief | BriefError = brief.with_changes(changes)
+        except BriefError as exc:
+            changed = exc
+        if isinstance(expected, BriefError):
+            assert isinstance(changed, BriefError) and changed.args == expected.args, changes
+        else:
+            assert _same(changed, expected) and changed == expected and hash(changed) == hash(expected), changes
