@@ -37,6 +37,7 @@ from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems,
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
+from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = [
@@ -596,7 +597,8 @@ def _core_design_of(
     meets_slo = feasible and slo.ttft_ok and slo.itl_ok
     if feasible and not meets_slo and (dis is not None or not problems) and not judged_only:  # a mechanism's own latency missed
         problems += _mechanism_misses(slo, dis, {p.field for p in problems})
-    core = CoreDesign(
+    core = trusted(
+        CoreDesign,
         brief=brief,
         shape=shape,
         pools=pools,
@@ -606,7 +608,7 @@ def _core_design_of(
         operating_point=op,
         slo=slo,
         long_context_utilization=long_util,
-        verdict=Verdict(feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
+        verdict=trusted(Verdict, feasible=feasible, meets_slo=meets_slo, availability_ok=True, problems=tuple(problems)),
         disaggregation=dis,
         speculative=spec,
     )

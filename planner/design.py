@@ -44,6 +44,7 @@ from planner.operating_point import context_tokens
 from planner.resize import FleetFix, fewest_nodes_meeting, fleet_fix, fleet_overrides, headroom_fix
 from planner.scaleout import ScaleOut, scale_out_analysis
 from planner.speculative import speculative_summary
+from planner.trusted import trusted
 from planner.uncertainty import Uncertainty, uncertainty
 from planner.variations import Baseline, VariationAnalysis, variation_analysis
 from planner.verdict import Problem, Verdict
@@ -394,7 +395,8 @@ def _plan_cached(stated: Brief) -> Design:
     }
     arch = with_mechanisms(arch, brief, tiers, images, lora, goal)
     core_fields = {name: getattr(core, name) for name in CoreDesign.model_fields} | {"verdict": verdict}
-    design = Design(
+    design = trusted(
+        Design,
         **core_fields,
         model_name=shape.model.name,
         gpu_name=shape.gpu.name,

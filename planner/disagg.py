@@ -37,6 +37,7 @@ from planner.pools import Pools
 from planner.replica import GB, ReplicaShape, shape_of
 from planner.slo import AtMaxBatch, SloBudget, WaterfallStep
 from planner.step_model import chunk_pairs, step_time_s
+from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem
 from planner.written import Written
 
@@ -233,7 +234,8 @@ def _splits(
     for n in sorted({*range(1, count + 1, step), own}):
         load = _at_load(brief, shape, pools, _moved(split, n, pools, shape), rate_per_s, chunked.point.fixed_ms)
         points.append(
-            SplitPoint(
+            trusted(
+                SplitPoint,
                 prefill_nodes=n,
                 prefill_busy=load.busy,
                 decode_batch=load.batch,
@@ -488,24 +490,25 @@ def disaggregation_analysis(
     fixed_parts = tuple(s for s in chunked.ttft_waterfall if not s.component.startswith(("queue wait", "prefill")))
     ttft_waterfall = (
         *fixed_parts[:3],
-        WaterfallStep(component="prefill-pool queue wait (mean)", ms=wait_mean * 1e3),
-        WaterfallStep(component="prefill on the prefill pool, no decode in its steps (mean covered prompt)", ms=stage_mean * 1e3),
-        WaterfallStep(component="KV transfer to the decode pool (mean prompt)", ms=transfer_mean * 1e3),
+        trusted(WaterfallStep, component="prefill-pool queue wait (mean)", ms=wait_mean * 1e3),
+        trusted(WaterfallStep, component="prefill on the prefill pool, no decode in its steps (mean covered prompt)", ms=stage_mean * 1e3),
+        trusted(WaterfallStep, component="KV transfer to the decode pool (mean prompt)", ms=transfer_mean * 1e3),
         *(
-            [WaterfallStep(component="wait for a decode-pool batch slot (the decode pool cannot keep up)", ms=math.inf)]
+            [trusted(WaterfallStep, component="wait for a decode-pool batch slot (the decode pool cannot keep up)", ms=math.inf)]
             if decode_short
             else []
         ),
-        WaterfallStep(component="first decode step on the decode pool (1.5 steps)", ms=1.5 * step_ms),
+        trusted(WaterfallStep, component="first decode step on the decode pool (1.5 steps)", ms=1.5 * step_ms),
         *fixed_parts[3:],
     )
     itl_waterfall = (
-        WaterfallStep(
+        trusted(
+            WaterfallStep,
             component=f"decode step at batch {num(b)}{'' if math.isfinite(batch) else ' (full: max-num-seqs)'}, pure decode on the decode pool",
             ms=step_ms,
         ),
-        WaterfallStep(component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
-        WaterfallStep(component="scheduler and sampling", ms=sched_ms),
+        trusted(WaterfallStep, component="chunked-prefill interference: none, prompts run on the prefill pool", ms=0.0),
+        trusted(WaterfallStep, component="scheduler and sampling", ms=float(sched_ms)),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
     split_points = _splits(brief, shape, split, pools, rate_per_s, chunked) if splits else ()

@@ -18,6 +18,7 @@ from planner.lora_serving import LoraServing, lora_serving
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape, shape_of
+from planner.trusted import trusted
 from planner.verdict import Problem, Verdict
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def mechanism_verdict(
     adapters_fit, lora_problems = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     kept = [*lora_problems, *engine_problems(brief), *goal.problems]
     fits = adapters_fit and not engine_problems(brief)
-    return Verdict(feasible=fits, meets_slo=fits and goal.meets, availability_ok=True, problems=tuple(kept))
+    return trusted(Verdict, feasible=fits, meets_slo=fits and goal.meets, availability_ok=True, problems=tuple(kept))
 
 
 def engine_problems(brief: Brief) -> list[Problem]:

@@ -65,6 +65,7 @@ from planner.step_model import (
     step_times_s,
     weights_part_s,
 )
+from planner.trusted import trusted
 
 __all__ = [
     "P95_Z",
@@ -1431,7 +1432,8 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
     hold_s = load_batch / rate if rate > 0 else 0.0
     gap_s = step_s + eng.sched_s
-    return LatencyPoint(
+    return trusted(
+        LatencyPoint,
         rate_per_replica_per_s=rate,
         load_batch=load_batch,
         running_batch=batch,
@@ -1440,7 +1442,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         hold_s=hold_s,
         decode_step_ms=step_s * 1e3,
         decode_step_p95_ms=step_p95_s * 1e3,
-        scheduler_ms=lat.scheduler_ms,
+        scheduler_ms=float(lat.scheduler_ms),  # a default the brief left out is its int
         step_fixed_ms=eng.base_s(batch) * 1e3,
         step_memory_ms=eng.floor_s(batch) * 1e3,
         hit_rate=eng.hit,
@@ -1459,10 +1461,10 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         step_wait_ms=step_wait_s * 1e3,
         queue_wait_ms=(wait_s + step_wait_s) * 1e3,
         queue_wait_p95_ms=max(ttft_p95 - fixed_ms - _linear_quantile(stages, 0.95) * 1e3, 0.0) if math.isfinite(ttft_p95) else math.inf,
-        chunks_mean=chunks_mean,
+        chunks_mean=float(chunks_mean),  # 1 where a prompt fits one step
         cap_uncached_tokens=cap_tokens,
         chunk_tokens=chunk,
-        chunks=chunks,
+        chunks=float(chunks),
         prefill_stage_ms=stage_s * 1e3,
         prefill_covered_mean_ms=stage_mean_s * 1e3,
         fixed_ms=fixed_ms,
@@ -1704,24 +1706,27 @@ def slo_budget(
     """
     lat = brief.latency
     p = latency_point(brief, shape, rate_per_replica, load_batch, **({} if full_batch is None else {"max_num_seqs": full_batch}))
-    mechanisms = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
-    mechanisms_mean = tuple(WaterfallStep(component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
+    mechanisms = tuple(trusted(WaterfallStep, component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
+    mechanisms_mean = tuple(trusted(WaterfallStep, component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
     ttft_waterfall = (
-        WaterfallStep(component="network round trip", ms=lat.network_ms),
-        WaterfallStep(component="gateway: auth, rate limit, route", ms=lat.gateway_ms),
-        WaterfallStep(component="tokenization", ms=lat.tokenization_ms),
-        WaterfallStep(component="queue wait (mean)", ms=p.queue_wait_ms),
-        WaterfallStep(component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms),
+        trusted(WaterfallStep, component="network round trip", ms=float(lat.network_ms)),
+        trusted(WaterfallStep, component="gateway: auth, rate limit, route", ms=float(lat.gateway_ms)),
+        trusted(WaterfallStep, component="tokenization", ms=float(lat.tokenization_ms)),
+        trusted(WaterfallStep, component="queue wait (mean)", ms=p.queue_wait_ms),
+        trusted(
+            WaterfallStep, component="prefill of uncached tokens, chunked with decode (mean covered prompt)", ms=p.prefill_covered_mean_ms
+        ),
         *mechanisms_mean,
-        WaterfallStep(component="first sample", ms=lat.first_sample_ms),
-        WaterfallStep(component="first streamed write", ms=lat.first_write_ms),
+        trusted(WaterfallStep, component="first sample", ms=float(lat.first_sample_ms)),
+        trusted(WaterfallStep, component="first streamed write", ms=float(lat.first_write_ms)),
     )
     itl_waterfall = (
-        WaterfallStep(component=f"decode step at batch {num(p.running_batch)}", ms=p.decode_step_ms),
-        WaterfallStep(component="chunked-prefill interference (a reply's mean)", ms=p.itl_interference_ms),
-        WaterfallStep(component="scheduler and sampling", ms=lat.scheduler_ms),
+        trusted(WaterfallStep, component=f"decode step at batch {num(p.running_batch)}", ms=p.decode_step_ms),
+        trusted(WaterfallStep, component="chunked-prefill interference (a reply's mean)", ms=p.itl_interference_ms),
+        trusted(WaterfallStep, component="scheduler and sampling", ms=float(lat.scheduler_ms)),
     )
-    budget = SloBudget(
+    budget = trusted(
+        SloBudget,
         **_figures_against_targets(brief, p),
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
@@ -1747,7 +1752,8 @@ def judged_budget(
     the budget's) leaves out those two as well: only the fixed request path, which the pools' TTFT adds, is worked out."""
     eng = _engine_of(brief, shape, max_num_seqs=full_batch)
     ttft_s, itl_s, tpot_s = _judged_p95s_s(eng, brief, rate_per_replica, load_batch) if quantiles else (math.nan, math.nan, math.nan)
-    p = LatencyPoint(
+    p = trusted(
+        LatencyPoint,
         **_NOT_WORKED_OUT
         | {
             "rate_per_replica_per_s": rate_per_replica,
@@ -1758,9 +1764,10 @@ def judged_budget(
             "ttft_p95_ms": ttft_s * 1e3,
             "itl_p95_ms": itl_s * 1e3,
             "tpot_p95_ms": tpot_s * 1e3,
-        }
+        },
     )
-    budget = SloBudget(
+    budget = trusted(
+        SloBudget,
         **_figures_against_targets(brief, p),  # its p50s and means are the point's nan
         ttft_waterfall=(),
         itl_waterfall=(),
@@ -1784,8 +1791,8 @@ def _figures_against_targets(brief: Brief, p: LatencyPoint) -> dict[str, Any]:
         "itl_p95_ms": p.itl_p95_ms,
         "tpot_p50_ms": p.tpot_p50_ms,
         "tpot_p95_ms": p.tpot_p95_ms,
-        "ttft_target_ms": slo.ttft_p95_ms,
-        "itl_target_ms": slo.itl_p95_ms,
+        "ttft_target_ms": float(slo.ttft_p95_ms),  # a default the brief left out is its int
+        "itl_target_ms": float(slo.itl_p95_ms),
         "itl_metric": slo.itl_metric,
         "ttft_input_cap_tokens": slo.ttft_input_cap_tokens,
         "ttft_ok": p.ttft_p95_ms <= slo.ttft_p95_ms,

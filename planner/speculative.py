@@ -26,6 +26,7 @@ from planner.numerics import root_in_bracket
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget
 from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
+from planner.trusted import trusted
 from planner.verdict import Problem
 
 __all__ = [
@@ -263,7 +264,8 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
             continue
         plain, verify = point(float(b))
         rows.append(
-            SpecPoint(
+            trusted(
+                SpecPoint,
                 batch=b,
                 plain_step_ms=plain * 1e3,
                 spec_step_ms=verify * 1e3,
