@@ -47,6 +47,7 @@ from planner.numerics import (
     gamma_p_inverse_array,
     gamma_p_row_sums,
     gamma_p_slopes,
+    gamma_p_value,
     gamma_sums,
     poisson_pmf_cdf,
 )
@@ -816,8 +817,8 @@ def _gamma_row(a: float, z: float) -> _Row:
 
 
 def _gamma_value(a: float, z: float) -> float:
-    """P(a, z) alone: _gamma_row's value (gamma_p_slopes takes gamma_p's value)."""
-    return gamma_p(a, z) if z > 0 else 0.0
+    """P(a, z) alone: _gamma_row's value."""
+    return gamma_p_value(a, z) if z > 0 else 0.0
 
 
 class _ChunkCdf(NamedTuple):
