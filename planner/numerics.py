@@ -42,6 +42,7 @@ __all__ = [
     "gamma_p_inverse_array",
     "gamma_p_row_sums",
     "gamma_p_slopes",
+    "gamma_p_value",
     "gamma_sums",
     "lowest_crossing",
     "poisson_pmf_cdf",
@@ -148,6 +149,12 @@ def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64
     offsets = math.lgamma(a) + np.concatenate(((0.0,), log_denominators))
     shapes.flags.writeable = offsets.flags.writeable = False
     return shapes, offsets
+
+
+def gamma_p_value(a: float, x: float) -> float:
+    """P(a, x) at one x > 0, not cached: gamma_p_slopes' value alone (a CDF's evaluations at points seen once, which
+    would only crowd gamma_p's cache)."""
+    return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0] if x < a + 1 + _SCALAR_SERIES_REACH else gamma_p(a, x)
 
 
 def gamma_p_slopes(a: float, x: float) -> tuple[float, float, float]:

@@ -47,6 +47,7 @@ from planner.numerics import (
     gamma_p_inverse_array,
     gamma_p_row_sums,
     gamma_p_slopes,
+    gamma_p_value,
     gamma_sums,
     poisson_pmf_cdf,
 )
@@ -816,38 +817,97 @@ def _gamma_row(a: float, z: float) -> _Row:
     return gamma_p_slopes(a, z) if z > 0 else _ZERO_ROW
 
 
-def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> tuple[Callable[[float], _Row], tuple[float, ...]]:
-    """c -> P(a step carrying prompt tokens carries c or fewer) with its first two derivatives in c, and the c where it
-    may jump: short prompts ride whole, long ones in full chunks plus a remainder (uniform), counted per chunk; in a
-    `packed` share of those steps the next queued prompt rides in the room the chunk leaves (the engine fills a step's
-    token budget first come first served), the two capped at the room. What does not depend on c is worked out once,
-    for the inversion's many calls."""
+def _gamma_value(a: float, z: float) -> float:
+    """P(a, z) alone: _gamma_row's value."""
+    return gamma_p_value(a, z) if z > 0 else 0.0
+
+
+class _ChunkCdf(NamedTuple):
+    """A step's prompt tokens' CDF (c -> P(c or fewer)): its value alone (the jump checks and bracket ends), its row
+    (the value and first two derivatives in c, for Halley's steps; the same value), and the c where it may jump."""
+
+    value: Callable[[float], float]
+    row: Callable[[float], _Row]
+    jumps: tuple[float, ...]
+
+
+def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) -> _ChunkCdf:
+    """P(a step carrying prompt tokens carries c or fewer): short prompts ride whole, long ones in full chunks plus a
+    remainder (uniform), counted per chunk; in a `packed` share of those steps the next queued prompt rides in the room
+    the chunk leaves (the engine fills a step's token budget first come first served), the two capped at the room.
+    What does not depend on c is worked out once, for the inversion's many calls."""
     if eng.gamma is None:
         whole = min(eng.uncached, room)
         both = min(whole + eng.uncached, room)
-        return (lambda c: (0.0 if c < whole else (1.0 if c >= both else 1.0 - packed), 0.0, 0.0)), (whole, both)
+
+        def steps(c: float) -> float:
+            return 0.0 if c < whole else (1.0 if c >= both else 1.0 - packed)
+
+        return _ChunkCdf(steps, lambda c: (steps(c), 0.0, 0.0), (whole, both))
     k, scale = eng.gamma
     if not math.isfinite(room):
-        return (lambda c: _scaled(_gamma_row(k, c / scale), scale) if c >= 0 else _ZERO_ROW), ()
+        return _ChunkCdf(
+            lambda c: _gamma_value(k, c / scale) if c >= 0 else 0.0,
+            lambda c: _scaled(_gamma_row(k, c / scale), scale) if c >= 0 else _ZERO_ROW,
+            (),
+        )
     top = eng.longest_uncached
     if top <= room:  # every prompt rides whole, the clipped ones at `top` (_expected_chunks: one chunk each)
-        pair_whole = _pair_cdf(k)
+        return _whole_cdf(k, scale, top, room, packed)
+    return _chunked_cdf(k, scale, room, chunks, packed)
 
-        def whole_cdf(c: float) -> _Row:
-            if c < 0:
-                return _ZERO_ROW
-            if c >= room:
-                return _ONE_ROW
-            z = c / scale
-            alone = _ONE_ROW if c >= top else _gamma_row(k, z)
-            return _scaled(_blend(packed, alone, pair_whole(z)), scale)  # two prompts' tokens: gamma(2k)
 
-        return whole_cdf, (top, room)
+def _whole_cdf(k: float, scale: float, top: float, room: float, packed: float) -> _ChunkCdf:
+    """_chunk_cdf where every prompt rides whole: alone, or beside a second (two prompts' tokens: gamma(2k))."""
+    pair = _pair_cdf(k)
+
+    def value(c: float) -> float:
+        if c < 0:
+            return 0.0
+        if c >= room:
+            return 1.0
+        z = c / scale
+        alone = 1.0 if c >= top else _gamma_value(k, z)
+        return (1 - packed) * alone + packed * pair.value(z)
+
+    def row(c: float) -> _Row:
+        if c < 0:
+            return _ZERO_ROW
+        if c >= room:
+            return _ONE_ROW
+        z = c / scale
+        alone = _ONE_ROW if c >= top else _gamma_row(k, z)
+        return _scaled(_blend(packed, alone, pair.row(z)), scale)
+
+    return _ChunkCdf(value, row, (top, room))
+
+
+def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: float) -> _ChunkCdf:
+    """_chunk_cdf where long prompts ride in chunks: a share of steps carry a remainder R ~ U(0, room), beside a
+    queued prompt U in a `packed` share of them: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room, whose slope in
+    c is P(U <= c) / room (c's density term and E[U; U <= c]'s cancel)."""
     long_share = 1 - gamma_cdf(k, room / scale)
     log_norm = math.lgamma(k + 1)
-    pair_cdf = _pair_cdf(k)
+    pair = _pair_cdf(k)
 
-    def cdf(c: float) -> _Row:
+    def below_mean(short: float, z: float) -> float:  # P(k + 1, z): E[U; U <= c] = k x scale x P(k + 1, z)
+        return max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0
+
+    def value(c: float) -> float:
+        if c < 0:
+            return 0.0
+        if c >= room:
+            return 1.0
+        z = c / scale
+        short = _gamma_value(k, z)
+        alone = short + long_share * c / room
+        if packed > 0:
+            together = pair.value(z) + long_share * (c * short - k * scale * below_mean(short, z)) / room
+            alone = (1 - packed) * alone + packed * together
+        alone /= chunks
+        return alone if alone < 1 else 1.0
+
+    def row(c: float) -> _Row:
         if c < 0:
             return _ZERO_ROW
         if c >= room:
@@ -856,21 +916,18 @@ def _chunk_cdf(eng: _Engine, room: float, chunks: float, packed: float = 0.0) ->
         short, density, bend = _gamma_row(k, z)  # the slopes in z
         alone = (short + long_share * c / room, density / scale + long_share / room, bend / (scale * scale))
         if packed > 0:
-            # a remainder R ~ U(0, room) and a prompt U beside it: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room,
-            # whose slope in c is P(U <= c) / room (c's density term and E[U; U <= c]'s cancel)
-            below = max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0  # P(k + 1, z)
-            pair, pair_slope, pair_bend = _scaled(pair_cdf(z), scale)
+            pair_value, pair_slope, pair_bend = _scaled(pair.row(z), scale)
             together = (
-                pair + long_share * (c * short - k * scale * below) / room,
+                pair_value + long_share * (c * short - k * scale * below_mean(short, z)) / room,
                 pair_slope + long_share * short / room,
                 pair_bend + long_share * density / (scale * room),
             )
             alone = _blend(packed, alone, together)
-        value, slope, bend = alone
-        value /= chunks
-        return (value, slope / chunks, bend / chunks) if value < 1 else _ONE_ROW
+        level, slope, bend = alone
+        level /= chunks
+        return (level, slope / chunks, bend / chunks) if level < 1 else _ONE_ROW
 
-    return cdf, (room,)
+    return _ChunkCdf(value, row, (room,))
 
 
 def _blend(share: float, row: _Row, other: _Row) -> _Row:
@@ -891,18 +948,32 @@ def _scaled(row: _Row, scale: float) -> _Row:
 _PAIR_POINTS = 256  # the table of two prompts' tokens CDF, up to where it is 1 within 1e-9
 
 
+class _PairCdf(NamedTuple):
+    """z >= 0 -> P(2k, z): its value alone and its row (value and first two derivatives in z)."""
+
+    value: Callable[[float], float]
+    row: Callable[[float], _Row]
+
+
 @lru_cache(maxsize=64)
-def _pair_cdf(k: float) -> Callable[[float], _Row]:
-    """z >= 0 -> P(two prompts' uncached tokens <= z x scale) = P(2k, z) with its first two derivatives in z: for
-    2k >= 3 (a density flat at 0), linear between the points of a table (within 4e-4; one vectorized evaluation a
-    prompt-length shape instead of one incomplete gamma per call of the inversions), else the incomplete gamma itself."""
+def _pair_cdf(k: float) -> _PairCdf:
+    """z >= 0 -> P(two prompts' uncached tokens <= z x scale) = P(2k, z), alone and with its first two derivatives in
+    z: for 2k >= 3 (a density flat at 0), linear between the points of a table (within 4e-4; one vectorized evaluation
+    a prompt-length shape instead of one incomplete gamma per call of the inversions), else the incomplete gamma."""
     if 2 * k < 3:
-        return partial(_gamma_row, 2 * k)
+        return _PairCdf(partial(_gamma_value, 2 * k), partial(_gamma_row, 2 * k))
     top = gamma_p_inverse(2 * k, 1 - 1e-9)
     step = top / (_PAIR_POINTS - 1)
     values: list[float] = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
 
-    def at(z: float) -> _Row:
+    def value(z: float) -> float:
+        if z >= top:
+            return 1.0
+        i = int(z / step)
+        low = values[i]
+        return low + (values[i + 1] - low) * (z / step - i)
+
+    def row(z: float) -> _Row:
         if z >= top:
             return _ONE_ROW
         i = int(z / step)
@@ -910,7 +981,7 @@ def _pair_cdf(k: float) -> Callable[[float], _Row]:
         rise = values[i + 1] - low
         return low + rise * (z / step - i), rise / step, 0.0
 
-    return at
+    return _PairCdf(value, row)
 
 
 def _packed_share(rate: float, decode_s: float, mixed_s: float, mixed_share: float) -> float:
@@ -968,12 +1039,12 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     gaps = decode_gaps.tolist()
     pure_cdf, pure_slope = _grid_cdf(gaps), _grid_slope(gaps)
-    chunk_cdf, chunk_jumps = _chunk_cdf(eng, room, chunks, packed)
+    chunk = _chunk_cdf(eng, room, chunks, packed)
 
     def row(t: float) -> _Row:
         """The CDF at t with its first two derivatives (the decode gaps' grid is linear between its points)."""
         head = t - base  # the GEMM time a mixed step may spend
-        mixed, mixed_slope, mixed_bend = chunk_cdf((head - decode) * rate_b) if head >= floor else _ZERO_ROW
+        mixed, mixed_slope, mixed_bend = chunk.row((head - decode) * rate_b) if head >= floor else _ZERO_ROW
         value = (1 - share) * pure_cdf(t) + share * mixed
         return value, (1 - share) * pure_slope(t) + share * rate_b * mixed_slope, share * rate_b * rate_b * mixed_bend
 
@@ -981,8 +1052,10 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
 
     def cdf(t: float) -> float:
         value = seen.get(t)
-        if value is None:
-            value = seen[t] = row(t)[0]
+        if value is None:  # row's value alone: the jump checks and bracket ends read no slope
+            head = t - base
+            mixed = chunk.value((head - decode) * rate_b) if head >= floor else 0.0
+            value = seen[t] = (1 - share) * pure_cdf(t) + share * mixed
         return value
 
     low = float(decode_gaps[0]) * 0.5
@@ -990,7 +1063,7 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     high = max(high, float(decode_gaps[-1])) * 1.01
     # where the CDF jumps: the first and past the last decode gap, a mixed step's floor, the chunk's own jumps (those
     # worked out from c a hair above, so that rounding leaves the jump below them)
-    mixed_jumps = (floor, *(decode + c / rate_b for c in chunk_jumps))
+    mixed_jumps = (floor, *(decode + c / rate_b for c in chunk.jumps))
     jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *((base + s) * (1 + 1e-12) for s in mixed_jumps))
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
