@@ -30,7 +30,19 @@ from planner.replica import GB, ReplicaShape
 from planner.trusted import trusted
 from planner.written import Written
 
-__all__ = ["Binding", "Capacity", "Demand", "Memory", "capacity", "demand", "memory", "utilization_at", "utilization_no_prefix_cache_at"]
+__all__ = [
+    "Binding",
+    "Capacity",
+    "Demand",
+    "Memory",
+    "capacity",
+    "demand",
+    "demand_rate_per_s",
+    "kv_fraction_at",
+    "memory",
+    "utilization_at",
+    "utilization_no_prefix_cache_at",
+]
 
 KIB = 1024
 
@@ -137,16 +149,31 @@ def _generating_at_engine_pace(brief: Brief, shape: ReplicaShape, rate: float) -
     return rate * (brief.workload.output_tokens_mean - 1) * tpot_s if math.isfinite(tpot_s) else math.inf
 
 
+def _turn_period_s(brief: Brief) -> float | None:
+    """Users x duty: a user's time between turns (None for a given request rate)."""
+    w = brief.workload
+    return None if w.request_rate is not None else w.generation_s_per_turn / w.duty_cycle
+
+
+def demand_rate_per_s(brief: Brief) -> float:
+    """demand(...).request_rate_per_s alone: the given rate, or the users over their turn period (no solve)."""
+    w = brief.workload
+    if w.request_rate is not None:
+        return w.request_rate
+    assert w.users is not None
+    period = _turn_period_s(brief)
+    assert period is not None
+    return w.users / period
+
+
 def demand(brief: Brief, shape: ReplicaShape) -> Demand:
     w = brief.workload
     hit = brief.effective_hit_rate
-    if w.request_rate is not None:
-        rate, period = w.request_rate, None
+    rate, period = demand_rate_per_s(brief), _turn_period_s(brief)
+    if period is None:
         generating = _generating_at_engine_pace(brief, shape, rate)
     else:
         assert w.users is not None
-        period = w.generation_s_per_turn / w.duty_cycle
-        rate = w.users / period
         generating = w.users * w.duty_cycle
     inputs, outputs = rate * w.input_tokens_mean, rate * w.output_tokens_mean
     after_cache = inputs * (1 - hit)
@@ -405,6 +432,12 @@ def _shares_at_engine_pace(brief: Brief, shape: ReplicaShape, dem: Demand, hit: 
     )
 
 
+def kv_fraction_at(shape: ReplicaShape, dem: Demand, mem: Memory) -> float:
+    """capacity(...).kv_fraction alone: a replica's decode batch over the sequences its KV cache holds."""
+    batch = dem.generating_sequences / shape.replicas
+    return batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
+
+
 def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Capacity:
     w, dep = brief.workload, brief.deployment
     read, _ = context_tokens(brief)
@@ -421,7 +454,7 @@ def capacity(brief: Brief, shape: ReplicaShape, dem: Demand, mem: Memory) -> Cap
         shares = _shares_at_engine_pace(brief, shape, dem, brief.effective_hit_rate)
         if brief.speculative.enabled:
             basis += "; with speculative decoding on at the batch, a token's decode time is its share of the speculative step"
-    kv_fraction = batch / mem.max_sequences_per_replica if mem.max_sequences_per_replica > 0 else math.inf
+    kv_fraction = kv_fraction_at(shape, dem, mem)
     binding = _binding(kv_fraction, shares.prefill, shares.decode)
     binding_nc = _binding(kv_fraction, shares.prefill_no_cache, shares.decode)
     # per GPU of a stage, summed over the stages a step passes (PP); each attention group reads its own sequences' KV

@@ -16,7 +16,18 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.architecture import long_context_utilization
 from planner.brief import MAX_NODES, Brief, ItlMetric, KvPrecision, ObjectiveKind
-from planner.capacity import Capacity, Demand, Memory, capacity, demand, memory, utilization_at, utilization_no_prefix_cache_at
+from planner.capacity import (
+    Capacity,
+    Demand,
+    Memory,
+    capacity,
+    demand,
+    demand_rate_per_s,
+    kv_fraction_at,
+    memory,
+    utilization_at,
+    utilization_no_prefix_cache_at,
+)
 from planner.disagg import (
     DisaggAnalysis,
     apply_disaggregation,
@@ -30,7 +41,7 @@ from planner.grid_search import Probe, first_meeting
 from planner.lora import lora_check
 from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
-from planner.mechanisms import resolve
+from planner.mechanisms import resolve, ttft_extra_s
 from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
@@ -491,16 +502,16 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
     if shape.model_copy(update={"replicas": known.shape.replicas}) != known.shape:
         return None
     pools, _ = pools_of(brief, shape)
-    dem = demand(brief, shape)
-    rate = pools.general_rate_per_replica(dem.request_rate_per_s)  # as operating_point loads a replica
+    rate = pools.general_rate_per_replica(demand_rate_per_s(brief))  # as operating_point loads a replica
     under, over = rate <= slo_rate * (1 - _UNDER_CAPACITY), rate >= slo_rate * (1 + _OVER_CAPACITY)
     if not (under or over):
         return None
-    if engine(brief, shape).extra_ttft_s != engine(stated, known.shape).extra_ttft_s:  # a KV reload's share, an adapter load's
+    # a KV reload's share, an adapter load's (the figure alone: no engine built for a brief read only here)
+    if ttft_extra_s(brief, shape)[0] != engine(stated, known.shape).extra_ttft_s:
         return None
     if over:
         return False  # a p95 misses, whatever the other rules
-    cap = capacity(brief, shape, dem, memory(brief, shape))
+    dem, mem = demand(brief, shape), memory(brief, shape)
     adapters_fit, _ = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
@@ -508,8 +519,15 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
         or routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
     long_util = _long_pool_utilization(brief, shape, dem, pools)
-    # steady and within both targets under the highest rate that meets: the verdict is the other rules'
-    return cap.utilization <= 1 and cap.kv_fraction <= 1 and long_util <= 1 and adapters_fit and not engine_problems
+    # steady and within both targets under the highest rate that meets: the verdict is the other rules' (capacity()'s
+    # utilization and KV share by its own arithmetic, without its other shares and text)
+    return (
+        utilization_at(brief, shape, dem) <= 1
+        and kv_fraction_at(shape, dem, mem) <= 1
+        and long_util <= 1
+        and adapters_fit
+        and not engine_problems
+    )
 
 
 def replan(brief: Brief) -> CoreDesign:

@@ -31,6 +31,7 @@ from planner.mechanisms import resolve
 from planner.multimodal import with_image_tokens
 from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
 from planner.replica import ReplicaShape, shape_of
+from planner.trusted import trusted
 
 __all__ = ["Headroom", "PoolLimit", "headroom", "long_context_utilization_at", "pools_multiple", "scaled_demand", "sizing_words"]
 
@@ -77,17 +78,19 @@ class Headroom(BaseModel):
 
 
 def scaled_demand(dem: Demand, multiplier: float) -> Demand:
-    """Demand at `multiplier` x the traffic: every rate and the generating count scale with the users (or the rate)."""
-    return dem.model_copy(
-        update={
-            "request_rate_per_s": dem.request_rate_per_s * multiplier,
-            "generating_sequences": dem.generating_sequences * multiplier,
-            "input_tokens_per_s": dem.input_tokens_per_s * multiplier,
-            "output_tokens_per_s": dem.output_tokens_per_s * multiplier,
-            "prefill_tokens_per_s_after_cache": dem.prefill_tokens_per_s_after_cache * multiplier,
-            "arithmetic": {},
-        }
+    """Demand at `multiplier` x the traffic: every rate and the generating count scale with the users (or the rate).
+    Built without validation (planner.trusted), its arithmetic left unwritten (an empty dict)."""
+    scaled = trusted(
+        Demand,
+        request_rate_per_s=dem.request_rate_per_s * multiplier,
+        turn_period_s=dem.turn_period_s,
+        generating_sequences=dem.generating_sequences * multiplier,
+        input_tokens_per_s=dem.input_tokens_per_s * multiplier,
+        output_tokens_per_s=dem.output_tokens_per_s * multiplier,
+        prefill_tokens_per_s_after_cache=dem.prefill_tokens_per_s_after_cache * multiplier,
     )
+    scaled._text = dict
+    return scaled
 
 
 def _crossing(value_at: Callable[[float], float]) -> float:
