@@ -53,9 +53,13 @@ from planner.verdict import InfeasibleDesign, Problem, Verdict
 
 __all__ = [
     "SIZING_UTILIZATION",
+    "CapacityReadCore",
     "CoreDesign",
+    "LoadPoint",
     "SizingFigures",
+    "SizingShares",
     "capacity_read",
+    "capacity_read_core",
     "core_design",
     "feasible_replica",
     "fewest_nodes",
@@ -403,8 +407,8 @@ def core_design(brief: Brief, curves: bool = True, capacity: bool = True) -> Cor
 
 # The plan's own and its failure rows' core designs by brief, for a check that reads only a verdict: the same brief's
 # verdict is then not worked out again without its curves or capacity search (neither decides any rule of it). A plan
-# keeps about ten (its own and its failure rows'; its one-node-lost design's SLO budget holds only the judged p95s:
-# judged_with_capacity); emptied with the planner's caches (cache_clear).
+# keeps about ten (its own and its failure rows'; its one-node-lost design's, where its own SLO capacity does not tell
+# that verdict, with only the judged p95s: judged_with_capacity); emptied with the planner's caches (cache_clear).
 _WorkedOut: BoundedMemo[Brief, CoreDesign] = BoundedMemo(128)
 
 
@@ -426,8 +430,9 @@ def verdict_core(brief: Brief) -> CoreDesign:
 
 def judged_with_capacity(brief: Brief, known: CoreDesign | None = None) -> CoreDesign:
     """verdict_core's figures and the operating point's SLO capacity (the failure table's one-node-lost design as
-    plan() reads it: its verdict judges N+1, the headroom reads its SLO capacity, nothing reads its other figures or its
-    problems' words). The plan's or a failure row's when one was worked out for this brief; kept with them, so
+    plan() reads it where the design's own SLO capacity does not tell its verdict, capacity_read_core: its verdict
+    judges N+1, the headroom reads its SLO capacity, nothing reads its other figures or its problems' words). The
+    plan's or a failure row's when one was worked out for this brief; kept with them, so
     verdict_core finds it. `known`: a core whose operating point and p95s this brief's are where its pools and load
     are the same (a spare replacing the lost node: _same_point), so only steps 1-2 are worked out."""
     core = _WorkedOut.get(brief)
@@ -490,6 +495,27 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
     out from steps 1-2, as _core_design_of works it. None where it cannot tell: within the search's tolerance of the
     capacity, a disaggregated, speculative or deadline design, or a brief that differs otherwise. Raises
     InfeasibleDesign as verdict_core does."""
+    load = _load_read(known, brief)
+    if load is None:
+        return None
+    if load.over:
+        return False  # a p95 misses, whatever the other rules
+    _, _, shares, long_util = _steps_read(brief, load.shape, load.pools)
+    return _sizing_holds(brief, load.shape, load.pools, *shares, long_util)
+
+
+class _LoadRead(NamedTuple):
+    """A brief's general-pool load against a known core's SLO capacity (capacity_read's first step)."""
+
+    shape: ReplicaShape
+    pools: Pools
+    rate_per_replica_per_s: float
+    capacity_rate_per_s: float
+    over: bool  # well over the capacity (a p95 misses); else well under it (both meet)
+
+
+def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
+    """capacity_read's load against known's SLO capacity, None where it cannot tell (capacity_read says when)."""
     stated = known.brief
     slo_rate = known.operating_point.capacity_rate_per_s
     if brief.disaggregation.enabled or brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency:
@@ -509,25 +535,84 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
     # a KV reload's share, an adapter load's (the figure alone: no engine built for a brief read only here)
     if ttft_extra_s(brief, shape)[0] != engine(stated, known.shape).extra_ttft_s:
         return None
-    if over:
-        return False  # a p95 misses, whatever the other rules
+    return _LoadRead(shape, pools, rate, slo_rate, over)
+
+
+class LoadPoint(NamedTuple):
+    """The general pool's load against its SLO capacity, as an operating point states it (a CapacityReadCore's)."""
+
+    rate_per_replica_per_s: float
+    capacity_rate_per_s: float
+    load_vs_capacity: float  # rate / capacity, as operating_point divides it
+
+
+class SizingShares(NamedTuple):
+    """capacity()'s utilization and KV share alone (a CapacityReadCore's)."""
+
+    utilization: float
+    kv_fraction: float
+
+
+class CapacityReadCore(NamedTuple):
+    """A core design read on a known core's SLO capacity (capacity_read) for its verdict and what the headroom's limits
+    read of it (planner.headroom: the operating point's load against the SLO capacity, the long-context pool, the sizing
+    shares): steps 1-2 and the known capacity, no running-batch solve and no p95. Its fields are named as a
+    CoreDesign's; it has no SLO budget, no verdict's problems, no operating point beyond the load, so no reader of
+    those can take it."""
+
+    brief: Brief
+    shape: ReplicaShape
+    pools: Pools
+    demand: Demand
+    memory: Memory
+    capacity: SizingShares
+    operating_point: LoadPoint
+    long_context_utilization: float
+    meets: bool  # feasible and meets the SLO, as verdict_core's verdict judges it
+    disaggregation: None = None  # as a CoreDesign's: a disaggregated design is never read so
+
+
+def capacity_read_core(known: CoreDesign, brief: Brief) -> CapacityReadCore | None:
+    """capacity_read's verdict of `brief` (resolved) with the figures its headroom limits read, None where capacity_read
+    cannot tell. Raises InfeasibleDesign as verdict_core does."""
+    load = _load_read(known, brief)
+    if load is None:
+        return None
+    shape, pools, rate, slo_rate = load.shape, load.pools, load.rate_per_replica_per_s, load.capacity_rate_per_s
+    dem, mem, shares, long_util = _steps_read(brief, shape, pools)
+    return CapacityReadCore(
+        brief=brief,
+        shape=shape,
+        pools=pools,
+        demand=dem,
+        memory=mem,
+        capacity=shares,
+        operating_point=LoadPoint(rate, slo_rate, rate / slo_rate),
+        long_context_utilization=long_util,
+        meets=not load.over and _sizing_holds(brief, shape, pools, *shares, long_util),
+    )
+
+
+def _steps_read(brief: Brief, shape: ReplicaShape, pools: Pools) -> tuple[Demand, Memory, SizingShares, float]:
+    """Steps 1-2 as a verdict read on the SLO capacity reads them: the demand, the memory, capacity()'s utilization and
+    KV share (utilization_at, kv_fraction_at: its own arithmetic, without its other shares and text) and the
+    long-context pool's busy share."""
     dem, mem = demand(brief, shape), memory(brief, shape)
+    shares = SizingShares(utilization_at(brief, shape, dem), kv_fraction_at(shape, dem, mem))
+    return dem, mem, shares, _long_pool_utilization(brief, shape, dem, pools)
+
+
+def _sizing_holds(brief: Brief, shape: ReplicaShape, pools: Pools, utilization: float, kv_fraction: float, long_util: float) -> bool:
+    """The verdict's rules but the operating point's, for a load steady and within both targets under the SLO capacity:
+    the sizing shares and the long-context pool's (_steps_read), the adapters, the engine's and the router's rules, as
+    _core_design_of works them out."""
     adapters_fit, _ = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
         or share_problems(brief, pools.long_context_nodes)
         or routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
-    long_util = _long_pool_utilization(brief, shape, dem, pools)
-    # steady and within both targets under the highest rate that meets: the verdict is the other rules' (capacity()'s
-    # utilization and KV share by its own arithmetic, without its other shares and text)
-    return (
-        utilization_at(brief, shape, dem) <= 1
-        and kv_fraction_at(shape, dem, mem) <= 1
-        and long_util <= 1
-        and adapters_fit
-        and not engine_problems
-    )
+    return utilization <= 1 and kv_fraction <= 1 and long_util <= 1 and adapters_fit and not engine_problems
 
 
 def replan(brief: Brief) -> CoreDesign:

@@ -14,14 +14,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.architecture import LONG_PROMPT_FACTOR
 from planner.brief import Brief, ComputePeak, KvPrecision, ObjectiveKind, Precision
 from planner.catalog import gpu_spec
-from planner.core import CoreDesign, capacity_read, judged_with_capacity, replan, sizing_figures, verdict_core
+from planner.core import (
+    CapacityReadCore,
+    CoreDesign,
+    capacity_read,
+    capacity_read_core,
+    judged_with_capacity,
+    replan,
+    sizing_figures,
+    verdict_core,
+)
 from planner.cost import HOURS_PER_YEAR
 from planner.disagg import capacity_scale, split_p95s
 from planner.errors import BriefError
@@ -324,9 +333,10 @@ def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
 
 
 _Changed = tuple[CoreDesign, Verdict, ObjectiveAnalysis | None]  # a changed brief's core, the verdict it is judged by, its goal
+_Core = TypeVar("_Core", bound=CoreDesign | CapacityReadCore)  # a re-plan, or a design read on a known SLO capacity
 
 
-def _replanned(brief: Brief, changes: dict[str, Any], core_of: Callable[[Brief], CoreDesign]) -> CoreDesign | None:
+def _replanned(brief: Brief, changes: dict[str, Any], core_of: Callable[[Brief], _Core]) -> _Core | None:
     """core_of the brief with `changes`, resolved as plan() resolves it (the KV tiers derive the changed brief's hit
     rate again); None when the changed brief cannot run at all (no node left, a field out of range, a replica that
     cannot be formed)."""
@@ -615,12 +625,13 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
 @dataclass(frozen=True)
 class LostNode:
     """The one-node-lost row as plan() reads it: whether the design holds with a node lost (the row's `ok`) and that
-    design re-planned (None: it cannot run at all), its SLO budget only the p95s its verdict judges
-    (core.judged_with_capacity: the headroom reads its SLO capacity, nothing reads its other figures). `row()` works
-    the whole row out, for the words of a lost N+1."""
+    design as the headroom's N+1 limit reads it (None: it cannot run at all): read on the design's own SLO capacity
+    where that tells the verdict (core.CapacityReadCore: steps 1-2 and the load against that capacity, no p95), else
+    re-planned with its SLO budget only the p95s its verdict judges (core.judged_with_capacity). Nothing reads its
+    other figures. `row()` works the whole row out, for the words of a lost N+1."""
 
     ok: bool
-    core: CoreDesign | None
+    core: CoreDesign | CapacityReadCore | None
     base: CoreDesign
     stated: Brief
 
@@ -635,14 +646,26 @@ def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
     if base.disaggregation is not None:
         return _pool_lost_node(base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
-    return LostNode(*_lost_verdict(stated, changes, base), base, stated)
+    lost = _replanned(stated, changes, partial(_lost_design, base))
+    if isinstance(lost, CapacityReadCore):
+        return LostNode(lost.meets, lost, base, stated)
+    verdict = judged(lost)[0] if lost is not None else None
+    return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, lost, base, stated)
 
 
-def _lost_verdict(stated: Brief, changes: dict[str, Any], base: CoreDesign | None = None) -> tuple[bool, CoreDesign | None]:
+def _lost_design(base: CoreDesign, brief: Brief) -> CoreDesign | CapacityReadCore:
+    """The design `brief` (base's with a node lost, resolved) as plan() reads it: read on base's SLO capacity where that
+    tells its verdict (core.capacity_read_core: nothing is kept for the failure table, whose row re-plans it), else
+    re-planned for its verdict and SLO capacity alone, on base's operating point and p95s where a spare replaces the
+    lost node (judged_with_capacity). Raises InfeasibleDesign as both do."""
+    read = capacity_read_core(base, brief)
+    return read if read is not None else judged_with_capacity(brief, known=base)
+
+
+def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | None]:
     """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
-    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all). `base`:
-    the design before the loss, whose operating point and p95s the re-plan's are where a spare replaces the lost node."""
-    core = _replanned(stated, changes, partial(judged_with_capacity, known=base))
+    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
+    core = _replanned(stated, changes, judged_with_capacity)
     verdict = judged(core)[0] if core is not None else None
     return verdict is not None and verdict.feasible and verdict.meets_slo, core
 

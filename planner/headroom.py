@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
-from planner.core import CoreDesign, capacity_read, verdict_core
+from planner.core import CapacityReadCore, CoreDesign, capacity_read, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
@@ -40,6 +40,7 @@ _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is no
 _TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
 _MAX_PROMPTS = 10_000_000  # a rollout batch's largest stated size (planner.brief)
 _REPLAN_BISECTIONS = 9  # re-plans that narrow a re-planned limit to 1/512 of its bracket: below the three figures shown
+_Limited = CoreDesign | CapacityReadCore  # a design as its limits read it: worked out, or (one node lost) read on an SLO capacity
 
 
 class PoolLimit(BaseModel):
@@ -114,7 +115,7 @@ def _crossing(value_at: Callable[[float], float]) -> float:
     return bisection_bracket(test, 0.0, high, _BISECTIONS, below, (high, margin))[1]
 
 
-def long_context_utilization_at(core: CoreDesign, multiple: float) -> float:
+def long_context_utilization_at(core: _Limited, multiple: float) -> float:
     """The long-context pool's busy share at `multiple` x the peak traffic (0 without the pool)."""
     replicas = core.shape.replicas_in(core.pools.long_context_nodes)
     if not replicas:
@@ -122,7 +123,7 @@ def long_context_utilization_at(core: CoreDesign, multiple: float) -> float:
     return long_context_utilization(core.brief, core.shape, scaled_demand(core.demand, multiple), replicas)
 
 
-def _general_limit(core: CoreDesign) -> PoolLimit:
+def _general_limit(core: _Limited) -> PoolLimit:
     op = core.operating_point
     pool = "the decode and prefill pools reach their" if core.disaggregation is not None else "the general pool reaches its"
     load = op.load_vs_capacity  # a replica's load / the rate at which it stops meeting the SLO
@@ -140,7 +141,7 @@ def _general_limit(core: CoreDesign) -> PoolLimit:
     )
 
 
-def _long_context_limit(core: CoreDesign) -> PoolLimit | None:
+def _long_context_limit(core: _Limited) -> PoolLimit | None:
     if core.pools.long_context_nodes == 0 or core.brief.workload.long_context_share <= 0:
         return None
     busy = core.long_context_utilization
@@ -165,7 +166,7 @@ def pools_multiple(core: CoreDesign) -> float:
     return min(known) if known else math.nan
 
 
-def _sizing_limits(core: CoreDesign) -> list[PoolLimit]:
+def _sizing_limits(core: _Limited) -> list[PoolLimit]:
     """The worked design's sizing rules the verdict applies: fleet utilization and the KV cache at the sizing batch."""
     brief, shape, cap = core.brief, core.shape, core.capacity
     if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
@@ -358,7 +359,7 @@ def _meets_slo(brief: Brief, known: CoreDesign) -> bool:
     return verdict.feasible and verdict.meets_slo
 
 
-def _deadline_limit(core: CoreDesign, goal: ObjectiveAnalysis) -> PoolLimit:
+def _deadline_limit(core: _Limited, goal: ObjectiveAnalysis) -> PoolLimit:
     """An offline job or a rollout batch is judged on its deadline, not on latency: its work can grow until its time
     reaches the deadline. A job's time grows with its tokens at the fleet's throughput; a rollout's makespan is its
     bulk's work or its straggler's decode, whichever is longer, so its multiple is found by re-working the objective
@@ -417,7 +418,7 @@ def headroom(
     core: CoreDesign,
     stated: Brief | None = None,
     goal: ObjectiveAnalysis | None = None,
-    one_node_lost: CoreDesign | None = None,
+    one_node_lost: _Limited | None = None,
     n_plus_one: bool = False,
 ) -> Headroom:
     """The headroom of a design: the smallest traffic multiple at which one of its verdict's limits is reached.
@@ -464,13 +465,13 @@ def _stated_words(core: CoreDesign, goal: ObjectiveAnalysis | None) -> str:
     return f"; the stated {pct(wanted)} headroom is judged on the pools' SLO capacity with every node up: {times(pools)}, {kept}"
 
 
-def _limits(core: CoreDesign) -> list[PoolLimit]:
+def _limits(core: _Limited) -> list[PoolLimit]:
     """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules."""
     long_context = _long_context_limit(core)
     return [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
 
 
-def _n_plus_one_deadline(lost: CoreDesign | None) -> PoolLimit:
+def _n_plus_one_deadline(lost: _Limited | None) -> PoolLimit:
     """A job's N+1: the work multiple at which the design with one node lost misses the deadline."""
     worked = objective_analysis(lost.brief, lost.shape, lost.memory) if lost is not None else None
     if lost is None or worked is None:
@@ -486,7 +487,7 @@ def _n_plus_one_deadline(lost: CoreDesign | None) -> PoolLimit:
     )
 
 
-def _n_plus_one_limit(lost: CoreDesign | None) -> PoolLimit:
+def _n_plus_one_limit(lost: _Limited | None) -> PoolLimit:
     """The traffic multiple at which N+1 is lost: the design with one node lost (the same traffic) reaches a limit."""
     if lost is None:
         return PoolLimit(key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all")

@@ -4,18 +4,22 @@ each reading equals the re-plan it replaces, its verdict and its margin alike (e
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 
 import planner.core as core_module
 import planner.failures as failures
+import planner.headroom as headroom_module
 import planner.resize as resize
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, plan
 from planner.brief import Brief
 from planner.capacity import demand
-from planner.core import capacity_read, core_design, feasible_replica, verdict_core
+from planner.core import CapacityReadCore, LoadPoint, SizingShares, capacity_read, core_design, feasible_replica, verdict_core
+from planner.errors import BriefError
 from planner.failures import Scenario, scenario_overrides
+from planner.loader import preset_names
 from planner.mechanisms import resolve
 from planner.pools import pools_of
 
@@ -161,13 +165,14 @@ def test_a_fleet_size_read_on_the_plans_slo_capacity_is_its_re_plan(preset: str,
 @pytest.mark.parametrize("preset", ["capstone", "variation-c", "qps10-tp4", "variation-a", "variation-f"])
 @pytest.mark.parametrize("extra_nodes", [-2, 0, 6])
 def test_a_spare_replacing_the_lost_node_keeps_the_designs_point(preset: str, extra_nodes: int) -> None:
-    """judged_with_capacity with `known` (failures.one_node_lost: a spare replaces the lost node): the operating point
-    and the judged p95s are the design's own where its pools and load are, and the core equals the one worked out
-    afresh in every figure its readers read (the point's, the p95s, the verdict, steps 1-2)."""
+    """judged_with_capacity with `known` (failures.one_node_lost where the SLO capacity does not tell: a spare replaces
+    the lost node): the operating point and the judged p95s are the design's own where its pools and load are, and the
+    core equals the one worked out afresh in every figure its readers read (the point's, the p95s, the verdict, steps 1-2)."""
     stated = load_brief(preset)
     stated = stated.with_changes({"hardware.nodes": max(stated.hardware.nodes + extra_nodes, 2)})
     base = core_design(resolve(stated))
-    lost = failures.one_node_lost(base, stated).core
+    changes = scenario_overrides(stated, Scenario.one_node_lost)
+    lost = failures._replanned(stated, changes, partial(core_module.judged_with_capacity, known=base))
     assert lost is not None
     fresh = core_module._core_design_of(lost.brief, curves=False, with_capacity=True, advise=False, judged_only=True)
     for name in type(fresh.operating_point).model_fields:
@@ -184,3 +189,64 @@ def test_a_spare_replacing_the_lost_node_keeps_the_designs_point(preset: str, ex
     )
     if base.operating_point.stable:  # the point read, not solved again
         assert lost.operating_point is base.operating_point
+
+
+def _perturbed(stated: Brief, extra_nodes: int, spares: int, traffic: float) -> Brief:
+    """The stated brief with more or fewer nodes, `spares` spare nodes and its traffic scaled (None: not plannable)."""
+    w = stated.workload
+    scaled = (
+        {"workload.request_rate": w.request_rate * traffic}
+        if w.request_rate is not None
+        else {"workload.users": max(int((w.users or 1) * traffic), 1)}
+    )
+    nodes = max(stated.hardware.nodes + extra_nodes, spares + stated.deployment.long_context_nodes + 1)
+    return stated.with_changes({"hardware.nodes": nodes, "deployment.spare_nodes": spares} | scaled)
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_lost_node_read_on_the_slo_capacity_is_its_re_plan(preset: str) -> None:
+    """failures.one_node_lost where the design's own SLO capacity tells the verdict with one node lost
+    (core.capacity_read_core): its verdict, the headroom's limits on it (the N+1 limit plan() reads) and every figure
+    they read equal the re-plan's (judged_with_capacity, worked out afresh) and the failure row's verdict, exactly, over
+    fleets, spares and traffic around the preset's."""
+    read_count = 0
+    for extra_nodes in (-1, 0, 3):
+        for spares in (0, 1):
+            for traffic in (0.7, 1.0, 1.3):
+                _clear_all()
+                try:
+                    stated = _perturbed(load_brief(preset), extra_nodes, spares, traffic)
+                    base = core_design(resolve(stated))
+                except BriefError:  # InfeasibleDesign too: no design to lose a node from
+                    continue
+                lost = failures.one_node_lost(base, stated)
+                row = failures.failure_mode(base, Scenario.one_node_lost, stated)
+                assert lost.ok == row.ok, (extra_nodes, spares, traffic)
+                if not isinstance(lost.core, CapacityReadCore):
+                    continue
+                read_count += 1
+                read = lost.core
+                fresh = core_module._core_design_of(read.brief, curves=False, with_capacity=True, advise=False, judged_only=True)
+                assert read.meets == (fresh.verdict.feasible and fresh.verdict.meets_slo)
+                assert (read.brief, read.shape, read.pools, read.demand, read.memory) == (
+                    fresh.brief,
+                    fresh.shape,
+                    fresh.pools,
+                    fresh.demand,
+                    fresh.memory,
+                )
+                for name in LoadPoint._fields:
+                    assert getattr(read.operating_point, name) == getattr(fresh.operating_point, name), name
+                for name in SizingShares._fields:
+                    assert getattr(read.capacity, name) == getattr(fresh.capacity, name), name
+                assert read.long_context_utilization == fresh.long_context_utilization
+                assert repr(headroom_module._limits(read)) == repr(headroom_module._limits(fresh))
+                assert repr(headroom_module._n_plus_one_limit(read)) == repr(headroom_module._n_plus_one_limit(fresh))
+    if preset not in _NOT_READ:
+        assert read_count >= 4
+    else:
+        assert read_count == 0
+
+
+# disaggregated, speculative and deadline designs: their pools, draft or deadline judge them, not the SLO capacity
+_NOT_READ = {"chat-disaggregated", "chat-speculative", "offline-batch", "rl-rollout"}
