@@ -493,8 +493,9 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
     neither). A general-pool replica's load under that capacity meets both p95s (the capacity is the highest rate
     found to meet, each p95 rising with the load), one well over it misses; every other rule of the verdict is worked
     out from steps 1-2, as _core_design_of works it. None where it cannot tell: within the search's tolerance of the
-    capacity, a disaggregated, speculative or deadline design, or a brief that differs otherwise. Raises
-    InfeasibleDesign as verdict_core does."""
+    capacity, a disaggregated or deadline design, a speculative one whose speculation turns off at a batch its replica
+    runs (_speculating_at_every_batch), or a brief that differs otherwise. Raises InfeasibleDesign as verdict_core
+    does."""
     load = _load_read(known, brief)
     if load is None:
         return None
@@ -518,7 +519,9 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
     """capacity_read's load against known's SLO capacity, None where it cannot tell (capacity_read says when)."""
     stated = known.brief
     slo_rate = known.operating_point.capacity_rate_per_s
-    if brief.disaggregation.enabled or brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency:
+    if brief.disaggregation.enabled or brief.objective.kind is not ObjectiveKind.latency:
+        return None
+    if brief.speculative.enabled and not _speculating_at_every_batch(known):
         return None
     if not 0 < slo_rate < math.inf:
         return None
@@ -536,6 +539,17 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
     if ttft_extra_s(brief, shape)[0] != engine(stated, known.shape).extra_ttft_s:
         return None
     return _LoadRead(shape, pools, rate, slo_rate, over)
+
+
+def _speculating_at_every_batch(known: CoreDesign) -> bool:
+    """Whether a speculative design speculates at every batch its replica runs: its switch (vLLM disable_by_batch_size)
+    at or above max-num-seqs. The latency model is then the speculative step by batch throughout, each p95 rising with
+    the load as without speculation, so the SLO capacity tells the verdict (tests/test_replan_reads.py). A switch below
+    it makes a p95 fall where speculation turns off (a token gap is one whole step; the step per token changes), so a
+    load under the capacity may miss and one over it meet. A draft the target cannot verify has no switch: the design
+    is not feasible, and re-planned."""
+    spec = engine(known.brief, known.shape).spec
+    return spec is not None and spec.off_above_batch >= known.brief.deployment.max_num_seqs
 
 
 class LoadPoint(NamedTuple):

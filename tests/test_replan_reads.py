@@ -119,7 +119,8 @@ def _at_replica_rate(stated: Brief, nodes: int, rate_per_replica: float) -> Brie
 
 
 @pytest.mark.parametrize(
-    "preset", ["capstone", "variation-f", "agent-platform", "rag", "qps200-chat", "lora-platform", "multimodal", "moe-deepseek"]
+    "preset",
+    ["capstone", "variation-f", "agent-platform", "rag", "qps200-chat", "lora-platform", "multimodal", "moe-deepseek", "chat-speculative"],
 )
 def test_a_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None:
     """core.capacity_read: the verdict of the brief at another fleet or traffic, read on a core's SLO capacity, equals
@@ -248,5 +249,47 @@ def test_the_lost_node_read_on_the_slo_capacity_is_its_re_plan(preset: str) -> N
         assert read_count == 0
 
 
-# disaggregated, speculative and deadline designs: their pools, draft or deadline judge them, not the SLO capacity
-_NOT_READ = {"chat-disaggregated", "chat-speculative", "offline-batch", "rl-rollout"}
+# disaggregated and deadline designs: their pools or deadline judge them, not the SLO capacity
+_NOT_READ = {"chat-disaggregated", "offline-batch", "rl-rollout"}
+
+
+_SPECULATING = [
+    {"slo.itl_metric": "tpot", "speculative.num_speculative_tokens": 1, "speculative.acceptance_rate": 0.5, "deployment.max_num_seqs": 16},
+    {"slo.itl_metric": "itl", "speculative.num_speculative_tokens": 3, "speculative.acceptance_rate": 0.8, "deployment.max_num_seqs": 64},
+    {"slo.itl_metric": "tpot", "speculative.num_speculative_tokens": 6, "speculative.acceptance_rate": 0.8, "deployment.max_num_seqs": 32},
+    {"slo.itl_metric": "itl", "speculative.num_speculative_tokens": 5},  # the preset's max-num-seqs: the switch may lie below it
+]
+
+
+@pytest.mark.parametrize("preset", ["chat-speculative", "capstone", "qps200-chat", "qps10-tp4", "moe-deepseek", "rag", "variation-c"])
+def test_a_speculative_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None:
+    """core.capacity_read of a speculative design (speculation on at every batch up to max-num-seqs): its verdict at
+    other fleets and traffic equals the re-plan's, under and over the capacity and at the read's edges; where the
+    switch lies below max-num-seqs (a p95 falls where speculation turns off) it reads nothing."""
+    told = refused = 0
+    for changes in _SPECULATING:
+        _clear_all()
+        stated = load_brief(preset).with_changes({"speculative.enabled": True} | changes)
+        try:
+            known = core_design(resolve(stated))
+        except BriefError:
+            continue
+        capacity = known.operating_point.capacity_rate_per_s
+        if not 0 < capacity < math.inf:
+            continue
+        for nodes in (stated.hardware.nodes, stated.hardware.nodes + 2):
+            for share in (0.1, 0.4, 0.8, 0.95, 1 - 1.0001e-4, 1 + 1.0001e-3, 1.05, 1.5, 3.0):
+                try:
+                    brief = _at_replica_rate(stated, nodes, capacity * share)
+                    read = capacity_read(known, brief)
+                except BriefError:
+                    continue
+                if read is None:
+                    refused += core_module._speculating_at_every_batch(known) is False
+                    continue
+                told += 1
+                replanned = verdict_core(brief).verdict
+                assert read == (replanned.feasible and replanned.meets_slo), (changes, nodes, share)
+    assert told >= 20
+    if preset == "capstone":  # its switch (138 running) lies below its max-num-seqs (160): not read
+        assert refused > 0
