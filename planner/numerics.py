@@ -523,7 +523,8 @@ def lowest_crossing(
     quarter of it short of the root it points at, so the step that lands near the root lands on the side that meets: a
     chord that converges from one side closes without the bisection and the half-tolerance step past it. From the third
     point on, a function's step is the root of the curve with a pole through its last three points where that lies in
-    the bracket (_curved), else its chord."""
+    the bracket (_curved), else its chord; after a step that met on a flat stretch far below the crossing (_flat), the
+    chord to the high end's own value (no pole fit, no bisection for it)."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled, flat = 0, 0, False
@@ -604,8 +605,8 @@ def _flat(new: Sequence[float], replaced: Sequence[float], at_high: Sequence[flo
     closed under _FLAT of its distance to 0 from the low end it replaces, and is still under -_FAR_BELOW (a p95 that has
     not begun to climb, as a token gap's below its knee). Three points there bend a pole fit, and Anderson-Björck's
     weight, toward the high end; the chord to the high end's own value does not."""
-    followed = [(n, r) for n, r, h in zip(new, replaced, at_high, strict=True) if h > 0]
-    return all(math.isfinite(r) and n < -_FAR_BELOW and n - r < _FLAT * -r for n, r in followed)
+    # an infinite r (a function not worked out there) fails the second test
+    return all(h <= 0 or (n < -_FAR_BELOW and n - r < _FLAT * -r) for n, r, h in zip(new, replaced, at_high, strict=True))
 
 
 _FLAT = 0.05  # of a function's distance to 0: a step that meets and closes less of it stayed on a flat stretch

@@ -604,7 +604,27 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         return _margin_of(brief, probe(rate)[0])
 
     capacity = _capacity_rate_search(saturation, overs, margin)
-    return capacity, probed.get(capacity)
+    return capacity, _clause_p95s(probed, capacity, targets)
+
+
+def _clause_p95s(probed: dict[float, tuple[float, float]], capacity: float, targets: tuple[float, float]) -> tuple[float, float] | None:
+    """The p95s the capacity search worked out at `capacity` (None: not a rate it probed), for the clause on what is
+    reached there (reached_at_capacity). Where one was not worked out there (it met at a higher rate) and the other
+    reaches REACHES_TARGET of its target, the first stands as its least value at the higher rates probed when that is
+    under REACHES_TARGET of its target: it is no higher at the capacity (a p95 rises with the rate, as the search takes
+    it), so the clause names the other alone and the p95 it would work out is not needed."""
+    at = probed.get(capacity)
+    if at is None:
+        return None
+    for i, other in ((0, 1), (1, 0)):
+        if math.isnan(at[i]) and at[other] >= REACHES_TARGET * targets[other]:
+            above = math.inf
+            for rate, p95s in probed.items():
+                if rate > capacity and p95s[i] < above:  # a nan (not worked out there) is never less
+                    above = p95s[i]
+            if above < REACHES_TARGET * targets[i]:
+                at = (above, at[1]) if i == 0 else (at[0], above)
+    return at
 
 
 def _capacity_rate_search(
