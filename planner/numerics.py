@@ -508,6 +508,7 @@ def lowest_crossing(
     high_at: tuple[float, tuple[float, ...]],
     xtol: float,
     rtol: float = 0.0,
+    history: Sequence[tuple[float, tuple[float, ...]]] = (),
 ) -> float:
     """The highest x up to where the first of several functions (evaluated together: fs(x, needed) is one tuple, each
     f that is not `needed` may be given as -inf) rises above 0, to within xtol + rtol x the bracket's low end (a
@@ -524,12 +525,13 @@ def lowest_crossing(
     chord that converges from one side closes without the bisection and the half-tolerance step past it. From the third
     point on, a function's step is the root of the curve with a pole through its last three points where that lies in
     the bracket (_curved), else its chord; after a step that met on a flat stretch far below the crossing (_flat), the
-    chord to the high end's own value (no pole fit, no bisection for it)."""
+    chord to the high end's own value (no pole fit, no bisection for it). `history`: points seen before the bracket (a nan
+    value: that function not worked out there), oldest first, which the first pole fits may pass through."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled, flat = 0, 0, False
     checkpoint, steps = high - low, 0
-    seen = [low_at, high_at]
+    seen = [*history, low_at, high_at]
     for _ in range(_MAX_STEPS):
         tol = xtol + rtol * low
         if high - low <= tol:
