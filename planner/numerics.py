@@ -549,7 +549,7 @@ def lowest_crossing(
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
         stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
-        flat = max(fx) <= 0 and _flat(fx, f_low, weights_high)
+        flat = stalled > 0 and max(fx) <= 0 and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
         if max(fx) <= 0:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
