@@ -508,6 +508,7 @@ def lowest_crossing(
     high_at: tuple[float, tuple[float, ...]],
     xtol: float,
     rtol: float = 0.0,
+    history: Sequence[tuple[float, tuple[float, ...]]] = (),
 ) -> float:
     """The highest x up to where the first of several functions (evaluated together: fs(x, needed) is one tuple, each
     f that is not `needed` may be given as -inf) rises above 0, to within xtol + rtol x the bracket's low end (a
@@ -523,21 +524,23 @@ def lowest_crossing(
     quarter of it short of the root it points at, so the step that lands near the root lands on the side that meets: a
     chord that converges from one side closes without the bisection and the half-tolerance step past it. From the third
     point on, a function's step is the root of the curve with a pole through its last three points where that lies in
-    the bracket (_curved), else its chord."""
+    the bracket (_curved), else its chord; after a step that met on a flat stretch far below the crossing (_flat), the
+    chord to the high end's own value (no pole fit, no bisection for it). `history`: points seen before the bracket (a nan
+    value: that function not worked out there), oldest first, which the first pole fits may pass through."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
-    kept, stalled = 0, 0
+    kept, stalled, flat = 0, 0, False
     checkpoint, steps = high - low, 0
-    seen = [low_at, high_at]
+    seen = [*history, low_at, high_at]
     for _ in range(_MAX_STEPS):
         tol = xtol + rtol * low
         if high - low <= tol:
             break
         steps += 1
         followed = [i for i, b in enumerate(weights_high) if b > 0]
-        curves = [_curved(seen, i, low, high) for i in followed]
+        curves = [None if flat else _curved(seen, i, low, high) for i in followed]
         # two steps that did not halve the bracket are followed by a bisection unless every function has a pole fit
-        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves)
+        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves and not flat)
         if steps == 2:
             checkpoint, steps = high - low, 0
         chords = [curve or false_position(low, high, weights_low[i], weights_high[i]) for i, curve in zip(followed, curves, strict=True)]
@@ -546,10 +549,11 @@ def lowest_crossing(
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
         stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
+        flat = stalled > 0 and max(fx) <= 0 and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
         if max(fx) <= 0:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
-            weights_high = _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
+            weights_high = list(f_high) if flat else _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
             low, f_low, weights_low, kept = x, fx, list(fx), +1
         else:
             weights_low = _retained(weights_low, weights_high, fx) if kept == -1 else weights_low
@@ -598,6 +602,17 @@ def _stalled(new: Sequence[float], replaced: Sequence[float], at_high: Sequence[
     return all(math.isfinite(r) and (n > 0) == (r > 0) and abs(n) > _STALLED * abs(r) for n, r in followed)
 
 
+def _flat(new: Sequence[float], replaced: Sequence[float], at_high: Sequence[float]) -> bool:
+    """Whether a step that meets left every function followed on a flat stretch far below its crossing: its value
+    closed under _FLAT of its distance to 0 from the low end it replaces, and is still under -_FAR_BELOW (a p95 that has
+    not begun to climb, as a token gap's below its knee). Three points there bend a pole fit, and Anderson-Björck's
+    weight, toward the high end; the chord to the high end's own value does not."""
+    # an infinite r (a function not worked out there) fails the second test
+    return all(h <= 0 or (n < -_FAR_BELOW and n - r < _FLAT * -r) for n, r, h in zip(new, replaced, at_high, strict=True))
+
+
+_FLAT = 0.05  # of a function's distance to 0: a step that meets and closes less of it stayed on a flat stretch
+_FAR_BELOW = 0.25  # a function's value under which a flat stretch is far from its crossing
 _STALLED = 0.5  # of the value at the end a step replaces: a step keeping more made too little progress
 
 

@@ -604,7 +604,27 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         return _margin_of(brief, probe(rate)[0])
 
     capacity = _capacity_rate_search(saturation, overs, margin)
-    return capacity, probed.get(capacity)
+    return capacity, _clause_p95s(probed, capacity, targets)
+
+
+def _clause_p95s(probed: dict[float, tuple[float, float]], capacity: float, targets: tuple[float, float]) -> tuple[float, float] | None:
+    """The p95s the capacity search worked out at `capacity` (None: not a rate it probed), for the clause on what is
+    reached there (reached_at_capacity). Where one was not worked out there (it met at a higher rate) and the other
+    reaches REACHES_TARGET of its target, the first stands as its least value at the higher rates probed when that is
+    under REACHES_TARGET of its target: it is no higher at the capacity (a p95 rises with the rate, as the search takes
+    it), so the clause names the other alone and the p95 it would work out is not needed."""
+    at = probed.get(capacity)
+    if at is None:
+        return None
+    for i, other in ((0, 1), (1, 0)):
+        if math.isnan(at[i]) and at[other] >= REACHES_TARGET * targets[other]:
+            above = math.inf
+            for rate, p95s in probed.items():
+                if rate > capacity and p95s[i] < above:  # a nan (not worked out there) is never less
+                    above = p95s[i]
+            if above < REACHES_TARGET * targets[i]:
+                at = (above, at[1]) if i == 0 else (at[0], above)
+    return at
 
 
 def _capacity_rate_search(
@@ -655,9 +675,9 @@ def _capacity_rate_search(
         steady, at_steady = short, at_short
     if meets is not None:  # a steady rate near saturation met both targets: the crossing lies above it
         return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
-    below_at, (steady, at_steady) = _walk_down(overs, (steady, at_steady))
+    below_at, (steady, at_steady), walked = _walk_down(overs, (steady, at_steady))
     if below_at is not None:
-        return lowest_crossing(overs, below_at, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+        return lowest_crossing(overs, below_at, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, walked)
     below = min(low, steady / 2)
     at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
@@ -713,26 +733,34 @@ def _toward_saturation(
             low, s_low, w_low, kept, looked = x, s_x, s_x, +1, False
 
 
-def _walk_down(overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], high_at: _Probe) -> tuple[_Probe | None, _Probe]:
+def _walk_down(
+    overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], high_at: _Probe
+) -> tuple[_Probe | None, _Probe, list[_Probe]]:
     """From a rate where a p95 is over its target, the steps down to the first rate where both meet, each guessed from
     what is in hand (a chord from far below creeps up on a p95 that turns up steeply just before its crossing): first
     each p95's own guess (_first_guess), then for each p95 still over, its secant through the last two rates, reached
     _WALK_REACH times as far (a p95 curves up toward saturation: its secant from above falls short of the crossing).
     Returns (the rate that meets with its overs, or None: _WALK_STEPS rates still over, or a secant that more than halves
-    the rate, which halvings serve as well; the lowest rate seen over, with its overs)."""
+    the rate, which halvings serve as well; the lowest rate seen over, with its overs; the walk's own rates over before
+    that one, with the token gap's overs alone, the TTFT's nan). The crossing's first pole fit for the token gap may pass
+    through those (offline-batch: a probe fewer); not through the rate the walk starts from, near saturation, where the
+    gap's p95 may sit on its plateau, far from the crossing's curve; nor the TTFT's (measured: no probe fewer)."""
     high, at_high = high_at
+    walked: list[_Probe] = []
     rate = min(_first_guess(high, at_high))
     for _ in range(_WALK_STEPS):
         at_rate = overs(rate, _over(at_high))
         if max(at_rate) <= 0:
-            return (rate, at_rate), (high, at_high)
+            return (rate, at_rate), (high, at_high), walked
+        if high < high_at[0]:  # not the rate the walk starts from
+            walked.append((high, (math.nan, at_high[1])))
         guess = min(_secant_guess((high, v_high), (rate, v)) for v_high, v in zip(at_high, at_rate, strict=True) if v > 0)
         high, at_high = rate, at_rate
         step = rate - _WALK_REACH * (rate - guess)
         if step <= rate / 2:  # the crossing is far below, or the p95 no guide to it: halvings from here
             break
         rate = step
-    return None, (high, at_high)
+    return None, (high, at_high), walked
 
 
 def _first_guess(rate: float, at: tuple[float, float]) -> tuple[float, ...]:

@@ -212,3 +212,21 @@ def test_a_capacity_found_on_the_margin_alone_is_within_its_tolerance_of_the_ans
     _CAPACITY_TOLERANCE of the answer (of the answer, not of the bracket's end past it)."""
     found = _margin_search(lambda rate: math.log(rate / capacity) if rate > 0 else -math.inf, _CAPACITY_PROBE)
     assert capacity * (1 - _CAPACITY_TOLERANCE) <= found <= capacity
+
+
+def test_lowest_crossing_leaves_a_flat_stretch_by_the_chord_to_the_high_end():
+    """A token gap's p95 / target - 1: flat (the decode step) up to its knee, then a concave climb to a plateau (rag's
+    shape). A step that meets on the flat stretch says nothing of the climb's bend: the next step is the chord to the
+    high end's own value, not a pole fit or an Anderson-Björck weight through the flat points, which put it next to the
+    high end (9 steps before, 7 now); the answer meets and lies within the tolerance of the crossing."""
+    calls: list[float] = []
+
+    def knee(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (-0.78 + 0.01 * x + (2.6 * math.tanh(4 * (x - 1.4)) if x > 1.4 else 0.0),)
+
+    crossing = root_in_bracket(lambda x: knee(x)[0], 1.4, 1.99, 1e-12)
+    calls.clear()
+    found = lowest_crossing(knee, (0.8, knee(0.8)), (1.99, knee(1.99)), 0.0, 1e-4)
+    assert len(calls) - 2 <= 7
+    assert found <= crossing <= found * (1 + 1e-4) and knee(found)[0] <= 0
