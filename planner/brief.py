@@ -722,7 +722,7 @@ class Brief(_Frozen):
             by_section.setdefault(section, {})[leaf] = value
         try:
             update = {section: _section_with(getattr(self, section), leaves) for section, leaves in by_section.items()}
-        except ValidationError:  # a pair of changes may pass only together: the whole brief's validation decides
+        except ValidationError:  # a refused value: the whole brief's validation words it
             return None
         return self.model_copy(update=update)
 
@@ -730,15 +730,23 @@ class Brief(_Frozen):
 def _section_with(current: _Frozen, leaves: dict[str, Any]) -> _Frozen:
     """`current` with `leaves` validated as assignments (each runs the field's rules, then the section's). The section's
     integer defaults of float fields, which pydantic does not validate, are validated too: the section reads as the
-    whole section validated again would (1200.0, not 1200, in its JSON)."""
+    whole section validated again would (1200.0, not 1200, in its JSON). Where an assignment is refused and others
+    were made with it (changes that pass only together: a mean and its p95 raised at once, the mean past the old p95),
+    the section is validated again whole from its JSON with the changes, as the whole brief's validation validates it.
+    Raises ValidationError when that refuses them too."""
     changed = current.model_copy()
     validator = type(current).__pydantic_validator__
-    for name in _INT_DEFAULTS[type(current)]:
-        value = changed.__dict__[name]
-        if type(value) is int and name not in leaves:
-            validator.validate_assignment(changed, name, value)
-    for leaf, value in leaves.items():
-        validator.validate_assignment(changed, leaf, value)
+    try:
+        for name in _INT_DEFAULTS[type(current)]:
+            value = changed.__dict__[name]
+            if type(value) is int and name not in leaves:
+                validator.validate_assignment(changed, name, value)
+        for leaf, value in leaves.items():
+            validator.validate_assignment(changed, leaf, value)
+    except ValidationError:
+        if len(leaves) == 1:
+            raise
+        return type(current).model_validate(current.model_dump(mode="json") | leaves)
     return changed
 
 
