@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from pydantic import ConfigDict
@@ -75,6 +76,13 @@ class ReplicaShape(CachingModel):
         """What the planner derives from this replica and a brief, built once per replica (planner.slo's latency
         engines: a solve evaluates hundreds of loads on one). Not a field: the shape stays what it describes."""
         return {}
+
+    @cached_property
+    def replica_key(self) -> tuple[object, ...]:
+        """The replica's fields but how many (and its GPU by its catalog key: one spec a key, whose dense_tflops table
+        is no hashable part): what a figure of one replica, whatever the fleet, is kept by (the SLO capacity, the
+        worked relation's capacity, speculation's switch), so a re-plan that only moves nodes finds it."""
+        return (_REPLICA_FIELDS(self.__dict__), self.gpu.key)
 
     # --- memory -------------------------------------------------------------------------------
     @cached_property
@@ -208,6 +216,9 @@ class ReplicaShape(CachingModel):
         if not math.isfinite(batch * context_tokens):
             return math.inf
         return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
+
+
+_REPLICA_FIELDS = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))
 
 
 def units_text(units: int, pp: int) -> str:
