@@ -226,7 +226,7 @@ def _off_batch(brief: Brief, crossover: float) -> int:
 
 class _SpecTable(NamedTuple):
     """What speculative_analysis works out of the replica and the brief's speculation, whatever the load: the draft, the
-    speculative step's constants, the crossover and the gain-vs-batch table."""
+    speculative step's constants, the crossover, the gain-vs-batch table and the words on them."""
 
     draft: str
     constants: tuple[float, ...]  # the speculative step's (spec_constants)
@@ -234,7 +234,10 @@ class _SpecTable(NamedTuple):
     crossover: float
     off: int
     points: tuple[SpecPoint, ...]
+    gain_at_batch_1: float
+    gain_at_max_batch: float
     config_json: str
+    arithmetic: dict[str, str]  # all but the words at the load
 
 
 def _spec_table(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
@@ -268,9 +271,10 @@ def _speculation_key(brief: Brief, shape: ReplicaShape, context_tokens: float) -
 
 def _spec_table_of(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
     spec = brief.speculative
+    k = spec.num_speculative_tokens
     draft, draft_name = draft_constants(brief, shape)
-    constants = spec_constants(shape.step, draft, spec.num_speculative_tokens)
-    expected = tokens_per_step(spec.acceptance_rate, spec.num_speculative_tokens)
+    constants = spec_constants(shape.step, draft, k)
+    expected = tokens_per_step(spec.acceptance_rate, k)
     crossover = _crossover(brief, shape, constants, expected, context_tokens)
     off = _off_batch(brief, crossover)
     rows: list[SpecPoint] = []
@@ -291,7 +295,31 @@ def _spec_table_of(brief: Brief, shape: ReplicaShape, context_tokens: float) -> 
                 gain=plain * expected / verify,
             )
         )
-    return _SpecTable(draft_name, constants, expected, crossover, off, tuple(rows), speculative_config_json(brief, shape, off))
+    plain1, verify1 = _steps_at(brief, shape, constants, context_tokens, 1.0)
+    at_1 = plain1 * expected / verify1
+    plain_max, verify_max = _steps_at(brief, shape, constants, context_tokens, float(brief.deployment.max_num_seqs))
+    a = spec.acceptance_rate
+    arithmetic = {
+        "tokens_per_step": f"(1 - {num(a)}^{k + 1}) / (1 - {num(a)}) = {num(expected)} tokens a sequence per step",
+        "batch_1": f"batch 1: {num(plain1 * 1e3, 'ms')} a token plain; a speculative step {num(verify1 * 1e3, 'ms')}"
+        f" / {num(expected)} tokens = {num(verify1 / expected * 1e3, 'ms')} a token: x{num(at_1)}",
+        "crossover": f"the gain falls to 1 at a batch of {num(crossover)}: above it the k + 1 tokens' compute and the"
+        f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
+        if math.isfinite(crossover)
+        else f"the gain stays above 1 up to a batch of {num(top)}",
+    }
+    return _SpecTable(
+        draft=draft_name,
+        constants=constants,
+        expected=expected,
+        crossover=crossover,
+        off=off,
+        points=tuple(rows),
+        gain_at_batch_1=at_1,
+        gain_at_max_batch=plain_max * expected / verify_max,
+        config_json=speculative_config_json(brief, shape, off),
+        arithmetic=arithmetic,
+    )
 
 
 def _steps_at(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], context_tokens: float, batch: float) -> tuple[float, float]:
@@ -303,47 +331,35 @@ def _steps_at(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], c
 
 
 def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
-    """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch."""
+    """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch (all but
+    the load's part kept for the replica: _spec_table)."""
     spec = brief.speculative
-    k = spec.num_speculative_tokens
     table = _spec_table(brief, shape, context_tokens)
-    expected, crossover, off = table.expected, table.crossover, table.off
-
-    def gain(batch: float) -> float:
-        plain, verify = _steps_at(brief, shape, table.constants, context_tokens, batch)
-        return plain * expected / verify
-
-    top = 8.0 * brief.deployment.max_num_seqs
     batch = max(operating_batch, 1.0)
-    plain1, verify1 = _steps_at(brief, shape, table.constants, context_tokens, 1.0)
-    a = spec.acceptance_rate
-    return SpeculativeAnalysis(
+    plain, verify = _steps_at(brief, shape, table.constants, context_tokens, batch)
+    at_load = plain * table.expected / verify
+    on = batch <= table.off
+    return trusted(
+        SpeculativeAnalysis,
         problems=_problems(brief, shape),
         method=spec.method,
         draft=table.draft,
-        num_speculative_tokens=k,
-        acceptance_rate=a,
-        tokens_per_step=expected,
-        crossover_batch=crossover,
-        off_above_batch=off,
-        off_above_batch_per_engine=per_engine_batch(shape, off),
+        num_speculative_tokens=spec.num_speculative_tokens,
+        acceptance_rate=spec.acceptance_rate,
+        tokens_per_step=table.expected,
+        crossover_batch=table.crossover,
+        off_above_batch=table.off,
+        off_above_batch_per_engine=per_engine_batch(shape, table.off),
         operating_batch=batch,
-        on_at_load=batch <= off,
-        gain_at_load=gain(batch),
-        gain_at_batch_1=gain(1.0),
-        gain_at_max_batch=gain(float(brief.deployment.max_num_seqs)),
+        on_at_load=on,
+        gain_at_load=at_load,
+        gain_at_batch_1=table.gain_at_batch_1,
+        gain_at_max_batch=table.gain_at_max_batch,
         points=table.points,
         config_json=table.config_json,
-        arithmetic={
-            "tokens_per_step": f"(1 - {num(a)}^{k + 1}) / (1 - {num(a)}) = {num(expected)} tokens a sequence per step",
-            "batch_1": f"batch 1: {num(plain1 * 1e3, 'ms')} a token plain; a speculative step {num(verify1 * 1e3, 'ms')}"
-            f" / {num(expected)} tokens = {num(verify1 / expected * 1e3, 'ms')} a token: x{num(plain1 * expected / verify1)}",
-            "crossover": f"the gain falls to 1 at a batch of {num(crossover)}: above it the k + 1 tokens' compute and the"
-            f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
-            if math.isfinite(crossover)
-            else f"the gain stays above 1 up to a batch of {num(top)}",
-            "at_load": f"at the running batch of {num(batch)}: x{num(gain(batch))} ({'on' if batch <= off else 'off'},"
-            f" turned off above {off} sequences)",
+        arithmetic=table.arithmetic
+        | {
+            "at_load": f"at the running batch of {num(batch)}: x{num(at_load)} ({'on' if on else 'off'}, turned off above {table.off} sequences)"
         },
     )
 
