@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from functools import cached_property
 from operator import itemgetter
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ConfigDict
 
@@ -373,16 +373,7 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
     and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
     out the fleet's size, how its nodes split into pools and the traffic: a plan's re-plans at other node counts (its
     one-node-lost design, which runs without the spare it used) find the same replica's step."""
-    hw, dep = brief.hardware, brief.deployment
-    key = (
-        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
-        brief.efficiency,
-        hw.gpu,
-        hw.gpus_per_node,
-        brief.lora,
-        brief.model,
-        precision,
-    )
+    key = (*_replica_inputs(brief), precision)
     steps = _STEPS.get(key)
     if steps is None:
         steps = _step_constants(brief, model, gpu, precision)
@@ -393,6 +384,20 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
 _STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
 # the deployment's fields a replica's step can depend on: all but the pools' sizes (spare and long-context nodes)
 _STEP_DEPLOYMENT_FIELDS = tuple(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes"))
+
+
+def _replica_inputs(brief: Brief) -> tuple[object, ...]:
+    """The brief's sections and fields one replica (its shape and step) is worked out from: not the fleet's size, how
+    its nodes split into pools, nor the traffic."""
+    hw, dep = brief.hardware, brief.deployment
+    return (
+        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
+        brief.efficiency,
+        hw.gpu,
+        hw.gpus_per_node,
+        brief.lora,
+        brief.model,
+    )
 
 
 def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
@@ -467,7 +472,33 @@ def _kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, bytes_per_value: floa
 
 
 def shape_of(brief: Brief) -> ReplicaShape:
-    """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed."""
+    """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed. One formed
+    for a brief that differs only in its fleet (_replica_inputs: a re-plan at another node count, a search over fleet
+    sizes) is copied with this fleet's count of it."""
+    key = _replica_inputs(brief)
+    formed = _SHAPES.get(key)
+    if formed is None:
+        shape = _shape_of(brief)
+        _SHAPES.keep(key, trusted(ReplicaShape, **shape.__dict__))  # its own copy: no reader keeps values on it
+        return shape
+    nodes = brief.hardware.nodes
+    if nodes < formed.replica_nodes:
+        _refuse_fleet(formed.pp, formed.replica_nodes // formed.pp, nodes)
+    values = formed.__dict__.copy()  # its fields alone
+    values["replicas"] = formed.replicas_in(nodes)
+    return trusted(ReplicaShape, **values)
+
+
+_SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(64)  # emptied with the planner's caches
+
+
+def _refuse_fleet(pp: int, stage_nodes: int, nodes: int) -> NoReturn:
+    replica_nodes = stage_nodes * pp
+    problem = f"a replica spans {replica_nodes} nodes ({pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {nodes}"
+    raise InfeasibleDesign((Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),))
+
+
+def _shape_of(brief: Brief) -> ReplicaShape:
     hw, dep = brief.hardware, brief.deployment
     model = model_spec(brief.model)
     gpu = gpu_spec(hw.gpu)
@@ -480,12 +511,7 @@ def shape_of(brief: Brief) -> ReplicaShape:
     units = hw.gpus_per_node * stage_nodes // stage * dep.pp  # replicas on a replica's nodes, x PP streams each
     replica_nodes = stage_nodes * dep.pp
     if hw.nodes < replica_nodes:
-        problem = (
-            f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
-        )
-        raise InfeasibleDesign(
-            (Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),)
-        )
+        _refuse_fleet(dep.pp, stage_nodes, hw.nodes)
     return trusted(
         ReplicaShape,
         model=model,

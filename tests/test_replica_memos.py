@@ -1,6 +1,7 @@
-"""Figures of one replica kept for every fleet of it (ReplicaShape.replica_key): the worked relation's capacity
-(operating_point.seed_capacity_rate) and speculation's table and switch (planner.speculative). A figure read from
-one kept by a plan with another fleet equals the one worked out fresh, exactly."""
+"""Figures of one replica kept for every fleet of it (ReplicaShape.replica_key): the replica itself (replica.shape_of),
+the worked relation's capacity (operating_point.seed_capacity_rate) and speculation's table and switch
+(planner.speculative). A figure read from one kept by a plan with another fleet equals the one worked out fresh,
+exactly."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from planner import load_brief, preset_names
 from planner.brief import Brief
 from planner.core import feasible_replica
 from planner.errors import BriefError
+from planner.replica import shape_of
 from planner.speculative import spec_switch, speculative_analysis
 
 pytestmark = pytest.mark.unit
@@ -69,3 +71,26 @@ def test_speculation_read_from_another_fleets_table_is_worked_out_fresh(variant:
         speculative._SWITCHES.clear()
         fresh = speculative_analysis(fleet, shape, batch, fleet.running_context_tokens), spec_switch(fleet, shape)
         assert read == fresh
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_a_replica_copied_for_another_fleet_is_the_one_formed_fresh(name: str) -> None:
+    brief = load_brief(name)
+    low = brief.deployment.spare_nodes + brief.deployment.long_context_nodes
+    fleets = [brief.with_changes({"hardware.nodes": n}) for n in sorted({max(low, 1), brief.hardware.nodes, brief.hardware.nodes + 5})]
+    _clear_all()
+    shape_of(brief)  # kept: every fleet below reads it
+    for fleet in fleets:
+        try:
+            read: object = shape_of(fleet)
+        except BriefError as exc:
+            read = exc.args
+        _clear_all()
+        try:
+            fresh: object = shape_of(fleet)
+        except BriefError as exc:
+            fresh = exc.args
+        assert read == fresh
+        if not isinstance(read, tuple):
+            assert read.__dict__ == fresh.__dict__ and read.model_dump_json() == fresh.model_dump_json()  # type: ignore[attr-defined]
+        shape_of(brief)
