@@ -183,7 +183,7 @@ class SpecSwitch(_Model):
     off_above_batch: float
 
 
-_SWITCHES: dict[tuple[object, ...], SpecSwitch | None] = {}
+_SWITCHES: BoundedMemo[tuple[object, ...], tuple[SpecSwitch | None]] = BoundedMemo(256)  # emptied with the planner's caches
 
 
 def spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
@@ -191,11 +191,11 @@ def spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
     if not brief.speculative.enabled:
         return None
     key = _speculation_key(brief, shape, brief.running_context_tokens)
-    if key not in _SWITCHES:
-        if len(_SWITCHES) > 256:
-            _SWITCHES.clear()
-        _SWITCHES[key] = _switch(brief, shape)
-    return _SWITCHES[key]
+    kept = _SWITCHES.get(key)
+    if kept is None:
+        kept = (_switch(brief, shape),)  # in a tuple: None is a switch too (the draft's tokens cannot be verified)
+        _SWITCHES.keep(key, kept)
+    return kept[0]
 
 
 def _switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:

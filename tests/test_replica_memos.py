@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 import planner.operating_point as operating_point
-import planner.speculative as speculative
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, preset_names
 from planner.brief import Brief
@@ -61,14 +60,12 @@ def test_speculation_read_from_another_fleets_table_is_worked_out_fresh(variant:
     fleets = _fleets(brief)
     assert len(fleets) > 1
     _clear_all()
-    speculative._SWITCHES.clear()
     for fleet in fleets:  # each fleet after the first reads the first's table and switch
         speculative_analysis(fleet, feasible_replica(fleet), batch, fleet.running_context_tokens)
     for fleet in fleets:
         shape = feasible_replica(fleet)
         read = speculative_analysis(fleet, shape, batch, fleet.running_context_tokens), spec_switch(fleet, shape)
         _clear_all()
-        speculative._SWITCHES.clear()
         fresh = speculative_analysis(fleet, shape, batch, fleet.running_context_tokens), spec_switch(fleet, shape)
         assert read == fresh
 
