@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 from pydantic import ConfigDict
 
 from planner.brief import Brief, Deployment
-from planner.cached import CachingModel
+from planner.cached import CachingModel, cached_names
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
@@ -479,17 +479,23 @@ def shape_of(brief: Brief) -> ReplicaShape:
     formed = _SHAPES.get(key)
     if formed is None:
         shape = _shape_of(brief)
-        _SHAPES.keep(key, trusted(ReplicaShape, **shape.__dict__))  # its own copy: no reader keeps values on it
+        _SHAPES.keep(key, shape)
         return shape
     nodes = brief.hardware.nodes
     if nodes < formed.replica_nodes:
         _refuse_fleet(formed.pp, formed.replica_nodes // formed.pp, nodes)
-    values = formed.__dict__.copy()  # its fields alone
+    values = {name: formed.__dict__[name] for name in _SHAPE_FIELDS}
     values["replicas"] = formed.replicas_in(nodes)
-    return trusted(ReplicaShape, **values)
+    shape = trusted(ReplicaShape, **values)
+    # what readers worked out on the first (its weights and KV per GPU, prefill rate, step...), none of which counts
+    # the replicas, but its memo: a replica's engines are its own
+    shape.__dict__.update({name: value for name, value in formed.__dict__.items() if name in _FLEET_FREE})
+    return shape
 
 
 _SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(64)  # emptied with the planner's caches
+_SHAPE_FIELDS = tuple(ReplicaShape.model_fields)
+_FLEET_FREE = frozenset(cached_names(ReplicaShape)) - {"memo"}  # ReplicaShape's kept values that copies share
 
 
 def _refuse_fleet(pp: int, stage_nodes: int, nodes: int) -> NoReturn:
