@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NoReturn
 
 from pydantic import ConfigDict
@@ -33,7 +33,7 @@ from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, C
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem
 
-__all__ = ["ReplicaShape", "shape_of", "units_text"]
+__all__ = ["ReplicaShape", "replica_inputs", "shape_of", "units_text"]
 
 GB = 1e9
 TB = 1e12
@@ -373,7 +373,7 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
     and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
     out the fleet's size, how its nodes split into pools and the traffic: a plan's re-plans at other node counts (its
     one-node-lost design, which runs without the spare it used) find the same replica's step."""
-    key = (*_replica_inputs(brief), precision)
+    key = (*replica_inputs(brief), precision)
     steps = _STEPS.get(key)
     if steps is None:
         steps = _step_constants(brief, model, gpu, precision)
@@ -383,15 +383,15 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
 
 _STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
 # the deployment's fields a replica's step can depend on: all but the pools' sizes (spare and long-context nodes)
-_STEP_DEPLOYMENT_FIELDS = tuple(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes"))
+_STEP_DEPLOYMENT_FIELDS = attrgetter(*(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes")))
 
 
-def _replica_inputs(brief: Brief) -> tuple[object, ...]:
+def replica_inputs(brief: Brief) -> tuple[object, ...]:
     """The brief's sections and fields one replica (its shape and step) is worked out from: not the fleet's size, how
     its nodes split into pools, nor the traffic."""
     hw, dep = brief.hardware, brief.deployment
     return (
-        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
+        *_STEP_DEPLOYMENT_FIELDS(dep),
         brief.efficiency,
         hw.gpu,
         hw.gpus_per_node,
@@ -475,7 +475,7 @@ def shape_of(brief: Brief) -> ReplicaShape:
     """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed. One formed
     for a brief that differs only in its fleet (_replica_inputs: a re-plan at another node count, a search over fleet
     sizes) is copied with this fleet's count of it."""
-    key = _replica_inputs(brief)
+    key = replica_inputs(brief)
     formed = _SHAPES.get(key)
     if formed is None:
         shape = _shape_of(brief)

@@ -25,7 +25,7 @@ from planner.errors import BriefError
 from planner.fmt import num, pct
 from planner.memo import BoundedMemo
 from planner.numerics import root_in_bracket
-from planner.replica import ReplicaShape, shape_of
+from planner.replica import ReplicaShape, replica_inputs, shape_of
 from planner.slo import SloBudget
 from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
 from planner.trusted import trusted
@@ -190,7 +190,7 @@ def spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
     """Speculation as the engine runs it (None when off, or when the draft's tokens cannot be verified)."""
     if not brief.speculative.enabled:
         return None
-    key = _speculation_key(brief, shape, brief.running_context_tokens)
+    key = _speculation_key(brief, brief.running_context_tokens)
     kept = _SWITCHES.get(key)
     if kept is None:
         kept = (_switch(brief, shape),)  # in a tuple: None is a switch too (the draft's tokens cannot be verified)
@@ -243,7 +243,7 @@ class _SpecTable(NamedTuple):
 def _spec_table(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
     """_SpecTable of this replica (not how many) and brief, kept by what it reads: every core of a plan (its own, the
     one-node-lost re-plan's...) runs speculation on the same replica at its own batch."""
-    key = _speculation_key(brief, shape, context_tokens)
+    key = _speculation_key(brief, context_tokens)
     table = _TABLES.get(key)
     if table is None:
         table = _spec_table_of(brief, shape, context_tokens)
@@ -254,19 +254,11 @@ def _spec_table(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _Sp
 _TABLES: BoundedMemo[tuple[object, ...], _SpecTable] = BoundedMemo(64)  # emptied with the planner's caches
 
 
-def _speculation_key(brief: Brief, shape: ReplicaShape, context_tokens: float) -> tuple[object, ...]:
-    """What speculation on this replica reads: the brief's speculation, scheduler and max-num-seqs, what a draft
-    model's replica is formed with beside the target's (draft_constants), the context a step reads, the replica (not
-    how many: the draft's step and the crossover are a replica's)."""
-    return (
-        brief.speculative,
-        brief.latency.scheduler_ms,
-        brief.deployment.max_num_seqs,
-        brief.efficiency,
-        brief.lora,
-        context_tokens,
-        shape.replica_key,
-    )
+def _speculation_key(brief: Brief, context_tokens: float) -> tuple[object, ...]:
+    """What speculation on a replica reads: the brief's speculation and scheduler, the context a step reads, and what
+    the replica and a draft model's replica are formed from (replica_inputs: not the fleet's size, so a re-plan that
+    only moves nodes finds it)."""
+    return (brief.speculative, brief.latency.scheduler_ms, context_tokens, *replica_inputs(brief))
 
 
 def _spec_table_of(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
