@@ -705,9 +705,9 @@ class Brief(_Frozen):
 
     def _with_section_changes(self, changes: dict[str, Any]) -> Brief | None:
         """with_changes where every path is a known field of a section (`hardware.nodes`, not `model.*`): each changed
-        value is validated as an assignment to its section (the field's own rules, then the section's rules across its
-        fields), the fields it leaves were validated when the section was; the other sections are kept as they are (a
-        brief has no rule across sections). None where that does not apply or a value is refused (with_changes then
+        section is validated with its changes (_section_with: one value as an assignment, the field's own rules then the
+        section's rules across its fields; several together); the other sections are kept as they are (a brief has no
+        rule across sections). None where that does not apply or a value is refused (with_changes then
         validates the whole brief and words the error as always)."""
         if self.model.hf_config:  # refused by with_changes, whatever changes
             return None
@@ -728,25 +728,22 @@ class Brief(_Frozen):
 
 
 def _section_with(current: _Frozen, leaves: dict[str, Any]) -> _Frozen:
-    """`current` with `leaves` validated as assignments (each runs the field's rules, then the section's). The section's
-    integer defaults of float fields, which pydantic does not validate, are validated too: the section reads as the
-    whole section validated again would (1200.0, not 1200, in its JSON). Where an assignment is refused and others
-    were made with it (changes that pass only together: a mean and its p95 raised at once, the mean past the old p95),
-    the section is validated again whole from its JSON with the changes, as the whole brief's validation validates it.
-    Raises ValidationError when that refuses them too."""
+    """`current` with `leaves` validated as the whole brief's validation validates the section. One changed value is
+    validated as an assignment (the field's rules, then the section's), and the section's integer defaults of float
+    fields, which pydantic does not validate, are validated too: the section reads as the whole section validated again
+    would (1200.0, not 1200, in its JSON). Several are validated together, the section again whole from its JSON with
+    them: they may pass only together (a prompt mean and its p95 raised at once, the mean past the old p95), and one
+    assignment at a time would refuse them. Raises ValidationError for a refused value."""
+    if len(leaves) > 1:
+        return type(current).model_validate(current.model_dump(mode="json") | leaves)
     changed = current.model_copy()
     validator = type(current).__pydantic_validator__
-    try:
-        for name in _INT_DEFAULTS[type(current)]:
-            value = changed.__dict__[name]
-            if type(value) is int and name not in leaves:
-                validator.validate_assignment(changed, name, value)
-        for leaf, value in leaves.items():
-            validator.validate_assignment(changed, leaf, value)
-    except ValidationError:
-        if len(leaves) == 1:
-            raise
-        return type(current).model_validate(current.model_dump(mode="json") | leaves)
+    for name in _INT_DEFAULTS[type(current)]:
+        value = changed.__dict__[name]
+        if type(value) is int and name not in leaves:
+            validator.validate_assignment(changed, name, value)
+    for leaf, value in leaves.items():
+        validator.validate_assignment(changed, leaf, value)
     return changed
 
 

@@ -1,5 +1,5 @@
-"""Brief.with_changes validates each changed value as an assignment to its section: the brief must be the one the
-section validated again gives (the same values and types, the other sections kept as they are), and a refused value
+"""Brief.with_changes validates a changed value as an assignment to its section, several changes of one section
+together: the brief must be the one the section validated again gives (the same values and types, the other sections kept as they are), and a refused value
 must read as the whole brief's validation words it."""
 
 from __future__ import annotations
