@@ -473,7 +473,7 @@ def _kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, bytes_per_value: floa
 
 def shape_of(brief: Brief) -> ReplicaShape:
     """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed. One formed
-    for a brief that differs only in its fleet (_replica_inputs: a re-plan at another node count, a search over fleet
+    for a brief that differs only in its fleet (replica_inputs: a re-plan at another node count, a search over fleet
     sizes) is copied with this fleet's count of it."""
     key = replica_inputs(brief)
     formed = _SHAPES.get(key)
@@ -493,12 +493,15 @@ def shape_of(brief: Brief) -> ReplicaShape:
     return shape
 
 
-_SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(64)  # emptied with the planner's caches
+# the first shape formed of each replica (a plan forms a few: its own, a draft model's, a search's candidates); emptied
+# with the planner's caches
+_SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(32)
 _SHAPE_FIELDS = tuple(ReplicaShape.model_fields)
 _FLEET_FREE = frozenset(cached_names(ReplicaShape)) - {"memo"}  # ReplicaShape's kept values that copies share
 
 
 def _refuse_fleet(pp: int, stage_nodes: int, nodes: int) -> NoReturn:
+    """A fleet of fewer nodes than one replica spans forms no replica: raises the verdict that says so."""
     replica_nodes = stage_nodes * pp
     problem = f"a replica spans {replica_nodes} nodes ({pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {nodes}"
     raise InfeasibleDesign((Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),))
