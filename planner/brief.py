@@ -705,9 +705,9 @@ class Brief(_Frozen):
 
     def _with_section_changes(self, changes: dict[str, Any]) -> Brief | None:
         """with_changes where every path is a known field of a section (`hardware.nodes`, not `model.*`): each changed
-        value is validated as an assignment to its section (the field's own rules, then the section's rules across its
-        fields), the fields it leaves were validated when the section was; the other sections are kept as they are (a
-        brief has no rule across sections). None where that does not apply or a value is refused (with_changes then
+        section is validated with its changes (_section_with: one value as an assignment, the field's own rules then the
+        section's rules across its fields; several together); the other sections are kept as they are (a brief has no
+        rule across sections). None where that does not apply or a value is refused (with_changes then
         validates the whole brief and words the error as always)."""
         if self.model.hf_config:  # refused by with_changes, whatever changes
             return None
@@ -722,15 +722,20 @@ class Brief(_Frozen):
             by_section.setdefault(section, {})[leaf] = value
         try:
             update = {section: _section_with(getattr(self, section), leaves) for section, leaves in by_section.items()}
-        except ValidationError:  # a pair of changes may pass only together: the whole brief's validation decides
+        except ValidationError:  # a refused value: the whole brief's validation words it
             return None
         return self.model_copy(update=update)
 
 
 def _section_with(current: _Frozen, leaves: dict[str, Any]) -> _Frozen:
-    """`current` with `leaves` validated as assignments (each runs the field's rules, then the section's). The section's
-    integer defaults of float fields, which pydantic does not validate, are validated too: the section reads as the
-    whole section validated again would (1200.0, not 1200, in its JSON)."""
+    """`current` with `leaves` validated as the whole brief's validation validates the section. One changed value is
+    validated as an assignment (the field's rules, then the section's), and the section's integer defaults of float
+    fields, which pydantic does not validate, are validated too: the section reads as the whole section validated again
+    would (1200.0, not 1200, in its JSON). Several are validated together, the section again whole from its JSON with
+    them: they may pass only together (a prompt mean and its p95 raised at once, the mean past the old p95), and one
+    assignment at a time would refuse them. Raises ValidationError for a refused value."""
+    if len(leaves) > 1:
+        return type(current).model_validate(current.model_dump(mode="json") | leaves)
     changed = current.model_copy()
     validator = type(current).__pydantic_validator__
     for name in _INT_DEFAULTS[type(current)]:

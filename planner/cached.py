@@ -11,7 +11,7 @@ from typing import Any, Self
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-__all__ = ["CachingModel"]
+__all__ = ["CachingModel", "cached_names"]
 
 _set = object.__setattr__  # frozen models refuse their own __setattr__
 
@@ -25,14 +25,14 @@ class CachingModel(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         if deep or self.__pydantic_extra__:
             copied = super().model_copy(update=update, deep=deep)
-            for name in _cached_names(type(self)):
+            for name in cached_names(type(self)):
                 copied.__dict__.pop(name, None)
             return copied
         # pydantic's shallow copy written out, without the kept values: a plan copies a brief and the sections it
         # changes at each change (planner.brief's with_changes)
         cls = type(self)
         values = self.__dict__.copy()
-        for name in _CACHED_NAMES.get(cls) or _cached_names(cls):
+        for name in _CACHED_NAMES.get(cls) or cached_names(cls):
             values.pop(name, None)
         fields_set = self.__pydantic_fields_set__.copy()
         if update:
@@ -50,11 +50,11 @@ class CachingModel(BaseModel):
         """A pickled model leaves its worked-out values behind: a kept hash is of this process's string hashes, which a
         spawned worker (the design search's) hashes differently, and the rest are worked out again on first read."""
         state = super().__getstate__()
-        cached = _cached_names(type(self))
+        cached = cached_names(type(self))
         return state | {"__dict__": {name: value for name, value in state["__dict__"].items() if name not in cached}}
 
 
-def _cached_names(cls: type) -> tuple[str, ...]:
+def cached_names(cls: type) -> tuple[str, ...]:
     """The names of a class's kept values (its cached_property attributes, inherited ones included)."""
     names = _CACHED_NAMES.get(cls)
     if names is None:  # a class made before this module's hook saw it (none in the planner)

@@ -477,6 +477,8 @@ def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
         return False
     for section in Brief.model_fields:
         x, y = getattr(a, section), getattr(b, section)
+        if x is y:  # a section with_changes kept: pydantic's == would compare it field by field
+            continue
         moved = _FLEET_AND_TRAFFIC.get(section)
         if moved is None:
             if x != y:

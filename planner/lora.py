@@ -75,6 +75,9 @@ def lora_kernels(lora: Lora, model: ModelSpec) -> int:
     return 2 * projections * model.layers
 
 
+_NO_LORA = Lora()  # the section a brief without adapters leaves out
+
+
 def lora_check(brief: Brief, model: ModelSpec, tp: int, pp: int, kv_gb_per_gpu: float) -> tuple[bool, tuple[Problem, ...]]:
     """(whether the adapters fit in the memory the weights and the reserve leave, the problems to report): adapters
     that do not fit, and LoRA fields the design does not use. A GPU holds its TP share of its stage's layers."""
@@ -96,7 +99,7 @@ def lora_check(brief: Brief, model: ModelSpec, tp: int, pp: int, kv_gb_per_gpu: 
                     change=f"serve fewer adapters (under {most:,} fit with no room for KV), lower the rank, raise TP or PP, or page adapters in from host memory",
                 )
             )
-    if lora.adapters == 0 and lora != Lora():
+    if lora.adapters == 0 and lora != _NO_LORA:
         problems.append(
             Problem(
                 field="lora",

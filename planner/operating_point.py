@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
@@ -32,11 +31,12 @@ from planner.brief import Brief, ObjectiveKind
 from planner.cached import CachingModel
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.memo import BoundedMemo
 from planner.numerics import bracket_root, false_position, lowest_crossing, root_in_bracket
 from planner.pools import Pools
 from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, latency_point, pace
-from planner.speculative import spec_switch
+from planner.speculative import SpecSwitch, spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
 
 __all__ = [
@@ -545,9 +545,6 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
 
 _CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # key -> (rate, clause by first-token extra)
 _CAPACITY_CACHE_SIZE = 512
-# a replica's fields but how many (the load's share changes with it, not the capacity) and its GPU, which the key names by
-# its catalog key (gpu_spec: one spec a key; its dense_tflops table is no hashable part)
-_SHAPE_KEY = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))
 
 
 def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
@@ -557,8 +554,7 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
     return (
-        _SHAPE_KEY(shape.__dict__),
-        shape.gpu.key,
+        shape.replica_key,  # not how many: the load's share changes with that, not the capacity
         lengths,
         brief.effective_hit_rate,
         limits,
@@ -1108,8 +1104,11 @@ def seed_prefill_s(brief: Brief, shape: ReplicaShape, hit_rate: float | None = N
 
 def _seed_real_step(brief: Brief, shape: ReplicaShape) -> Callable[[float], float]:
     """The real decode step at a batch, as the worked relation reads it (speculation's share where it is on)."""
-    read, _ = context_tokens(brief)
-    switch = spec_switch(brief, shape)
+    return _real_step(shape, context_tokens(brief)[0], spec_switch(brief, shape))
+
+
+def _real_step(shape: ReplicaShape, read: float, switch: SpecSwitch | None) -> Callable[[float], float]:
+    """_seed_real_step of a replica whose sequences read `read` tokens of KV a step, speculation by `switch`."""
 
     def real(n: float) -> float:
         plain = shape.decode_step_real_s(n, read)
@@ -1135,9 +1134,22 @@ def seed_tpot_ms(brief: Brief, shape: ReplicaShape, rate: float) -> float:
 
 
 def seed_capacity_rate(brief: Brief, shape: ReplicaShape, hit_rate: float | None = None) -> float:
-    """seed_relation's capacity_rate_per_s alone: where the worked relation's TPOT reaches the ITL target."""
+    """seed_relation's capacity_rate_per_s alone: where the worked relation's TPOT reaches the ITL target. It reads the
+    replica (not how many), the prompt's prefill time, the reply, the context a step reads and speculation's switch:
+    kept by those, it is worked out once for every core of a plan (its own, the one-node-lost re-plan's...)."""
     prefill_s = seed_prefill_s(brief, shape, hit_rate)
-    return _seed_capacity(brief.slo.itl_p95_ms / 1e3, prefill_s, brief.workload.output_tokens_mean, _seed_real_step(brief, shape))
+    read, _ = context_tokens(brief)
+    switch = spec_switch(brief, shape)
+    target_s, output = brief.slo.itl_p95_ms / 1e3, brief.workload.output_tokens_mean
+    key = (shape.replica_key, target_s, prefill_s, output, read, switch)
+    rate = _SEED_CAPACITIES.get(key)
+    if rate is None:
+        rate = _seed_capacity(target_s, prefill_s, output, _real_step(shape, read, switch))
+        _SEED_CAPACITIES.keep(key, rate)
+    return rate
+
+
+_SEED_CAPACITIES: BoundedMemo[tuple[object, ...], float] = BoundedMemo(256)  # emptied with the planner's caches
 
 
 def seed_relation(brief: Brief, shape: ReplicaShape, rate: float, hit_rate: float | None = None) -> SeedRelation:

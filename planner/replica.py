@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, NoReturn
 
 from pydantic import ConfigDict
 
 from planner.brief import Brief, Deployment
-from planner.cached import CachingModel
+from planner.cached import CachingModel, cached_names
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
@@ -32,7 +33,7 @@ from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, C
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem
 
-__all__ = ["ReplicaShape", "shape_of", "units_text"]
+__all__ = ["ReplicaShape", "replica_inputs", "shape_of", "units_text"]
 
 GB = 1e9
 TB = 1e12
@@ -75,6 +76,13 @@ class ReplicaShape(CachingModel):
         """What the planner derives from this replica and a brief, built once per replica (planner.slo's latency
         engines: a solve evaluates hundreds of loads on one). Not a field: the shape stays what it describes."""
         return {}
+
+    @cached_property
+    def replica_key(self) -> tuple[object, ...]:
+        """The replica's fields but how many (and its GPU by its catalog key: one spec a key, whose dense_tflops table
+        is no hashable part): what a figure of one replica, whatever the fleet, is kept by (the SLO capacity, the
+        worked relation's capacity, speculation's switch), so a re-plan that only moves nodes finds it."""
+        return (_REPLICA_FIELDS(self.__dict__), self.gpu.key)
 
     # --- memory -------------------------------------------------------------------------------
     @cached_property
@@ -208,6 +216,9 @@ class ReplicaShape(CachingModel):
         if not math.isfinite(batch * context_tokens):
             return math.inf
         return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
+
+
+_REPLICA_FIELDS = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))
 
 
 def units_text(units: int, pp: int) -> str:
@@ -362,16 +373,7 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
     and `gpu` are the brief's (shape_of looks them up). Kept by the sections they are worked out from, which leave
     out the fleet's size, how its nodes split into pools and the traffic: a plan's re-plans at other node counts (its
     one-node-lost design, which runs without the spare it used) find the same replica's step."""
-    hw, dep = brief.hardware, brief.deployment
-    key = (
-        *(getattr(dep, name) for name in _STEP_DEPLOYMENT_FIELDS),
-        brief.efficiency,
-        hw.gpu,
-        hw.gpus_per_node,
-        brief.lora,
-        brief.model,
-        precision,
-    )
+    key = (*replica_inputs(brief), precision)
     steps = _STEPS.get(key)
     if steps is None:
         steps = _step_constants(brief, model, gpu, precision)
@@ -381,7 +383,21 @@ def step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str)
 
 _STEPS: BoundedMemo[tuple[object, ...], StepConstants] = BoundedMemo(64)  # emptied with the planner's caches
 # the deployment's fields a replica's step can depend on: all but the pools' sizes (spare and long-context nodes)
-_STEP_DEPLOYMENT_FIELDS = tuple(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes"))
+_STEP_DEPLOYMENT_FIELDS = attrgetter(*(name for name in Deployment.model_fields if name not in ("spare_nodes", "long_context_nodes")))
+
+
+def replica_inputs(brief: Brief) -> tuple[object, ...]:
+    """The brief's sections and fields one replica (its shape and step) is worked out from: not the fleet's size, how
+    its nodes split into pools, nor the traffic."""
+    hw, dep = brief.hardware, brief.deployment
+    return (
+        *_STEP_DEPLOYMENT_FIELDS(dep),
+        brief.efficiency,
+        hw.gpu,
+        hw.gpus_per_node,
+        brief.lora,
+        brief.model,
+    )
 
 
 def _step_constants(brief: Brief, model: ModelSpec, gpu: GpuSpec, precision: str) -> StepConstants:
@@ -456,7 +472,42 @@ def _kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, bytes_per_value: floa
 
 
 def shape_of(brief: Brief) -> ReplicaShape:
-    """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed."""
+    """The replica the brief describes; raises InfeasibleDesign (a BriefError) when no replica can be formed. One formed
+    for a brief that differs only in its fleet (replica_inputs: a re-plan at another node count, a search over fleet
+    sizes) is copied with this fleet's count of it."""
+    key = replica_inputs(brief)
+    formed = _SHAPES.get(key)
+    if formed is None:
+        shape = _shape_of(brief)
+        _SHAPES.keep(key, shape)
+        return shape
+    nodes = brief.hardware.nodes
+    if nodes < formed.replica_nodes:
+        _refuse_fleet(formed.pp, formed.replica_nodes // formed.pp, nodes)
+    values = {name: formed.__dict__[name] for name in _SHAPE_FIELDS}
+    values["replicas"] = formed.replicas_in(nodes)
+    shape = trusted(ReplicaShape, **values)
+    # what readers worked out on the first (its weights and KV per GPU, prefill rate, step...), none of which counts
+    # the replicas, but its memo: a replica's engines are its own
+    shape.__dict__.update({name: value for name, value in formed.__dict__.items() if name in _FLEET_FREE})
+    return shape
+
+
+# the first shape formed of each replica (a plan forms a few: its own, a draft model's, a search's candidates); emptied
+# with the planner's caches
+_SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(32)
+_SHAPE_FIELDS = tuple(ReplicaShape.model_fields)
+_FLEET_FREE = frozenset(cached_names(ReplicaShape)) - {"memo"}  # ReplicaShape's kept values that copies share
+
+
+def _refuse_fleet(pp: int, stage_nodes: int, nodes: int) -> NoReturn:
+    """A fleet of fewer nodes than one replica spans forms no replica: raises the verdict that says so."""
+    replica_nodes = stage_nodes * pp
+    problem = f"a replica spans {replica_nodes} nodes ({pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {nodes}"
+    raise InfeasibleDesign((Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),))
+
+
+def _shape_of(brief: Brief) -> ReplicaShape:
     hw, dep = brief.hardware, brief.deployment
     model = model_spec(brief.model)
     gpu = gpu_spec(hw.gpu)
@@ -469,12 +520,7 @@ def shape_of(brief: Brief) -> ReplicaShape:
     units = hw.gpus_per_node * stage_nodes // stage * dep.pp  # replicas on a replica's nodes, x PP streams each
     replica_nodes = stage_nodes * dep.pp
     if hw.nodes < replica_nodes:
-        problem = (
-            f"a replica spans {replica_nodes} nodes ({dep.pp} pipeline stage(s) of {stage_nodes} node(s)) and the fleet has {hw.nodes}"
-        )
-        raise InfeasibleDesign(
-            (Problem(field="hardware.nodes", problem=problem, change=f"set hardware.nodes to at least {replica_nodes}"),)
-        )
+        _refuse_fleet(dep.pp, stage_nodes, hw.nodes)
     return trusted(
         ReplicaShape,
         model=model,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,8 +23,9 @@ from planner.brief import Brief, ModelChoice, SpecMethod
 from planner.catalog import ModelSpec, model_spec
 from planner.errors import BriefError
 from planner.fmt import num, pct
+from planner.memo import BoundedMemo
 from planner.numerics import root_in_bracket
-from planner.replica import ReplicaShape, shape_of
+from planner.replica import ReplicaShape, replica_inputs, shape_of
 from planner.slo import SloBudget
 from planner.step_model import StepConstants, spec_constants, speculative_step_time_s, step_time_s, tokens_per_step
 from planner.trusted import trusted
@@ -181,45 +183,33 @@ class SpecSwitch(_Model):
     off_above_batch: float
 
 
-_SWITCHES: dict[tuple[object, ...], SpecSwitch | None] = {}
+_SWITCHES: BoundedMemo[tuple[object, ...], tuple[SpecSwitch | None]] = BoundedMemo(256)  # emptied with the planner's caches
 
 
 def spec_switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
     """Speculation as the engine runs it (None when off, or when the draft's tokens cannot be verified)."""
     if not brief.speculative.enabled:
         return None
-    key = (
-        brief.speculative,
-        brief.latency.scheduler_ms,
-        brief.running_context_tokens,
-        brief.deployment.max_num_seqs,
-        shape.model_dump_json(),
-    )
-    if key not in _SWITCHES:
-        if len(_SWITCHES) > 256:
-            _SWITCHES.clear()
-        _SWITCHES[key] = _switch(brief, shape)
-    return _SWITCHES[key]
+    key = _speculation_key(brief, brief.running_context_tokens)
+    kept = _SWITCHES.get(key)
+    if kept is None:
+        kept = (_switch(brief, shape),)  # in a tuple: None is a switch too (the draft's tokens cannot be verified)
+        _SWITCHES.keep(key, kept)
+    return kept[0]
 
 
 def _switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
     if any(p.field == "speculative.draft_model" for p in _problems(brief, shape)):
         return None
-    spec = brief.speculative
-    draft, _ = draft_constants(brief, shape)
-    constants = spec_constants(shape.step, draft, spec.num_speculative_tokens)
-    expected = tokens_per_step(spec.acceptance_rate, spec.num_speculative_tokens)
-    crossover = _crossover(brief, shape, constants, expected, brief.running_context_tokens)
-    return SpecSwitch(constants=constants, tokens_per_step=expected, off_above_batch=_off_batch(brief, crossover))
+    table = _spec_table(brief, shape, brief.running_context_tokens)
+    return SpecSwitch(constants=table.constants, tokens_per_step=table.expected, off_above_batch=table.off)
 
 
 def _crossover(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], expected: float, context_tokens: float) -> float:
     """The batch at which speculation's gain per token falls to 1 (inf: never, up to 8 x max-num-seqs)."""
-    sched_s = brief.latency.scheduler_ms / 1e3
 
     def gain(batch: float) -> float:
-        plain = step_time_s(shape.step.values(), batch, batch, batch * context_tokens, 0.0) + sched_s
-        verify = speculative_step_time_s(constants, batch, batch, batch * context_tokens, 0.0) + sched_s
+        plain, verify = _steps_at(brief, shape, constants, context_tokens, batch)
         return plain * expected / verify
 
     top = 8.0 * brief.deployment.max_num_seqs
@@ -234,35 +224,59 @@ def _off_batch(brief: Brief, crossover: float) -> int:
     return spec.off_above_batch if spec.off_above_batch is not None else max(int(crossover) if math.isfinite(crossover) else top, 0)
 
 
-def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
-    """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch."""
+class _SpecTable(NamedTuple):
+    """What speculative_analysis works out of the replica and the brief's speculation, whatever the load: the draft, the
+    speculative step's constants, the crossover, the gain-vs-batch table and the words on them."""
+
+    draft: str
+    constants: tuple[float, ...]  # the speculative step's (spec_constants)
+    expected: float  # tokens a sequence emits a step
+    crossover: float
+    off: int
+    points: tuple[SpecPoint, ...]
+    gain_at_batch_1: float
+    gain_at_max_batch: float
+    config_json: str
+    arithmetic: dict[str, str]  # all but the words at the load
+
+
+def _spec_table(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
+    """_SpecTable of this replica (not how many) and brief, kept by what it reads: every core of a plan (its own, the
+    one-node-lost re-plan's...) runs speculation on the same replica at its own batch."""
+    key = _speculation_key(brief, context_tokens)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _spec_table_of(brief, shape, context_tokens)
+        _TABLES.keep(key, table)
+    return table
+
+
+_TABLES: BoundedMemo[tuple[object, ...], _SpecTable] = BoundedMemo(64)  # emptied with the planner's caches
+
+
+def _speculation_key(brief: Brief, context_tokens: float) -> tuple[object, ...]:
+    """What speculation on a replica reads: the brief's speculation and scheduler, the context a step reads, and what
+    the replica and a draft model's replica are formed from (replica_inputs: not the fleet's size, so a re-plan that
+    only moves nodes finds it)."""
+    return (brief.speculative, brief.latency.scheduler_ms, context_tokens, *replica_inputs(brief))
+
+
+def _spec_table_of(brief: Brief, shape: ReplicaShape, context_tokens: float) -> _SpecTable:
     spec = brief.speculative
     k = spec.num_speculative_tokens
     draft, draft_name = draft_constants(brief, shape)
     constants = spec_constants(shape.step, draft, k)
     expected = tokens_per_step(spec.acceptance_rate, k)
-    sched_s = brief.latency.scheduler_ms / 1e3
-
-    def point(batch: float) -> tuple[float, float]:
-        plain = step_time_s(shape.step.values(), batch, batch, batch * context_tokens, 0.0) + sched_s
-        verify = speculative_step_time_s(constants, batch, batch, batch * context_tokens, 0.0) + sched_s
-        return plain, verify
-
-    def gain(batch: float) -> float:
-        plain, verify = point(batch)
-        return plain * expected / verify
-
-    top = 8.0 * brief.deployment.max_num_seqs
     crossover = _crossover(brief, shape, constants, expected, context_tokens)
     off = _off_batch(brief, crossover)
-    batch = max(operating_batch, 1.0)
     rows: list[SpecPoint] = []
     # the rows run past max-num-seqs to twice the crossover, so the table shows the loss beyond it
+    top = 8.0 * brief.deployment.max_num_seqs
     last = max(brief.deployment.max_num_seqs, min(2 * crossover, top) if math.isfinite(crossover) else 0)
     for b in sorted({*[b for b in _BATCHES if b <= last], brief.deployment.max_num_seqs}):
         if rows and rows[-1].batch == b:
             continue
-        plain, verify = point(float(b))
+        plain, verify = _steps_at(brief, shape, constants, context_tokens, float(b))
         rows.append(
             trusted(
                 SpecPoint,
@@ -273,35 +287,71 @@ def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: flo
                 gain=plain * expected / verify,
             )
         )
-    plain1, verify1 = point(1.0)
+    plain1, verify1 = _steps_at(brief, shape, constants, context_tokens, 1.0)
+    at_1 = plain1 * expected / verify1
+    plain_max, verify_max = _steps_at(brief, shape, constants, context_tokens, float(brief.deployment.max_num_seqs))
     a = spec.acceptance_rate
-    return SpeculativeAnalysis(
+    arithmetic = {
+        "tokens_per_step": f"(1 - {num(a)}^{k + 1}) / (1 - {num(a)}) = {num(expected)} tokens a sequence per step",
+        "batch_1": f"batch 1: {num(plain1 * 1e3, 'ms')} a token plain; a speculative step {num(verify1 * 1e3, 'ms')}"
+        f" / {num(expected)} tokens = {num(verify1 / expected * 1e3, 'ms')} a token: x{num(at_1)}",
+        "crossover": f"the gain falls to 1 at a batch of {num(crossover)}: above it the k + 1 tokens' compute and the"
+        f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
+        if math.isfinite(crossover)
+        else f"the gain stays above 1 up to a batch of {num(top)}",
+    }
+    return _SpecTable(
+        draft=draft_name,
+        constants=constants,
+        expected=expected,
+        crossover=crossover,
+        off=off,
+        points=tuple(rows),
+        gain_at_batch_1=at_1,
+        gain_at_max_batch=plain_max * expected / verify_max,
+        config_json=speculative_config_json(brief, shape, off),
+        arithmetic=arithmetic,
+    )
+
+
+def _steps_at(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], context_tokens: float, batch: float) -> tuple[float, float]:
+    """(plain step, speculative step) at a batch, the scheduler's time included (s)."""
+    sched_s = brief.latency.scheduler_ms / 1e3
+    plain = step_time_s(shape.step.values(), batch, batch, batch * context_tokens, 0.0) + sched_s
+    verify = speculative_step_time_s(constants, batch, batch, batch * context_tokens, 0.0) + sched_s
+    return plain, verify
+
+
+def speculative_analysis(brief: Brief, shape: ReplicaShape, operating_batch: float, context_tokens: float) -> SpeculativeAnalysis:
+    """Speculation's gain at each batch, the crossover, and whether it is on at the design's running batch (all but
+    the load's part kept for the replica: _spec_table)."""
+    spec = brief.speculative
+    table = _spec_table(brief, shape, context_tokens)
+    batch = max(operating_batch, 1.0)
+    plain, verify = _steps_at(brief, shape, table.constants, context_tokens, batch)
+    at_load = plain * table.expected / verify
+    on = batch <= table.off
+    return trusted(
+        SpeculativeAnalysis,
         problems=_problems(brief, shape),
         method=spec.method,
-        draft=draft_name,
-        num_speculative_tokens=k,
-        acceptance_rate=a,
-        tokens_per_step=expected,
-        crossover_batch=crossover,
-        off_above_batch=off,
-        off_above_batch_per_engine=per_engine_batch(shape, off),
+        draft=table.draft,
+        num_speculative_tokens=spec.num_speculative_tokens,
+        acceptance_rate=spec.acceptance_rate,
+        tokens_per_step=table.expected,
+        crossover_batch=table.crossover,
+        off_above_batch=table.off,
+        off_above_batch_per_engine=per_engine_batch(shape, table.off),
         operating_batch=batch,
-        on_at_load=batch <= off,
-        gain_at_load=gain(batch),
-        gain_at_batch_1=gain(1.0),
-        gain_at_max_batch=gain(float(brief.deployment.max_num_seqs)),
-        points=tuple(rows),
-        config_json=speculative_config_json(brief, shape, off),
-        arithmetic={
-            "tokens_per_step": f"(1 - {num(a)}^{k + 1}) / (1 - {num(a)}) = {num(expected)} tokens a sequence per step",
-            "batch_1": f"batch 1: {num(plain1 * 1e3, 'ms')} a token plain; a speculative step {num(verify1 * 1e3, 'ms')}"
-            f" / {num(expected)} tokens = {num(verify1 / expected * 1e3, 'ms')} a token: x{num(plain1 * expected / verify1)}",
-            "crossover": f"the gain falls to 1 at a batch of {num(crossover)}: above it the k + 1 tokens' compute and the"
-            f" {k} draft passes cost more than the {num(expected)} tokens a step saves"
-            if math.isfinite(crossover)
-            else f"the gain stays above 1 up to a batch of {num(top)}",
-            "at_load": f"at the running batch of {num(batch)}: x{num(gain(batch))} ({'on' if batch <= off else 'off'},"
-            f" turned off above {off} sequences)",
+        on_at_load=on,
+        gain_at_load=at_load,
+        gain_at_batch_1=table.gain_at_batch_1,
+        gain_at_max_batch=table.gain_at_max_batch,
+        points=table.points,
+        config_json=table.config_json,
+        arithmetic=table.arithmetic
+        | {
+            "at_load": f"at the running batch of {num(batch)}: x{num(at_load)} ({'on' if on else 'off'}, turned off above {table.off} sequences)"
         },
     )
 
@@ -378,8 +428,7 @@ def _swap_decode_step(slo: SloBudget, analysis: SpeculativeAnalysis, brief: Brie
 
 def _at(analysis: SpeculativeAnalysis, brief: Brief, shape: ReplicaShape, batch: float) -> tuple[float, float, float]:
     ctx = brief.running_context_tokens
-    draft, _ = draft_constants(brief, shape)
-    constants = spec_constants(shape.step, draft, analysis.num_speculative_tokens)
+    constants = _spec_table(brief, shape, ctx).constants
     sched = brief.latency.scheduler_ms
     plain = step_time_s(shape.step.values(), batch, batch, batch * ctx, 0.0) * 1e3 + sched
     spec = speculative_step_time_s(constants, batch, batch, batch * ctx, 0.0) * 1e3 + sched
