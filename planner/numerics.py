@@ -589,11 +589,19 @@ class _KneeChord:
         self.at = {low: self.low, high: self.high}  # the coordinates at each x the search evaluated
 
     def past(self, seen: list[tuple[float, tuple[float, ...]]], i: int) -> list[tuple[float, tuple[float, ...]]]:
-        """The points seen, less those on function i's flat stretch once the bracket's low end is past its knee: a pole
-        fit follows the climb beyond the knee, which the flat points would bend."""
+        """The points seen for function i's pole fits once the bracket's low end is past its knee: those on the climb
+        beyond it, after the knee itself (where the coordinate's chord between the last flat point and the first past
+        it crosses 0) at the last flat point's values: the climb starts there, and the flat points would bend the fit."""
         if not self.knees or not self.low[i] > 0:
             return seen
-        return [(x, f) for x, f in seen if not self.at.get(x, (math.nan,) * len(f))[i] <= 0]
+        flat = [(x, f) for x, f in seen if self.at.get(x, (math.nan,) * len(f))[i] <= 0]
+        climb = [(x, f) for x, f in seen if not self.at.get(x, (math.nan,) * len(f))[i] <= 0]
+        last_flat, f_flat = max(flat, default=(math.nan, ()))
+        first_past = min((x for x in self.at if x > last_flat and self.at[x][i] > 0), default=math.nan)
+        if math.isnan(first_past):  # no flat point, or none under the climb
+            return climb
+        knee = false_position(last_flat, first_past, self.at[last_flat][i], self.at[first_past][i])
+        return [(knee, f_flat), *climb]
 
     def spans(self, i: int) -> bool:
         """Whether function i's coordinate is <= 0 at the low end and over 0 at the high end: its knee is inside."""
@@ -604,9 +612,19 @@ class _KneeChord:
         chord, a quarter of the tolerance under it (the step lands on the flat side, where the function meets) or over
         it after a step that met under it; the knee alone after a `stalled` step (a function that jumps at its knee,
         closed in on from both sides, where its own chords creep in from above)."""
-        knee = false_position(low, high, self.weights_low[i], self.weights_high[i])
+        knee = self._inverse_quadratic(i, low, high) or false_position(low, high, self.weights_low[i], self.weights_high[i])
         knee = knee + tol / 4 if self.under else knee - tol / 4
         return knee if stalled else max(knee, own)
+
+    def _inverse_quadratic(self, i: int, low: float, high: float) -> float | None:
+        """The knee on the quadratic in the coordinate through the last three points evaluated (Brent's inverse
+        quadratic step: superlinear on a smooth coordinate), where that lies inside (low, high); None otherwise."""
+        points = [(x, k[i]) for x, k in self.at.items()][-3:]
+        if len(points) < 3 or len({k for _, k in points}) < 3 or not all(math.isfinite(k) for _, k in points):
+            return None
+        (x0, k0), (x1, k1), (x2, k2) = points
+        root = x0 * k1 * k2 / ((k0 - k1) * (k0 - k2)) + x1 * k0 * k2 / ((k1 - k0) * (k1 - k2)) + x2 * k0 * k1 / ((k2 - k0) * (k2 - k1))
+        return root if low < root < high else None
 
     def moved(self, x: float, met: bool, kept: int) -> None:
         """Takes the coordinates at x, the bracket's new low end (`met`) or high end; `kept`: the end the step before
