@@ -531,23 +531,24 @@ def lowest_crossing(
 
     `knees`: each function's knee coordinate at an x evaluated (nan where not known): where it is <= 0 the function sits
     flat, where it is over 0 it may climb (a token gap's p95 once the share of gaps on mixed steps passes 1 - its
-    quantile), smooth in x where the function may jump. A function whose coordinate is <= 0 at the low end and over 0
-    at the high end has its step on the coordinate's chord (_KneeChord), a hair above the knee after a step under it:
-    the crossing lies at or above the knee, which the function's own chord, flat then steep, creeps up on."""
+    quantile), smooth in x where the function may jump. The crossing of a function whose coordinate is <= 0 at the low
+    end and over 0 at the high end lies at or past its knee: its step is its own where that lies past the knee, else
+    the knee's on the coordinate (_KneeChord.step), and the knee's alone after a stalled step (a jump at the knee, which
+    its own chords, flat then steep, creep up on); past the knee its pole fits start from the knee (_KneeChord.past)."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled, flat = 0, 0, False
     checkpoint, steps = high - low, 0
     seen = [*history, low_at, high_at]
-    knee = _KneeChord(knees, low, high)
+    knee = _KneeChord.inside(knees, low, high)
     for _ in range(_MAX_STEPS):
         tol = xtol + rtol * low
         if high - low <= tol:
             break
         steps += 1
         followed = [i for i, b in enumerate(weights_high) if b > 0]
-        spanning = [i for i in followed if knee.spans(i)]
-        curves = [None if flat else _curved(knee.past(seen, i), i, low, high) for i in followed]
+        spanning = [i for i in followed if knee.spans(i)] if knee else []
+        curves = [None if flat else _curved(knee.past(seen, i) if knee else seen, i, low, high) for i in followed]
         # two steps that did not halve the bracket are followed by a bisection unless every function has a pole fit
         # (or a knee's chord, which closes in on a smooth coordinate)
         slow = not spanning and (stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves and not flat))
@@ -558,14 +559,17 @@ def lowest_crossing(
             (curve or false_position(low, high, weights_low[i], weights_high[i])) - tol / 4
             for i, curve in zip(followed, curves, strict=True)
         ]
-        aims = [knee.step(i, low, high, tol, aim, stalled > 0) if i in spanning else aim for i, aim in zip(followed, aims, strict=True)]
+        aims = [
+            knee.step(i, low, high, tol, aim, stalled > 0) if knee and i in spanning else aim for i, aim in zip(followed, aims, strict=True)
+        ]
         # a step lands at least tol / 2 inside the bracket: a root next to an end is then closed in one step
         x = (low + high) / 2 if slow else min(max(min(aims), low + tol / 2), high - tol / 2)
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
         stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
         flat = stalled > 0 and max(fx) <= 0 and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
-        knee.moved(x, max(fx) <= 0, kept)
+        if knee:
+            knee.moved(x, max(fx) <= 0, kept)
         if max(fx) <= 0:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
@@ -581,18 +585,31 @@ class _KneeChord:
     """lowest_crossing's knee coordinates at the bracket's ends, weighed as regula falsi's with the Illinois correction
     (an end kept twice is weighed half): a smooth coordinate's root is closed in from both sides."""
 
-    def __init__(self, knees: Callable[[float], tuple[float, ...]] | None, low: float, high: float) -> None:
+    def __init__(
+        self, knees: Callable[[float], tuple[float, ...]], low: list[float], high: list[float], at: dict[float, list[float]]
+    ) -> None:
         self.knees = knees
-        self.low = self.weights_low = list(knees(low)) if knees else []
-        self.high = self.weights_high = list(knees(high)) if knees else []
+        self.low = self.weights_low = low
+        self.high = self.weights_high = high
         self.under = False  # the last step landed under a knee the bracket spans
-        self.at = {low: self.low, high: self.high}  # the coordinates at each x the search evaluated
+        self.at = at  # the coordinates at each x the search evaluated
+
+    @staticmethod
+    def inside(knees: Callable[[float], tuple[float, ...]] | None, low: float, high: float) -> _KneeChord | None:
+        """The knee coordinates of a bracket [low, high] inside which some function's knee lies (its coordinate <= 0 at
+        low, over 0 at high), else None: a coordinate rises with x, so no knee comes to lie inside a narrower one."""
+        if knees is None:
+            return None
+        at_low, at_high = list(knees(low)), list(knees(high))
+        if not any(k <= 0 < h for k, h in zip(at_low, at_high, strict=True)):
+            return None
+        return _KneeChord(knees, at_low, at_high, {low: at_low, high: at_high})
 
     def past(self, seen: list[tuple[float, tuple[float, ...]]], i: int) -> list[tuple[float, tuple[float, ...]]]:
         """The points seen for function i's pole fits once the bracket's low end is past its knee: those on the climb
         beyond it, after the knee itself (where the coordinate's chord between the last flat point and the first past
         it crosses 0) at the last flat point's values: the climb starts there, and the flat points would bend the fit."""
-        if not self.knees or not self.low[i] > 0:
+        if not self.low[i] > 0:
             return seen
         flat = [(x, f) for x, f in seen if self.at.get(x, (math.nan,) * len(f))[i] <= 0]
         climb = [(x, f) for x, f in seen if not self.at.get(x, (math.nan,) * len(f))[i] <= 0]
@@ -605,7 +622,7 @@ class _KneeChord:
 
     def spans(self, i: int) -> bool:
         """Whether function i's coordinate is <= 0 at the low end and over 0 at the high end: its knee is inside."""
-        return bool(self.knees) and self.low[i] <= 0 < self.high[i]
+        return self.low[i] <= 0 < self.high[i]
 
     def step(self, i: int, low: float, high: float, tol: float, own: float, stalled: bool) -> float:
         """Function i's step: its `own` step where that lies past its knee, else where the knee lies on its coordinate's
@@ -629,8 +646,6 @@ class _KneeChord:
     def moved(self, x: float, met: bool, kept: int) -> None:
         """Takes the coordinates at x, the bracket's new low end (`met`) or high end; `kept`: the end the step before
         kept (-1 low, +1 high), as in lowest_crossing."""
-        if not self.knees:
-            return
         at_x = self.at[x] = list(self.knees(x))
         self.under = met and any(k <= 0 < h for k, h in zip(at_x, self.high, strict=True))
         if met:

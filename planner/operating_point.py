@@ -643,7 +643,7 @@ def _capacity_rate_search(
     saturation: Callable[[float], float],
     overs: Callable[[float, tuple[bool, ...]], tuple[float, float]],
     margin: Callable[[float], float],
-    knees: Callable[[float], tuple[float, float]],
+    knees: Callable[[float], tuple[float, float]] | None = None,
 ) -> float:
     """The highest rate at which both p95s meet their targets, to _CAPACITY_TOLERANCE (`overs`: how far each is over
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
