@@ -251,3 +251,20 @@ def test_lowest_crossing_closes_a_jump_at_a_knee_on_the_knee_coordinate():
         found = lowest_crossing(gap, (4.0, gap(4.0)), (9.58, gap(9.58)), 0.0, 1e-4, knees=knees)
         assert len(calls) - 2 <= most
         assert gap(found)[0] <= 0 and found <= jump <= found * (1 + 1e-4)
+
+
+def test_lowest_crossing_climbs_past_a_knee_from_the_knee_itself():
+    """rag's shape (flat to its knee at 1.4, then a concave climb) with the share's coordinate (`knees`, rising as a
+    power of x): the step goes to the knee, not the flat chord's point under it, and the pole fits past it start from
+    the knee at the flat value: 6 steps (7 without the coordinate); the answer meets and lies within the tolerance."""
+
+    def gap(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (-0.78 + 0.01 * x + (2.6 * math.tanh(4 * (x - 1.4)) if x > 1.4 else 0.0),)
+
+    calls: list[float] = []
+    crossing = root_in_bracket(lambda x: gap(x)[0], 1.4, 1.99, 1e-12)
+    calls.clear()
+    found = lowest_crossing(gap, (0.8, gap(0.8)), (1.99, gap(1.99)), 0.0, 1e-4, knees=lambda x: (1.6 * math.log(x / 1.4),))
+    assert len(calls) - 2 <= 6
+    assert found <= crossing <= found * (1 + 1e-4) and gap(found)[0] <= 0
