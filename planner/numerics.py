@@ -509,6 +509,7 @@ def lowest_crossing(
     xtol: float,
     rtol: float = 0.0,
     history: Sequence[tuple[float, tuple[float, ...]]] = (),
+    knees: Callable[[float], tuple[float, ...]] | None = None,
 ) -> float:
     """The highest x up to where the first of several functions (evaluated together: fs(x, needed) is one tuple, each
     f that is not `needed` may be given as -inf) rises above 0, to within xtol + rtol x the bracket's low end (a
@@ -526,30 +527,49 @@ def lowest_crossing(
     point on, a function's step is the root of the curve with a pole through its last three points where that lies in
     the bracket (_curved), else its chord; after a step that met on a flat stretch far below the crossing (_flat), the
     chord to the high end's own value (no pole fit, no bisection for it). `history`: points seen before the bracket (a nan
-    value: that function not worked out there), oldest first, which the first pole fits may pass through."""
+    value: that function not worked out there), oldest first, which the first pole fits may pass through.
+
+    `knees`: each function's knee coordinate at an x evaluated (nan where not known): where it is <= 0 the function sits
+    flat, where it is over 0 it may climb (a token gap's p95 once the share of gaps on mixed steps passes 1 - its
+    quantile), smooth in x where the function may jump. The crossing of a function whose coordinate is <= 0 at the low
+    end and over 0 at the high end lies at or past its knee: its step is its own where that lies past the knee, else
+    the knee's on the coordinate (_KneeChord.step), and the knee's alone after a stalled step (a jump at the knee, which
+    its own chords, flat then steep, creep up on); past the knee its pole fits start from the knee (_KneeChord.past)."""
     (low, f_low), (high, f_high) = low_at, high_at
     weights_low, weights_high = list(f_low), list(f_high)  # each end's values as the chords weigh them
     kept, stalled, flat = 0, 0, False
     checkpoint, steps = high - low, 0
     seen = [*history, low_at, high_at]
+    knee = _KneeChord.inside(knees, low, high)
     for _ in range(_MAX_STEPS):
         tol = xtol + rtol * low
         if high - low <= tol:
             break
         steps += 1
         followed = [i for i, b in enumerate(weights_high) if b > 0]
-        curves = [None if flat else _curved(seen, i, low, high) for i in followed]
+        spanning = [i for i in followed if knee.spans(i)] if knee else []
+        curves = [None if flat else _curved(knee.past(seen, i) if knee else seen, i, low, high) for i in followed]
         # two steps that did not halve the bracket are followed by a bisection unless every function has a pole fit
-        slow = stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves and not flat)
+        # (or a knee's chord, which closes in on a smooth coordinate)
+        slow = not spanning and (stalled >= 2 or (steps == 2 and high - low > checkpoint / 2 and None in curves and not flat))
         if steps == 2:
             checkpoint, steps = high - low, 0
-        chords = [curve or false_position(low, high, weights_low[i], weights_high[i]) for i, curve in zip(followed, curves, strict=True)]
-        # a chord step lands at least tol / 2 inside the bracket: a root next to an end is then closed in one step
-        x = (low + high) / 2 if slow else min(max(min(chords) - tol / 4, low + tol / 2), high - tol / 2)
+        # each step aims a quarter of the tolerance short of the root it points at (a knee's: _KneeChord.step)
+        aims = [
+            (curve or false_position(low, high, weights_low[i], weights_high[i])) - tol / 4
+            for i, curve in zip(followed, curves, strict=True)
+        ]
+        aims = [
+            knee.step(i, low, high, tol, aim, stalled > 0) if knee and i in spanning else aim for i, aim in zip(followed, aims, strict=True)
+        ]
+        # a step lands at least tol / 2 inside the bracket: a root next to an end is then closed in one step
+        x = (low + high) / 2 if slow else min(max(min(aims), low + tol / 2), high - tol / 2)
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
         stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
         flat = stalled > 0 and max(fx) <= 0 and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
+        if knee:
+            knee.moved(x, max(fx) <= 0, kept)
         if max(fx) <= 0:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
@@ -559,6 +579,81 @@ def lowest_crossing(
             weights_low = _retained(weights_low, weights_high, fx) if kept == -1 else weights_low
             high, f_high, weights_high, kept = x, fx, list(fx), -1
     return low
+
+
+class _KneeChord:
+    """lowest_crossing's knee coordinates at the bracket's ends, weighed as regula falsi's with the Illinois correction
+    (an end kept twice is weighed half): a smooth coordinate's root is closed in from both sides."""
+
+    def __init__(
+        self, knees: Callable[[float], tuple[float, ...]], low: list[float], high: list[float], at: dict[float, list[float]]
+    ) -> None:
+        self.knees = knees
+        self.low = self.weights_low = low
+        self.high = self.weights_high = high
+        self.under = False  # the last step landed under a knee the bracket spans
+        self.at = at  # the coordinates at each x the search evaluated
+
+    @staticmethod
+    def inside(knees: Callable[[float], tuple[float, ...]] | None, low: float, high: float) -> _KneeChord | None:
+        """The knee coordinates of a bracket [low, high] inside which some function's knee lies (its coordinate <= 0 at
+        low, over 0 at high), else None: a coordinate rises with x, so no knee comes to lie inside a narrower one."""
+        if knees is None:
+            return None
+        at_low, at_high = list(knees(low)), list(knees(high))
+        if not any(k <= 0 < h for k, h in zip(at_low, at_high, strict=True)):
+            return None
+        return _KneeChord(knees, at_low, at_high, {low: at_low, high: at_high})
+
+    def past(self, seen: list[tuple[float, tuple[float, ...]]], i: int) -> list[tuple[float, tuple[float, ...]]]:
+        """The points seen for function i's pole fits once the bracket's low end is past its knee: those on the climb
+        beyond it, after the knee itself (where the coordinate's chord between the last flat point and the first past
+        it crosses 0) at the last flat point's values: the climb starts there, and the flat points would bend the fit."""
+        if not self.low[i] > 0:
+            return seen
+        flat = [(x, f) for x, f in seen if self.at.get(x, (math.nan,) * len(f))[i] <= 0]
+        climb = [(x, f) for x, f in seen if not self.at.get(x, (math.nan,) * len(f))[i] <= 0]
+        last_flat, f_flat = max(flat, default=(math.nan, ()))
+        first_past = min((x for x in self.at if x > last_flat and self.at[x][i] > 0), default=math.nan)
+        if math.isnan(first_past):  # no flat point, or none under the climb
+            return climb
+        knee = false_position(last_flat, first_past, self.at[last_flat][i], self.at[first_past][i])
+        return [(knee, f_flat), *climb]
+
+    def spans(self, i: int) -> bool:
+        """Whether function i's coordinate is <= 0 at the low end and over 0 at the high end: its knee is inside."""
+        return self.low[i] <= 0 < self.high[i]
+
+    def step(self, i: int, low: float, high: float, tol: float, own: float, stalled: bool) -> float:
+        """Function i's step: its `own` step where that lies past its knee, else where the knee lies on its coordinate's
+        chord, a quarter of the tolerance under it (the step lands on the flat side, where the function meets) or over
+        it after a step that met under it; the knee alone after a `stalled` step (a function that jumps at its knee,
+        closed in on from both sides, where its own chords creep in from above)."""
+        knee = self._inverse_quadratic(i, low, high) or false_position(low, high, self.weights_low[i], self.weights_high[i])
+        knee = knee + tol / 4 if self.under else knee - tol / 4
+        return knee if stalled else max(knee, own)
+
+    def _inverse_quadratic(self, i: int, low: float, high: float) -> float | None:
+        """The knee on the quadratic in the coordinate through the last three points evaluated (Brent's inverse
+        quadratic step: superlinear on a smooth coordinate), where that lies inside (low, high); None otherwise."""
+        points = [(x, k[i]) for x, k in self.at.items()][-3:]
+        if len(points) < 3 or len({k for _, k in points}) < 3 or not all(math.isfinite(k) for _, k in points):
+            return None
+        (x0, k0), (x1, k1), (x2, k2) = points
+        root = x0 * k1 * k2 / ((k0 - k1) * (k0 - k2)) + x1 * k0 * k2 / ((k1 - k0) * (k1 - k2)) + x2 * k0 * k1 / ((k2 - k0) * (k2 - k1))
+        return root if low < root < high else None
+
+    def moved(self, x: float, met: bool, kept: int) -> None:
+        """Takes the coordinates at x, the bracket's new low end (`met`) or high end; `kept`: the end the step before
+        kept (-1 low, +1 high), as in lowest_crossing."""
+        at_x = self.at[x] = list(self.knees(x))
+        self.under = met and any(k <= 0 < h for k, h in zip(at_x, self.high, strict=True))
+        if met:
+            self.weights_high = [w / 2 for w in self.weights_high] if kept == +1 else self.weights_high
+            self.low = self.weights_low = at_x
+        else:
+            self.weights_low = [w / 2 for w in self.weights_low] if kept == -1 else self.weights_low
+            self.high = self.weights_high = at_x
 
 
 def _curved(seen: Sequence[tuple[float, Sequence[float]]], i: int, low: float, high: float) -> float | None:

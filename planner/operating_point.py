@@ -457,19 +457,20 @@ def _p95s_at(brief: Brief, shape: ReplicaShape, rate: float, known: tuple[float,
     nan: the capacity search worked it out there) is not worked out again."""
     if not (math.isnan(known[0]) or math.isnan(known[1])):
         return known
-    return _filled(brief, shape, rate, _steady(brief, shape, rate)[0], known)
+    return _filled(brief, shape, rate, _steady(brief, shape, rate)[0], known)[0]
 
 
 def _filled(
     brief: Brief, shape: ReplicaShape, rate: float, n: float, known: tuple[float, float], needed: tuple[bool, bool] = (True, True)
-) -> tuple[float, float]:
+) -> tuple[tuple[float, float], float]:
     """The p95s `known` at `rate` (nan: not worked out there), with those `needed` and not known worked out (n running:
-    inf without a steady state)."""
+    inf without a steady state), and the share of token gaps on mixed steps where the token gap's p95 was worked out
+    here (judged_p95s_ms), else nan."""
     missing = (needed[0] and math.isnan(known[0]), needed[1] and math.isnan(known[1]))
     if not any(missing):
-        return known
-    worked = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf)
-    return (worked[0] if missing[0] else known[0]), (worked[1] if missing[1] else known[1])
+        return known, math.nan
+    worked = judged_p95s_ms(engine(brief, shape), brief, rate, n, missing) if math.isfinite(n) else (math.inf, math.inf, math.nan)
+    return ((worked[0] if missing[0] else known[0]), (worked[1] if missing[1] else known[1])), worked[2]
 
 
 def _margin_of(brief: Brief, p95s_ms: tuple[float, float]) -> float:
@@ -572,6 +573,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
     of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
+    shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
     solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
 
@@ -582,7 +584,9 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
         saturation; each p95 worked out is kept, for the clause on what is reached at the capacity."""
         n, _, near, _ = _solved(brief, shape, rate, solved)
-        probed[rate] = _filled(brief, shape, rate, n, probed.get(rate, _UNKNOWN), needed)
+        probed[rate], share = _filled(brief, shape, rate, n, probed.get(rate, _UNKNOWN), needed)
+        if not math.isnan(share):
+            shares[rate] = share
         return probed[rate], near
 
     def overs(rate: float, needed: tuple[bool, ...] = (True, True)) -> tuple[float, float]:
@@ -599,7 +603,15 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     def margin(rate: float) -> float:
         return _margin_of(brief, probe(rate)[0])
 
-    capacity = _capacity_rate_search(saturation, overs, margin)
+    def knees(rate: float) -> tuple[float, float]:
+        """Each p95's knee coordinate at a rate probed (lowest_crossing's `knees`): the token gap's p95 sits on the
+        decode steps while the share of gaps on mixed steps is under 1 - its quantile, and climbs (or jumps) past it:
+        ln(share / _KNEE_SHARE), near-linear in the rate (the share grows about as a power of it); nan for the TTFT and
+        where the share was not worked out."""
+        share = shares.get(rate, math.nan)
+        return math.nan, math.log(share / _KNEE_SHARE) if share > 0 else math.nan
+
+    capacity = _capacity_rate_search(saturation, overs, margin, knees)
     return capacity, _clause_p95s(probed, capacity, targets)
 
 
@@ -624,7 +636,10 @@ def _clause_p95s(probed: dict[float, tuple[float, float]], capacity: float, targ
 
 
 def _capacity_rate_search(
-    saturation: Callable[[float], float], overs: Callable[[float, tuple[bool, ...]], tuple[float, float]], margin: Callable[[float], float]
+    saturation: Callable[[float], float],
+    overs: Callable[[float, tuple[bool, ...]], tuple[float, float]],
+    margin: Callable[[float], float],
+    knees: Callable[[float], tuple[float, float]] | None = None,
 ) -> float:
     """The highest rate at which both p95s meet their targets, to _CAPACITY_TOLERANCE (`overs`: how far each is over
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
@@ -633,7 +648,8 @@ def _capacity_rate_search(
     without bound): that rate is narrowed first, on the saturation measure (one running-batch solve a probe, no latency
     quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
     one is over ends the narrowing. Below it the two p95s are followed each on its own (the worse of the two changes
-    hands close to where it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer."""
+    hands close to where it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer (`knees`:
+    where each p95 leaves a flat stretch, lowest_crossing's)."""
     # a fixed start: the answer depends on the replica, not on who asked first
     low = high = _CAPACITY_PROBE
     s_low = s_high = saturation(_CAPACITY_PROBE)
@@ -659,7 +675,7 @@ def _capacity_rate_search(
         at_steady = overs(steady, _BOTH)
         if max(at_steady) <= 0:
             return steady
-        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, knees=knees)
     # below a rate where a p95 meets it meets too: only those still over at the high end are worked out from here
     for share in _SHORT_OF_SATURATION:  # a p95 unbounded near saturation: a chord needs a finite end short of it
         short = steady * (1 - share)
@@ -667,13 +683,13 @@ def _capacity_rate_search(
             break
         at_short = overs(short, _over(at_steady))
         if max(at_short) <= 0:
-            return lowest_crossing(overs, (short, at_short), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+            return lowest_crossing(overs, (short, at_short), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, knees=knees)
         steady, at_steady = short, at_short
     if meets is not None:  # a steady rate near saturation met both targets: the crossing lies above it
-        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+        return lowest_crossing(overs, meets, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, knees=knees)
     below_at, (steady, at_steady), walked = _walk_down(overs, (steady, at_steady))
     if below_at is not None:
-        return lowest_crossing(overs, below_at, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, walked)
+        return lowest_crossing(overs, below_at, (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, walked, knees)
     below = min(low, steady / 2)
     at_below = overs(below, _over(at_steady))
     if max(at_below) > 0:
@@ -681,7 +697,7 @@ def _capacity_rate_search(
         if down is None:
             return 0.0
         below, at_below, steady, at_steady = down
-    return lowest_crossing(overs, (below, at_below), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE)
+    return lowest_crossing(overs, (below, at_below), (steady, at_steady), 0.0, _CAPACITY_TOLERANCE, knees=knees)
 
 
 _Probe = tuple[float, tuple[float, float]]  # a rate and how far each p95 is over its target there
@@ -841,6 +857,7 @@ def _margin_search(margin: Callable[[float], float], probe: float) -> float:
 
 
 _BOTH = (True, True)  # both p95s worked out
+_KNEE_SHARE = 1 - 0.95  # the share of token gaps on mixed steps past which the token gap's p95 leaves the decode steps
 _SATURATION_FIRST = 1e-2  # of the rate: how closely saturation is found before the p95s are looked at
 _SHORT_OF_SATURATION = (1e-3, 1e-2, 0.1)  # of the rate: where a p95 unbounded at saturation is looked at next
 _V = TypeVar("_V")  # a probe's value: a margin, a saturation measure or the p95s' overs

@@ -1398,26 +1398,29 @@ def _inverse_gaps_mean(mean: float, p95: float) -> float:
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
     """The worse of p95 TTFT / its target and the judged p95 ITL / its target (<= 1 meets both): the p95s alone."""
-    ttft_ms, judged_ms = judged_p95s_ms(eng, brief, rate, load_batch)
+    ttft_ms, judged_ms, _ = judged_p95s_ms(eng, brief, rate, load_batch)
     return max(ttft_ms / brief.slo.ttft_p95_ms, judged_ms / brief.slo.itl_p95_ms)
 
 
 def judged_p95s_ms(
     eng: _Engine, brief: Brief, rate: float, load_batch: float, needed: tuple[bool, bool] = (True, True)
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets
-    (`needed`: which of the two to work out; the other is nan)."""
+    (`needed`: which of the two to work out; the other is nan), and the share of token gaps on mixed steps where the
+    judged p95 is the token gap's (its quantile's mixture: the p95 stays at the decode step until that share passes
+    5%), else nan."""
     wt = _wait(eng, brief, rate, load_batch)
     ttft_s = _ttft_s(wt, 0.95) if needed[0] else math.nan
     if not needed[1]:
-        return ttft_s * 1e3, math.nan
+        return ttft_s * 1e3, math.nan, math.nan
     _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
+    share = math.nan
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
-        (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
+        (itl,), share, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
         judged = itl if math.isfinite(tpot_p95) else math.inf
     else:
         judged = tpot_p95
-    return ttft_s * 1e3, judged * 1e3
+    return ttft_s * 1e3, judged * 1e3, share
 
 
 def _interfering_rate(eng: _Engine, rate: float, load_batch: float, batch: float) -> float:

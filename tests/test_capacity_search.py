@@ -4,21 +4,32 @@ the clause with every p95 worked out there."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner import load_brief, plan
+from planner.brief import ItlMetric
 from planner.core import core_design
-from planner.operating_point import _CAPACITY_TOLERANCE, JUST_PAST, _p95s_at, _slo_margin, reached_at_capacity, slo_capacity_rate
+from planner.operating_point import _CAPACITY_TOLERANCE, JUST_PAST, _p95s_at, _slo_margin, _steady, reached_at_capacity, slo_capacity_rate
+from planner.slo import engine, judged_p95s_ms, latency_point
 
 pytestmark = pytest.mark.unit
 
 _REFERENCE_RTOL = 1e-7  # the bisection's bracket, of the rate
 
 # presets whose searches take each path (a token gap's knee, a TTFT just short of saturation, a near-linear gap, a
-# jump of the gap's p95 over its target, a target bound by the TTFT) and changes that move them
+# jump of the gap's p95 over its target, a target bound by the TTFT) and changes that move them: the jump cases (the
+# gap's p95 jumps over its target where the share of gaps on mixed steps passes 5%: qps10-tp4 with tighter ITL targets,
+# rag and offline-batch with doubled prompts), a climb past the knee (rag's tighter ITL) and a jump past it (qps10-tp4's
+# looser ITL: a second jump, at a share of ~27%)
 _CASES = [
     ("rag", {}),
     ("rag", {"workload.input_tokens_mean": 16000}),
+    ("rag", {"slo.itl_p95_ms": 48.0}),
+    ("offline-batch", {"workload.input_tokens_mean": 3000}),
+    ("qps10-tp4", {"slo.itl_p95_ms": 28.0}),
+    ("qps10-tp4", {"slo.itl_p95_ms": 60.0}),
     ("multimodal", {}),
     ("moe-deepseek", {}),
     ("lora-platform", {}),
@@ -67,3 +78,20 @@ def test_the_clause_at_the_capacity_reads_as_with_every_p95_worked_out(name, cha
     capacity = design.operating_point.capacity_rate_per_s
     worked = reached_at_capacity(brief, _p95s_at(brief, shape, capacity), _p95s_at(brief, shape, capacity * JUST_PAST))
     assert design.operating_point.capacity_reached == worked
+
+
+@pytest.mark.parametrize("name", ["rag", "qps10-tp4", "offline-batch", "capstone", "agent-platform"])
+def test_the_share_beside_the_p95s_is_the_latency_points_mixed_step_share(name):
+    """judged_p95s_ms's share of token gaps on mixed steps (the capacity search's knee coordinate) is the one the
+    latency point states, at rates up to the capacity; nan where the judged p95 is not the token gap's (a TPOT target,
+    agent-platform's) or not worked out."""
+    _, brief, shape = _case(name, {})
+    capacity = slo_capacity_rate(brief, shape)
+    for rate in (capacity / 2, capacity * 0.9, capacity):
+        n = _steady(brief, shape, rate)[0]
+        _, _, share = judged_p95s_ms(engine(brief, shape), brief, rate, n)
+        if brief.slo.itl_metric is ItlMetric.itl:
+            assert share == latency_point(brief, shape, rate, n).mixed_step_share
+        else:
+            assert math.isnan(share)
+        assert math.isnan(judged_p95s_ms(engine(brief, shape), brief, rate, n, (True, False))[2])

@@ -230,3 +230,41 @@ def test_lowest_crossing_leaves_a_flat_stretch_by_the_chord_to_the_high_end():
     found = lowest_crossing(knee, (0.8, knee(0.8)), (1.99, knee(1.99)), 0.0, 1e-4)
     assert len(calls) - 2 <= 7
     assert found <= crossing <= found * (1 + 1e-4) and knee(found)[0] <= 0
+
+
+def test_lowest_crossing_closes_a_jump_at_a_knee_on_the_knee_coordinate():
+    """A token gap's p95 / target - 1 that jumps over 0 where the share of gaps on mixed steps passes 5% (qps10-tp4's
+    shape with a tight ITL target: flat at the decode step, then the mixed step's floor): chords and bisections of the
+    p95 close in on the jump in 16 steps; on the share's smooth coordinate ln(share / 5%) (`knees`) in 6. Both
+    answers meet and lie within the tolerance under the jump."""
+
+    def share(x: float) -> float:
+        return 0.0394 * (x / 4) ** 1.6
+
+    def gap(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (0.143 + 0.001 * x if share(x) > 0.05 else -0.71 + 0.002 * x,)
+
+    jump = 4 * (0.05 / 0.0394) ** (1 / 1.6)
+    for knees, most in ((None, 16), (lambda x: (math.log(share(x) / 0.05),), 6)):
+        calls: list[float] = []
+        found = lowest_crossing(gap, (4.0, gap(4.0)), (9.58, gap(9.58)), 0.0, 1e-4, knees=knees)
+        assert len(calls) - 2 <= most
+        assert gap(found)[0] <= 0 and found <= jump <= found * (1 + 1e-4)
+
+
+def test_lowest_crossing_climbs_past_a_knee_from_the_knee_itself():
+    """rag's shape (flat to its knee at 1.4, then a concave climb) with the share's coordinate (`knees`, rising as a
+    power of x): the step goes to the knee, not the flat chord's point under it, and the pole fits past it start from
+    the knee at the flat value: 6 steps (7 without the coordinate); the answer meets and lies within the tolerance."""
+
+    def gap(x: float, needed: tuple[bool, ...] = (True,)) -> tuple[float, ...]:
+        calls.append(x)
+        return (-0.78 + 0.01 * x + (2.6 * math.tanh(4 * (x - 1.4)) if x > 1.4 else 0.0),)
+
+    calls: list[float] = []
+    crossing = root_in_bracket(lambda x: gap(x)[0], 1.4, 1.99, 1e-12)
+    calls.clear()
+    found = lowest_crossing(gap, (0.8, gap(0.8)), (1.99, gap(1.99)), 0.0, 1e-4, knees=lambda x: (1.6 * math.log(x / 1.4),))
+    assert len(calls) - 2 <= 6
+    assert found <= crossing <= found * (1 + 1e-4) and gap(found)[0] <= 0
