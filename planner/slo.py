@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
-from functools import cached_property, lru_cache, partial, wraps
+from functools import cached_property, lru_cache, partial
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -309,31 +309,28 @@ class _Curves(NamedTuple):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_V = TypeVar("_V")
 
 
-def _by_batch(compute: _F) -> _F:
+class _ByBatch(dict[float, _V]):
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
-    costs many times (the pace, the service moments, the waits, the quantiles). Kept on the engine, one table a
-    quantity keyed by the batch alone (a lookup a plan makes hundreds of times: no key tuple to build and hash), each
-    bounded (a plan visits ~5,000-7,000 engine batches in all)."""
-    name = compute.__name__
-    _REMEMBERED.append(name)
+    costs many times (the pace, the service moments, the waits, the quantiles). A table on the engine, looked up as
+    `eng.step_at[batch]`: a hit is a plain dict subscript, no Python call (a plan makes ~300 lookups); a miss computes
+    the value (dict.__missing__). Bounded: a plan visits ~5,000-7,000 engine batches in all."""
 
-    @wraps(compute)
-    def remembered(engine: _Engine, batch: float) -> Any:
-        table = engine.by_batch[name]
-        value = table.get(batch)
-        if value is None:
-            if len(table) >= _BY_BATCH_KEPT:
-                table.clear()
-            value = table[batch] = compute(engine, batch)
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute: Callable[[float], _V]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, batch: float) -> _V:
+        if len(self) >= _BY_BATCH_KEPT:
+            self.clear()
+        value = self[batch] = self._compute(batch)
         return value
 
-    return cast(_F, remembered)
 
-
-_REMEMBERED: list[str] = []  # the quantities _by_batch keeps, by name
 _BY_BATCH_KEPT = 4096  # batches a table keeps
 
 
@@ -350,7 +347,10 @@ class _Engine:
         context_tokens: float | None = None,
     ) -> None:
         w, dep = brief.workload, brief.deployment
-        self.by_batch: dict[str, dict[float, Any]] = {name: {} for name in _REMEMBERED}  # _by_batch's tables
+        # the step costs by decode batch (_ByBatch), each worked out on first lookup by the method of its name with a _
+        self.step_at = _ByBatch(self._step_at)
+        self.service_moments = _ByBatch(self._service_moments)
+        self.pace_terms = _ByBatch(self._pace_terms)
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
@@ -403,8 +403,7 @@ class _Engine:
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
     # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
 
-    @_by_batch
-    def step_at(self, batch: float) -> _StepAt:
+    def _step_at(self, batch: float) -> _StepAt:
         """The parts of a step beside a decode batch, worked out together once a batch: a new batch (a solve's, a
         probe's) asks for nearly all of them, and one lookup serves them all (the accessors below name each)."""
         b = max(batch, 1.0)
@@ -437,7 +436,7 @@ class _Engine:
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
-        return self.step_at(batch).prompt_token_s
+        return self.step_at[batch].prompt_token_s
 
     def work_s(self, prompt_tokens: float | np.ndarray, token_s: float) -> float | np.ndarray:
         """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside) beside a batch whose
@@ -459,21 +458,21 @@ class _Engine:
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
-        return self.step_at(batch).floor_s
+        return self.step_at[batch].floor_s
 
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
-        return self.step_at(batch).base_s
+        return self.step_at[batch].base_s
 
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
         batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
-        return self.step_at(batch).decode_step_s
+        return self.step_at[batch].decode_step_s
 
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
-        return self.step_at(batch).engine_step_s
+        return self.step_at[batch].engine_step_s
 
     def engine_steps_s(self, batches: np.ndarray) -> np.ndarray:
         """engine_step_s over an array of batches, in one pass (step_model.step_times_s)."""
@@ -486,7 +485,7 @@ class _Engine:
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
-        at = self.step_at(batch)
+        at = self.step_at[batch]
         compute = tokens * at.prompt_token_s + chunks * at.decode_compute_s
         return chunks * at.base_s + np.maximum(compute, chunks * at.floor_s)
 
@@ -494,24 +493,22 @@ class _Engine:
         """Prompt tokens a step has room for beside the decode batch."""
         return self.budget - batch if self.chunked else math.inf
 
-    @_by_batch
-    def service_moments(self, batch: float) -> tuple[float, float, float, float]:
+    def _service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 
-    @_by_batch
-    def pace_terms(self, batch: float) -> _PaceTerms:
+    def _pace_terms(self, batch: float) -> _PaceTerms:
         """What pace() needs at a running batch whatever the rate, worked out once a batch (a running-batch solve asks
         for the same batches at each rate it is solved at)."""
-        chunks, s1, _, _ = self.service_moments(batch)
-        step_s = self.step_at(batch).decode_step_s
+        chunks, s1, _, _ = self.service_moments[batch]
+        step_s = self.step_at[batch].decode_step_s
         gap_s = step_s + self.sched_s
         return _PaceTerms(s1, step_s, gap_s, *_slot_terms(s1, chunks, gap_s))
 
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
-        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms(batch)
+        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms[batch]
         interference = _served_share(rate, most_served, beyond_s)
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
         # Pace's fields in order: running batch, decode step (ms), slot service (ms), prefill slot busy, interference,
@@ -628,7 +625,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
-    at = eng.step_at(batch)
+    at = eng.step_at[batch]
     decode_s = chunks * at.decode_compute_s
     floor = max(chunks * at.floor_s - decode_s, 0.0)
     token_s = at.prompt_token_s
@@ -674,7 +671,7 @@ def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
     room = eng.room(batch)
     uncached = prompts * (1 - eng.hit)
     chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
-    at = eng.step_at(batch)
+    at = eng.step_at[batch]
     compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
     return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
 
@@ -1013,13 +1010,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     the mixture's CDF.
     """
     b = max(batch, 1.0)
-    _, s1, _, _ = eng.service_moments(batch)
+    _, s1, _, _ = eng.service_moments[batch]
     if not math.isfinite(s1):
         return tuple(math.inf for _ in qs), 1.0, math.inf
     room = eng.room(batch)
     served = min(rate, 1 / s1) if s1 > 0 else rate
     chunks = _expected_chunks(eng, room)
-    at = eng.step_at(b)
+    at = eng.step_at[b]
     gap_s = at.engine_step_s + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
@@ -1294,7 +1291,7 @@ def _fixed_s(eng: _Engine, brief: Brief) -> float:
 def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     hold_s = load_batch / rate if rate > 0 else 0.0
     batch = min(load_batch, float(eng.seqs))
-    chunks_mean, s1, s2, s3 = eng.service_moments(batch)
+    chunks_mean, s1, s2, s3 = eng.service_moments[batch]
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
     admitted, admission_s = _erlang_c(load_batch, eng.seqs, hold_s)

@@ -30,10 +30,10 @@ def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> No
     brief = load_brief(name)
     eng, other = _Engine(brief, shape_of(brief)), _Engine(brief, shape_of(brief).model_copy(update={"replicas": 1}))
     for batch in (0.3, 1.0, 7.5, 64.0, 200.0):
-        for method in _REMEMBERED:
-            remembered = getattr(eng, method)
-            computed = getattr(_Engine, method).__wrapped__(eng, batch)
-            assert remembered(batch) == remembered(batch) == computed == getattr(other, method)(batch), method
+        for table in _REMEMBERED:
+            remembered = getattr(eng, table)
+            computed = getattr(eng, "_" + table)(batch)  # the method that fills the table
+            assert remembered[batch] == remembered[batch] == computed == getattr(other, table)[batch], table
     assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
 
 
@@ -44,7 +44,7 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
     for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
-    assert 0 < len(eng.by_batch["step_at"]) <= _BY_BATCH_KEPT
+    assert 0 < len(eng.step_at) <= _BY_BATCH_KEPT
 
 
 @pytest.mark.parametrize(
