@@ -1330,15 +1330,10 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     a gamma with mean gap rho / (1 - rho) and that variance / g², averaged over the replies' lengths (E[1/g]: short
     replies spread most); its p95 excess over the mean and the p95 batch's (B + 1.645 √B) add in quadrature.
     """
-    batch = wt.batch
-    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
-    gap_s = eng.decode_step_s(batch) + eng.sched_s
-    gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
-    rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
+    rho_i, gap_s, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, wt)
     if rho_i >= 1:
         return rho_i, rho_i, math.inf, math.inf
     served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
-    tpot_s = gap_s / (1 - rho_i)
     extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
     extra_sq = extra_s * extra_s + max(wt.s2 - wt.s1 * wt.s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
     var = gap_s * served * extra_sq / (1 - rho_i) ** 3 * _inverse_gaps_mean(eng.output, eng.output_p95)
@@ -1350,6 +1345,23 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     batch_s = (gap_p95_s - gap_s) / (1 - rho_i)
     tpot_p95_s = tpot_s + math.hypot(max(spread_s, 0.0), batch_s)
     return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
+
+
+def _mean_gap(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
+    """_tpot's mean part: (interference, the decode gap at the running batch and at its p95, TPOT p50) in seconds; the
+    TPOT is nan where the interference is at 1 or over (no gap ends)."""
+    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
+    gap_s = eng.decode_step_s(wt.batch) + eng.sched_s
+    gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
+    rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
+    return rho_i, gap_s, gap_p95_s, gap_s / (1 - rho_i) if rho_i < 1 else math.nan
+
+
+def _gaps_end(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> bool:
+    """Whether _tpot's p95 is finite, without its spread (a gamma inversion): the interference leaves the decode steps
+    time (under 1) and the mean gap and the p95 batch's are finite (the spread is finite where those are)."""
+    rho_i, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, wt)
+    return rho_i < 1 and math.isfinite(tpot_s) and math.isfinite(gap_p95_s)
 
 
 _ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
@@ -1408,12 +1420,11 @@ def judged_p95s_ms(
     ttft_s = _ttft_s(wt, 0.95) if needed[0] else math.nan
     if not needed[1]:
         return ttft_s * 1e3, math.nan
-    _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
         (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
-        judged = itl if math.isfinite(tpot_p95) else math.inf
+        judged = itl if _gaps_end(eng, rate, load_batch, wt) else math.inf  # p95 TPOT finite: its figure is not read
     else:
-        judged = tpot_p95
+        judged = _tpot(eng, rate, load_batch, wt)[3]
     return ttft_s * 1e3, judged * 1e3
 
 

@@ -19,8 +19,21 @@ from planner.numerics import (
     gamma_p_inverse,
     gamma_sums,
 )
+from planner.operating_point import steady_state
 from planner.replica import shape_of
-from planner.slo import _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _invert, _ttft_quantile_cached, _ttft_quantile_s
+from planner.slo import (
+    _BY_BATCH_KEPT,
+    _Engine,
+    _gaps_end,
+    _grid_cdf,
+    _halley_invert,
+    _invert,
+    _tpot,
+    _ttft_quantile_cached,
+    _ttft_quantile_s,
+    _wait,
+    engine,
+)
 
 _REMEMBERED = ("step_at", "service_moments", "pace_terms")
 
@@ -45,6 +58,27 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
     assert 0 < len(eng.step_at) <= _BY_BATCH_KEPT
+
+
+@pytest.mark.parametrize("name", ["rag", "multimodal", "lora-platform", "variation-f", "chat-speculative", "moe-deepseek"])
+def test_the_gaps_end_where_the_p95_tpot_is_finite(name: str) -> None:
+    """judged_p95s_ms reads only whether the p95 TPOT is finite where the ITL target judges the gaps: _gaps_end says
+    so without its spread, at loads from a trickle to far past the steady state's end (there at a full batch), and on an
+    engine whose token budget leaves a prompt no room."""
+    brief = load_brief(name)
+    shape = shape_of(brief)
+    eng = engine(brief, shape)
+    ends = []
+    for rate in (0.05, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 256.0):
+        n, _ = steady_state(brief, shape, rate)
+        n = n if math.isfinite(n) else float(eng.seqs)
+        wt = _wait(eng, brief, rate, n)
+        ends.append(_gaps_end(eng, rate, n, wt))
+        assert ends[-1] == math.isfinite(_tpot(eng, rate, n, wt)[3]), rate
+    tight = _Engine(brief, shape, max_num_batched_tokens=1)  # no room for a prompt beside the batch: no gap ends
+    wt = _wait(tight, brief, 1.0, float(tight.seqs))
+    assert not _gaps_end(tight, 1.0, float(tight.seqs), wt) and not math.isfinite(_tpot(tight, 1.0, float(tight.seqs), wt)[3])
+    assert all(ends)
 
 
 @pytest.mark.parametrize(
