@@ -1263,14 +1263,22 @@ def _engine_of(
 _ENGINES_PER_REPLICA = 64
 
 
+# A prompt's time on the prefill slot at one load's running batch, all the token gaps read of the load: (the running
+# batch, engine steps a mean prompt's chunks ride in, E[S], E[S^2], E[S^3]). A plain tuple: a NamedTuple's
+# constructor is a Python call, and the probes build one each.
+_Service = tuple[float, float, float, float, float]
+
+
+def _service(eng: _Engine, load_batch: float) -> _Service:
+    """The prompts' service at a load's running batch (at most the batch the engine runs)."""
+    batch = min(load_batch, float(eng.seqs))
+    return (batch, *eng.service_moments[batch])
+
+
 class _Wait(NamedTuple):
     """What a prompt waits for and how long its own steps take, at one load."""
 
-    batch: float
-    chunks_mean: float
-    s1: float  # E[S]: a prompt's time on the prefill slot (its chunk steps); s2, s3: higher moments
-    s2: float
-    s3: float
+    service: _Service
     slot: float  # prefill slot busy share
     prompt_wait_s: float  # M/G/1 FCFS wait for the prompts ahead (Pollaczek-Khinchine)
     step_wait_s: float  # the rest of the engine step in progress when the prompt arrives
@@ -1290,19 +1298,15 @@ def _fixed_s(eng: _Engine, brief: Brief) -> float:
 
 def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     hold_s = load_batch / rate if rate > 0 else 0.0
-    batch = min(load_batch, float(eng.seqs))
-    chunks_mean, s1, s2, s3 = eng.service_moments[batch]
+    service = _service(eng, load_batch)
+    batch, _, s1, s2, s3 = service
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
     admitted, admission_s = _erlang_c(load_batch, eng.seqs, hold_s)
     covered = _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
     stages = _stage_s(eng, covered, batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
     return _Wait(
-        batch=batch,
-        chunks_mean=chunks_mean,
-        s1=s1,
-        s2=s2,
-        s3=s3,
+        service=service,
         slot=slot,
         prompt_wait_s=prompt_wait_s,
         step_wait_s=eng.engine_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
@@ -1321,7 +1325,7 @@ def _ttft_s(wt: _Wait, q: float) -> float:
     return wt.fixed_s + wt.step_wait_s + _ttft_quantile_s(wt.stages, busy, wait_s, shape, q)
 
 
-def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
+def _tpot(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tuple[float, float, float, float]:
     """(interference, the share of the p95 TPOT beyond the p95 batch's decode gap, TPOT p50, TPOT p95) in seconds.
 
     A reply of g gaps lasts g x gap plus the extra time e (beyond the decode steps they stand in for) of the prompts
@@ -1330,12 +1334,13 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     a gamma with mean gap rho / (1 - rho) and that variance / g², averaged over the replies' lengths (E[1/g]: short
     replies spread most); its p95 excess over the mean and the p95 batch's (B + 1.645 √B) add in quadrature.
     """
-    rho_i, gap_s, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, wt)
+    rho_i, gap_s, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
     if rho_i >= 1:
         return rho_i, rho_i, math.inf, math.inf
-    served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
+    _, _, s1, s2, _ = sv
+    served = min(rate, 1 / s1) if s1 > 0 and math.isfinite(s1) else rate
     extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
-    extra_sq = extra_s * extra_s + max(wt.s2 - wt.s1 * wt.s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
+    extra_sq = extra_s * extra_s + max(s2 - s1 * s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
     var = gap_s * served * extra_sq / (1 - rho_i) ** 3 * _inverse_gaps_mean(eng.output, eng.output_p95)
     excess = tpot_s - gap_s
     shape = excess * excess / var if var > 0 else math.inf
@@ -1347,20 +1352,21 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
 
 
-def _mean_gap(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
+def _mean_gap(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tuple[float, float, float, float]:
     """_tpot's mean part: (interference, the decode gap at the running batch and at its p95, TPOT p50) in seconds; the
     TPOT is nan where the interference is at 1 or over (no gap ends)."""
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
-    gap_s = eng.decode_step_s(wt.batch) + eng.sched_s
+    batch, chunks_mean, s1, _, _ = sv
+    gap_s = eng.decode_step_s(batch) + eng.sched_s
     gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
-    rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
+    rho_i = _interference(rate, s1, chunks_mean, gap_s)
     return rho_i, gap_s, gap_p95_s, gap_s / (1 - rho_i) if rho_i < 1 else math.nan
 
 
-def _gaps_end(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> bool:
+def _gaps_end(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> bool:
     """Whether _tpot's p95 is finite, without its spread (a gamma inversion): the interference leaves the decode steps
     time (under 1) and the mean gap and the p95 batch's are finite (the spread is finite where those are)."""
-    rho_i, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, wt)
+    rho_i, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
     return rho_i < 1 and math.isfinite(tpot_s) and math.isfinite(gap_p95_s)
 
 
@@ -1415,16 +1421,20 @@ def judged_p95s_ms(
     eng: _Engine, brief: Brief, rate: float, load_batch: float, needed: tuple[bool, bool] = (True, True)
 ) -> tuple[float, float]:
     """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets
-    (`needed`: which of the two to work out; the other is nan)."""
-    wt = _wait(eng, brief, rate, load_batch)
-    ttft_s = _ttft_s(wt, 0.95) if needed[0] else math.nan
+    (`needed`: which of the two to work out; the other is nan). The gaps read only the prompts' service of the load, not
+    the waits the TTFT adds (its prompts' own steps, the queues): those are worked out only where the TTFT is needed."""
+    if needed[0]:
+        wt = _wait(eng, brief, rate, load_batch)
+        sv, ttft_s = wt.service, _ttft_s(wt, 0.95)
+    else:
+        sv, ttft_s = _service(eng, load_batch), math.nan
     if not needed[1]:
         return ttft_s * 1e3, math.nan
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
-        (itl,), _, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
-        judged = itl if _gaps_end(eng, rate, load_batch, wt) else math.inf  # p95 TPOT finite: its figure is not read
+        (itl,), _, _ = _token_gap_quantiles_s(eng, rate, sv[0], (0.95,))
+        judged = itl if _gaps_end(eng, rate, load_batch, sv) else math.inf  # p95 TPOT finite: its figure is not read
     else:
-        judged = _tpot(eng, rate, load_batch, wt)[3]
+        judged = _tpot(eng, rate, load_batch, sv)[3]
     return ttft_s * 1e3, judged * 1e3
 
 
@@ -1453,11 +1463,12 @@ def _judged_p95s_s(eng: _Engine, brief: Brief, rate: float, load_batch: float) -
     without the other figures of the point; the gap figure the brief's ITL target does not judge is nan (TPOT is
     worked out either way: its interference ends the gaps too)."""
     wt = _wait(eng, brief, rate, load_batch)
-    admitted = _interfering_rate(eng, rate, load_batch, wt.batch)
-    rho_i, _, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    batch = wt.service[0]
+    admitted = _interfering_rate(eng, rate, load_batch, batch)
+    rho_i, _, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p95 = math.nan
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
-        _, itl_p95, _, _ = _gaps_s(eng, admitted, wt.batch, rho_i)
+        _, itl_p95, _, _ = _gaps_s(eng, admitted, batch, rho_i)
     if eng.output <= _ONE_GAP:
         tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
     return _ttft_s(wt, 0.95), itl_p95, tpot_p95
@@ -1482,14 +1493,14 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     w, lat = brief.workload, brief.latency
     rate = rate_per_replica
     wt = _wait(eng, brief, rate, load_batch)
-    batch, s1 = wt.batch, wt.s1
+    batch, chunks_mean, s1, _, _ = wt.service
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     step_s = eng.decode_step_s(batch)
     step_p95_s = eng.decode_step_s(batch_p95)
     service_s = eng.uncached * eng.prompt_token_s(batch)
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
-    chunks_mean, slot, prompt_wait_s, admission_s, step_wait_s = wt.chunks_mean, wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
+    slot, prompt_wait_s, admission_s, step_wait_s = wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
     wait_s = prompt_wait_s + admission_s
     room = eng.room(batch)
     cap_prompt = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95, eng.longest_prompt)
@@ -1504,7 +1515,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     stages = wt.stages
     stage_mean_s = float(np.mean(stages))
     admitted = _interfering_rate(eng, rate, load_batch, batch)
-    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)
     if eng.output <= _ONE_GAP:
         tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
@@ -1552,7 +1563,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + stage_mean_s) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
-        interfering_rate_per_s=min(admitted, 1 / wt.s1) if 0 < wt.s1 < math.inf else admitted,  # as _interference serves them
+        interfering_rate_per_s=min(admitted, 1 / s1) if 0 < s1 < math.inf else admitted,  # as _interference serves them
         rho_interference=rho_i,
         rho_interference_p95=rho_i95,
         itl_interference_ms=(tpot_p50 - gap_s) * 1e3,

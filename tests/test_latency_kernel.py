@@ -28,10 +28,10 @@ from planner.slo import (
     _grid_cdf,
     _halley_invert,
     _invert,
+    _service,
     _tpot,
     _ttft_quantile_cached,
     _ttft_quantile_s,
-    _wait,
     engine,
 )
 
@@ -72,12 +72,12 @@ def test_the_gaps_end_where_the_p95_tpot_is_finite(name: str) -> None:
     for rate in (0.05, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 256.0):
         n, _ = steady_state(brief, shape, rate)
         n = n if math.isfinite(n) else float(eng.seqs)
-        wt = _wait(eng, brief, rate, n)
-        ends.append(_gaps_end(eng, rate, n, wt))
-        assert ends[-1] == math.isfinite(_tpot(eng, rate, n, wt)[3]), rate
+        sv = _service(eng, n)
+        ends.append(_gaps_end(eng, rate, n, sv))
+        assert ends[-1] == math.isfinite(_tpot(eng, rate, n, sv)[3]), rate
     tight = _Engine(brief, shape, max_num_batched_tokens=1)  # no room for a prompt beside the batch: no gap ends
-    wt = _wait(tight, brief, 1.0, float(tight.seqs))
-    assert not _gaps_end(tight, 1.0, float(tight.seqs), wt) and not math.isfinite(_tpot(tight, 1.0, float(tight.seqs), wt)[3])
+    sv = _service(tight, float(tight.seqs))
+    assert not _gaps_end(tight, 1.0, float(tight.seqs), sv) and not math.isfinite(_tpot(tight, 1.0, float(tight.seqs), sv)[3])
     assert all(ends)
 
 
