@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ItlMetric, ObjectiveKind
 from planner.fmt import num, pct
-from planner.lengths import clamped_moments, gamma_cdf, length_cv2
+from planner.lengths import clamped_moments, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
 from planner.numerics import (
@@ -750,7 +750,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     distinct[0] = True
     np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
     points = stages[distinct]
-    done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
+    done = stages.searchsorted(points, side="right")  # prompts whose own steps are done by each point
     first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
     if first < 0:
         return tail()
@@ -770,8 +770,8 @@ def _first_reaching(
     times the share of prompts whose own steps are done by then (`reached`), so below the first point where that
     share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
     rounding), at or over it."""
-    lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
-    highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
+    lowest = int(reached.searchsorted(q * (1 - 1e-9), side="left"))  # the method: np.searchsorted's dispatch spared
+    highest = min(int(((1 - busy) * reached).searchsorted(q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
     values = np.empty(points.shape)
     values.fill(math.nan)
     values[lowest : highest + 1] = at(points[lowest : highest + 1])
@@ -799,8 +799,8 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     if top <= room:  # every prompt the engine admits rides in one chunk
         return 1.0
     k, scale = eng.gamma
-    short, below_top = gamma_cdf(k, room / scale), gamma_cdf(k, top / scale)
-    long_tokens = eng.uncached * (gamma_cdf(k + 1, top / scale) - gamma_cdf(k + 1, room / scale))  # E[U; room < U <= top]
+    short, below_top = gamma_p(k, room / scale), gamma_p(k, top / scale)
+    long_tokens = eng.uncached * (gamma_p(k + 1, top / scale) - gamma_p(k + 1, room / scale))  # E[U; room < U <= top]
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
@@ -810,7 +810,7 @@ _ONE_ROW: _Row = (1.0, 0.0, 0.0)
 
 
 def _gamma_row(a: float, z: float) -> _Row:
-    """P(a, z) (gamma_cdf's value) and its first two derivatives in z."""
+    """P(a, z) (gamma_p's value) and its first two derivatives in z."""
     return gamma_p_slopes(a, z) if z > 0 else _ZERO_ROW
 
 
@@ -883,7 +883,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
     """_chunk_cdf where long prompts ride in chunks: a share of steps carry a remainder R ~ U(0, room), beside a
     queued prompt U in a `packed` share of them: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room, whose slope in
     c is P(U <= c) / room (c's density term and E[U; U <= c]'s cancel)."""
-    long_share = 1 - gamma_cdf(k, room / scale)
+    long_share = 1 - gamma_p(k, room / scale)
     log_norm = math.lgamma(k + 1)
     pair = _pair_cdf(k)
 
@@ -1031,7 +1031,9 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
         packed = 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
-    decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
+    decode_steps = eng.engine_steps_s(batches)
+    decode_steps.sort()  # a new array: sorted in place (np.sort's copy and dispatch spared)
+    decode_gaps = decode_steps + eng.sched_s
     base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     gaps = decode_gaps.tolist()
@@ -1513,7 +1515,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
-    stage_mean_s = float(np.mean(stages))
+    stage_mean_s = float(stages.sum()) / stages.size  # np.mean's value, without its dispatch
     admitted = _interfering_rate(eng, rate, load_batch, batch)
     rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)
