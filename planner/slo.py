@@ -1062,12 +1062,12 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     high = max(high, float(decode_gaps[-1])) * 1.01
     # where the CDF jumps: the first and past the last decode gap, a mixed step's floor, the chunk's own jumps (those
     # worked out from c a hair above, so that rounding leaves the jump below them)
-    mixed_jumps = (floor, *(decode + c / rate_b for c in chunk.jumps))
-    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *((base + s) * (1 + 1e-12) for s in mixed_jumps))
+    mixed_jumps = (floor, *[decode + c / rate_b for c in chunk.jumps])
+    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *[(base + s) * (1 + 1e-12) for s in mixed_jumps])
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high, jumps, row)
-    return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
+    return tuple([found[q] for q in qs]), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
@@ -1107,7 +1107,7 @@ def _grid_slope(values: list[float]) -> Callable[[float], float]:
 @lru_cache(maxsize=16)
 def _grid_probs(n: int) -> tuple[float, ...]:
     """(i + 0.5) / n for i < n: the probabilities of n equal-probability points (the same n every call of a plan)."""
-    return tuple((i + 0.5) / n for i in range(n))
+    return tuple([(i + 0.5) / n for i in range(n)])
 
 
 def _halley_invert(
@@ -1193,7 +1193,7 @@ def _invert(
     if at_high < q:
         return high
     xtol = (high - low) * 1e-7
-    inside = sorted(t for t in jumps if low < t < high)
+    inside = sorted([t for t in jumps if low < t < high])  # a list: a generator resumes once an item
     while inside:  # the stretch between two listed jumps where the CDF reaches q
         middle = len(inside) // 2
         t = inside[middle]
@@ -1480,7 +1480,7 @@ def _linear_quantile(values: np.ndarray, q: float) -> float:
     """np.quantile(values, q) with its default (linear) method, worked out as numpy does (the two order statistics
     around (n - 1) q, interpolated as its _lerp; any NaN gives NaN) without its overhead on a short array."""
     ordered: list[float] = sorted(values.tolist())
-    if any(math.isnan(v) for v in ordered):
+    if any(map(math.isnan, ordered)):
         return math.nan
     last = len(ordered) - 1
     at = last * q
