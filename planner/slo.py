@@ -1254,11 +1254,11 @@ def _engine_of(
     """The engine for these arguments, kept on the replica: a plan asks for the same one from many solves."""
     key = ("engine", brief, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     memo = shape.memo
-    if key not in memo:
+    engine: _Engine | None = memo.get(key)  # one lookup: the key's hash (the brief's) is not kept
+    if engine is None:
         if len(memo) >= _ENGINES_PER_REPLICA:
             memo.clear()
-        memo[key] = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
-    engine: _Engine = memo[key]
+        engine = memo[key] = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     return engine
 
 
