@@ -407,13 +407,7 @@ class _Engine:
         """The parts of a step beside a decode batch, worked out together once a batch: a new batch (a solve's, a
         probe's) asks for nearly all of them, and one lookup serves them all (the accessors below name each)."""
         b = max(batch, 1.0)
-        # one whole decode step as the engine runs it: speculative (k drafts + the k + 1 verification) at or under the
-        # off threshold, else plain
-        spec = self.spec if self.spec is not None and b <= self.spec.off_above_batch else None
-        if spec is not None:
-            engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
-        else:
-            engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        engine_step, decode_step = self._whole_step_s(b)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
         floor = weights_part_s(self.k, b, roofline_reads)
         decode_compute = compute_part_s(self.k, batch, batch)
@@ -429,9 +423,19 @@ class _Engine:
             prompt_token_s=token_s,
             engine_step_s=engine_step,
             base_s=engine_step + self.sched_s - max(decode_compute_b, floor),
-            # with speculation on, a sequence's time per token: the speculative step over the tokens it emits a sequence
-            decode_step_s=engine_step / spec.tokens_per_step if spec is not None else engine_step,
+            decode_step_s=decode_step,
         )
+
+    def _whole_step_s(self, b: float) -> tuple[float, float]:
+        """(one whole decode step as the engine runs it at a batch b >= 1, a sequence's time per token in it):
+        speculative (k drafts + the k + 1 verification) at or under the off threshold, the speculative step over the
+        tokens it emits a sequence; else plain, the step itself."""
+        spec = self.spec if self.spec is not None and b <= self.spec.off_above_batch else None
+        if spec is not None:
+            engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
+            return engine_step, engine_step / spec.tokens_per_step
+        engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        return engine_step, engine_step
 
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
@@ -466,8 +470,10 @@ class _Engine:
 
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
-        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
-        return self.step_at[batch].decode_step_s
+        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence. A batch whose
+        step parts are not worked out (a load's p95 batch: it asks for this alone) gets the step alone, not kept."""
+        at = self.step_at.get(batch)
+        return at.decode_step_s if at is not None else self._whole_step_s(max(batch, 1.0))[1]
 
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
