@@ -50,6 +50,18 @@ def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> No
     assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
 
 
+@pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform", "rag"])
+def test_a_decode_step_alone_is_the_step_parts_one(name: str) -> None:
+    """decode_step_s at a batch whose step parts are not worked out (a p95 batch) is the whole step alone: the same
+    figure as the parts' (speculation on below its threshold, off above), and it keeps nothing."""
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    for batch in (0.3, 1.0, 7.5, 33.3, 64.0, 200.0, 1500.0):
+        alone = eng.decode_step_s(batch)
+        assert batch not in eng.step_at
+        assert alone == eng._step_at(batch).decode_step_s == eng.step_at[batch].decode_step_s == eng.decode_step_s(batch)
+
+
 def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:
     brief = load_brief("capstone")
     low_hits = _Engine(brief.with_changes({"workload.prefix_hit_rate": 0.1}), shape_of(brief))
