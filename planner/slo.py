@@ -25,11 +25,12 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
+import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property, lru_cache, partial
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -316,18 +317,21 @@ class _ByBatch(dict[float, _V]):
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
     costs many times (the pace, the service moments, the waits, the quantiles). A table on the engine, looked up as
     `eng.step_at[batch]`: a hit is a plain dict subscript, no Python call (a plan makes ~300 lookups); a miss computes
-    the value (dict.__missing__). Bounded: a plan visits ~5,000-7,000 engine batches in all."""
+    the value (dict.__missing__) by the engine's method. The table holds its engine weakly: no reference cycle, so an
+    engine is freed with its replica, not left to the garbage collector. Bounded: a plan visits ~5,000-7,000 engine
+    batches in all."""
 
-    __slots__ = ("_compute",)
+    __slots__ = ("_compute", "_engine")
 
-    def __init__(self, compute: Callable[[float], _V]) -> None:
+    def __init__(self, engine: _Engine, compute: Callable[[_Engine, float], _V]) -> None:
         super().__init__()
-        self._compute = compute
+        self._engine = weakref.ref(engine)
+        self._compute = compute  # an unbound _Engine method
 
     def __missing__(self, batch: float) -> _V:
         if len(self) >= _BY_BATCH_KEPT:
             self.clear()
-        value = self[batch] = self._compute(batch)
+        value = self[batch] = self._compute(cast(_Engine, self._engine()), batch)
         return value
 
 
@@ -348,9 +352,9 @@ class _Engine:
     ) -> None:
         w, dep = brief.workload, brief.deployment
         # the step costs by decode batch (_ByBatch), each worked out on first lookup by the method of its name with a _
-        self.step_at = _ByBatch(self._step_at)
-        self.service_moments = _ByBatch(self._service_moments)
-        self.pace_terms = _ByBatch(self._pace_terms)
+        self.step_at = _ByBatch(self, _Engine._step_at)
+        self.service_moments = _ByBatch(self, _Engine._service_moments)
+        self.pace_terms = _ByBatch(self, _Engine._pace_terms)
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
