@@ -30,7 +30,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property, lru_cache, partial
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -331,7 +331,8 @@ class _ByBatch(dict[float, _V]):
     def __missing__(self, batch: float) -> _V:
         if len(self) >= _BY_BATCH_KEPT:
             self.clear()
-        value = self[batch] = self._compute(cast(_Engine, self._engine()), batch)
+        # the engine owns the table, so it is alive while the table is read (no typing.cast: a call a miss)
+        value = self[batch] = self._compute(self._engine(), batch)  # type: ignore[arg-type]
         return value
 
 
