@@ -25,18 +25,19 @@ Checked against the simulator on the same basis: docs/crosscheck.md, tests/test_
 from __future__ import annotations
 
 import math
+import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
-from functools import cached_property, lru_cache, partial, wraps
+from functools import cached_property, lru_cache, partial
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ItlMetric, ObjectiveKind
 from planner.fmt import num, pct
-from planner.lengths import clamped_moments, gamma_cdf, length_cv2
+from planner.lengths import clamped_moments, length_cv2
 from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
 from planner.multimodal import encoder_s_per_request
 from planner.numerics import (
@@ -309,31 +310,32 @@ class _Curves(NamedTuple):
 
 # --- the replica's step -----------------------------------------------------------------------------
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_V = TypeVar("_V")
 
 
-def _by_batch(compute: _F) -> _F:
+class _ByBatch(dict[float, _V]):
     """An engine's quantity by decode batch, each computed once: a load's evaluation asks for the same batch's step
-    costs many times (the pace, the service moments, the waits, the quantiles). Kept on the engine, one table a
-    quantity keyed by the batch alone (a lookup a plan makes hundreds of times: no key tuple to build and hash), each
-    bounded (a plan visits ~5,000-7,000 engine batches in all)."""
-    name = compute.__name__
-    _REMEMBERED.append(name)
+    costs many times (the pace, the service moments, the waits, the quantiles). A table on the engine, looked up as
+    `eng.step_at[batch]`: a hit is a plain dict subscript, no Python call (a plan makes ~300 lookups); a miss computes
+    the value (dict.__missing__) by the engine's method. The table holds its engine weakly: no reference cycle, so an
+    engine is freed with its replica, not left to the garbage collector. Bounded: a plan visits ~5,000-7,000 engine
+    batches in all."""
 
-    @wraps(compute)
-    def remembered(engine: _Engine, batch: float) -> Any:
-        table = engine.by_batch[name]
-        value = table.get(batch)
-        if value is None:
-            if len(table) >= _BY_BATCH_KEPT:
-                table.clear()
-            value = table[batch] = compute(engine, batch)
+    __slots__ = ("_compute", "_engine")
+
+    def __init__(self, engine: _Engine, compute: Callable[[_Engine, float], _V]) -> None:
+        super().__init__()
+        self._engine = weakref.ref(engine)
+        self._compute = compute  # an unbound _Engine method
+
+    def __missing__(self, batch: float) -> _V:
+        if len(self) >= _BY_BATCH_KEPT:
+            self.clear()
+        # the engine owns the table, so it is alive while the table is read (no typing.cast: a call a miss)
+        value = self[batch] = self._compute(self._engine(), batch)  # type: ignore[arg-type]
         return value
 
-    return cast(_F, remembered)
 
-
-_REMEMBERED: list[str] = []  # the quantities _by_batch keeps, by name
 _BY_BATCH_KEPT = 4096  # batches a table keeps
 
 
@@ -350,7 +352,10 @@ class _Engine:
         context_tokens: float | None = None,
     ) -> None:
         w, dep = brief.workload, brief.deployment
-        self.by_batch: dict[str, dict[float, Any]] = {name: {} for name in _REMEMBERED}  # _by_batch's tables
+        # the step costs by decode batch (_ByBatch), each worked out on first lookup by the method of its name with a _
+        self.step_at = _ByBatch(self, _Engine._step_at)
+        self.service_moments = _ByBatch(self, _Engine._service_moments)
+        self.pace_terms = _ByBatch(self, _Engine._pace_terms)
         self.shape = shape
         self.hit = brief.effective_hit_rate if hit_rate is None else hit_rate
         self.budget = dep.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
@@ -403,18 +408,11 @@ class _Engine:
     # base = fixed + the batch's KV reads, all-reduces and per-sequence costs; decode = the batch's GEMM compute;
     # floor = the weights the GEMMs read (a small step waits on them). At c = 0 this is step_model.step_time_s.
 
-    @_by_batch
-    def step_at(self, batch: float) -> _StepAt:
+    def _step_at(self, batch: float) -> _StepAt:
         """The parts of a step beside a decode batch, worked out together once a batch: a new batch (a solve's, a
         probe's) asks for nearly all of them, and one lookup serves them all (the accessors below name each)."""
         b = max(batch, 1.0)
-        # one whole decode step as the engine runs it: speculative (k drafts + the k + 1 verification) at or under the
-        # off threshold, else plain
-        spec = self.spec if self.spec is not None and b <= self.spec.off_above_batch else None
-        if spec is not None:
-            engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
-        else:
-            engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        engine_step, decode_step = self._whole_step_s(b)
         roofline_reads = b * self.context * self.k[ROOFLINE]  # KV reads join the floor only in a roofline step
         floor = weights_part_s(self.k, b, roofline_reads)
         decode_compute = compute_part_s(self.k, batch, batch)
@@ -430,14 +428,24 @@ class _Engine:
             prompt_token_s=token_s,
             engine_step_s=engine_step,
             base_s=engine_step + self.sched_s - max(decode_compute_b, floor),
-            # with speculation on, a sequence's time per token: the speculative step over the tokens it emits a sequence
-            decode_step_s=engine_step / spec.tokens_per_step if spec is not None else engine_step,
+            decode_step_s=decode_step,
         )
+
+    def _whole_step_s(self, b: float) -> tuple[float, float]:
+        """(one whole decode step as the engine runs it at a batch b >= 1, a sequence's time per token in it):
+        speculative (k drafts + the k + 1 verification) at or under the off threshold, the speculative step over the
+        tokens it emits a sequence; else plain, the step itself."""
+        spec = self.spec if self.spec is not None and b <= self.spec.off_above_batch else None
+        if spec is not None:
+            engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
+            return engine_step, engine_step / spec.tokens_per_step
+        engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        return engine_step, engine_step
 
     def prompt_token_s(self, batch: float) -> float:
         """A prompt token's cost in a step beside a decode batch: token_s and its share of the all-reduce bytes at the
         mean chunk's size (linear in the chunk: the algorithm the engine picks at that size)."""
-        return self.step_at(batch).prompt_token_s
+        return self.step_at[batch].prompt_token_s
 
     def work_s(self, prompt_tokens: float | np.ndarray, token_s: float) -> float | np.ndarray:
         """The uncached tokens' compute of prompts of these lengths (chunk steps' fixed parts aside) beside a batch whose
@@ -459,21 +467,23 @@ class _Engine:
     def floor_s(self, batch: float) -> float:
         """The GEMMs' weight reads at a batch (a roofline step: and the batch's KV reads): the time a step cannot go
         below, however few tokens it computes."""
-        return self.step_at(batch).floor_s
+        return self.step_at[batch].floor_s
 
     def base_s(self, batch: float) -> float:
         """Everything of a step with this decode batch but its GEMMs, the scheduler time included."""
-        return self.step_at(batch).base_s
+        return self.step_at[batch].base_s
 
     def decode_step_s(self, batch: float) -> float:
         """A pure decode step (planner.step_model.step_time_s), as the simulator costs it; with speculation on at this
-        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence."""
-        return self.step_at(batch).decode_step_s
+        batch, a sequence's time per token: the speculative step over the tokens it emits a sequence. A batch whose
+        step parts are not worked out (a load's p95 batch: it asks for this alone) gets the step alone, not kept."""
+        at = self.step_at.get(batch)
+        return at.decode_step_s if at is not None else self._whole_step_s(max(batch, 1.0))[1]
 
     def engine_step_s(self, batch: float) -> float:
         """One whole decode step as the engine runs it at this batch: speculative (k drafts + the k + 1 verification)
         at or under the off threshold, else plain. A prompt chunk rides in it and a prompt arriving waits for it."""
-        return self.step_at(batch).engine_step_s
+        return self.step_at[batch].engine_step_s
 
     def engine_steps_s(self, batches: np.ndarray) -> np.ndarray:
         """engine_step_s over an array of batches, in one pass (step_model.step_times_s)."""
@@ -486,7 +496,7 @@ class _Engine:
 
     def mixed_step_s(self, tokens: float | np.ndarray, chunks: float | np.ndarray, batch: float) -> float | np.ndarray:
         """`chunks` steps carrying `tokens` prompt tokens beside a decode batch (a chunk's compute hides the weight reads)."""
-        at = self.step_at(batch)
+        at = self.step_at[batch]
         compute = tokens * at.prompt_token_s + chunks * at.decode_compute_s
         return chunks * at.base_s + np.maximum(compute, chunks * at.floor_s)
 
@@ -494,24 +504,22 @@ class _Engine:
         """Prompt tokens a step has room for beside the decode batch."""
         return self.budget - batch if self.chunked else math.inf
 
-    @_by_batch
-    def service_moments(self, batch: float) -> tuple[float, float, float, float]:
+    def _service_moments(self, batch: float) -> tuple[float, float, float, float]:
         """(chunks of a mean prompt, E[S], E[S^2], E[S^3]) of the time a prompt holds the prefill slot."""
         chunks = _prompt_chunks(self.uncached, self.room(batch))
         return chunks, *_prompt_service_moments(self, chunks, batch)
 
-    @_by_batch
-    def pace_terms(self, batch: float) -> _PaceTerms:
+    def _pace_terms(self, batch: float) -> _PaceTerms:
         """What pace() needs at a running batch whatever the rate, worked out once a batch (a running-batch solve asks
         for the same batches at each rate it is solved at)."""
-        chunks, s1, _, _ = self.service_moments(batch)
-        step_s = self.step_at(batch).decode_step_s
+        chunks, s1, _, _ = self.service_moments[batch]
+        step_s = self.step_at[batch].decode_step_s
         gap_s = step_s + self.sched_s
         return _PaceTerms(s1, step_s, gap_s, *_slot_terms(s1, chunks, gap_s))
 
     def pace(self, rate: float, load_batch: float) -> Pace:
         batch = min(load_batch, float(self.seqs))
-        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms(batch)
+        s1, step_s, gap_s, most_served, beyond_s = self.pace_terms[batch]
         interference = _served_share(rate, most_served, beyond_s)
         tpot_s = gap_s / (1 - interference) if interference < 1 else math.inf
         # Pace's fields in order: running batch, decode step (ms), slot service (ms), prefill slot busy, interference,
@@ -628,7 +636,7 @@ def _prompt_service_moments(eng: _Engine, chunks: float, batch: float) -> tuple[
     """
     if not math.isfinite(chunks):
         return math.inf, math.inf, math.inf
-    at = eng.step_at(batch)
+    at = eng.step_at[batch]
     decode_s = chunks * at.decode_compute_s
     floor = max(chunks * at.floor_s - decode_s, 0.0)
     token_s = at.prompt_token_s
@@ -674,7 +682,7 @@ def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
     room = eng.room(batch)
     uncached = prompts * (1 - eng.hit)
     chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
-    at = eng.step_at(batch)
+    at = eng.step_at[batch]
     compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
     return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
 
@@ -753,7 +761,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
     distinct[0] = True
     np.not_equal(stages[1:], stages[:-1], out=distinct[1:])
     points = stages[distinct]
-    done = np.searchsorted(stages, points, side="right")  # prompts whose own steps are done by each point
+    done = stages.searchsorted(points, side="right")  # prompts whose own steps are done by each point
     first, at_points = _first_reaching(at, points, done / stages.size, busy, q)
     if first < 0:
         return tail()
@@ -773,8 +781,8 @@ def _first_reaching(
     times the share of prompts whose own steps are done by then (`reached`), so below the first point where that
     share reaches q it is under q, and from the first where (1 - busy) times it does (with a hair's margin for
     rounding), at or over it."""
-    lowest = int(np.searchsorted(reached, q * (1 - 1e-9), side="left"))
-    highest = min(int(np.searchsorted((1 - busy) * reached, q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
+    lowest = int(reached.searchsorted(q * (1 - 1e-9), side="left"))  # the method: np.searchsorted's dispatch spared
+    highest = min(int(((1 - busy) * reached).searchsorted(q * (1 + 1e-9), side="left")), points.size - 1)  # `reached` rises
     values = np.empty(points.shape)
     values.fill(math.nan)
     values[lowest : highest + 1] = at(points[lowest : highest + 1])
@@ -802,8 +810,8 @@ def _expected_chunks(eng: _Engine, room: float) -> float:
     if top <= room:  # every prompt the engine admits rides in one chunk
         return 1.0
     k, scale = eng.gamma
-    short, below_top = gamma_cdf(k, room / scale), gamma_cdf(k, top / scale)
-    long_tokens = eng.uncached * (gamma_cdf(k + 1, top / scale) - gamma_cdf(k + 1, room / scale))  # E[U; room < U <= top]
+    short, below_top = gamma_p(k, room / scale), gamma_p(k, top / scale)
+    long_tokens = eng.uncached * (gamma_p(k + 1, top / scale) - gamma_p(k + 1, room / scale))  # E[U; room < U <= top]
     return short + long_tokens / room + 0.5 * (below_top - short) + (1 - below_top) * math.ceil(top / room)
 
 
@@ -813,7 +821,7 @@ _ONE_ROW: _Row = (1.0, 0.0, 0.0)
 
 
 def _gamma_row(a: float, z: float) -> _Row:
-    """P(a, z) (gamma_cdf's value) and its first two derivatives in z."""
+    """P(a, z) (gamma_p's value) and its first two derivatives in z."""
     return gamma_p_slopes(a, z) if z > 0 else _ZERO_ROW
 
 
@@ -886,7 +894,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
     """_chunk_cdf where long prompts ride in chunks: a share of steps carry a remainder R ~ U(0, room), beside a
     queued prompt U in a `packed` share of them: P(R + U <= c) = (c P(U <= c) - E[U; U <= c]) / room, whose slope in
     c is P(U <= c) / room (c's density term and E[U; U <= c]'s cancel)."""
-    long_share = 1 - gamma_cdf(k, room / scale)
+    long_share = 1 - gamma_p(k, room / scale)
     log_norm = math.lgamma(k + 1)
     pair = _pair_cdf(k)
 
@@ -1013,13 +1021,13 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     the mixture's CDF.
     """
     b = max(batch, 1.0)
-    _, s1, _, _ = eng.service_moments(batch)
+    _, s1, _, _ = eng.service_moments[batch]
     if not math.isfinite(s1):
         return tuple(math.inf for _ in qs), 1.0, math.inf
     room = eng.room(batch)
     served = min(rate, 1 / s1) if s1 > 0 else rate
     chunks = _expected_chunks(eng, room)
-    at = eng.step_at(b)
+    at = eng.step_at[b]
     gap_s = at.engine_step_s + eng.sched_s  # a whole step: with speculation, one chunk of tokens a sequence
     mixed_per_s = served * chunks
     decode_per_s = max(1 - served * s1, 0.0) / gap_s
@@ -1034,7 +1042,9 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
         packed = 0.0
     sd = math.sqrt(batch) if batch > 0 else 0.0
     batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
-    decode_gaps = np.sort(eng.engine_steps_s(batches)) + eng.sched_s
+    decode_steps = eng.engine_steps_s(batches)
+    decode_steps.sort()  # a new array: sorted in place (np.sort's copy and dispatch spared)
+    decode_gaps = decode_steps + eng.sched_s
     base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
     gaps = decode_gaps.tolist()
@@ -1063,12 +1073,12 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
     high = max(high, float(decode_gaps[-1])) * 1.01
     # where the CDF jumps: the first and past the last decode gap, a mixed step's floor, the chunk's own jumps (those
     # worked out from c a hair above, so that rounding leaves the jump below them)
-    mixed_jumps = (floor, *(decode + c / rate_b for c in chunk.jumps))
-    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *((base + s) * (1 + 1e-12) for s in mixed_jumps))
+    mixed_jumps = (floor, *[decode + c / rate_b for c in chunk.jumps])
+    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *[(base + s) * (1 + 1e-12) for s in mixed_jumps])
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high, jumps, row)
-    return tuple(found[q] for q in qs), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
+    return tuple([found[q] for q in qs]), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
 
 
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:
@@ -1108,7 +1118,7 @@ def _grid_slope(values: list[float]) -> Callable[[float], float]:
 @lru_cache(maxsize=16)
 def _grid_probs(n: int) -> tuple[float, ...]:
     """(i + 0.5) / n for i < n: the probabilities of n equal-probability points (the same n every call of a plan)."""
-    return tuple((i + 0.5) / n for i in range(n))
+    return tuple([(i + 0.5) / n for i in range(n)])
 
 
 def _halley_invert(
@@ -1194,7 +1204,7 @@ def _invert(
     if at_high < q:
         return high
     xtol = (high - low) * 1e-7
-    inside = sorted(t for t in jumps if low < t < high)
+    inside = sorted([t for t in jumps if low < t < high])  # a list: a generator resumes once an item
     while inside:  # the stretch between two listed jumps where the CDF reaches q
         middle = len(inside) // 2
         t = inside[middle]
@@ -1255,25 +1265,33 @@ def _engine_of(
     """The engine for these arguments, kept on the replica: a plan asks for the same one from many solves."""
     key = ("engine", brief, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     memo = shape.memo
-    if key not in memo:
+    engine: _Engine | None = memo.get(key)  # one lookup: the key's hash (the brief's) is not kept
+    if engine is None:
         if len(memo) >= _ENGINES_PER_REPLICA:
             memo.clear()
-        memo[key] = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
-    engine: _Engine = memo[key]
+        engine = memo[key] = _Engine(brief, shape, hit_rate, max_num_seqs, max_num_batched_tokens, context_tokens)
     return engine
 
 
 _ENGINES_PER_REPLICA = 64
 
 
+# A prompt's time on the prefill slot at one load's running batch, all the token gaps read of the load: (the running
+# batch, engine steps a mean prompt's chunks ride in, E[S], E[S^2], E[S^3]). A plain tuple: a NamedTuple's
+# constructor is a Python call, and the probes build one each.
+_Service = tuple[float, float, float, float, float]
+
+
+def _service(eng: _Engine, load_batch: float) -> _Service:
+    """The prompts' service at a load's running batch (at most the batch the engine runs)."""
+    batch = min(load_batch, float(eng.seqs))
+    return (batch, *eng.service_moments[batch])
+
+
 class _Wait(NamedTuple):
     """What a prompt waits for and how long its own steps take, at one load."""
 
-    batch: float
-    chunks_mean: float
-    s1: float  # E[S]: a prompt's time on the prefill slot (its chunk steps); s2, s3: higher moments
-    s2: float
-    s3: float
+    service: _Service
     slot: float  # prefill slot busy share
     prompt_wait_s: float  # M/G/1 FCFS wait for the prompts ahead (Pollaczek-Khinchine)
     step_wait_s: float  # the rest of the engine step in progress when the prompt arrives
@@ -1293,19 +1311,15 @@ def _fixed_s(eng: _Engine, brief: Brief) -> float:
 
 def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
     hold_s = load_batch / rate if rate > 0 else 0.0
-    batch = min(load_batch, float(eng.seqs))
-    chunks_mean, s1, s2, s3 = eng.service_moments(batch)
+    service = _service(eng, load_batch)
+    batch, _, s1, s2, s3 = service
     slot = rate * s1
     prompt_wait_s = rate * s2 / (2 * (1 - slot)) if slot < 1 else math.inf
     admitted, admission_s = _erlang_c(load_batch, eng.seqs, hold_s)
     covered = _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
     stages = _stage_s(eng, covered, batch) if eng.room(batch) > 0 else np.full(covered.shape, math.inf)
     return _Wait(
-        batch=batch,
-        chunks_mean=chunks_mean,
-        s1=s1,
-        s2=s2,
-        s3=s3,
+        service=service,
         slot=slot,
         prompt_wait_s=prompt_wait_s,
         step_wait_s=eng.engine_step_s(batch) / 2,  # a prompt arrives mid-step whether or not others are queued
@@ -1324,7 +1338,7 @@ def _ttft_s(wt: _Wait, q: float) -> float:
     return wt.fixed_s + wt.step_wait_s + _ttft_quantile_s(wt.stages, busy, wait_s, shape, q)
 
 
-def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[float, float, float, float]:
+def _tpot(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tuple[float, float, float, float]:
     """(interference, the share of the p95 TPOT beyond the p95 batch's decode gap, TPOT p50, TPOT p95) in seconds.
 
     A reply of g gaps lasts g x gap plus the extra time e (beyond the decode steps they stand in for) of the prompts
@@ -1333,17 +1347,13 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     a gamma with mean gap rho / (1 - rho) and that variance / g², averaged over the replies' lengths (E[1/g]: short
     replies spread most); its p95 excess over the mean and the p95 batch's (B + 1.645 √B) add in quadrature.
     """
-    batch = wt.batch
-    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
-    gap_s = eng.decode_step_s(batch) + eng.sched_s
-    gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
-    rho_i = _interference(rate, wt.s1, wt.chunks_mean, gap_s)
+    rho_i, gap_s, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
     if rho_i >= 1:
         return rho_i, rho_i, math.inf, math.inf
-    served = min(rate, 1 / wt.s1) if wt.s1 > 0 and math.isfinite(wt.s1) else rate
-    tpot_s = gap_s / (1 - rho_i)
+    _, _, s1, s2, _ = sv
+    served = min(rate, 1 / s1) if s1 > 0 and math.isfinite(s1) else rate
     extra_s = rho_i / served if served > 0 else 0.0  # rho_i = served x the extra time of one prompt's steps
-    extra_sq = extra_s * extra_s + max(wt.s2 - wt.s1 * wt.s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
+    extra_sq = extra_s * extra_s + max(s2 - s1 * s1, 0.0)  # E[e²]: the prompts' steps vary with their lengths
     var = gap_s * served * extra_sq / (1 - rho_i) ** 3 * _inverse_gaps_mean(eng.output, eng.output_p95)
     excess = tpot_s - gap_s
     shape = excess * excess / var if var > 0 else math.inf
@@ -1353,6 +1363,24 @@ def _tpot(eng: _Engine, rate: float, load_batch: float, wt: _Wait) -> tuple[floa
     batch_s = (gap_p95_s - gap_s) / (1 - rho_i)
     tpot_p95_s = tpot_s + math.hypot(max(spread_s, 0.0), batch_s)
     return rho_i, 1 - gap_p95_s / tpot_p95_s, tpot_s, tpot_p95_s
+
+
+def _mean_gap(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tuple[float, float, float, float]:
+    """_tpot's mean part: (interference, the decode gap at the running batch and at its p95, TPOT p50) in seconds; the
+    TPOT is nan where the interference is at 1 or over (no gap ends)."""
+    batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
+    batch, chunks_mean, s1, _, _ = sv
+    gap_s = eng.decode_step_s(batch) + eng.sched_s
+    gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
+    rho_i = _interference(rate, s1, chunks_mean, gap_s)
+    return rho_i, gap_s, gap_p95_s, gap_s / (1 - rho_i) if rho_i < 1 else math.nan
+
+
+def _gaps_end(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> bool:
+    """Whether _tpot's p95 is finite, without its spread (a gamma inversion): the interference leaves the decode steps
+    time (under 1) and the mean gap and the p95 batch's are finite (the spread is finite where those are)."""
+    rho_i, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
+    return rho_i < 1 and math.isfinite(tpot_s) and math.isfinite(gap_p95_s)
 
 
 _ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
@@ -1408,18 +1436,21 @@ def judged_p95s_ms(
     """(p95 TTFT, the p95 of the ITL metric the brief judges) in ms: the two figures slo_margin holds to their targets
     (`needed`: which of the two to work out; the other is nan), and the share of token gaps on mixed steps where the
     judged p95 is the token gap's (its quantile's mixture: the p95 stays at the decode step until that share passes
-    5%), else nan."""
-    wt = _wait(eng, brief, rate, load_batch)
-    ttft_s = _ttft_s(wt, 0.95) if needed[0] else math.nan
+    5%), else nan. The gaps read only the prompts' service of the load, not the waits the TTFT adds (its prompts' own
+    steps, the queues): those are worked out only where the TTFT is needed."""
+    if needed[0]:
+        wt = _wait(eng, brief, rate, load_batch)
+        sv, ttft_s = wt.service, _ttft_s(wt, 0.95)
+    else:
+        sv, ttft_s = _service(eng, load_batch), math.nan
     if not needed[1]:
         return ttft_s * 1e3, math.nan, math.nan
-    _, _, _, tpot_p95 = _tpot(eng, rate, load_batch, wt)
     share = math.nan
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
-        (itl,), share, _ = _token_gap_quantiles_s(eng, rate, wt.batch, (0.95,))
-        judged = itl if math.isfinite(tpot_p95) else math.inf
+        (itl,), share, _ = _token_gap_quantiles_s(eng, rate, sv[0], (0.95,))
+        judged = itl if _gaps_end(eng, rate, load_batch, sv) else math.inf  # p95 TPOT finite: its figure is not read
     else:
-        judged = tpot_p95
+        judged = _tpot(eng, rate, load_batch, sv)[3]
     return ttft_s * 1e3, judged * 1e3, share
 
 
@@ -1448,11 +1479,12 @@ def _judged_p95s_s(eng: _Engine, brief: Brief, rate: float, load_batch: float) -
     without the other figures of the point; the gap figure the brief's ITL target does not judge is nan (TPOT is
     worked out either way: its interference ends the gaps too)."""
     wt = _wait(eng, brief, rate, load_batch)
-    admitted = _interfering_rate(eng, rate, load_batch, wt.batch)
-    rho_i, _, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    batch = wt.service[0]
+    admitted = _interfering_rate(eng, rate, load_batch, batch)
+    rho_i, _, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p95 = math.nan
     if brief.slo.itl_metric is ItlMetric.itl or eng.output <= _ONE_GAP:
-        _, itl_p95, _, _ = _gaps_s(eng, admitted, wt.batch, rho_i)
+        _, itl_p95, _, _ = _gaps_s(eng, admitted, batch, rho_i)
     if eng.output <= _ONE_GAP:
         tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
     return _ttft_s(wt, 0.95), itl_p95, tpot_p95
@@ -1462,7 +1494,7 @@ def _linear_quantile(values: np.ndarray, q: float) -> float:
     """np.quantile(values, q) with its default (linear) method, worked out as numpy does (the two order statistics
     around (n - 1) q, interpolated as its _lerp; any NaN gives NaN) without its overhead on a short array."""
     ordered: list[float] = sorted(values.tolist())
-    if any(math.isnan(v) for v in ordered):
+    if any(map(math.isnan, ordered)):
         return math.nan
     last = len(ordered) - 1
     at = last * q
@@ -1477,14 +1509,14 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     w, lat = brief.workload, brief.latency
     rate = rate_per_replica
     wt = _wait(eng, brief, rate, load_batch)
-    batch, s1 = wt.batch, wt.s1
+    batch, chunks_mean, s1, _, _ = wt.service
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     step_s = eng.decode_step_s(batch)
     step_p95_s = eng.decode_step_s(batch_p95)
     service_s = eng.uncached * eng.prompt_token_s(batch)
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
-    chunks_mean, slot, prompt_wait_s, admission_s, step_wait_s = wt.chunks_mean, wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
+    slot, prompt_wait_s, admission_s, step_wait_s = wt.slot, wt.prompt_wait_s, wt.admission_s, wt.step_wait_s
     wait_s = prompt_wait_s + admission_s
     room = eng.room(batch)
     cap_prompt = min(float(brief.slo.ttft_input_cap_tokens), w.input_tokens_p95, eng.longest_prompt)
@@ -1497,9 +1529,9 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
-    stage_mean_s = float(np.mean(stages))
+    stage_mean_s = float(stages.sum()) / stages.size  # np.mean's value, without its dispatch
     admitted = _interfering_rate(eng, rate, load_batch, batch)
-    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt)
+    rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)
     if eng.output <= _ONE_GAP:
         tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
@@ -1547,7 +1579,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + stage_mean_s) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
-        interfering_rate_per_s=min(admitted, 1 / wt.s1) if 0 < wt.s1 < math.inf else admitted,  # as _interference serves them
+        interfering_rate_per_s=min(admitted, 1 / s1) if 0 < s1 < math.inf else admitted,  # as _interference serves them
         rho_interference=rho_i,
         rho_interference_p95=rho_i95,
         itl_interference_ms=(tpot_p50 - gap_s) * 1e3,

@@ -136,7 +136,7 @@ class StepConstants(CachingModel):
 
     @cached_property
     def _values(self) -> Constants:
-        values = tuple(float(getattr(self, name)) for name in type(self).model_fields)
+        values = tuple([float(getattr(self, name)) for name in type(self).model_fields])  # a list: a generator resumes once an item
         assert len(values) == CONSTANTS
         return values
 
@@ -144,7 +144,7 @@ class StepConstants(CachingModel):
         """The constants with all but the positions `keep` zeroed: one part of a step, through the same formula."""
         masked = self._masked.get(keep)  # a tuple's hash is not kept: look it up once
         if masked is None:
-            masked = self._masked[keep] = tuple(v if i in keep else 0.0 for i, v in enumerate(self.values()))
+            masked = self._masked[keep] = tuple([v if i in keep else 0.0 for i, v in enumerate(self.values())])
         return masked
 
     @cached_property

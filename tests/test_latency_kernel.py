@@ -19,8 +19,21 @@ from planner.numerics import (
     gamma_p_inverse,
     gamma_sums,
 )
+from planner.operating_point import steady_state
 from planner.replica import shape_of
-from planner.slo import _BY_BATCH_KEPT, _Engine, _grid_cdf, _halley_invert, _invert, _ttft_quantile_cached, _ttft_quantile_s
+from planner.slo import (
+    _BY_BATCH_KEPT,
+    _Engine,
+    _gaps_end,
+    _grid_cdf,
+    _halley_invert,
+    _invert,
+    _service,
+    _tpot,
+    _ttft_quantile_cached,
+    _ttft_quantile_s,
+    engine,
+)
 
 _REMEMBERED = ("step_at", "service_moments", "pace_terms")
 
@@ -30,11 +43,23 @@ def test_an_engines_remembered_step_costs_are_the_computed_ones(name: str) -> No
     brief = load_brief(name)
     eng, other = _Engine(brief, shape_of(brief)), _Engine(brief, shape_of(brief).model_copy(update={"replicas": 1}))
     for batch in (0.3, 1.0, 7.5, 64.0, 200.0):
-        for method in _REMEMBERED:
-            remembered = getattr(eng, method)
-            computed = getattr(_Engine, method).__wrapped__(eng, batch)
-            assert remembered(batch) == remembered(batch) == computed == getattr(other, method)(batch), method
+        for table in _REMEMBERED:
+            remembered = getattr(eng, table)
+            computed = getattr(eng, "_" + table)(batch)  # the method that fills the table
+            assert remembered[batch] == remembered[batch] == computed == getattr(other, table)[batch], table
     assert eng.engine_steps_s(np.array([0.3, 7.5, 200.0])).tolist() == [eng.engine_step_s(b) for b in (0.3, 7.5, 200.0)]
+
+
+@pytest.mark.parametrize("name", ["capstone", "chat-speculative", "moe-deepseek", "lora-platform", "rag"])
+def test_a_decode_step_alone_is_the_step_parts_one(name: str) -> None:
+    """decode_step_s at a batch whose step parts are not worked out (a p95 batch) is the whole step alone: the same
+    figure as the parts' (speculation on below its threshold, off above), and it keeps nothing."""
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    for batch in (0.3, 1.0, 7.5, 33.3, 64.0, 200.0, 1500.0):
+        alone = eng.decode_step_s(batch)
+        assert batch not in eng.step_at
+        assert alone == eng._step_at(batch).decode_step_s == eng.step_at[batch].decode_step_s == eng.decode_step_s(batch)
 
 
 def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:
@@ -44,7 +69,28 @@ def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> Non
     assert low_hits.prompt_token_s(8.0) != eng.prompt_token_s(8.0)  # same batch, another engine: its own value
     for i in range(_BY_BATCH_KEPT + 10):
         eng.floor_s(1.0 + i / 7)
-    assert 0 < len(eng.by_batch["step_at"]) <= _BY_BATCH_KEPT
+    assert 0 < len(eng.step_at) <= _BY_BATCH_KEPT
+
+
+@pytest.mark.parametrize("name", ["rag", "multimodal", "lora-platform", "variation-f", "chat-speculative", "moe-deepseek"])
+def test_the_gaps_end_where_the_p95_tpot_is_finite(name: str) -> None:
+    """judged_p95s_ms reads only whether the p95 TPOT is finite where the ITL target judges the gaps: _gaps_end says
+    so without its spread, at loads from a trickle to far past the steady state's end (there at a full batch), and on an
+    engine whose token budget leaves a prompt no room."""
+    brief = load_brief(name)
+    shape = shape_of(brief)
+    eng = engine(brief, shape)
+    ends = []
+    for rate in (0.05, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 256.0):
+        n, _ = steady_state(brief, shape, rate)
+        n = n if math.isfinite(n) else float(eng.seqs)
+        sv = _service(eng, n)
+        ends.append(_gaps_end(eng, rate, n, sv))
+        assert ends[-1] == math.isfinite(_tpot(eng, rate, n, sv)[3]), rate
+    tight = _Engine(brief, shape, max_num_batched_tokens=1)  # no room for a prompt beside the batch: no gap ends
+    sv = _service(tight, float(tight.seqs))
+    assert not _gaps_end(tight, 1.0, float(tight.seqs), sv) and not math.isfinite(_tpot(tight, 1.0, float(tight.seqs), sv)[3])
+    assert all(ends)
 
 
 @pytest.mark.parametrize(
