@@ -553,22 +553,18 @@ def pace(brief: Brief, shape: ReplicaShape, rate: float, load_batch: float, **ov
     return _engine_of(brief, shape, **overrides).pace(rate, load_batch)  # type: ignore[arg-type]
 
 
-def _interference(rate: float, s1: float, chunks: float, gap_s: float) -> float:
-    """Share of time prompts' steps take beyond the decode steps they stand in for (a mixed step also emits the
-    batch's tokens); an overloaded slot serves prompts back to back, no faster than 1 / E[S]."""
-    return _served_share(rate, *_slot_terms(s1, chunks, gap_s))
-
-
 def _slot_terms(s1: float, chunks: float, gap_s: float) -> tuple[float, float]:
-    """_interference's terms that do not depend on the rate: (prompts a second the slot serves back to back, a prompt's
-    steps beyond the decode steps they stand in for), each inf where E[S] = s1 is not finite."""
+    """The interference's terms that do not depend on the rate: (prompts a second the slot serves back to back, a
+    prompt's steps beyond the decode steps they stand in for), each inf where E[S] = s1 is not finite."""
     if not math.isfinite(s1):
         return math.inf, math.inf
     return (1 / s1 if s1 > 0 else math.inf), max(s1 - chunks * gap_s, 0.0)
 
 
 def _served_share(rate: float, most_served: float, beyond_s: float) -> float:
-    """_interference from its terms: the rate the slot serves x each prompt's steps beyond the decode steps."""
+    """The interference from its terms (_slot_terms): share of time prompts' steps take beyond the decode steps they
+    stand in for (a mixed step also emits the batch's tokens); an overloaded slot serves prompts back to back, no
+    faster than 1 / E[S]: the rate the slot serves x each prompt's steps beyond the decode steps."""
     return min(rate, most_served) * beyond_s if beyond_s != math.inf else math.inf
 
 
@@ -1369,10 +1365,11 @@ def _mean_gap(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tup
     """_tpot's mean part: (interference, the decode gap at the running batch and at its p95, TPOT p50) in seconds; the
     TPOT is nan where the interference is at 1 or over (no gap ends)."""
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
-    batch, chunks_mean, s1, _, _ = sv
-    gap_s = eng.decode_step_s(batch) + eng.sched_s
+    # the decode gap and the interference's rate-free terms at the running batch are pace()'s: the running-batch solve
+    # at this rate kept them (the load's service is the same table's, sv)
+    _, _, gap_s, most_served, beyond_s = eng.pace_terms[sv[0]]
     gap_p95_s = eng.decode_step_s(batch_p95) + eng.sched_s
-    rho_i = _interference(rate, s1, chunks_mean, gap_s)
+    rho_i = _served_share(rate, most_served, beyond_s)
     return rho_i, gap_s, gap_p95_s, gap_s / (1 - rho_i) if rho_i < 1 else math.nan
 
 
@@ -1579,7 +1576,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         ttft_mean_ms=fixed_ms + (eng.extra_ttft_mean_s - eng.extra_ttft_s + wait_s + step_wait_s + stage_mean_s) * 1e3,
         ttft_p50_ms=_ttft_s(wt, 0.50) * 1e3,
         ttft_p95_ms=ttft_p95,
-        interfering_rate_per_s=min(admitted, 1 / s1) if 0 < s1 < math.inf else admitted,  # as _interference serves them
+        interfering_rate_per_s=min(admitted, 1 / s1) if 0 < s1 < math.inf else admitted,  # as _served_share serves them
         rho_interference=rho_i,
         rho_interference_p95=rho_i95,
         itl_interference_ms=(tpot_p50 - gap_s) * 1e3,
