@@ -1508,7 +1508,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     wt = _wait(eng, brief, rate, load_batch)
     batch, chunks_mean, s1, _, _ = wt.service
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
-    step_s = eng.decode_step_s(batch)
+    _, step_s, gap_s, _, _ = eng.pace_terms[batch]  # the decode step and token gap the running-batch solve's pace read
     step_p95_s = eng.decode_step_s(batch_p95)
     service_s = eng.uncached * eng.prompt_token_s(batch)
     rho_p = rate * service_s
@@ -1536,7 +1536,6 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     longest = float(eng.mixed_step_s(max(full_chunk, 0.0), 1, batch_p95))
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
     hold_s = load_batch / rate if rate > 0 else 0.0
-    gap_s = step_s + eng.sched_s
     return trusted(
         LatencyPoint,
         rate_per_replica_per_s=rate,
