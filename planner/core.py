@@ -458,9 +458,15 @@ def _same_point(known: CoreDesign, brief: Brief, shape: ReplicaShape, pools: Poo
     return (
         dem.request_rate_per_s == known.demand.request_rate_per_s
         and pools.model_copy(update=spares) == known.pools
-        and shape.model_copy(update={"replicas": known.shape.replicas}) == known.shape
-        and engine(brief, shape).extra_ttft_s == engine(stated, known.shape).extra_ttft_s
+        and shape.replica_key == known.shape.replica_key
+        and _same_first_token_path(known, brief, shape)
     )
+
+
+def _same_first_token_path(known: CoreDesign, brief: Brief, shape: ReplicaShape) -> bool:
+    """Whether `brief` on its replica adds to the first token what `known` adds (a KV reload's share, an adapter load's,
+    the vision encoder): the figure alone, no engine built for a brief read only for this."""
+    return ttft_extra_s(brief, shape)[0] == engine(known.brief, known.shape).extra_ttft_s
 
 
 _UNDER_CAPACITY = 1e-4  # a load this far under the SLO capacity (the search's own tolerance) is read as meeting
@@ -530,15 +536,14 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
     if not _same_but_fleet_and_traffic(stated, brief):
         return None
     shape = feasible_replica(brief)
-    if shape.model_copy(update={"replicas": known.shape.replicas}) != known.shape:
+    if shape.replica_key != known.shape.replica_key:
         return None
     pools, _ = pools_of(brief, shape)
     rate = pools.general_rate_per_replica(demand_rate_per_s(brief))  # as operating_point loads a replica
     under, over = rate <= slo_rate * (1 - _UNDER_CAPACITY), rate >= slo_rate * (1 + _OVER_CAPACITY)
     if not (under or over):
         return None
-    # a KV reload's share, an adapter load's (the figure alone: no engine built for a brief read only here)
-    if ttft_extra_s(brief, shape)[0] != engine(stated, known.shape).extra_ttft_s:
+    if not _same_first_token_path(known, brief, shape):
         return None
     return _LoadRead(shape, pools, rate, slo_rate, over)
 

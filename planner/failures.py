@@ -647,10 +647,16 @@ def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
         return _pool_lost_node(base, stated)
     changes, _ = _nodes_lost(stated, 1, base.shape.replica_nodes)  # it always takes nodes out: never not applicable
     lost = _replanned(stated, changes, partial(_lost_design, base))
+    return LostNode(_holds(lost), lost, base, stated)
+
+
+def _holds(lost: CoreDesign | CapacityReadCore | None) -> bool:
+    """Whether a design with nodes lost is feasible and meets its SLO, judged as _failure_mode judges its row (None: it
+    cannot run at all)."""
     if isinstance(lost, CapacityReadCore):
-        return LostNode(lost.meets, lost, base, stated)
+        return lost.meets
     verdict = judged(lost)[0] if lost is not None else None
-    return LostNode(verdict is not None and verdict.feasible and verdict.meets_slo, lost, base, stated)
+    return verdict is not None and verdict.feasible and verdict.meets_slo
 
 
 def _lost_design(base: CoreDesign, brief: Brief) -> CoreDesign | CapacityReadCore:
@@ -666,8 +672,7 @@ def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDes
     """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
     re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
     core = _replanned(stated, changes, judged_with_capacity)
-    verdict = judged(core)[0] if core is not None else None
-    return verdict is not None and verdict.feasible and verdict.meets_slo, core
+    return _holds(core), core
 
 
 def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
