@@ -566,11 +566,12 @@ def lowest_crossing(
         x = (low + high) / 2 if slow else min(max(min(aims), low + tol / 2), high - tol / 2)
         fx = tuple(fs(x, tuple(w > 0 for w in weights_high)))
         seen.append((x, fx))
-        stalled = stalled + 1 if _stalled(fx, f_low if max(fx) <= 0 else f_high, f_high) else 0  # steps in a row
-        flat = stalled > 0 and max(fx) <= 0 and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
+        met = max(fx) <= 0
+        stalled = stalled + 1 if _stalled(fx, f_low if met else f_high, f_high) else 0  # steps in a row
+        flat = stalled > 0 and met and _flat(fx, f_low, weights_high)  # a flat step is a stalled one
         if knee:
-            knee.moved(x, max(fx) <= 0, kept)
-        if max(fx) <= 0:
+            knee.moved(x, met, kept)
+        if met:
             if _crossing_within((low, f_low), (x, fx), (high, f_high), tol / 2):
                 return x
             weights_high = list(f_high) if flat else _retained(weights_high, weights_low, fx) if kept == +1 else weights_high
@@ -611,9 +612,15 @@ class _KneeChord:
         it crosses 0) at the last flat point's values: the climb starts there, and the flat points would bend the fit."""
         if not self.low[i] > 0:
             return seen
-        flat = [(x, f) for x, f in seen if self.at.get(x, (math.nan,) * len(f))[i] <= 0]
-        climb = [(x, f) for x, f in seen if not self.at.get(x, (math.nan,) * len(f))[i] <= 0]
-        last_flat, f_flat = max(flat, default=(math.nan, ()))
+        climb: list[tuple[float, tuple[float, ...]]] = []
+        last_flat = math.nan  # the highest point seen on the flat stretch (its coordinate <= 0)
+        f_flat: tuple[float, ...] = ()  # and its values
+        for x, f in seen:
+            at = self.at.get(x)  # None: no coordinate there (a point before the bracket's knees were read)
+            if at is None or not at[i] <= 0:
+                climb.append((x, f))
+            elif not x <= last_flat:  # the first flat point, or a higher one
+                last_flat, f_flat = x, f
         first_past = min((x for x in self.at if x > last_flat and self.at[x][i] > 0), default=math.nan)
         if math.isnan(first_past):  # no flat point, or none under the climb
             return climb

@@ -571,7 +571,8 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
 
 def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None]:
     """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
-    of its probes, which may have worked out one p95 only, the other nan; None otherwise)."""
+    of its probes, which may have worked out one p95 only, the other nan or the bound _clause_p95s puts in its place;
+    None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
     shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
     solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest

@@ -894,7 +894,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
     log_norm = math.lgamma(k + 1)
     pair = _pair_cdf(k)
 
-    def below_mean(short: float, z: float) -> float:  # P(k + 1, z): E[U; U <= c] = k x scale x P(k + 1, z)
+    def p_next_shape(short: float, z: float) -> float:  # P(k + 1, z) from short = P(k, z): E[U; U <= c] = k x scale x P(k + 1, z)
         return max(short - math.exp(k * math.log(z) - z - log_norm), 0.0) if z > 0 else 0.0
 
     def value(c: float) -> float:
@@ -906,7 +906,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         short = _gamma_value(k, z)
         alone = short + long_share * c / room
         if packed > 0:
-            together = pair.value(z) + long_share * (c * short - k * scale * below_mean(short, z)) / room
+            together = pair.value(z) + long_share * (c * short - k * scale * p_next_shape(short, z)) / room
             alone = (1 - packed) * alone + packed * together
         alone /= chunks
         return alone if alone < 1 else 1.0
@@ -922,7 +922,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         if packed > 0:
             pair_value, pair_slope, pair_bend = _scaled(pair.row(z), scale)
             together = (
-                pair_value + long_share * (c * short - k * scale * below_mean(short, z)) / room,
+                pair_value + long_share * (c * short - k * scale * p_next_shape(short, z)) / room,
                 pair_slope + long_share * short / room,
                 pair_bend + long_share * density / (scale * room),
             )
@@ -1374,10 +1374,10 @@ def _mean_gap(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> tup
 
 
 def _gaps_end(eng: _Engine, rate: float, load_batch: float, sv: _Service) -> bool:
-    """Whether _tpot's p95 is finite, without its spread (a gamma inversion): the interference leaves the decode steps
-    time (under 1) and the mean gap and the p95 batch's are finite (the spread is finite where those are)."""
-    rho_i, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
-    return rho_i < 1 and math.isfinite(tpot_s) and math.isfinite(gap_p95_s)
+    """Whether _tpot's p95 is finite, without its spread (a gamma inversion): the mean gap (nan where the interference
+    leaves the decode steps no time) and the p95 batch's are finite (the spread is finite where those are)."""
+    _, _, gap_p95_s, tpot_s = _mean_gap(eng, rate, load_batch, sv)
+    return math.isfinite(tpot_s) and math.isfinite(gap_p95_s)
 
 
 _ONE_GAP = 2.0  # replies of this many tokens or fewer have at most one gap: TPOT is the gap itself
@@ -1509,7 +1509,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     batch, chunks_mean, s1, _, _ = wt.service
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     _, step_s, gap_s, _, _ = eng.pace_terms[batch]  # the decode step and token gap the running-batch solve's pace read
-    step_p95_s = eng.decode_step_s(batch_p95)
+    step_p95_s = eng.step_at[batch_p95].decode_step_s  # kept: _tpot's mean gap and the longest stage read it too
     service_s = eng.uncached * eng.prompt_token_s(batch)
     rho_p = rate * service_s
     rho_d = rate * w.output_tokens_mean * step_s / max(batch, 1.0)
