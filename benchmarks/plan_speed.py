@@ -3,7 +3,8 @@
     .venv/bin/python -m benchmarks.plan_speed [--runs 15] [--fleet]
 
 For each preset, plans a brief not seen before (the duty cycle, or the request rate, nudged per run), and prints the
-process-CPU medians:
+process-CPU medians; the runs go round by round over the presets (each round times every preset once), so a minute
+when this shared machine runs slow weighs on every preset alike rather than on the one timed then:
 - cold: every planner cache emptied first (every lru_cache in planner.*, the SLO-capacity searches), as a fresh
   `python -m planner plan` process meets it (a variation preset plans the capstone baseline too);
 - whole: the cold plan and then every part a Design works out on first read (the failure table, the engine
@@ -95,21 +96,23 @@ def main() -> None:
     if args.fleet:
         fleet(args.runs)
         return
+    names = preset_names()
+    bases = {name: load_brief(name) for name in names}
+    figures: dict[str, list[list[float]]] = {name: [[], [], [], [], []] for name in names}
+    for i in range(args.runs):  # round by round over the presets: a slow minute of the machine lands on every preset alike
+        for name in names:
+            base, kept = bases[name], figures[name]
+            kept[0].append(_time(plan, _nudged(base, i))[1])
+            kept[1].append(_time(whole, _nudged(base, i))[1])
+            kept[2].append(_time(core_design, _nudged(base, i))[1])
+            kept[3].append(_slider(base, plan, i))
+            kept[4].append(_slider(base, whole, args.runs + i))
     print(f"{'preset':<20} {'cold':>9} {'whole':>9} {'slider':>9} {'slider, whole':>14} {'core share':>11}")
     worst = [0.0, 0.0, 0.0, 0.0]
-    for name in preset_names():
-        base = load_brief(name)
-        colds = [_time(plan, _nudged(base, i))[1] for i in range(args.runs)]
-        wholes = [_time(whole, _nudged(base, i))[1] for i in range(args.runs)]
-        cores = [_time(core_design, _nudged(base, i))[1] for i in range(args.runs)]
-        sliders = [_slider(base, plan, i) for i in range(args.runs)]
-        sliders_whole = [_slider(base, whole, args.runs + i) for i in range(args.runs)]
-        figures = [statistics.median(x) for x in (colds, wholes, sliders, sliders_whole)]
-        worst = [max(w, f) for w, f in zip(worst, figures, strict=True)]
-        cold, full, slider, slider_full = figures
-        print(
-            f"{name:<20} {cold:>6.1f} ms {full:>6.1f} ms {slider:>6.1f} ms {slider_full:>11.1f} ms {statistics.median(cores) / cold:>10.0%}"
-        )
+    for name in names:
+        cold, full, core, slider, slider_full = (statistics.median(x) for x in figures[name])
+        worst = [max(w, f) for w, f in zip(worst, (cold, full, slider, slider_full), strict=True)]
+        print(f"{name:<20} {cold:>6.1f} ms {full:>6.1f} ms {slider:>6.1f} ms {slider_full:>11.1f} ms {core / cold:>10.0%}")
     print(
         f"slowest preset, CPU per plan: cold {worst[0]:.1f} ms, whole {worst[1]:.1f} ms, slider {worst[2]:.1f} ms,"
         f" slider whole {worst[3]:.1f} ms (target {TARGET_MS:.0f} ms)"
