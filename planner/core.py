@@ -34,6 +34,7 @@ from planner.disagg import (
     disaggregated_operating_point,
     disaggregation_analysis,
     multi_node_problems,
+    split_p95s,
 )
 from planner.errors import BriefError
 from planner.fmt import num, pct
@@ -46,7 +47,7 @@ from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, slo_budget
+from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, request_path_s, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem, Verdict
@@ -56,6 +57,7 @@ __all__ = [
     "CapacityReadCore",
     "CoreDesign",
     "LoadPoint",
+    "PoolsReadCore",
     "SizingFigures",
     "SizingShares",
     "capacity_read",
@@ -66,12 +68,15 @@ __all__ = [
     "judged_with_capacity",
     "long_context_busy",
     "not_feasible_before_slo",
+    "pools_read_core",
+    "read_by_pools",
     "replan",
     "replica_capacity",
     "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
+    "verdict_read",
     "worked_out",
 ]
 
@@ -627,13 +632,83 @@ def _sizing_holds(brief: Brief, shape: ReplicaShape, pools: Pools, utilization: 
     """The verdict's rules but the operating point's, for a load steady and within both targets under the SLO capacity:
     the sizing shares and the long-context pool's (_steps_read), the adapters, the engine's and the router's rules, as
     _core_design_of works them out."""
+    return utilization <= 1 and kv_fraction <= 1 and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
+
+
+def _setting_rules_hold(brief: Brief, shape: ReplicaShape, pools: Pools) -> bool:
+    """The verdict's rules on the brief's settings, whatever the load: the adapters fit, and neither the mechanisms'
+    engine rules nor the long-context router's find a problem (as _core_design_of works them out)."""
     adapters_fit, _ = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
         or share_problems(brief, pools.long_context_nodes)
         or routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
-    return utilization <= 1 and kv_fraction <= 1 and long_util <= 1 and adapters_fit and not engine_problems
+    return adapters_fit and not engine_problems
+
+
+class PoolsReadCore(NamedTuple):
+    """A disaggregated latency design without speculative decoding read for its verdict (pools_read_core): steps 1-2
+    and its two pools at the peak on their closed forms (disagg.split_p95s at its own split), no running-batch solve
+    of the aggregated replica, no SLO budget and no SLO-capacity search. Its verdict is verdict_core's, which reads
+    nothing else of such a design: the pools replace the aggregated replica's operating point and p95s. Its fields are
+    named as a CoreDesign's where they are one's."""
+
+    brief: Brief
+    shape: ReplicaShape
+    pools: Pools
+    demand: Demand
+    capacity: SizingShares
+    long_context_utilization: float
+    fixed_ms: float  # the request path outside the engine the pools' TTFT adds (a core's slo.point.fixed_ms)
+    ttft_p95_ms: float  # the pools' p95s, as the core's SLO budget states them
+    judged_itl_p95_ms: float  # the p95 gap the ITL target judges (a pure decode step's: its ITL and TPOT alike)
+    feasible: bool
+    meets: bool  # feasible and both p95s within their targets (the verdict's meets_slo)
+
+
+def read_by_pools(brief: Brief) -> bool:
+    """Whether verdict_core's verdict of the brief is its two pools' (pools_read_core): a disaggregated latency design
+    without speculative decoding (whose draft changes the gaps and the feasibility)."""
+    return brief.disaggregation.enabled and brief.objective.kind is ObjectiveKind.latency and not brief.speculative.enabled
+
+
+@lru_cache(maxsize=256)
+def pools_read_core(brief: Brief) -> PoolsReadCore:
+    """verdict_core's verdict of `brief` (resolved; read_by_pools) and the figures its margin and a split search read,
+    from steps 1-2 and the two pools at the peak: feasible where the sizing utilization, the long-context pool and the
+    settings' rules hold and the pools have a steady state (the decode pool's KV is its own rule: capacity()'s KV share
+    is not one); meeting the SLO where the pools' p95s are within both targets too (disagg.apply_disaggregation's
+    rules). Raises InfeasibleDesign as verdict_core does (the replica, the prefill pool's). Kept (emptied with the
+    planner's caches): a fleet search asks a split's verdict and then its headroom."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    dem, _, shares, long_util = _steps_read(brief, shape, pools)
+    fixed_ms = request_path_s(brief, ttft_extra_s(brief, shape)[0]) * 1e3  # as the core's judged budget states it
+    at = split_p95s(brief, shape, pools, dem.request_rate_per_s, fixed_ms, brief.disaggregation.prefill_nodes)
+    feasible = shares.utilization <= 1 and at.stable and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
+    return PoolsReadCore(
+        brief=brief,
+        shape=shape,
+        pools=pools,
+        demand=dem,
+        capacity=shares,
+        long_context_utilization=long_util,
+        fixed_ms=fixed_ms,
+        ttft_p95_ms=at.ttft_p95_ms,
+        judged_itl_p95_ms=brief.slo.itl_metric.judged(at.itl_p95_ms, at.itl_p95_ms),
+        feasible=feasible,
+        meets=feasible and at.meets,
+    )
+
+
+def verdict_read(brief: Brief) -> CoreDesign | PoolsReadCore:
+    """verdict_core, or where the brief's verdict is its two pools' and no core was worked out for it (read_by_pools)
+    their read (pools_read_core): the same verdict and pools without the aggregated replica's solve."""
+    worked_out = _WorkedOut.get(brief)
+    if worked_out is not None:
+        return worked_out
+    return pools_read_core(brief) if read_by_pools(brief) else _judged_core(brief)
 
 
 def replan(brief: Brief) -> CoreDesign:

@@ -45,6 +45,7 @@ __all__ = [
     "DisaggAnalysis",
     "DisaggComparison",
     "PoolsJudged",
+    "SplitP95s",
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
@@ -916,15 +917,22 @@ def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
 
 
-def split_p95s(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int
-) -> tuple[bool, float, float]:
-    """(the two pools meet the SLO, their p95 TTFT, their p95 ITL; ms) with `prefill_nodes` of the brief's general pool
-    on prefill at `rate_per_s`: the figures a re-plan of that split reads of its pools (disaggregation_analysis at its
-    own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
+class SplitP95s(NamedTuple):
+    """A split's two pools at one load as a re-plan of that split reads them (split_p95s)."""
+
+    stable: bool  # the prefill pool under 100% busy, the decode pool's batch within max-num-seqs and its KV cache
+    meets: bool  # stable, and both p95s within their targets
+    ttft_p95_ms: float
+    itl_p95_ms: float  # a pure decode step's gap at the p95 batch: its ITL and TPOT alike
+
+
+def split_p95s(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int) -> SplitP95s:
+    """The two pools' steady state, whether they meet the SLO, and their p95s with `prefill_nodes` of the brief's general
+    pool on prefill at `rate_per_s`: the figures a re-plan of that split reads of its pools (disaggregation_analysis at
+    its own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
     split = _moved(_split_of(brief, shape, pools), prefill_nodes, pools, shape)
     load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
-    return load.meets, load.ttft_p95_ms, load.itl_p95_ms
+    return SplitP95s(load.stable, load.meets, load.ttft_p95_ms, load.itl_p95_ms)
 
 
 class PoolsJudged(NamedTuple):

@@ -24,6 +24,7 @@ from planner.catalog import gpu_spec
 from planner.core import (
     CapacityReadCore,
     CoreDesign,
+    PoolsReadCore,
     capacity_read,
     capacity_read_core,
     judged_with_capacity,
@@ -63,6 +64,7 @@ __all__ = [
     "n_plus_one_check",
     "one_node_lost",
     "pressure",
+    "read_check",
     "row_core",
     "scenario_check",
     "scenario_holds",
@@ -390,7 +392,7 @@ def _split_check(sibling: CoreDesign, brief: Brief, changes: dict[str, Any]) -> 
     if stated.with_changes({"disaggregation.prefill_nodes": split}) != changed:  # not the same brief at another split
         return None
     slo = sibling.slo
-    meets, ttft_p95_ms, itl_p95_ms = split_p95s(
+    _, meets, ttft_p95_ms, itl_p95_ms = split_p95s(
         changed, sibling.shape, sibling.pools, sibling.demand.request_rate_per_s, slo.point.fixed_ms, split
     )
     judged_itl_ms = slo.itl_metric.judged(itl_p95_ms, itl_p95_ms)  # a pure decode step's gap: its ITL and TPOT alike
@@ -898,19 +900,34 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
     return HitRateFloor(meets_down_to=grid(high), misses_at=grid(high - 1), misses_already=False)
 
 
-def verdict_margin(core: CoreDesign, goal: ObjectiveAnalysis | None = None) -> float:
+def read_check(core: CoreDesign | PoolsReadCore) -> tuple[bool, float]:
+    """(the design is feasible and meets its SLO or deadline, as judged() judges it; its verdict_margin), of a core or
+    of a disaggregated design's pools read for its verdict (core.verdict_read)."""
+    if isinstance(core, PoolsReadCore):
+        return core.meets, verdict_margin(core)
+    verdict, goal = judged(core)
+    return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
+
+
+def verdict_margin(core: CoreDesign | PoolsReadCore, goal: ObjectiveAnalysis | None = None) -> float:
     """How far a re-plan is from missing (<= 0: inside every limit): the log of the worst of its p95s against their
     targets (with `goal`, an objective's: its time against its deadline) and the busy shares feasibility caps at 1
     (the fleet's, the KV cache's, the long-context pool's); inf without a steady state. The hint a grid search
     (planner.grid_search) steers its re-plans by; the verdict decides."""
-    slo, shares = core.slo, _busy_margins(core)
+    shares = _busy_margins(core)
+    if isinstance(core, PoolsReadCore):  # its pools' p95s, against the brief's targets as an SLO budget states them
+        targets = core.brief.slo
+        return max(
+            [slo_margin_of(core.ttft_p95_ms, float(targets.ttft_p95_ms), core.judged_itl_p95_ms, float(targets.itl_p95_ms)), *shares]
+        )
+    slo = core.slo
     if goal is not None:
         timed = math.log(goal.time_s / goal.deadline_s) if 0 < goal.time_s < math.inf else math.inf
         return max([timed, *shares])
     return max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])
 
 
-def _busy_margins(core: CoreDesign) -> list[float]:
+def _busy_margins(core: CoreDesign | PoolsReadCore) -> list[float]:
     """The logs of the busy shares feasibility caps at 1 (the fleet's, the KV cache's, the long-context pool's)."""
     cap = core.capacity
     return [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]

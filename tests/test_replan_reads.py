@@ -14,7 +14,7 @@ import planner.headroom as headroom_module
 import planner.resize as resize
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, plan
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.capacity import demand
 from planner.core import CapacityReadCore, LoadPoint, SizingShares, capacity_read, core_design, feasible_replica, verdict_core
 from planner.errors import BriefError
@@ -293,3 +293,76 @@ def test_a_speculative_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: 
     assert told >= 20
     if preset == "capstone":  # its switch (138 running) lies below its max-num-seqs (160): not read
         assert refused > 0
+
+
+# disaggregated briefs around chat-disaggregated's: fleets, splits (2+ prefill nodes), spares, traffic, a prefill TP of
+# its own, the ITL metric, a deadline objective and speculative decoding (neither read by the pools), KV tiers, and
+# another preset disaggregated
+_DISAGGREGATED = [
+    ("chat-disaggregated", {}),
+    ("chat-disaggregated", {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}),
+    ("chat-disaggregated", {"hardware.nodes": 17, "disaggregation.prefill_nodes": 13}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 2}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 15}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 16}),
+    ("chat-disaggregated", {"hardware.nodes": 19, "deployment.spare_nodes": 2, "disaggregation.prefill_nodes": 12}),
+    ("chat-disaggregated", {"hardware.nodes": 24, "disaggregation.prefill_nodes": 18, "workload.request_rate": 300.0}),
+    ("chat-disaggregated", {"workload.request_rate": 150.0, "slo.itl_metric": "itl", "slo.itl_p95_ms": 40}),
+    ("chat-disaggregated", {"workload.request_rate": 260.0}),
+    ("chat-disaggregated", {"slo.ttft_p95_ms": 300}),
+    ("chat-disaggregated", {"slo.itl_p95_ms": 6.5}),
+    ("chat-disaggregated", {"disaggregation.prefill_tp": 16}),
+    ("chat-disaggregated", {"disaggregation.prefill_tp": 4, "disaggregation.prefill_max_num_batched_tokens": 4096}),
+    ("chat-disaggregated", {"objective.kind": "throughput", "objective.job_tokens": 1e9, "objective.deadline_hours": 24}),
+    ("chat-disaggregated", {"speculative.enabled": True, "speculative.num_speculative_tokens": 3}),
+    ("chat-disaggregated", {"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True, "workload.prefix_hit_rate": 0.3}),
+    ("qps200-chat", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 3}),
+    ("rag", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+]
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+def test_a_disaggregated_verdict_read_on_its_pools_is_the_re_plans(preset: str, changes: dict[str, object]) -> None:
+    """core.pools_read_core: a disaggregated latency design's verdict read on its two pools equals its verdict core's
+    worked out afresh (core._judged_core), its margin and what a split search reads of it (the replica, pools, load and
+    request path) alike, exactly; a deadline or speculative design is not read so (verdict_read re-plans it)."""
+    try:
+        brief = resolve(load_brief(preset).with_changes(changes))
+        fresh = core_module._judged_core(brief)
+    except BriefError:  # InfeasibleDesign too: the read raises as the re-plan does
+        with pytest.raises(BriefError):
+            core_module.pools_read_core(resolve(load_brief(preset).with_changes(changes)))
+        return
+    if not core_module.read_by_pools(brief):
+        assert brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency
+        assert core_module.verdict_read(brief) is fresh
+        return
+    read = core_module.pools_read_core(brief)
+    assert read.feasible == fresh.verdict.feasible
+    assert read.meets == (fresh.verdict.feasible and fresh.verdict.meets_slo)
+    assert failures.read_check(read) == failures.read_check(fresh)
+    assert (read.brief, read.shape, read.pools, read.demand) == (fresh.brief, fresh.shape, fresh.pools, fresh.demand)
+    assert (read.capacity.utilization, read.capacity.kv_fraction) == (fresh.capacity.utilization, fresh.capacity.kv_fraction)
+    assert read.long_context_utilization == fresh.long_context_utilization
+    assert read.fixed_ms == fresh.slo.point.fixed_ms
+    assert (read.ttft_p95_ms, read.judged_itl_p95_ms) == (fresh.slo.ttft_p95_ms, fresh.slo.judged_itl_p95_ms)
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+def test_a_fleet_search_on_the_pools_read_is_its_re_plans(preset: str, changes: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """resize's checks of a disaggregated brief read on its pools (core.verdict_read) answer as on its re-planned verdict
+    core: meets_check, the headroom's pools check and the split search, over fleets around the brief's."""
+    stated = load_brief(preset).with_changes(changes)
+    sizes = [max(stated.hardware.nodes + extra, stated.deployment.spare_nodes + 2) for extra in (-1, 0, 1, 3)]
+
+    def answers() -> list[object]:
+        out: list[object] = []
+        for nodes in sizes:
+            _clear_all()
+            brief = stated.with_changes({"hardware.nodes": nodes})
+            out += [resize.meets_check(brief), resize._pools_keep_headroom(brief), resize.split_meeting(brief, None, True)]
+        return out
+
+    read = answers()
+    monkeypatch.setattr(core_module, "read_by_pools", lambda brief: False)  # every verdict re-planned
+    assert read == answers()
