@@ -30,7 +30,9 @@ from planner.capacity import (
 )
 from planner.disagg import (
     DisaggAnalysis,
+    SplitP95s,
     apply_disaggregation,
+    capacity_scale,
     disaggregated_operating_point,
     disaggregation_analysis,
     multi_node_problems,
@@ -65,6 +67,7 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "judged_itl_ms",
     "judged_with_capacity",
     "long_context_busy",
     "not_feasible_before_slo",
@@ -72,6 +75,7 @@ __all__ = [
     "read_by_pools",
     "replan",
     "replica_capacity",
+    "request_path_ms",
     "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
@@ -649,20 +653,22 @@ def _setting_rules_hold(brief: Brief, shape: ReplicaShape, pools: Pools) -> bool
 
 class PoolsReadCore(NamedTuple):
     """A disaggregated latency design without speculative decoding read for its verdict (pools_read_core): steps 1-2
-    and its two pools at the peak on their closed forms (disagg.split_p95s at its own split), no running-batch solve
-    of the aggregated replica, no SLO budget and no SLO-capacity search. Its verdict is verdict_core's, which reads
-    nothing else of such a design: the pools replace the aggregated replica's operating point and p95s. Its fields are
-    named as a CoreDesign's where they are one's."""
+    and its two pools at the peak on their closed forms (disagg.split_p95s at its own split), and with its capacity the
+    pools' SLO-capacity search (disagg.capacity_scale); no running-batch solve of the aggregated replica, no SLO
+    budget. Its verdict is verdict_core's and its SLO capacity judged_with_capacity's, which read nothing else of such a
+    design: the pools replace the aggregated replica's operating point and p95s. Its fields are named as a CoreDesign's
+    (or a CapacityReadCore's) where they are one's, so a reader of those (the headroom's limits) reads it as one."""
 
     brief: Brief
     shape: ReplicaShape
     pools: Pools
     demand: Demand
+    memory: Memory
     capacity: SizingShares
+    operating_point: LoadPoint  # a decode replica's load against the pools' SLO capacity (nan: not searched)
     long_context_utilization: float
+    disaggregation: SplitP95s  # the two pools at the peak: their steady state and p95s
     fixed_ms: float  # the request path outside the engine the pools' TTFT adds (a core's slo.point.fixed_ms)
-    ttft_p95_ms: float  # the pools' p95s, as the core's SLO budget states them
-    judged_itl_p95_ms: float  # the p95 gap the ITL target judges (a pure decode step's: its ITL and TPOT alike)
     feasible: bool
     meets: bool  # feasible and both p95s within their targets (the verdict's meets_slo)
 
@@ -673,17 +679,35 @@ def read_by_pools(brief: Brief) -> bool:
     return brief.disaggregation.enabled and brief.objective.kind is ObjectiveKind.latency and not brief.speculative.enabled
 
 
-@lru_cache(maxsize=256)
-def pools_read_core(brief: Brief) -> PoolsReadCore:
-    """verdict_core's verdict of `brief` (resolved; read_by_pools) and the figures its margin and a split search read,
-    from steps 1-2 and the two pools at the peak: feasible where the sizing utilization, the long-context pool and the
-    settings' rules hold and the pools have a steady state (the decode pool's KV is its own rule: capacity()'s KV share
-    is not one); meeting the SLO where the pools' p95s are within both targets too (disagg.apply_disaggregation's
-    rules). Raises InfeasibleDesign as verdict_core does (the replica, the prefill pool's). Kept (emptied with the
-    planner's caches): a fleet search asks a split's verdict and then its headroom."""
+def pools_read_core(brief: Brief, with_capacity: bool = False) -> PoolsReadCore:
+    """verdict_core's verdict of `brief` (resolved; read_by_pools), with `with_capacity` the pools' SLO capacity as
+    judged_with_capacity finds it, and the figures a margin, a split search and the headroom's limits read, from steps
+    1-2 and the two pools: feasible where the sizing utilization, the long-context pool and the settings' rules hold and
+    the pools have a steady state at the peak (the decode pool's KV is its rule: capacity()'s KV share is not one);
+    meeting the SLO where the pools' p95s are within both targets too (disagg.apply_disaggregation's rules). Raises
+    InfeasibleDesign as verdict_core does (the replica, the prefill pool's). Kept (emptied with the planner's caches):
+    a fleet search asks a split's verdict and then its headroom, the failure table a lost pool's capacity and verdict."""
+    kept = _PoolsRead.get(brief)
+    if kept is not None and not (with_capacity and math.isnan(kept.operating_point.capacity_rate_per_s)):
+        return kept
+    read = kept if kept is not None else _pools_read(brief)
+    if with_capacity:
+        point = read.operating_point
+        scale, _ = capacity_scale(brief, read.shape, read.pools, read.demand.request_rate_per_s, read.fixed_ms)
+        load_point = LoadPoint(point.rate_per_replica_per_s, scale * point.rate_per_replica_per_s, 1 / scale if scale > 0 else math.inf)
+        read = read._replace(operating_point=load_point)  # as disaggregated_operating_point states them
+    _PoolsRead.keep(brief, read)
+    return read
+
+
+_PoolsRead: BoundedMemo[Brief, PoolsReadCore] = BoundedMemo(128)
+
+
+def _pools_read(brief: Brief) -> PoolsReadCore:
+    """pools_read_core without the SLO-capacity search (its operating point's capacity and load nan)."""
     shape = feasible_replica(brief)
     pools, _ = pools_of(brief, shape)
-    dem, _, shares, long_util = _steps_read(brief, shape, pools)
+    dem, mem, shares, long_util = _steps_read(brief, shape, pools)
     fixed_ms = request_path_s(brief, ttft_extra_s(brief, shape)[0]) * 1e3  # as the core's judged budget states it
     at = split_p95s(brief, shape, pools, dem.request_rate_per_s, fixed_ms, brief.disaggregation.prefill_nodes)
     feasible = shares.utilization <= 1 and at.stable and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
@@ -692,14 +716,29 @@ def pools_read_core(brief: Brief) -> PoolsReadCore:
         shape=shape,
         pools=pools,
         demand=dem,
+        memory=mem,
         capacity=shares,
+        operating_point=LoadPoint(at.decode_rate_per_replica_per_s, math.nan, math.nan),
         long_context_utilization=long_util,
+        disaggregation=at,
         fixed_ms=fixed_ms,
-        ttft_p95_ms=at.ttft_p95_ms,
-        judged_itl_p95_ms=brief.slo.itl_metric.judged(at.itl_p95_ms, at.itl_p95_ms),
         feasible=feasible,
         meets=feasible and at.meets,
     )
+
+
+def request_path_ms(core: CoreDesign | PoolsReadCore) -> float:
+    """The request path outside the engine a disaggregated design's TTFT adds: a core's SLO budget keeps the aggregated
+    budget's point, whose fixed path it is."""
+    return core.fixed_ms if isinstance(core, PoolsReadCore) else core.slo.point.fixed_ms
+
+
+def judged_itl_ms(core: CoreDesign | PoolsReadCore) -> float:
+    """The p95 gap the ITL target judges: the SLO budget's, or the pools' (a pure decode step's: its ITL and TPOT alike)."""
+    if isinstance(core, PoolsReadCore):
+        itl_p95_ms = core.disaggregation.itl_p95_ms
+        return core.brief.slo.itl_metric.judged(itl_p95_ms, itl_p95_ms)
+    return core.slo.judged_itl_p95_ms
 
 
 def verdict_read(brief: Brief) -> CoreDesign | PoolsReadCore:

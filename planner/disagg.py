@@ -924,6 +924,7 @@ class SplitP95s(NamedTuple):
     meets: bool  # stable, and both p95s within their targets
     ttft_p95_ms: float
     itl_p95_ms: float  # a pure decode step's gap at the p95 batch: its ITL and TPOT alike
+    decode_rate_per_replica_per_s: float
 
 
 def split_p95s(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int) -> SplitP95s:
@@ -932,7 +933,7 @@ def split_p95s(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     its own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
     split = _moved(_split_of(brief, shape, pools), prefill_nodes, pools, shape)
     load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
-    return SplitP95s(load.stable, load.meets, load.ttft_p95_ms, load.itl_p95_ms)
+    return SplitP95s(load.stable, load.meets, load.ttft_p95_ms, load.itl_p95_ms, load.d_rate)
 
 
 class PoolsJudged(NamedTuple):

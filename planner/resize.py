@@ -25,6 +25,7 @@ from planner.core import (
     long_pool_carries,
     read_by_pools,
     replan,
+    request_path_ms,
     verdict_core,
     verdict_read,
     worked_out,
@@ -135,7 +136,7 @@ def _pools_keep_headroom(brief: Brief) -> bool:
     if not _pools_judge(core):
         return False
     rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
-    return pools_meet(core.brief, core.shape, core.pools, rate, _request_path_ms(core))
+    return pools_meet(core.brief, core.shape, core.pools, rate, request_path_ms(core))
 
 
 def _general_nodes(brief: Brief) -> int:
@@ -213,19 +214,13 @@ def _short_pools(prefill_nodes: int, fleet: CoreDesign | PoolsReadCore | None, h
     multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
     # the core's SLO budget keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
     rate = fleet.demand.request_rate_per_s * multiple
-    return short_pools(fleet.brief, fleet.shape, fleet.pools, rate, _request_path_ms(fleet), prefill_nodes)
+    return short_pools(fleet.brief, fleet.shape, fleet.pools, rate, request_path_ms(fleet), prefill_nodes)
 
 
 def _pools_judge(core: CoreDesign | PoolsReadCore) -> bool:
     """A core's verdict on the SLO is its two pools' (disagg.short_pools's `meets` at the peak): a disaggregated
     latency design without speculative decoding (core.read_by_pools; a pools read always)."""
     return isinstance(core, PoolsReadCore) or (core.disaggregation is not None and read_by_pools(core.brief))
-
-
-def _request_path_ms(core: CoreDesign | PoolsReadCore) -> float:
-    """The request path outside the engine a disaggregated design's TTFT adds: a core's SLO budget keeps the aggregated
-    budget's point, whose fixed path it is."""
-    return core.fixed_ms if isinstance(core, PoolsReadCore) else core.slo.point.fixed_ms
 
 
 def _loses_a_node(split: Brief) -> Callable[[int], bool]:
