@@ -31,6 +31,7 @@ from planner.errors import BriefError
 from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.lengths import length_cv2
+from planner.memo import BoundedMemo
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
 from planner.pools import Pools
@@ -366,7 +367,6 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     ITL  = a pure decode step at the decode pool's batch (+ the scheduler)"""
     w, dep = brief.workload, brief.deployment
     rate = rate_per_s * pools.general_share
-    sched = brief.latency.scheduler_ms / 1e3
 
     # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
     service = split.service
@@ -379,26 +379,12 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     wait_p95 = _wait_quantile_s(busy, wait_mean, 0.95) if prefill_stable else math.inf
 
     # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
-    ctx = brief.running_context_tokens
-    held = w.input_tokens_mean + w.output_tokens_mean
     d_rate = rate / split.d_replicas
-    gaps = max(w.output_tokens_mean - 1, 0.0)
-
-    def step(batch: float) -> float:
-        return shape.decode_step_s(max(batch, 1.0), ctx)
-
-    def excess(batch: float) -> float:
-        step_s = step(batch)
-        return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
-
-    top = float(dep.max_num_seqs)
-    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
-    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
-    kv_fraction = b * held / shape.kv_capacity_tokens
+    batch, step_ms, step_p95_ms = _decode_pace(brief, shape, d_rate)
+    b = batch if math.isfinite(batch) else float(dep.max_num_seqs)  # with no steady state the batch stays full
+    kv_fraction = b * (w.input_tokens_mean + w.output_tokens_mean) / shape.kv_capacity_tokens
     decode_short = _decode_short(batch, kv_fraction)  # prompts wait for a decode slot without bound
     stable = prefill_stable and not decode_short
-    step_ms = step(b) * 1e3
-    step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
     sched_ms = brief.latency.scheduler_ms
     slot_wait = math.inf if decode_short else 0.0
     ttft_p50 = fixed_ms + (wait_p50 + split.stage_mean + split.transfer_mean + slot_wait) * 1e3 + 1.5 * step_ms
@@ -424,6 +410,36 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
         stable=stable,
         meets=stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms,
     )
+
+
+def _decode_pace(brief: Brief, shape: ReplicaShape, d_rate: float) -> tuple[float, float, float]:
+    """A decode replica at `d_rate` requests a second: (its running batch from Little's law on pure decode steps, inf
+    when the load needs more than max-num-seqs; the step at that batch, at a full one without a steady state, and at
+    its p95 batch, ms). Kept by the replica (whatever the fleet) and what the solve reads: a plan's capacity searches
+    and other splits load the same decode pool alike (the design's, its prefill pool's loss, a fleet search's split)."""
+    w = brief.workload
+    ctx, sched, top = brief.running_context_tokens, brief.latency.scheduler_ms / 1e3, float(brief.deployment.max_num_seqs)
+    gaps = max(w.output_tokens_mean - 1, 0.0)
+    key = (shape.replica_key, ctx, sched, top, gaps, d_rate)
+    kept = _DECODE_PACES.get(key)
+    if kept is not None:
+        return kept
+
+    def step(batch: float) -> float:
+        return shape.decode_step_s(max(batch, 1.0), ctx)
+
+    def excess(batch: float) -> float:
+        step_s = step(batch)
+        return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
+
+    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
+    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
+    pace = (batch, step(b) * 1e3, step(b + P95_Z * math.sqrt(b)) * 1e3)
+    _DECODE_PACES.keep(key, pace)
+    return pace
+
+
+_DECODE_PACES: BoundedMemo[tuple[object, ...], tuple[float, float, float]] = BoundedMemo(512)  # emptied with the planner's caches
 
 
 def disaggregation_analysis(
