@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import cached_property, partial
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind
 from planner.capacity import Capacity
@@ -133,11 +134,30 @@ class DisaggAnalysis(Written):
     ttft_waterfall: tuple[WaterfallStep, ...]
     itl_waterfall: tuple[WaterfallStep, ...]
     comparison: DisaggComparison
-    splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
     capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
     binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
+    _other_splits: Callable[[], tuple[SplitPoint, ...]] | None = PrivateAttr(default=None)  # None: a re-plan skips them
+
+    @property
+    def split_words(self) -> str:
+        """The split in words (the arithmetic's `split`, the SLO budget's basis): the general pool's nodes, each pool's
+        and its replicas."""
+        return (
+            f"{self.prefill_nodes + self.decode_nodes} general-pool nodes = {self.prefill_nodes} prefill (TP={self.prefill_tp},"
+            f" {self.prefill_replicas} replicas) + {self.decode_nodes} decode (TP={self.decode_tp}, {self.decode_replicas} replicas)"
+        )
+
+    # Every other split of the nodes is a trade-off curve for the plan's own pages: worked out the first time it is read
+    # (the SLO budget page, the conclusion, the JSON), as the SLO budget's curves are, not for every plan a slider makes.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def splits(self) -> tuple[SplitPoint, ...]:
+        """Every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying (empty in a
+        re-plan that skips the curves)."""
+        return () if self._other_splits is None else self._other_splits()
 
 
 def prefill_brief(brief: Brief) -> Brief:
@@ -446,7 +466,7 @@ def disaggregation_analysis(
     brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
 ) -> DisaggAnalysis:
     """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
-    (with `splits`, also every other split of the same nodes)."""
+    (with `splits`, also every other split of the same nodes, worked out when first read)."""
     d, dep = brief.disaggregation, brief.deployment
     split = _split_of(brief, shape, pools)
     pshape, budget, prefill_nodes, decode_nodes = split.pshape, split.budget, split.prefill_nodes, split.decode_nodes
@@ -528,7 +548,6 @@ def disaggregation_analysis(
         trusted(WaterfallStep, component="scheduler and sampling", ms=float(sched_ms)),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, split, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
@@ -563,15 +582,13 @@ def disaggregation_analysis(
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
         comparison=comparison,
-        splits=split_points,
         problems=tuple(problems),
         kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
     )
 
     def text() -> dict[str, str]:
         return {
-            "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
-            f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",
+            "split": analysis.split_words,
             "prefill": f"{num(rate, 'req/s')} / {p_replicas} = {num(p_rate, 'req/s')} a prefill replica x {num(service * 1e3, 'ms')} a prompt"
             f" ({num(mean_prompt * (1 - hit), 'tokens')} uncached, steps of up to {budget}) = {pct(busy)} busy;"
             f" M/G/1 wait {num(wait_mean * 1e3, 'ms')} mean, {num(wait_p95 * 1e3, 'ms')} p95",
@@ -579,13 +596,15 @@ def disaggregation_analysis(
             f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
             "decode": _decode_words(analysis, brief, rate),
-            "splits": _splits_text(split_points, pools.general_nodes),
+            "splits": _splits_text(analysis.splits, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
             f" + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
         }
 
     analysis._text = text
+    if splits:
+        analysis._other_splits = partial(_splits, brief, shape, split, pools, rate_per_s, chunked)
     return analysis
 
 
@@ -776,7 +795,7 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
             "percentile_method": "TTFT p95: the M/G/1 wait's p95 (zero with probability 1 - busy, else exponential) + the p95 covered prompt's"
             " prefill and transfer + two decode steps at the p95 batch (a sum of p95s: conservative). ITL and TPOT: the pure decode"
             " step at the mean and the p95 batch (mean + 1.645 sqrt(mean)).",
-            "basis": f"Prefill/decode disaggregation: {analysis.arithmetic['split']}. Chunked prefill on the same nodes gives p95 TTFT"
+            "basis": f"Prefill/decode disaggregation: {analysis.split_words}. Chunked prefill on the same nodes gives p95 TTFT"
             f" {num(analysis.comparison.chunked_ttft_p95_ms, 'ms')} and p95 ITL {num(analysis.comparison.chunked_itl_p95_ms, 'ms')}"
             f" ({'meets' if analysis.comparison.chunked_meets_slo else 'misses'} the SLO): the comparison with disaggregation.",
         },
