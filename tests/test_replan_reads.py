@@ -300,8 +300,8 @@ def test_a_speculative_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: 
 
 
 # disaggregated briefs around chat-disaggregated's: fleets, splits (2+ prefill nodes), spares, traffic, a prefill TP of
-# its own, the ITL metric, a deadline objective and speculative decoding (neither read by the pools), KV tiers, and
-# another preset disaggregated
+# its own, the ITL metric, misses, a deadline objective and speculative decoding (neither read by the pools), KV tiers,
+# and other presets disaggregated
 _DISAGGREGATED = [
     ("chat-disaggregated", {}),
     ("chat-disaggregated", {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}),
@@ -322,6 +322,10 @@ _DISAGGREGATED = [
     ("chat-disaggregated", {"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True, "workload.prefix_hit_rate": 0.3}),
     ("qps200-chat", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 3}),
     ("rag", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    # the mechanisms' extra first-token path (the vision encoder, an adapter load, a KV reload) in the fixed path
+    ("multimodal", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    ("lora-platform", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    ("agent-platform", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 3}),
 ]
 
 
