@@ -77,7 +77,7 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
         return False, math.inf
     if not holds:
         return False, margin
-    # a disaggregated design's pools read (no core) tell its N+1 no more than its core would: each pool's loss is judged
+    # the core is read only where a spare replaces the lost node of a design that is not disaggregated: a pools read has none
     holds, lost_margin = n_plus_one_check(brief, core if isinstance(core, CoreDesign) else None)
     return holds, max(margin, lost_margin)
 
