@@ -72,9 +72,19 @@ def design_json(design: Design) -> dict[str, Any]:
         after = order.index(_COMPUTED_AFTER.get(name, "architecture")) + 1
         order.insert(after, name)
     data = {key: dumped[key] for key in order if key in dumped}
+    if data.get("disaggregation") is not None:
+        data["disaggregation"] = _splits_after_comparison(data["disaggregation"])
     data["model"] = {"key": design.shape.model.key, "name": design.model_name}
     data["gpu"] = {"key": design.shape.gpu.key, "name": design.gpu_name}
     return jsonable(data)  # type: ignore[no-any-return]
+
+
+def _splits_after_comparison(dis: dict[str, Any]) -> dict[str, Any]:
+    """A disaggregated design's section with its other splits (worked out on first read: dumped last) where the JSON
+    always put them, after the comparison with chunked prefill."""
+    order = [key for key in dis if key != "splits"]
+    order.insert(order.index("comparison") + 1, "splits")
+    return {key: dis[key] for key in order}
 
 
 def _emit(payload: dict[str, Any]) -> None:

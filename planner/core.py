@@ -30,10 +30,13 @@ from planner.capacity import (
 )
 from planner.disagg import (
     DisaggAnalysis,
+    SplitP95s,
     apply_disaggregation,
+    capacity_scale,
     disaggregated_operating_point,
     disaggregation_analysis,
     multi_node_problems,
+    split_p95s,
 )
 from planner.errors import BriefError
 from planner.fmt import num, pct
@@ -46,7 +49,7 @@ from planner.memo import BoundedMemo
 from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, slo_budget
+from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, request_path_s, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem, Verdict
@@ -56,6 +59,7 @@ __all__ = [
     "CapacityReadCore",
     "CoreDesign",
     "LoadPoint",
+    "PoolsReadCore",
     "SizingFigures",
     "SizingShares",
     "capacity_read",
@@ -63,15 +67,20 @@ __all__ = [
     "core_design",
     "feasible_replica",
     "fewest_nodes",
+    "judged_itl_ms",
     "judged_with_capacity",
     "long_context_busy",
     "not_feasible_before_slo",
+    "pools_read_core",
+    "read_by_pools",
     "replan",
     "replica_capacity",
+    "request_path_ms",
     "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
     "verdict_only",
+    "verdict_read",
     "worked_out",
 ]
 
@@ -627,13 +636,118 @@ def _sizing_holds(brief: Brief, shape: ReplicaShape, pools: Pools, utilization: 
     """The verdict's rules but the operating point's, for a load steady and within both targets under the SLO capacity:
     the sizing shares and the long-context pool's (_steps_read), the adapters, the engine's and the router's rules, as
     _core_design_of works them out."""
+    return utilization <= 1 and kv_fraction <= 1 and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
+
+
+def _setting_rules_hold(brief: Brief, shape: ReplicaShape, pools: Pools) -> bool:
+    """The verdict's rules on the brief's settings, whatever the load: the adapters fit, and neither the mechanisms'
+    engine rules nor the long-context router's find a problem (as _core_design_of works them out)."""
     adapters_fit, _ = lora_check(brief, shape.model, shape.tp, shape.pp, shape.kv_gb_per_gpu)
     engine_problems = (
         mechanism_engine_problems(brief)
         or share_problems(brief, pools.long_context_nodes)
         or routing_problems(brief, pools.long_context_nodes, shape.model.max_context_tokens)
     )
-    return utilization <= 1 and kv_fraction <= 1 and long_util <= 1 and adapters_fit and not engine_problems
+    return adapters_fit and not engine_problems
+
+
+class PoolsReadCore(NamedTuple):
+    """A disaggregated latency design without speculative decoding read for its verdict (pools_read_core): steps 1-2
+    and its two pools at the peak on their closed forms (disagg.split_p95s at its own split), and with its capacity the
+    pools' SLO-capacity search (disagg.capacity_scale); no running-batch solve of the aggregated replica, no SLO
+    budget. Its verdict is verdict_core's and its SLO capacity judged_with_capacity's, which read nothing else of such a
+    design: the pools replace the aggregated replica's operating point and p95s. Its fields are named as a CoreDesign's
+    (or a CapacityReadCore's) where they are one's, so a reader of those (the headroom's limits) reads it as one."""
+
+    brief: Brief
+    shape: ReplicaShape
+    pools: Pools
+    demand: Demand
+    memory: Memory
+    capacity: SizingShares
+    operating_point: LoadPoint  # a decode replica's load against the pools' SLO capacity (nan: not searched)
+    long_context_utilization: float
+    disaggregation: SplitP95s  # the two pools at the peak: their steady state and p95s
+    fixed_ms: float  # the request path outside the engine the pools' TTFT adds (a core's slo.point.fixed_ms)
+    feasible: bool
+    meets: bool  # feasible and both p95s within their targets (the verdict's meets_slo)
+
+
+def read_by_pools(brief: Brief) -> bool:
+    """Whether verdict_core's verdict of the brief is its two pools' (pools_read_core): a disaggregated latency design
+    without speculative decoding (whose draft changes the gaps and the feasibility)."""
+    return brief.disaggregation.enabled and brief.objective.kind is ObjectiveKind.latency and not brief.speculative.enabled
+
+
+def pools_read_core(brief: Brief, with_capacity: bool = False) -> PoolsReadCore:
+    """verdict_core's verdict of `brief` (resolved; read_by_pools), with `with_capacity` the pools' SLO capacity as
+    judged_with_capacity finds it, and the figures a margin, a split search and the headroom's limits read, from steps
+    1-2 and the two pools: feasible where the sizing utilization, the long-context pool and the settings' rules hold and
+    the pools have a steady state at the peak (the decode pool's KV is its rule: capacity()'s KV share is not one);
+    meeting the SLO where the pools' p95s are within both targets too (disagg.apply_disaggregation's rules). Raises
+    InfeasibleDesign as verdict_core does (the replica, the prefill pool's). Kept (emptied with the planner's caches):
+    a fleet search asks a split's verdict and then its headroom, the failure table a lost pool's capacity and verdict."""
+    kept = _PoolsRead.get(brief)
+    if kept is not None and not (with_capacity and math.isnan(kept.operating_point.capacity_rate_per_s)):
+        return kept
+    read = kept if kept is not None else _pools_read(brief)
+    if with_capacity:
+        point = read.operating_point
+        scale, _ = capacity_scale(brief, read.shape, read.pools, read.demand.request_rate_per_s, read.fixed_ms)
+        load_point = LoadPoint(point.rate_per_replica_per_s, scale * point.rate_per_replica_per_s, 1 / scale if scale > 0 else math.inf)
+        read = read._replace(operating_point=load_point)  # as disaggregated_operating_point states them
+    _PoolsRead.keep(brief, read)
+    return read
+
+
+_PoolsRead: BoundedMemo[Brief, PoolsReadCore] = BoundedMemo(128)
+
+
+def _pools_read(brief: Brief) -> PoolsReadCore:
+    """pools_read_core without the SLO-capacity search (its operating point's capacity and load nan)."""
+    shape = feasible_replica(brief)
+    pools, _ = pools_of(brief, shape)
+    dem, mem, shares, long_util = _steps_read(brief, shape, pools)
+    fixed_ms = request_path_s(brief, ttft_extra_s(brief, shape)[0]) * 1e3  # as the core's judged budget states it
+    at = split_p95s(brief, shape, pools, dem.request_rate_per_s, fixed_ms, brief.disaggregation.prefill_nodes)
+    feasible = shares.utilization <= 1 and at.stable and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
+    return PoolsReadCore(
+        brief=brief,
+        shape=shape,
+        pools=pools,
+        demand=dem,
+        memory=mem,
+        capacity=shares,
+        operating_point=LoadPoint(at.decode_rate_per_replica_per_s, math.nan, math.nan),
+        long_context_utilization=long_util,
+        disaggregation=at,
+        fixed_ms=fixed_ms,
+        feasible=feasible,
+        meets=feasible and at.meets,
+    )
+
+
+def request_path_ms(core: CoreDesign | PoolsReadCore) -> float:
+    """The request path outside the engine a disaggregated design's TTFT adds: a core's SLO budget keeps the aggregated
+    budget's point, whose fixed path it is."""
+    return core.fixed_ms if isinstance(core, PoolsReadCore) else core.slo.point.fixed_ms
+
+
+def judged_itl_ms(core: CoreDesign | PoolsReadCore) -> float:
+    """The p95 gap the ITL target judges: the SLO budget's, or the pools' (a pure decode step's: its ITL and TPOT alike)."""
+    if isinstance(core, PoolsReadCore):
+        itl_p95_ms = core.disaggregation.itl_p95_ms
+        return core.brief.slo.itl_metric.judged(itl_p95_ms, itl_p95_ms)
+    return core.slo.judged_itl_p95_ms
+
+
+def verdict_read(brief: Brief) -> CoreDesign | PoolsReadCore:
+    """verdict_core, or where the brief's verdict is its two pools' and no core was worked out for it (read_by_pools)
+    their read (pools_read_core): the same verdict and pools without the aggregated replica's solve."""
+    worked_out = _WorkedOut.get(brief)
+    if worked_out is not None:
+        return worked_out
+    return pools_read_core(brief) if read_by_pools(brief) else _judged_core(brief)
 
 
 def replan(brief: Brief) -> CoreDesign:

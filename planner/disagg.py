@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import cached_property, partial
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ItlMetric, KvPrecision, ObjectiveKind
 from planner.capacity import Capacity
@@ -31,6 +32,7 @@ from planner.errors import BriefError
 from planner.fmt import num, pct, times
 from planner.grid_search import LastAnswers, bisection_bracket, question_key
 from planner.lengths import length_cv2
+from planner.memo import BoundedMemo
 from planner.numerics import root_in_bracket
 from planner.operating_point import JUST_PAST, Limit, OperatingPoint, reached_at_capacity
 from planner.pools import Pools
@@ -45,6 +47,7 @@ __all__ = [
     "DisaggAnalysis",
     "DisaggComparison",
     "PoolsJudged",
+    "SplitP95s",
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
@@ -131,11 +134,30 @@ class DisaggAnalysis(Written):
     ttft_waterfall: tuple[WaterfallStep, ...]
     itl_waterfall: tuple[WaterfallStep, ...]
     comparison: DisaggComparison
-    splits: tuple[SplitPoint, ...]  # every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying
     problems: tuple[Problem, ...]
     kv_transfer_flag: str  # the --kv-transfer-config value both pools run
     capacity_scale: float = math.nan  # the multiple of the peak at which the two pools stop meeting the SLO
     binding_pool: str = ""  # the pool that misses first there: prefill (TTFT) or decode (ITL)
+    _other_splits: Callable[[], tuple[SplitPoint, ...]] | None = PrivateAttr(default=None)  # None: a re-plan skips them
+
+    @property
+    def split_words(self) -> str:
+        """The split in words (the arithmetic's `split`, the SLO budget's basis): the general pool's nodes, each pool's
+        and its replicas."""
+        return (
+            f"{self.prefill_nodes + self.decode_nodes} general-pool nodes = {self.prefill_nodes} prefill (TP={self.prefill_tp},"
+            f" {self.prefill_replicas} replicas) + {self.decode_nodes} decode (TP={self.decode_tp}, {self.decode_replicas} replicas)"
+        )
+
+    # Every other split of the nodes is a trade-off curve for the plan's own pages: worked out the first time it is read
+    # (the SLO budget page, the conclusion, the JSON), as the SLO budget's curves are, not for every plan a slider makes.
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def splits(self) -> tuple[SplitPoint, ...]:
+        """Every split of the general pool (at most MAX_SPLITS, evenly spaced): where it stops paying (empty in a
+        re-plan that skips the curves)."""
+        return () if self._other_splits is None else self._other_splits()
 
 
 def prefill_brief(brief: Brief) -> Brief:
@@ -365,7 +387,6 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     ITL  = a pure decode step at the decode pool's batch (+ the scheduler)"""
     w, dep = brief.workload, brief.deployment
     rate = rate_per_s * pools.general_share
-    sched = brief.latency.scheduler_ms / 1e3
 
     # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
     service = split.service
@@ -378,26 +399,12 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     wait_p95 = _wait_quantile_s(busy, wait_mean, 0.95) if prefill_stable else math.inf
 
     # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
-    ctx = brief.running_context_tokens
-    held = w.input_tokens_mean + w.output_tokens_mean
     d_rate = rate / split.d_replicas
-    gaps = max(w.output_tokens_mean - 1, 0.0)
-
-    def step(batch: float) -> float:
-        return shape.decode_step_s(max(batch, 1.0), ctx)
-
-    def excess(batch: float) -> float:
-        step_s = step(batch)
-        return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
-
-    top = float(dep.max_num_seqs)
-    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
-    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
-    kv_fraction = b * held / shape.kv_capacity_tokens
+    batch, step_ms, step_p95_ms = _decode_pace(brief, shape, d_rate)
+    b = batch if math.isfinite(batch) else float(dep.max_num_seqs)  # with no steady state the batch stays full
+    kv_fraction = b * (w.input_tokens_mean + w.output_tokens_mean) / shape.kv_capacity_tokens
     decode_short = _decode_short(batch, kv_fraction)  # prompts wait for a decode slot without bound
     stable = prefill_stable and not decode_short
-    step_ms = step(b) * 1e3
-    step_p95_ms = step(b + P95_Z * math.sqrt(b)) * 1e3
     sched_ms = brief.latency.scheduler_ms
     slot_wait = math.inf if decode_short else 0.0
     ttft_p50 = fixed_ms + (wait_p50 + split.stage_mean + split.transfer_mean + slot_wait) * 1e3 + 1.5 * step_ms
@@ -425,11 +432,41 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     )
 
 
+def _decode_pace(brief: Brief, shape: ReplicaShape, d_rate: float) -> tuple[float, float, float]:
+    """A decode replica at `d_rate` requests a second: (its running batch from Little's law on pure decode steps, inf
+    when the load needs more than max-num-seqs; the step at that batch, at a full one without a steady state, and at
+    its p95 batch, ms). Kept by the replica (whatever the fleet) and what the solve reads: a plan's capacity searches
+    and other splits load the same decode pool alike (the design's, its prefill pool's loss, a fleet search's split)."""
+    w = brief.workload
+    ctx, sched, top = brief.running_context_tokens, brief.latency.scheduler_ms / 1e3, float(brief.deployment.max_num_seqs)
+    gaps = max(w.output_tokens_mean - 1, 0.0)
+    key = (shape.replica_key, ctx, sched, top, gaps, d_rate)
+    kept = _DECODE_PACES.get(key)
+    if kept is not None:
+        return kept
+
+    def step(batch: float) -> float:
+        return shape.decode_step_s(max(batch, 1.0), ctx)
+
+    def excess(batch: float) -> float:
+        step_s = step(batch)
+        return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
+
+    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
+    b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
+    pace = (batch, step(b) * 1e3, step(b + P95_Z * math.sqrt(b)) * 1e3)
+    _DECODE_PACES.keep(key, pace)
+    return pace
+
+
+_DECODE_PACES: BoundedMemo[tuple[object, ...], tuple[float, float, float]] = BoundedMemo(512)  # emptied with the planner's caches
+
+
 def disaggregation_analysis(
     brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, chunked: SloBudget, cap: Capacity, *, splits: bool = True
 ) -> DisaggAnalysis:
     """The two pools at the brief's peak, the TTFT and ITL they give, and the comparison with chunked prefill
-    (with `splits`, also every other split of the same nodes)."""
+    (with `splits`, also every other split of the same nodes, worked out when first read)."""
     d, dep = brief.disaggregation, brief.deployment
     split = _split_of(brief, shape, pools)
     pshape, budget, prefill_nodes, decode_nodes = split.pshape, split.budget, split.prefill_nodes, split.decode_nodes
@@ -511,7 +548,6 @@ def disaggregation_analysis(
         trusted(WaterfallStep, component="scheduler and sampling", ms=float(sched_ms)),
     )
     comparison = _comparison(brief, pools, chunked, cap, ttft_p95, itl_p95, meets, stable, busy)
-    split_points = _splits(brief, shape, split, pools, rate_per_s, chunked) if splits else ()
     analysis = DisaggAnalysis(
         prefill_nodes=prefill_nodes,
         decode_nodes=decode_nodes,
@@ -546,15 +582,13 @@ def disaggregation_analysis(
         ttft_waterfall=ttft_waterfall,
         itl_waterfall=itl_waterfall,
         comparison=comparison,
-        splits=split_points,
         problems=tuple(problems),
         kv_transfer_flag='{"kv_connector": "' + KV_CONNECTOR + '", "kv_role": "kv_both"}',  # spaced: the printed command wraps
     )
 
     def text() -> dict[str, str]:
         return {
-            "split": f"{pools.general_nodes} general-pool nodes = {prefill_nodes} prefill (TP={pshape.tp}, {p_replicas} replicas)"
-            f" + {decode_nodes} decode (TP={shape.tp}, {d_replicas} replicas)",
+            "split": analysis.split_words,
             "prefill": f"{num(rate, 'req/s')} / {p_replicas} = {num(p_rate, 'req/s')} a prefill replica x {num(service * 1e3, 'ms')} a prompt"
             f" ({num(mean_prompt * (1 - hit), 'tokens')} uncached, steps of up to {budget}) = {pct(busy)} busy;"
             f" M/G/1 wait {num(wait_mean * 1e3, 'ms')} mean, {num(wait_p95 * 1e3, 'ms')} p95",
@@ -562,13 +596,15 @@ def disaggregation_analysis(
             f" / ({sending} GPUs x {num(link_gbps_per_gpu(brief), 'Gb/s')} x {pct(d.transfer_efficiency)} = {num(link, 'GB/s')})"
             f" + {num(d.transfer_latency_ms, 'ms')} = {num(transfer_mean * 1e3, 'ms')}",
             "decode": _decode_words(analysis, brief, rate),
-            "splits": _splits_text(split_points, pools.general_nodes),
+            "splits": _splits_text(analysis.splits, pools.general_nodes),
             "ttft_p95": f"{num(fixed, 'ms')} fixed + {num(wait_p95 * 1e3, 'ms')} wait + {num(stage_p95 * 1e3, 'ms')} prefill"
             f" + {num(transfer_p95 * 1e3, 'ms')} transfer{' + an unbounded wait for a decode slot' if decode_short else ''}"
             f" + 2 x {num(step_p95_ms, 'ms')} decode = {num(ttft_p95, 'ms')}",
         }
 
     analysis._text = text
+    if splits:
+        analysis._other_splits = partial(_splits, brief, shape, split, pools, rate_per_s, chunked)
     return analysis
 
 
@@ -759,7 +795,7 @@ def apply_disaggregation(slo: SloBudget, analysis: DisaggAnalysis, brief: Brief,
             "percentile_method": "TTFT p95: the M/G/1 wait's p95 (zero with probability 1 - busy, else exponential) + the p95 covered prompt's"
             " prefill and transfer + two decode steps at the p95 batch (a sum of p95s: conservative). ITL and TPOT: the pure decode"
             " step at the mean and the p95 batch (mean + 1.645 sqrt(mean)).",
-            "basis": f"Prefill/decode disaggregation: {analysis.arithmetic['split']}. Chunked prefill on the same nodes gives p95 TTFT"
+            "basis": f"Prefill/decode disaggregation: {analysis.split_words}. Chunked prefill on the same nodes gives p95 TTFT"
             f" {num(analysis.comparison.chunked_ttft_p95_ms, 'ms')} and p95 ITL {num(analysis.comparison.chunked_itl_p95_ms, 'ms')}"
             f" ({'meets' if analysis.comparison.chunked_meets_slo else 'misses'} the SLO): the comparison with disaggregation.",
         },
@@ -916,15 +952,23 @@ def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: floa
     return _at_load(brief, shape, pools, _split_of(brief, shape, pools), rate_per_s, fixed_ms).meets
 
 
-def split_p95s(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int
-) -> tuple[bool, float, float]:
-    """(the two pools meet the SLO, their p95 TTFT, their p95 ITL; ms) with `prefill_nodes` of the brief's general pool
-    on prefill at `rate_per_s`: the figures a re-plan of that split reads of its pools (disaggregation_analysis at its
-    own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
+class SplitP95s(NamedTuple):
+    """A split's two pools at one load as a re-plan of that split reads them (split_p95s)."""
+
+    stable: bool  # the prefill pool under 100% busy, the decode pool's batch within max-num-seqs and its KV cache
+    meets: bool  # stable, and both p95s within their targets
+    ttft_p95_ms: float
+    itl_p95_ms: float  # a pure decode step's gap at the p95 batch: its ITL and TPOT alike
+    decode_rate_per_replica_per_s: float
+
+
+def split_p95s(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, prefill_nodes: int) -> SplitP95s:
+    """The two pools' steady state, whether they meet the SLO, and their p95s with `prefill_nodes` of the brief's general
+    pool on prefill at `rate_per_s`: the figures a re-plan of that split reads of its pools (disaggregation_analysis at
+    its own split, which differs from the brief's only in the pools' nodes and replicas: _moved)."""
     split = _moved(_split_of(brief, shape, pools), prefill_nodes, pools, shape)
     load = _at_load(brief, shape, pools, split, rate_per_s, fixed_ms)
-    return load.meets, load.ttft_p95_ms, load.itl_p95_ms
+    return SplitP95s(load.stable, load.meets, load.ttft_p95_ms, load.itl_p95_ms, load.d_rate)
 
 
 class PoolsJudged(NamedTuple):

@@ -24,15 +24,19 @@ from planner.catalog import gpu_spec
 from planner.core import (
     CapacityReadCore,
     CoreDesign,
+    PoolsReadCore,
     capacity_read,
     capacity_read_core,
+    judged_itl_ms,
     judged_with_capacity,
+    pools_read_core,
+    read_by_pools,
     replan,
     sizing_figures,
     verdict_core,
+    verdict_read,
 )
 from planner.cost import HOURS_PER_YEAR
-from planner.disagg import capacity_scale, split_p95s
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
@@ -63,6 +67,7 @@ __all__ = [
     "n_plus_one_check",
     "one_node_lost",
     "pressure",
+    "read_check",
     "row_core",
     "scenario_check",
     "scenario_holds",
@@ -310,20 +315,17 @@ def scenario_holds(brief: Brief, scenario: Scenario) -> bool:
 
 def scenario_check(brief: Brief, scenario: Scenario) -> tuple[bool, float]:
     """scenario_holds, and the re-plan's verdict_margin (inf when the changed brief cannot run). A disaggregated design
-    losing nodes holds only if it holds whichever pool loses them, as its failure row judges (_pool_node_lost): the
-    prefill pool's loss is re-planned, and the decode pool's (the same fleet at the brief's split) read on that
-    re-plan's pools where they judge it (_split_check)."""
+    losing nodes holds only if it holds whichever pool loses them, as its failure row judges (_pool_node_lost): each
+    pool's loss is judged (on its two pools where they judge it: core.verdict_read)."""
     changes = scenario_overrides(brief, scenario)
     prefill = brief.disaggregation.prefill_nodes
     lost = lost_by_a_pool(brief, scenario)
+    holds, margin = _changed_check(brief, changes)  # the decode pool's loss: the brief's split on fewer nodes
     if not (
         brief.disaggregation.enabled and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost) and lost and prefill - lost >= 1
     ):
-        return _changed_check(brief, changes)
-    from_prefill = _changed_core(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
-    read = _split_check(from_prefill[0], brief, changes) if from_prefill is not None else None
-    holds, margin = read if read is not None else _changed_check(brief, changes)
-    prefill_holds, prefill_margin = _checked(from_prefill)
+        return holds, margin
+    prefill_holds, prefill_margin = _changed_check(brief, changes | {"disaggregation.prefill_nodes": prefill - lost})
     return holds and prefill_holds, max(margin, prefill_margin)
 
 
@@ -332,8 +334,9 @@ def lost_by_a_pool(brief: Brief, scenario: Scenario) -> int:
     return max((1 if scenario is Scenario.one_node_lost else 2) - brief.deployment.spare_nodes, 0)
 
 
-_Changed = tuple[CoreDesign, Verdict, ObjectiveAnalysis | None]  # a changed brief's core, the verdict it is judged by, its goal
-_Core = TypeVar("_Core", bound=CoreDesign | CapacityReadCore)  # a re-plan, or a design read on a known SLO capacity
+_Core = TypeVar(
+    "_Core", bound=CoreDesign | CapacityReadCore | PoolsReadCore
+)  # a re-plan, or a design read (on a known SLO capacity, its pools)
 
 
 def _replanned(brief: Brief, changes: dict[str, Any], core_of: Callable[[Brief], _Core]) -> _Core | None:
@@ -348,54 +351,17 @@ def _replanned(brief: Brief, changes: dict[str, Any], core_of: Callable[[Brief],
         return None
 
 
-def _changed_core(brief: Brief, changes: dict[str, Any]) -> _Changed | None:
-    """The verdict's core of the brief with `changes`, judged (judged); None when the changed brief cannot run at all."""
-    core = _replanned(brief, changes, verdict_core)
-    if core is None:
-        return None
-    try:
-        verdict, goal = judged(core)
-    except BriefError:  # InfeasibleDesign too
-        return None
-    return core, verdict, goal
-
-
-def _checked(changed: _Changed | None) -> tuple[bool, float]:
-    """(the changed design is feasible and meets its SLO or deadline, its verdict_margin); (False, inf) when it cannot run."""
-    if changed is None:
-        return False, math.inf
-    core, verdict, goal = changed
-    return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
-
-
 def _changed_check(brief: Brief, changes: dict[str, Any]) -> tuple[bool, float]:
-    return _checked(_changed_core(brief, changes))
-
-
-def _split_check(sibling: CoreDesign, brief: Brief, changes: dict[str, Any]) -> tuple[bool, float] | None:
-    """_changed_check of a disaggregated brief with `changes`, read without a re-plan on `sibling`, the verdict's core of
-    the same changed brief at another split of its general pool. The replica, the pools, the load, the fixed request
-    path and every feasibility rule but the pools' steady state do not depend on the split: the verdict is the
-    sibling's feasibility and the two pools meeting the SLO at this split (disagg.split_p95s), the margin verdict_margin's
-    from their p95s. None (re-plan it) where the pools alone do not judge the SLO (a deadline, speculative decoding) or
-    the sibling's pools have no steady state (its feasibility then does not tell the other rules')."""
-    dis, stated = sibling.disaggregation, sibling.brief
-    if dis is None or not dis.stable or stated.objective.kind is not ObjectiveKind.latency or stated.speculative.enabled:
-        return None
-    try:
-        changed = resolve(brief.with_changes(changes))
-    except BriefError:
+    """(the brief with `changes` is feasible and meets its SLO or deadline, its verdict_margin), judged on its verdict's
+    core (core.verdict_read: a disaggregated design's pools read) as read_check judges it; (False, inf) when the
+    changed brief cannot run at all."""
+    core = _replanned(brief, changes, verdict_read)
+    if core is None:
         return False, math.inf
-    split = changed.disaggregation.prefill_nodes
-    if stated.with_changes({"disaggregation.prefill_nodes": split}) != changed:  # not the same brief at another split
-        return None
-    slo = sibling.slo
-    meets, ttft_p95_ms, itl_p95_ms = split_p95s(
-        changed, sibling.shape, sibling.pools, sibling.demand.request_rate_per_s, slo.point.fixed_ms, split
-    )
-    judged_itl_ms = slo.itl_metric.judged(itl_p95_ms, itl_p95_ms)  # a pure decode step's gap: its ITL and TPOT alike
-    margin = max([slo_margin_of(ttft_p95_ms, slo.ttft_target_ms, judged_itl_ms, slo.itl_target_ms), *_busy_margins(sibling)])
-    return sibling.verdict.feasible and meets, margin
+    try:
+        return read_check(core)
+    except BriefError:  # InfeasibleDesign too
+        return False, math.inf
 
 
 N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the downtime budget: keep a node spare
@@ -626,12 +592,13 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
 class LostNode:
     """The one-node-lost row as plan() reads it: whether the design holds with a node lost (the row's `ok`) and that
     design as the headroom's N+1 limit reads it (None: it cannot run at all): read on the design's own SLO capacity
-    where that tells the verdict (core.CapacityReadCore: steps 1-2 and the load against that capacity, no p95), else
-    re-planned with its SLO budget only the p95s its verdict judges (core.judged_with_capacity). Nothing reads its
-    other figures. `row()` works the whole row out, for the words of a lost N+1."""
+    where that tells the verdict (core.CapacityReadCore: steps 1-2 and the load against that capacity, no p95), a
+    disaggregated design's on its two pools with their SLO capacity (core.PoolsReadCore), else re-planned with its SLO
+    budget only the p95s its verdict judges (core.judged_with_capacity). Nothing reads its other figures. `row()` works
+    the whole row out, for the words of a lost N+1."""
 
     ok: bool
-    core: CoreDesign | CapacityReadCore | None
+    core: CoreDesign | CapacityReadCore | PoolsReadCore | None
     base: CoreDesign
     stated: Brief
 
@@ -650,10 +617,10 @@ def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
     return LostNode(_holds(lost), lost, base, stated)
 
 
-def _holds(lost: CoreDesign | CapacityReadCore | None) -> bool:
+def _holds(lost: CoreDesign | CapacityReadCore | PoolsReadCore | None) -> bool:
     """Whether a design with nodes lost is feasible and meets its SLO, judged as _failure_mode judges its row (None: it
     cannot run at all)."""
-    if isinstance(lost, CapacityReadCore):
+    if isinstance(lost, CapacityReadCore | PoolsReadCore):
         return lost.meets
     verdict = judged(lost)[0] if lost is not None else None
     return verdict is not None and verdict.feasible and verdict.meets_slo
@@ -668,17 +635,24 @@ def _lost_design(base: CoreDesign, brief: Brief) -> CoreDesign | CapacityReadCor
     return read if read is not None else judged_with_capacity(brief, known=base)
 
 
-def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | None]:
+def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | PoolsReadCore | None]:
     """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
-    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; None: it cannot run at all)."""
-    core = _replanned(stated, changes, judged_with_capacity)
+    re-planned for the verdict and the SLO capacity alone (judged_with_capacity; a disaggregated design's two pools
+    read with their SLO capacity where they judge it, core.pools_read_core; None: it cannot run at all)."""
+    core = _replanned(stated, changes, _lost_pools_design)
     return _holds(core), core
+
+
+def _lost_pools_design(brief: Brief) -> CoreDesign | PoolsReadCore:
+    """A disaggregated design with nodes lost (resolved) as plan() reads it: its two pools read with their SLO capacity
+    where they judge its verdict (core.read_by_pools), else re-planned for its verdict and SLO capacity alone."""
+    return pools_read_core(brief, with_capacity=True) if read_by_pools(brief) else judged_with_capacity(brief)
 
 
 def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
     """one_node_lost of a disaggregated design: _pool_node_lost's row as the verdict reads it. Each pool's loss is
-    re-planned for its verdict and SLO capacity alone (_lost_verdict), and the worse one picked as the row picks it (the
-    one that misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read."""
+    judged with its SLO capacity alone (_lost_verdict), and the worse one picked as the row picks it (the one that
+    misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read."""
     dis = base.disaggregation
     assert dis is not None
     lost = lost_by_a_pool(base.brief, Scenario.one_node_lost)
@@ -686,35 +660,12 @@ def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
     if lost == 0 or dis.prefill_nodes - lost < 1:
         return LostNode(*_lost_verdict(stated, changes), base, stated)
     prefill_ok, prefill = _lost_verdict(stated, changes | {"disaggregation.prefill_nodes": dis.prefill_nodes - lost})
-    read = _decode_loss_read(prefill, stated, changes) if prefill is not None else None
-    decode: CoreDesign | None = None
-    if read is None:
-        decode_ok, decode = _lost_verdict(stated, changes)
-        decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
-    else:
-        decode_ok, decode_load = read
+    decode_ok, decode = _lost_verdict(stated, changes)
     prefill_load = prefill.operating_point.load_vs_capacity if prefill is not None else math.inf
+    decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
     if (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and prefill_load > decode_load):  # the prefill pool's is worse
         return LostNode(prefill_ok, prefill, base, stated)
-    if read is not None:  # the decode pool's loss is the row: its design, for what reads its SLO capacity
-        decode = _lost_verdict(stated, changes)[1]
     return LostNode(decode_ok, decode, base, stated)
-
-
-def _decode_loss_read(sibling: CoreDesign, stated: Brief, changes: dict[str, Any]) -> tuple[bool, float] | None:
-    """(holds, load_vs_capacity) of the decode pool's loss (the stated brief with `changes`), read on `sibling`, the
-    prefill pool's loss re-planned (the same fleet at another split): its verdict as _split_check reads it, its pools'
-    SLO capacity searched on the sibling's replica, pools, load and fixed request path (disagg.capacity_scale, as the
-    re-plan's operating point searches it). None (re-plan it) where _split_check cannot read the verdict."""
-    checked = _split_check(sibling, stated, changes)
-    if checked is None:
-        return None
-    try:
-        changed = resolve(stated.with_changes(changes))
-    except BriefError:  # the changed brief cannot run: its row's load is unbounded
-        return False, math.inf
-    scale, _ = capacity_scale(changed, sibling.shape, sibling.pools, sibling.demand.request_rate_per_s, sibling.slo.point.fixed_ms)
-    return checked[0], 1 / scale if scale > 0 else math.inf
 
 
 def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
@@ -898,19 +849,36 @@ def hit_rate_floor(base: CoreDesign, stated: Brief | None = None) -> HitRateFloo
     return HitRateFloor(meets_down_to=grid(high), misses_at=grid(high - 1), misses_already=False)
 
 
-def verdict_margin(core: CoreDesign, goal: ObjectiveAnalysis | None = None) -> float:
+def read_check(core: CoreDesign | PoolsReadCore) -> tuple[bool, float]:
+    """(the design is feasible and meets its SLO or deadline, as judged() judges it; its verdict_margin), of a core or
+    of a disaggregated design's pools read for its verdict (core.verdict_read)."""
+    if isinstance(core, PoolsReadCore):
+        return core.meets, verdict_margin(core)
+    verdict, goal = judged(core)
+    return verdict.feasible and verdict.meets_slo, verdict_margin(core, goal)
+
+
+def verdict_margin(core: CoreDesign | PoolsReadCore, goal: ObjectiveAnalysis | None = None) -> float:
     """How far a re-plan is from missing (<= 0: inside every limit): the log of the worst of its p95s against their
     targets (with `goal`, an objective's: its time against its deadline) and the busy shares feasibility caps at 1
     (the fleet's, the KV cache's, the long-context pool's); inf without a steady state. The hint a grid search
     (planner.grid_search) steers its re-plans by; the verdict decides."""
-    slo, shares = core.slo, _busy_margins(core)
+    shares = _busy_margins(core)
+    if isinstance(core, PoolsReadCore):  # its pools' p95s, against the brief's targets as an SLO budget states them
+        return max([_pools_margin(core.brief, core.disaggregation.ttft_p95_ms, judged_itl_ms(core)), *shares])
+    slo = core.slo
     if goal is not None:
         timed = math.log(goal.time_s / goal.deadline_s) if 0 < goal.time_s < math.inf else math.inf
         return max([timed, *shares])
     return max([slo_margin_of(slo.ttft_p95_ms, slo.ttft_target_ms, slo.judged_itl_p95_ms, slo.itl_target_ms), *shares])
 
 
-def _busy_margins(core: CoreDesign) -> list[float]:
+def _pools_margin(brief: Brief, ttft_p95_ms: float, judged_itl_p95_ms: float) -> float:
+    """slo_margin_of a disaggregated design's pools' p95s against the brief's targets (as its SLO budget states them)."""
+    return slo_margin_of(ttft_p95_ms, float(brief.slo.ttft_p95_ms), judged_itl_p95_ms, float(brief.slo.itl_p95_ms))
+
+
+def _busy_margins(core: CoreDesign | PoolsReadCore) -> list[float]:
     """The logs of the busy shares feasibility caps at 1 (the fleet's, the KV cache's, the long-context pool's)."""
     cap = core.capacity
     return [math.log(share) for share in (cap.utilization, cap.kv_fraction, core.long_context_utilization) if share > 0]

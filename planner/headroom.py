@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
-from planner.core import CapacityReadCore, CoreDesign, capacity_read, verdict_core
+from planner.core import CapacityReadCore, CoreDesign, PoolsReadCore, capacity_read, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
@@ -40,7 +40,8 @@ _MAX_MULTIPLE = 1e6  # a limit not reached by this multiple of the traffic is no
 _TIERS_WHY = "the KV tiers' hit rate falls as the traffic grows, so the traffic is scaled and re-planned"
 _MAX_PROMPTS = 10_000_000  # a rollout batch's largest stated size (planner.brief)
 _REPLAN_BISECTIONS = 9  # re-plans that narrow a re-planned limit to 1/512 of its bracket: below the three figures shown
-_Limited = CoreDesign | CapacityReadCore  # a design as its limits read it: worked out, or (one node lost) read on an SLO capacity
+# a design as its limits read it: worked out, or (one node lost) read on an SLO capacity or on a disaggregated design's pools
+_Limited = CoreDesign | CapacityReadCore | PoolsReadCore
 
 
 class PoolLimit(BaseModel):

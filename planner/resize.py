@@ -19,24 +19,27 @@ from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import (
     LONG_CONTEXT_NODES_LIMIT,
     CoreDesign,
+    PoolsReadCore,
     capacity_read,
     long_context_nodes_needed,
     long_pool_carries,
+    read_by_pools,
     replan,
+    request_path_ms,
     verdict_core,
+    verdict_read,
     worked_out,
 )
 from planner.disagg import PoolsJudged, pools_meet, short_pools
 from planner.errors import BriefError
 from planner.failures import (
     Scenario,
-    judged,
     lost_by_a_pool,
     lost_read,
     n_plus_one_check,
     needs_n_plus_one,
+    read_check,
     scenario_overrides,
-    verdict_margin,
 )
 from planner.figures import resolve as path_value
 from planner.fmt import pct
@@ -68,14 +71,14 @@ def meets_check(brief: Brief) -> tuple[bool, float]:
     """meets, and the margin of the re-plan that decides it (failures.verdict_margin; the one-node-lost re-plan's when
     the design itself meets): the hint a grid search over fleet sizes steers by."""
     try:
-        core = verdict_core(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
-        verdict, goal = judged(core)
+        core = verdict_read(resolve(brief))  # as plan() does: image tokens, the KV tiers' hit rate
+        holds, margin = read_check(core)
     except BriefError:  # cannot be computed at all: weights do not fit, fewer nodes than a replica spans
         return False, math.inf
-    margin = verdict_margin(core, goal)
-    if not (verdict.feasible and verdict.meets_slo):
+    if not holds:
         return False, margin
-    holds, lost_margin = n_plus_one_check(brief, core)
+    # the core is read only where a spare replaces the lost node of a design that is not disaggregated: a pools read has none
+    holds, lost_margin = n_plus_one_check(brief, core if isinstance(core, CoreDesign) else None)
     return holds, max(margin, lost_margin)
 
 
@@ -127,13 +130,13 @@ def _pools_keep_headroom(brief: Brief) -> bool:
     if dep.long_context_nodes > 0 and brief.workload.long_context_share > 0:  # its pool's limit counts too
         return False
     try:
-        core = verdict_core(resolve(brief))
+        core = verdict_read(resolve(brief))
     except BriefError:
         return False
-    if core.disaggregation is None:
+    if not _pools_judge(core):
         return False
     rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
-    return pools_meet(core.brief, core.shape, core.pools, rate, core.slo.point.fixed_ms)
+    return pools_meet(core.brief, core.shape, core.pools, rate, request_path_ms(core))
 
 
 def _general_nodes(brief: Brief) -> int:
@@ -170,7 +173,7 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     if holds:
         return at, first_margin
     try:  # the nearest split's core, as _meets read it: its replica, pools, load and fixed path are every split's
-        fleet: CoreDesign | None = verdict_core(resolve(nearest))
+        fleet: CoreDesign | PoolsReadCore | None = verdict_read(resolve(nearest))
     except BriefError:
         fleet = None
     fewest, most = 1, general - 1  # the splits not ruled out yet
@@ -198,7 +201,7 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
 _TELLS_NOTHING = PoolsJudged(prefill_short=False, decode_short=False, meets=True)
 
 
-def _short_pools(prefill_nodes: int, fleet: CoreDesign | None, headroom: bool) -> PoolsJudged:
+def _short_pools(prefill_nodes: int, fleet: CoreDesign | PoolsReadCore | None, headroom: bool) -> PoolsJudged:
     """disagg.short_pools for the split with `prefill_nodes` of the fleet `fleet` is a core of (another split's: the
     replica, the pools, the load and the fixed request path do not depend on it), at the load the split must carry: the
     peak (meets_check: the verdict's SLO), or (1 + slo.headroom) x the peak with `headroom` (keeps_headroom: the pools'
@@ -211,14 +214,13 @@ def _short_pools(prefill_nodes: int, fleet: CoreDesign | None, headroom: bool) -
     multiple = 1 + stated if headroom and stated is not None else 1.0  # the load the capacity search tests, or the peak
     # the core's SLO budget keeps the aggregated budget's point: its fixed request path is the one the pools' TTFT adds
     rate = fleet.demand.request_rate_per_s * multiple
-    return short_pools(fleet.brief, fleet.shape, fleet.pools, rate, fleet.slo.point.fixed_ms, prefill_nodes)
+    return short_pools(fleet.brief, fleet.shape, fleet.pools, rate, request_path_ms(fleet), prefill_nodes)
 
 
-def _pools_judge(core: CoreDesign) -> bool:
+def _pools_judge(core: CoreDesign | PoolsReadCore) -> bool:
     """A core's verdict on the SLO is its two pools' (disagg.short_pools's `meets` at the peak): a disaggregated
-    latency design without speculative decoding."""
-    brief = core.brief
-    return core.disaggregation is not None and brief.objective.kind is ObjectiveKind.latency and not brief.speculative.enabled
+    latency design without speculative decoding (core.read_by_pools; a pools read always)."""
+    return isinstance(core, PoolsReadCore) or (core.disaggregation is not None and read_by_pools(core.brief))
 
 
 def _loses_a_node(split: Brief) -> Callable[[int], bool]:
@@ -233,7 +235,7 @@ def _loses_a_node(split: Brief) -> Callable[[int], bool]:
     if not needs_n_plus_one(split):
         return never
     try:
-        lost = verdict_core(resolve(split.with_changes(scenario_overrides(split, Scenario.one_node_lost))))
+        lost = verdict_read(resolve(split.with_changes(scenario_overrides(split, Scenario.one_node_lost))))
     except BriefError:
         return never
     if not _pools_judge(lost):

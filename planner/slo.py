@@ -90,6 +90,7 @@ __all__ = [
     "latency_point",
     "length_cv2",
     "pace",
+    "request_path_s",
     "slo_budget",
     "slo_margin",
 ]
@@ -1298,11 +1299,11 @@ class _Wait(NamedTuple):
     fixed_s: float  # the request path outside the engine: network, gateway, tokenization, first sample and write
 
 
-def _fixed_s(eng: _Engine, brief: Brief) -> float:
+def request_path_s(brief: Brief, extra_ttft_s: float) -> float:
     """The request path outside the engine: network, gateway, tokenization, first sample and write, and the
-    mechanisms' extra (a KV reload, the encoder, an adapter load)."""
+    mechanisms' extra `extra_ttft_s` (a KV reload, the encoder, an adapter load: mechanisms.ttft_extra_s's p95)."""
     lat = brief.latency
-    return (lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + eng.extra_ttft_s
+    return (lat.network_ms + lat.gateway_ms + lat.tokenization_ms + lat.first_sample_ms + lat.first_write_ms) / 1e3 + extra_ttft_s
 
 
 def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
@@ -1323,7 +1324,7 @@ def _wait(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> _Wait:
         admission_s=admission_s,
         stages=stages,
         tail=_mg1_tail_shape(rate, slot, prompt_wait_s, s3),
-        fixed_s=_fixed_s(eng, brief),
+        fixed_s=request_path_s(brief, eng.extra_ttft_s),
     )
 
 
@@ -1864,7 +1865,7 @@ def judged_budget(
             "load_batch": load_batch,
             "running_batch": min(load_batch, float(eng.seqs)),
             "batch_slots": eng.seqs,
-            "fixed_ms": _fixed_s(eng, brief) * 1e3,
+            "fixed_ms": request_path_s(brief, eng.extra_ttft_s) * 1e3,
             "ttft_p95_ms": ttft_s * 1e3,
             "itl_p95_ms": itl_s * 1e3,
             "tpot_p95_ms": tpot_s * 1e3,

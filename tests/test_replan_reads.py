@@ -1,4 +1,5 @@
-"""N+1 checks read on a core already worked out instead of re-planned (failures._spare_check, failures._split_check):
+"""N+1 checks read on a core already worked out instead of re-planned (failures._spare_check), or on a disaggregated
+design's two pools (core.pools_read_core):
 each reading equals the re-plan it replaces, its verdict and its margin alike (exact: the same figures feed both)."""
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ import planner.headroom as headroom_module
 import planner.resize as resize
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, plan
-from planner.brief import Brief
+from planner.brief import Brief, ObjectiveKind
 from planner.capacity import demand
-from planner.core import CapacityReadCore, LoadPoint, SizingShares, capacity_read, core_design, feasible_replica, verdict_core
+from planner.core import (
+    CapacityReadCore,
+    LoadPoint,
+    PoolsReadCore,
+    SizingShares,
+    capacity_read,
+    core_design,
+    feasible_replica,
+    verdict_core,
+)
 from planner.errors import BriefError
 from planner.failures import Scenario, scenario_overrides
 from planner.loader import preset_names
@@ -45,44 +55,38 @@ def test_a_spare_replacing_the_lost_node_reads_as_the_re_plan(preset: str, chang
     assert read == failures.scenario_check(brief, Scenario.one_node_lost)  # re-planned: it is given no core
 
 
-@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 11), (16, 13), (17, 12), (17, 13)])
-def test_the_decode_pool_losing_a_node_reads_as_its_re_plan(nodes: int, prefill_nodes: int) -> None:
-    brief = load_brief("chat-disaggregated").with_changes({"hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill_nodes})
-    changes = scenario_overrides(brief, Scenario.one_node_lost)
-    sibling = verdict_core(resolve(brief.with_changes(changes | {"disaggregation.prefill_nodes": prefill_nodes - 1})))
-    read = failures._split_check(sibling, brief, changes)
-    assert sibling.disaggregation is not None
-    if not sibling.disaggregation.stable:  # its feasibility does not tell the other rules': re-planned
-        assert read is None
-        return
-    assert read == failures._changed_check(brief, changes)
-
-
 @pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 11), (16, 12), (16, 13), (17, 12), (17, 13), (24, 18)])
-def test_the_decode_pool_losing_a_node_reads_its_verdict_and_capacity_as_its_re_plan(nodes: int, prefill_nodes: int) -> None:
-    """failures._decode_loss_read: the decode pool's loss read on the prefill pool's loss re-planned, its verdict and
-    its pools' load against their SLO capacity equal to its own re-plan's, exactly; and plan()'s one-node-lost design
-    (failures.one_node_lost) is the failure row's, its verdict and SLO capacity alike."""
-    stated = load_brief("chat-disaggregated").with_changes({"hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill_nodes})
+@pytest.mark.parametrize("spares", [0, 1])
+def test_a_pool_losing_a_node_reads_its_verdict_and_capacity_as_its_re_plan(nodes: int, prefill_nodes: int, spares: int) -> None:
+    """failures._lost_verdict: each pool's loss read on its two pools with their SLO capacity (core.pools_read_core)
+    equals its re-plan for the verdict and the SLO capacity (judged_with_capacity, worked out afresh), the headroom's
+    limits on it alike, exactly; and plan()'s one-node-lost design (failures.one_node_lost) is the failure row's, its
+    verdict and SLO capacity alike."""
+    stated = load_brief("chat-disaggregated").with_changes(
+        {"hardware.nodes": nodes + spares, "deployment.spare_nodes": spares, "disaggregation.prefill_nodes": prefill_nodes}
+    )
     changes = scenario_overrides(stated, Scenario.one_node_lost)
-    prefill = failures._lost_verdict(stated, changes | {"disaggregation.prefill_nodes": prefill_nodes - 1})[1]
-    assert prefill is not None
-    read = failures._decode_loss_read(prefill, stated, changes)
-    if read is not None:
-        holds, decode = failures._lost_verdict(stated, changes)
-        assert decode is not None
-        assert read == (holds, decode.operating_point.load_vs_capacity)
+    for lost in ({}, {"disaggregation.prefill_nodes": prefill_nodes - 1}):
+        _clear_all()
+        holds, read = failures._lost_verdict(stated, changes | lost)
+        assert isinstance(read, PoolsReadCore)
+        fresh = core_module._core_design_of(read.brief, curves=False, with_capacity=True, advise=False, judged_only=True)
+        assert holds == (fresh.verdict.feasible and fresh.verdict.meets_slo)
+        for name in LoadPoint._fields:
+            assert getattr(read.operating_point, name) == getattr(fresh.operating_point, name), name
+        assert repr(headroom_module._limits(read)) == repr(headroom_module._limits(fresh))
+        assert repr(headroom_module._n_plus_one_limit(read)) == repr(headroom_module._n_plus_one_limit(fresh))
     _clear_all()
     base = core_design(resolve(stated))
-    lost = failures.one_node_lost(base, stated)
+    one = failures.one_node_lost(base, stated)
     _clear_all()
     base = core_design(resolve(stated))
     row = failures.failure_mode(base, Scenario.one_node_lost, stated)
     replanned = failures.row_core(base, row, stated)
-    assert lost.ok == row.ok
-    assert lost.core is not None and replanned is not None
-    assert lost.core.brief == replanned.brief  # the same pool's loss is the row
-    assert lost.core.operating_point.load_vs_capacity == replanned.operating_point.load_vs_capacity
+    assert one.ok == row.ok
+    assert one.core is not None and replanned is not None
+    assert one.core.brief == replanned.brief  # the same pool's loss is the row
+    assert one.core.operating_point.load_vs_capacity == replanned.operating_point.load_vs_capacity
 
 
 @pytest.mark.parametrize("multiple", [0.8, 1.0, 1.3, 1.45, 1.5, 1.55, 2.0])
@@ -293,3 +297,82 @@ def test_a_speculative_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: 
     assert told >= 20
     if preset == "capstone":  # its switch (138 running) lies below its max-num-seqs (160): not read
         assert refused > 0
+
+
+# disaggregated briefs around chat-disaggregated's: fleets, splits (2+ prefill nodes), spares, traffic, a prefill TP of
+# its own, the ITL metric, misses, a deadline objective and speculative decoding (neither read by the pools), KV tiers,
+# and other presets disaggregated
+_DISAGGREGATED = [
+    ("chat-disaggregated", {}),
+    ("chat-disaggregated", {"hardware.nodes": 15, "disaggregation.prefill_nodes": 11}),
+    ("chat-disaggregated", {"hardware.nodes": 17, "disaggregation.prefill_nodes": 13}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 2}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 15}),
+    ("chat-disaggregated", {"hardware.nodes": 16, "disaggregation.prefill_nodes": 16}),
+    ("chat-disaggregated", {"hardware.nodes": 19, "deployment.spare_nodes": 2, "disaggregation.prefill_nodes": 12}),
+    ("chat-disaggregated", {"hardware.nodes": 24, "disaggregation.prefill_nodes": 18, "workload.request_rate": 300.0}),
+    ("chat-disaggregated", {"workload.request_rate": 150.0, "slo.itl_metric": "itl", "slo.itl_p95_ms": 40}),
+    ("chat-disaggregated", {"workload.request_rate": 260.0}),
+    ("chat-disaggregated", {"slo.ttft_p95_ms": 300}),
+    ("chat-disaggregated", {"slo.itl_p95_ms": 6.5}),
+    ("chat-disaggregated", {"disaggregation.prefill_tp": 16}),
+    ("chat-disaggregated", {"disaggregation.prefill_tp": 4, "disaggregation.prefill_max_num_batched_tokens": 4096}),
+    ("chat-disaggregated", {"objective.kind": "throughput", "objective.job_tokens": 1e9, "objective.deadline_hours": 24}),
+    ("chat-disaggregated", {"speculative.enabled": True, "speculative.num_speculative_tokens": 3}),
+    ("chat-disaggregated", {"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True, "workload.prefix_hit_rate": 0.3}),
+    ("qps200-chat", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 3}),
+    ("rag", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    # the mechanisms' extra first-token path (the vision encoder, an adapter load, a KV reload) in the fixed path
+    ("multimodal", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    ("lora-platform", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 2}),
+    ("agent-platform", {"disaggregation.enabled": True, "disaggregation.prefill_nodes": 3}),
+]
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+def test_a_disaggregated_verdict_read_on_its_pools_is_the_re_plans(preset: str, changes: dict[str, object]) -> None:
+    """core.pools_read_core: a disaggregated latency design's verdict read on its two pools equals its verdict core's
+    worked out afresh (core._judged_core), its margin and what a split search reads of it (the replica, pools, load and
+    request path) alike, exactly; a deadline or speculative design is not read so (verdict_read re-plans it)."""
+    try:
+        brief = resolve(load_brief(preset).with_changes(changes))
+        fresh = core_module._judged_core(brief)
+    except BriefError:  # InfeasibleDesign too: the read raises as the re-plan does
+        with pytest.raises(BriefError):
+            core_module.pools_read_core(resolve(load_brief(preset).with_changes(changes)))
+        return
+    if not core_module.read_by_pools(brief):
+        assert brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency
+        assert core_module.verdict_read(brief) is fresh
+        return
+    read = core_module.pools_read_core(brief)
+    assert read.feasible == fresh.verdict.feasible
+    assert read.meets == (fresh.verdict.feasible and fresh.verdict.meets_slo)
+    assert failures.read_check(read) == failures.read_check(fresh)
+    assert (read.brief, read.shape, read.pools, read.demand) == (fresh.brief, fresh.shape, fresh.pools, fresh.demand)
+    assert (read.capacity.utilization, read.capacity.kv_fraction) == (fresh.capacity.utilization, fresh.capacity.kv_fraction)
+    assert read.long_context_utilization == fresh.long_context_utilization
+    assert read.fixed_ms == fresh.slo.point.fixed_ms
+    assert (read.disaggregation.ttft_p95_ms, core_module.judged_itl_ms(read)) == (fresh.slo.ttft_p95_ms, fresh.slo.judged_itl_p95_ms)
+    assert fresh.disaggregation is not None and read.disaggregation.stable == fresh.disaggregation.stable
+    assert read.operating_point.rate_per_replica_per_s == fresh.operating_point.rate_per_replica_per_s
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+def test_a_fleet_search_on_the_pools_read_is_its_re_plans(preset: str, changes: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """resize's checks of a disaggregated brief read on its pools (core.verdict_read) answer as on its re-planned verdict
+    core: meets_check, the headroom's pools check and the split search, over fleets around the brief's."""
+    stated = load_brief(preset).with_changes(changes)
+    sizes = [max(stated.hardware.nodes + extra, stated.deployment.spare_nodes + 2) for extra in (-1, 0, 1, 3)]
+
+    def answers() -> list[object]:
+        out: list[object] = []
+        for nodes in sizes:
+            _clear_all()
+            brief = stated.with_changes({"hardware.nodes": nodes})
+            out += [resize.meets_check(brief), resize._pools_keep_headroom(brief), resize.split_meeting(brief, None, True)]
+        return out
+
+    read = answers()
+    monkeypatch.setattr(core_module, "read_by_pools", lambda brief: False)  # every verdict re-planned
+    assert read == answers()

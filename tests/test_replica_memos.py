@@ -1,12 +1,13 @@
 """Figures of one replica kept for every fleet of it (ReplicaShape.replica_key): the replica itself (replica.shape_of),
 the worked relation's capacity (operating_point.seed_capacity_rate) and speculation's table and switch
-(planner.speculative). A figure read from one kept by a plan with another fleet equals the one worked out fresh,
-exactly."""
+(planner.speculative), a disaggregated design's decode pool at a load (planner.disagg). A figure read from one kept
+by a plan with another fleet equals the one worked out fresh, exactly."""
 
 from __future__ import annotations
 
 import pytest
 
+import planner.disagg as disagg
 import planner.operating_point as operating_point
 from benchmarks.plan_speed import _clear_all
 from planner import load_brief, preset_names
@@ -98,3 +99,20 @@ def test_a_replica_copied_for_another_fleet_is_the_one_formed_fresh(name: str) -
         if isinstance(read, ReplicaShape) and isinstance(fresh, ReplicaShape):
             assert read.model_dump_json() == fresh.model_dump_json() and read.memo == {}
             assert all(read.__dict__[name] == getattr(fresh, name) for name in kept)  # carried over, each as worked out
+
+
+@pytest.mark.parametrize("changes", [{}, {"deployment.max_num_seqs": 64}, {"slo.itl_metric": "itl", "workload.output_tokens_mean": 200}])
+@pytest.mark.parametrize("rate", [0.5, 12.5, 50.0, 400.0])
+def test_a_decode_pools_pace_read_from_another_fleets_is_worked_out_fresh(changes: dict[str, object], rate: float) -> None:
+    """disagg._decode_pace: a decode replica's batch and steps at a rate, kept by its replica, read by a fleet from the
+    one another fleet worked out equal the ones worked out fresh (the steady and the full batch alike)."""
+    fleets = _fleets(load_brief("chat-disaggregated").with_changes(changes))
+    assert len(fleets) > 1
+    _clear_all()
+    for fleet in fleets:  # each fleet after the first reads the first's
+        disagg._decode_pace(fleet, feasible_replica(fleet), rate)
+    for fleet in fleets:
+        shape = feasible_replica(fleet)
+        read = disagg._decode_pace(fleet, shape, rate)
+        _clear_all()
+        assert read == disagg._decode_pace(fleet, shape, rate)
