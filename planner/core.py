@@ -43,7 +43,16 @@ from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.mechanisms import resolve, ttft_extra_s
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
+from planner.operating_point import (
+    Limit,
+    OperatingPoint,
+    context_tokens,
+    full_batch,
+    max_num_seqs_meeting,
+    operating_point,
+    probed_around_capacity,
+    steady_state,
+)
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, slo_budget
@@ -471,6 +480,7 @@ def _same_first_token_path(known: CoreDesign, brief: Brief, shape: ReplicaShape)
 
 _UNDER_CAPACITY = 1e-4  # a load this far under the SLO capacity (the search's own tolerance) is read as meeting
 _OVER_CAPACITY = 1e-3  # and this far over it (ten times that tolerance) as missing
+_PROBED_SLACK = 1e-6  # between those, a load this far past a rate the search probed is read as that probe's side
 
 
 _FLEET_AND_TRAFFIC = {"hardware": ("nodes",), "deployment": ("spare_nodes", "long_context_nodes"), "workload": ("request_rate", "users")}
@@ -542,10 +552,23 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
     rate = pools.general_rate_per_replica(demand_rate_per_s(brief))  # as operating_point loads a replica
     under, over = rate <= slo_rate * (1 - _UNDER_CAPACITY), rate >= slo_rate * (1 + _OVER_CAPACITY)
     if not (under or over):
-        return None
+        under, over = _probed_side(known, rate)
+        if not (under or over):
+            return None
     if not _same_first_token_path(known, brief, shape):
         return None
     return _LoadRead(shape, pools, rate, slo_rate, over)
+
+
+def _probed_side(known: CoreDesign, rate: float) -> tuple[bool, bool]:
+    """(under, over) for a load within the bands around known's SLO capacity: at or under the highest rate its search
+    probed meeting both p95s, or at or over the lowest it probed with one over (operating_point.probed_around_capacity;
+    each p95 rises with the load), each by _PROBED_SLACK (a running-batch solve's own tolerance); neither where the
+    load lies between them or the search is not kept."""
+    probed = probed_around_capacity(known.brief, known.shape)
+    if probed is None or not probed.met_rate_per_s <= known.operating_point.capacity_rate_per_s < probed.missed_rate_per_s:
+        return False, False
+    return rate <= probed.met_rate_per_s * (1 - _PROBED_SLACK), rate >= probed.missed_rate_per_s * (1 + _PROBED_SLACK)
 
 
 def _speculating_at_every_batch(known: CoreDesign) -> bool:

@@ -21,6 +21,7 @@ from planner.errors import BriefError
 from planner.failures import Scenario, scenario_overrides
 from planner.loader import preset_names
 from planner.mechanisms import resolve
+from planner.operating_point import probed_around_capacity
 from planner.pools import pools_of
 
 pytestmark = pytest.mark.unit
@@ -140,6 +141,39 @@ def test_a_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None
             replanned = verdict_core(brief).verdict
             assert read == (replanned.feasible and replanned.meets_slo), (nodes, share)
     assert told >= 12
+
+
+@pytest.mark.parametrize(
+    "preset", ["capstone", "variation-f", "agent-platform", "rag", "moe-deepseek", "variation-b", "chat-speculative", "multimodal"]
+)
+def test_a_verdict_read_on_the_capacity_searchs_probes_is_the_re_plans(preset: str) -> None:
+    """core.capacity_read within the ten-thousandth under and the thousandth over the SLO capacity: a load at or under
+    the highest rate the search probed meeting, or at or over the lowest it probed missing
+    (operating_point.probed_around_capacity), reads as its re-plan's verdict (verdict_core), on the brief's fleet and
+    others; a load between those two is re-planned."""
+    stated = load_brief(preset)
+    known = core_design(resolve(stated))
+    capacity = known.operating_point.capacity_rate_per_s
+    probed = probed_around_capacity(known.brief, known.shape)
+    assert probed is not None and probed.met_rate_per_s <= capacity < probed.missed_rate_per_s
+    met, missed = probed.met_rate_per_s / capacity, probed.missed_rate_per_s / capacity
+    shares = [1 - 5e-5, 1 - 1e-5, met * (1 - 2e-6), (1 + missed) / 2, missed * (1 + 2e-6), 1 + 4e-4, 1 + 9e-4]
+    told = 0
+    for nodes in (stated.hardware.nodes - 1, stated.hardware.nodes, stated.hardware.nodes + 3):
+        for share in shares:
+            brief = _at_replica_rate(stated, nodes, capacity * share)
+            read = capacity_read(known, brief)
+            shape = feasible_replica(brief)
+            rate = pools_of(brief, shape)[0].general_rate_per_replica(demand(brief, shape).request_rate_per_s)
+            between = max(probed.met_rate_per_s, capacity * (1 - 1e-4)) < rate < min(probed.missed_rate_per_s, capacity * (1 + 1e-3))
+            if between:
+                assert read is None, (nodes, share)
+            if read is None:
+                continue
+            told += 1
+            replanned = verdict_core(brief).verdict
+            assert read == (replanned.feasible and replanned.meets_slo), (nodes, share)
+    assert told >= 6
 
 
 @pytest.mark.parametrize(
