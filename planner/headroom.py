@@ -29,7 +29,7 @@ from planner.grid_search import LastAnswers, around_guess, bisection_bracket, fi
 from planner.kv_tiers import kv_tier_analysis
 from planner.mechanisms import resolve
 from planner.multimodal import with_image_tokens
-from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
+from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis, rollout_makespan_s
 from planner.replica import ReplicaShape, shape_of
 from planner.trusted import trusted
 
@@ -371,11 +371,8 @@ def _deadline_limit(core: _Limited, goal: ObjectiveAnalysis) -> PoolLimit:
     prompts = core.brief.objective.batch_prompts
 
     def misses(count: int) -> tuple[bool, float]:  # and its margin: the log of the deadline over the time (<= 0 misses)
-        more = core.brief.with_changes({"objective.batch_prompts": count})
-        worked = objective_analysis(more, core.shape, core.memory)
-        if worked is None:
-            return True, math.inf
-        return worked.time_s > goal.deadline_s, math.log(goal.deadline_s / worked.time_s) if worked.time_s > 0 else math.inf
+        time_s = rollout_makespan_s(core.brief, core.shape, core.memory, count)  # the brief with `count` prompts' time
+        return time_s > goal.deadline_s, math.log(goal.deadline_s / time_s) if time_s > 0 else math.inf
 
     if goal.time_s > goal.deadline_s:  # `goal` is these prompts' objective: it misses already
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)

@@ -115,11 +115,32 @@ def test_a_rollouts_deadline_multiple_takes_a_few_objective_passes(monkeypatch: 
     from benchmarks.plan_speed import _clear_all
 
     _clear_all()
-    inner, counts = headroom_module.objective_analysis, []
-    monkeypatch.setattr(headroom_module, "objective_analysis", lambda brief, *rest: counts.append(brief) or inner(brief, *rest))
+    inner, counts = headroom_module.rollout_makespan_s, []
+    monkeypatch.setattr(
+        headroom_module, "rollout_makespan_s", lambda brief, shape, mem, count: counts.append(count) or inner(brief, shape, mem, count)
+    )
     limit = plan(load_brief("rl-rollout")).headroom.limits[0]
     assert "30,686 prompts still finishes in time, 30,687 does not" in limit.arithmetic
-    assert len(counts) <= 5
+    assert len(counts) <= 4  # the batch's own time is the objective's
+
+
+def test_a_rollouts_makespan_alone_is_its_objectives_time() -> None:
+    """objective.rollout_makespan_s (the headroom's deadline search) equals objective_analysis's time_s for the brief
+    with that many prompts, exactly, over batches small and large, fleets, lengths and a budget that settles the batch."""
+    from planner.core import core_design
+    from planner.mechanisms import resolve
+    from planner.objective import objective_analysis, rollout_makespan_s
+
+    stated = load_brief("rl-rollout")
+    budget_is_the_batch = {"deployment.max_num_batched_tokens": stated.deployment.max_num_seqs}
+    short = {"workload.output_tokens_mean": 300, "workload.output_tokens_p95": 300}  # no spread: the mean is the longest
+    for changes in ({}, {"hardware.nodes": 1}, {"hardware.nodes": 5}, budget_is_the_batch, short):
+        core = core_design(resolve(stated.with_changes(changes)), curves=False)
+        for count in (1, 7, 100, core.brief.objective.batch_prompts, 30_687, 400_000, 10_000_000):
+            more = core.brief.with_changes({"objective.batch_prompts": count})
+            worked = objective_analysis(more, core.shape, core.memory)
+            assert worked is not None
+            assert rollout_makespan_s(core.brief, core.shape, core.memory, count) == worked.time_s, (changes, count)
 
 
 def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
