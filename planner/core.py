@@ -8,8 +8,10 @@ callback: failures and variations import this module directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
+from operator import attrgetter
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -486,20 +488,31 @@ _PROBED_SLACK = 1e-6  # between those, a load this far past a rate the search pr
 _FLEET_AND_TRAFFIC = {"hardware": ("nodes",), "deployment": ("spare_nodes", "long_context_nodes"), "workload": ("request_rate", "users")}
 
 
+def _fields_but(section: str, moved: tuple[str, ...]) -> Callable[[BaseModel], object]:
+    """A getter of a brief section's fields but `moved`, all at once (what two sections compare on)."""
+    section_type = Brief.model_fields[section].annotation
+    assert isinstance(section_type, type) and issubclass(section_type, BaseModel)
+    return attrgetter(*(name for name in section_type.model_fields if name not in moved))
+
+
+_SECTION_NAMES = tuple(Brief.model_fields)
+_SECTIONS = attrgetter(*_SECTION_NAMES)  # a brief's sections, in order, in one call
+_KEPT = {section: _fields_but(section, moved) for section, moved in _FLEET_AND_TRAFFIC.items()}  # what does not move
+
+
 def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
     """Whether two briefs are the same but for the fleet's sizes (nodes, spare and long-context pools) and how much
     traffic comes (the request rate or the users, given the same way)."""
     if a.workload.rate_given != b.workload.rate_given:
         return False
-    for section in Brief.model_fields:
-        x, y = getattr(a, section), getattr(b, section)
+    for section, x, y in zip(_SECTION_NAMES, _SECTIONS(a), _SECTIONS(b), strict=True):
         if x is y:  # a section with_changes kept: pydantic's == would compare it field by field
             continue
-        moved = _FLEET_AND_TRAFFIC.get(section)
-        if moved is None:
+        kept = _KEPT.get(section)
+        if kept is None:
             if x != y:
                 return False
-        elif any(getattr(x, name) != getattr(y, name) for name in type(x).model_fields if name not in moved):
+        elif kept(x) != kept(y):
             return False
     return True
 

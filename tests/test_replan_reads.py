@@ -143,6 +143,51 @@ def test_a_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None
     assert told >= 12
 
 
+def _field_by_field(a: Brief, b: Brief) -> bool:
+    """core._same_but_fleet_and_traffic as its definition reads: every field of every section equal but the moved ones."""
+    if a.workload.rate_given != b.workload.rate_given:
+        return False
+    moved = core_module._FLEET_AND_TRAFFIC
+    for section in Brief.model_fields:
+        x, y = getattr(a, section), getattr(b, section)
+        if section not in moved:
+            if x != y:
+                return False
+        elif any(getattr(x, name) != getattr(y, name) for name in type(x).model_fields if name not in moved[section]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("preset", ["agent-platform", "capstone", "variation-f", "qps10-tp4"])
+def test_briefs_the_same_but_for_the_fleet_and_traffic_are_told_field_by_field(preset: str) -> None:
+    """core._same_but_fleet_and_traffic (its sections' other fields read at once) tells what the field-by-field
+    comparison tells, for changes of the fleet and traffic alone and of every other kind of field beside them."""
+    stated = load_brief(preset)
+    w = stated.workload
+    traffic = {"workload.request_rate": w.request_rate * 1.3} if w.request_rate is not None else {"workload.users": (w.users or 1) * 2}
+    fleet = {"hardware.nodes": stated.hardware.nodes + 3, "deployment.spare_nodes": 1}
+    others: list[dict[str, object]] = [
+        {},
+        {"hardware.gpus_per_node": 4, "hardware.tp": 4},
+        {"deployment.max_num_seqs": stated.deployment.max_num_seqs // 2},
+        {"workload.input_tokens_mean": w.input_tokens_mean + 1},
+        {"workload.duty_cycle": w.duty_cycle / 2},
+        {"slo.ttft_p95_ms": stated.slo.ttft_p95_ms * 2},
+        {"title": "another"},
+    ]
+    told = []
+    for other in others:
+        for moved in ({}, traffic, fleet, traffic | fleet):
+            try:
+                brief = stated.with_changes(other | moved)
+            except BriefError:
+                continue
+            same = core_module._same_but_fleet_and_traffic(stated, brief)
+            assert same == _field_by_field(stated, brief), (other, moved)
+            told.append(same)
+    assert True in told and False in told
+
+
 @pytest.mark.parametrize(
     "preset", ["capstone", "variation-f", "agent-platform", "rag", "moe-deepseek", "variation-b", "chat-speculative", "multimodal"]
 )
