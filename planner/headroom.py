@@ -194,7 +194,10 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
 
 
 def _at_traffic(stated: Brief, multiple: float) -> Brief:
-    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it."""
+    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it
+    (the brief itself at a multiple of 1)."""
+    if multiple == 1:
+        return stated
     w = stated.workload
     if w.rate_given:
         assert w.request_rate is not None
@@ -242,19 +245,26 @@ def _replanned_limit(core: CoreDesign, stated: Brief, guess: float, predicted: f
         return closed if closed is not None and closed < past_turn else past_turn
 
     design_met: dict[float, bool] = {}  # the re-planned design's own verdict (N+1 aside) at the multiples tested
+    scaled: dict[float, Brief] = {}  # the brief at each multiple tested (its verdict and its N+1 read the same one)
+
+    def at_traffic(multiple: float) -> Brief:
+        brief = scaled.get(multiple)
+        if brief is None:
+            brief = scaled[multiple] = _at_traffic(stated, multiple)
+        return brief
 
     def design_meets(multiple: float) -> bool:
         """_meets_slo at the scaled traffic; known without a re-plan below a multiple where it met (more load only adds
         to the busy shares and the queues, as every bisection here takes)."""
         if any(met and multiple <= at for at, met in design_met.items()):
             return True
-        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple), core)
+        design_met[multiple] = _meets_slo(at_traffic(multiple), core)
         return design_met[multiple]
 
     held: list[float] = []  # multiples at which the design met the SLO with N+1 (re-planned)
 
     def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
-        meets = design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple), core)
+        meets = design_meets(multiple) and n_plus_one(at_traffic(multiple), core)
         if meets:
             held.append(multiple)
         return meets, math.nan
