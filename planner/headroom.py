@@ -94,18 +94,18 @@ def scaled_demand(dem: Demand, multiplier: float) -> Demand:
     return scaled
 
 
-def _crossing(value_at: Callable[[float], float]) -> float:
+def _crossing(value_at: Callable[[float], float], at_peak: float) -> float:
     """The multiple at which an increasing `value_at(multiple)` reaches 1 (0 when already over at any load,
     unbounded when not reached by _MAX_MULTIPLE): _BISECTIONS halvings of [0, the first doubling over it], with the
     midpoints the values already worked out decide left untested (grid_search.bisection_bracket: about 15 sizing
-    passes instead of 52)."""
+    passes instead of 52). `at_peak`: value_at(1), the design's own figure (not worked out again)."""
 
     def test(multiple: float) -> tuple[bool, float]:
         value = value_at(multiple)
         return value < 1, value - 1
 
     high, below = 1.0, None
-    is_below, margin = test(high)
+    is_below, margin = at_peak < 1, at_peak - 1
     while is_below:
         below = (high, margin)
         high *= 2
@@ -145,7 +145,7 @@ def _long_context_limit(core: _Limited) -> PoolLimit | None:
     if core.pools.long_context_nodes == 0 or core.brief.workload.long_context_share <= 0:
         return None
     busy = core.long_context_utilization
-    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m))
+    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m), busy)
     return PoolLimit(
         key="long_context",
         name="the long-context pool fills",
@@ -172,7 +172,7 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
     if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
         util_multiple = 1 / cap.utilization if cap.utilization > 0 else math.inf
     else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
-        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)))
+        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)), cap.utilization)
     limits = [
         PoolLimit(
             key="sizing_utilization",

@@ -3,6 +3,8 @@ which `plan --set` with that traffic stops meeting the SLO, so the failure table
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner import apply_overrides, load_brief, plan
@@ -163,6 +165,33 @@ def test_the_sizing_crossing_reads_the_utilization_capacity_works_out(preset: st
     for multiple in (0.37, 1.0, 2.5, 9.0):
         dem = scaled_demand(core.demand, multiple)
         assert utilization_at(core.brief, core.shape, dem) == capacity(core.brief, core.shape, dem, core.memory).utilization
+
+
+@pytest.mark.parametrize("preset", ["capstone", "variation-c", "variation-f", "chat-disaggregated", "agent-platform"])
+@pytest.mark.parametrize("long_context_nodes", [None, 1, 3])
+def test_the_crossings_start_from_the_designs_own_figures(preset: str, long_context_nodes: int | None) -> None:
+    """headroom._crossing takes its value at x1 from the design (not worked out again): the long-context pool's busy
+    share and the sizing utilization read at x1 are the design's own figures, exactly, for a core worked out and for one
+    read on an SLO capacity (the one-node-lost design plan() reads)."""
+    from planner.capacity import utilization_at
+    from planner.core import CapacityReadCore, CoreDesign, capacity_read_core, core_design
+    from planner.failures import Scenario, scenario_overrides
+    from planner.headroom import long_context_utilization_at, scaled_demand
+    from planner.mechanisms import resolve
+
+    stated = load_brief(preset)
+    if long_context_nodes is not None:
+        stated = stated.with_changes({"deployment.long_context_nodes": long_context_nodes, "workload.long_context_share": 0.05})
+    core = core_design(resolve(stated), curves=False)
+    cores: list[object] = [core]
+    read = capacity_read_core(core, resolve(stated.with_changes(scenario_overrides(stated, Scenario.one_node_lost))))
+    if read is not None:
+        cores.append(read)
+    for each in cores:
+        assert isinstance(each, CoreDesign | CapacityReadCore)
+        busy = each.long_context_utilization
+        assert long_context_utilization_at(each, 1.0) == busy or not math.isfinite(busy)
+        assert utilization_at(each.brief, each.shape, scaled_demand(each.demand, 1.0)) == each.capacity.utilization
 
 
 def test_the_sizing_arithmetic_is_called_conservative_only_where_it_comes_first():
