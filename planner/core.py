@@ -8,8 +8,10 @@ callback: failures and variations import this module directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
+from operator import attrgetter
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
@@ -46,7 +48,16 @@ from planner.mechanism_conclusion import mechanism_conclusion
 from planner.mechanisms import engine_problems as mechanism_engine_problems
 from planner.mechanisms import resolve, ttft_extra_s
 from planner.memo import BoundedMemo
-from planner.operating_point import Limit, OperatingPoint, context_tokens, full_batch, max_num_seqs_meeting, operating_point, steady_state
+from planner.operating_point import (
+    Limit,
+    OperatingPoint,
+    context_tokens,
+    full_batch,
+    max_num_seqs_meeting,
+    operating_point,
+    probed_around_capacity,
+    steady_state,
+)
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
 from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, request_path_s, slo_budget
@@ -480,9 +491,22 @@ def _same_first_token_path(known: CoreDesign, brief: Brief, shape: ReplicaShape)
 
 _UNDER_CAPACITY = 1e-4  # a load this far under the SLO capacity (the search's own tolerance) is read as meeting
 _OVER_CAPACITY = 1e-3  # and this far over it (ten times that tolerance) as missing
+_PROBED_SLACK = 1e-6  # between those, a load this far past a rate the search probed is read as that probe's side
 
 
 _FLEET_AND_TRAFFIC = {"hardware": ("nodes",), "deployment": ("spare_nodes", "long_context_nodes"), "workload": ("request_rate", "users")}
+
+
+def _fields_but(section: str, moved: tuple[str, ...]) -> Callable[[BaseModel], object]:
+    """A getter of a brief section's fields but `moved`, all at once (what two sections compare on)."""
+    section_type = Brief.model_fields[section].annotation
+    assert isinstance(section_type, type) and issubclass(section_type, BaseModel)
+    return attrgetter(*(name for name in section_type.model_fields if name not in moved))
+
+
+_SECTION_NAMES = tuple(Brief.model_fields)
+_SECTIONS = attrgetter(*_SECTION_NAMES)  # a brief's sections, in order, in one call
+_KEPT = {section: _fields_but(section, moved) for section, moved in _FLEET_AND_TRAFFIC.items()}  # what does not move
 
 
 def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
@@ -490,15 +514,14 @@ def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
     traffic comes (the request rate or the users, given the same way)."""
     if a.workload.rate_given != b.workload.rate_given:
         return False
-    for section in Brief.model_fields:
-        x, y = getattr(a, section), getattr(b, section)
+    for section, x, y in zip(_SECTION_NAMES, _SECTIONS(a), _SECTIONS(b), strict=True):
         if x is y:  # a section with_changes kept: pydantic's == would compare it field by field
             continue
-        moved = _FLEET_AND_TRAFFIC.get(section)
-        if moved is None:
+        kept = _KEPT.get(section)
+        if kept is None:
             if x != y:
                 return False
-        elif any(getattr(x, name) != getattr(y, name) for name in type(x).model_fields if name not in moved):
+        elif kept(x) != kept(y):
             return False
     return True
 
@@ -551,10 +574,23 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
     rate = pools.general_rate_per_replica(demand_rate_per_s(brief))  # as operating_point loads a replica
     under, over = rate <= slo_rate * (1 - _UNDER_CAPACITY), rate >= slo_rate * (1 + _OVER_CAPACITY)
     if not (under or over):
-        return None
+        under, over = _probed_side(known, rate)
+        if not (under or over):
+            return None
     if not _same_first_token_path(known, brief, shape):
         return None
     return _LoadRead(shape, pools, rate, slo_rate, over)
+
+
+def _probed_side(known: CoreDesign, rate: float) -> tuple[bool, bool]:
+    """(under, over) for a load within the bands around known's SLO capacity: at or under the highest rate its search
+    probed meeting both p95s, or at or over the lowest it probed with one over (operating_point.probed_around_capacity;
+    each p95 rises with the load), each by _PROBED_SLACK (a running-batch solve's own tolerance); neither where the
+    load lies between them or the search is not kept."""
+    probed = probed_around_capacity(known.brief, known.shape)
+    if probed is None or not probed.met_rate_per_s <= known.operating_point.capacity_rate_per_s < probed.missed_rate_per_s:
+        return False, False
+    return rate <= probed.met_rate_per_s * (1 - _PROBED_SLACK), rate >= probed.missed_rate_per_s * (1 + _PROBED_SLACK)
 
 
 def _speculating_at_every_batch(known: CoreDesign) -> bool:

@@ -29,7 +29,7 @@ from planner.grid_search import LastAnswers, around_guess, bisection_bracket, fi
 from planner.kv_tiers import kv_tier_analysis
 from planner.mechanisms import resolve
 from planner.multimodal import with_image_tokens
-from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis
+from planner.objective import ObjectiveAnalysis, duration_text, objective_analysis, rollout_makespan_s
 from planner.replica import ReplicaShape, shape_of
 from planner.trusted import trusted
 
@@ -95,18 +95,18 @@ def scaled_demand(dem: Demand, multiplier: float) -> Demand:
     return scaled
 
 
-def _crossing(value_at: Callable[[float], float]) -> float:
+def _crossing(value_at: Callable[[float], float], at_peak: float) -> float:
     """The multiple at which an increasing `value_at(multiple)` reaches 1 (0 when already over at any load,
     unbounded when not reached by _MAX_MULTIPLE): _BISECTIONS halvings of [0, the first doubling over it], with the
     midpoints the values already worked out decide left untested (grid_search.bisection_bracket: about 15 sizing
-    passes instead of 52)."""
+    passes instead of 52). `at_peak`: value_at(1), the design's own figure (not worked out again)."""
 
     def test(multiple: float) -> tuple[bool, float]:
         value = value_at(multiple)
         return value < 1, value - 1
 
     high, below = 1.0, None
-    is_below, margin = test(high)
+    is_below, margin = at_peak < 1, at_peak - 1
     while is_below:
         below = (high, margin)
         high *= 2
@@ -146,7 +146,7 @@ def _long_context_limit(core: _Limited) -> PoolLimit | None:
     if core.pools.long_context_nodes == 0 or core.brief.workload.long_context_share <= 0:
         return None
     busy = core.long_context_utilization
-    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m))
+    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m), busy)
     return PoolLimit(
         key="long_context",
         name="the long-context pool fills",
@@ -173,7 +173,7 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
     if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
         util_multiple = 1 / cap.utilization if cap.utilization > 0 else math.inf
     else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
-        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)))
+        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)), cap.utilization)
     limits = [
         PoolLimit(
             key="sizing_utilization",
@@ -195,7 +195,10 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
 
 
 def _at_traffic(stated: Brief, multiple: float) -> Brief:
-    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it."""
+    """The stated brief with its peak traffic scaled, as `plan --set workload.users=...` (or request_rate) gives it
+    (the brief itself at a multiple of 1)."""
+    if multiple == 1:
+        return stated
     w = stated.workload
     if w.rate_given:
         assert w.request_rate is not None
@@ -243,19 +246,26 @@ def _replanned_limit(core: CoreDesign, stated: Brief, guess: float, predicted: f
         return closed if closed is not None and closed < past_turn else past_turn
 
     design_met: dict[float, bool] = {}  # the re-planned design's own verdict (N+1 aside) at the multiples tested
+    scaled: dict[float, Brief] = {}  # the brief at each multiple tested (its verdict and its N+1 read the same one)
+
+    def at_traffic(multiple: float) -> Brief:
+        brief = scaled.get(multiple)
+        if brief is None:
+            brief = scaled[multiple] = _at_traffic(stated, multiple)
+        return brief
 
     def design_meets(multiple: float) -> bool:
         """_meets_slo at the scaled traffic; known without a re-plan below a multiple where it met (more load only adds
         to the busy shares and the queues, as every bisection here takes)."""
         if any(met and multiple <= at for at, met in design_met.items()):
             return True
-        design_met[multiple] = _meets_slo(_at_traffic(stated, multiple), core)
+        design_met[multiple] = _meets_slo(at_traffic(multiple), core)
         return design_met[multiple]
 
     held: list[float] = []  # multiples at which the design met the SLO with N+1 (re-planned)
 
     def test(multiple: float) -> tuple[bool, float]:  # resize.meets; no margin: it jumps where the verdict turns
-        meets = design_meets(multiple) and n_plus_one(_at_traffic(stated, multiple), core)
+        meets = design_meets(multiple) and n_plus_one(at_traffic(multiple), core)
         if meets:
             held.append(multiple)
         return meets, math.nan
@@ -372,11 +382,8 @@ def _deadline_limit(core: _Limited, goal: ObjectiveAnalysis) -> PoolLimit:
     prompts = core.brief.objective.batch_prompts
 
     def misses(count: int) -> tuple[bool, float]:  # and its margin: the log of the deadline over the time (<= 0 misses)
-        more = core.brief.with_changes({"objective.batch_prompts": count})
-        worked = objective_analysis(more, core.shape, core.memory)
-        if worked is None:
-            return True, math.inf
-        return worked.time_s > goal.deadline_s, math.log(goal.deadline_s / worked.time_s) if worked.time_s > 0 else math.inf
+        time_s = rollout_makespan_s(core.brief, core.shape, core.memory, count)  # the brief with `count` prompts' time
+        return time_s > goal.deadline_s, math.log(goal.deadline_s / time_s) if time_s > 0 else math.inf
 
     if goal.time_s > goal.deadline_s:  # `goal` is these prompts' objective: it misses already
         return PoolLimit(key="deadline", name="it misses its deadline", multiple=goal.deadline_s / goal.time_s, arithmetic=arithmetic)

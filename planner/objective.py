@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
@@ -31,10 +31,10 @@ from planner.capacity import Memory
 from planner.fmt import num, pct
 from planner.lengths import gamma_quantile, length_cv2
 from planner.replica import ReplicaShape
-from planner.slo import engine, full_batch_turnover
+from planner.slo import Turnover, engine, full_batch_turnover
 from planner.verdict import Problem
 
-__all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "duration_text", "objective_analysis"]
+__all__ = ["TAIL_SHARE", "ObjectiveAnalysis", "duration_text", "objective_analysis", "rollout_makespan_s"]
 
 TAIL_SHARE = 0.05  # the stragglers: the longest 5% of a rollout batch's outputs decode together at the end
 
@@ -109,18 +109,23 @@ def _lost_text(time_s: float, lost_s: float, nodes: int, deadline_s: float) -> s
     return f"one of {nodes} nodes lost: {num(time_s, 's')} -> {num(lost_s, 's')}, the deadline {verdict}"
 
 
-def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> ObjectiveAnalysis | None:
-    """The design judged on its objective, or None for the latency objective (the SLO budget judges it)."""
-    o, w, dep = brief.objective, brief.workload, brief.deployment
-    if o.kind is ObjectiveKind.latency:
-        return None
-    replicas = max(shape.replicas, 1)
+class _FleetPace(NamedTuple):
+    """A replica's full batch under an offline objective and its pace there (_fleet_pace)."""
+
+    batch: float  # sequences a replica runs at once
+    settled: str  # words where the token budget leaves prompts no room beside max-num-seqs and the batch settles lower
+    uncached: float  # a prompt's uncached tokens
+    prefill_s: float  # a lone prompt's prefill (the rollout's straggler)
+    pace: Turnover  # full_batch_turnover at the batch
+
+
+def _fleet_pace(brief: Brief, shape: ReplicaShape, mem: Memory, prompts: int) -> _FleetPace:
+    """The full batch a replica runs and its pace there (a rollout of `prompts` prompts fills no more than its share)."""
+    w, dep = brief.workload, brief.deployment
     batch = max(min(float(dep.max_num_seqs), math.floor(mem.max_sequences_per_replica)), 1.0)
-    if o.kind is ObjectiveKind.batch_completion:
-        batch = min(batch, max(math.ceil(o.batch_prompts / replicas), 1))
+    if brief.objective.kind is ObjectiveKind.batch_completion:
+        batch = min(batch, max(math.ceil(prompts / max(shape.replicas, 1)), 1))
     eng = engine(brief, shape)  # the latency model's step constants at the brief's running context
-    uncached = eng.uncached
-    prefill_s = uncached / shape.prefill_tokens_per_s  # a lone prompt's prefill (the rollout's straggler)
     pace_at_batch = full_batch_turnover(eng, batch)  # the basis the SLO budget's full-batch bound shares
     settled = ""
     if not math.isfinite(pace_at_batch.request_s):  # the budget is the batch: no prompt has room beside it
@@ -131,6 +136,53 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         )
         batch = float(cap)
         pace_at_batch = full_batch_turnover(eng, batch)
+    return _FleetPace(batch, settled, eng.uncached, eng.uncached / shape.prefill_tokens_per_s, pace_at_batch)
+
+
+def _straggler(brief: Brief, shape: ReplicaShape, prompts: int, longest: float, prefill_s: float, units: int) -> tuple[float, float, float]:
+    """(the tail's batch, its step, the straggler's time) of a rollout on `units` replicas: the longest 5% decode
+    together, the longest output last."""
+    batch = max(1.0, TAIL_SHARE * prompts / max(units, 1))
+    step = shape.decode_step_s(batch, brief.workload.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
+    return batch, step, prefill_s + longest * step
+
+
+class _Rollout(NamedTuple):
+    """A rollout batch's bulk and its straggler (_rollout)."""
+
+    work_s: float  # the bulk: the prompts at the fleet's full-batch pace
+    longest_tokens: float  # the straggler's output
+    tail_batch: float  # the longest 5% decoding together
+    tail_step_s: float  # a step at that batch
+    straggler_s: float  # the straggler's prefill and decode
+
+    @property
+    def makespan_s(self) -> float:
+        return max(self.work_s, self.straggler_s)
+
+
+def _rollout(brief: Brief, shape: ReplicaShape, prompts: int, fleet: _FleetPace) -> _Rollout:
+    """A rollout batch of `prompts` prompts on the fleet's replicas at their full-batch pace."""
+    replicas = max(shape.replicas, 1)
+    longest = _longest_output(brief, prompts)
+    tail_batch, tail_step_s, straggler_s = _straggler(brief, shape, prompts, longest, fleet.prefill_s, replicas)
+    return _Rollout(prompts * fleet.pace.request_s / replicas, longest, tail_batch, tail_step_s, straggler_s)
+
+
+def rollout_makespan_s(brief: Brief, shape: ReplicaShape, mem: Memory, prompts: int) -> float:
+    """A rollout batch's makespan with `prompts` prompts: objective_analysis's time_s for the brief with that batch,
+    without the analysis around it (the headroom's deadline search asks for the time alone at several batches)."""
+    return _rollout(brief, shape, prompts, _fleet_pace(brief, shape, mem, prompts)).makespan_s
+
+
+def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> ObjectiveAnalysis | None:
+    """The design judged on its objective, or None for the latency objective (the SLO budget judges it)."""
+    o, w, dep = brief.objective, brief.workload, brief.deployment
+    if o.kind is ObjectiveKind.latency:
+        return None
+    replicas = max(shape.replicas, 1)
+    fleet = _fleet_pace(brief, shape, mem, o.batch_prompts)
+    batch, settled, uncached, pace_at_batch = fleet.batch, fleet.settled, fleet.uncached, fleet.pace
     turnover, carried, step_s = pace_at_batch.prompt_tokens, pace_at_batch.carried_tokens, pace_at_batch.step_s
     bound = "prefill" if pace_at_batch.prefill_bound else "batch"
     request_s = pace_at_batch.request_s
@@ -217,18 +269,13 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         job._words = job_words
         return job
     prompts = o.batch_prompts
-    work_s = prompts * request_s / replicas
-    longest = _longest_output(brief, prompts)
-
-    def straggler(units: int) -> tuple[float, float, float]:
-        """(the tail's batch, its step, the straggler's time) on `units` replicas: the longest 5% decode together."""
-        batch = max(1.0, TAIL_SHARE * prompts / max(units, 1))
-        step = shape.decode_step_s(batch, w.input_tokens_mean + longest / 2) + brief.latency.scheduler_ms / 1e3
-        return batch, step, prefill_s + longest * step
-
-    tail_batch, tail_step_s, straggler_s = straggler(replicas)
-    makespan = max(work_s, straggler_s)
-    lost_s = max(_one_node_lost(work_s, nodes), straggler(shape.replicas_in(nodes - 1))[2]) if nodes > 1 else math.inf
+    work_s, longest, tail_batch, tail_step_s, straggler_s = run = _rollout(brief, shape, prompts, fleet)
+    makespan = run.makespan_s
+    lost_s = (
+        max(_one_node_lost(work_s, nodes), _straggler(brief, shape, prompts, longest, fleet.prefill_s, shape.replicas_in(nodes - 1))[2])
+        if nodes > 1
+        else math.inf
+    )
     share = 1 - work_s / makespan if makespan > 0 else 0.0
     deadline_s = o.batch_deadline_s
     meets = makespan <= deadline_s
@@ -242,7 +289,7 @@ def objective_analysis(brief: Brief, shape: ReplicaShape, mem: Memory) -> Object
         )
         makespan_words = (
             f"bulk: {prompts:,} x {num(request_s, 's')} / {replicas} replicas = {num(work_s, 's')};"
-            f" straggler: {num(prefill_s * 1e3, 'ms')} prefill + {num(longest)} x {num(tail_step_s * 1e3, 'ms')} (step at the tail's batch {num(tail_batch)})"
+            f" straggler: {num(fleet.prefill_s * 1e3, 'ms')} prefill + {num(longest)} x {num(tail_step_s * 1e3, 'ms')} (step at the tail's batch {num(tail_batch)})"
             f" = {num(straggler_s, 's')}; makespan max = {num(makespan, 's')}, {pct(share)} of it waiting on stragglers"
         )
         headline = (

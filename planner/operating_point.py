@@ -50,6 +50,7 @@ __all__ = [
     "max_num_seqs_for",
     "max_num_seqs_meeting",
     "operating_point",
+    "probed_around_capacity",
     "reached_at_capacity",
     "running_in_general_pool",
     "seed_capacity_rate",
@@ -535,16 +536,32 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
     if key not in _CAPACITIES:
         if len(_CAPACITIES) >= _CAPACITY_CACHE_SIZE:
             _CAPACITIES.clear()
-        capacity, at_capacity = _capacity_search(brief, shape)
-        _CAPACITIES[key] = (capacity, {})
-    capacity, reached = _CAPACITIES[key]
+        capacity, at_capacity, probed = _capacity_search(brief, shape)
+        _CAPACITIES[key] = (capacity, {}, probed)
+    capacity, reached, _ = _CAPACITIES[key]
     path = engine(brief, shape).extra_ttft_s
     if path not in reached:
         reached[path] = _reached(brief, shape, capacity, at_capacity)
     return capacity, reached[path]
 
 
-_CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # key -> (rate, clause by first-token extra)
+def probed_around_capacity(brief: Brief, shape: ReplicaShape) -> ProbedBounds | None:
+    """The highest rate the SLO-capacity search of this replica and traffic's shape found both p95s meeting at, and the
+    lowest it found one over at (a p95 rises with the rate, as the search takes it: every rate up to the first meets,
+    every rate from the second misses); None where that search is not kept."""
+    kept = _CAPACITIES.get(_capacity_key(brief, shape))
+    return kept[2] if kept is not None else None
+
+
+class ProbedBounds(NamedTuple):
+    """The capacity search's probes nearest its answer on each side (probed_around_capacity)."""
+
+    met_rate_per_s: float  # the highest rate probed where both p95s meet (-inf: none)
+    missed_rate_per_s: float  # the lowest rate probed where a p95 is over its target (inf: none)
+
+
+_CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str], ProbedBounds]] = {}  # key -> (rate, clause by
+# first-token extra, the probes around the rate)
 _CAPACITY_CACHE_SIZE = 512
 
 
@@ -569,11 +586,12 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
     )
 
 
-def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None]:
-    """The SLO capacity rate and the p95s there (each probe's p95s kept: a capacity inside the search's range is one
+def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[float, float] | None, ProbedBounds]:
+    """The SLO capacity rate, the p95s there (each probe's p95s kept: a capacity inside the search's range is one
     of its probes, which may have worked out one p95 only, the other nan or the bound _clause_p95s puts in its place;
-    None otherwise)."""
+    None otherwise) and the probes nearest it on each side (probed_around_capacity)."""
     probed: dict[float, tuple[float, float]] = {}
+    met, missed = -math.inf, math.inf  # the highest rate probed meeting both targets, the lowest with one over
     shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
     solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
@@ -595,14 +613,27 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         saturation (its queue's wait climbs like 1 / that distance: near-linear in the rate there), the token gap's
         p95 / target - 1 (a step's cost grows about linearly with the batch). A p95 not `needed` (it meets at a higher
         rate already) is not worked out: -inf."""
+        nonlocal met, missed
         (ttft_ms, judged_ms), near = probe(rate, (needed[0], needed[1]))
         if near >= 0:
+            missed = rate if rate < missed else missed
             return math.inf, math.inf
         ttft_over = (ttft_ms / targets[0] - 1) * -near if needed[0] else -math.inf
-        return ttft_over, judged_ms / targets[1] - 1 if needed[1] else -math.inf
+        judged_over = judged_ms / targets[1] - 1 if needed[1] else -math.inf
+        if ttft_over > 0 or judged_over > 0:  # kept as missed, or met (a p95 not needed meets at a higher rate)
+            missed = rate if rate < missed else missed
+        elif ttft_over <= 0 and judged_over <= 0:
+            met = rate if rate > met else met
+        return ttft_over, judged_over
 
     def margin(rate: float) -> float:
-        return _margin_of(brief, probe(rate)[0])
+        nonlocal met, missed
+        worst = _margin_of(brief, probe(rate)[0])
+        if worst > 0:
+            missed = rate if rate < missed else missed
+        elif worst <= 0:
+            met = rate if rate > met else met
+        return worst
 
     def knees(rate: float) -> tuple[float, float]:
         """Each p95's knee coordinate at a rate probed (lowest_crossing's `knees`): the token gap's p95 sits on the
@@ -613,7 +644,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
         return math.nan, math.log(share / _KNEE_SHARE) if share > 0 else math.nan
 
     capacity = _capacity_rate_search(saturation, overs, margin, knees)
-    return capacity, _clause_p95s(probed, capacity, targets)
+    return capacity, _clause_p95s(probed, capacity, targets), ProbedBounds(met, missed)
 
 
 def _clause_p95s(probed: dict[float, tuple[float, float]], capacity: float, targets: tuple[float, float]) -> tuple[float, float] | None:

@@ -3,6 +3,8 @@ which `plan --set` with that traffic stops meeting the SLO, so the failure table
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner import apply_overrides, load_brief, plan
@@ -115,11 +117,32 @@ def test_a_rollouts_deadline_multiple_takes_a_few_objective_passes(monkeypatch: 
     from benchmarks.plan_speed import _clear_all
 
     _clear_all()
-    inner, counts = headroom_module.objective_analysis, []
-    monkeypatch.setattr(headroom_module, "objective_analysis", lambda brief, *rest: counts.append(brief) or inner(brief, *rest))
+    inner, counts = headroom_module.rollout_makespan_s, []
+    monkeypatch.setattr(
+        headroom_module, "rollout_makespan_s", lambda brief, shape, mem, count: counts.append(count) or inner(brief, shape, mem, count)
+    )
     limit = plan(load_brief("rl-rollout")).headroom.limits[0]
     assert "30,686 prompts still finishes in time, 30,687 does not" in limit.arithmetic
-    assert len(counts) <= 5
+    assert len(counts) <= 4  # the batch's own time is the objective's
+
+
+def test_a_rollouts_makespan_alone_is_its_objectives_time() -> None:
+    """objective.rollout_makespan_s (the headroom's deadline search) equals objective_analysis's time_s for the brief
+    with that many prompts, exactly, over batches small and large, fleets, lengths and a budget that settles the batch."""
+    from planner.core import core_design
+    from planner.mechanisms import resolve
+    from planner.objective import objective_analysis, rollout_makespan_s
+
+    stated = load_brief("rl-rollout")
+    budget_is_the_batch = {"deployment.max_num_batched_tokens": stated.deployment.max_num_seqs}
+    short = {"workload.output_tokens_mean": 300, "workload.output_tokens_p95": 300}  # no spread: the mean is the longest
+    for changes in ({}, {"hardware.nodes": 1}, {"hardware.nodes": 5}, budget_is_the_batch, short):
+        core = core_design(resolve(stated.with_changes(changes)), curves=False)
+        for count in (1, 7, 100, core.brief.objective.batch_prompts, 30_687, 400_000, 10_000_000):
+            more = core.brief.with_changes({"objective.batch_prompts": count})
+            worked = objective_analysis(more, core.shape, core.memory)
+            assert worked is not None
+            assert rollout_makespan_s(core.brief, core.shape, core.memory, count) == worked.time_s, (changes, count)
 
 
 def test_the_verdict_bar_names_the_headroom_and_its_limit() -> None:
@@ -142,6 +165,33 @@ def test_the_sizing_crossing_reads_the_utilization_capacity_works_out(preset: st
     for multiple in (0.37, 1.0, 2.5, 9.0):
         dem = scaled_demand(core.demand, multiple)
         assert utilization_at(core.brief, core.shape, dem) == capacity(core.brief, core.shape, dem, core.memory).utilization
+
+
+@pytest.mark.parametrize("preset", ["capstone", "variation-c", "variation-f", "chat-disaggregated", "agent-platform"])
+@pytest.mark.parametrize("long_context_nodes", [None, 1, 3])
+def test_the_crossings_start_from_the_designs_own_figures(preset: str, long_context_nodes: int | None) -> None:
+    """headroom._crossing takes its value at x1 from the design (not worked out again): the long-context pool's busy
+    share and the sizing utilization read at x1 are the design's own figures, exactly, for a core worked out and for one
+    read on an SLO capacity (the one-node-lost design plan() reads)."""
+    from planner.capacity import utilization_at
+    from planner.core import CapacityReadCore, CoreDesign, capacity_read_core, core_design
+    from planner.failures import Scenario, scenario_overrides
+    from planner.headroom import long_context_utilization_at, scaled_demand
+    from planner.mechanisms import resolve
+
+    stated = load_brief(preset)
+    if long_context_nodes is not None:
+        stated = stated.with_changes({"deployment.long_context_nodes": long_context_nodes, "workload.long_context_share": 0.05})
+    core = core_design(resolve(stated), curves=False)
+    cores: list[object] = [core]
+    read = capacity_read_core(core, resolve(stated.with_changes(scenario_overrides(stated, Scenario.one_node_lost))))
+    if read is not None:
+        cores.append(read)
+    for each in cores:
+        assert isinstance(each, CoreDesign | CapacityReadCore)
+        busy = each.long_context_utilization
+        assert long_context_utilization_at(each, 1.0) == busy or not math.isfinite(busy)
+        assert utilization_at(each.brief, each.shape, scaled_demand(each.demand, 1.0)) == each.capacity.utilization
 
 
 def test_the_sizing_arithmetic_is_called_conservative_only_where_it_comes_first():

@@ -31,6 +31,7 @@ from planner.errors import BriefError
 from planner.failures import Scenario, scenario_overrides
 from planner.loader import preset_names
 from planner.mechanisms import resolve
+from planner.operating_point import probed_around_capacity
 from planner.pools import pools_of
 
 pytestmark = pytest.mark.unit
@@ -136,14 +137,91 @@ def test_a_verdict_read_on_the_slo_capacity_is_the_re_plans(preset: str) -> None
     told = 0
     for nodes in (stated.hardware.nodes - 1, stated.hardware.nodes, stated.hardware.nodes + 3):
         for share in (0.5, 1 - 1.0001e-4, 1 + 1.0001e-3, 1.01, 1.5):
-            brief = _at_replica_rate(stated, nodes, capacity * share)
-            read = capacity_read(known, brief)
-            if read is None:
-                continue
-            told += 1
-            replanned = verdict_core(brief).verdict
-            assert read == (replanned.feasible and replanned.meets_slo), (nodes, share)
+            told += _read_as_re_planned(known, _at_replica_rate(stated, nodes, capacity * share), (nodes, share))
     assert told >= 12
+
+
+def _read_as_re_planned(known: core_module.CoreDesign, brief: Brief, where: object) -> int:
+    """1 where core.capacity_read tells the brief's verdict on `known` (and it is its re-plan's), 0 where it does not."""
+    read = capacity_read(known, brief)
+    if read is None:
+        return 0
+    replanned = verdict_core(brief).verdict
+    assert read == (replanned.feasible and replanned.meets_slo), where
+    return 1
+
+
+def _field_by_field(a: Brief, b: Brief) -> bool:
+    """core._same_but_fleet_and_traffic as its definition reads: every field of every section equal but the moved ones."""
+    if a.workload.rate_given != b.workload.rate_given:
+        return False
+    moved = core_module._FLEET_AND_TRAFFIC
+    for section in Brief.model_fields:
+        x, y = getattr(a, section), getattr(b, section)
+        if section not in moved:
+            if x != y:
+                return False
+        elif any(getattr(x, name) != getattr(y, name) for name in type(x).model_fields if name not in moved[section]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("preset", ["agent-platform", "capstone", "variation-f", "qps10-tp4"])
+def test_briefs_the_same_but_for_the_fleet_and_traffic_are_told_field_by_field(preset: str) -> None:
+    """core._same_but_fleet_and_traffic (its sections' other fields read at once) tells what the field-by-field
+    comparison tells, for changes of the fleet and traffic alone and of every other kind of field beside them."""
+    stated = load_brief(preset)
+    w = stated.workload
+    traffic = {"workload.request_rate": w.request_rate * 1.3} if w.request_rate is not None else {"workload.users": (w.users or 1) * 2}
+    fleet = {"hardware.nodes": stated.hardware.nodes + 3, "deployment.spare_nodes": 1}
+    others: list[dict[str, object]] = [
+        {},
+        {"hardware.gpus_per_node": 4, "hardware.tp": 4},
+        {"deployment.max_num_seqs": stated.deployment.max_num_seqs // 2},
+        {"workload.input_tokens_mean": w.input_tokens_mean + 1},
+        {"workload.duty_cycle": w.duty_cycle / 2},
+        {"slo.ttft_p95_ms": stated.slo.ttft_p95_ms * 2},
+        {"title": "another"},
+    ]
+    told = []
+    for other in others:
+        for moved in ({}, traffic, fleet, traffic | fleet):
+            try:
+                brief = stated.with_changes(other | moved)
+            except BriefError:
+                continue
+            same = core_module._same_but_fleet_and_traffic(stated, brief)
+            assert same == _field_by_field(stated, brief), (other, moved)
+            told.append(same)
+    assert True in told and False in told
+
+
+@pytest.mark.parametrize(
+    "preset", ["capstone", "variation-f", "agent-platform", "rag", "moe-deepseek", "variation-b", "chat-speculative", "multimodal"]
+)
+def test_a_verdict_read_on_the_capacity_searchs_probes_is_the_re_plans(preset: str) -> None:
+    """core.capacity_read within the ten-thousandth under and the thousandth over the SLO capacity: a load at or under
+    the highest rate the search probed meeting, or at or over the lowest it probed missing
+    (operating_point.probed_around_capacity), reads as its re-plan's verdict (verdict_core), on the brief's fleet and
+    others; a load between those two is re-planned."""
+    stated = load_brief(preset)
+    known = core_design(resolve(stated))
+    capacity = known.operating_point.capacity_rate_per_s
+    probed = probed_around_capacity(known.brief, known.shape)
+    assert probed is not None and probed.met_rate_per_s <= capacity < probed.missed_rate_per_s
+    met, missed = probed.met_rate_per_s / capacity, probed.missed_rate_per_s / capacity
+    shares = [1 - 5e-5, 1 - 1e-5, met * (1 - 2e-6), (1 + missed) / 2, missed * (1 + 2e-6), 1 + 4e-4, 1 + 9e-4]
+    told = 0
+    for nodes in (stated.hardware.nodes - 1, stated.hardware.nodes, stated.hardware.nodes + 3):
+        for share in shares:
+            brief = _at_replica_rate(stated, nodes, capacity * share)
+            shape = feasible_replica(brief)
+            rate = pools_of(brief, shape)[0].general_rate_per_replica(demand(brief, shape).request_rate_per_s)
+            between = max(probed.met_rate_per_s, capacity * (1 - 1e-4)) < rate < min(probed.missed_rate_per_s, capacity * (1 + 1e-3))
+            if between:
+                assert capacity_read(known, brief) is None, (nodes, share)
+            told += _read_as_re_planned(known, brief, (nodes, share))
+    assert told >= 6
 
 
 @pytest.mark.parametrize(
