@@ -286,32 +286,45 @@ def _inverse_start(a: float, p: float) -> float:
 
 def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """gamma_p_inverse over a 1-d array of p, each strictly between 0 and 1, one shape a: the same start and Halley steps,
-    every element at once (gamma_p_array's few whole-array calls a step, not a scalar series an element), until every
-    element's step is within the scalar form's tolerance."""
+    every element at once (P and its density from one pass of whole-array calls a step, not a scalar series an
+    element), until every element's step is within the scalar form's tolerance."""
     p = np.asarray(p, dtype=np.float64)
     a1 = a - 1
-    log_gamma_a = math.lgamma(a)
     x = _inverse_start_array(a, p)
     for _ in range(_INVERSE_STEPS):
-        error = gamma_p_array(a, x) - p
-        log_x = np.log(x)
-        if a > 1:  # the density's log around its mode a - 1, as gamma_p_inverse
-            log_a1 = math.log(a1)
-            log_density = a1 * (log_a1 - 1) - log_gamma_a - (x - a1) + a1 * (log_x - log_a1)
-        else:
-            log_density = -x + a1 * log_x - log_gamma_a
-        with np.errstate(divide="ignore"):  # an element already exact: a zero error, a zero step
-            log_newton = np.log(np.abs(error)) - log_density
-        # where the density vanishes no step can be trusted: the element stays (the scalar form stops there)
-        newton = np.where(log_newton > _LOG_MAX, 0.0, np.copysign(np.exp(np.minimum(log_newton, _LOG_MAX)), error))
-        step = newton / (1 - 0.5 * np.minimum(1.0, newton * (a1 / x - 1)))
-        moved = x - step
+        value, density = _p_and_density_array(a, x)
+        error = value - p
+        newton = _newton_steps(error, density)
+        bend = newton * (a1 / x - 1)  # Halley's correction from the density's slope, as gamma_p_inverse
+        np.minimum(bend, 1.0, out=bend)
+        moved = x - newton / (1 - 0.5 * bend)
         moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
         settled = bool(np.all((np.abs(moved - x) <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p)))
         x = moved
         if settled:
             break
     return np.asarray(x)
+
+
+def _p_and_density_array(a: float, x: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """P(a, x) and its slope, the density, over a 1-d array of positive x: for a shape under 10 with every x on the
+    series, one block (_prefactor_series_block: its rows' sums are a P(a, x), their first terms the density times x),
+    else gamma_p_array and gamma_density_array."""
+    largest = float(x.max())
+    if a < _STIRLING_SHAPE and largest < a + 1 + _ARRAY_SERIES_REACH:
+        terms = _series_count(a, largest)
+        if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
+            block = _prefactor_series_block(a, x, terms)
+            return block.sum(axis=1) / a, block[:, 0] / x
+    return gamma_p_array(a, x), gamma_density_array(a, x)
+
+
+def _newton_steps(error: npt.NDArray[np.float64], density: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Newton's steps error / density, 0 where the density vanishes (under 1e-300: no step can be trusted there, as
+    gamma_p_inverse stops)."""
+    if float(density.min()) > _TINY:  # the usual case: one division
+        return np.asarray(error / density)
+    return np.where(density > _TINY, error / np.maximum(density, _TINY), 0.0)
 
 
 def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
