@@ -103,11 +103,8 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
         density = block[:, 0] * inverse
         density_sum = float(density.sum())
         return float(block.sum()) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
-    counts, log_denominators = _series_logs(a, terms)
     log_x = np.log(x)
-    block = log_x[:, np.newaxis] * counts
-    block -= log_denominators
-    total = np.exp(block, out=block).sum(axis=1)
+    total = _series_totals(a, log_x, terms)
     prefactor = np.exp(_log_prefactor_array(a, x, log_x))
     density = prefactor * inverse
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
@@ -124,7 +121,7 @@ def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.flo
             flat = x.ravel()
             positive = flat > 0
             p = np.zeros(flat.shape)  # P(a, 0) = 0
-            p[positive] = _prefactor_series_block(a, flat[positive], terms).sum(axis=1)
+            p[positive] = _row_sums(_prefactor_series_block(a, flat[positive], terms))
             return np.asarray(p.reshape(x.shape).sum(axis=1) / a)
     return np.asarray(gamma_p_array(a, x).sum(axis=1))
 
@@ -133,22 +130,33 @@ def _prefactor_series_block(a: float, x: npt.NDArray[np.float64], terms: int) ->
     """For a 1-d array of x (a < 10, on the series): row i holds x^a e^-x / Gamma(a) times the series' terms 0..terms
     (term 0 is 1), each exp((a + n) ln x - x - ln Gamma(a) - sum_k<=n ln(a + k)) in one pass: the row's sum is a P(a, x),
     its first element the prefactor (the density times x). Its exponents stay within ~100 for these shapes: ~1e-14
-    relative, as the separate prefactor and series."""
-    shapes, offsets = _prefactor_series_logs(a, terms)
-    block = np.log(x)[:, np.newaxis] * shapes
-    block -= x[:, np.newaxis]
-    block -= offsets
+    relative, as the separate prefactor and series. The exponents are one matrix product, (ln x, x, 1) by the rows of
+    _prefactor_series_exponents."""
+    columns = np.empty((x.size, 3))
+    np.log(x, out=columns[:, 0])
+    columns[:, 1] = x
+    columns[:, 2] = 1.0
+    block = columns @ _prefactor_series_exponents(a, terms)
     return np.exp(block, out=block)
 
 
 @lru_cache(maxsize=256)
-def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """a + n and ln Gamma(a) + sum_k<=n ln(a + k) for n = 0..terms (cached: _series_logs' terms with the prefactor's)."""
-    counts, log_denominators = _series_logs(a, terms)
-    shapes = np.concatenate(((a,), a + counts))
-    offsets = math.lgamma(a) + np.concatenate(((0.0,), log_denominators))
-    shapes.flags.writeable = offsets.flags.writeable = False
-    return shapes, offsets
+def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
+    """The factors of ln x, x and 1 in the exponent of _prefactor_series_block's terms n = 0..terms: a + n, -1 and
+    -(ln Gamma(a) + sum_k<=n ln(a + k)) (cached: _series_exponents' rows with the prefactor's)."""
+    counts, negative_log_denominators = _series_exponents(a, terms)
+    exponents = np.empty((3, terms + 1))
+    exponents[0, 0], exponents[0, 1:] = a, a + counts
+    exponents[1] = -1.0
+    exponents[2, 0], exponents[2, 1:] = -math.lgamma(a), negative_log_denominators - math.lgamma(a)
+    exponents.flags.writeable = False
+    return exponents
+
+
+def _row_sums(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The sum of each row of a 2-d array: a matrix-vector product with ones (BLAS; numpy's sum(axis=1) over short
+    rows takes ~4x as long)."""
+    return np.asarray(block @ np.ones(block.shape[1]))
 
 
 def gamma_p_value(a: float, x: float) -> float:
@@ -315,7 +323,7 @@ def _p_and_density_array(a: float, x: npt.NDArray[np.float64]) -> tuple[npt.NDAr
         terms = _series_count(a, largest)
         if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
             block = _prefactor_series_block(a, x, terms)
-            return block.sum(axis=1) / a, block[:, 0] / x
+            return _row_sums(block) / a, block[:, 0] / x
     return gamma_p_array(a, x), gamma_density_array(a, x)
 
 
@@ -413,24 +421,35 @@ def _series_p_array(a: float, x: npt.NDArray[np.float64], largest: float) -> npt
     product over the terms would be ~20x slower (numpy's accumulate does not vectorize), and the logarithms cost
     ~1e-14 relative for a small shape (~1e-12 at a = 1e4, where the exponents reach ~1e4)."""
     _, terms = _series_terms(a, largest)
-    counts, log_denominators = _series_logs(a, terms)
-    rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
     log_x = np.log(x)
-    total = np.empty(x.shape)
-    for start in range(0, x.size, rows):
-        block = log_x[start : start + rows, np.newaxis] * counts
-        block -= log_denominators
-        total[start : start + rows] = np.exp(block, out=block).sum(axis=1)
-    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + total) / a)
+    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + _series_totals(a, log_x, terms)) / a)
+
+
+def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.NDArray[np.float64]:
+    """sum_n=1..terms x^n / ((a+1) ... (a+n)) at each x of a 1-d array (given by its logarithms), term n exp(n ln x -
+    sum_k<=n ln(a + k)): the exponents of a block of rows one matrix product, (ln x, 1) by _series_exponents, and the
+    rows' sums another (_row_sums)."""
+    exponents = _series_exponents(a, terms)
+    rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
+    total = np.empty(log_x.shape)
+    for start in range(0, log_x.size, rows):
+        columns = np.ones((min(rows, log_x.size - start), 2))
+        columns[:, 0] = log_x[start : start + rows]
+        block = columns @ exponents
+        total[start : start + rows] = _row_sums(np.exp(block, out=block))
+    return total
 
 
 @lru_cache(maxsize=256)
-def _series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """n and sum_k<=n ln(a + k) for n = 1..terms (cached: a plan asks for ~100 shapes ~20 times each)."""
-    counts = np.arange(1.0, terms + 1)
-    log_denominators = np.cumsum(np.log(a + counts))
-    counts.flags.writeable = log_denominators.flags.writeable = False
-    return counts, log_denominators
+def _series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
+    """The factors of ln x and 1 in the exponent of the series' terms n = 1..terms: n and -sum_k<=n ln(a + k) (cached: a
+    plan asks for ~100 shapes ~20 times each)."""
+    exponents = np.empty((2, terms))
+    exponents[0] = np.arange(1.0, terms + 1)
+    np.cumsum(np.log(a + exponents[0]), out=exponents[1])
+    exponents[1] *= -1
+    exponents.flags.writeable = False
+    return exponents
 
 
 def _fraction_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
