@@ -113,8 +113,10 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
 def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The sum of P(a, x) over each row of a 2-d array of x >= 0 (0 where x is 0): a shape under 10 with every x on
     the series in one block (_prefactor_series_block) of the positive x only (exp(-inf) takes numpy's slow path, ~20x
-    a finite exponent's), else gamma_p_array's rows summed."""
+    a finite exponent's), else gamma_p_array's rows summed (each row 0 at once where every x is 0: no prompt has waited yet)."""
     largest = float(x.max()) if x.size else 0.0
+    if largest == 0:
+        return np.zeros(x.shape[0])
     if a < _STIRLING_SHAPE and 0 < largest < a + 1 + _ARRAY_SERIES_REACH:
         terms = _series_count(a, largest)
         if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
@@ -122,8 +124,8 @@ def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.flo
             positive = flat > 0
             p = np.zeros(flat.shape)  # P(a, 0) = 0
             p[positive] = _row_sums(_prefactor_series_block(a, flat[positive], terms))
-            return np.asarray(p.reshape(x.shape).sum(axis=1) / a)
-    return np.asarray(gamma_p_array(a, x).sum(axis=1))
+            return _row_sums(p.reshape(x.shape)) / a
+    return _row_sums(gamma_p_array(a, x))
 
 
 def _prefactor_series_block(a: float, x: npt.NDArray[np.float64], terms: int) -> npt.NDArray[np.float64]:
