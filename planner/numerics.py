@@ -158,7 +158,15 @@ def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]
 def _row_sums(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The sum of each row of a 2-d array: a matrix-vector product with ones (BLAS; numpy's sum(axis=1) over short
     rows takes ~4x as long)."""
-    return np.asarray(block @ np.ones(block.shape[1]))
+    return block @ _ones(block.shape[1])
+
+
+@lru_cache(maxsize=64)
+def _ones(size: int) -> npt.NDArray[np.float64]:
+    """A read-only vector of ones (cached: a plan sums rows of a few lengths, each many times)."""
+    ones = np.ones(size)
+    ones.flags.writeable = False
+    return ones
 
 
 def gamma_p_value(a: float, x: float) -> float:
