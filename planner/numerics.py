@@ -138,19 +138,21 @@ def _prefactor_series_block(a: float, x: npt.NDArray[np.float64], terms: int) ->
     np.log(x, out=columns[:, 0])
     columns[:, 1] = x
     columns[:, 2] = 1.0
-    block = columns @ _prefactor_series_exponents(a, terms)
+    block = columns @ _prefactor_series_exponents(a, max(terms, _TABLE_TERMS))[:, : terms + 1]
     return np.exp(block, out=block)
 
 
 @lru_cache(maxsize=256)
 def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
     """The factors of ln x, x and 1 in the exponent of _prefactor_series_block's terms n = 0..terms: a + n, -1 and
-    -(ln Gamma(a) + sum_k<=n ln(a + k)) (cached: _series_exponents' rows with the prefactor's)."""
-    counts, negative_log_denominators = _series_exponents(a, terms)
+    -(ln Gamma(a) + sum_k<=n ln(a + k)) (cached, as _series_exponents' rows, and built the same way: their values)."""
     exponents = np.empty((3, terms + 1))
-    exponents[0, 0], exponents[0, 1:] = a, a + counts
+    np.add(a, np.arange(terms + 1.0), out=exponents[0])
     exponents[1] = -1.0
-    exponents[2, 0], exponents[2, 1:] = -math.lgamma(a), negative_log_denominators - math.lgamma(a)
+    exponents[2, 0] = 0.0
+    np.cumsum(np.log(exponents[0, 1:]), out=exponents[2, 1:])
+    exponents[2] += math.lgamma(a)
+    np.negative(exponents[2], out=exponents[2])
     exponents.flags.writeable = False
     return exponents
 
@@ -439,7 +441,7 @@ def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.
     """sum_n=1..terms x^n / ((a+1) ... (a+n)) at each x of a 1-d array (given by its logarithms), term n exp(n ln x -
     sum_k<=n ln(a + k)): the exponents of a block of rows one matrix product, (ln x, 1) by _series_exponents, and the
     rows' sums another (_row_sums)."""
-    exponents = _series_exponents(a, terms)
+    exponents = _series_exponents(a, max(terms, _TABLE_TERMS))[:, :terms]
     rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
     total = np.empty(log_x.shape)
     for start in range(0, log_x.size, rows):
@@ -452,14 +454,19 @@ def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.
 
 @lru_cache(maxsize=256)
 def _series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
-    """The factors of ln x and 1 in the exponent of the series' terms n = 1..terms: n and -sum_k<=n ln(a + k) (cached: a
-    plan asks for ~100 shapes ~20 times each)."""
+    """The factors of ln x and 1 in the exponent of the series' terms n = 1..terms: n and -sum_k<=n ln(a + k). Cached:
+    a plan asks for a shape ~20 times, at term counts that move with its largest x; a caller asks for at least
+    _TABLE_TERMS terms and takes the first it needs (the same values: the sums run term by term), so one table serves
+    a shape's counts under that (~8 tables a cold plan would be ~3)."""
     exponents = np.empty((2, terms))
     exponents[0] = np.arange(1.0, terms + 1)
     np.cumsum(np.log(a + exponents[0]), out=exponents[1])
     exponents[1] *= -1
     exponents.flags.writeable = False
     return exponents
+
+
+_TABLE_TERMS = 128  # the least terms an exponent table is built with: a shape on the planner's series needs 15-90
 
 
 def _fraction_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
