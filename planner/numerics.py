@@ -268,19 +268,20 @@ def gamma_p_inverse(a: float, p: float) -> float:
         x_next = x - step
         if x_next <= 0:
             x_next, step = 0.5 * x, math.nan  # overshot below zero: halve instead (a step the next is not judged by)
-        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _last_needed(step, last_step, x):
+        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _halley_settled(abs(step) / x, abs(step / last_step)):
             return x_next
         x, last_step = x_next, step
     return x
 
 
-def _last_needed(step: float, last_step: float, x: float) -> bool:
-    """Whether a Halley step leaves x within the inverse's tolerance: close in (under 1e-4 of x) it shrank the step
-    before by 4x or more, and the error it leaves, taken to shrink at least as the steps did (Halley's shrinks as e³),
-    is at most step² / last step: under half the tolerance, it is the last step (one incomplete gamma fewer than a step
-    under the tolerance takes). Farther out (a tiny shape's x spans decades) the steps say less."""
-    size = abs(step)
-    return size <= 1e-4 * x and size * 4 <= abs(last_step) and size * size <= _INVERSE_RTOL / 2 * x * abs(last_step)
+def _halley_settled(relative_step: float, step_ratio: float) -> bool:
+    """Whether a Halley step leaves x within the inverse's tolerance, from its size relative to x and to the step before
+    (nan after a halving: not judged): close in (under 1e-4 of x) and shrinking (by 4x or more), the error it leaves is
+    taken to shrink as Halley's does, cubically (e' = C e³, so C e² = e' / e, the steps' ratio r): to the step times r³.
+    Under half the tolerance, the step is the last (one incomplete gamma fewer than a step under the tolerance takes:
+    from 3e-3 and then 5e-9 of x the error left is ~1e-26). Farther out (a tiny shape's x spans decades) the steps
+    say less."""
+    return relative_step <= 1e-4 and step_ratio <= 0.25 and relative_step * step_ratio**3 <= _INVERSE_RTOL / 2
 
 
 _INVERSE_STEPS = 40  # Halley converges cubically: 3-6 steps from the start below
@@ -307,10 +308,12 @@ def _inverse_start(a: float, p: float) -> float:
 def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """gamma_p_inverse over a 1-d array of p, each strictly between 0 and 1, one shape a: the same start and Halley steps,
     every element at once (P and its density from one pass of whole-array calls a step, not a scalar series an
-    element), until every element's step is within the scalar form's tolerance."""
+    element), until every element's step is within the scalar form's tolerance, or the steps say it is (_halley_settled
+    on the largest step and steps' ratio: a bound for each element's)."""
     p = np.asarray(p, dtype=np.float64)
     a1 = a - 1
     x = _inverse_start_array(a, p)
+    last_size = None
     for _ in range(_INVERSE_STEPS):
         value, density = _p_and_density_array(a, x)
         error = value - p
@@ -318,9 +321,13 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
         bend = newton * (a1 / x - 1)  # Halley's correction from the density's slope, as gamma_p_inverse
         np.minimum(bend, 1.0, out=bend)
         moved = x - newton / (1 - 0.5 * bend)
-        moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
-        settled = bool(np.all((np.abs(moved - x) <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p)))
-        x = moved
+        halved = ~(moved > 0)
+        moved = np.where(halved, 0.5 * x, moved)  # overshot below zero: halve instead
+        size = np.abs(moved - x)
+        settled = bool(np.all((size <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p))) or (
+            last_size is not None and _halley_settled(float((size / x).max()), float((size / np.maximum(last_size, _TINY)).max()))
+        )
+        x, last_size = moved, np.where(halved, math.inf, size)  # a halving is not a step the next is judged by
         if settled:
             break
     return np.asarray(x)
