@@ -363,8 +363,10 @@ def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np
         z = np.where(p < 0.5, -z, z)
         return np.asarray(np.maximum(1e-3, a * (1 - 1 / (9 * a) - z / (3 * math.sqrt(a))) ** 3))
     t = 1 - a * (0.253 + a * 0.12)  # ~P(a, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is computed for every p, kept where it holds
-        return np.asarray(np.where(p < t, (p / t) ** (1 / a), 1 - np.log(1 - (p - t) / (1 - t))))
+    # each branch is computed for every p and kept where it holds: the tail's from p at least t, so that no logarithm
+    # is of a negative (no np.errstate to hush it: ~5 us)
+    tail = 1 - np.log(1 - (np.maximum(p, t) - t) / (1 - t))
+    return np.asarray(np.where(p < t, (p / t) ** (1 / a), tail))
 
 
 def _stirling_remainder(a: float) -> float:
