@@ -101,13 +101,16 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     if a < _STIRLING_SHAPE:  # the prefactor joins the series as its term 0 (_prefactor_series_block)
         block = _prefactor_series_block(a, x, terms)
         density = block[:, 0] * inverse
-        density_sum = float(density.sum())
-        return float(block.sum()) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
+        density_sum = float(_add_all(density))
+        return float(_add_all(block, axis=None)) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
     log_x = np.log(x)
     total = _series_totals(a, log_x, terms)
     prefactor = np.exp(_log_prefactor_array(a, x, log_x))
     density = prefactor * inverse
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
+
+
+_add_all = np.add.reduce  # ndarray.sum's own reduction (the same sums), without its two Python-level calls (~2 us)
 
 
 def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
