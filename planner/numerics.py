@@ -101,54 +101,77 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
     if a < _STIRLING_SHAPE:  # the prefactor joins the series as its term 0 (_prefactor_series_block)
         block = _prefactor_series_block(a, x, terms)
         density = block[:, 0] * inverse
-        density_sum = float(density.sum())
-        return float(block.sum()) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
-    counts, log_denominators = _series_logs(a, terms)
+        density_sum = float(_add_all(density))
+        return float(_add_all(block, axis=None)) / a, density_sum, (a - 1) * float(density @ inverse) - density_sum
     log_x = np.log(x)
-    block = log_x[:, np.newaxis] * counts
-    block -= log_denominators
-    total = np.exp(block, out=block).sum(axis=1)
+    total = _series_totals(a, log_x, terms)
     prefactor = np.exp(_log_prefactor_array(a, x, log_x))
     density = prefactor * inverse
     return float(prefactor @ (1 + total)) / a, float(density.sum()), float(density @ ((a - 1) * inverse - 1))
 
 
+_add_all = np.add.reduce  # ndarray.sum's own reduction (the same sums), without its two Python-level calls (~2 us)
+
+
 def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The sum of P(a, x) over each row of a 2-d array of x >= 0 (0 where x is 0): a shape under 10 with every x on
     the series in one block (_prefactor_series_block) of the positive x only (exp(-inf) takes numpy's slow path, ~20x
-    a finite exponent's), else gamma_p_array's rows summed."""
+    a finite exponent's), else gamma_p_array's rows summed (each row 0 at once where every x is 0: no prompt has waited yet)."""
     largest = float(x.max()) if x.size else 0.0
+    if largest == 0:
+        return np.zeros(x.shape[0])
     if a < _STIRLING_SHAPE and 0 < largest < a + 1 + _ARRAY_SERIES_REACH:
         terms = _series_count(a, largest)
         if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
             flat = x.ravel()
             positive = flat > 0
             p = np.zeros(flat.shape)  # P(a, 0) = 0
-            p[positive] = _prefactor_series_block(a, flat[positive], terms).sum(axis=1)
-            return np.asarray(p.reshape(x.shape).sum(axis=1) / a)
-    return np.asarray(gamma_p_array(a, x).sum(axis=1))
+            p[positive] = _row_sums(_prefactor_series_block(a, flat[positive], terms))
+            return _row_sums(p.reshape(x.shape)) / a
+    return _row_sums(gamma_p_array(a, x))
 
 
 def _prefactor_series_block(a: float, x: npt.NDArray[np.float64], terms: int) -> npt.NDArray[np.float64]:
     """For a 1-d array of x (a < 10, on the series): row i holds x^a e^-x / Gamma(a) times the series' terms 0..terms
     (term 0 is 1), each exp((a + n) ln x - x - ln Gamma(a) - sum_k<=n ln(a + k)) in one pass: the row's sum is a P(a, x),
     its first element the prefactor (the density times x). Its exponents stay within ~100 for these shapes: ~1e-14
-    relative, as the separate prefactor and series."""
-    shapes, offsets = _prefactor_series_logs(a, terms)
-    block = np.log(x)[:, np.newaxis] * shapes
-    block -= x[:, np.newaxis]
-    block -= offsets
+    relative, as the separate prefactor and series. The exponents are one matrix product, (ln x, x, 1) by the rows of
+    _prefactor_series_exponents."""
+    columns = np.empty((x.size, 3))
+    np.log(x, out=columns[:, 0])
+    columns[:, 1] = x
+    columns[:, 2] = 1.0
+    block = columns @ _prefactor_series_exponents(a, max(terms, _TABLE_TERMS))[:, : terms + 1]
     return np.exp(block, out=block)
 
 
 @lru_cache(maxsize=256)
-def _prefactor_series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """a + n and ln Gamma(a) + sum_k<=n ln(a + k) for n = 0..terms (cached: _series_logs' terms with the prefactor's)."""
-    counts, log_denominators = _series_logs(a, terms)
-    shapes = np.concatenate(((a,), a + counts))
-    offsets = math.lgamma(a) + np.concatenate(((0.0,), log_denominators))
-    shapes.flags.writeable = offsets.flags.writeable = False
-    return shapes, offsets
+def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
+    """The factors of ln x, x and 1 in the exponent of _prefactor_series_block's terms n = 0..terms: a + n, -1 and
+    -(ln Gamma(a) + sum_k<=n ln(a + k)) (cached, as _series_exponents' rows, and built the same way: their values)."""
+    exponents = np.empty((3, terms + 1))
+    np.add(a, np.arange(terms + 1.0), out=exponents[0])
+    exponents[1] = -1.0
+    exponents[2, 0] = 0.0
+    np.cumsum(np.log(exponents[0, 1:]), out=exponents[2, 1:])
+    exponents[2] += math.lgamma(a)
+    np.negative(exponents[2], out=exponents[2])
+    exponents.flags.writeable = False
+    return exponents
+
+
+def _row_sums(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The sum of each row of a 2-d array: a matrix-vector product with ones (BLAS; numpy's sum(axis=1) over short
+    rows takes ~4x as long)."""
+    return block @ _ones(block.shape[1])
+
+
+@lru_cache(maxsize=64)
+def _ones(size: int) -> npt.NDArray[np.float64]:
+    """A read-only vector of ones (cached: a plan sums rows of a few lengths, each many times)."""
+    ones = np.ones(size)
+    ones.flags.writeable = False
+    return ones
 
 
 def gamma_p_value(a: float, x: float) -> float:
@@ -248,19 +271,20 @@ def gamma_p_inverse(a: float, p: float) -> float:
         x_next = x - step
         if x_next <= 0:
             x_next, step = 0.5 * x, math.nan  # overshot below zero: halve instead (a step the next is not judged by)
-        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _last_needed(step, last_step, x):
+        if abs(x_next - x) <= _INVERSE_RTOL * x or abs(error) <= _P_ROUNDING * p or _halley_settled(abs(step) / x, abs(step / last_step)):
             return x_next
         x, last_step = x_next, step
     return x
 
 
-def _last_needed(step: float, last_step: float, x: float) -> bool:
-    """Whether a Halley step leaves x within the inverse's tolerance: close in (under 1e-4 of x) it shrank the step
-    before by 4x or more, and the error it leaves, taken to shrink at least as the steps did (Halley's shrinks as e³),
-    is at most step² / last step: under half the tolerance, it is the last step (one incomplete gamma fewer than a step
-    under the tolerance takes). Farther out (a tiny shape's x spans decades) the steps say less."""
-    size = abs(step)
-    return size <= 1e-4 * x and size * 4 <= abs(last_step) and size * size <= _INVERSE_RTOL / 2 * x * abs(last_step)
+def _halley_settled(relative_step: float, step_ratio: float) -> bool:
+    """Whether a Halley step leaves x within the inverse's tolerance, from its size relative to x and to the step before
+    (nan after a halving: not judged): close in (under 1e-4 of x) and shrinking (by 4x or more), the error it leaves is
+    taken to shrink as Halley's does, cubically (e' = C e³, so C e² = e' / e, the steps' ratio r): to the step times r³.
+    Under half the tolerance, the step is the last (one incomplete gamma fewer than a step under the tolerance takes:
+    from 3e-3 and then 5e-9 of x the error left is ~1e-26). Farther out (a tiny shape's x spans decades) the steps
+    say less."""
+    return relative_step <= 1e-4 and step_ratio <= 0.25 and relative_step * step_ratio**3 <= _INVERSE_RTOL / 2
 
 
 _INVERSE_STEPS = 40  # Halley converges cubically: 3-6 steps from the start below
@@ -286,32 +310,51 @@ def _inverse_start(a: float, p: float) -> float:
 
 def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """gamma_p_inverse over a 1-d array of p, each strictly between 0 and 1, one shape a: the same start and Halley steps,
-    every element at once (gamma_p_array's few whole-array calls a step, not a scalar series an element), until every
-    element's step is within the scalar form's tolerance."""
+    every element at once (P and its density from one pass of whole-array calls a step, not a scalar series an
+    element), until every element's step is within the scalar form's tolerance, or the steps say it is (_halley_settled
+    on the largest step and steps' ratio: a bound for each element's)."""
     p = np.asarray(p, dtype=np.float64)
     a1 = a - 1
-    log_gamma_a = math.lgamma(a)
     x = _inverse_start_array(a, p)
+    last_size = None
     for _ in range(_INVERSE_STEPS):
-        error = gamma_p_array(a, x) - p
-        log_x = np.log(x)
-        if a > 1:  # the density's log around its mode a - 1, as gamma_p_inverse
-            log_a1 = math.log(a1)
-            log_density = a1 * (log_a1 - 1) - log_gamma_a - (x - a1) + a1 * (log_x - log_a1)
-        else:
-            log_density = -x + a1 * log_x - log_gamma_a
-        with np.errstate(divide="ignore"):  # an element already exact: a zero error, a zero step
-            log_newton = np.log(np.abs(error)) - log_density
-        # where the density vanishes no step can be trusted: the element stays (the scalar form stops there)
-        newton = np.where(log_newton > _LOG_MAX, 0.0, np.copysign(np.exp(np.minimum(log_newton, _LOG_MAX)), error))
-        step = newton / (1 - 0.5 * np.minimum(1.0, newton * (a1 / x - 1)))
-        moved = x - step
-        moved = np.where(moved > 0, moved, 0.5 * x)  # overshot below zero: halve instead
-        settled = bool(np.all((np.abs(moved - x) <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p)))
-        x = moved
+        value, density = _p_and_density_array(a, x)
+        error = value - p
+        newton = _newton_steps(error, density)
+        bend = newton * (a1 / x - 1)  # Halley's correction from the density's slope, as gamma_p_inverse
+        np.minimum(bend, 1.0, out=bend)
+        moved = x - newton / (1 - 0.5 * bend)
+        halved = ~(moved > 0)
+        moved = np.where(halved, 0.5 * x, moved)  # overshot below zero: halve instead
+        size = np.abs(moved - x)
+        settled = bool(np.all((size <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p))) or (
+            last_size is not None and _halley_settled(float((size / x).max()), float((size / np.maximum(last_size, _TINY)).max()))
+        )
+        x, last_size = moved, np.where(halved, math.inf, size)  # a halving is not a step the next is judged by
         if settled:
             break
     return np.asarray(x)
+
+
+def _p_and_density_array(a: float, x: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """P(a, x) and its slope, the density, over a 1-d array of positive x: for a shape under 10 with every x on the
+    series, one block (_prefactor_series_block: its rows' sums are a P(a, x), their first terms the density times x),
+    else gamma_p_array and gamma_density_array."""
+    largest = float(x.max())
+    if a < _STIRLING_SHAPE and largest < a + 1 + _ARRAY_SERIES_REACH:
+        terms = _series_count(a, largest)
+        if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
+            block = _prefactor_series_block(a, x, terms)
+            return _row_sums(block) / a, block[:, 0] / x
+    return gamma_p_array(a, x), gamma_density_array(a, x)
+
+
+def _newton_steps(error: npt.NDArray[np.float64], density: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Newton's steps error / density, 0 where the density vanishes (under 1e-300: no step can be trusted there, as
+    gamma_p_inverse stops)."""
+    if float(density.min()) > _TINY:  # the usual case: one division
+        return np.asarray(error / density)
+    return np.where(density > _TINY, error / np.maximum(density, _TINY), 0.0)
 
 
 def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -323,8 +366,10 @@ def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np
         z = np.where(p < 0.5, -z, z)
         return np.asarray(np.maximum(1e-3, a * (1 - 1 / (9 * a) - z / (3 * math.sqrt(a))) ** 3))
     t = 1 - a * (0.253 + a * 0.12)  # ~P(a, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is computed for every p, kept where it holds
-        return np.asarray(np.where(p < t, (p / t) ** (1 / a), 1 - np.log(1 - (p - t) / (1 - t))))
+    # each branch is computed for every p and kept where it holds: the tail's from p at least t, so that no logarithm
+    # is of a negative (no np.errstate to hush it: ~5 us)
+    tail = 1 - np.log(1 - (np.maximum(p, t) - t) / (1 - t))
+    return np.asarray(np.where(p < t, (p / t) ** (1 / a), tail))
 
 
 def _stirling_remainder(a: float) -> float:
@@ -400,24 +445,40 @@ def _series_p_array(a: float, x: npt.NDArray[np.float64], largest: float) -> npt
     product over the terms would be ~20x slower (numpy's accumulate does not vectorize), and the logarithms cost
     ~1e-14 relative for a small shape (~1e-12 at a = 1e4, where the exponents reach ~1e4)."""
     _, terms = _series_terms(a, largest)
-    counts, log_denominators = _series_logs(a, terms)
-    rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
     log_x = np.log(x)
-    total = np.empty(x.shape)
-    for start in range(0, x.size, rows):
-        block = log_x[start : start + rows, np.newaxis] * counts
-        block -= log_denominators
-        total[start : start + rows] = np.exp(block, out=block).sum(axis=1)
-    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + total) / a)
+    return np.asarray(np.exp(_log_prefactor_array(a, x, log_x)) * (1 + _series_totals(a, log_x, terms)) / a)
+
+
+def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.NDArray[np.float64]:
+    """sum_n=1..terms x^n / ((a+1) ... (a+n)) at each x of a 1-d array (given by its logarithms), term n exp(n ln x -
+    sum_k<=n ln(a + k)): the exponents of a block of rows one matrix product, (ln x, 1) by _series_exponents, and the
+    rows' sums another (_row_sums)."""
+    exponents = _series_exponents(a, max(terms, _TABLE_TERMS))[:, :terms]
+    rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
+    total = np.empty(log_x.shape)
+    for start in range(0, log_x.size, rows):
+        columns = np.ones((min(rows, log_x.size - start), 2))
+        columns[:, 0] = log_x[start : start + rows]
+        block = columns @ exponents
+        total[start : start + rows] = _row_sums(np.exp(block, out=block))
+    return total
 
 
 @lru_cache(maxsize=256)
-def _series_logs(a: float, terms: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """n and sum_k<=n ln(a + k) for n = 1..terms (cached: a plan asks for ~100 shapes ~20 times each)."""
-    counts = np.arange(1.0, terms + 1)
-    log_denominators = np.cumsum(np.log(a + counts))
-    counts.flags.writeable = log_denominators.flags.writeable = False
-    return counts, log_denominators
+def _series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
+    """The factors of ln x and 1 in the exponent of the series' terms n = 1..terms: n and -sum_k<=n ln(a + k). Cached:
+    a plan asks for a shape ~20 times, at term counts that move with its largest x; a caller asks for at least
+    _TABLE_TERMS terms and takes the first it needs (the same values: the sums run term by term), so one table serves
+    a shape's counts under that (~8 tables a cold plan would be ~3)."""
+    exponents = np.empty((2, terms))
+    exponents[0] = np.arange(1.0, terms + 1)
+    np.cumsum(np.log(a + exponents[0]), out=exponents[1])
+    exponents[1] *= -1
+    exponents.flags.writeable = False
+    return exponents
+
+
+_TABLE_TERMS = 128  # the least terms an exponent table is built with: a shape on the planner's series needs 15-90
 
 
 def _fraction_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

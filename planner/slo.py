@@ -707,7 +707,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         """The CDF at each t: the prompts whose own steps are done by t, (1 - busy) each, and the wait's P of each (0
         for those not done: no wait fits)."""
         gap = t[:, np.newaxis] - stages[np.newaxis, :]
-        reached = np.count_nonzero(gap >= 0, axis=1)
+        reached = stages.searchsorted(t, side="right")  # gap >= 0: the stages (ascending) up to t; ~1 us, count_nonzero's ~10
         waited = gamma_p_row_sums(tail_shape, np.maximum(gap, 0.0) / scale)
         return np.asarray(((1 - busy) * reached + busy * waited) / stages.size)
 

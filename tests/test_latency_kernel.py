@@ -12,7 +12,7 @@ from planner import load_brief
 from planner.numerics import (
     _log_prefactor_array,
     _series_count,
-    _series_logs,
+    _series_exponents,
     gamma_density_array,
     gamma_p,
     gamma_p_array,
@@ -187,10 +187,10 @@ def test_the_sums_of_one_point_are_the_array_arithmetic(a: float, x: float, larg
     """gamma_sums' one-point path (a fixed prompt length's TTFT, on floats) gives what the whole-array arithmetic gives,
     to 1e-13 (the scalar series stops at its own convergence, not at the bound's term count)."""
     xs = np.array([x])
-    counts, log_denominators = _series_logs(a, _series_count(a, largest))
+    counts, negative_log_denominators = _series_exponents(a, _series_count(a, largest))
     log_x = np.log(xs)
     block = log_x[:, np.newaxis] * counts
-    block -= log_denominators
+    block += negative_log_denominators
     total = np.exp(block).sum(axis=1)
     prefactor = np.exp(_log_prefactor_array(a, xs, log_x))
     density = prefactor * (1 / xs)

@@ -14,6 +14,7 @@ from planner.numerics import (
     gamma_p_array,
     gamma_p_inverse,
     gamma_p_inverse_array,
+    gamma_p_row_sums,
     lowest_crossing,
     root_in_bracket,
 )
@@ -81,6 +82,18 @@ def test_array_inverse_is_the_scalar_inverse(a: float):
     assert xs[body] == pytest.approx(gammaincinv(a, qs[body]), rel=1e-10)
 
 
+@pytest.mark.parametrize("a", tuple(float(a) for a in np.geomspace(0.05, 1e4, 15)))
+def test_the_inverses_stop_within_their_tolerance_on_the_ttft_grid(a: float):
+    """The TTFT model's grid (48 equal-probability points of a gamma truncated at 50-99.9%): both inverses, which stop
+    once their Halley steps say the error left is under half the tolerance (_halley_settled), give SciPy's quantiles
+    to 1e-13 (their tolerance is 1e-14 of x; SciPy's own error is of that order)."""
+    for covered in (0.5, 0.84, 0.99, 0.999):
+        qs = (np.arange(48) + 0.5) / 48 * covered
+        expected = gammaincinv(a, qs)
+        np.testing.assert_allclose(gamma_p_inverse_array(a, qs), expected, rtol=1e-13, atol=0)
+        np.testing.assert_allclose([gamma_p_inverse(a, float(q)) for q in qs], expected, rtol=1e-13, atol=0)
+
+
 @pytest.mark.parametrize("a", (10.0, 37.5, 1e3, 1e4))
 def test_far_below_a_large_shape(a: float):
     """x / a below double precision's 1e-16 (a tiny gap or cap over the length scale): P is tiny, not an error, and
@@ -100,6 +113,17 @@ def test_edges(a: float):
     assert edges[:3].tolist() == [0.0, 0.0, 1.0] and math.isnan(edges[3])
     assert gamma_p_array(a, np.array([])).shape == (0,)
     assert gamma_p_inverse(a, 0.0) == 0.0 and gamma_p_inverse(a, 1.0) == math.inf
+
+
+@pytest.mark.parametrize("a", (0.05, 0.84, 2.9, 9.9, 10.0, 37.5))
+def test_row_sums_are_the_rows_of_the_array_form(a: float):
+    """gamma_p_row_sums (the TTFT model's CDF at many t: each row the waits of the prompts done by one t) sums each row
+    of gamma_p_array, 0 where x is 0, to 1e-13: its one series block (BLAS' sums) and its all-zero shortcut."""
+    waits = np.linspace(-a - 5, a + 5, 48)
+    x = np.maximum(waits[np.newaxis, :] + np.array([[-3 * a - 20], [0.0], [2.0], [a]]), 0.0)  # row 0 all zero
+    expected = gamma_p_array(a, x).sum(axis=1)
+    np.testing.assert_allclose(gamma_p_row_sums(a, x), expected, rtol=1e-13, atol=0)
+    assert gamma_p_row_sums(a, np.zeros((3, 48))).tolist() == [0.0, 0.0, 0.0]
 
 
 def test_exponential_closed_form():
