@@ -530,15 +530,16 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
     """slo_capacity_rate and what is reached there (_reached), each worked out once: the rate once a capacity key, the
     clause once a key and first-token path (a KV reload's or an adapter load's share follows the fleet and the load,
     which the key leaves out, and the clause states the p95s of the brief that asks)."""
-    key = _capacity_key(brief, shape)
+    path = engine(brief, shape).extra_ttft_s
+    key = _capacity_key(brief, shape, path)
     at_capacity = None
-    if key not in _CAPACITIES:
+    kept = _CAPACITIES.get(key)  # one lookup: the key hashes the brief's sections
+    if kept is None:
         if len(_CAPACITIES) >= _CAPACITY_CACHE_SIZE:
             _CAPACITIES.clear()
         capacity, at_capacity = _capacity_search(brief, shape)
-        _CAPACITIES[key] = (capacity, {})
-    capacity, reached = _CAPACITIES[key]
-    path = engine(brief, shape).extra_ttft_s
+        kept = _CAPACITIES[key] = (capacity, {})
+    capacity, reached = kept
     if path not in reached:
         reached[path] = _reached(brief, shape, capacity, at_capacity)
     return capacity, reached[path]
@@ -548,9 +549,10 @@ _CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str]]] = {}  # ke
 _CAPACITY_CACHE_SIZE = 512
 
 
-def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
+def _capacity_key(brief: Brief, shape: ReplicaShape, extra_ttft_s: float) -> tuple[object, ...]:
     """Everything slo_capacity_rate reads: the replica (not how many) and the brief's shape of traffic, limits and SLO,
-    and the mechanisms that add to the first token's path (KV tiers, the vision encoder, adapter loads)."""
+    and the mechanisms that add to the first token's path (KV tiers, the vision encoder, adapter loads: `extra_ttft_s`,
+    the p95 request's, as the engine has it)."""
     w, dep = brief.workload, brief.deployment
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
@@ -565,7 +567,7 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
         brief.kv_tiers,
         brief.multimodal,
         brief.lora,
-        engine(brief, shape).extra_ttft_s,  # a KV reload's share follows the tiers' capacity, which grows with the nodes
+        extra_ttft_s,  # a KV reload's share follows the tiers' capacity, which grows with the nodes
     )
 
 
