@@ -25,7 +25,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
 from planner.cached import CachingModel
@@ -38,6 +38,7 @@ from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, latency_point, pace
 from planner.speculative import SpecSwitch, spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
+from planner.trusted import trusted
 
 __all__ = [
     "JUST_PAST",
@@ -136,7 +137,7 @@ class OperatingPoint(CachingModel):
     limit: Limit | None  # what binds when there is no steady state
     fix: str  # the smallest change that restores a steady state ("" when stable)
     # the engine setting `fix` names, as `plan --set` takes it ({}: it names nodes only)
-    fix_overrides: dict[str, int] = Field(default_factory=dict)
+    fix_overrides: dict[str, int]
     _seed: _SeedInputs | None = PrivateAttr(default=None)  # what seed_relation is worked out from (None: a re-plan's)
     _words: Callable[[OperatingPoint], dict[str, str]] = PrivateAttr()  # what the arithmetic is written from
 
@@ -889,7 +890,8 @@ def operating_point(
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
     weights_gb = shape.weights_bytes / GB
     fix, fix_overrides = ("", {}) if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
-    point = OperatingPoint(
+    point = trusted(
+        OperatingPoint,
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         in_flight=n,
