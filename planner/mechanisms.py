@@ -14,7 +14,7 @@ from planner.catalog import gpu_spec
 from planner.fmt import PCT_STEP, num, pct
 from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
-from planner.lora_serving import LoraServing, lora_serving
+from planner.lora_serving import LoraServing, adapter_loads
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape, shape_of
@@ -186,15 +186,15 @@ def ttft_terms(brief: Brief, shape: ReplicaShape) -> tuple[TtftTerm, ...]:
                 mm.encoder_ms_per_request,
             )
         )
-    lora = lora_serving(brief, shape, 0.0)
-    if lora is not None and lora.ttft_load_ms > 0:
-        from_cpu, from_storage = lora.cpu_hit_rate - lora.gpu_hit_rate, 1 - lora.cpu_hit_rate
+    loads = adapter_loads(brief, shape)  # lora_serving's figures, without its words
+    if loads is not None and loads.ttft_s > 0:
+        from_cpu, from_storage = loads.cpu_hit_rate - loads.gpu_hit_rate, 1 - loads.cpu_hit_rate
         terms.append(
             TtftTerm(
-                f"LoRA adapter load on a miss ({pct(1 - lora.gpu_hit_rate)} of requests)",
-                lora.ttft_load_ms,
-                f"LoRA adapter load (mean: {pct(1 - lora.gpu_hit_rate)} of requests miss the GPU)",
-                from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms,
+                f"LoRA adapter load on a miss ({pct(1 - loads.gpu_hit_rate)} of requests)",
+                loads.ttft_s * 1e3,
+                f"LoRA adapter load (mean: {pct(1 - loads.gpu_hit_rate)} of requests miss the GPU)",
+                from_cpu * (loads.load_from_cpu_s * 1e3) + from_storage * (loads.load_from_storage_s * 1e3),
             )
         )
     return tuple(terms)
