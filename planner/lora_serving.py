@@ -24,6 +24,7 @@ from planner.lora import SGMV_KERNEL_US, LoraMemory, lora_kernels, lora_memory
 from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape
 from planner.step_model import LORA_PARTS, step_time_s
+from planner.trusted import trusted
 from planner.verdict import Problem
 
 __all__ = ["VLLM_LORA_RANKS", "AdapterLoads", "LoraServing", "adapter_loads", "lora_serving"]
@@ -189,7 +190,8 @@ def lora_serving(
             f" the capacity's utilization carries it: {pct(util)}"
         ),
     }
-    return LoraServing(
+    return trusted(
+        LoraServing,
         adapters_per_replica=served,
         gpu_slots=slots,
         cpu_slots=cpu,
