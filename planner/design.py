@@ -58,7 +58,10 @@ class _Deferred:
 
     core: CoreDesign
     stated: Brief  # the brief as given: failure rows and the hit-rate floor apply their overrides to it
-    extra_flags: tuple[Flag, ...]  # the KV tiers', images' and adapters' engine options
+    # the mechanisms whose engine options (mechanism_flags, with their reasons) the configuration adds (None: off)
+    tiers: KvTierAnalysis | None
+    images: MultimodalAnalysis | None
+    lora: LoraServing | None
 
     def config(self, failures: tuple[FailureMode, ...]) -> EngineConfig:
         core = self.core
@@ -72,7 +75,8 @@ class _Deferred:
             hit_rate_floor(core, self.stated),
             core.disaggregation,
         )
-        return _with_mechanisms(config, core, list(self.extra_flags))
+        flags = mechanism_flags(core.brief, engines_per_node(core.shape), self.tiers, self.images, self.lora)
+        return _with_mechanisms(config, core, flags)
 
 
 class Design(CoreDesign):
@@ -366,7 +370,6 @@ def _plan_cached(stated: Brief) -> Design:
     merge = "merge the most used adapters into their own replicas"
     nodes_change = carry_peak_change(brief, merge) if cap.utilization > 1 and brief.lora.adapters else ""  # the fleet re-plans find
     lora = lora_serving(brief, shape, cap.utilization, cap.batch_per_replica, context_tokens(brief)[0], nodes_change)
-    flags = tuple(mechanism_flags(brief, engines_per_node(shape), tiers, images, lora))
     n_plus_one = needs_n_plus_one(brief)
     reads_lost = n_plus_one and (goal is not None or tiers is None)  # the headroom's N+1 limit reads the lost design
     lost = one_node_lost(core, stated) if reads_lost else None  # the table's row as the verdict reads it
@@ -412,5 +415,5 @@ def _plan_cached(stated: Brief) -> Design:
         lora_serving=lora,
         ignored_fields=ignored_fields(stated, brief),
     )
-    design._deferred = _Deferred(core=core, stated=stated, extra_flags=flags)
+    design._deferred = _Deferred(core=core, stated=stated, tiers=tiers, images=images, lora=lora)
     return design

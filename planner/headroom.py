@@ -129,7 +129,8 @@ def _general_limit(core: _Limited) -> PoolLimit:
     pool = "the decode and prefill pools reach their" if core.disaggregation is not None else "the general pool reaches its"
     load = op.load_vs_capacity  # a replica's load / the rate at which it stops meeting the SLO
     multiple = 1 / load if load > 0 else (math.inf if load == 0 else math.nan)
-    return PoolLimit(
+    return trusted(
+        PoolLimit,
         key="general",
         name=f"{pool} SLO capacity",
         multiple=multiple,
@@ -147,7 +148,8 @@ def _long_context_limit(core: _Limited) -> PoolLimit | None:
         return None
     busy = core.long_context_utilization
     multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m), busy)
-    return PoolLimit(
+    return trusted(
+        PoolLimit,
         key="long_context",
         name="the long-context pool fills",
         multiple=multiple,
@@ -175,7 +177,8 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
     else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
         util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)), cap.utilization)
     limits = [
-        PoolLimit(
+        trusted(
+            PoolLimit,
             key="sizing_utilization",
             name="the sizing utilization reaches 100%",
             multiple=util_multiple,
@@ -184,7 +187,8 @@ def _sizing_limits(core: _Limited) -> list[PoolLimit]:
     ]
     if cap.kv_fraction > 0:
         limits.append(
-            PoolLimit(
+            trusted(
+                PoolLimit,
                 key="sizing_kv",
                 name="the KV cache fills at the sizing batch",
                 multiple=1 / cap.kv_fraction,
@@ -457,7 +461,7 @@ def headroom(
     others = [lim for lim in known if lim is not first and math.isfinite(lim.multiple)]
     if others:
         text += "; later " + ", ".join(f"{lim.name} at {times(lim.multiple)}" for lim in sorted(others, key=lambda lim: lim.multiple))
-    result = Headroom(multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
+    result = trusted(Headroom, multiple=multiple, binding=first.name, limits=tuple(limits), text=text)
     result._n_plus_one_held = n_plus_one_held
     return result
 
@@ -498,14 +502,21 @@ def _n_plus_one_deadline(lost: _Limited | None) -> PoolLimit:
 def _n_plus_one_limit(lost: _Limited | None) -> PoolLimit:
     """The traffic multiple at which N+1 is lost: the design with one node lost (the same traffic) reaches a limit."""
     if lost is None:
-        return PoolLimit(key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all")
+        return trusted(
+            PoolLimit, key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all"
+        )
     known = [lim for lim in _limits(lost) if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else None
     if first is None:
-        return PoolLimit(
-            key="n_plus_one", name="N+1 is lost", multiple=math.nan, arithmetic="the design with one node lost has no limit to read"
+        return trusted(
+            PoolLimit,
+            key="n_plus_one",
+            name="N+1 is lost",
+            multiple=math.nan,
+            arithmetic="the design with one node lost has no limit to read",
         )
-    return PoolLimit(
+    return trusted(
+        PoolLimit,
         key="n_plus_one",
         name="N+1 is lost",
         multiple=first.multiple,

@@ -14,18 +14,20 @@ overhead reported is that term's share of the decode step at the capacity batch 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from planner.brief import Brief, Lora
 from planner.fmt import num, pct
-from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory
+from planner.lora import SGMV_KERNEL_US, LoraMemory, lora_kernels, lora_memory
 from planner.pools import Pools, pools_of
 from planner.replica import ReplicaShape
 from planner.step_model import LORA_PARTS, step_time_s
+from planner.trusted import trusted
 from planner.verdict import Problem
 
-__all__ = ["VLLM_LORA_RANKS", "LoraServing", "lora_serving"]
+__all__ = ["VLLM_LORA_RANKS", "AdapterLoads", "LoraServing", "adapter_loads", "lora_serving"]
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the values vLLM's --max-lora-rank accepts
 HOST_LINK_GB_S_PER_GPU = 50.0  # PCIe Gen5 x16: 64 GB/s a direction, about 50 achieved
@@ -97,10 +99,25 @@ def lora_step_ms(shape: ReplicaShape, batch: float, read: float) -> tuple[float,
     return lora_s * 1e3, shape.decode_step_real_s(b, read) * 1e3
 
 
-def lora_serving(
-    brief: Brief, shape: ReplicaShape, utilization: float, batch: float = 1.0, read: float = 0.0, nodes_change: str = ""
-) -> LoraServing | None:
-    """The adapters' serving figures; a fleet over 100% with their kernels gets `nodes_change` (the fleet re-plans find)."""
+class AdapterLoads(NamedTuple):
+    """A replica's adapter cache and what a request's adapter costs its first token (lora_serving's figures, without
+    its words: the SLO budget's TTFT terms read these alone)."""
+
+    pools: Pools
+    replicas: int  # the general pool's whole replicas the adapters are partitioned over
+    served: int  # adapters a replica serves
+    slots: int  # --max-loras
+    cpu: int  # --max-cpu-loras
+    memory: LoraMemory  # an adapter's size and where it sits
+    gpu_hit_rate: float
+    cpu_hit_rate: float  # in GPU or host memory
+    load_from_cpu_s: float
+    load_from_storage_s: float
+    ttft_s: float  # what the p95 TTFT carries
+
+
+def adapter_loads(brief: Brief, shape: ReplicaShape) -> AdapterLoads | None:
+    """The adapter cache of a replica of `shape` under the brief and its loads on a miss (None: no adapters)."""
     lora = brief.lora
     if lora.adapters == 0:
         return None
@@ -117,6 +134,18 @@ def lora_serving(
     from_storage_s = mem.gb_per_adapter / lora.adapter_storage_gb_s + from_cpu_s
     miss_storage = 1 - cpu_hit
     ttft_s = from_storage_s if miss_storage > MISS_TAIL else from_cpu_s if 1 - gpu_hit > MISS_TAIL else 0.0
+    return AdapterLoads(pools, replicas, served, slots, cpu, mem, gpu_hit, cpu_hit, from_cpu_s, from_storage_s, ttft_s)
+
+
+def lora_serving(
+    brief: Brief, shape: ReplicaShape, utilization: float, batch: float = 1.0, read: float = 0.0, nodes_change: str = ""
+) -> LoraServing | None:
+    """The adapters' serving figures; a fleet over 100% with their kernels gets `nodes_change` (the fleet re-plans find)."""
+    loads = adapter_loads(brief, shape)
+    if loads is None:
+        return None
+    lora = brief.lora
+    pools, replicas, served, slots, cpu, mem, gpu_hit, cpu_hit, from_cpu_s, from_storage_s, ttft_s = loads
     util = utilization  # the capacity's decode step carries the kernels already
     kernels_ms, step_ms = lora_step_ms(shape, batch, read)
     groups = shape.attention_groups  # with DP attention each group (a DP rank, its own engine) holds and loads its own copies
@@ -161,7 +190,8 @@ def lora_serving(
             f" the capacity's utilization carries it: {pct(util)}"
         ),
     }
-    return LoraServing(
+    return trusted(
+        LoraServing,
         adapters_per_replica=served,
         gpu_slots=slots,
         cpu_slots=cpu,

@@ -14,7 +14,7 @@ from planner.catalog import gpu_spec
 from planner.fmt import PCT_STEP, num, pct
 from planner.kv_tiers import P95_TAIL, kv_tier_analysis
 from planner.lora import lora_check
-from planner.lora_serving import LoraServing, lora_serving
+from planner.lora_serving import LoraServing, adapter_loads
 from planner.multimodal import MultimodalAnalysis, multimodal_analysis, with_image_tokens
 from planner.quantization import prefill_peak, weight_scheme
 from planner.replica import ReplicaShape, shape_of
@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 __all__ = [
     "PLAN_PERCENTILE",
     "SHOWN_HIT_RATE",
+    "TtftTerm",
     "engine_problems",
     "ignored_fields",
     "mechanism_verdict",
     "resolve",
-    "ttft_extra_components_ms",
     "ttft_extra_ms",
     "ttft_extra_s",
+    "ttft_terms",
+    "ttft_terms_s",
 ]
 
 SHOWN_HIT_RATE = PCT_STEP / 2  # a stated hit rate closer than this to the derived one prints the same
@@ -147,7 +149,7 @@ def _replaced_by_tiers(stated: Brief, resolved: Brief) -> tuple[Problem, ...]:
     )
 
 
-class _TtftTerm(NamedTuple):
+class TtftTerm(NamedTuple):
     """One mechanism's part of TTFT: as the p95 request meets it, and as a mean request does."""
 
     p95_name: str
@@ -156,18 +158,18 @@ class _TtftTerm(NamedTuple):
     mean_ms: float  # each reload, encoder pass or adapter load times the share of requests that meet it
 
 
-def _ttft_terms(brief: Brief, shape: ReplicaShape) -> tuple[_TtftTerm, ...]:
+def ttft_terms(brief: Brief, shape: ReplicaShape) -> tuple[TtftTerm, ...]:
     """The TTFT terms of the mechanisms a brief turns on beyond the base method: a KV reload, the vision encoder, an
     adapter load."""
     if not _any_on(brief):
         return ()
-    terms: list[_TtftTerm] = []
+    terms: list[TtftTerm] = []
     tiers = kv_tier_analysis(brief, shape)
     if tiers is not None and tiers.ttft_reload_ms > 0:
         tier = "NVMe" if tiers.share_from_nvme > P95_TAIL else "CPU"
         share = pct(tiers.share_from_cpu + tiers.share_from_nvme)
         terms.append(
-            _TtftTerm(
+            TtftTerm(
                 f"KV reload from the {tier} tier ({share} of requests)",
                 tiers.ttft_reload_ms,
                 f"KV reload from the tiers (mean: {share} of requests reload)",
@@ -177,41 +179,35 @@ def _ttft_terms(brief: Brief, shape: ReplicaShape) -> tuple[_TtftTerm, ...]:
     mm = multimodal_analysis(brief, shape, 0.0)
     if mm is not None and mm.ttft_encoder_ms > 0:
         terms.append(
-            _TtftTerm(
+            TtftTerm(
                 f"vision encoder ({num(mm.ttft_encoder_ms / mm.encoder_ms_per_image)} uncached images)",
                 mm.ttft_encoder_ms,
                 f"vision encoder (mean: {num(mm.encoder_ms_per_request / mm.encoder_ms_per_image)} uncached images a request)",
                 mm.encoder_ms_per_request,
             )
         )
-    lora = lora_serving(brief, shape, 0.0)
-    if lora is not None and lora.ttft_load_ms > 0:
-        from_cpu, from_storage = lora.cpu_hit_rate - lora.gpu_hit_rate, 1 - lora.cpu_hit_rate
+    loads = adapter_loads(brief, shape)  # lora_serving's figures, without its words
+    if loads is not None and loads.ttft_s > 0:
+        from_cpu, from_storage = loads.cpu_hit_rate - loads.gpu_hit_rate, 1 - loads.cpu_hit_rate
         terms.append(
-            _TtftTerm(
-                f"LoRA adapter load on a miss ({pct(1 - lora.gpu_hit_rate)} of requests)",
-                lora.ttft_load_ms,
-                f"LoRA adapter load (mean: {pct(1 - lora.gpu_hit_rate)} of requests miss the GPU)",
-                from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms,
+            TtftTerm(
+                f"LoRA adapter load on a miss ({pct(1 - loads.gpu_hit_rate)} of requests)",
+                loads.ttft_s * 1e3,
+                f"LoRA adapter load (mean: {pct(1 - loads.gpu_hit_rate)} of requests miss the GPU)",
+                from_cpu * (loads.load_from_cpu_s * 1e3) + from_storage * (loads.load_from_storage_s * 1e3),
             )
         )
     return tuple(terms)
 
 
-def ttft_extra_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
-    """(component, ms) the p95 request's path carries beyond the base method: a KV reload, the vision encoder."""
-    return tuple((t.p95_name, t.p95_ms) for t in _ttft_terms(brief, shape))
-
-
-def ttft_mean_components_ms(brief: Brief, shape: ReplicaShape) -> tuple[tuple[str, float], ...]:
-    """(component, ms) the same mechanisms add to a mean request's TTFT."""
-    return tuple((t.mean_name, t.mean_ms) for t in _ttft_terms(brief, shape))
+def ttft_terms_s(terms: tuple[TtftTerm, ...]) -> tuple[float, float]:
+    """What the mechanisms' TTFT `terms` add beyond the base method, in seconds: (the p95 request's, a mean request's)."""
+    return sum(t.p95_ms for t in terms) / 1e3, sum(t.mean_ms for t in terms) / 1e3
 
 
 def ttft_extra_s(brief: Brief, shape: ReplicaShape) -> tuple[float, float]:
     """The mechanisms' TTFT beyond the base method, in seconds: (the p95 request's, a mean request's)."""
-    terms = _ttft_terms(brief, shape)
-    return sum(t.p95_ms for t in terms) / 1e3, sum(t.mean_ms for t in terms) / 1e3
+    return ttft_terms_s(ttft_terms(brief, shape))
 
 
 def _any_on(brief: Brief) -> bool:

@@ -25,7 +25,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
 from planner.brief import Brief, ObjectiveKind
 from planner.cached import CachingModel
@@ -38,6 +38,7 @@ from planner.replica import GB, ReplicaShape
 from planner.slo import Pace, engine, full_batch_admission_rate, judged_p95s_ms, latency_point, pace
 from planner.speculative import SpecSwitch, spec_switch
 from planner.step_model import speculative_step_time_s, step_time_s
+from planner.trusted import trusted
 
 __all__ = [
     "JUST_PAST",
@@ -137,7 +138,7 @@ class OperatingPoint(CachingModel):
     limit: Limit | None  # what binds when there is no steady state
     fix: str  # the smallest change that restores a steady state ("" when stable)
     # the engine setting `fix` names, as `plan --set` takes it ({}: it names nodes only)
-    fix_overrides: dict[str, int] = Field(default_factory=dict)
+    fix_overrides: dict[str, int]
     _seed: _SeedInputs | None = PrivateAttr(default=None)  # what seed_relation is worked out from (None: a re-plan's)
     _words: Callable[[OperatingPoint], dict[str, str]] = PrivateAttr()  # what the arithmetic is written from
 
@@ -531,15 +532,16 @@ def _slo_capacity(brief: Brief, shape: ReplicaShape) -> tuple[float, str]:
     """slo_capacity_rate and what is reached there (_reached), each worked out once: the rate once a capacity key, the
     clause once a key and first-token path (a KV reload's or an adapter load's share follows the fleet and the load,
     which the key leaves out, and the clause states the p95s of the brief that asks)."""
-    key = _capacity_key(brief, shape)
+    path = engine(brief, shape).extra_ttft_s
+    key = _capacity_key(brief, shape, path)
     at_capacity = None
-    if key not in _CAPACITIES:
+    kept = _CAPACITIES.get(key)  # one lookup: the key hashes the brief's sections
+    if kept is None:
         if len(_CAPACITIES) >= _CAPACITY_CACHE_SIZE:
             _CAPACITIES.clear()
         capacity, at_capacity, probed = _capacity_search(brief, shape)
-        _CAPACITIES[key] = (capacity, {}, probed)
-    capacity, reached, _ = _CAPACITIES[key]
-    path = engine(brief, shape).extra_ttft_s
+        kept = _CAPACITIES[key] = (capacity, {}, probed)
+    capacity, reached, _ = kept
     if path not in reached:
         reached[path] = _reached(brief, shape, capacity, at_capacity)
     return capacity, reached[path]
@@ -549,7 +551,7 @@ def probed_around_capacity(brief: Brief, shape: ReplicaShape) -> ProbedBounds | 
     """The highest rate the SLO-capacity search of this replica and traffic's shape found both p95s meeting at, and the
     lowest it found one over at (a p95 rises with the rate, as the search takes it: every rate up to the first meets,
     every rate from the second misses); None where that search is not kept."""
-    kept = _CAPACITIES.get(_capacity_key(brief, shape))
+    kept = _CAPACITIES.get(_capacity_key(brief, shape, engine(brief, shape).extra_ttft_s))
     return kept[2] if kept is not None else None
 
 
@@ -565,9 +567,10 @@ _CAPACITIES: dict[tuple[object, ...], tuple[float, dict[float, str], ProbedBound
 _CAPACITY_CACHE_SIZE = 512
 
 
-def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
+def _capacity_key(brief: Brief, shape: ReplicaShape, extra_ttft_s: float) -> tuple[object, ...]:
     """Everything slo_capacity_rate reads: the replica (not how many) and the brief's shape of traffic, limits and SLO,
-    and the mechanisms that add to the first token's path (KV tiers, the vision encoder, adapter loads)."""
+    and the mechanisms that add to the first token's path (KV tiers, the vision encoder, adapter loads: `extra_ttft_s`,
+    the p95 request's, as the engine has it)."""
     w, dep = brief.workload, brief.deployment
     lengths = (w.input_tokens_mean, w.input_tokens_p95, w.output_tokens_mean, w.output_tokens_p95, w.kv_context_tokens)
     limits = (dep.max_num_seqs, dep.max_num_batched_tokens, dep.chunked_prefill, dep.max_model_len)
@@ -582,7 +585,7 @@ def _capacity_key(brief: Brief, shape: ReplicaShape) -> tuple[object, ...]:
         brief.kv_tiers,
         brief.multimodal,
         brief.lora,
-        engine(brief, shape).extra_ttft_s,  # a KV reload's share follows the tiers' capacity, which grows with the nodes
+        extra_ttft_s,  # a KV reload's share follows the tiers' capacity, which grows with the nodes
     )
 
 
@@ -918,7 +921,8 @@ def operating_point(
     kv_cap_gb = shape.kv_capacity_tokens * shape.kv_bytes_per_token / GB
     weights_gb = shape.weights_bytes / GB
     fix, fix_overrides = ("", {}) if stable else _fix(brief, shape, pools, request_rate, binding, capacity)
-    point = OperatingPoint(
+    point = trusted(
+        OperatingPoint,
         general_replicas=pools.general_replicas,
         rate_per_replica_per_s=rate,
         in_flight=n,

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 from planner.brief import Brief, ItlMetric, ObjectiveKind
 from planner.fmt import num, pct
 from planner.lengths import clamped_moments, length_cv2
-from planner.mechanisms import ttft_extra_components_ms, ttft_extra_s, ttft_mean_components_ms
+from planner.mechanisms import ttft_terms, ttft_terms_s
 from planner.multimodal import encoder_s_per_request
 from planner.numerics import (
     bracket_root,
@@ -367,8 +367,10 @@ class _Engine:
         # engine preempts the rest, so they wait as if for a slot)
         self.seqs = max(min(slots, math.floor(shape.kv_capacity_tokens / self.context)), 1)
         self.sched_s = brief.latency.scheduler_ms / 1e3
-        # KV reload from a tier, the vision encoder, an adapter load (0 when off): as the p95 and a mean request meet them
-        self.extra_ttft_s, self.extra_ttft_mean_s = ttft_extra_s(brief, shape)
+        # KV reload from a tier, the vision encoder, an adapter load (none when off), each named (the SLO budget's
+        # waterfall reads them), and what they add as the p95 and a mean request meet them
+        self.ttft_terms = ttft_terms(brief, shape)
+        self.extra_ttft_s, self.extra_ttft_mean_s = ttft_terms_s(self.ttft_terms)
         self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
@@ -1810,9 +1812,11 @@ def slo_budget(
     With curves, they are worked out on first read (SloBudget.at_max_batch, tradeoff_*).
     """
     lat = brief.latency
-    p = latency_point(brief, shape, rate_per_replica, load_batch, **({} if full_batch is None else {"max_num_seqs": full_batch}))
-    mechanisms = tuple(trusted(WaterfallStep, component=name, ms=ms) for name, ms in ttft_extra_components_ms(brief, shape))
-    mechanisms_mean = tuple(trusted(WaterfallStep, component=name, ms=ms) for name, ms in ttft_mean_components_ms(brief, shape))
+    eng = _engine_of(brief, shape, max_num_seqs=full_batch)
+    p = latency_at(eng, brief, rate_per_replica, load_batch)
+    # the mechanisms' TTFT terms the engine worked out for its fixed path, each named
+    mechanisms = tuple(trusted(WaterfallStep, component=t.p95_name, ms=t.p95_ms) for t in eng.ttft_terms)
+    mechanisms_mean = tuple(trusted(WaterfallStep, component=t.mean_name, ms=t.mean_ms) for t in eng.ttft_terms)
     ttft_waterfall = (
         trusted(WaterfallStep, component="network round trip", ms=float(lat.network_ms)),
         trusted(WaterfallStep, component="gateway: auth, rate limit, route", ms=float(lat.gateway_ms)),

@@ -202,7 +202,7 @@ def _switch(brief: Brief, shape: ReplicaShape) -> SpecSwitch | None:
     if any(p.field == "speculative.draft_model" for p in _problems(brief, shape)):
         return None
     table = _spec_table(brief, shape, brief.running_context_tokens)
-    return SpecSwitch(constants=table.constants, tokens_per_step=table.expected, off_above_batch=table.off)
+    return trusted(SpecSwitch, constants=table.constants, tokens_per_step=table.expected, off_above_batch=float(table.off))
 
 
 def _crossover(brief: Brief, shape: ReplicaShape, constants: tuple[float, ...], expected: float, context_tokens: float) -> float:

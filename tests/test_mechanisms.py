@@ -573,3 +573,30 @@ def test_the_split_text_says_which_splits_keep_n_plus_one() -> None:
         assert v.meets_slo and v.availability_ok == keeps, prefill
     relaxed = plan(brief.with_changes({"slo.availability": 0.9}))  # no N+1 asked: no N+1 words
     assert relaxed.conclusion is not None and "with N+1" not in relaxed.conclusion
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("lora-platform", {}),
+        ("lora-platform", {"lora.max_loras": 4, "lora.max_cpu_loras": 8}),
+        ("lora-platform", {"lora.max_loras": 4, "lora.max_cpu_loras": 64, "hardware.nodes": 3}),
+        ("variation-c", {}),
+        ("variation-c", {"lora.max_loras": 2, "lora.tenant_routing": False}),
+    ],
+)
+def test_the_adapter_load_in_the_ttft_is_the_designs_lora_serving(preset, changes):
+    """The SLO budget's adapter-load terms (worked out from the cache's figures alone, lora_serving.adapter_loads) are
+    the Design's LoraServing figures, which are worked out at the design's utilization and batch."""
+    brief = load_brief(preset)
+    design = plan(brief.with_changes(changes) if changes else brief)
+    lora = design.lora_serving
+    assert lora is not None
+    p95 = [step.ms for step in design.slo.mechanisms if step.component.startswith("LoRA adapter load")]
+    mean = [step.ms for step in design.slo.mechanisms_mean if step.component.startswith("LoRA adapter load")]
+    if lora.ttft_load_ms == 0:
+        assert p95 == mean == []
+        return
+    assert p95 == [lora.ttft_load_ms]
+    from_cpu, from_storage = lora.cpu_hit_rate - lora.gpu_hit_rate, 1 - lora.cpu_hit_rate
+    assert mean == [from_cpu * lora.load_from_cpu_ms + from_storage * lora.load_from_storage_ms]
