@@ -273,6 +273,32 @@ def _solve(rate: float, pace_at: PaceFn, limit: float, hints: Sequence[float] = 
     return n, None, min(near, -_SATURATION_EPS)
 
 
+def _nearness_at_ends(rate: float, pace_at: PaceFn, limit: float) -> float | None:
+    """_solve's measure of how near `rate` is to saturation, from the paces at the first batch and at `limit` alone (no
+    root: their rate-free terms are kept on the engine, so each costs a few flops) where those settle it; None where
+    the solve is needed. Past saturation where the batch at `limit` does not hold the load; steady with the measure
+    the limit's excess over the limit where the prefill slot is no busier at the limit than that excess + 1: the slot's
+    share at the root, a smaller batch (more room for each prompt, cheaper steps), is no higher, so the excess is the
+    larger of the two terms. The solve is needed where the token budget caps the batch below `limit`, where a trickle's
+    root lies below one sequence, and where the slot's share may be the larger term."""
+    if rate <= 0:
+        return -1.0
+    first = pace_at(min(1.0, limit))
+    if not math.isfinite(first.engine_time_s):
+        return math.inf
+    if first.prefill_slot_busy >= 1:
+        return _past(first.prefill_slot_busy - 1)
+    at_top = pace_at(limit)
+    if not math.isfinite(at_top.engine_time_s):  # the token budget's cap lies below the limit
+        return None
+    over = (rate * at_top.engine_time_s - limit) / limit
+    if over > 0:
+        return _past(over)
+    if rate * first.engine_time_s <= min(1.0, limit) or at_top.prefill_slot_busy - 1 > over:
+        return None
+    return min(over, -_SATURATION_EPS)
+
+
 _BUDGET_SCAN = 8  # batches tried below the token budget's top, evenly spaced, for one that holds the load
 
 
@@ -577,9 +603,13 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
     solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
+    limit, _ = _limit_of(brief, shape)
 
     def saturation(rate: float) -> float:
-        return _solved(brief, shape, rate, solved).nearness
+        """The measure _solve's nearness: from the top batch's pace where that settles it (_nearness_at_ends), else
+        by the running-batch solve (kept for the probes at the same rate)."""
+        at_ends = _nearness_at_ends(rate, _pace_fn(brief, shape, rate), limit)
+        return at_ends if at_ends is not None else _solved(brief, shape, rate, solved).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
         """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from

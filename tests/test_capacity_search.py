@@ -11,7 +11,19 @@ import pytest
 from planner import load_brief, plan
 from planner.brief import ItlMetric
 from planner.core import core_design
-from planner.operating_point import _CAPACITY_TOLERANCE, JUST_PAST, _p95s_at, _slo_margin, _steady, reached_at_capacity, slo_capacity_rate
+from planner.operating_point import (
+    _CAPACITY_TOLERANCE,
+    JUST_PAST,
+    _limit_of,
+    _nearness_at_ends,
+    _p95s_at,
+    _pace_fn,
+    _slo_margin,
+    _solve,
+    _steady,
+    reached_at_capacity,
+    slo_capacity_rate,
+)
 from planner.slo import engine, judged_p95s_ms, latency_point
 
 pytestmark = pytest.mark.unit
@@ -95,3 +107,25 @@ def test_the_share_beside_the_p95s_is_the_latency_points_mixed_step_share(name):
         else:
             assert math.isnan(share)
         assert math.isnan(judged_p95s_ms(engine(brief, shape), brief, rate, n, (True, False))[2])
+
+
+_RATE_SHARES = (0.01, 0.25, 0.5, 0.9, 1.0, 1.02, 1.1, 1.3, 2.0, 4.0)  # of the SLO capacity: rates the measures are compared at
+
+
+@pytest.mark.parametrize(("name", "changes"), [*_CASES, ("qps200-chat", {}), ("offline-batch", {}), ("agent-platform", {})])
+def test_the_saturation_measure_from_the_top_batch_equals_the_solves(name, changes):
+    """Where the paces at the first batch and the limit settle the saturation measure (_nearness_at_ends), it is the
+    running-batch solve's, bit for bit, at rates around the capacity and past saturation (the prefill slot's share at
+    the root is never above the limit's, which the shortcut relies on)."""
+    _, brief, shape = _case(name, changes)
+    limit, _ = _limit_of(brief, shape)
+    capacity = slo_capacity_rate(brief, shape)
+    settled = 0
+    for share in _RATE_SHARES:
+        rate = capacity * share
+        pace_at = _pace_fn(brief, shape, rate)
+        at_ends = _nearness_at_ends(rate, pace_at, limit)
+        if at_ends is not None:
+            settled += 1
+            assert at_ends == _solve(rate, pace_at, limit)[2]
+    assert settled > 0 or name in ("rag", "offline-batch", "qps200-chat", "qps10-tp4")
