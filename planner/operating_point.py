@@ -18,9 +18,10 @@ decode) is kept beside it as `seed_relation`, reproduced as the seed works it.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar, cast
@@ -426,12 +427,12 @@ class _Solved(NamedTuple):
     paces: dict[float, Pace]
 
 
-def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: dict[float, float] | None = None) -> _Solved:
+def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: _SearchSolves | None = None) -> _Solved:
     """_solve at `rate` on the brief's own engine, worked out once per engine and rate: the capacity search's saturation
     measure and its probe at the same rate, the operating point of each core design and the clause at the capacity all
-    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica. `seen`: the running
-    batches a search has solved so far, by rate (this one's added): the solve starts from those at the nearest rates
-    (_nearest), so its answer follows from the search's own probes, not from which solves the engine kept before."""
+    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica. `seen`: the solves a
+    search has made so far (this one's added): the solve starts from the batches they worked out (_SearchSolves.hints),
+    so its answer follows from the search's own probes, not from which solves the engine kept before."""
     eng = engine(brief, shape)
     key = ("solve", rate)
     solved = eng.memo.get(key)
@@ -447,18 +448,44 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: dict[float, fl
 
         if len(eng.memo) >= _SOLVES_PER_ENGINE:
             eng.memo.clear()
-        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, _nearest(seen, rate) if seen else ()), paces)
+        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, seen.hints(rate) if seen else ()), paces)
     if seen is not None:
-        seen[rate] = solved.running_batch
+        seen.add(rate, cast(_Solved, solved))
     return cast(_Solved, solved)
 
 
-def _nearest(seen: dict[float, float], rate: float) -> tuple[float, ...]:
-    """The running batches in `seen` (by rate) at the nearest rates below and above `rate` with a steady state: the batch
-    grows with the rate, so the root at `rate` lies between them."""
-    below = max((r for r, n in seen.items() if r < rate and math.isfinite(n)), default=None)
-    above = min((r for r, n in seen.items() if r > rate and math.isfinite(n)), default=None)
-    return tuple(seen[r] for r in (below, above) if r is not None)
+@dataclass
+class _SearchSolves:
+    """The running-batch solves a capacity search has made: the root at each rate solved, and every batch their paces
+    were worked out at, sorted (those batches' rate-free pace terms are kept on the engine: a solve at another rate
+    evaluates its excess there for a few flops, where a new batch works out a step and a prompt's service)."""
+
+    roots: dict[float, float] = field(default_factory=dict)
+    batches: list[float] = field(default_factory=list)
+
+    def add(self, rate: float, solved: _Solved) -> None:
+        self.roots[rate] = solved.running_batch
+        self.batches = sorted({*self.batches, *solved.paces})
+
+    def hints(self, rate: float) -> tuple[float, ...]:
+        """Batches the root at `rate` is likely close to, for _solve's bracket: the two batches worked out on either side
+        of where the roots at the nearest rates below and above with a steady state put it (the batch grows about
+        linearly with the rate), then those roots (the root lies between them)."""
+        steady = [(r, n) for r, n in self.roots.items() if math.isfinite(n)]
+        below = max([at for at in steady if at[0] < rate], default=None)
+        above = min([at for at in steady if at[0] > rate], default=None)
+        near = [at for at in (below, above) if at is not None]
+        if len(near) == 2:
+            (r_below, n_below), (r_above, n_above) = near
+            guess = n_below + (n_above - n_below) * (rate - r_below) / (r_above - r_below)
+        elif near:
+            ((r_near, n_near),) = near
+            guess = n_near * rate / r_near
+        else:
+            return ()
+        nearest = tuple(n for _, n in near)
+        i = bisect.bisect(self.batches, guess)
+        return (*self.batches[max(i - 1, 0) : i + 1], *nearest)
 
 
 _SOLVES_PER_ENGINE = 256
@@ -601,7 +628,7 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     None otherwise)."""
     probed: dict[float, tuple[float, float]] = {}
     shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
-    solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
+    solved = _SearchSolves()  # the next solves start from the batches those before worked out
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
     limit, _ = _limit_of(brief, shape)
 
