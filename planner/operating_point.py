@@ -274,14 +274,14 @@ def _solve(rate: float, pace_at: PaceFn, limit: float, hints: Sequence[float] = 
     return n, None, min(near, -_SATURATION_EPS)
 
 
-def _nearness_at_ends(rate: float, pace_at: PaceFn, limit: float) -> float | None:
-    """_solve's measure of how near `rate` is to saturation, from the paces at the first batch and at `limit` alone (no
-    root: their rate-free terms are kept on the engine, so each costs a few flops) where those settle it; None where
-    the solve is needed. Past saturation where the batch at `limit` does not hold the load; steady with the measure
-    the limit's excess over the limit where the prefill slot is no busier at the limit than that excess + 1: the slot's
-    share at the root, a smaller batch (more room for each prompt, cheaper steps), is no higher, so the excess is the
-    larger of the two terms. The solve is needed where the token budget caps the batch below `limit`, where a trickle's
-    root lies below one sequence, and where the slot's share may be the larger term."""
+def _nearness_at_ends(rate: float, pace_at: PaceFn, limit: float, peaks: tuple[float, ...] = ()) -> float | None:
+    """_solve's measure of how near `rate` is to saturation, from the paces at the first batch, at `limit` and at the
+    `peaks` (_slot_peaks) alone, no root (their rate-free terms are kept on the engine: each costs a few flops) where
+    those settle it; None where the solve is needed. Past saturation where the batch at `limit` does not hold the load;
+    steady, with the limit's excess over the limit as the measure, where the prefill slot is no busier at the limit and
+    at the peaks than that excess + 1: its share at the root, a batch below the limit, is no higher, so the excess is
+    the larger of the measure's two terms. The solve is needed where the token budget caps the batch below `limit`,
+    where a trickle's root lies below one sequence, and where the slot's share may be the larger term."""
     if rate <= 0:
         return -1.0
     first = pace_at(min(1.0, limit))
@@ -295,9 +295,20 @@ def _nearness_at_ends(rate: float, pace_at: PaceFn, limit: float) -> float | Non
     over = (rate * at_top.engine_time_s - limit) / limit
     if over > 0:
         return _past(over)
-    if rate * first.engine_time_s <= min(1.0, limit) or at_top.prefill_slot_busy - 1 > over:
+    busiest = at_top.prefill_slot_busy
+    for n in peaks:
+        busiest = max(busiest, pace_at(n).prefill_slot_busy)
+    if rate * first.engine_time_s <= min(1.0, limit) or busiest - 1 > over:
         return None
     return min(over, -_SATURATION_EPS)
+
+
+def _slot_peaks(spec: SpecSwitch | None, limit: float) -> tuple[float, ...]:
+    """The batches below `limit` besides it where a prompt's time on the prefill slot may peak. That time grows with
+    the batch: more chunks (less room beside the batch), each step's KV reads, per-sequence costs and decode compute
+    (the all-reduce's share of a prompt token may fall a little where its algorithm changes, far less than those grow);
+    except where speculation (`spec`) stops (its steps, longer than plain ones, end there): the last batch it runs at."""
+    return (spec.off_above_batch,) if spec is not None and 1 <= spec.off_above_batch < limit else ()
 
 
 _BUDGET_SCAN = 8  # batches tried below the token budget's top, evenly spaced, for one that holds the load
@@ -631,11 +642,12 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     solved = _SearchSolves()  # the next solves start from the batches those before worked out
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
     limit, _ = _limit_of(brief, shape)
+    peaks = _slot_peaks(engine(brief, shape).spec, limit)
 
     def saturation(rate: float) -> float:
-        """The measure _solve's nearness: from the top batch's pace where that settles it (_nearness_at_ends), else
-        by the running-batch solve (kept for the probes at the same rate)."""
-        at_ends = _nearness_at_ends(rate, _pace_fn(brief, shape, rate), limit)
+        """_solve's nearness at `rate`: from the paces at a few batches where those settle it (_nearness_at_ends),
+        else by the running-batch solve (kept for a probe at the same rate)."""
+        at_ends = _nearness_at_ends(rate, _pace_fn(brief, shape, rate), limit, peaks)
         return at_ends if at_ends is not None else _solved(brief, shape, rate, solved).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
