@@ -23,8 +23,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
-from typing import Any, NamedTuple, TypeVar, cast
+from functools import cached_property, partial
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
@@ -446,7 +446,7 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: _SearchSolves 
     so its answer follows from the search's own probes, not from which solves the engine kept before."""
     eng = engine(brief, shape)
     key = ("solve", rate)
-    solved = eng.memo.get(key)
+    solved: _Solved | None = eng.memo.get(key)
     if solved is None:
         limit, _ = _limit_of(brief, shape)
         paces: dict[float, Pace] = {}
@@ -461,8 +461,8 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: _SearchSolves 
             eng.memo.clear()
         solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, seen.hints(rate) if seen else ()), paces)
     if seen is not None:
-        seen.add(rate, cast(_Solved, solved))
-    return cast(_Solved, solved)
+        seen.add(rate, solved)
+    return solved
 
 
 @dataclass
@@ -642,12 +642,13 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     solved = _SearchSolves()  # the next solves start from the batches those before worked out
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
     limit, _ = _limit_of(brief, shape)
-    peaks = _slot_peaks(engine(brief, shape).spec, limit)
+    eng = engine(brief, shape)
+    peaks = _slot_peaks(eng.spec, limit)
 
     def saturation(rate: float) -> float:
         """_solve's nearness at `rate`: from the paces at a few batches where those settle it (_nearness_at_ends),
         else by the running-batch solve (kept for a probe at the same rate)."""
-        at_ends = _nearness_at_ends(rate, _pace_fn(brief, shape, rate), limit, peaks)
+        at_ends = _nearness_at_ends(rate, partial(eng.pace, rate), limit, peaks)
         return at_ends if at_ends is not None else _solved(brief, shape, rate, solved).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
