@@ -716,8 +716,8 @@ def _capacity_rate_search(
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
 
     The p95s meet their targets up to a rate at or short of where the replica loses its steady state (the queues grow
-    without bound): that rate is narrowed first, on the saturation measure (one running-batch solve a probe, no latency
-    quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
+    without bound): that rate is narrowed first, on the saturation measure (a few paces a probe where the batch at the
+    limit settles it, else one running-batch solve; no latency quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
     one is over ends the narrowing. Below it the two p95s are followed each on its own (the worse of the two changes
     hands close to where it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer (`knees`:
     where each p95 leaves a flat stretch, lowest_crossing's)."""
