@@ -18,12 +18,13 @@ decode) is kept beside it as `seed_relation`, reproduced as the seed works it.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
-from typing import Any, NamedTuple, TypeVar, cast
+from functools import cached_property, partial
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
@@ -275,6 +276,43 @@ def _solve(rate: float, pace_at: PaceFn, limit: float, hints: Sequence[float] = 
     return n, None, min(near, -_SATURATION_EPS)
 
 
+def _nearness_at_ends(rate: float, pace_at: PaceFn, limit: float, peaks: tuple[float, ...] = ()) -> float | None:
+    """_solve's measure of how near `rate` is to saturation, from the paces at the first batch, at `limit` and at the
+    `peaks` (_slot_peaks) alone, no root (their rate-free terms are kept on the engine: each costs a few flops) where
+    those settle it; None where the solve is needed. Past saturation where the batch at `limit` does not hold the load;
+    steady, with the limit's excess over the limit as the measure, where the prefill slot is no busier at the limit and
+    at the peaks than that excess + 1: its share at the root, a batch below the limit, is no higher, so the excess is
+    the larger of the measure's two terms. The solve is needed where the token budget caps the batch below `limit`,
+    where a trickle's root lies below one sequence, and where the slot's share may be the larger term."""
+    if rate <= 0:
+        return -1.0
+    first = pace_at(min(1.0, limit))
+    if not math.isfinite(first.engine_time_s):
+        return math.inf
+    if first.prefill_slot_busy >= 1:
+        return _past(first.prefill_slot_busy - 1)
+    at_top = pace_at(limit)
+    if not math.isfinite(at_top.engine_time_s):  # the token budget's cap lies below the limit
+        return None
+    over = (rate * at_top.engine_time_s - limit) / limit
+    if over > 0:
+        return _past(over)
+    busiest = at_top.prefill_slot_busy
+    for n in peaks:
+        busiest = max(busiest, pace_at(n).prefill_slot_busy)
+    if rate * first.engine_time_s <= min(1.0, limit) or busiest - 1 > over:
+        return None
+    return min(over, -_SATURATION_EPS)
+
+
+def _slot_peaks(spec: SpecSwitch | None, limit: float) -> tuple[float, ...]:
+    """The batches below `limit` besides it where a prompt's time on the prefill slot may peak. That time grows with
+    the batch: more chunks (less room beside the batch), each step's KV reads, per-sequence costs and decode compute
+    (the all-reduce's share of a prompt token may fall a little where its algorithm changes, far less than those grow);
+    except where speculation (`spec`) stops (its steps, longer than plain ones, end there): the last batch it runs at."""
+    return (spec.off_above_batch,) if spec is not None and 1 <= spec.off_above_batch < limit else ()
+
+
 _BUDGET_SCAN = 8  # batches tried below the token budget's top, evenly spaced, for one that holds the load
 
 
@@ -402,15 +440,15 @@ class _Solved(NamedTuple):
     paces: dict[float, Pace]
 
 
-def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: dict[float, float] | None = None) -> _Solved:
+def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: _SearchSolves | None = None) -> _Solved:
     """_solve at `rate` on the brief's own engine, worked out once per engine and rate: the capacity search's saturation
     measure and its probe at the same rate, the operating point of each core design and the clause at the capacity all
-    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica. `seen`: the running
-    batches a search has solved so far, by rate (this one's added): the solve starts from those at the nearest rates
-    (_nearest), so its answer follows from the search's own probes, not from which solves the engine kept before."""
+    ask for the same solves. Kept on the engine (bounded), which lives as long as its replica. `seen`: the solves a
+    search has made so far (this one's added): the solve starts from the batches they worked out (_SearchSolves.hints),
+    so its answer follows from the search's own probes, not from which solves the engine kept before."""
     eng = engine(brief, shape)
     key = ("solve", rate)
-    solved = eng.memo.get(key)
+    solved: _Solved | None = eng.memo.get(key)
     if solved is None:
         limit, _ = _limit_of(brief, shape)
         paces: dict[float, Pace] = {}
@@ -423,18 +461,44 @@ def _solved(brief: Brief, shape: ReplicaShape, rate: float, seen: dict[float, fl
 
         if len(eng.memo) >= _SOLVES_PER_ENGINE:
             eng.memo.clear()
-        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, _nearest(seen, rate) if seen else ()), paces)
+        solved = eng.memo[key] = _Solved(*_solve(rate, kept, limit, seen.hints(rate) if seen else ()), paces)
     if seen is not None:
-        seen[rate] = solved.running_batch
-    return cast(_Solved, solved)
+        seen.add(rate, solved)
+    return solved
 
 
-def _nearest(seen: dict[float, float], rate: float) -> tuple[float, ...]:
-    """The running batches in `seen` (by rate) at the nearest rates below and above `rate` with a steady state: the batch
-    grows with the rate, so the root at `rate` lies between them."""
-    below = max((r for r, n in seen.items() if r < rate and math.isfinite(n)), default=None)
-    above = min((r for r, n in seen.items() if r > rate and math.isfinite(n)), default=None)
-    return tuple(seen[r] for r in (below, above) if r is not None)
+@dataclass
+class _SearchSolves:
+    """The running-batch solves a capacity search has made: the root at each rate solved, and every batch their paces
+    were worked out at, sorted (those batches' rate-free pace terms are kept on the engine: a solve at another rate
+    evaluates its excess there for a few flops, where a new batch works out a step and a prompt's service)."""
+
+    roots: dict[float, float] = field(default_factory=dict)
+    batches: list[float] = field(default_factory=list)
+
+    def add(self, rate: float, solved: _Solved) -> None:
+        self.roots[rate] = solved.running_batch
+        self.batches = sorted({*self.batches, *solved.paces})
+
+    def hints(self, rate: float) -> tuple[float, ...]:
+        """Batches the root at `rate` is likely close to, for _solve's bracket: the two batches worked out on either side
+        of where the roots at the nearest rates below and above with a steady state put it (the batch grows about
+        linearly with the rate), then those roots (the root lies between them)."""
+        steady = [(r, n) for r, n in self.roots.items() if math.isfinite(n)]
+        below = max([at for at in steady if at[0] < rate], default=None)
+        above = min([at for at in steady if at[0] > rate], default=None)
+        near = [at for at in (below, above) if at is not None]
+        if len(near) == 2:
+            (r_below, n_below), (r_above, n_above) = near
+            guess = n_below + (n_above - n_below) * (rate - r_below) / (r_above - r_below)
+        elif near:
+            ((r_near, n_near),) = near
+            guess = n_near * rate / r_near
+        else:
+            return ()
+        nearest = tuple(n for _, n in near)
+        i = bisect.bisect(self.batches, guess)
+        return (*self.batches[max(i - 1, 0) : i + 1], *nearest)
 
 
 _SOLVES_PER_ENGINE = 256
@@ -596,11 +660,17 @@ def _capacity_search(brief: Brief, shape: ReplicaShape) -> tuple[float, tuple[fl
     probed: dict[float, tuple[float, float]] = {}
     met, missed = -math.inf, math.inf  # the highest rate probed meeting both targets, the lowest with one over
     shares: dict[float, float] = {}  # the share of token gaps on mixed steps where the token gap's p95 was worked out
-    solved: dict[float, float] = {}  # the running batch at each rate solved: the next solves start from the nearest
+    solved = _SearchSolves()  # the next solves start from the batches those before worked out
     targets = (brief.slo.ttft_p95_ms, brief.slo.itl_p95_ms)
+    limit, _ = _limit_of(brief, shape)
+    eng = engine(brief, shape)
+    peaks = _slot_peaks(eng.spec, limit)
 
     def saturation(rate: float) -> float:
-        return _solved(brief, shape, rate, solved).nearness
+        """_solve's nearness at `rate`: from the paces at a few batches where those settle it (_nearness_at_ends),
+        else by the running-batch solve (kept for a probe at the same rate)."""
+        at_ends = _nearness_at_ends(rate, partial(eng.pace, rate), limit, peaks)
+        return at_ends if at_ends is not None else _solved(brief, shape, rate, solved).nearness
 
     def probe(rate: float, needed: tuple[bool, bool] = (True, True)) -> tuple[tuple[float, float], float]:
         """The p95s at `rate` (those `needed` at least; nan for one not worked out there) and its distance from
@@ -680,8 +750,8 @@ def _capacity_rate_search(
     its target, <= 0 where it meets; `margin`: the worse of them as a log ratio, for a replica steady at any rate).
 
     The p95s meet their targets up to a rate at or short of where the replica loses its steady state (the queues grow
-    without bound): that rate is narrowed first, on the saturation measure (one running-batch solve a probe, no latency
-    quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
+    without bound): that rate is narrowed first, on the saturation measure (a few paces a probe where the batch at the
+    limit settles it, else one running-batch solve; no latency quantiles), and the p95s are looked at on the way, at each steady rate near it (_toward_saturation): the first where
     one is over ends the narrowing. Below it the two p95s are followed each on its own (the worse of the two changes
     hands close to where it crosses: a kink that chord steps cross slowly) and the lower crossing is the answer (`knees`:
     where each p95 leaves a flat stretch, lowest_crossing's)."""

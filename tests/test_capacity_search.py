@@ -11,7 +11,20 @@ import pytest
 from planner import load_brief, plan
 from planner.brief import ItlMetric
 from planner.core import core_design
-from planner.operating_point import _CAPACITY_TOLERANCE, JUST_PAST, _p95s_at, _slo_margin, _steady, reached_at_capacity, slo_capacity_rate
+from planner.operating_point import (
+    _CAPACITY_TOLERANCE,
+    JUST_PAST,
+    _limit_of,
+    _nearness_at_ends,
+    _p95s_at,
+    _pace_fn,
+    _slo_margin,
+    _slot_peaks,
+    _solve,
+    _steady,
+    reached_at_capacity,
+    slo_capacity_rate,
+)
 from planner.slo import engine, judged_p95s_ms, latency_point
 
 pytestmark = pytest.mark.unit
@@ -38,6 +51,7 @@ _CASES = [
     ("capstone", {"slo.ttft_p95_ms": 200.0}),
     ("chat-speculative", {}),
     ("variation-f", {}),
+    ("chat-speculative", {"deployment.max_num_seqs": 256}),  # speculation stops below the limit: the slot's share peaks there
 ]
 
 
@@ -95,3 +109,30 @@ def test_the_share_beside_the_p95s_is_the_latency_points_mixed_step_share(name):
         else:
             assert math.isnan(share)
         assert math.isnan(judged_p95s_ms(engine(brief, shape), brief, rate, n, (True, False))[2])
+
+
+_RATE_SHARES = [0.02 * 1.12**k for k in range(50)]  # of the SLO capacity: rates the measures are compared at (0.02 to ~5)
+
+# besides the search's cases (chat-speculative's with 256 seqs among them: a prompt's time on the slot peaks at the last
+# batch speculation runs at, not at the limit), briefs where the prefill slot's share sets the measure
+_MEASURE_CASES = [*_CASES, ("qps200-chat", {}), ("offline-batch", {}), ("agent-platform", {})]
+
+
+@pytest.mark.parametrize(("name", "changes"), _MEASURE_CASES)
+def test_the_saturation_measure_from_the_top_batch_equals_the_solves(name, changes):
+    """Where the paces at the first batch, the limit and the prefill slot's peaks settle the saturation measure
+    (_nearness_at_ends), it is the running-batch solve's, bit for bit, at rates from well under the capacity to far
+    past saturation."""
+    _, brief, shape = _case(name, changes)
+    limit, _ = _limit_of(brief, shape)
+    peaks = _slot_peaks(engine(brief, shape).spec, limit)
+    capacity = slo_capacity_rate(brief, shape)
+    settled = 0
+    for share in _RATE_SHARES:
+        rate = capacity * share
+        pace_at = _pace_fn(brief, shape, rate)
+        at_ends = _nearness_at_ends(rate, pace_at, limit, peaks)
+        if at_ends is not None:
+            settled += 1
+            assert at_ends == _solve(rate, pace_at, limit)[2]
+    assert settled > 0

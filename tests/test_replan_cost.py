@@ -124,15 +124,17 @@ def test_the_operating_point_takes_the_pace_its_solve_worked_out(monkeypatch: py
 @pytest.mark.parametrize(("preset", "rates", "rate"), [("rag", (1.0, 2.0), 1.5), ("capstone", (26.0, 29.0), 28.0)])
 def test_a_search_solve_starts_from_the_batches_solved_at_its_nearest_rates(preset: str, rates: tuple[float, float], rate: float) -> None:
     """The capacity search's running-batch solve at a rate between two it has solved narrows its bracket to their
-    batches (their paces in hand): the root the cold solve finds, within its xtol, in fewer new paces."""
+    batches (their paces in hand): the batches worked out on either side of where their roots put this one, then those
+    roots; the root the cold solve finds, within its xtol, in fewer new paces."""
     brief, shape, _ = _replica(load_brief(preset))
     eng = slo_module.engine(brief, shape)
     limit, _ = op._limit_of(brief, shape)
-    seen: dict[float, float] = {}
+    seen = op._SearchSolves()
     for solved_rate in rates:
         op._solved(brief, shape, solved_rate, seen)
-    hints = op._nearest(seen, rate)
-    assert hints == tuple(seen[r] for r in rates)
+    hints = seen.hints(rate)
+    assert hints[-2:] == tuple(seen.roots[r] for r in rates)
+    assert len(hints) == 4 and set(hints[:2]) <= set(seen.batches) and hints[0] < hints[1]
 
     def solve(hinted: tuple[float, ...]) -> tuple[float, int]:
         asked: set[float] = set()
