@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache, partial
 from operator import attrgetter
 from typing import NamedTuple
@@ -619,12 +619,11 @@ class SizingShares(NamedTuple):
     kv_fraction: float
 
 
-class CapacityReadCore(NamedTuple):
-    """A core design read on a known core's SLO capacity (capacity_read) for its verdict and what the headroom's limits
-    read of it (planner.headroom: the operating point's load against the SLO capacity, the long-context pool, the sizing
-    shares): steps 1-2 and the known capacity, no running-batch solve and no p95. Its fields are named as a
-    CoreDesign's; it has no SLO budget, no verdict's problems, no operating point beyond the load, so no reader of
-    those can take it."""
+@dataclass(frozen=True)
+class _StepsRead:
+    """Steps 1-2 of a design read for its verdict without a re-plan, with its fields named as a CoreDesign's so the
+    headroom's limits read either: the brief, replica, pools, demand, memory, the sizing shares, the load against an
+    SLO capacity and the long-context pool's busy share."""
 
     brief: Brief
     shape: ReplicaShape
@@ -634,6 +633,15 @@ class CapacityReadCore(NamedTuple):
     capacity: SizingShares
     operating_point: LoadPoint
     long_context_utilization: float
+
+
+@dataclass(frozen=True)
+class CapacityReadCore(_StepsRead):
+    """A core design read on a known core's SLO capacity (capacity_read) for its verdict and what the headroom's limits
+    read of it (planner.headroom: the operating point's load against the SLO capacity, the long-context pool, the sizing
+    shares): steps 1-2 and the known capacity, no running-batch solve and no p95. It has no SLO budget, no verdict's
+    problems, no operating point beyond the load, so no reader of those can take it."""
+
     meets: bool  # feasible and meets the SLO, as verdict_core's verdict judges it
     disaggregation: None = None  # as a CoreDesign's: a disaggregated design is never read so
 
@@ -687,22 +695,15 @@ def _setting_rules_hold(brief: Brief, shape: ReplicaShape, pools: Pools) -> bool
     return adapters_fit and not engine_problems
 
 
-class PoolsReadCore(NamedTuple):
+@dataclass(frozen=True)
+class PoolsReadCore(_StepsRead):
     """A disaggregated latency design without speculative decoding read for its verdict (pools_read_core): steps 1-2
     and its two pools at the peak on their closed forms (disagg.split_p95s at its own split), and with its capacity the
     pools' SLO-capacity search (disagg.capacity_scale); no running-batch solve of the aggregated replica, no SLO
     budget. Its verdict is verdict_core's and its SLO capacity judged_with_capacity's, which read nothing else of such a
-    design: the pools replace the aggregated replica's operating point and p95s. Its fields are named as a CoreDesign's
-    (or a CapacityReadCore's) where they are one's, so a reader of those (the headroom's limits) reads it as one."""
+    design: the pools replace the aggregated replica's operating point and p95s (its operating_point: a decode replica's
+    load against the pools' SLO capacity, nan where that was not searched)."""
 
-    brief: Brief
-    shape: ReplicaShape
-    pools: Pools
-    demand: Demand
-    memory: Memory
-    capacity: SizingShares
-    operating_point: LoadPoint  # a decode replica's load against the pools' SLO capacity (nan: not searched)
-    long_context_utilization: float
     disaggregation: SplitP95s  # the two pools at the peak: their steady state and p95s
     fixed_ms: float  # the request path outside the engine the pools' TTFT adds (a core's slo.point.fixed_ms)
     feasible: bool
@@ -731,7 +732,7 @@ def pools_read_core(brief: Brief, with_capacity: bool = False) -> PoolsReadCore:
         point = read.operating_point
         scale, _ = capacity_scale(brief, read.shape, read.pools, read.demand.request_rate_per_s, read.fixed_ms)
         load_point = LoadPoint(point.rate_per_replica_per_s, scale * point.rate_per_replica_per_s, 1 / scale if scale > 0 else math.inf)
-        read = read._replace(operating_point=load_point)  # as disaggregated_operating_point states them
+        read = replace(read, operating_point=load_point)  # as disaggregated_operating_point states them
     _PoolsRead.keep(brief, read)
     return read
 
