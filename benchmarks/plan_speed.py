@@ -16,7 +16,8 @@ when this shared machine runs slow weighs on every preset alike rather than on t
   the capacity searches of an unchanged replica and traffic shape are reused;
 - slider, whole: the same with every part read (the Failure modes page).
 Plus the share of the cold plan the core design takes (steps 1-3 and the SLO budget, what each failure scenario
-re-plans). Target (issue 17): 5 ms.
+re-plans), and a fixed pure-Python reference timed once a round: how fast the machine ran Python meanwhile (this shared
+machine's figures move 1.5-2x between minutes, the reference's with them). Target (issue 17): 5 ms.
 
 `--fleet` plans the capstone scaled from 8 to 100,000 nodes (users and every pool scaled with it, so the load on a
 replica stays the same) and prints the CPU per cold plan at each size: fleet searches are bisections, so the time
@@ -26,6 +27,7 @@ should grow no faster than the logarithm of the fleet.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -99,7 +101,9 @@ def main() -> None:
     names = preset_names()
     bases = {name: load_brief(name) for name in names}
     figures: dict[str, list[list[float]]] = {name: [[], [], [], [], []] for name in names}
+    references: list[float] = []
     for i in range(args.runs):  # round by round over the presets: a slow minute of the machine lands on every preset alike
+        references.append(_reference_ms())
         for name in names:
             base, kept = bases[name], figures[name]
             kept[0].append(_time(plan, _nudged(base, i))[1])
@@ -117,6 +121,27 @@ def main() -> None:
         f"slowest preset, CPU per plan: cold {worst[0]:.1f} ms, whole {worst[1]:.1f} ms, slider {worst[2]:.1f} ms,"
         f" slider whole {worst[3]:.1f} ms (target {TARGET_MS:.0f} ms)"
     )
+    print(
+        f"the machine meanwhile: a fixed pure-Python reference took {statistics.median(references):.2f} ms (median of a round"
+        f" each; min {min(references):.2f}): compare two runs by it, the plan's code aside"
+    )
+
+
+def _reference_ms() -> float:
+    """CPU ms of a fixed pure-Python workload (float arithmetic, calls, a dict and a list: what a plan is made of), the
+    same every run: how fast the machine runs Python code at the time, whatever the planner's code."""
+    cpu = time.process_time()
+    kept: dict[int, float] = {}
+    total = 0.0
+    for k in range(20_000):
+        x = math.exp(-k * 1e-4) + math.log1p(k)
+        kept[k % 512] = max(x, total * 1e-9)
+        total += _square(x) + len(kept)
+    return (time.process_time() - cpu) * 1e3
+
+
+def _square(x: float) -> float:
+    return x * x
 
 
 def _moved(brief: Brief, i: int) -> Brief:
