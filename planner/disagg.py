@@ -445,14 +445,18 @@ def _decode_pace(brief: Brief, shape: ReplicaShape, d_rate: float) -> tuple[floa
     if kept is not None:
         return kept
 
-    def step(batch: float) -> float:
-        return shape.decode_step_s(max(batch, 1.0), ctx)
+    k = shape.step.values()
+
+    def step(batch: float) -> float:  # shape.decode_step_s for a finite batch, its calls saved (8-10 a root-find)
+        b = max(batch, 1.0)
+        return step_time_s(k, b, b, b * ctx, 0.0)
 
     def excess(batch: float) -> float:
         step_s = step(batch)
         return d_rate * (gaps * (step_s + sched) + 1.5 * step_s) - batch
 
-    batch = math.inf if excess(top) > 0 else root_in_bracket(excess, 0.0, top, 1e-6)
+    excess_full = excess(top)
+    batch = math.inf if excess_full > 0 else root_in_bracket(excess, 0.0, top, 1e-6, f_high=excess_full)
     b = batch if math.isfinite(batch) else top  # with no steady state the batch stays full at max-num-seqs
     pace = (batch, step(b) * 1e3, step(b + P95_Z * math.sqrt(b)) * 1e3)
     _DECODE_PACES.keep(key, pace)
