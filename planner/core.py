@@ -37,7 +37,9 @@ from planner.disagg import (
     capacity_scale,
     disaggregated_operating_point,
     disaggregation_analysis,
+    meets_by_capacity,
     multi_node_problems,
+    pools_meet,
     split_p95s,
 )
 from planner.errors import BriefError
@@ -82,6 +84,7 @@ __all__ = [
     "judged_with_capacity",
     "long_context_busy",
     "not_feasible_before_slo",
+    "pools_meet_at",
     "pools_read_core",
     "read_by_pools",
     "replan",
@@ -768,6 +771,21 @@ def request_path_ms(core: CoreDesign | PoolsReadCore) -> float:
     """The request path outside the engine a disaggregated design's TTFT adds: a core's SLO budget keeps the aggregated
     budget's point, whose fixed path it is."""
     return core.fixed_ms if isinstance(core, PoolsReadCore) else core.slo.point.fixed_ms
+
+
+def pools_meet_at(core: CoreDesign | PoolsReadCore, rate_per_s: float) -> bool:
+    """Whether a disaggregated core's two pools meet the SLO at `rate_per_s` (disagg.pools_meet on its pools and fixed
+    request path): told by its SLO-capacity search where that ran and the rate lies clear of it (meets_by_capacity),
+    else worked out."""
+    op, peak = core.operating_point, core.demand.request_rate_per_s
+    if isinstance(core, PoolsReadCore):
+        scale = op.capacity_rate_per_s / op.rate_per_replica_per_s if op.rate_per_replica_per_s > 0 else math.nan
+    else:
+        scale = core.disaggregation.capacity_scale if core.disaggregation is not None else math.nan
+    known = meets_by_capacity(scale, rate_per_s / peak) if peak > 0 else None
+    if known is not None:
+        return known
+    return pools_meet(core.brief, core.shape, core.pools, rate_per_s, request_path_ms(core))
 
 
 def judged_itl_ms(core: CoreDesign | PoolsReadCore) -> float:

@@ -51,11 +51,13 @@ __all__ = [
     "SplitPoint",
     "apply_disaggregation",
     "capacity_scale",
+    "clear_above",
     "decode_batch_words",
     "disaggregated_operating_point",
     "disaggregation_analysis",
     "kv_transfer_s",
     "link_gbps_per_gpu",
+    "meets_by_capacity",
     "multi_node_problems",
     "pools_meet",
     "prefill_brief",
@@ -303,7 +305,22 @@ class _Split(NamedTuple):
 
 def _split_of(brief: Brief, shape: ReplicaShape, pools: Pools) -> _Split:
     """The brief's split of the general pool (its prefill nodes, one node at least left to decode). A prefill pool with
-    neither its own TP nor its own step budget runs the decode pool's replica, `shape`."""
+    neither its own TP nor its own step budget runs the decode pool's replica, `shape`. Kept by the brief, the replica
+    and the general pool's nodes (all it reads of the pools), emptied with the planner's caches: a plan reads one
+    fleet's split 3-5 times (its analysis, its capacity search, the headroom's fleet search)."""
+    key = (brief, shape.replica_key, pools.general_nodes)
+    split = _SPLITS.get(key)
+    if split is None:
+        split = _worked_split(brief, shape, pools)
+        _SPLITS.keep(key, split)
+    return split
+
+
+_SPLITS: BoundedMemo[tuple[object, ...], _Split] = BoundedMemo(128)
+
+
+def _worked_split(brief: Brief, shape: ReplicaShape, pools: Pools) -> _Split:
+    """_split_of worked out."""
     d, w, dep = brief.disaggregation, brief.workload, brief.deployment
     pshape = shape if prefill_brief(brief) is brief else _prefill_shape(brief)
     budget = d.prefill_max_num_batched_tokens or dep.max_num_batched_tokens
@@ -386,12 +403,10 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
     TTFT = fixed + prefill-pool wait + the prompt's prefill steps + KV transfer + the first decode steps
     ITL  = a pure decode step at the decode pool's batch (+ the scheduler)"""
     w, dep = brief.workload, brief.deployment
-    rate = rate_per_s * pools.general_share
+    rate, p_rate, busy = _prefill_busy(pools, split, rate_per_s)
 
     # --- prefill pool: M/G/1 per replica, a prompt's service its own chunk steps --------------------------
     service = split.service
-    p_rate = rate / split.p_replicas
-    busy = p_rate * service
     prefill_stable = busy < 1
     second_moment = service**2 * (1 + split.cv2)  # service grows with the prompt: its CV^2 is the prompt's
     wait_mean = p_rate * second_moment / (2 * (1 - busy)) if prefill_stable else math.inf
@@ -430,6 +445,13 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
         stable=stable,
         meets=stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms,
     )
+
+
+def _prefill_busy(pools: Pools, split: _Split, rate_per_s: float) -> tuple[float, float, float]:
+    """(the general pool's requests per second, a prefill replica's, its busy share) at `rate_per_s` (the fleet's)."""
+    rate = rate_per_s * pools.general_share
+    p_rate = rate / split.p_replicas
+    return rate, p_rate, p_rate * split.service
 
 
 def _decode_pace(brief: Brief, shape: ReplicaShape, d_rate: float) -> tuple[float, float, float]:
@@ -860,21 +882,30 @@ _SCALE_BISECTIONS = 30  # halvings of the load multiple: far below any figure sh
 _SCALE_CEILING = 1e4  # multiples of the peak: the search stops doubling past it
 
 
-def _loads(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> Callable[[float], _Load]:
+class _PoolLoads:
     """The brief's two pools at m x the peak `rate_per_s`, each multiple worked out once: what a capacity search tests
     and what the capacity it finds reaches."""
-    split = _split_of(brief, shape, pools)  # the split's replicas and a prompt's service: the same at every load
-    loads: dict[float, _Load] = {}
 
-    def at(m: float) -> _Load:
-        if m not in loads:
-            loads[m] = _at_load(brief, shape, pools, split, rate_per_s * m, fixed_ms)
-        return loads[m]
+    def __init__(self, brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> None:
+        self._brief, self._shape, self._pools, self._rate_per_s, self._fixed_ms = brief, shape, pools, rate_per_s, fixed_ms
+        self._split = _split_of(brief, shape, pools)  # the split's replicas and a prompt's service: the same at every load
+        self._loads: dict[float, _Load] = {}
 
-    return at
+    def __call__(self, m: float) -> _Load:
+        if m not in self._loads:
+            self._loads[m] = _at_load(self._brief, self._shape, self._pools, self._split, self._rate_per_s * m, self._fixed_ms)
+        return self._loads[m]
+
+    def meets(self, m: float) -> tuple[bool, float]:
+        """Whether the pools meet the SLO at m x the peak, and _capacity_margin there: (False, inf) for a prefill pool
+        at least 100% busy (_at_load's rule: no steady state) without the decode pool's root-find."""
+        if m not in self._loads and _prefill_busy(self._pools, self._split, self._rate_per_s * m)[2] >= 1:
+            return False, math.inf
+        load = self(m)
+        return load.meets, _capacity_margin(self._brief, load)
 
 
-def _reached(brief: Brief, at: Callable[[float], _Load], scale: float) -> str:
+def _reached(brief: Brief, at: _PoolLoads, scale: float) -> str:
     """reached_at_capacity for the two pools at `scale` x the peak (their SLO capacity) and just past it."""
 
     def p95s(m: float) -> tuple[float, float]:
@@ -887,16 +918,13 @@ def _reached(brief: Brief, at: Callable[[float], _Load], scale: float) -> str:
 
 
 def capacity_scale(
-    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, at: Callable[[float], _Load] | None = None
+    brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float, at: _PoolLoads | None = None
 ) -> tuple[float, str]:
     """(m, pool): the multiple of the peak at which the two pools stop meeting the SLO, and the pool that binds there
     (the load scales both pools alike: the split is fixed). m = 0 when even a trickle misses. `fixed_ms`: the request
-    path outside the engine the TTFT adds; `at`: the pools' loads (_loads) when the caller reads them too."""
-    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if at is None else at
-
-    def test(m: float) -> tuple[bool, float]:  # below the capacity: the pools meet the SLO; the p95s' margin steers
-        load = at(m)
-        return load.meets, _capacity_margin(brief, load)
+    path outside the engine the TTFT adds; `at`: the pools' loads (_PoolLoads) when the caller reads them too."""
+    at = _PoolLoads(brief, shape, pools, rate_per_s, fixed_ms) if at is None else at
+    test = at.meets  # below the capacity: the pools meet the SLO; the p95s' margin steers
 
     low, high, below = 0.0, 1.0, None
     holds, margin = test(high)
@@ -916,6 +944,29 @@ def capacity_scale(
     low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin), guess)  # as a bisection ends
     LastAnswers.keep(question, low * rate_per_s)
     return low, _binding_pool(at(high), brief)
+
+
+_CLEAR_OF_CAPACITY = 1e-6  # relative: past a capacity search's last bracket (2^-29 at most) and its root-finds' noise
+
+
+def meets_by_capacity(scale: float, multiple: float) -> bool | None:
+    """Whether the two pools meet the SLO at `multiple` x the peak, as their SLO-capacity search's answer `scale`
+    (capacity_scale) tells it: True clearly below it (they meet at `scale`), False clearly above (they miss at the top
+    of its last bracket, and more load never helps); None near it, or where the search found no crossing (0, or past
+    its ceiling: a bound only)."""
+    if not 0 < scale <= _SCALE_CEILING:
+        return None
+    band = _CLEAR_OF_CAPACITY * max(scale, 1.0)
+    if multiple < scale - band:
+        return True
+    return False if multiple > scale + band else None
+
+
+def clear_above(scale: float) -> float:
+    """A multiple clearly above a capacity search's answer `scale` (meets_by_capacity's band): pools that meet the SLO
+    there have an SLO capacity above `scale`, whatever bracket their own search ends with (inf where `scale` is no
+    crossing the search found, as meets_by_capacity takes it)."""
+    return scale + _CLEAR_OF_CAPACITY * max(scale, 1.0) if 0 < scale <= _SCALE_CEILING else math.inf
 
 
 def _steady_up_to(brief: Brief, shape: ReplicaShape, load: _Load) -> float:
@@ -1017,7 +1068,7 @@ def disaggregated_operating_point(
     """The operating point of a decode replica at its own load (Little's law on pure decode steps), its capacity under
     the SLO where the binding pool reaches its target; and the analysis with that capacity and the binding pool."""
     fixed_ms = chunked.point.fixed_ms
-    at = _loads(brief, shape, pools, rate_per_s, fixed_ms) if with_capacity else None  # the search's, and what it reaches
+    at = _PoolLoads(brief, shape, pools, rate_per_s, fixed_ms) if with_capacity else None  # the search's, and what it reaches
     scale, pool = capacity_scale(brief, shape, pools, rate_per_s, fixed_ms, at) if at is not None else (math.nan, "")
     d_rate = dis.decode_rate_per_replica_per_s
     capacity = scale * d_rate

@@ -29,6 +29,7 @@ from planner.core import (
     capacity_read_core,
     judged_itl_ms,
     judged_with_capacity,
+    pools_meet_at,
     pools_read_core,
     read_by_pools,
     replan,
@@ -37,6 +38,7 @@ from planner.core import (
     verdict_read,
 )
 from planner.cost import HOURS_PER_YEAR
+from planner.disagg import clear_above
 from planner.errors import BriefError
 from planner.fmt import PCT_STEP, num, pct
 from planner.grid_search import LastAnswers, confirmed, first_meeting, question_key, slo_margin_of
@@ -635,24 +637,27 @@ def _lost_design(base: CoreDesign, brief: Brief) -> CoreDesign | CapacityReadCor
     return read if read is not None else judged_with_capacity(brief, known=base)
 
 
-def _lost_verdict(stated: Brief, changes: dict[str, Any]) -> tuple[bool, CoreDesign | PoolsReadCore | None]:
+def _lost_verdict(stated: Brief, changes: dict[str, Any], with_capacity: bool = True) -> tuple[bool, CoreDesign | PoolsReadCore | None]:
     """Whether the stated brief with `changes` (nodes lost) holds, judged as _failure_mode judges its row, and its design
     re-planned for the verdict and the SLO capacity alone (judged_with_capacity; a disaggregated design's two pools
-    read with their SLO capacity where they judge it, core.pools_read_core; None: it cannot run at all)."""
-    core = _replanned(stated, changes, _lost_pools_design)
+    read with their SLO capacity where they judge it, core.pools_read_core; None: it cannot run at all). Without
+    `with_capacity`, the pools' read skips their SLO-capacity search (its capacity nan)."""
+    core = _replanned(stated, changes, partial(_lost_pools_design, with_capacity=with_capacity))
     return _holds(core), core
 
 
-def _lost_pools_design(brief: Brief) -> CoreDesign | PoolsReadCore:
-    """A disaggregated design with nodes lost (resolved) as plan() reads it: its two pools read with their SLO capacity
+def _lost_pools_design(brief: Brief, with_capacity: bool = True) -> CoreDesign | PoolsReadCore:
+    """A disaggregated design with nodes lost (resolved) as plan() reads it: its two pools read (with their SLO capacity)
     where they judge its verdict (core.read_by_pools), else re-planned for its verdict and SLO capacity alone."""
-    return pools_read_core(brief, with_capacity=True) if read_by_pools(brief) else judged_with_capacity(brief)
+    return pools_read_core(brief, with_capacity=with_capacity) if read_by_pools(brief) else judged_with_capacity(brief)
 
 
 def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
     """one_node_lost of a disaggregated design: _pool_node_lost's row as the verdict reads it. Each pool's loss is
     judged with its SLO capacity alone (_lost_verdict), and the worse one picked as the row picks it (the one that
-    misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read."""
+    misses, else the one nearer its SLO capacity); the row's figures and words are worked out when read. The decode
+    pool's loss is searched for its SLO capacity only where the row may be it: not where its pools meet the SLO clearly
+    past the prefill pool's loss's capacity (_capacity_above: its load is then the smaller)."""
     dis = base.disaggregation
     assert dis is not None
     lost = lost_by_a_pool(base.brief, Scenario.one_node_lost)
@@ -660,12 +665,22 @@ def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
     if lost == 0 or dis.prefill_nodes - lost < 1:
         return LostNode(*_lost_verdict(stated, changes), base, stated)
     prefill_ok, prefill = _lost_verdict(stated, changes | {"disaggregation.prefill_nodes": dis.prefill_nodes - lost})
-    decode_ok, decode = _lost_verdict(stated, changes)
+    decode_ok, decode = _lost_verdict(stated, changes, with_capacity=False)  # its SLO capacity only where it is needed
     prefill_load = prefill.operating_point.load_vs_capacity if prefill is not None else math.inf
-    decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
-    if (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and prefill_load > decode_load):  # the prefill pool's is worse
-        return LostNode(prefill_ok, prefill, base, stated)
-    return LostNode(decode_ok, decode, base, stated)
+    prefill_worse = (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and _capacity_above(decode, prefill_load))
+    if not prefill_worse:  # the decode pool's row, or the two compared on their loads: its SLO capacity searched
+        decode_ok, decode = _lost_verdict(stated, changes)
+        decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
+        prefill_worse = prefill_ok == decode_ok and prefill_load > decode_load
+    return LostNode(prefill_ok, prefill, base, stated) if prefill_worse else LostNode(decode_ok, decode, base, stated)
+
+
+def _capacity_above(lost: CoreDesign | PoolsReadCore | None, load: float) -> bool:
+    """Whether a lost pool's design read without its SLO-capacity search (`lost`) has a capacity clearly above the
+    other's, whose load against its capacity is `load`: its pools meet the SLO a little past that capacity (disagg.
+    clear_above), so its own search would answer more and its load would be the smaller. False where it cannot tell."""
+    past = clear_above(1 / load) if load > 0 else math.inf
+    return isinstance(lost, PoolsReadCore) and math.isfinite(past) and pools_meet_at(lost, lost.demand.request_rate_per_s * past)
 
 
 def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:

@@ -23,6 +23,7 @@ from planner.core import (
     capacity_read,
     long_context_nodes_needed,
     long_pool_carries,
+    pools_meet_at,
     read_by_pools,
     replan,
     request_path_ms,
@@ -30,7 +31,7 @@ from planner.core import (
     verdict_read,
     worked_out,
 )
-from planner.disagg import PoolsJudged, pools_meet, short_pools
+from planner.disagg import PoolsJudged, short_pools
 from planner.errors import BriefError
 from planner.failures import (
     Scenario,
@@ -120,7 +121,7 @@ _ABOVE_HEADROOM = 1e-6  # how far above (1 + headroom) x the peak _pools_keep_he
 
 def _pools_keep_headroom(brief: Brief) -> bool:
     """keeps_headroom for a disaggregated brief without a long-context pool, from the verdict's core and one evaluation
-    of its pools (disagg.pools_meet) instead of a re-plan with the SLO-capacity search: True when the two pools still
+    of its pools (core.pools_meet_at: read on the core's SLO capacity where it was searched) instead of a re-plan with the SLO-capacity search: True when the two pools still
     meet the SLO a millionth above (1 + slo.headroom) x the peak. The capacity search's bisection then ends above
     (1 + headroom) too (within 2e-9 of the multiple where they stop), so its multiple keeps the headroom. False
     when it cannot tell (keeps_headroom decides, and gives the multiple a margin reads)."""
@@ -136,7 +137,7 @@ def _pools_keep_headroom(brief: Brief) -> bool:
     if not _pools_judge(core):
         return False
     rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
-    return pools_meet(core.brief, core.shape, core.pools, rate, request_path_ms(core))
+    return pools_meet_at(core, rate)  # the core's own SLO capacity tells it where that was searched
 
 
 def _general_nodes(brief: Brief) -> int:

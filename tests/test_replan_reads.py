@@ -10,6 +10,7 @@ from functools import partial
 import pytest
 
 import planner.core as core_module
+import planner.disagg as disagg
 import planner.failures as failures
 import planner.headroom as headroom_module
 import planner.resize as resize
@@ -454,3 +455,77 @@ def test_a_fleet_search_on_the_pools_read_is_its_re_plans(preset: str, changes: 
     read = answers()
     monkeypatch.setattr(core_module, "read_by_pools", lambda brief: False)  # every verdict re-planned
     assert read == answers()
+
+
+def _pools_core(preset: str, changes: dict[str, object]) -> core_module.CoreDesign | None:
+    """The brief's core with its pools' SLO capacity searched, None where it cannot run or has no pools' capacity."""
+    try:
+        core = core_design(resolve(load_brief(preset).with_changes(changes)))
+    except BriefError:
+        return None
+    if core.disaggregation is None or not core.operating_point.rate_per_replica_per_s > 0:
+        return None
+    return core
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+def test_the_pools_read_on_their_slo_capacity_are_the_pools_worked_out(preset: str, changes: dict[str, object]) -> None:
+    """core.pools_meet_at: whether a design's two pools meet the SLO at a rate, read on their SLO-capacity search (a
+    core's, a pools read's) where the rate lies clear of it, equals disagg.pools_meet worked out afresh, at rates
+    around the capacity (inside and outside meets_by_capacity's band) and the stated headroom's; and the capacity
+    search's test that skips the decode pool at a prefill pool 100% busy (disagg._PoolLoads.meets) is the load's."""
+    core = _pools_core(preset, changes)
+    if core is None:
+        return
+    peak, scale = core.demand.request_rate_per_s, core.disaggregation.capacity_scale  # type: ignore[union-attr]
+    reads = [core]
+    if core_module.read_by_pools(core.brief):
+        reads.append(core_module.pools_read_core(core.brief, with_capacity=True))
+    multiples = [0.5, 1.0, 1.3 * (1 + 1e-6), 2.0, 8.0]
+    if 0 < scale < 1e4:
+        multiples += [scale * (1 + d) for d in (-3e-6, -1e-6, -1e-7, 0.0, 1e-7, 1e-6, 3e-6)]
+    fixed_ms = core_module.request_path_ms(core)
+    for multiple in multiples:
+        fresh = disagg.pools_meet(core.brief, core.shape, core.pools, peak * multiple, fixed_ms)
+        for read in reads:
+            assert core_module.pools_meet_at(read, peak * multiple) == fresh, (multiple, type(read).__name__)
+        loads = disagg._PoolLoads(core.brief, core.shape, core.pools, peak, fixed_ms)
+        skipped = loads.meets(multiple)  # before the load is worked out: the busy prefill pool's shortcut
+        load = loads(multiple)
+        assert skipped == (load.meets, disagg._capacity_margin(core.brief, load)), multiple
+        assert load.meets == fresh
+
+
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 2), (16, 11), (16, 12), (16, 13), (17, 13), (24, 18)])
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"deployment.spare_nodes": 1}, {"workload.request_rate": 260.0}, {"slo.ttft_p95_ms": 300}, {"slo.itl_p95_ms": 6.5}],
+)
+def test_a_lost_pool_picked_without_its_capacity_search_is_the_one_both_searches_pick(
+    nodes: int, prefill_nodes: int, changes: dict[str, object]
+) -> None:
+    """failures._pool_lost_node searches the decode pool's loss for its SLO capacity only where the row may be it: the
+    lost node it picks (its verdict, its design and load against its capacity) is the one picked with both pools' losses
+    searched (the rule it replaces: the one that misses, else the one nearer its SLO capacity)."""
+    spares = int(changes.get("deployment.spare_nodes", 0))  # type: ignore[call-overload]
+    stated = load_brief("chat-disaggregated").with_changes(
+        changes | {"hardware.nodes": nodes + spares, "disaggregation.prefill_nodes": prefill_nodes}
+    )
+    base = core_design(resolve(stated))
+    one = failures.one_node_lost(base, stated)
+    _clear_all()
+    changed = scenario_overrides(stated, Scenario.one_node_lost)
+    lost = failures.lost_by_a_pool(stated, Scenario.one_node_lost)
+    if lost == 0 or prefill_nodes - lost < 1:
+        picked = failures._lost_verdict(stated, changed)
+    else:
+        prefill = failures._lost_verdict(stated, changed | {"disaggregation.prefill_nodes": prefill_nodes - lost})
+        decode = failures._lost_verdict(stated, changed)
+        loads = [core.operating_point.load_vs_capacity if core is not None else math.inf for _, core in (prefill, decode)]
+        prefill_worse = (not prefill[0] and decode[0]) or (prefill[0] == decode[0] and loads[0] > loads[1])
+        picked = prefill if prefill_worse else decode
+    assert one.ok == picked[0]
+    assert (one.core is None) == (picked[1] is None)
+    if one.core is not None and picked[1] is not None:
+        assert one.core.brief == picked[1].brief
+        assert one.core.operating_point.load_vs_capacity == picked[1].operating_point.load_vs_capacity

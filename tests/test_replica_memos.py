@@ -10,11 +10,13 @@ import pytest
 import planner.disagg as disagg
 import planner.operating_point as operating_point
 from benchmarks.plan_speed import _clear_all
-from planner import load_brief, preset_names
+from planner import load_brief, plan, preset_names
 from planner.brief import Brief
 from planner.cached import cached_names
 from planner.core import feasible_replica
 from planner.errors import BriefError
+from planner.mechanisms import resolve
+from planner.pools import pools_of
 from planner.replica import ReplicaShape, shape_of
 from planner.speculative import spec_switch, speculative_analysis
 
@@ -116,3 +118,21 @@ def test_a_decode_pools_pace_read_from_another_fleets_is_worked_out_fresh(change
         read = disagg._decode_pace(fleet, shape, rate)
         _clear_all()
         assert read == disagg._decode_pace(fleet, shape, rate)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"deployment.spare_nodes": 1, "hardware.nodes": 17}, {"disaggregation.prefill_nodes": 2}, {"disaggregation.prefill_tp": 4}],
+)
+def test_a_disaggregated_split_kept_by_a_plan_is_the_one_worked_out_fresh(changes: dict[str, object]) -> None:
+    """disagg._split_of: a split of the general pool kept by its brief, replica and general-pool nodes (read 3-5 times a
+    plan) equals the one worked out fresh, for the plan's fleets and the fleet less a node."""
+    fleets = _fleets(load_brief("chat-disaggregated").with_changes(changes))
+    _clear_all()
+    for fleet in fleets:
+        plan(fleet)
+    for fleet in fleets:
+        brief = resolve(fleet)
+        shape = feasible_replica(brief)
+        pools, _ = pools_of(brief, shape)
+        assert disagg._split_of(brief, shape, pools) == disagg._worked_split(brief, shape, pools)
