@@ -95,15 +95,20 @@ def scaled_demand(dem: Demand, multiplier: float) -> Demand:
     return scaled
 
 
-def _crossing(value_at: Callable[[float], float], at_peak: float) -> float:
+def _crossing(value_at: Callable[[float], float], at_peak: float, past: float = math.inf) -> float:
     """The multiple at which an increasing `value_at(multiple)` reaches 1 (0 when already over at any load,
     unbounded when not reached by _MAX_MULTIPLE): _BISECTIONS halvings of [0, the first doubling over it], with the
     midpoints the values already worked out decide left untested (grid_search.bisection_bracket: about 15 sizing
-    passes instead of 52). `at_peak`: value_at(1), the design's own figure (not worked out again)."""
+    passes instead of 52). `at_peak`: value_at(1), the design's own figure (not worked out again). `past`: a multiple
+    the caller needs the crossing only at or under (a limit that comes first there): one whose value there is under 1
+    lies past it (the bisection's answer tests over 1, so above it) and is not searched (inf)."""
 
     def test(multiple: float) -> tuple[bool, float]:
         value = value_at(multiple)
         return value < 1, value - 1
+
+    if past < math.inf and value_at(past) < 1:
+        return math.inf
 
     high, below = 1.0, None
     is_below, margin = at_peak < 1, at_peak - 1
@@ -143,11 +148,12 @@ def _general_limit(core: _Limited) -> PoolLimit:
     )
 
 
-def _long_context_limit(core: _Limited) -> PoolLimit | None:
+def _long_context_limit(core: _Limited, past: float = math.inf) -> PoolLimit | None:
+    """The long-context pool's busy share reaching 100% (`past`: as _crossing takes it)."""
     if core.pools.long_context_nodes == 0 or core.brief.workload.long_context_share <= 0:
         return None
     busy = core.long_context_utilization
-    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m), busy)
+    multiple = 0.0 if not math.isfinite(busy) else _crossing(lambda m: long_context_utilization_at(core, m), busy, past)
     return trusted(
         PoolLimit,
         key="long_context",
@@ -169,13 +175,14 @@ def pools_multiple(core: CoreDesign) -> float:
     return min(known) if known else math.nan
 
 
-def _sizing_limits(core: _Limited) -> list[PoolLimit]:
-    """The worked design's sizing rules the verdict applies: fleet utilization and the KV cache at the sizing batch."""
+def _sizing_limits(core: _Limited, past: float = math.inf) -> list[PoolLimit]:
+    """The worked design's sizing rules the verdict applies: fleet utilization and the KV cache at the sizing batch
+    (`past`: as _crossing takes it)."""
     brief, shape, cap = core.brief, core.shape, core.capacity
     if brief.workload.rate_given:  # utilization = load / a capacity that does not depend on the load
         util_multiple = 1 / cap.utilization if cap.utilization > 0 else math.inf
     else:  # the decode batch grows with the load: re-run the arithmetic at each multiple
-        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)), cap.utilization)
+        util_multiple = _crossing(lambda m: utilization_at(brief, shape, scaled_demand(core.demand, m)), cap.utilization, past)
     limits = [
         trusted(
             PoolLimit,
@@ -477,10 +484,20 @@ def _stated_words(core: CoreDesign, goal: ObjectiveAnalysis | None) -> str:
     return f"; the stated {pct(wanted)} headroom is judged on the pools' SLO capacity with every node up: {times(pools)}, {kept}"
 
 
-def _limits(core: _Limited) -> list[PoolLimit]:
-    """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules."""
-    long_context = _long_context_limit(core)
-    return [_general_limit(core), *([long_context] if long_context is not None else []), *_sizing_limits(core)]
+def _limits(core: _Limited, first_only: bool = False) -> list[PoolLimit]:
+    """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules.
+    `first_only`: only the first is read (the smallest multiple; of equal ones the first listed): a crossing searched
+    (the long-context pool's, the sizing utilization's) is searched only where it can come first, at or under the
+    multiples of the limits worked out before it (its multiple inf where it lies past them)."""
+    general = _general_limit(core)
+    past = math.inf
+    if first_only:  # the closed forms' multiples: the general pool's, and the KV cache's at the sizing batch
+        past = min(general.multiple, 1 / core.capacity.kv_fraction if core.capacity.kv_fraction > 0 else math.inf)
+        past = math.inf if math.isnan(past) else past
+    long_context = _long_context_limit(core, past)
+    if long_context is not None and first_only and not math.isnan(long_context.multiple):
+        past = min(past, long_context.multiple)
+    return [general, *([long_context] if long_context is not None else []), *_sizing_limits(core, past)]
 
 
 def _n_plus_one_deadline(lost: _Limited | None) -> PoolLimit:
@@ -505,7 +522,7 @@ def _n_plus_one_limit(lost: _Limited | None) -> PoolLimit:
         return trusted(
             PoolLimit, key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all"
         )
-    known = [lim for lim in _limits(lost) if not math.isnan(lim.multiple)]
+    known = [lim for lim in _limits(lost, first_only=True) if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else None
     if first is None:
         return trusted(

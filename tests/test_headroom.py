@@ -230,3 +230,40 @@ def test_the_verdict_bar_names_only_the_target_that_ends_the_replicas_capacity()
     bar = _binding(design)
     assert op.capacity_reached in bar
     assert "latency targets" not in bar and "TTFT" not in bar
+
+
+@pytest.mark.parametrize("preset", ["capstone", "variation-a", "variation-c", "variation-f", "rag", "qps200-chat", "offline-batch"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"deployment.long_context_nodes": 1, "workload.long_context_share": 0.05},
+        {"deployment.long_context_nodes": 3, "workload.long_context_share": 0.05},
+        {"deployment.spare_nodes": 1},
+        {"workload.users": 2500, "workload.request_rate": None},
+    ],
+)
+def test_the_lost_nodes_first_limit_searched_only_where_it_can_come_first_is_the_first_of_all(
+    preset: str, changes: dict[str, object]
+) -> None:
+    """headroom._limits(first_only): the N+1 limit reads only the one-node-lost design's first limit, so a crossing
+    (the long-context pool's, the sizing utilization's) is searched only where it can come first; that first limit is
+    the first of every limit worked out, its multiple, name and words alike, for the design and its one-node-lost
+    design as plan() reads it."""
+    from planner.core import core_design
+    from planner.errors import BriefError
+    from planner.failures import one_node_lost
+    from planner.headroom import _limits
+    from planner.mechanisms import resolve
+
+    try:
+        stated = load_brief(preset).with_changes(changes)
+        core = core_design(resolve(stated), curves=False)
+    except (BriefError, ValueError):
+        return
+    lost = one_node_lost(core, stated).core
+    for each in [core] if lost is None else [core, lost]:
+        every = [lim for lim in _limits(each) if not math.isnan(lim.multiple)]
+        first = [lim for lim in _limits(each, first_only=True) if not math.isnan(lim.multiple)]
+        if every:
+            assert repr(min(first, key=lambda lim: lim.multiple)) == repr(min(every, key=lambda lim: lim.multiple))
