@@ -90,6 +90,7 @@ __all__ = [
     "replan",
     "replica_capacity",
     "request_path_ms",
+    "same_but_fleet_and_traffic",
     "sizing_figures",
     "utilization_no_prefix_cache",
     "verdict_core",
@@ -475,7 +476,7 @@ def _same_point(known: CoreDesign, brief: Brief, shape: ReplicaShape, pools: Poo
     if brief.disaggregation.enabled or brief.speculative.enabled or not op.stable or math.isnan(op.capacity_rate_per_s):
         return False
     w, kw = brief.workload, stated.workload
-    if (w.request_rate, w.users) != (kw.request_rate, kw.users) or not _same_but_fleet_and_traffic(stated, brief):
+    if (w.request_rate, w.users) != (kw.request_rate, kw.users) or not same_but_fleet_and_traffic(stated, brief):
         return False
     spares = {"spare_nodes": known.pools.spare_nodes, "arithmetic": known.pools.arithmetic}
     return (
@@ -512,7 +513,7 @@ _SECTIONS = attrgetter(*_SECTION_NAMES)  # a brief's sections, in order, in one 
 _KEPT = {section: _fields_but(section, moved) for section, moved in _FLEET_AND_TRAFFIC.items()}  # what does not move
 
 
-def _same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
+def same_but_fleet_and_traffic(a: Brief, b: Brief) -> bool:
     """Whether two briefs are the same but for the fleet's sizes (nodes, spare and long-context pools) and how much
     traffic comes (the request rate or the users, given the same way)."""
     if a.workload.rate_given != b.workload.rate_given:
@@ -568,7 +569,7 @@ def _load_read(known: CoreDesign, brief: Brief) -> _LoadRead | None:
         return None
     if not 0 < slo_rate < math.inf:
         return None
-    if not _same_but_fleet_and_traffic(stated, brief):
+    if not same_but_fleet_and_traffic(stated, brief):
         return None
     shape = feasible_replica(brief)
     if shape.replica_key != known.shape.replica_key:

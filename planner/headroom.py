@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from planner.architecture import long_context_utilization
 from planner.brief import Brief, ObjectiveKind
 from planner.capacity import Demand, utilization_at
-from planner.core import CapacityReadCore, CoreDesign, PoolsReadCore, capacity_read, verdict_core
+from planner.core import CapacityReadCore, CoreDesign, PoolsReadCore, capacity_read, same_but_fleet_and_traffic, verdict_core
 from planner.errors import BriefError
 from planner.failures import Scenario, judged, n_plus_one, needs_n_plus_one, scenario_overrides
 from planner.fmt import down, num, pct, times
@@ -455,7 +455,7 @@ def headroom(
         replanned, n_plus_one_held = _replanned_limit(core, stated, guess, predicted)
         limits.insert(0, replanned)
     elif n_plus_one:
-        limits.append(_n_plus_one_limit(one_node_lost))
+        limits.append(_n_plus_one_limit(one_node_lost, (core, limits)))
     known = [lim for lim in limits if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else limits[0]
     multiple = down(first.multiple)
@@ -484,17 +484,18 @@ def _stated_words(core: CoreDesign, goal: ObjectiveAnalysis | None) -> str:
     return f"; the stated {pct(wanted)} headroom is judged on the pools' SLO capacity with every node up: {times(pools)}, {kept}"
 
 
-def _limits(core: _Limited, first_only: bool = False) -> list[PoolLimit]:
+def _limits(core: _Limited, first_only: bool = False, long_context_pool: PoolLimit | None = None) -> list[PoolLimit]:
     """The closed-form limits of a design's verdict: its pools' SLO capacity or busy share, the sizing rules.
     `first_only`: only the first is read (the smallest multiple; of equal ones the first listed): a crossing searched
     (the long-context pool's, the sizing utilization's) is searched only where it can come first, at or under the
-    multiples of the limits worked out before it (its multiple inf where it lies past them)."""
+    multiples of the limits worked out before it (its multiple inf where it lies past them). `long_context_pool`: the
+    long-context pool's limit as another design with the same pool worked it out (_same_long_context_pool)."""
     general = _general_limit(core)
     past = math.inf
     if first_only:  # the closed forms' multiples: the general pool's, and the KV cache's at the sizing batch
         past = min(general.multiple, 1 / core.capacity.kv_fraction if core.capacity.kv_fraction > 0 else math.inf)
         past = math.inf if math.isnan(past) else past
-    long_context = _long_context_limit(core, past)
+    long_context = _long_context_limit(core, past) if long_context_pool is None else long_context_pool
     if long_context is not None and first_only and not math.isnan(long_context.multiple):
         past = min(past, long_context.multiple)
     return [general, *([long_context] if long_context is not None else []), *_sizing_limits(core, past)]
@@ -516,13 +517,32 @@ def _n_plus_one_deadline(lost: _Limited | None) -> PoolLimit:
     )
 
 
-def _n_plus_one_limit(lost: _Limited | None) -> PoolLimit:
-    """The traffic multiple at which N+1 is lost: the design with one node lost (the same traffic) reaches a limit."""
+def _same_long_context_pool(a: _Limited, b: _Limited) -> bool:
+    """Whether two designs' long-context pools take the same busy share at every traffic multiple
+    (long_context_utilization_at: the brief's workload and hit rate, the replica, the demand and the pool's replicas):
+    briefs the same but for the fleet's sizes and the traffic (core.same_but_fleet_and_traffic) with the same hit rate,
+    the same replica and demand, and as many long-context nodes, busy alike at the peak."""
+    return (
+        a.long_context_utilization == b.long_context_utilization
+        and a.shape.replica_key == b.shape.replica_key
+        and a.pools.long_context_nodes == b.pools.long_context_nodes
+        and (a.demand.request_rate_per_s, a.demand.generating_sequences) == (b.demand.request_rate_per_s, b.demand.generating_sequences)
+        and a.brief.effective_hit_rate == b.brief.effective_hit_rate
+        and same_but_fleet_and_traffic(a.brief, b.brief)
+    )
+
+
+def _n_plus_one_limit(lost: _Limited | None, design: tuple[_Limited, list[PoolLimit]] | None = None) -> PoolLimit:
+    """The traffic multiple at which N+1 is lost: the design with one node lost (the same traffic) reaches a limit.
+    `design`: the design's own core and limits, whose long-context pool's the lost design's is where the two pools are
+    the same (a general-pool node lost: _same_long_context_pool), not searched again."""
     if lost is None:
         return trusted(
             PoolLimit, key="n_plus_one", name="N+1 is lost", multiple=0.0, arithmetic="with one node lost the design cannot run at all"
         )
-    known = [lim for lim in _limits(lost, first_only=True) if not math.isnan(lim.multiple)]
+    own = design is not None and _same_long_context_pool(design[0], lost)
+    pool = next((lim for lim in design[1] if lim.key == "long_context"), None) if design is not None and own else None
+    known = [lim for lim in _limits(lost, first_only=True, long_context_pool=pool) if not math.isnan(lim.multiple)]
     first = min(known, key=lambda lim: lim.multiple) if known else None
     if first is None:
         return trusted(

@@ -249,11 +249,12 @@ def test_the_lost_nodes_first_limit_searched_only_where_it_can_come_first_is_the
     """headroom._limits(first_only): the N+1 limit reads only the one-node-lost design's first limit, so a crossing
     (the long-context pool's, the sizing utilization's) is searched only where it can come first; that first limit is
     the first of every limit worked out, its multiple, name and words alike, for the design and its one-node-lost
-    design as plan() reads it."""
+    design as plan() reads it; and the N+1 limit that takes the design's long-context pool's limit where the lost
+    design's pool is the same (_same_long_context_pool) is the one worked out on the lost design alone."""
     from planner.core import core_design
     from planner.errors import BriefError
     from planner.failures import one_node_lost
-    from planner.headroom import _limits
+    from planner.headroom import _limits, _n_plus_one_limit
     from planner.mechanisms import resolve
 
     try:
@@ -267,3 +268,4 @@ def test_the_lost_nodes_first_limit_searched_only_where_it_can_come_first_is_the
         first = [lim for lim in _limits(each, first_only=True) if not math.isnan(lim.multiple)]
         if every:
             assert repr(min(first, key=lambda lim: lim.multiple)) == repr(min(every, key=lambda lim: lim.multiple))
+    assert repr(_n_plus_one_limit(lost, (core, _limits(core)))) == repr(_n_plus_one_limit(lost))

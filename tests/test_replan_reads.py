@@ -153,7 +153,7 @@ def _read_as_re_planned(known: core_module.CoreDesign, brief: Brief, where: obje
 
 
 def _field_by_field(a: Brief, b: Brief) -> bool:
-    """core._same_but_fleet_and_traffic as its definition reads: every field of every section equal but the moved ones."""
+    """core.same_but_fleet_and_traffic as its definition reads: every field of every section equal but the moved ones."""
     if a.workload.rate_given != b.workload.rate_given:
         return False
     moved = core_module._FLEET_AND_TRAFFIC
@@ -169,7 +169,7 @@ def _field_by_field(a: Brief, b: Brief) -> bool:
 
 @pytest.mark.parametrize("preset", ["agent-platform", "capstone", "variation-f", "qps10-tp4"])
 def test_briefs_the_same_but_for_the_fleet_and_traffic_are_told_field_by_field(preset: str) -> None:
-    """core._same_but_fleet_and_traffic (its sections' other fields read at once) tells what the field-by-field
+    """core.same_but_fleet_and_traffic (its sections' other fields read at once) tells what the field-by-field
     comparison tells, for changes of the fleet and traffic alone and of every other kind of field beside them."""
     stated = load_brief(preset)
     w = stated.workload
@@ -191,7 +191,7 @@ def test_briefs_the_same_but_for_the_fleet_and_traffic_are_told_field_by_field(p
                 brief = stated.with_changes(other | moved)
             except BriefError:
                 continue
-            same = core_module._same_but_fleet_and_traffic(stated, brief)
+            same = core_module.same_but_fleet_and_traffic(stated, brief)
             assert same == _field_by_field(stated, brief), (other, moved)
             told.append(same)
     assert True in told and False in told
