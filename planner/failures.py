@@ -372,9 +372,21 @@ N_PLUS_ONE_AVAILABILITY = 0.99  # from here on a node's repair time exceeds the 
 def n_plus_one(brief: Brief, known: CoreDesign | None = None) -> bool:
     """plan()'s availability rule: a target of 99% or more needs the SLO held with one node lost (an offline job or a
     rollout: its deadline, as its failure row judges it). `known`: a core the one-node-lost design's verdict may be read
-    on (core.capacity_read: the same replica and traffic's shape at another fleet or traffic) instead of re-planned."""
-    read = lost_read(brief, known) if known is not None and needs_n_plus_one(brief) else None
-    return read if read is not None else n_plus_one_check(brief)[0]
+    on (core.capacity_read: the same replica and traffic's shape at another fleet or traffic) instead of re-planned;
+    where it cannot tell, the brief with the node lost, built and resolved once, is re-planned (as scenario_check's
+    _changed_check judges it)."""
+    if known is None or not needs_n_plus_one(brief) or brief.disaggregation.enabled:
+        return n_plus_one_check(brief)[0]
+    lost = _one_node_lost(brief)
+    if lost is None:
+        return False
+    read = _read_on(known, lost)
+    if read is not None:
+        return read
+    try:
+        return read_check(verdict_read(lost))[0]
+    except BriefError:  # InfeasibleDesign too
+        return False
 
 
 def lost_read(brief: Brief, known: CoreDesign) -> bool | None:
@@ -382,11 +394,26 @@ def lost_read(brief: Brief, known: CoreDesign) -> bool | None:
     judges it (a brief that cannot run: False); None where the read cannot tell."""
     if brief.disaggregation.enabled:  # each pool's loss is judged on its own (scenario_check)
         return None
+    lost = _one_node_lost(brief)
+    return False if lost is None else _read_on(known, lost)
+
+
+def _one_node_lost(brief: Brief) -> Brief | None:
+    """The brief with one node lost (scenario_overrides), resolved as plan() resolves it; None when it cannot run at all
+    (no node left, a field out of range, a replica that cannot be formed), as _replanned takes it."""
     changes = scenario_overrides(brief, Scenario.one_node_lost)
     if changes.get("hardware.nodes", 1) < 1:
-        return False
+        return None
     try:
-        return capacity_read(known, resolve(brief.with_changes(changes)))
+        return resolve(brief.with_changes(changes))
+    except BriefError:  # InfeasibleDesign too
+        return None
+
+
+def _read_on(known: CoreDesign, lost: Brief) -> bool | None:
+    """core.capacity_read of the resolved brief `lost` on `known` (False where it cannot run; None: it cannot tell)."""
+    try:
+        return capacity_read(known, lost)
     except BriefError:  # InfeasibleDesign too
         return False
 

@@ -529,3 +529,21 @@ def test_a_lost_pool_picked_without_its_capacity_search_is_the_one_both_searches
     if one.core is not None and picked[1] is not None:
         assert one.core.brief == picked[1].brief
         assert one.core.operating_point.load_vs_capacity == picked[1].operating_point.load_vs_capacity
+
+
+@pytest.mark.parametrize("preset", ["agent-platform", "capstone", "variation-c", "variation-f", "rag", "qps200-chat", "chat-disaggregated"])
+def test_n_plus_one_read_on_a_known_core_or_re_planned_once_is_the_re_plans(preset: str) -> None:
+    """failures.n_plus_one with a known core: the brief with a node lost, built and resolved once, read on the core's
+    SLO capacity (core.capacity_read) or else re-planned, answers as n_plus_one_check's own re-plan (scenario_check),
+    at traffic around where the headroom finds N+1 lost (inside the capacity search's probed bands too) and beyond."""
+    stated = load_brief(preset)
+    design = plan(stated)
+    turn = min(lim.multiple for lim in design.headroom.limits if math.isfinite(lim.multiple) and lim.multiple > 0)
+    multiples = [0.7, 1.0, 2.5, *(turn * (1 + d) for d in (-1e-3, -5e-4, -1e-4, 0.0, 1e-4, 5e-4, 1e-3))]
+    for multiple in multiples:
+        brief = headroom_module._at_traffic(stated, multiple)
+        _clear_all()
+        known = core_design(resolve(stated))
+        read = failures.n_plus_one(brief, known)
+        _clear_all()
+        assert read == failures.n_plus_one_check(brief)[0], multiple
