@@ -397,8 +397,14 @@ def _decode_short(batch: float, kv_fraction: float) -> bool:
     return not math.isfinite(batch) or kv_fraction > 1
 
 
-def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rate_per_s: float, fixed_ms: float) -> _Load:
-    """The split's two pools at `rate_per_s` (the whole fleet's), `fixed_ms` the request path outside the engine:
+_Pace = Callable[[float], tuple[float, float, float]]  # a decode replica's rate -> (batch, step ms, p95 step ms)
+
+
+def _at_load(
+    brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rate_per_s: float, fixed_ms: float, pace: _Pace | None = None
+) -> _Load:
+    """The split's two pools at `rate_per_s` (the whole fleet's), `fixed_ms` the request path outside the engine
+    (`pace`: the decode replica's, _decode_pace by default):
 
     TTFT = fixed + prefill-pool wait + the prompt's prefill steps + KV transfer + the first decode steps
     ITL  = a pure decode step at the decode pool's batch (+ the scheduler)"""
@@ -415,7 +421,7 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
 
     # --- decode pool: pure decode steps, the batch from Little's law ------------------------------------------
     d_rate = rate / split.d_replicas
-    batch, step_ms, step_p95_ms = _decode_pace(brief, shape, d_rate)
+    batch, step_ms, step_p95_ms = _decode_pace(brief, shape, d_rate) if pace is None else pace(d_rate)
     b = batch if math.isfinite(batch) else float(dep.max_num_seqs)  # with no steady state the batch stays full
     kv_fraction = b * (w.input_tokens_mean + w.output_tokens_mean) / shape.kv_capacity_tokens
     decode_short = _decode_short(batch, kv_fraction)  # prompts wait for a decode slot without bound
@@ -445,6 +451,41 @@ def _at_load(brief: Brief, shape: ReplicaShape, pools: Pools, split: _Split, rat
         stable=stable,
         meets=stable and ttft_p95 <= brief.slo.ttft_p95_ms and judged <= brief.slo.itl_p95_ms,
     )
+
+
+_MODEL_SHORT = 1e-9  # relative: how far under the steady state's bound the model's margin is taken (finite there)
+_MODEL_XTOL = 1e-13  # relative: the model's crossing, well inside a capacity search's last bracket (2^-30)
+
+
+def _linear_pace(brief: Brief, shape: ReplicaShape, batch_ref: float) -> _Pace:
+    """_decode_pace with the decode step linear in the batch, as it is on the piece at `batch_ref` (the step model is
+    piecewise linear: a max of the weights' and the GEMMs' time, a min of two all-reduce algorithms): Little's law
+    batch = rate x (gaps x (step + scheduler) + 1.5 step) solved in closed form, the steps at that batch the step
+    model's own. Only where a capacity search looks first (its tests run the root-find)."""
+    w = brief.workload
+    ctx, sched, top = brief.running_context_tokens, brief.latency.scheduler_ms / 1e3, float(brief.deployment.max_num_seqs)
+    gaps = max(w.output_tokens_mean - 1, 0.0)
+    k = shape.step.values()
+
+    def step(batch: float) -> float:  # as _decode_pace's
+        b = max(batch, 1.0)
+        return step_time_s(k, b, b, b * ctx, 0.0)
+
+    ref = min(max(batch_ref, 1.0), top) if math.isfinite(batch_ref) else top
+    slope = (step(ref * (1 + _SLOPE_STEP)) - step(ref)) / (ref * _SLOPE_STEP)
+    intercept = step(ref) - slope * ref
+
+    def pace(d_rate: float) -> tuple[float, float, float]:
+        room = 1 - d_rate * slope * (gaps + 1.5)
+        batch = d_rate * (gaps * (intercept + sched) + 1.5 * intercept) / room if room > 0 else math.inf
+        batch = batch if batch <= top else math.inf
+        b = batch if math.isfinite(batch) else top
+        return batch, step(b) * 1e3, step(b + P95_Z * math.sqrt(b)) * 1e3
+
+    return pace
+
+
+_SLOPE_STEP = 1e-3  # relative: the batch step the linear piece's slope is read over
 
 
 def _prefill_busy(pools: Pools, split: _Split, rate_per_s: float) -> tuple[float, float, float]:
@@ -896,6 +937,34 @@ class _PoolLoads:
             self._loads[m] = _at_load(self._brief, self._shape, self._pools, self._split, self._rate_per_s * m, self._fixed_ms)
         return self._loads[m]
 
+    def model_crossing(self, low: float, high: float) -> float:
+        """Where a capacity search of (low, high] looks first (its tests decide): where the pools' margin crosses 0 on
+        their closed forms with the decode batch from Little's law on the decode step's linear piece at the peak's
+        batch (_linear_pace: no root-find, and the search's answer to ~1e-12 while the batch stays on that piece), up
+        to where they lose their steady state, where the prefill pool's TTFT binds; else that bound (_steady_up_to),
+        where the search looked first before. Where the token gap binds, its p95 climbs so slowly that the decode
+        root-find's tolerance (1e-6 of a batch) can turn a test within a bracket or two of the crossing: the search
+        then ends where the points it tests put it, so it keeps to those it tested before."""
+        steady = _steady_up_to(self._brief, self._shape, self(1.0))
+        top = min(high, steady * (1 - _MODEL_SHORT))  # the margin is finite up to the steady state's bound
+        if not low < top:
+            return steady
+        pace = _linear_pace(self._brief, self._shape, self(1.0).batch)
+
+        def margins(m: float) -> tuple[float, float]:
+            load = _at_load(self._brief, self._shape, self._pools, self._split, self._rate_per_s * m, self._fixed_ms, pace)
+            return _margins(self._brief, load)
+
+        def margin(m: float) -> float:
+            return max(margins(m))
+
+        at_low, at_top = margin(low), margin(top)
+        if not (at_low <= 0 < at_top and math.isfinite(at_top)):
+            return steady
+        crossing = root_in_bracket(margin, low, top, _MODEL_XTOL * top, at_low, at_top, smooth=True)
+        ttft, gap = margins(crossing)
+        return crossing if ttft >= gap else steady
+
     def meets(self, m: float) -> tuple[bool, float]:
         """Whether the pools meet the SLO at m x the peak, and _capacity_margin there: (False, inf) for a prefill pool
         at least 100% busy (_at_load's rule: no steady state) without the decode pool's root-find."""
@@ -940,7 +1009,7 @@ def capacity_scale(
         low, below = 1e-3, (1e-3, margin_low)
     question = question_key("disaggregated_capacity", brief)
     last = LastAnswers.get(question)  # the peak it crossed at last time (a load slider, traffic doubled): the same pools
-    guess = _steady_up_to(brief, shape, at(1.0)) if last is None or rate_per_s <= 0 else last / rate_per_s
+    guess = at.model_crossing(low, high) if last is None or rate_per_s <= 0 else last / rate_per_s
     low, high = bisection_bracket(test, low, high, _SCALE_BISECTIONS, below, (high, margin), guess)  # as a bisection ends
     LastAnswers.keep(question, low * rate_per_s)
     return low, _binding_pool(at(high), brief)
@@ -994,11 +1063,16 @@ def _capacity_margin(brief: Brief, load: _Load) -> float:
     so a capacity search's chords land near the crossing: the TTFT's (p95 / target - 1) x the prefill pool's idle share
     (its queue's wait climbs like 1 / that share), the token gap's p95 / target - 1 (a decode step grows about linearly
     with the batch)."""
+    return max(_margins(brief, load))
+
+
+def _margins(brief: Brief, load: _Load) -> tuple[float, float]:
+    """_capacity_margin's two terms: the TTFT's and the token gap's (both inf without a steady state)."""
     if not load.stable:
-        return math.inf
+        return math.inf, math.inf
     slo = brief.slo
     ttft_over = (load.ttft_p95_ms / slo.ttft_p95_ms - 1) * (1 - load.busy)
-    return max(ttft_over, slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) / slo.itl_p95_ms - 1)
+    return ttft_over, slo.itl_metric.judged(load.itl_p95_ms, load.itl_p95_ms) / slo.itl_p95_ms - 1
 
 
 def pools_meet(brief: Brief, shape: ReplicaShape, pools: Pools, rate_per_s: float, fixed_ms: float) -> bool:

@@ -547,3 +547,34 @@ def test_n_plus_one_read_on_a_known_core_or_re_planned_once_is_the_re_plans(pres
         read = failures.n_plus_one(brief, known)
         _clear_all()
         assert read == failures.n_plus_one_check(brief)[0], multiple
+
+
+@pytest.mark.parametrize(("preset", "changes"), _DISAGGREGATED)
+@pytest.mark.parametrize("traffic", [0.5, 1.0, 1.2, 3.0])
+def test_the_pools_capacity_search_from_the_models_crossing_is_the_search_from_the_steady_bound(
+    preset: str, changes: dict[str, object], traffic: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """disagg.capacity_scale looks first where the pools' margin crosses 0 on their closed forms with the decode batch
+    solved on the step's linear piece (_PoolLoads.model_crossing): only where it looks, so its answer (the multiple and
+    the binding pool) is the search's from the steady state's bound it looked at before, exactly (where the token gap
+    binds it looks there still: {"slo.itl_p95_ms": 6.5} at half the traffic ended a bracket apart, 5e-10, from the
+    model's crossing, the decode root-find's tolerance turning a test there); and the model's crossing lies inside the
+    search's last bracket where the batch stays on that piece (chat-disaggregated's own)."""
+    core = _pools_core(preset, changes)
+    if core is None:
+        return
+    rate, fixed_ms = core.demand.request_rate_per_s * traffic, core_module.request_path_ms(core)
+
+    def search() -> tuple[float, str]:
+        _clear_all()
+        return disagg.capacity_scale(core.brief, core.shape, core.pools, rate, fixed_ms)
+
+    steered = search()
+    if (preset, changes, traffic) == ("chat-disaggregated", {}, 1.0):
+        loads = disagg._PoolLoads(core.brief, core.shape, core.pools, rate, fixed_ms)
+        width = 1 / 2**disagg._SCALE_BISECTIONS
+        assert abs(loads.model_crossing(1.0, 2.0) - steered[0]) < width
+    monkeypatch.setattr(
+        disagg._PoolLoads, "model_crossing", lambda self, low, high: disagg._steady_up_to(self._brief, self._shape, self(1.0))
+    )
+    assert search() == steered
