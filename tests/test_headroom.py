@@ -232,7 +232,20 @@ def test_the_verdict_bar_names_only_the_target_that_ends_the_replicas_capacity()
     assert "latency targets" not in bar and "TTFT" not in bar
 
 
-@pytest.mark.parametrize("preset", ["capstone", "variation-a", "variation-c", "variation-f", "rag", "qps200-chat", "offline-batch"])
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "capstone",
+        "variation-a",
+        "variation-c",
+        "variation-f",
+        "rag",
+        "qps200-chat",
+        "offline-batch",
+        "agent-platform",
+        "chat-disaggregated",
+    ],
+)
 @pytest.mark.parametrize(
     "changes",
     [

@@ -499,7 +499,15 @@ def test_the_pools_read_on_their_slo_capacity_are_the_pools_worked_out(preset: s
 @pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (15, 12), (16, 2), (16, 11), (16, 12), (16, 13), (17, 13), (24, 18)])
 @pytest.mark.parametrize(
     "changes",
-    [{}, {"deployment.spare_nodes": 1}, {"workload.request_rate": 260.0}, {"slo.ttft_p95_ms": 300}, {"slo.itl_p95_ms": 6.5}],
+    [
+        {},
+        {"deployment.spare_nodes": 1},
+        {"workload.request_rate": 260.0},
+        {"slo.ttft_p95_ms": 300},
+        {"slo.itl_p95_ms": 6.5},
+        {"objective.kind": "throughput", "objective.job_tokens": 1e9, "objective.deadline_hours": 24},
+        {"kv_tiers.cpu_gb_per_node": 512.0, "deployment.prefix_caching": True, "workload.prefix_hit_rate": 0.3},
+    ],
 )
 def test_a_lost_pool_picked_without_its_capacity_search_is_the_one_both_searches_pick(
     nodes: int, prefill_nodes: int, changes: dict[str, object]
@@ -531,7 +539,9 @@ def test_a_lost_pool_picked_without_its_capacity_search_is_the_one_both_searches
         assert one.core.operating_point.load_vs_capacity == picked[1].operating_point.load_vs_capacity
 
 
-@pytest.mark.parametrize("preset", ["agent-platform", "capstone", "variation-c", "variation-f", "rag", "qps200-chat", "chat-disaggregated"])
+@pytest.mark.parametrize(
+    "preset", ["agent-platform", "capstone", "variation-c", "variation-f", "rag", "qps200-chat", "chat-disaggregated", "offline-batch"]
+)
 def test_n_plus_one_read_on_a_known_core_or_re_planned_once_is_the_re_plans(preset: str) -> None:
     """failures.n_plus_one with a known core: the brief with a node lost, built and resolved once, read on the core's
     SLO capacity (core.capacity_read) or else re-planned, answers as n_plus_one_check's own re-plan (scenario_check),
