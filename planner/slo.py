@@ -875,7 +875,7 @@ def _whole_cdf(k: float, scale: float, top: float, room: float, packed: float) -
         if c >= room:
             return 1.0
         z = c / scale
-        alone = 1.0 if c >= top else _gamma_value(k, z)
+        alone = 1.0 if c >= top else (gamma_p_value(k, z) if z > 0 else 0.0)  # _gamma_value inlined
         return (1 - packed) * alone + packed * pair.value(z)
 
     def row(c: float) -> _Row:
@@ -884,7 +884,7 @@ def _whole_cdf(k: float, scale: float, top: float, room: float, packed: float) -
         if c >= room:
             return _ONE_ROW
         z = c / scale
-        alone = _ONE_ROW if c >= top else _gamma_row(k, z)
+        alone = _ONE_ROW if c >= top else (gamma_p_slopes(k, z) if z > 0 else _ZERO_ROW)  # _gamma_row inlined
         return _scaled(_blend(packed, alone, pair.row(z)), scale)
 
     return _ChunkCdf(value, row, (top, room))
@@ -907,7 +907,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         if c >= room:
             return 1.0
         z = c / scale
-        short = _gamma_value(k, z)
+        short = gamma_p_value(k, z) if z > 0 else 0.0  # _gamma_value inlined: the inversions evaluate this most
         alone = short + long_share * c / room
         if packed > 0:
             together = pair.value(z) + long_share * (c * short - k * scale * p_next_shape(short, z)) / room
@@ -921,7 +921,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         if c >= room:
             return _ONE_ROW
         z = c / scale
-        short, density, bend = _gamma_row(k, z)  # the slopes in z
+        short, density, bend = gamma_p_slopes(k, z) if z > 0 else _ZERO_ROW  # _gamma_row inlined: the slopes in z
         alone = (short + long_share * c / room, density / scale + long_share / room, bend / (scale * scale))
         if packed > 0:
             pair_value, pair_slope, pair_bend = _scaled(pair.row(z), scale)
