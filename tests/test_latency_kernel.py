@@ -268,28 +268,21 @@ def test_the_pair_cdf_is_the_linspace_tables_interpolation() -> None:
             assert pair.row(z)[1] == rise / step
 
 
-def test_the_reply_gaps_mean_is_the_plain_sum() -> None:
-    """_inverse_gaps_mean (shared edges and gap counts, the sum's reduction called directly) is the plain form's figure
-    (np.diff, np.sum, the arrays built per call) to the bit, over the presets' prompt and reply lengths."""
+def test_the_reply_gaps_sum_is_the_plain_forms() -> None:
+    """_inverse_gaps_mean's edges (shared, over the scale), its shares of each gap count (cdf[1:] - cdf[:-1]) and their
+    sum (np.add.reduce over the shared gap counts) are the per-call np.arange's, np.diff's and np.sum's, to the bit,
+    over the presets' prompt and reply lengths."""
     from planner.numerics import gamma_p_array
-    from planner.slo import _GAPS_SUMMED, _inverse_gaps_mean
-
-    def plain(mean: float, p95: float) -> float:
-        cv2 = length_cv2(mean, p95)
-        if cv2 <= 0:
-            return 1 / max(round(mean) - 1, 1)
-        k, scale = 1 / cv2, mean * cv2
-        edges = (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale
-        cdf = gamma_p_array(k, edges)
-        with_gap = 1 - cdf[0]
-        if with_gap <= 0:
-            return 1.0
-        rest = 1 - cdf[-1]
-        if k > 1:
-            longer = (1 - gamma_p(k - 1, edges[-1])) / (scale * (k - 1))
-        else:
-            longer = rest * rest / (mean * (1 - gamma_p(k + 1, edges[-1]))) if rest > 1e-12 else 0.0
-        return float((np.sum(np.diff(cdf) / np.arange(1, _GAPS_SUMMED, dtype=np.float64)) + longer) / with_gap)
+    from planner.slo import _GAP_EDGES, _GAPS, _GAPS_SUMMED
 
     for mean, p95 in _preset_lengths():
-        assert _inverse_gaps_mean.__wrapped__(mean, p95) == plain(mean, p95), (mean, p95)
+        cv2 = length_cv2(mean, p95)
+        if cv2 <= 0:
+            continue
+        scale = mean * cv2
+        edges = _GAP_EDGES / scale
+        assert np.array_equal(edges, (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale)
+        cdf = gamma_p_array(1 / cv2, edges)
+        shares = cdf[1:] - cdf[:-1]
+        assert np.array_equal(shares, np.diff(cdf))
+        assert np.add.reduce(shares / _GAPS) == np.sum(shares / np.arange(1, _GAPS_SUMMED, dtype=np.float64)), (mean, p95)
