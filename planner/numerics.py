@@ -157,7 +157,7 @@ def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]
     np.add(a, np.arange(terms + 1.0), out=exponents[0])
     exponents[1] = -1.0
     exponents[2, 0] = 0.0
-    np.cumsum(np.log(exponents[0, 1:]), out=exponents[2, 1:])
+    np.add.accumulate(np.log(exponents[0, 1:]), out=exponents[2, 1:])  # np.cumsum's sums, without its three Python calls
     exponents[2] += math.lgamma(a)
     np.negative(exponents[2], out=exponents[2])
     exponents.flags.writeable = False
@@ -173,7 +173,8 @@ def _row_sums(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 @lru_cache(maxsize=64)
 def _ones(size: int) -> npt.NDArray[np.float64]:
     """A read-only vector of ones (cached: a plan sums rows of a few lengths, each many times)."""
-    ones = np.ones(size)
+    ones = np.empty(size)
+    ones.fill(1.0)  # np.ones's values, without its two Python calls
     ones.flags.writeable = False
     return ones
 
@@ -467,8 +468,9 @@ def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.
     rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
     total = np.empty(log_x.shape)
     for start in range(0, log_x.size, rows):
-        columns = np.ones((min(rows, log_x.size - start), 2))
+        columns = np.empty((min(rows, log_x.size - start), 2))
         columns[:, 0] = log_x[start : start + rows]
+        columns[:, 1] = 1.0
         block = columns @ exponents
         total[start : start + rows] = _row_sums(np.exp(block, out=block))
     return total
@@ -482,7 +484,7 @@ def _series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
     a shape's counts under that (~8 tables a cold plan would be ~3)."""
     exponents = np.empty((2, terms))
     exponents[0] = np.arange(1.0, terms + 1)
-    np.cumsum(np.log(a + exponents[0]), out=exponents[1])
+    np.add.accumulate(np.log(a + exponents[0]), out=exponents[1])  # np.cumsum's sums, without its three Python calls
     exponents[1] *= -1
     exponents.flags.writeable = False
     return exponents

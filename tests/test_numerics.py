@@ -322,3 +322,17 @@ def test_the_array_inverse_and_sums_reduce_as_numpys_methods(monkeypatch: pytest
     monkeypatch.setattr(numerics, "_any_of", lambda x, axis=None: True)  # np.where on every step
     for got, plain in zip(fast, computed(), strict=True):
         assert np.array_equal(got, plain, equal_nan=True)
+
+
+@pytest.mark.parametrize("a", SHAPES)
+def test_the_series_tables_are_the_cumulative_sums(a: float):
+    """The series' exponent tables (cumulative log sums by np.add.accumulate, ones by fill) are np.cumsum's and
+    np.ones' arrays, to the bit."""
+    from planner.numerics import _ones, _prefactor_series_exponents, _series_exponents
+
+    for terms in (1, 17, 128, 300):
+        series = _series_exponents.__wrapped__(a, terms)
+        assert np.array_equal(series[1], -np.cumsum(np.log(a + series[0])))
+        prefactor = _prefactor_series_exponents.__wrapped__(a, terms)
+        assert np.array_equal(prefactor[2, 1:], -(np.cumsum(np.log(prefactor[0, 1:])) + math.lgamma(a)))
+        assert np.array_equal(_ones.__wrapped__(terms), np.ones(terms))
