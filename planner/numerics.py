@@ -111,13 +111,17 @@ def gamma_sums(a: float, x: npt.NDArray[np.float64], largest: float) -> tuple[fl
 
 
 _add_all = np.add.reduce  # ndarray.sum's own reduction (the same sums), without its two Python-level calls (~2 us)
+# ndarray.max's, ndarray.min's and np.all's own reductions (the same values; axis=None over every element of an array of
+# more than one dimension), without their Python-level calls (~1 us each: the array inversion's steps make several)
+_largest_of, _smallest_of = np.maximum.reduce, np.minimum.reduce
+_all_of, _any_of = np.logical_and.reduce, np.logical_or.reduce
 
 
 def gamma_p_row_sums(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The sum of P(a, x) over each row of a 2-d array of x >= 0 (0 where x is 0): a shape under 10 with every x on
     the series in one block (_prefactor_series_block) of the positive x only (exp(-inf) takes numpy's slow path, ~20x
     a finite exponent's), else gamma_p_array's rows summed (each row 0 at once where every x is 0: no prompt has waited yet)."""
-    largest = float(x.max()) if x.size else 0.0
+    largest = float(_largest_of(x, axis=None)) if x.size else 0.0
     if largest == 0:
         return np.zeros(x.shape[0])
     if a < _STIRLING_SHAPE and 0 < largest < a + 1 + _ARRAY_SERIES_REACH:
@@ -153,7 +157,7 @@ def _prefactor_series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]
     np.add(a, np.arange(terms + 1.0), out=exponents[0])
     exponents[1] = -1.0
     exponents[2, 0] = 0.0
-    np.cumsum(np.log(exponents[0, 1:]), out=exponents[2, 1:])
+    np.add.accumulate(np.log(exponents[0, 1:]), out=exponents[2, 1:])  # np.cumsum's sums, without its three Python calls
     exponents[2] += math.lgamma(a)
     np.negative(exponents[2], out=exponents[2])
     exponents.flags.writeable = False
@@ -169,7 +173,8 @@ def _row_sums(block: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 @lru_cache(maxsize=64)
 def _ones(size: int) -> npt.NDArray[np.float64]:
     """A read-only vector of ones (cached: a plan sums rows of a few lengths, each many times)."""
-    ones = np.ones(size)
+    ones = np.empty(size)
+    ones.fill(1.0)  # np.ones's values, without its two Python calls
     ones.flags.writeable = False
     return ones
 
@@ -211,8 +216,10 @@ def _gamma_p_array(a: float, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float
     would cost ~10x the series' few whole-array calls."""
     x = np.asarray(x, dtype=np.float64)
     reach = a + 1 + _ARRAY_SERIES_REACH
-    if x.size and float(x.min()) > 0 and float(x.max()) < reach:  # the planner's usual case: every x on the series
-        return _series_p_array(a, x.ravel(), float(x.max())).reshape(x.shape)
+    if x.size and float(_smallest_of(x, axis=None)) > 0:
+        largest = float(_largest_of(x, axis=None))
+        if largest < reach:  # the planner's usual case: every x on the series
+            return _series_p_array(a, x.ravel(), largest).reshape(x.shape)
     p = np.zeros(x.shape)
     kept = ~(x <= 0)  # the positive x, and any nan
     inside = x[kept]
@@ -325,12 +332,16 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
         np.minimum(bend, 1.0, out=bend)
         moved = x - newton / (1 - 0.5 * bend)
         halved = ~(moved > 0)
-        moved = np.where(halved, 0.5 * x, moved)  # overshot below zero: halve instead
+        any_halved = bool(_any_of(halved, axis=None))  # the usual case is none: no np.where to keep every element as it is
+        if any_halved:
+            moved = np.where(halved, 0.5 * x, moved)  # overshot below zero: halve instead
         size = np.abs(moved - x)
-        settled = bool(np.all((size <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p))) or (
-            last_size is not None and _halley_settled(float((size / x).max()), float((size / np.maximum(last_size, _TINY)).max()))
+        settled = bool(_all_of((size <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p), axis=None)) or (
+            last_size is not None
+            and _halley_settled(float(_largest_of(size / x, axis=None)), float(_largest_of(size / np.maximum(last_size, _TINY), axis=None)))
         )
-        x, last_size = moved, np.where(halved, math.inf, size)  # a halving is not a step the next is judged by
+        # a halving is not a step the next is judged by
+        x, last_size = moved, (np.where(halved, math.inf, size) if any_halved else size)
         if settled:
             break
     return np.asarray(x)
@@ -340,7 +351,7 @@ def _p_and_density_array(a: float, x: npt.NDArray[np.float64]) -> tuple[npt.NDAr
     """P(a, x) and its slope, the density, over a 1-d array of positive x: for a shape under 10 with every x on the
     series, one block (_prefactor_series_block: its rows' sums are a P(a, x), their first terms the density times x),
     else gamma_p_array and gamma_density_array."""
-    largest = float(x.max())
+    largest = float(_largest_of(x))
     if a < _STIRLING_SHAPE and largest < a + 1 + _ARRAY_SERIES_REACH:
         terms = _series_count(a, largest)
         if x.size * terms <= _SERIES_BLOCK_ELEMENTS:
@@ -352,7 +363,7 @@ def _p_and_density_array(a: float, x: npt.NDArray[np.float64]) -> tuple[npt.NDAr
 def _newton_steps(error: npt.NDArray[np.float64], density: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Newton's steps error / density, 0 where the density vanishes (under 1e-300: no step can be trusted there, as
     gamma_p_inverse stops)."""
-    if float(density.min()) > _TINY:  # the usual case: one division
+    if float(_smallest_of(density)) > _TINY:  # the usual case: one division
         return np.asarray(error / density)
     return np.where(density > _TINY, error / np.maximum(density, _TINY), 0.0)
 
@@ -457,8 +468,9 @@ def _series_totals(a: float, log_x: npt.NDArray[np.float64], terms: int) -> npt.
     rows = max(_SERIES_BLOCK_ELEMENTS // terms, 1)
     total = np.empty(log_x.shape)
     for start in range(0, log_x.size, rows):
-        columns = np.ones((min(rows, log_x.size - start), 2))
+        columns = np.empty((min(rows, log_x.size - start), 2))
         columns[:, 0] = log_x[start : start + rows]
+        columns[:, 1] = 1.0
         block = columns @ exponents
         total[start : start + rows] = _row_sums(np.exp(block, out=block))
     return total
@@ -472,7 +484,7 @@ def _series_exponents(a: float, terms: int) -> npt.NDArray[np.float64]:
     a shape's counts under that (~8 tables a cold plan would be ~3)."""
     exponents = np.empty((2, terms))
     exponents[0] = np.arange(1.0, terms + 1)
-    np.cumsum(np.log(a + exponents[0]), out=exponents[1])
+    np.add.accumulate(np.log(a + exponents[0]), out=exponents[1])  # np.cumsum's sums, without its three Python calls
     exponents[1] *= -1
     exponents.flags.writeable = False
     return exponents

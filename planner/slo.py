@@ -697,7 +697,8 @@ def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_s
 
 @lru_cache(maxsize=4096)
 def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
-    stages = np.sort(np.frombuffer(stage_bytes))  # ascending, as _stage_s gives them (longer prompts, more steps)
+    stages = np.frombuffer(stage_bytes).copy()  # a copy sorted in place: np.sort's values, without its two Python calls
+    stages.sort()  # ascending, as _stage_s gives them (longer prompts, more steps)
     if not math.isfinite(wait_mean_s):
         return math.inf
     busy = min(max(busy, 0.0), 1.0)
@@ -746,7 +747,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         waited = wait * scale
         low, high = max(shortest + waited, longest), longest + waited
         xtol = (wait_mean_s / busy * 4 + 1e-6) * 1e-7  # as over the range this tail was searched in before
-        mean = float(stages.sum()) / stages.size  # np.mean's value, without its ~5 us of dispatch
+        mean = float(np.add.reduce(stages)) / stages.size  # np.mean's value, without its dispatch (nor ndarray.sum's wrapper)
         deviations = stages - mean
         spread = float(deviations @ deviations) / stages.size  # the stages' variance
         start = min(max(mean + waited - ((tail_shape - 1) / wait - 1) * spread / (2 * scale), low), high)
@@ -874,7 +875,7 @@ def _whole_cdf(k: float, scale: float, top: float, room: float, packed: float) -
         if c >= room:
             return 1.0
         z = c / scale
-        alone = 1.0 if c >= top else _gamma_value(k, z)
+        alone = 1.0 if c >= top else (gamma_p_value(k, z) if z > 0 else 0.0)  # _gamma_value inlined
         return (1 - packed) * alone + packed * pair.value(z)
 
     def row(c: float) -> _Row:
@@ -883,7 +884,7 @@ def _whole_cdf(k: float, scale: float, top: float, room: float, packed: float) -
         if c >= room:
             return _ONE_ROW
         z = c / scale
-        alone = _ONE_ROW if c >= top else _gamma_row(k, z)
+        alone = _ONE_ROW if c >= top else (gamma_p_slopes(k, z) if z > 0 else _ZERO_ROW)  # _gamma_row inlined
         return _scaled(_blend(packed, alone, pair.row(z)), scale)
 
     return _ChunkCdf(value, row, (top, room))
@@ -906,7 +907,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         if c >= room:
             return 1.0
         z = c / scale
-        short = _gamma_value(k, z)
+        short = gamma_p_value(k, z) if z > 0 else 0.0  # _gamma_value inlined: the inversions evaluate this most
         alone = short + long_share * c / room
         if packed > 0:
             together = pair.value(z) + long_share * (c * short - k * scale * p_next_shape(short, z)) / room
@@ -920,7 +921,7 @@ def _chunked_cdf(k: float, scale: float, room: float, chunks: float, packed: flo
         if c >= room:
             return _ONE_ROW
         z = c / scale
-        short, density, bend = _gamma_row(k, z)  # the slopes in z
+        short, density, bend = gamma_p_slopes(k, z) if z > 0 else _ZERO_ROW  # _gamma_row inlined: the slopes in z
         alone = (short + long_share * c / room, density / scale + long_share / room, bend / (scale * scale))
         if packed > 0:
             pair_value, pair_slope, pair_bend = _scaled(pair.row(z), scale)
@@ -953,6 +954,8 @@ def _scaled(row: _Row, scale: float) -> _Row:
 
 
 _PAIR_POINTS = 256  # the table of two prompts' tokens CDF, up to where it is 1 within 1e-9
+_PAIR_INDEXES = np.arange(float(_PAIR_POINTS))  # the table's points over its step
+_PAIR_INDEXES.flags.writeable = False
 
 
 class _PairCdf(NamedTuple):
@@ -971,7 +974,9 @@ def _pair_cdf(k: float) -> _PairCdf:
         return _PairCdf(partial(_gamma_value, 2 * k), partial(_gamma_row, 2 * k))
     top = gamma_p_inverse(2 * k, 1 - 1e-9)
     step = top / (_PAIR_POINTS - 1)
-    values: list[float] = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
+    z = _PAIR_INDEXES * step  # np.linspace(0, top, _PAIR_POINTS)'s points (its arithmetic), without its ~10 Python calls
+    z[-1] = top
+    values: list[float] = gamma_p_array(2 * k, z).tolist()
 
     def value(z: float) -> float:
         if z >= top:
@@ -1397,6 +1402,10 @@ def _gamma_p95(shape: float) -> float:
 
 
 _GAPS_SUMMED = 512  # reply lengths summed one by one up to this; the longer ones in closed form
+_GAP_EDGES = np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5  # tokens n in [n - 1/2, n + 1/2), in tokens: n = 2 ..
+_GAPS = np.arange(1, _GAPS_SUMMED, dtype=np.float64)  # a reply's gaps: its tokens - 1
+_GAP_EDGES.flags.writeable = False
+_GAPS.flags.writeable = False
 
 
 @lru_cache(maxsize=256)
@@ -1407,10 +1416,9 @@ def _inverse_gaps_mean(mean: float, p95: float) -> float:
     if cv2 <= 0:
         return 1 / max(round(mean) - 1, 1)
     k, scale = 1 / cv2, mean * cv2
-    edges = (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale  # tokens n in [n - 1/2, n + 1/2): n = 2 ..
+    edges = _GAP_EDGES / scale
     cdf = gamma_p_array(k, edges)
-    shares = np.diff(cdf)
-    gaps = np.arange(1, _GAPS_SUMMED, dtype=np.float64)
+    shares = cdf[1:] - cdf[:-1]  # np.diff's values, without its Python-level calls
     with_gap = 1 - cdf[0]
     if with_gap <= 0:
         return 1.0
@@ -1421,7 +1429,7 @@ def _inverse_gaps_mean(mean: float, p95: float) -> float:
         longer = (1 - gamma_p(k - 1, edges[-1])) / (scale * (k - 1))
     else:
         longer = rest * rest / (mean * (1 - gamma_p(k + 1, edges[-1]))) if rest > 1e-12 else 0.0
-    return float((np.sum(shares / gaps) + longer) / with_gap)
+    return float((np.add.reduce(shares / _GAPS) + longer) / with_gap)  # np.sum's reduction (the same sum), called directly
 
 
 def slo_margin(eng: _Engine, brief: Brief, rate: float, load_batch: float) -> float:
@@ -1529,7 +1537,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
         stage_s = float(eng.mixed_step_s(cap_tokens, chunks, batch))
     fixed_ms = wt.fixed_s * 1e3
     stages = wt.stages
-    stage_mean_s = float(stages.sum()) / stages.size  # np.mean's value, without its dispatch
+    stage_mean_s = float(np.add.reduce(stages)) / stages.size  # np.mean's value, without its dispatch (nor ndarray.sum's wrapper)
     admitted = _interfering_rate(eng, rate, load_batch, batch)
     rho_i, rho_i95, tpot_p50, tpot_p95 = _tpot(eng, admitted, load_batch, wt.service)
     itl_p50, itl_p95, share, mixed_s = _gaps_s(eng, admitted, batch, rho_i)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from planner import load_brief
+from planner.lengths import length_cv2
 from planner.numerics import (
     _log_prefactor_array,
     _series_count,
@@ -231,3 +232,57 @@ def test_the_ttft_quantile_is_the_root_of_the_exact_cdf(seed: int) -> None:
         got = _ttft_quantile_s(stages, busy, wait_s, tail, q)
         tol = (stages[-1] - stages[0] + wait_s / busy * 4) * 1e-7
         assert cdf(got + tol) >= q - 1e-12 and (got - tol <= stages[0] or cdf(got - tol) <= q + 1e-12), (q, got)
+
+
+def _preset_lengths() -> list[tuple[float, float]]:
+    """(mean, p95) of every preset's prompt and reply lengths, each also with its p95 nudged up and down (the
+    perturbations a slider makes)."""
+    from planner import preset_names
+
+    lengths = []
+    for name in preset_names():
+        w = load_brief(name).workload
+        for mean, p95 in ((w.input_tokens_mean, w.input_tokens_p95), (w.output_tokens_mean, w.output_tokens_p95)):
+            lengths += [(float(mean), float(p95) * s) for s in (1.0, 0.97, 1.13)]
+    return lengths
+
+
+def test_the_pair_cdf_is_the_linspace_tables_interpolation() -> None:
+    """_pair_cdf's table points (its step times the index, the last point `top` itself) are np.linspace's, so its CDF
+    and slope are the interpolation of the table it was built from, to the bit, over the presets' prompt-length shapes."""
+    from planner.numerics import gamma_p_array
+    from planner.slo import _PAIR_POINTS, _pair_cdf
+
+    shapes = {1 / cv2 for mean, p95 in _preset_lengths() if (cv2 := length_cv2(mean, p95)) > 0 and 2 / cv2 >= 3}
+    assert len(shapes) >= 8
+    for k in shapes:
+        top = gamma_p_inverse(2 * k, 1 - 1e-9)
+        step = top / (_PAIR_POINTS - 1)
+        table = gamma_p_array(2 * k, np.linspace(0.0, top, _PAIR_POINTS)).tolist()
+        pair = _pair_cdf.__wrapped__(k)
+        for z in np.linspace(0.0, top * (1 - 1e-9), 997).tolist():
+            i = int(z / step)
+            rise = table[i + 1] - table[i]
+            expected = table[i] + rise * (z / step - i)
+            assert pair.value(z) == expected == pair.row(z)[0], (k, z)
+            assert pair.row(z)[1] == rise / step
+
+
+def test_the_reply_gaps_sum_is_the_plain_forms() -> None:
+    """_inverse_gaps_mean's edges (shared, over the scale), its shares of each gap count (cdf[1:] - cdf[:-1]) and their
+    sum (np.add.reduce over the shared gap counts) are the per-call np.arange's, np.diff's and np.sum's, to the bit,
+    over the presets' prompt and reply lengths."""
+    from planner.numerics import gamma_p_array
+    from planner.slo import _GAP_EDGES, _GAPS, _GAPS_SUMMED
+
+    for mean, p95 in _preset_lengths():
+        cv2 = length_cv2(mean, p95)
+        if cv2 <= 0:
+            continue
+        scale = mean * cv2
+        edges = _GAP_EDGES / scale
+        assert np.array_equal(edges, (np.arange(1, _GAPS_SUMMED + 1, dtype=np.float64) + 0.5) / scale)
+        cdf = gamma_p_array(1 / cv2, edges)
+        shares = cdf[1:] - cdf[:-1]
+        assert np.array_equal(shares, np.diff(cdf))
+        assert np.add.reduce(shares / _GAPS) == np.sum(shares / np.arange(1, _GAPS_SUMMED, dtype=np.float64)), (mean, p95)

@@ -292,3 +292,47 @@ def test_lowest_crossing_climbs_past_a_knee_from_the_knee_itself():
     found = lowest_crossing(gap, (0.8, gap(0.8)), (1.99, gap(1.99)), 0.0, 1e-4, knees=lambda x: (1.6 * math.log(x / 1.4),))
     assert len(calls) - 2 <= 6
     assert found <= crossing <= found * (1 + 1e-4) and gap(found)[0] <= 0
+
+
+def test_the_array_inverse_and_sums_reduce_as_numpys_methods(monkeypatch: pytest.MonkeyPatch):
+    """gamma_p_inverse_array, gamma_p_array and gamma_p_row_sums take their max, min, all and any with the ufuncs'
+    reductions (no Python-level wrappers) and skip np.where where no element is halved: the same arrays, to the bit, as
+    with numpy's methods and np.where on every step, over every shape and quantile here (tiny shapes halve)."""
+    from planner import numerics
+
+    rng = np.random.default_rng(3)
+
+    def inverted(a: float, qs: np.ndarray) -> np.ndarray:  # the quantiles whose x does not underflow
+        return qs[gammaincinv(a, qs) > 1e-300]
+
+    cases = [(a, inverted(a, np.array(QUANTILES))) for a in SHAPES] + [(a, inverted(a, (np.arange(48) + 0.5) / 48 * 0.99)) for a in SHAPES]
+    rows = [rng.gamma(1.5, 1.0, (3, 48)) * (rng.random((3, 48)) > 0.3) for _ in range(3)]
+
+    def computed() -> list[np.ndarray]:
+        return (
+            [gamma_p_inverse_array(a, p) for a, p in cases]
+            + [gamma_p_array(a, p) for a, p in cases]
+            + [gamma_p_row_sums(1.3, x) for x in rows]
+        )
+
+    fast = computed()
+    monkeypatch.setattr(numerics, "_largest_of", lambda x, axis=None: np.max(x))
+    monkeypatch.setattr(numerics, "_smallest_of", lambda x, axis=None: np.min(x))
+    monkeypatch.setattr(numerics, "_all_of", lambda x, axis=None: np.all(x))
+    monkeypatch.setattr(numerics, "_any_of", lambda x, axis=None: True)  # np.where on every step
+    for got, plain in zip(fast, computed(), strict=True):
+        assert np.array_equal(got, plain, equal_nan=True)
+
+
+@pytest.mark.parametrize("a", SHAPES)
+def test_the_series_tables_are_the_cumulative_sums(a: float):
+    """The series' exponent tables (cumulative log sums by np.add.accumulate, ones by fill) are np.cumsum's and
+    np.ones' arrays, to the bit."""
+    from planner.numerics import _ones, _prefactor_series_exponents, _series_exponents
+
+    for terms in (1, 17, 128, 300):
+        series = _series_exponents.__wrapped__(a, terms)
+        assert np.array_equal(series[1], -np.cumsum(np.log(a + series[0])))
+        prefactor = _prefactor_series_exponents.__wrapped__(a, terms)
+        assert np.array_equal(prefactor[2, 1:], -(np.cumsum(np.log(prefactor[0, 1:])) + math.lgamma(a)))
+        assert np.array_equal(_ones.__wrapped__(terms), np.ones(terms))
