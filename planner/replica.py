@@ -17,6 +17,7 @@ Multi-GPU shapes beyond one TP group (each off by default):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cached_property
 from operator import attrgetter, itemgetter
 from typing import Any, NoReturn
@@ -29,7 +30,7 @@ from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
 from planner.quantization import prefill_precision
-from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, Constants, StepConstants, step_time_s
+from planner.step_model import CONSTANTS, GEMM_S_PER_TOKEN, LM_HEAD_S_PER_SEQ, Constants, StepConstants, decode_step_function, step_time_s
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem
 
@@ -202,7 +203,11 @@ class ReplicaShape(CachingModel):
         cost) this is exactly the worked designs' hand formula; the engine's own step is `decode_step_s`."""
         if not math.isfinite(batch * context_tokens):
             return math.inf
-        return float(step_time_s(self.real_step_constants, batch, batch, batch * context_tokens, 0.0))
+        steps = self._real_steps
+        step = steps[context_tokens] if context_tokens in steps else _kept_step(steps, self.real_step_constants, context_tokens)
+        if step is None:  # a step decode_step_function does not write out
+            return float(step_time_s(self.real_step_constants, batch, batch, batch * context_tokens, 0.0))
+        return float(step(batch))
 
     @cached_property
     def real_step_constants(self) -> Constants:
@@ -215,7 +220,36 @@ class ReplicaShape(CachingModel):
         (planner.step_model: GEMMs, attention, all-reduce, fixed and per-sequence costs)."""
         if not math.isfinite(batch * context_tokens):
             return math.inf
-        return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
+        steps = self._decode_steps
+        step = steps[context_tokens] if context_tokens in steps else _kept_step(steps, self.step.values(), context_tokens)
+        if step is None:  # a step decode_step_function does not write out
+            return float(step_time_s(self.step.values(), batch, batch, batch * context_tokens, 0.0))
+        return float(step(batch))
+
+    @cached_property
+    def _decode_steps(self) -> dict[float, Callable[[float], float] | None]:
+        """decode_step_s's steps by context, each step_model.decode_step_function of the constants (a disaggregated
+        decode pool's solves read ~200 steps a plan at one context)."""
+        return {}
+
+    @cached_property
+    def _real_steps(self) -> dict[float, Callable[[float], float] | None]:
+        """decode_step_real_s's steps by context, as _decode_steps (the seed relation's solves: ~40-70 a plan)."""
+        return {}
+
+
+def _kept_step(
+    steps: dict[float, Callable[[float], float] | None], constants: Constants, context_tokens: float
+) -> Callable[[float], float] | None:
+    """The decode step at this context (step_model.decode_step_function), made and kept in `steps` (emptied past
+    _STEPS_KEPT contexts)."""
+    if len(steps) >= _STEPS_KEPT:
+        steps.clear()
+    step = steps[context_tokens] = decode_step_function(constants, context_tokens)
+    return step
+
+
+_STEPS_KEPT = 64  # contexts a replica keeps steps for: a plan reads one to a few
 
 
 _REPLICA_FIELDS = itemgetter(*(name for name in ReplicaShape.model_fields if name not in ("replicas", "gpu")))

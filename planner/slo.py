@@ -61,6 +61,7 @@ from planner.step_model import (
     ROOFLINE,
     comm_part_s,
     compute_part_s,
+    decode_step_function,
     speculative_step_time_s,
     speculative_step_times_s,
     step_time_s,
@@ -374,6 +375,7 @@ class _Engine:
         self.encoder_s = encoder_s_per_request(brief, shape)  # each prompt's images, encoded before its chunks (0: text)
         step = shape.step
         self.k = step.values()
+        self.plain_step = decode_step_function(self.k, self.context)  # a plain decode step by batch (None: step_time_s)
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
         self.communicates = any(self.k[i] for i in COMM_PART)
         self.overhead_s = step.overhead_s
@@ -442,7 +444,8 @@ class _Engine:
         if spec is not None:
             engine_step = speculative_step_time_s(spec.constants, b, b, b * self.context, 0.0)
             return engine_step, engine_step / spec.tokens_per_step
-        engine_step = step_time_s(self.k, b, b, b * self.context, 0.0)
+        plain = self.plain_step
+        engine_step = plain(b) if plain is not None else step_time_s(self.k, b, b, b * self.context, 0.0)
         return engine_step, engine_step
 
     def prompt_token_s(self, batch: float) -> float:

@@ -55,6 +55,7 @@ __all__ = [
     "chunk_pairs",
     "comm_part_s",
     "compute_part_s",
+    "decode_step_function",
     "spec_constants",
     "speculative_step_time_s",
     "speculative_step_times_s",
@@ -177,6 +178,31 @@ def step_time_s(k: Constants, tokens: float, seqs: float, kv_tokens: float, pair
         distinct = k[LORA_SLOTS] * (1.0 - (1.0 - 1.0 / k[LORA_SLOTS]) ** seqs) if k[LORA_SLOTS] > 1.0 else min(seqs, 1.0)
         lora = distinct * k[LORA_ADAPTER_S] + tokens * k[LORA_S_PER_TOKEN] + k[LORA_KERNELS_S]
     return gemm + attention + comm + lora + k[OVERHEAD_S] + seqs * k[PER_SEQ_S]
+
+
+def decode_step_function(k: Constants, context_tokens: float) -> Callable[[float], float] | None:
+    """A replica's pure decode step at one context as a function of its batch b (finite), bitwise step_time_s(k, b, b,
+    b x context_tokens, 0.0), for a step without expert reads, all-to-alls, stage sends or LoRA (None otherwise: the
+    caller calls step_time_s). The constants are read once and the terms those families would add, exact zeros, are
+    left out (x + 0.0 is x): the GEMMs' roofline, the KV reads, the all-reduces (zero without TP) and the fixed and
+    per-sequence costs written out, ~half step_time_s' time a call. A caller that steps one replica at one context
+    many times (a root solve on the batch: ~200 steps a plan in a disaggregated decode pool) builds it once."""
+    if k[EXPERTS_S] > 0.0 or k[LORA_SLOTS] > 0.0 or k[A2A_LATENCY_S] or k[A2A_S_PER_TOKEN] or k[PP_LATENCY_S] or k[PP_S_PER_TOKEN]:
+        return None
+    weights_s, kv_s, overhead_s, per_seq_s = k[WEIGHTS_S], k[KV_S_PER_TOKEN], k[OVERHEAD_S], k[PER_SEQ_S]
+    gemm_s, head_s, roofline = k[GEMM_S_PER_TOKEN], k[LM_HEAD_S_PER_SEQ], k[ROOFLINE] > 0.0
+    allreduces, latency_s, one_shot_s, two_shot_s = k[ALLREDUCES], k[AR_LATENCY_S], k[AR_ONE_SHOT_S_PER_TOKEN], k[AR_TWO_SHOT_S_PER_TOKEN]
+    communicates = allreduces > 0.0
+
+    def decode_step(b: float) -> float:
+        reads, compute = b * context_tokens * kv_s, b * gemm_s + b * head_s
+        # a roofline step's KV reads join the weights' side of its max
+        step = max(weights_s + reads, compute) if roofline else max(weights_s, compute) + reads
+        if communicates:  # the engine's faster all-reduce algorithm at this size
+            step += allreduces * min(latency_s + b * one_shot_s, 2.0 * latency_s + b * two_shot_s)
+        return step + overhead_s + b * per_seq_s
+
+    return decode_step
 
 
 def weights_part_s(k: Constants, tokens: float, kv_tokens: float) -> float:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
 import pytest
 
 import planner.step_model as sm
+from planner import load_brief, preset_names
+from planner.replica import shape_of
 from planner.step_model import StepConstants
 
 _POSITIONS = {
@@ -109,3 +112,43 @@ def test_the_parts_are_step_time_s_with_every_other_constant_zeroed(seed: int) -
         assert sm.weights_part_s(k, tokens, kv) == sm.step_time_s(step.masked(sm.WEIGHTS_PART), tokens, 0.0, kv, 0.0)
         assert sm.compute_part_s(k, tokens, tokens) == sm.step_time_s(step.masked(sm.COMPUTE_PART), tokens, tokens, 0.0, 0.0)
         assert sm.comm_part_s(k, tokens) == sm.step_time_s(step.masked(sm.COMM_PART), tokens, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_decode_step_function_is_step_time_s_to_the_last_bit(seed: int) -> None:
+    """decode_step_function (a replica's decode step at one context, as a function of the batch) must be step_time_s
+    of a pure decode step bitwise: its written-out dense and roofline steps, with all-reduces or none, with per-sequence
+    costs or none, over the replica's constants and its compute-free ones (decode_step_real_s'); None exactly where
+    expert reads, all-to-alls, stage sends or LoRA are on."""
+    rng = random.Random(seed)
+    off = {name: 0.0 for name in ("a2a_latency_s", "a2a_s_per_token", "pp_latency_s", "pp_s_per_token", "lora_slots", "experts_s")}
+    fixed = off if seed % 4 else {"experts_s": rng.choice((0.0, 2e-3))}
+    fixed |= {"per_sequence_s": rng.choice((0.0, 3e-5)), "allreduces": float(rng.choice((0, 160)))}
+    written_out = 0
+    for constants in (_random_constants(rng, **fixed).values(), _random_constants(rng, **fixed).masked(_ALL_BUT_GEMMS)):
+        families = [
+            constants[i] for i in (sm.EXPERTS_S, sm.LORA_SLOTS, sm.A2A_LATENCY_S, sm.A2A_S_PER_TOKEN, sm.PP_LATENCY_S, sm.PP_S_PER_TOKEN)
+        ]
+        for context in (0.0, 1.0, rng.uniform(100, 30_000)):
+            step = sm.decode_step_function(constants, context)
+            assert (step is None) == any(families)
+            if step is not None:
+                written_out += 1
+                for b in (1.0, 1.7, 8.0, 63.2, 256.0, 512.0, 1000.0, rng.uniform(1, 4096)):
+                    assert step(b) == sm.step_time_s(constants, b, b, b * context, 0.0)
+    assert written_out or seed % 4 == 0
+
+
+_ALL_BUT_GEMMS = tuple(i for i in range(sm.CONSTANTS) if i not in sm.COMPUTE_PART)  # as the replica's decode_step_real_s
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_a_replicas_decode_steps_are_step_time_s(name: str) -> None:
+    """ReplicaShape.decode_step_s and decode_step_real_s (kept decode_step_functions by context) over every preset's
+    replica: step_time_s of its constants, bitwise, and infinite past a finite batch."""
+    shape = shape_of(load_brief(name))
+    for context in (512.0, 3000.5):
+        for b in (0.5, 1.0, 7.3, 64.0, 255.9, 2048.0):
+            assert shape.decode_step_s(b, context) == sm.step_time_s(shape.step.values(), b, b, b * context, 0.0)
+            assert shape.decode_step_real_s(b, context) == sm.step_time_s(shape.real_step_constants, b, b, b * context, 0.0)
+    assert shape.decode_step_s(math.inf, 512.0) == math.inf == shape.decode_step_real_s(math.inf, 512.0)
