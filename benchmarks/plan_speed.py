@@ -17,7 +17,8 @@ when this shared machine runs slow weighs on every preset alike rather than on t
 - slider, whole: the same with every part read (the Failure modes page).
 Plus the share of the cold plan the core design takes (steps 1-3 and the SLO budget, what each failure scenario
 re-plans), and a fixed pure-Python reference timed once a round: how fast the machine ran Python meanwhile (this shared
-machine's figures move 1.5-2x between minutes, the reference's with them). Target (issue 17): 5 ms.
+machine's figures move 1.5-2x between minutes, the reference's with them), and each preset's cold plan over the
+reference of its round ("cold / ref": the median of those ratios). Target (issue 17): 5 ms.
 
 `--fleet` plans the capstone scaled from 8 to 100,000 nodes (users and every pool scaled with it, so the load on a
 replica stays the same) and prints the CPU per cold plan at each size: fleet searches are bisections, so the time
@@ -111,20 +112,30 @@ def main() -> None:
             kept[2].append(_time(core_design, _nudged(base, i))[1])
             kept[3].append(_slider(base, plan, i))
             kept[4].append(_slider(base, whole, args.runs + i))
-    print(f"{'preset':<20} {'cold':>9} {'whole':>9} {'slider':>9} {'slider, whole':>14} {'core share':>11}")
-    worst = [0.0, 0.0, 0.0, 0.0]
+    print(f"{'preset':<20} {'cold':>9} {'whole':>9} {'slider':>9} {'slider, whole':>14} {'core share':>11} {'cold / ref':>11}")
+    worst = [0.0, 0.0, 0.0, 0.0, 0.0]
     for name in names:
         cold, full, core, slider, slider_full = (statistics.median(x) for x in figures[name])
-        worst = [max(w, f) for w, f in zip(worst, (cold, full, slider, slider_full), strict=True)]
-        print(f"{name:<20} {cold:>6.1f} ms {full:>6.1f} ms {slider:>6.1f} ms {slider_full:>11.1f} ms {core / cold:>10.0%}")
+        relative = _per_reference(figures[name][0], references)
+        worst = [max(w, f) for w, f in zip(worst, (cold, full, slider, slider_full, relative), strict=True)]
+        print(
+            f"{name:<20} {cold:>6.1f} ms {full:>6.1f} ms {slider:>6.1f} ms {slider_full:>11.1f} ms {core / cold:>10.0%} {relative:>10.2f}x"
+        )
     print(
         f"slowest preset, CPU per plan: cold {worst[0]:.1f} ms, whole {worst[1]:.1f} ms, slider {worst[2]:.1f} ms,"
         f" slider whole {worst[3]:.1f} ms (target {TARGET_MS:.0f} ms)"
     )
     print(
         f"the machine meanwhile: a fixed pure-Python reference took {statistics.median(references):.2f} ms (median of a round"
-        f" each; min {min(references):.2f}): compare two runs by it, the plan's code aside"
+        f" each; min {min(references):.2f}): compare two runs by it, the plan's code aside; the slowest preset's cold plan"
+        f" took {worst[4]:.2f}x the reference of its round (median over rounds)"
     )
+
+
+def _per_reference(cpus_ms: list[float], references_ms: list[float]) -> float:
+    """The median over rounds of a plan's CPU over the reference's in the same round: the plan's cost in units of how
+    fast the machine ran Python then, steadier between minutes than either figure alone."""
+    return statistics.median(cpu / ref for cpu, ref in zip(cpus_ms, references_ms, strict=True))
 
 
 def _reference_ms() -> float:
