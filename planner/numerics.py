@@ -67,7 +67,7 @@ def gamma_p(a: float, x: float) -> float:
     engines, re-evaluated), and a hit costs ~0.1 us against ~1-5 us to sum the series."""
     if x <= 0:
         return 0.0
-    if a >= _TEMME_SHAPE and (1 - _TEMME_SPAN) * a <= x <= (1 + _TEMME_SPAN) * a:  # a large shape near its mean (not nan)
+    if a >= _TEMME_SHAPE and (1 - _TEMME_SPAN) * a <= x <= (1 + _TEMME_SPAN) * a < math.inf:  # a large finite shape near its mean
         return _temme_p(a, x)
     if x < a + 1 + _SCALAR_SERIES_REACH:  # the usual case first (false for nan and infinity)
         return math.exp(_log_prefactor(a, x)) * _series_terms(a, x)[0]

@@ -177,7 +177,7 @@ def test_temme_expansion_at_the_erlang_c_of_a_large_engine():
         assert gamma_p(2505.0, offered) == pytest.approx(_series_or_fraction(2505.0, offered), rel=1e-14, abs=0)
 
 
-@pytest.mark.parametrize("a", (1e-3, 0.5, 1.0, 7.3, 1e4))
+@pytest.mark.parametrize("a", (1e-3, 0.5, 1.0, 7.3, 1e4, math.inf))
 def test_edges(a: float):
     assert gamma_p(a, 0.0) == 0.0 and gamma_p(a, -1.0) == 0.0 and gamma_p(a, math.inf) == 1.0
     assert math.isnan(gamma_p(a, math.nan))
