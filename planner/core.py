@@ -545,8 +545,8 @@ def capacity_read(known: CoreDesign, brief: Brief) -> bool | None:
         return None
     if load.over:
         return False  # a p95 misses, whatever the other rules
-    _, _, shares, long_util = _steps_read(brief, load.shape, load.pools)
-    return _sizing_holds(brief, load.shape, load.pools, *shares, long_util)
+    steps = _steps_read(brief, load.shape, load.pools)
+    return _sizing_holds(brief, load.shape, load.pools, *steps.capacity, steps.long_context_utilization)
 
 
 class _LoadRead(NamedTuple):
@@ -625,9 +625,9 @@ class SizingShares(NamedTuple):
 
 @dataclass(frozen=True)
 class _StepsRead:
-    """Steps 1-2 of a design read for its verdict without a re-plan, with its fields named as a CoreDesign's so the
-    headroom's limits read either: the brief, replica, pools, demand, memory, the sizing shares, the load against an
-    SLO capacity and the long-context pool's busy share."""
+    """Steps 1-2 of a design read for its verdict without a re-plan (_steps_read), with its fields named as a
+    CoreDesign's so the headroom's limits read either: the brief, replica, pools, demand, memory, the sizing shares and
+    the long-context pool's busy share. A read core adds its load against an SLO capacity (operating_point)."""
 
     brief: Brief
     shape: ReplicaShape
@@ -635,7 +635,6 @@ class _StepsRead:
     demand: Demand
     memory: Memory
     capacity: SizingShares
-    operating_point: LoadPoint
     long_context_utilization: float
 
 
@@ -646,6 +645,7 @@ class CapacityReadCore(_StepsRead):
     shares): steps 1-2 and the known capacity, no running-batch solve and no p95. It has no SLO budget, no verdict's
     problems, no operating point beyond the load, so no reader of those can take it."""
 
+    operating_point: LoadPoint
     meets: bool  # feasible and meets the SLO, as verdict_core's verdict judges it
     disaggregation: None = None  # as a CoreDesign's: a disaggregated design is never read so
 
@@ -657,27 +657,19 @@ def capacity_read_core(known: CoreDesign, brief: Brief) -> CapacityReadCore | No
     if load is None:
         return None
     shape, pools, rate, slo_rate = load.shape, load.pools, load.rate_per_replica_per_s, load.capacity_rate_per_s
-    dem, mem, shares, long_util = _steps_read(brief, shape, pools)
-    return CapacityReadCore(
-        brief=brief,
-        shape=shape,
-        pools=pools,
-        demand=dem,
-        memory=mem,
-        capacity=shares,
-        operating_point=LoadPoint(rate, slo_rate, rate / slo_rate),
-        long_context_utilization=long_util,
-        meets=not load.over and _sizing_holds(brief, shape, pools, *shares, long_util),
-    )
+    steps = _steps_read(brief, shape, pools)
+    meets = not load.over and _sizing_holds(brief, shape, pools, *steps.capacity, steps.long_context_utilization)
+    return CapacityReadCore(**vars(steps), operating_point=LoadPoint(rate, slo_rate, rate / slo_rate), meets=meets)
 
 
-def _steps_read(brief: Brief, shape: ReplicaShape, pools: Pools) -> tuple[Demand, Memory, SizingShares, float]:
+def _steps_read(brief: Brief, shape: ReplicaShape, pools: Pools) -> _StepsRead:
     """Steps 1-2 as a verdict read on the SLO capacity reads them: the demand, the memory, capacity()'s utilization and
     KV share (utilization_at, kv_fraction_at: its own arithmetic, without its other shares and text) and the
-    long-context pool's busy share."""
+    long-context pool's busy share; with the brief, replica and pools: what CapacityReadCore and PoolsReadCore share."""
     dem, mem = demand(brief, shape), memory(brief, shape)
     shares = SizingShares(utilization_at(brief, shape, dem), kv_fraction_at(shape, dem, mem))
-    return dem, mem, shares, _long_pool_utilization(brief, shape, dem, pools)
+    long_util = _long_pool_utilization(brief, shape, dem, pools)
+    return _StepsRead(brief=brief, shape=shape, pools=pools, demand=dem, memory=mem, capacity=shares, long_context_utilization=long_util)
 
 
 def _sizing_holds(brief: Brief, shape: ReplicaShape, pools: Pools, utilization: float, kv_fraction: float, long_util: float) -> bool:
@@ -708,6 +700,7 @@ class PoolsReadCore(_StepsRead):
     design: the pools replace the aggregated replica's operating point and p95s (its operating_point: a decode replica's
     load against the pools' SLO capacity, nan where that was not searched)."""
 
+    operating_point: LoadPoint
     disaggregation: SplitP95s  # the two pools at the peak: their steady state and p95s
     fixed_ms: float  # the request path outside the engine the pools' TTFT adds (a core's slo.point.fixed_ms)
     feasible: bool
@@ -748,19 +741,15 @@ def _pools_read(brief: Brief) -> PoolsReadCore:
     """pools_read_core without the SLO-capacity search (its operating point's capacity and load nan)."""
     shape = feasible_replica(brief)
     pools, _ = pools_of(brief, shape)
-    dem, mem, shares, long_util = _steps_read(brief, shape, pools)
+    steps = _steps_read(brief, shape, pools)
     fixed_ms = request_path_s(brief, ttft_extra_s(brief, shape)[0]) * 1e3  # as the core's judged budget states it
-    at = split_p95s(brief, shape, pools, dem.request_rate_per_s, fixed_ms, brief.disaggregation.prefill_nodes)
-    feasible = shares.utilization <= 1 and at.stable and long_util <= 1 and _setting_rules_hold(brief, shape, pools)
+    at = split_p95s(brief, shape, pools, steps.demand.request_rate_per_s, fixed_ms, brief.disaggregation.prefill_nodes)
+    feasible = (
+        steps.capacity.utilization <= 1 and at.stable and steps.long_context_utilization <= 1 and _setting_rules_hold(brief, shape, pools)
+    )
     return PoolsReadCore(
-        brief=brief,
-        shape=shape,
-        pools=pools,
-        demand=dem,
-        memory=mem,
-        capacity=shares,
+        **vars(steps),
         operating_point=LoadPoint(at.decode_rate_per_replica_per_s, math.nan, math.nan),
-        long_context_utilization=long_util,
         disaggregation=at,
         fixed_ms=fixed_ms,
         feasible=feasible,
