@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache, partial
+from itertools import islice
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -62,7 +63,7 @@ from planner.operating_point import (
 )
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, batched_tokens_tradeoff, engine, judged_budget, request_path_s, slo_budget
+from planner.slo import SloBudget, batched_tokens_nearest, batched_tokens_point, engine, judged_budget, request_path_s, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem, Verdict
@@ -366,12 +367,13 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
     """The max-num-batched-tokens the plan's trade-off shows meeting both targets at this operating point, nearest the
     brief's, confirmed by re-planning with it (the operating point moves with the chunk): a smaller chunk does not
     always shorten p95 ITL (more of the gaps fall on chunk-carrying steps), so the direction is the curve's. None when
-    no value on the curve re-plans as meeting both targets."""
+    none of the nearest _CHUNK_TRIES values meeting both on the curve re-plans as meeting them. The curve's points are
+    worked out nearest first, as far as the advice reads (slo.batched_tokens_nearest): the whole curve only when read."""
     p, current = slo.point, brief.deployment.max_num_batched_tokens
-    curve = slo.tradeoff_batched_tokens or batched_tokens_tradeoff(brief, shape, op.rate_per_replica_per_s, op.in_flight, p.running_batch)
-    meeting = [t for t in curve if t.x != current and t.itl_p95_ms <= slo.itl_target_ms and t.ttft_p95_ms <= slo.ttft_target_ms]
-    here = next((t for t in curve if t.x == current), None)
-    for t in sorted(meeting, key=lambda t: abs(math.log(t.x / current)))[:_CHUNK_TRIES]:
+    rate, batch = op.rate_per_replica_per_s, op.in_flight  # the SLO budget's own, which its curve is worked out at
+    nearest = batched_tokens_nearest(brief, shape, rate, batch, p.running_batch)  # each point worked out as it is reached
+    meeting = (t for t in nearest if t.itl_p95_ms <= slo.itl_target_ms and t.ttft_p95_ms <= slo.ttft_target_ms)
+    for t in islice(meeting, _CHUNK_TRIES):
         value = int(t.x)
         overrides = {"deployment.max_num_batched_tokens": value}
         try:
@@ -381,7 +383,8 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         if not (again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok):
             continue
         way = "raise" if value > current else "lower"
-        was = f" ({num(here.itl_p95_ms, 'ms')} at {current} on the same curve)" if here is not None else ""
+        here = batched_tokens_point(brief, shape, rate, batch, current)
+        was = f" ({num(here.itl_p95_ms, 'ms')} at {current} on the same curve)"
         return (
             "deployment.max_num_batched_tokens",
             f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: {way} max-num-batched-tokens"
@@ -806,8 +809,11 @@ def verdict_only(brief: Brief) -> CoreDesign:
 
 @lru_cache(maxsize=512)
 def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> CoreDesign:
-    # a re-plan read only for its verdict (verdict_only: neither curves nor capacity) gives no advice that re-plans
-    return _core_design_of(brief, curves, with_capacity, advise=curves or with_capacity)
+    # no advice that re-plans or searches where nothing reads it: a re-plan read only for its verdict (verdict_only:
+    # neither curves nor capacity), and a design an objective other than latency judges (an offline job's or a rollout's
+    # verdict is its deadline's, mechanisms.mechanism_verdict, which keeps none of these problems)
+    advise = (curves or with_capacity) and brief.objective.kind is ObjectiveKind.latency
+    return _core_design_of(brief, curves, with_capacity, advise=advise)
 
 
 @lru_cache(maxsize=256)

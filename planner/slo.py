@@ -1732,18 +1732,39 @@ def batched_tokens_tradeoff(
     """p95s against max-num-batched-tokens at one rate per replica (SloBudget.tradeoff_batched_tokens): each value's as
     `plan --set deployment.max_num_batched_tokens=value` gives it, its running batch solved on that engine (a smaller
     chunk slows the steps' pace, so more sequences run); the brief's own value at the operating point's `load_batch`."""
+    values = _batched_token_values(brief.deployment.max_num_batched_tokens, running_batch, brief.deployment.max_num_seqs)
+    return tuple(batched_tokens_point(brief, shape, rate_per_replica, load_batch, v) for v in values)
+
+
+def batched_tokens_nearest(
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
+) -> Iterable[TradeoffPoint]:
+    """batched_tokens_tradeoff's points other than the brief's own value, nearest it first (on a log scale; of two as
+    near, the smaller), each worked out only when it is reached: a caller after the nearest point that does something
+    stops early, and the points it worked out are those the whole curve reuses."""
+    current = brief.deployment.max_num_batched_tokens
+    values = [v for v in _batched_token_values(current, running_batch, brief.deployment.max_num_seqs) if v != current]
+    for v in sorted(values, key=lambda v: abs(math.log(v / current))):  # a stable sort: the smaller of a tie first
+        yield batched_tokens_point(brief, shape, rate_per_replica, load_batch, v)
+
+
+def batched_tokens_point(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, value: int) -> TradeoffPoint:
+    """One point of batched_tokens_tradeoff: the p95s with max-num-batched-tokens at `value`, its running batch solved
+    on that engine from `load_batch` (the brief's own value's is `load_batch` itself). Kept on that engine: a missed
+    ITL's chunk advice (core._chunk_change) reads the points nearest the brief's first, the curve all of them."""
     from planner.operating_point import batch_on  # the operating point's solve builds on this module's engine
 
-    current = brief.deployment.max_num_batched_tokens
-    points = []
-    for v in _batched_token_values(current, running_batch, brief.deployment.max_num_seqs):
-        if v == current:
-            points.append((v, latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=v)))
-            continue
-        eng = _engine_of(brief, shape, max_num_batched_tokens=v)
-        n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
-        points.append((v, latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=v)))
-    return _tradeoff(points)
+    eng = _engine_of(brief, shape, max_num_batched_tokens=value)
+    key = ("tradeoff point", rate_per_replica, load_batch)
+    point: TradeoffPoint | None = eng.memo.get(key)
+    if point is None:
+        if value == brief.deployment.max_num_batched_tokens:
+            at = latency_at(eng, brief, rate_per_replica, load_batch)
+        else:
+            n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
+            at = latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=value)
+        point = eng.memo[key] = _tradeoff_point(value, at)
+    return point
 
 
 def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...], current: int) -> str:
@@ -1795,10 +1816,11 @@ def _max_num_seqs_values(current: int, load_batch: float) -> list[int]:
 
 
 def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ...]:
-    return tuple(
-        TradeoffPoint(x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, tpot_p95_ms=p.tpot_p95_ms, longest_step_ms=p.longest_step_ms)
-        for x, p in points
-    )
+    return tuple(_tradeoff_point(x, p) for x, p in points)
+
+
+def _tradeoff_point(x: int, p: LatencyPoint) -> TradeoffPoint:
+    return TradeoffPoint(x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, tpot_p95_ms=p.tpot_p95_ms, longest_step_ms=p.longest_step_ms)
 
 
 def judged_itl_ms(brief: Brief, p: LatencyPoint) -> float:

@@ -4,6 +4,8 @@ chunk-carrying steps, so it does not always shorten p95 ITL), and its overrides 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner import load_brief, plan
@@ -99,3 +101,106 @@ def test_each_point_of_the_chunk_curve_is_the_re_plan_at_that_value(preset: str)
         assert (t.ttft_p95_ms, t.itl_p95_ms, t.tpot_p95_ms) == pytest.approx(
             (again.ttft_p95_ms, again.itl_p95_ms, again.tpot_p95_ms), rel=1e-6
         )
+
+
+def _advice_from_the_whole_curve(core) -> int | None:  # type: ignore[no-untyped-def]
+    """The chunk advice as it was worked out before the curve was read lazily: the whole curve first, then the values
+    meeting both targets on it, nearest the brief's first (on a log scale), re-planned until one meets."""
+    from planner.brief import BriefError
+    from planner.core import _CHUNK_TRIES, verdict_only
+    from planner.slo import batched_tokens_tradeoff
+
+    brief, slo, op = core.brief, core.slo, core.operating_point
+    current = brief.deployment.max_num_batched_tokens
+    curve = batched_tokens_tradeoff(brief, core.shape, op.rate_per_replica_per_s, op.in_flight, slo.point.running_batch)
+    meeting = [t for t in curve if t.x != current and t.itl_p95_ms <= slo.itl_target_ms and t.ttft_p95_ms <= slo.ttft_target_ms]
+    for t in sorted(meeting, key=lambda t: abs(math.log(t.x / current)))[:_CHUNK_TRIES]:
+        try:
+            again = verdict_only(brief.with_changes({"deployment.max_num_batched_tokens": int(t.x)}))
+        except BriefError:
+            continue
+        if again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok:
+            return int(t.x)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes", "expected", "most_points"),
+    [
+        ("rag", BF16, 8192, 2),  # the nearest value meets: one point and the brief's own (for the words)
+        ("variation-g", BF16, 256, 5),
+        ("variation-f", {"hardware.nodes": 18, "deployment.long_context_nodes": 4}, None, 6),  # none meets: every point
+    ],
+)
+def test_the_advice_reads_the_curve_nearest_first_and_only_as_far_as_it_needs(
+    preset: str, changes: dict[str, object], expected: int | None, most_points: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The advice (core._chunk_change) names the value the whole curve named, working out its points nearest the
+    brief's first (slo.batched_tokens_nearest) and stopping at the first that re-plans as meeting: rag's BF16 row
+    reads 2 of its curve's points, not all of them."""
+    import planner.slo as slo_module
+    from benchmarks.plan_speed import _clear_all
+    from planner.core import _chunk_change
+
+    core = replan(resolve(load_brief(preset).with_changes(changes)))
+    assert not core.slo.itl_ok
+    _clear_all()  # the points and re-plans worked out from here are the advice's own
+    points: list[int] = []
+    inner = slo_module.batched_tokens_point
+    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: points.append(a[-1]) or inner(*a))
+    advice = _chunk_change(core.brief, core.shape, core.slo, core.operating_point)
+    named = None if advice is None else advice[2]["deployment.max_num_batched_tokens"]
+    assert named == expected
+    assert len(points) == most_points and len(set(points)) == len(points)
+    monkeypatch.undo()
+    assert _advice_from_the_whole_curve(core) == expected
+
+
+@pytest.mark.parametrize("preset", ["rag", "qps200-chat", "capstone", "variation-g"])
+def test_the_nearest_points_are_the_curves_own_nearest_first(preset: str) -> None:
+    """batched_tokens_nearest gives the trade-off curve's points but the brief's own, ordered by their distance from
+    it on a log scale (of two as near, the smaller first), each equal to the curve's."""
+    from planner.slo import batched_tokens_nearest, batched_tokens_tradeoff
+
+    core = replan(resolve(load_brief(preset)))
+    brief, op = core.brief, core.operating_point
+    current = brief.deployment.max_num_batched_tokens
+    args = (brief, core.shape, op.rate_per_replica_per_s, op.in_flight, core.slo.point.running_batch)
+    curve = batched_tokens_tradeoff(*args)
+    expected = sorted((t for t in curve if t.x != current), key=lambda t: (abs(math.log(t.x / current)), t.x))
+    assert list(batched_tokens_nearest(*args)) == expected and len(expected) == len(curve) - 1
+
+
+@pytest.mark.parametrize("load", [1.1, 1.3])
+def test_a_design_its_deadline_judges_works_out_no_latency_advice(load: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An offline job's or a rollout's verdict is its deadline's (mechanisms.mechanism_verdict keeps none of the
+    core's problems), so its plan works out no advice for a missed ITL: no trade-off point, no re-plan at another
+    chunk. Its design is the one planned with that advice worked out (offline-batch at 1.3x its rate misses its 40 ms
+    ITL: the advice re-planned five chunk sizes before)."""
+    import planner.core as core_module
+    import planner.slo as slo_module
+    from benchmarks.plan_speed import _clear_all
+    from planner.cli import design_json
+
+    base = load_brief("offline-batch")
+    assert base.workload.request_rate is not None
+    brief = base.with_changes({"workload.request_rate": base.workload.request_rate * load})
+    _clear_all()
+    points: list[object] = []
+    inner = slo_module.batched_tokens_point
+    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: points.append(a) or inner(*a))
+    design = plan(brief)
+    assert not design.slo.itl_ok and design.verdict.meets_slo  # the ITL misses; the deadline is met
+    assert points == []
+    kept = design_json(design)
+    _clear_all()
+    advised = core_module._core_design_of
+
+    def always_advised(brief, curves, with_capacity, advise=True, **kwargs):  # type: ignore[no-untyped-def]
+        return advised(brief, curves, with_capacity, advise=advise or (curves or with_capacity) and not kwargs.get("judged_only"), **kwargs)
+
+    monkeypatch.setattr(core_module, "_core_design_of", always_advised)
+    again = plan(brief)
+    assert len(points) >= 5  # the advice, worked out, reads the curve (and re-plans at another chunk) ...
+    assert design_json(again) == kept  # ... and changes nothing of the design
+    _clear_all()
