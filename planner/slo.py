@@ -1759,7 +1759,7 @@ def batched_tokens_point(brief: Brief, shape: ReplicaShape, rate_per_replica: fl
     point: TradeoffPoint | None = eng.memo.get(key)
     if point is None:
         if value == brief.deployment.max_num_batched_tokens:
-            at = latency_at(eng, brief, rate_per_replica, load_batch)
+            at = latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=value)
         else:
             n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
             at = latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=value)
@@ -1820,7 +1820,9 @@ def _tradeoff(points: list[tuple[int, LatencyPoint]]) -> tuple[TradeoffPoint, ..
 
 
 def _tradeoff_point(x: int, p: LatencyPoint) -> TradeoffPoint:
-    return TradeoffPoint(x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, tpot_p95_ms=p.tpot_p95_ms, longest_step_ms=p.longest_step_ms)
+    return TradeoffPoint(
+        x=x, ttft_p95_ms=p.ttft_p95_ms, itl_p95_ms=p.itl_p95_ms, tpot_p95_ms=p.tpot_p95_ms, longest_step_ms=p.longest_step_ms
+    )
 
 
 def judged_itl_ms(brief: Brief, p: LatencyPoint) -> float:

@@ -197,7 +197,9 @@ def test_a_design_its_deadline_judges_works_out_no_latency_advice(load: float, m
     advised = core_module._core_design_of
 
     def always_advised(brief, curves, with_capacity, advise=True, **kwargs):  # type: ignore[no-untyped-def]
-        return advised(brief, curves, with_capacity, advise=advise or (curves or with_capacity) and not kwargs.get("judged_only"), **kwargs)
+        return advised(
+            brief, curves, with_capacity, advise=advise or ((curves or with_capacity) and not kwargs.get("judged_only")), **kwargs
+        )
 
     monkeypatch.setattr(core_module, "_core_design_of", always_advised)
     again = plan(brief)
