@@ -802,6 +802,22 @@ def replan(brief: Brief) -> CoreDesign:
     return core_design(brief, curves=False)
 
 
+def worded_replan(brief: Brief) -> CoreDesign:
+    """replan's core without its problems' advice: the same problems in the same order and words, each with its plain
+    change and no overrides (the advice only words the change: the chunk size, the fleet that carries the peak, the
+    long-context pool), for a reader of the problems' words alone (the words of a lost N+1, design._lost_cause), which
+    then works out no search or re-plan to name a change nobody reads. A brief judged on its deadline gets no advice
+    from replan either: its core is replan's own (cached for the failure table)."""
+    if brief.objective.kind is not ObjectiveKind.latency:
+        return replan(brief)
+    return _worded_cached(brief)
+
+
+@lru_cache(maxsize=64)
+def _worded_cached(brief: Brief) -> CoreDesign:
+    return _core_design_of(brief, curves=False, with_capacity=True, advise=False)
+
+
 def verdict_only(brief: Brief) -> CoreDesign:
     """A re-plan read only for its verdict: no trade-off curves, no SLO-capacity search (its fields are NaN)."""
     return core_design(brief, curves=False, capacity=False)

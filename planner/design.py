@@ -14,7 +14,7 @@ from planner.architecture import DEADLINE_BASIS, Architecture, architecture
 from planner.brief import Brief, ObjectiveKind
 from planner.conclusion import conclusion
 from planner.config import EngineConfig, Flag, engine_config, with_flags
-from planner.core import CoreDesign, carry_peak_change, core_design
+from planner.core import CoreDesign, carry_peak_change, core_design, worded_replan
 from planner.cost import CostAnalysis, SmallerFleet, cost_analysis
 from planner.failures import (
     FailureMode,
@@ -164,7 +164,7 @@ class Design(CoreDesign):
 def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
     """Why the design misses with one node lost: its re-plan's first problem, without that re-plan's advice (which
     counts nodes from the fleet left after the loss, not the brief's)."""
-    lost = row_core(core, one, stated)
+    lost = row_core(core, one, stated, worded_replan)
     problems = lost.verdict.problems if lost is not None else ()
     cause = problems[0].problem if problems else (one.note or "the design misses the SLO")
     named = one.pool in ("prefill", "decode") and f"{one.pool} pool" not in cause
@@ -197,7 +197,7 @@ def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: 
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
-    one = lost.row() if lost is not None else failure_mode(core, Scenario.one_node_lost, stated)
+    one = lost.row() if lost is not None else failure_mode(core, Scenario.one_node_lost, stated, worded_replan)
     problem = Problem(
         field="deployment.spare_nodes",
         problem=f"no N+1: with one node lost, {_lost_cause(core, one, stated)}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",

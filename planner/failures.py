@@ -36,6 +36,7 @@ from planner.core import (
     sizing_figures,
     verdict_core,
     verdict_read,
+    worded_replan,
 )
 from planner.cost import HOURS_PER_YEAR
 from planner.disagg import clear_above
@@ -536,30 +537,34 @@ def _infeasible(brief: Brief, scenario: Scenario, change: str, overrides: dict[s
     )
 
 
-def failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief | None = None) -> FailureMode:
+def failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief | None = None, core_of: _ReplanFn = replan) -> FailureMode:
     """One scenario's row. `stated` is the brief as given (before planner.mechanisms.resolve; base.brief when None): the
     row's overrides apply to it and the changed brief is resolved again, as `plan --set` does, so a hit rate the KV
-    tiers derive follows the changed load and image tokens are added once."""
+    tiers derive follows the changed load and image tokens are added once. `core_of` re-plans the changed brief: replan,
+    or worded_replan for a row read only for its verdict and words (its note may then name a problem's plain change)."""
     stated = base.brief if stated is None else stated
     if base.disaggregation is not None and scenario in (Scenario.one_node_lost, Scenario.two_nodes_lost):
-        return _pool_node_lost(base, scenario, stated)
-    return _failure_mode(base, scenario, stated)
+        return _pool_node_lost(base, scenario, stated, core_of)
+    return _failure_mode(base, scenario, stated, core_of=core_of)
 
 
-def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> FailureMode:
+_ReplanFn = Callable[[Brief], CoreDesign]  # a failure row's re-plan of its changed brief
+
+
+def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief, core_of: _ReplanFn) -> FailureMode:
     """A disaggregated design loses its nodes from one pool: each pool's loss re-planned, the worse one is the row,
     named with the pool it hits and how the other pool's loss fares."""
     brief, dis = base.brief, base.disaggregation
     assert dis is not None
     lost = lost_by_a_pool(brief, scenario)
-    decode = _failure_mode(base, scenario, stated)
+    decode = _failure_mode(base, scenario, stated, core_of=core_of)
     if lost == 0 or dis.prefill_nodes - lost < 1:
         pool = "decode" if lost else "spare"
         return decode.model_copy(
             update={"change": f"{decode.change}; {'the decode pool loses them' if lost else 'no pool loses a node'}", "pool": pool}
         )
     prefill_overrides = {"disaggregation.prefill_nodes": dis.prefill_nodes - lost}
-    prefill = _failure_mode(base, scenario, stated, prefill_overrides)
+    prefill = _failure_mode(base, scenario, stated, prefill_overrides, core_of)
     worse_is_prefill = (not prefill.ok and decode.ok) or (prefill.ok == decode.ok and prefill.load_vs_capacity > decode.load_vs_capacity)
     row, other, name, other_name = (prefill, decode, "prefill", "decode") if worse_is_prefill else (decode, prefill, "decode", "prefill")
     counts = {"prefill": (dis.prefill_nodes, dis.prefill_nodes - lost), "decode": (dis.decode_nodes, dis.decode_nodes - lost)}
@@ -574,7 +579,9 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief) -> Fail
     return row.model_copy(update={"change": change, "pool": name, "note": note})
 
 
-def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: dict[str, Any] | None = None) -> FailureMode:
+def _failure_mode(
+    base: CoreDesign, scenario: Scenario, stated: Brief, extra: dict[str, Any] | None = None, core_of: _ReplanFn = replan
+) -> FailureMode:
     brief = base.brief
     changes, change = _changes(stated, scenario)
     changes = changes | (extra or {})
@@ -585,7 +592,7 @@ def _failure_mode(base: CoreDesign, scenario: Scenario, stated: Brief, extra: di
         note = f"no node left to serve: the fleet has {brief.hardware.nodes} node(s)"
         return _infeasible(brief, scenario, change, {}, note, _linear(base, brief, scenario, None))
     try:
-        core = replan(resolve(stated.with_changes(changes))) if changes else base
+        core = core_of(resolve(stated.with_changes(changes))) if changes else base
     except InfeasibleDesign as exc:
         return _infeasible(
             brief, scenario, change, changes, f"cannot run at all: {exc.problems[0].problem}", _linear(base, brief, scenario, None)
@@ -624,7 +631,8 @@ class LostNode:
     where that tells the verdict (core.CapacityReadCore: steps 1-2 and the load against that capacity, no p95), a
     disaggregated design's on its two pools with their SLO capacity (core.PoolsReadCore), else re-planned with its SLO
     budget only the p95s its verdict judges (core.judged_with_capacity). Nothing reads its other figures. `row()` works
-    the whole row out, for the words of a lost N+1."""
+    the row out for the words of a lost N+1: re-planned without advice (core.worded_replan; the failure table's row is
+    replan's, with it)."""
 
     ok: bool
     core: CoreDesign | CapacityReadCore | PoolsReadCore | None
@@ -632,7 +640,7 @@ class LostNode:
     stated: Brief
 
     def row(self) -> FailureMode:
-        return failure_mode(self.base, Scenario.one_node_lost, self.stated)
+        return failure_mode(self.base, Scenario.one_node_lost, self.stated, worded_replan)
 
 
 def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
@@ -710,13 +718,13 @@ def _capacity_above(lost: CoreDesign | PoolsReadCore | None, load: float) -> boo
     return isinstance(lost, PoolsReadCore) and math.isfinite(past) and pools_meet_at(lost, lost.demand.request_rate_per_s * past)
 
 
-def row_core(base: CoreDesign, row: FailureMode, stated: Brief) -> CoreDesign | None:
-    """The core design a failure row was re-planned as (cached), None when it cannot run at all."""
+def row_core(base: CoreDesign, row: FailureMode, stated: Brief, core_of: _ReplanFn = replan) -> CoreDesign | None:
+    """The core design a failure row was re-planned as (cached; `core_of` as failure_mode's), None when it cannot run at all."""
     if not row.runs:
         return None
     if not row.overrides:  # not applicable: the design itself
         return base
-    return _replanned(stated, row.overrides, replan)
+    return _replanned(stated, row.overrides, core_of)
 
 
 def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:
