@@ -166,7 +166,7 @@ def _long_context_limit(core: _Limited, past: float = math.inf) -> PoolLimit | N
     )
 
 
-def pools_multiple(core: CoreDesign) -> float:
+def pools_multiple(core: _Limited) -> float:
     """The traffic multiple at which the design's serving pools reach their SLO capacity (the general pool, or the
     decode and prefill pools, and the long-context pool): the capacity it keeps above the peak, N+1 and the sizing
     arithmetic aside. A stated slo.headroom is judged against it (planner.design, planner.resize)."""

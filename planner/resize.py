@@ -18,9 +18,11 @@ from pydantic import BaseModel, ConfigDict
 from planner.brief import MAX_NODES, Brief, ObjectiveKind
 from planner.core import (
     LONG_CONTEXT_NODES_LIMIT,
+    CapacityReadCore,
     CoreDesign,
     PoolsReadCore,
     capacity_read,
+    capacity_read_core,
     long_context_nodes_needed,
     long_pool_carries,
     pools_meet_at,
@@ -87,18 +89,26 @@ def keeps_headroom(brief: Brief) -> tuple[bool, float]:
     """Whether the brief's design keeps the capacity its slo.headroom states above the peak: its pools' SLO capacity
     (headroom.pools_multiple) at least (1 + headroom) x the peak, as plan() judges it; and that multiple. (True, inf)
     when the brief states none or is judged on a deadline."""
-    from planner.headroom import pools_multiple
-
-    stated = brief.slo.headroom
-    if stated is None or brief.objective.kind is not ObjectiveKind.latency:
+    if brief.slo.headroom is None or brief.objective.kind is not ObjectiveKind.latency:
         return True, math.inf
     try:
         resolved = resolve(brief)
         core = worked_out(resolved) or replan(resolved)  # with its SLO-capacity search: the multiple reads it
     except BriefError:
         return False, math.nan
-    multiple = pools_multiple(core)
-    return multiple >= 1 + stated, multiple
+    multiple = _pools_multiple(core)
+    return _multiple_keeps(brief, multiple), multiple
+
+
+def _pools_multiple(core: CoreDesign | CapacityReadCore) -> float:
+    from planner.headroom import pools_multiple  # planner.headroom builds on this module's fleet searches
+
+    return pools_multiple(core)
+
+
+def _multiple_keeps(brief: Brief, multiple: float) -> bool:
+    """The pools' SLO capacity, `multiple` x the peak, keeps the brief's stated slo.headroom above it."""
+    return multiple >= 1 + (brief.slo.headroom or 0.0)
 
 
 def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
@@ -297,7 +307,7 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
     known = _core_at(same_general, start, replanned=False)  # the core the plan worked out, if it is one
     guess = _capacity_guess(base, known, headroom) if known is not None else None
-    read = _read_first(probe, base, known) if known is not None and share is None and not headroom else probe
+    read = _read_first(probe, base, known, headroom) if known is not None and share is None else probe
     nodes = confirmed(read, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
     if nodes is None:
         bracket = _bracket(probe, low, limit, start)
@@ -386,19 +396,25 @@ def _capacity_guess(base: Brief, core: CoreDesign, headroom: bool) -> int | None
     return others + needed
 
 
-def _read_first(probe: Probe, base: Brief, known: CoreDesign) -> Probe:
-    """`probe` (meets_check at a fleet size) for a confirmation, which reads only whether the fleet meets: read on
-    `known`'s SLO capacity where that tells (core.capacity_read: the design, and its one-node-lost design where N+1 is
-    asked), else re-planned. A read's margin is nan: a search that goes on steers by the re-plans alone."""
+def _read_first(probe: Probe, base: Brief, known: CoreDesign, headroom: bool = False) -> Probe:
+    """`probe` (_meets at a fleet size) for a confirmation, which reads only whether the fleet meets: read on `known`'s
+    SLO capacity where that tells (core.capacity_read: the design, and its one-node-lost design where N+1 is asked;
+    with `headroom`, the stated slo.headroom kept too: the pools' multiple read on that capacity, core.capacity_read_core,
+    is the one keeps_headroom's re-plan gives), else re-planned. A read's margin is nan: a search that goes on steers
+    by the re-plans alone."""
 
     def read_or_probe(nodes: int) -> tuple[bool, float]:
         sized = base.with_changes({"hardware.nodes": nodes})
         try:
-            holds = capacity_read(known, resolve(sized))
+            resolved = resolve(sized)
+            read = capacity_read_core(known, resolved) if headroom else None
+            holds = capacity_read(known, resolved) if not headroom else (read.meets if read is not None else None)
         except BriefError:  # as meets_check: the design cannot be computed at all
             return False, math.nan
         if holds and needs_n_plus_one(sized):
             holds = lost_read(sized, known)
+        if holds and read is not None:
+            holds = _multiple_keeps(sized, _pools_multiple(read))
         return (holds, math.nan) if holds is not None else probe(nodes)
 
     return read_or_probe

@@ -246,6 +246,43 @@ def test_a_fleet_size_read_on_the_plans_slo_capacity_is_its_re_plan(preset: str,
     assert told >= 8
 
 
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("qps200-chat", {}),
+        ("qps200-chat", {"workload.request_rate": 260.0}),
+        ("capstone", {"slo.headroom": 0.5}),
+        ("variation-f", {"deployment.long_context_nodes": 4, "slo.headroom": 0.3}),  # the long-context pool's limit too
+        ("rag", {"slo.headroom": 1.0}),
+    ],
+)
+def test_a_fleet_size_keeping_the_stated_headroom_read_on_the_slo_capacity_is_its_re_plan(preset: str, changes: dict[str, object]) -> None:
+    """resize._read_first with the stated headroom (resize.headroom_fix's search): whether a fleet size meets with N+1
+    and keeps slo.headroom, its pools' multiple read on the plan's own SLO capacity (core.capacity_read_core), equals
+    _meets' re-plans (keeps_headroom's, with their SLO-capacity search) at every fleet size around the answer, and the
+    multiple read is the re-plan's to the bit."""
+    from planner.headroom import pools_multiple
+
+    stated = load_brief(preset)
+    base = stated.with_changes(changes)
+    known = core_design(resolve(base))
+    replanned = "re-planned"
+    read = resize._read_first(lambda nodes: (replanned, math.nan), base, known, headroom=True)  # type: ignore[arg-type,return-value]
+    told = kept = 0
+    for nodes in range(max(stated.hardware.nodes - 4, 1), 3 * stated.hardware.nodes + 8):
+        holds, _ = read(nodes)
+        if holds == replanned:
+            continue
+        told += 1
+        sized = base.with_changes({"hardware.nodes": nodes})
+        assert holds == resize._meets(sized, headroom=True)[0], nodes
+        core = core_module.capacity_read_core(known, resolve(sized))
+        if core is not None and core.meets:
+            kept += 1
+            assert pools_multiple(core) == resize.keeps_headroom(sized)[1], nodes
+    assert told >= 8 and kept >= 4
+
+
 @pytest.mark.parametrize("preset", ["capstone", "variation-c", "qps10-tp4", "variation-a", "variation-f"])
 @pytest.mark.parametrize("extra_nodes", [-2, 0, 6])
 def test_a_spare_replacing_the_lost_node_keeps_the_designs_point(preset: str, extra_nodes: int) -> None:
