@@ -1,6 +1,6 @@
 """How long `plan()` takes: cold, and for a slider move in the app.
 
-    .venv/bin/python -m benchmarks.plan_speed [--runs 15] [--fleet]
+    .venv/bin/python -m benchmarks.plan_speed [--runs 15] [--fleet | --loads]
 
 For each preset, plans a brief not seen before (the duty cycle, or the request rate, nudged per run), and prints the
 process-CPU medians; the runs go round by round over the presets (each round times every preset once), so a minute
@@ -19,6 +19,11 @@ Plus the share of the cold plan the core design takes (steps 1-3 and the SLO bud
 re-plans), and a fixed pure-Python reference timed once a round: how fast the machine ran Python meanwhile (this shared
 machine's figures move 1.5-2x between minutes, the reference's with them), and each preset's cold plan over the
 reference of its round ("cold / ref": the median of those ratios). Target (issue 17): 5 ms.
+
+`--loads` plans each preset cold at 0.8-1.3x its traffic (users or request rate), as far as a user drags the traffic
+control from a preset: a design that loses its SLO, its N+1 or its stated headroom there works out the advice and the
+fleet that fixes it, so a brief near a preset may cost more than the preset itself. Prints the median CPU per plan at
+each load, round by round as above, with the reference.
 
 `--fleet` plans the capstone scaled from 8 to 100,000 nodes (users and every pool scaled with it, so the load on a
 replica stays the same) and prints the CPU per cold plan at each size: fleet searches are bisections, so the time
@@ -71,6 +76,36 @@ def _time(fn: object, brief: Brief) -> tuple[float, float]:
 
 
 FLEET_NODES = (8, 64, 1_000, 10_000, 100_000)
+LOADS = (0.8, 0.9, 1.0, 1.1, 1.2, 1.3)
+
+
+def _at_load(brief: Brief, load: float, i: int) -> Brief:
+    """The brief at `load` x its traffic (the duty cycle capped at 1), nudged by a millionth per run: a brief not planned before."""
+    w, nudge = brief.workload, load * (1 + 1e-6 * (i + 1))
+    if w.request_rate is not None:
+        return brief.with_changes({"workload.request_rate": w.request_rate * nudge})
+    return brief.with_changes({"workload.duty_cycle": min(1.0, w.duty_cycle * nudge)})
+
+
+def loads(runs: int) -> None:
+    names = preset_names()
+    bases = {name: load_brief(name) for name in names}
+    cpus: dict[tuple[str, float], list[float]] = {(name, load): [] for name in names for load in LOADS}
+    references: list[float] = []
+    for i in range(runs):
+        references.append(_reference_ms())
+        for name in names:
+            for load in LOADS:
+                cpus[name, load].append(_time(plan, _at_load(bases[name], load, i))[1])
+    print(f"{'preset':<20}" + "".join(f"{f'x{load}':>9}" for load in LOADS))
+    for name in names:
+        print(f"{name:<20}" + "".join(f"{statistics.median(cpus[name, load]):>6.1f} ms" for load in LOADS))
+    slowest = max(cpus, key=lambda key: statistics.median(cpus[key]))
+    print(
+        f"slowest: {slowest[0]} at x{slowest[1]}, {statistics.median(cpus[slowest]):.1f} ms a cold plan"
+        f" ({_per_reference(cpus[slowest], references):.2f}x the reference of its round; the reference's median"
+        f" {statistics.median(references):.2f} ms)"
+    )
 
 
 def fleet(runs: int) -> None:
@@ -95,9 +130,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--fleet", action="store_true", help="plan time against fleet size (8 to 100,000 nodes)")
+    parser.add_argument("--loads", action="store_true", help="plan time at 0.8-1.3x each preset's traffic")
     args = parser.parse_args()
     if args.fleet:
         fleet(args.runs)
+        return
+    if args.loads:
+        loads(args.runs)
         return
     names = preset_names()
     bases = {name: load_brief(name) for name in names}

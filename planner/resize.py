@@ -26,6 +26,7 @@ from planner.core import (
     long_context_nodes_needed,
     long_pool_carries,
     pools_meet_at,
+    pools_read_core,
     read_by_pools,
     replan,
     request_path_ms,
@@ -93,14 +94,21 @@ def keeps_headroom(brief: Brief) -> tuple[bool, float]:
         return True, math.inf
     try:
         resolved = resolve(brief)
-        core = worked_out(resolved) or replan(resolved)  # with its SLO-capacity search: the multiple reads it
+        core = worked_out(resolved) or _with_capacity(resolved)
     except BriefError:
         return False, math.nan
     multiple = _pools_multiple(core)
     return _multiple_keeps(brief, multiple), multiple
 
 
-def _pools_multiple(core: CoreDesign | CapacityReadCore) -> float:
+def _with_capacity(brief: Brief) -> CoreDesign | PoolsReadCore:
+    """The brief (resolved) with the SLO capacity its pools' multiple reads: a disaggregated latency design's two pools
+    read with their SLO-capacity search (core.pools_read_core: the multiple is the re-plan's to the bit, without the
+    aggregated replica's solve and SLO budget), else re-planned with its SLO-capacity search."""
+    return pools_read_core(brief, with_capacity=True) if read_by_pools(brief) else replan(brief)
+
+
+def _pools_multiple(core: CoreDesign | CapacityReadCore | PoolsReadCore) -> float:
     from planner.headroom import pools_multiple  # planner.headroom builds on this module's fleet searches
 
     return pools_multiple(core)

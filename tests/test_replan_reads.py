@@ -625,3 +625,27 @@ def test_the_pools_capacity_search_from_the_models_crossing_is_the_search_from_t
         disagg._PoolLoads, "model_crossing", lambda self, low, high: disagg._steady_up_to(self._brief, self._shape, self(1.0))
     )
     assert search() == steered
+
+
+@pytest.mark.parametrize("load", [1.0, 1.2])
+@pytest.mark.parametrize(("nodes", "prefill"), [(16, 8), (16, 12), (20, 10), (14, 6)])
+def test_a_disaggregated_designs_headroom_multiple_read_on_its_pools_is_its_re_plans(load: float, nodes: int, prefill: int) -> None:
+    """resize.keeps_headroom of a disaggregated latency design reads its pools' multiple on the two pools with their
+    SLO-capacity search (core.pools_read_core), not on a re-plan: the same multiple to the bit, so the same verdict on
+    the stated headroom."""
+    from benchmarks.plan_speed import _clear_all
+    from planner.core import pools_read_core, read_by_pools, replan, worked_out
+    from planner.headroom import pools_multiple
+
+    stated = load_brief("chat-disaggregated")
+    brief = stated.with_changes(
+        {"workload.duty_cycle": stated.workload.duty_cycle * load, "hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill}
+    )
+    resolved = resolve(brief)
+    assert read_by_pools(resolved) and brief.slo.headroom is not None
+    _clear_all()  # no core worked out for the brief: keeps_headroom reads its pools
+    kept = resize.keeps_headroom(brief)
+    assert worked_out(resolved) is None
+    multiple = pools_multiple(replan(resolved))
+    assert math.isfinite(multiple) and pools_multiple(pools_read_core(resolved, with_capacity=True)) == multiple
+    assert kept == (multiple >= 1 + brief.slo.headroom, multiple)
