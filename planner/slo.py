@@ -1515,11 +1515,11 @@ def _linear_quantile(values: np.ndarray, q: float) -> float:
     return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
 
 
-def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float) -> LatencyPoint:
-    """latency_point on an engine already built."""
+def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: float, waits: _Wait | None = None) -> LatencyPoint:
+    """latency_point on an engine already built; `waits`: the load's _wait on it, where already worked out."""
     w, lat = brief.workload, brief.latency
     rate = rate_per_replica
-    wt = _wait(eng, brief, rate, load_batch)
+    wt = _wait(eng, brief, rate, load_batch) if waits is None else waits
     batch, chunks_mean, s1, _, _ = wt.service
     batch_p95 = min(load_batch + P95_Z * math.sqrt(max(load_batch, 0.0)), float(eng.seqs))
     _, step_s, gap_s, _, _ = eng.pace_terms[batch]  # the decode step and token gap the running-batch solve's pace read
@@ -1737,34 +1737,56 @@ def batched_tokens_tradeoff(
 
 
 def batched_tokens_nearest(
-    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, running_batch: float, ttft_target_ms: float
 ) -> Iterable[TradeoffPoint]:
-    """batched_tokens_tradeoff's points other than the brief's own value, nearest it first (on a log scale; of two as
-    near, the smaller), each worked out only when it is reached: a caller after the nearest point that does something
-    stops early, and the points it worked out are those the whole curve reuses."""
+    """batched_tokens_tradeoff's points other than the brief's own value whose p95 TTFT is within `ttft_target_ms`,
+    nearest the brief's value first (on a log scale; of two as near, the smaller), each worked out only when it is
+    reached: a caller after the nearest point that does something stops early, and the points it worked out are those
+    the whole curve reuses. Each value's p95 TTFT is worked out first, by latency_at's own calls (its queue and its
+    prompts' own steps, a fraction of a point): a value it rules out costs no token-gap quantiles."""
     current = brief.deployment.max_num_batched_tokens
     values = [v for v in _batched_token_values(current, running_batch, brief.deployment.max_num_seqs) if v != current]
     for v in sorted(values, key=lambda v: abs(math.log(v / current))):  # a stable sort: the smaller of a tie first
-        yield batched_tokens_point(brief, shape, rate_per_replica, load_batch, v)
+        eng, batch = _batched_tokens_load(brief, shape, rate_per_replica, load_batch, v)
+        waits = _wait(eng, brief, rate_per_replica, batch)
+        if _ttft_s(waits, 0.95) * 1e3 <= ttft_target_ms:  # the point's p95 TTFT, to the bit
+            yield batched_tokens_point(brief, shape, rate_per_replica, load_batch, v, waits)
 
 
-def batched_tokens_point(brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, value: int) -> TradeoffPoint:
+def batched_tokens_point(
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, value: int, waits: _Wait | None = None
+) -> TradeoffPoint:
     """One point of batched_tokens_tradeoff: the p95s with max-num-batched-tokens at `value`, its running batch solved
     on that engine from `load_batch` (the brief's own value's is `load_batch` itself). Kept on that engine: a missed
-    ITL's chunk advice (core._chunk_change) reads the points nearest the brief's first, the curve all of them."""
-    from planner.operating_point import batch_on  # the operating point's solve builds on this module's engine
-
+    ITL's chunk advice (core._chunk_change) reads the points nearest the brief's first, the curve all of them.
+    `waits`: the point's queue and prompts' steps where already worked out (batched_tokens_nearest's p95 TTFT)."""
     eng = _engine_of(brief, shape, max_num_batched_tokens=value)
     key = ("tradeoff point", rate_per_replica, load_batch)
     point: TradeoffPoint | None = eng.memo.get(key)
     if point is None:
-        if value == brief.deployment.max_num_batched_tokens:
-            at = latency_point(brief, shape, rate_per_replica, load_batch, max_num_batched_tokens=value)
-        else:
-            n, capped = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
-            at = latency_point(brief, shape, rate_per_replica, n, max_num_seqs=capped, max_num_batched_tokens=value)
-        point = eng.memo[key] = _tradeoff_point(value, at)
+        at_eng, batch = _batched_tokens_load(brief, shape, rate_per_replica, load_batch, value)
+        point = eng.memo[key] = _tradeoff_point(value, latency_at(at_eng, brief, rate_per_replica, batch, waits))
     return point
+
+
+def _batched_tokens_load(
+    brief: Brief, shape: ReplicaShape, rate_per_replica: float, load_batch: float, value: int
+) -> tuple[_Engine, float]:
+    """The engine a trade-off point at max-num-batched-tokens `value` is worked out on, and its running batch there:
+    solved on that engine from `load_batch` (a smaller chunk slows the steps' pace, so more sequences run; where the
+    token budget binds, the engine runs the whole sequences it holds), the brief's own value's `load_batch` itself.
+    The solve is kept on that engine: a value's p95 TTFT and its point read the same one."""
+    from planner.operating_point import batch_on  # the operating point's solve builds on this module's engine
+
+    eng = _engine_of(brief, shape, max_num_batched_tokens=value)
+    if value == brief.deployment.max_num_batched_tokens:
+        return eng, load_batch
+    key = ("tradeoff batch", rate_per_replica, load_batch)
+    solved: tuple[float, int | None] | None = eng.memo.get(key)
+    if solved is None:
+        solved = eng.memo[key] = batch_on(brief, shape, rate_per_replica, partial(eng.pace, rate_per_replica), load_batch)
+    batch, capped = solved
+    return _engine_of(brief, shape, max_num_seqs=capped, max_num_batched_tokens=value), batch
 
 
 def chunk_tradeoff_words(curve: tuple[TradeoffPoint, ...], current: int) -> str:

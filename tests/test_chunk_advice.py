@@ -147,7 +147,7 @@ def test_the_advice_reads_the_curve_nearest_first_and_only_as_far_as_it_needs(
     _clear_all()  # the points and re-plans worked out from here are the advice's own
     points: list[int] = []
     inner = slo_module.batched_tokens_point
-    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: points.append(a[-1]) or inner(*a))
+    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: points.append(a[4]) or inner(*a))
     advice = _chunk_change(core.brief, core.shape, core.slo, core.operating_point)
     named = None if advice is None else advice[2]["deployment.max_num_batched_tokens"]
     assert named == expected
@@ -168,7 +168,7 @@ def test_the_nearest_points_are_the_curves_own_nearest_first(preset: str) -> Non
     args = (brief, core.shape, op.rate_per_replica_per_s, op.in_flight, core.slo.point.running_batch)
     curve = batched_tokens_tradeoff(*args)
     expected = sorted((t for t in curve if t.x != current), key=lambda t: (abs(math.log(t.x / current)), t.x))
-    assert list(batched_tokens_nearest(*args)) == expected and len(expected) == len(curve) - 1
+    assert list(batched_tokens_nearest(*args, math.inf)) == expected and len(expected) == len(curve) - 1
 
 
 @pytest.mark.parametrize("load", [1.1, 1.3])
@@ -206,3 +206,56 @@ def test_a_design_its_deadline_judges_works_out_no_latency_advice(load: float, m
     assert len(points) >= 5  # the advice, worked out, reads the curve (and re-plans at another chunk) ...
     assert design_json(again) == kept  # ... and changes nothing of the design
     _clear_all()
+
+
+def _at_traffic(preset: str, load: float):  # type: ignore[no-untyped-def]
+    """The preset's brief at `load` x its traffic (its request rate, else its users), as the planner's call counts take it."""
+    brief = load_brief(preset)
+    if brief.workload.request_rate is not None:
+        return brief.with_changes({"workload.request_rate": brief.workload.request_rate * load})
+    return brief.with_changes({"workload.users": round(brief.workload.users * load)})
+
+
+@pytest.mark.parametrize(("preset", "load"), [("variation-f", 0.8), ("qps10-tp4", 1.2), ("rag", 1.3), ("capstone", 1.0)])
+def test_the_nearest_points_within_a_ttft_target_are_the_curves_within_it(preset: str, load: float) -> None:
+    """batched_tokens_nearest, given a p95 TTFT target, works out each value's p95 TTFT first and its point only where
+    that is within the target: it gives the whole curve's points (worked out without that check, from cold) whose p95
+    TTFT is within it, nearest first, at the plan's own target and at one that splits the curve."""
+    from planner.slo import batched_tokens_nearest, batched_tokens_tradeoff
+
+    core = replan(resolve(_at_traffic(preset, load)))
+    brief, op = core.brief, core.operating_point
+    current = brief.deployment.max_num_batched_tokens
+    args = (brief, core.shape, op.rate_per_replica_per_s, op.in_flight, core.slo.point.running_batch)
+    core.shape.memo.clear()  # no point kept: each is worked out by the way under test
+    curve = batched_tokens_tradeoff(*args)
+    split_ms = sorted(t.ttft_p95_ms for t in curve)[len(curve) // 2]
+    for target_ms in (core.slo.ttft_target_ms, split_ms):
+        core.shape.memo.clear()
+        within = list(batched_tokens_nearest(*args, target_ms))
+        expected = [t for t in curve if t.x != current and t.ttft_p95_ms <= target_ms]
+        assert within == sorted(expected, key=lambda t: (abs(math.log(t.x / current)), t.x))
+    assert 0 < len(list(batched_tokens_nearest(*args, split_ms))) < len(curve) - 1
+
+
+def test_values_whose_p95_ttft_misses_cost_the_advice_no_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-f at 0.8x its users misses its 40 ms ITL, and every other chunk size of its curve puts p95 TTFT over
+    the 500 ms target (684 to 1,488 ms): the advice works out the six values' p95 TTFT and none of their points (it
+    worked out all six points before: 13,888 -> 10,883 calls a cold plan), and names no value, as the whole curve does."""
+    import planner.slo as slo_module
+    from benchmarks.plan_speed import _clear_all
+    from planner.core import _chunk_change
+
+    core = replan(resolve(_at_traffic("variation-f", 0.8)))
+    assert not core.slo.itl_ok
+    _clear_all()
+    core.shape.memo.clear()
+    points: list[int] = []
+    waits: list[float] = []
+    inner_point, inner_wait = slo_module.batched_tokens_point, slo_module._wait
+    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: points.append(a[4]) or inner_point(*a))
+    monkeypatch.setattr(slo_module, "_wait", lambda *a: waits.append(a[3]) or inner_wait(*a))
+    assert _chunk_change(core.brief, core.shape, core.slo, core.operating_point) is None
+    assert points == [] and len(waits) == 6
+    monkeypatch.undo()
+    assert _advice_from_the_whole_curve(core) is None

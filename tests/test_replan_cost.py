@@ -285,22 +285,25 @@ def test_the_cost_levers_re_plan_only_when_read(monkeypatch: pytest.MonkeyPatch)
 
 def test_the_slo_curves_are_worked_out_only_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """plan() leaves the SLO trade-off curves and the full-batch bound to their first read (the SLO budget page, the
-    engine configuration): the plan evaluates no latency point at another engine limit until then."""
+    engine configuration): the plan evaluates no latency point at another engine limit until then (the chunk curve's
+    points are slo.batched_tokens_point's, the max-num-seqs curve's latency_point's with that limit)."""
     import planner.slo as slo_module
     from planner import plan
 
     limits: list[dict[str, int]] = []
-    inner = slo_module.latency_point
+    chunks: list[int] = []
+    inner, inner_chunk = slo_module.latency_point, slo_module.batched_tokens_point
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         limits.append(kwargs)
         return inner(*args, **kwargs)
 
     monkeypatch.setattr(slo_module, "latency_point", counted)
+    monkeypatch.setattr(slo_module, "batched_tokens_point", lambda *a: chunks.append(a[4]) or inner_chunk(*a))
     design = plan(load_brief("capstone"))
-    assert not [k for k in limits if k]
+    assert not [k for k in limits if k] and not chunks
     seqs, tokens = design.slo.tradeoff_max_num_seqs, design.slo.tradeoff_batched_tokens
-    assert len([k for k in limits if k]) == len(seqs) + len(tokens) > 10
+    assert len([k for k in limits if k]) == len(seqs) and len(chunks) == len(tokens) and len(seqs) + len(tokens) > 10
     assert design.slo.at_max_batch is not None and design.slo.at_max_batch.chunk_step_ms is not None
 
 
