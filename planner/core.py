@@ -369,7 +369,9 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
     always shorten p95 ITL (more of the gaps fall on chunk-carrying steps), so the direction is the curve's. None when
     none of the nearest _CHUNK_TRIES values meeting both on the curve re-plans as meeting them. The curve's points are
     worked out nearest first, as far as the advice reads, and only for values whose p95 TTFT (worked out first, a
-    fraction of a point) meets its target (slo.batched_tokens_nearest): the whole curve only when read."""
+    fraction of a point) meets its target (slo.batched_tokens_nearest): the whole curve only when read. A value is
+    re-planned for its verdict (_judged_core: its p95 ITL and TTFT are the whole re-plan's), the core the fleet fix's
+    check that the setting alone meets then reads again."""
     p, current = slo.point, brief.deployment.max_num_batched_tokens
     rate, batch = op.rate_per_replica_per_s, op.in_flight  # the SLO budget's own, which its curve is worked out at
     nearest = batched_tokens_nearest(brief, shape, rate, batch, p.running_batch, slo.ttft_target_ms)  # worked out as reached
@@ -378,7 +380,7 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         value = int(t.x)
         overrides = {"deployment.max_num_batched_tokens": value}
         try:
-            again = verdict_only(brief.with_changes(overrides))  # its own chunk advice not worked out: no chain of confirmations
+            again = _judged_core(brief.with_changes(overrides))  # its own chunk advice not worked out: no chain of confirmations
         except BriefError:  # the value cannot be planned (out of range, or the replica no longer fits): not a change
             continue
         if not (again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok):
@@ -835,7 +837,8 @@ def _core_cached(brief: Brief, curves: bool, with_capacity: bool = True) -> Core
 
 @lru_cache(maxsize=256)
 def _judged_core(brief: Brief) -> CoreDesign:
-    # the fleet, split and headroom searches make most of these: they read feasible, meets and the margin alone
+    # the fleet, split and headroom searches make most of these: they read feasible, meets and the margin alone (the
+    # chunk advice's confirmations the p95s too, each one its fleet fix's check of the setting reads again)
     # (a plan makes about ten; ~45 KB each kept, with their replica's engines)
     return _core_design_of(brief, curves=False, with_capacity=False, advise=False, judged_only=True)
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+import planner.core as core_module
 from benchmarks.plan_speed import _clear_all
-from planner import load_brief, preset_names
+from planner import load_brief, plan, preset_names
 from planner.core import CoreDesign, verdict_core, verdict_only
 from planner.errors import BriefError
 from planner.failures import judged, verdict_margin
@@ -78,3 +79,27 @@ def test_a_judged_core_reads_as_the_whole_re_plan(name: str) -> None:
         light = verdict_core(brief)
         assert light is not whole
         assert _same(_read(light), _read(whole)), (name, changes)
+
+
+@pytest.mark.parametrize(("name", "factor"), [("rag", 1.3), ("qps10-tp4", 1.2), ("qps10-tp4", 1.3)])
+def test_the_chunk_advice_confirms_on_a_judged_core_as_on_the_whole_re_plan(name: str, factor: float) -> None:
+    """The chunk advice (core._chunk_change) confirms a value of its trade-off curve on that brief's verdict core
+    (core._judged_core): for every value of the curve, what it reads there (the steady state, whether each p95 meets,
+    the p95 ITL and TTFT its words quote) and the verdict's readers' figures are verdict_only's (the whole re-plan's),
+    exactly."""
+    stated = load_brief(name)
+    assert stated.workload.request_rate is not None
+    brief = resolve(stated.with_changes({"workload.request_rate": stated.workload.request_rate * factor}))
+    curve = plan(brief).slo.tradeoff_batched_tokens
+    assert curve
+    for t in curve:
+        chunked = brief.with_changes({"deployment.max_num_batched_tokens": int(t.x)})
+        try:
+            whole = verdict_only(chunked)
+        except BriefError:
+            with pytest.raises(BriefError):
+                core_module._judged_core(chunked)
+            continue
+        light = core_module._judged_core(chunked)
+        read = [(c.operating_point.stable, c.slo.ttft_ok, c.slo.itl_ok, c.slo.itl_p95_ms, c.slo.ttft_p95_ms) for c in (light, whole)]
+        assert read[0] == read[1] and _same(_read(light), _read(whole)), (name, factor, t.x)

@@ -703,6 +703,30 @@ def _loaded(preset: str, change: dict[str, object] | str) -> Brief:
     return brief.with_changes({"workload.duty_cycle": min(1.0, w.duty_cycle * factor)})
 
 
+@pytest.mark.parametrize("change", [("rag", "x1.3"), ("qps10-tp4", "x1.2")])
+def test_the_chunk_advice_and_its_setting_fix_re_plan_the_advised_chunk_once(
+    change: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunk advice confirms the value it names on that brief's verdict core (core._judged_core), the core the fleet
+    fix's check that the setting alone meets (resize._setting_fix) reads again: no brief is worked out twice (the
+    advised chunk was: a verdict_only re-plan for the advice, a judged core for the fix; rag at 1.3x its rate
+    14,479 -> 13,405 calls a cold plan)."""
+    import planner.core as core_module
+
+    worked: list[Brief] = []
+    inner = core_module._core_design_of
+
+    def counted(brief, *args, **kwargs):  # type: ignore[no-untyped-def]
+        worked.append(brief)
+        return inner(brief, *args, **kwargs)
+
+    monkeypatch.setattr(core_module, "_core_design_of", counted)
+    brief = resolve(_loaded(*change))
+    design = plan(brief)
+    assert design.fix is not None and design.fix.setting
+    assert worked.count(brief.with_changes(design.fix.overrides)) == 1 and len(worked) == len(set(worked))
+
+
 @pytest.mark.parametrize(("preset", "change"), LOSES_N_PLUS_ONE)
 def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: str, change: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """plan() words a lost N+1 by the one-node-lost design's first problem (design._lost_cause), whose advice (the
