@@ -1009,12 +1009,16 @@ def sizing_figures(brief: Brief) -> SizingFigures:
     return SizingFigures(pools, dem, capacity(brief, shape, dem, memory(brief, shape)), _long_pool_utilization(brief, shape, dem, pools))
 
 
-def long_pool_carries(brief: Brief, long_context_nodes: int) -> bool:
+@lru_cache(maxsize=1024)
+def long_pool_carries(brief: Brief, long_context_nodes: int, /) -> bool:
     """Whether a long-context pool of this many nodes carries its share (busy at most 100%), on a fleet grown so the
     general pool has at least the brief's whole fleet beside the spare and long-context pools (a fleet too small to
     hold its pools, which runs them smaller, still asks the pool at its full size). Its busy share is steps 1-2's (long_context_busy); a disaggregated or speculative
     brief, whose later steps may refuse the design, is re-planned for its verdict where that share carries (a pool
-    short at steps 1-2 is short in any re-plan: its core asks no search of its own)."""
+    short at steps 1-2 is short in any re-plan: its core asks no search of its own).
+
+    Cached (positional only, as lru_cache keys a keyword call apart): the fleet fix asks whether the brief's own pool
+    carries, which the core design's advice (long_context_nodes_needed) asked first."""
     dep = brief.deployment
     grown = brief.with_changes(
         {

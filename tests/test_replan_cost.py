@@ -482,6 +482,30 @@ def test_a_long_context_pool_too_small_is_grown_without_re_plans(monkeypatch: py
     assert resize_module.meets(fixed) and not resize_module.meets(fixed.with_changes({"hardware.nodes": fix.nodes - 1}))
 
 
+def test_each_long_context_pool_is_asked_once_a_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-f's core advises the long-context pool that carries its share (long_context_nodes_needed, from the
+    brief's own pool up) and its fleet fix asks again whether the brief's own pool carries (resize._long_pool_carries):
+    each pool size is worked out once a plan (the fix's was the advice's first, worked out twice)."""
+    import planner.core as core_module
+
+    asked: list[tuple[int, int]] = []
+    inner = core_module.long_context_busy
+
+    def counted(brief):  # type: ignore[no-untyped-def]
+        asked.append((brief.hardware.nodes, brief.deployment.long_context_nodes))
+        return inner(brief)
+
+    monkeypatch.setattr(core_module, "long_context_busy", counted)
+    stated = load_brief("variation-f")
+    design = plan(stated)
+    assert design.fix is not None and len(asked) >= 4  # the advice's search and the fix: several pool sizes asked
+    assert (
+        stated.hardware.nodes + stated.deployment.long_context_nodes + stated.deployment.spare_nodes,
+        stated.deployment.long_context_nodes,
+    ) in asked
+    assert len(set(asked)) == len(asked)
+
+
 def test_a_variations_baseline_plans_no_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
     """A variation reads the capstone's figures and cost, never its cost levers: its one-node-lost row (the levers'
     spot-node count) is re-planned only if the levers are read, and they are then the capstone plan's own."""
