@@ -754,3 +754,41 @@ def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: st
     monkeypatch.setattr(design_module, "worded_replan", replan)  # the words from the advised re-plan, as before
     monkeypatch.setattr(failures_module, "worded_replan", replan)
     assert design_json(plan(brief)) == kept
+
+
+@pytest.mark.parametrize(("preset", "change"), LOSES_N_PLUS_ONE)
+def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: str, change: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() words a lost N+1 by the one-node-lost re-plan's first problem (failures.lost_first_problem): the one the
+    row's own core lists (row_core with worded_replan), so the row, whose figures and note those words do not read,
+    is worked out only for a disaggregated design (its row is the worse pool's loss). The plan is the one the row gave."""
+    import planner.design as design_module
+    import planner.failures as failures_module
+    from planner.cli import design_json
+    from planner.core import worded_replan
+    from planner.failures import Scenario, failure_mode, lost_first_problem, row_core
+
+    brief = _loaded(preset, change)  # type: ignore[arg-type]
+    design = plan(brief)
+    assert design.verdict.meets_slo and not design.verdict.availability_ok
+    core, stated = design._deferred.core, design._deferred.stated
+    lost = row_core(core, failure_mode(core, Scenario.one_node_lost, stated, worded_replan), stated, worded_replan)
+    first = lost_first_problem(core, stated)
+    if core.disaggregation is not None:
+        assert first is None
+    else:
+        assert lost is not None and first == lost.verdict.problems[0].problem
+    _clear_all()
+    rows: list[Brief] = []
+
+    def counted(base: object, scenario: Scenario, *args: object, **kwargs: object) -> object:
+        rows.append(base.brief)  # type: ignore[attr-defined]
+        return failure_mode(base, scenario, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(failures_module, "failure_mode", counted)
+    monkeypatch.setattr(design_module, "failure_mode", counted)
+    design = plan(brief)
+    assert len(rows) == (1 if core.disaggregation is not None else 0)
+    kept = design_json(design)
+    _clear_all()
+    monkeypatch.setattr(design_module, "lost_first_problem", lambda *_: None)  # the words from the row, as before
+    assert design_json(plan(brief)) == kept
