@@ -9,7 +9,7 @@ import pytest
 import planner.operating_point as op
 import planner.slo as slo_module
 from benchmarks.plan_speed import _clear_all
-from planner import Brief, load_brief, plan
+from planner import Brief, load_brief, plan, preset_names
 from planner.mechanisms import resolve
 from planner.pools import pools_of
 from planner.replica import shape_of
@@ -760,7 +760,9 @@ def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: st
 def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: str, change: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """plan() words a lost N+1 by the one-node-lost re-plan's first problem (failures.lost_first_problem): the one the
     row's own core lists (row_core with worded_replan), so the row, whose figures and note those words do not read,
-    is worked out only for a disaggregated design (its row is the worse pool's loss). The plan is the one the row gave."""
+    is worked out only for a disaggregated design (its row is the worse pool's loss); an aggregated design's re-plan
+    works out no full SLO budget for them (core.worded_core). The plan is the one the row gave."""
+    import planner.core as core_module
     import planner.design as design_module
     import planner.failures as failures_module
     from planner.cli import design_json
@@ -784,11 +786,50 @@ def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: st
         rows.append(base.brief)  # type: ignore[attr-defined]
         return failure_mode(base, scenario, *args, **kwargs)  # type: ignore[arg-type]
 
+    budgets: list[Brief] = []
+
+    def budget(brief: Brief, *args: object, **kwargs: object) -> object:
+        budgets.append(brief)
+        return slo_budget(brief, *args, **kwargs)  # type: ignore[arg-type]
+
+    slo_budget = core_module.slo_budget
     monkeypatch.setattr(failures_module, "failure_mode", counted)
     monkeypatch.setattr(design_module, "failure_mode", counted)
+    monkeypatch.setattr(core_module, "slo_budget", budget)
     design = plan(brief)
     assert len(rows) == (1 if core.disaggregation is not None else 0)
+    assert lost is None or core.disaggregation is not None or lost.brief not in budgets
     kept = design_json(design)
     _clear_all()
     monkeypatch.setattr(design_module, "lost_first_problem", lambda *_: None)  # the words from the row, as before
     assert design_json(plan(brief)) == kept
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_worded_core_lists_the_worded_re_plans_problems_in_its_words(preset: str) -> None:
+    """core.worded_core, without the SLO-capacity search and with the SLO budget's judged p95s alone, lists
+    worded_replan's problems in the same order and words: at a light, the stated and a heavy load, with a node lost,
+    with targets each p95 misses and with targets below the floors no load reaches."""
+    from planner.core import worded_core, worded_replan
+    from planner.errors import BriefError
+
+    brief = load_brief(preset)
+    slo = brief.slo
+    variants: list[dict[str, object]] = [
+        {},
+        {"hardware.nodes": max(brief.hardware.nodes - 1, 1)},
+        {"slo.ttft_p95_ms": slo.ttft_p95_ms * 0.3},
+        {"slo.ttft_p95_ms": slo.ttft_p95_ms * 0.6, "slo.itl_p95_ms": slo.itl_p95_ms * 0.8},
+        {"slo.ttft_p95_ms": 40, "slo.itl_p95_ms": 3},  # below the fixed path and one sequence's step
+    ]
+    compared = 0
+    for change in ("x0.5", "x1.0", "x1.5"):
+        for variant in variants:
+            try:
+                changed = resolve(_loaded(preset, change).with_changes(variant))
+                worded = [p.problem for p in worded_replan(changed).verdict.problems]
+            except BriefError:  # InfeasibleDesign too: a design that cannot run lists no problems
+                continue
+            assert [p.problem for p in worded_core(changed).verdict.problems] == worded, (change, variant)
+            compared += 1
+    assert compared
