@@ -834,3 +834,34 @@ def test_the_worded_core_lists_the_worded_re_plans_problems_in_its_words(preset:
             assert [p.problem for p in worded_core(changed).verdict.problems] == worded, (change, variant)
             compared += 1
     assert compared
+
+
+def test_the_fleet_fix_of_a_multi_node_replica_starts_at_the_fleet_its_lost_replica_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet fix's search starts from the SLO capacity's prediction (resize._capacity_guess), which adds the nodes
+    the one-node-lost row takes from the general pool: a multi-node replica's all of them (failures._nodes_lost). At
+    1.2x its traffic moe-deepseek (2-node replicas) loses its N+1: the prediction, 11 nodes to carry the peak and the
+    lost replica's 2, is a node short of the fix's 14, and the confirmation reads two fleet sizes and their
+    one-node-lost designs on the plan's SLO capacity (a prediction of 12, one node lost, read three)."""
+    import planner.failures as failures_module
+    import planner.resize as resize_module
+
+    brief = _loaded("moe-deepseek", "x1.2")
+    _clear_all()
+    guesses: list[int | None] = []
+    read: list[int] = []
+    guess, capacity_read = resize_module._capacity_guess, failures_module.capacity_read
+
+    def guessed(*args: object) -> int | None:
+        guesses.append(guess(*args))  # type: ignore[arg-type]
+        return guesses[-1]
+
+    def counted(known: object, brief: Brief) -> bool | None:
+        read.append(brief.hardware.nodes)
+        return capacity_read(known, brief)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "_capacity_guess", guessed)
+    monkeypatch.setattr(resize_module, "capacity_read", counted)
+    monkeypatch.setattr(failures_module, "capacity_read", counted)
+    design = plan(brief)
+    assert design.fix is not None and not design.fix.setting and design.fix.nodes == 14 and guesses == [13]
+    assert sorted(read) == [11, 12, 13, 14]  # 13 and 14, each with its lost replica's two nodes
