@@ -821,6 +821,18 @@ def _worded_cached(brief: Brief) -> CoreDesign:
     return _core_design_of(brief, curves=False, with_capacity=True, advise=False)
 
 
+def worded_core(brief: Brief) -> CoreDesign:
+    """worded_replan's core as far as a reader of its problems' words alone reads it (a lost N+1's first problem,
+    failures.lost_first_problem): the same problems in the same order and words. An aggregated design's is worked out
+    without what no problem's words read: the SLO-capacity search (an added node's advice counts it, in a change) and
+    the SLO budget's figures but the p95s its targets judge (slo.judged_budget, by slo_budget's own calls: a miss is
+    worded with those, a target below the floor with the fixed request path), so its other figures and its problems'
+    fields and changes are not to be read. A disaggregated, speculative or deadline design: worded_replan's."""
+    if brief.disaggregation.enabled or brief.speculative.enabled or brief.objective.kind is not ObjectiveKind.latency:
+        return worded_replan(brief)
+    return _core_design_of(brief, curves=False, with_capacity=False, advise=False, judged_figures=True)
+
+
 def verdict_only(brief: Brief) -> CoreDesign:
     """A re-plan read only for its verdict: no trade-off curves, no SLO-capacity search (its fields are NaN)."""
     return core_design(brief, curves=False, capacity=False)
@@ -844,14 +856,21 @@ def _judged_core(brief: Brief) -> CoreDesign:
 
 
 def _core_design_of(
-    brief: Brief, curves: bool, with_capacity: bool, advise: bool = True, judged_only: bool = False, known: CoreDesign | None = None
+    brief: Brief,
+    curves: bool,
+    with_capacity: bool,
+    advise: bool = True,
+    judged_only: bool = False,
+    known: CoreDesign | None = None,
+    judged_figures: bool = False,
 ) -> CoreDesign:
     """The core design; `advise=False` (a re-plan read only for its verdict) leaves out the advice that re-plans or
     searches to name its change (the fleet that carries the peak, the long-context pool, the chunk size).
     `judged_only` (verdict_core's) works out of the SLO budget only the p95s the verdict judges (slo.judged_budget;
     none for a disaggregated design, whose pools' replace them) and lists no SLO miss: no rule of the verdict reads
     the words, only the figures; with `known` (judged_with_capacity's), its operating point and SLO budget are
-    known's where they are the same (_same_point)."""
+    known's where they are the same (_same_point). `judged_figures` (worded_core's) takes judged_only's SLO budget but
+    lists every problem: their words read no other figure of it."""
     shape = feasible_replica(brief)
     pools, pool_problems = pools_of(brief, shape)
     dem = demand(brief, shape)
@@ -870,7 +889,7 @@ def _core_design_of(
     capped = int(full_batch(brief, shape, rate)) if op.limit is Limit.batched_tokens else None  # the budget's batch
     if same is not None:
         slo = same.slo  # its p95s are this design's (and its other figures, which no reader of a judged core reads)
-    elif judged_only:
+    elif judged_only or judged_figures:
         slo = judged_budget(brief, shape, rate, op.in_flight, capped, quantiles=not brief.disaggregation.enabled)
     else:
         slo = slo_budget(brief, shape, rate, op.in_flight, partial(_load_batch_basis, load_point), curves, full_batch=capped)

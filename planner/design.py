@@ -25,6 +25,7 @@ from planner.failures import (
     failure_modes,
     hit_rate_floor,
     hit_rate_overrides,
+    lost_first_problem,
     needs_n_plus_one,
     one_node_lost,
     row_core,
@@ -171,6 +172,17 @@ def _lost_cause(core: CoreDesign, one: FailureMode, stated: Brief) -> str:
     return f"the {one.pool} pool binds: {cause}" if named else cause
 
 
+def _lost_words(core: CoreDesign, stated: Brief, lost: LostNode | None) -> tuple[str, str]:
+    """(why the design misses with one node lost, the pool its row loses the node from): the re-plan's first problem
+    alone where that is the cause (failures.lost_first_problem: an aggregated design's row names no pool), else from
+    the whole row (`lost`'s, or worked out)."""
+    first = lost_first_problem(core, stated)
+    if first is not None:
+        return first, ""
+    one = lost.row() if lost is not None else failure_mode(core, Scenario.one_node_lost, stated, worded_replan)
+    return _lost_cause(core, one, stated), one.pool
+
+
 def _lost_n_plus_one_advice(verdict: Verdict, fix: FleetFix | None) -> Verdict:
     """The lost-N+1 problem's advice is the fix's re-planned fleet (the fewest nodes, and a disaggregated design's
     split, that keep the SLO with one lost), where the fix changes the fleet."""
@@ -197,14 +209,14 @@ def _with_availability(verdict: Verdict, core: CoreDesign, stated: Brief, lost: 
         return verdict
     if not (verdict.feasible and verdict.meets_slo):  # the design's own problems come first; losing a node adds none
         return verdict.model_copy(update={"availability_ok": False})
-    one = lost.row() if lost is not None else failure_mode(core, Scenario.one_node_lost, stated, worded_replan)
+    cause, pool = _lost_words(core, stated, lost)
     problem = Problem(
         field="deployment.spare_nodes",
-        problem=f"no N+1: with one node lost, {_lost_cause(core, one, stated)}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
+        problem=f"no N+1: with one node lost, {cause}; a {pct(brief.slo.availability)} availability target cannot hold through a failure or a rolling deploy",
         change=(
             "add a spare node, or move a node from the decode pool to the prefill pool (disaggregation.prefill_nodes):"
             " a node added to the general pool goes to the decode pool"
-            if one.pool == "prefill"
+            if pool == "prefill"
             else "add nodes (a spare, or more in the general pool)"
         ),
     )

@@ -36,6 +36,7 @@ from planner.core import (
     sizing_figures,
     verdict_core,
     verdict_read,
+    worded_core,
     worded_replan,
 )
 from planner.cost import HOURS_PER_YEAR
@@ -66,6 +67,7 @@ __all__ = [
     "hit_rate_overrides",
     "judged",
     "lost_by_a_pool",
+    "lost_first_problem",
     "lost_read",
     "n_plus_one_check",
     "one_node_lost",
@@ -725,6 +727,20 @@ def row_core(base: CoreDesign, row: FailureMode, stated: Brief, core_of: _Replan
     if not row.overrides:  # not applicable: the design itself
         return base
     return _replanned(stated, row.overrides, core_of)
+
+
+def lost_first_problem(base: CoreDesign, stated: Brief) -> str | None:
+    """The words of the first problem of the one-node-lost row's design re-planned without advice (row_core of
+    failure_mode(base, one node lost, stated, worded_replan): the same changes, resolved as the row resolves them, its
+    problems' words read on core.worded_core), without the row: the words of a lost N+1 read nothing else of it where
+    this answers. None where the row says more: a disaggregated design (its row is the worse pool's loss), a design
+    that cannot run with a node lost or whose re-plan lists no problem (the row's note words those)."""
+    if base.disaggregation is not None:
+        return None
+    changes, _ = _changes(stated, Scenario.one_node_lost)  # nodes always go: never not applicable
+    lost = _replanned(stated, changes, worded_core)
+    problems = lost.verdict.problems if lost is not None else ()
+    return problems[0].problem if problems else None
 
 
 def _not_applicable(stated: Brief, scenario: Scenario, changes: dict[str, Any]) -> str:

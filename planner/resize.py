@@ -387,8 +387,8 @@ def _core_at(same_general: Brief, nodes: int, replanned: bool) -> CoreDesign | N
 
 def _capacity_guess(base: Brief, core: CoreDesign, headroom: bool) -> int | None:
     """The fleet the SLO capacity predicts for `base`: its spare and long-context pools, plus the general pool a replica
-    needs to carry no more than its SLO capacity with the node an N+1 availability target loses that no spare replaces;
-    with `headroom`, at least the general pool that keeps the stated slo.headroom above the peak with every node up
+    needs to carry no more than its SLO capacity with the nodes an N+1 availability target's lost node takes from it
+    (the node, where no spare replaces it, and the rest of a multi-node replica it stops); with `headroom`, at least the general pool that keeps the stated slo.headroom above the peak with every node up
     (the two are judged apart: meets_check, keeps_headroom). The general pool's need is read from `core`, a brief with
     the same general pool planned (_core_at; the brief before its other pools were resized carries the same general
     pool); None without a prediction. Where a search starts: the re-plans decide."""
@@ -397,7 +397,8 @@ def _capacity_guess(base: Brief, core: CoreDesign, headroom: bool) -> int | None
         return None
     general = core.pools.general_nodes  # x load: the general pool's nodes at which a replica carries its SLO capacity
     others = base.deployment.spare_nodes + base.deployment.long_context_nodes
-    lost = lost_by_a_pool(base, Scenario.one_node_lost) if needs_n_plus_one(base) else 0  # as the one-node-lost row loses it
+    # as the one-node-lost row loses them (failures._nodes_lost)
+    lost = lost_by_a_pool(base, Scenario.one_node_lost) + core.shape.replica_nodes - 1 if needs_n_plus_one(base) else 0
     needed = math.ceil(general * load) + lost  # the SLO at the peak with a node lost
     if headroom:  # and the stated headroom above the peak with every node up (not both at once)
         needed = max(needed, math.ceil(general * load * (1 + (base.slo.headroom or 0.0))))

@@ -9,7 +9,7 @@ import pytest
 import planner.operating_point as op
 import planner.slo as slo_module
 from benchmarks.plan_speed import _clear_all
-from planner import Brief, load_brief, plan
+from planner import Brief, load_brief, plan, preset_names
 from planner.mechanisms import resolve
 from planner.pools import pools_of
 from planner.replica import shape_of
@@ -657,7 +657,8 @@ def test_the_one_node_lost_row_is_planned_only_where_the_plan_reads_it(monkeypat
     """agent-platform's headroom re-plans the traffic (its KV tiers), so its N+1 limit does not read the design with one
     node lost: a verdict-only check says N+1 holds, and the row (a re-plan with its own SLO-capacity search: the tiers
     derive another hit rate with a node fewer) is planned only when the failure table is read. Where N+1 is lost and
-    the design itself meets, the row is planned for the verdict's words, as before."""
+    the design itself meets, the verdict's words read the one-node-lost re-plan's first problem alone
+    (failures.lost_first_problem), not the row either."""
     import planner.design as design_module
     from planner import plan
     from planner.failures import Scenario
@@ -673,10 +674,10 @@ def test_the_one_node_lost_row_is_planned_only_where_the_plan_reads_it(monkeypat
     design = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 60.06}))
     assert not rows and design.verdict.availability_ok is False
     lost = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 49.0}))  # N+1 lost from x1.535 (46 req/s)
-    assert rows == [Scenario.one_node_lost] and lost.verdict.meets_slo and not lost.verdict.availability_ok
+    assert not rows and lost.verdict.meets_slo and not lost.verdict.availability_ok
     assert any(p.problem.startswith("no N+1: with one node lost") for p in lost.verdict.problems)
     met = plan(load_brief("agent-platform").with_changes({"workload.request_rate": 30.06}))
-    assert met.verdict.availability_ok and rows == [Scenario.one_node_lost]
+    assert met.verdict.availability_ok and not rows
     assert next(r for r in met.failures if r.scenario is Scenario.one_node_lost).ok
 
 
@@ -778,3 +779,113 @@ def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: st
     monkeypatch.setattr(design_module, "worded_replan", replan)  # the words from the advised re-plan, as before
     monkeypatch.setattr(failures_module, "worded_replan", replan)
     assert design_json(plan(brief)) == kept
+
+
+@pytest.mark.parametrize(("preset", "change"), LOSES_N_PLUS_ONE)
+def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: str, change: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() words a lost N+1 by the one-node-lost re-plan's first problem (failures.lost_first_problem): the one the
+    row's own core lists (row_core with worded_replan), so the row, whose figures and note those words do not read,
+    is worked out only for a disaggregated design (its row is the worse pool's loss); an aggregated design's re-plan
+    works out no full SLO budget for them (core.worded_core). The plan is the one the row gave."""
+    import planner.core as core_module
+    import planner.design as design_module
+    import planner.failures as failures_module
+    from planner.cli import design_json
+    from planner.core import worded_replan
+    from planner.failures import Scenario, failure_mode, lost_first_problem, row_core
+
+    brief = _loaded(preset, change)  # type: ignore[arg-type]
+    design = plan(brief)
+    assert design.verdict.meets_slo and not design.verdict.availability_ok
+    core, stated = design._deferred.core, design._deferred.stated
+    lost = row_core(core, failure_mode(core, Scenario.one_node_lost, stated, worded_replan), stated, worded_replan)
+    first = lost_first_problem(core, stated)
+    if core.disaggregation is not None:
+        assert first is None
+    else:
+        assert lost is not None and first == lost.verdict.problems[0].problem
+    _clear_all()
+    rows: list[Brief] = []
+
+    def counted(base: object, scenario: Scenario, *args: object, **kwargs: object) -> object:
+        rows.append(base.brief)  # type: ignore[attr-defined]
+        return failure_mode(base, scenario, *args, **kwargs)  # type: ignore[arg-type]
+
+    budgets: list[Brief] = []
+
+    def budget(brief: Brief, *args: object, **kwargs: object) -> object:
+        budgets.append(brief)
+        return slo_budget(brief, *args, **kwargs)  # type: ignore[arg-type]
+
+    slo_budget = core_module.slo_budget
+    monkeypatch.setattr(failures_module, "failure_mode", counted)
+    monkeypatch.setattr(design_module, "failure_mode", counted)
+    monkeypatch.setattr(core_module, "slo_budget", budget)
+    design = plan(brief)
+    assert len(rows) == (1 if core.disaggregation is not None else 0)
+    assert lost is None or core.disaggregation is not None or lost.brief not in budgets
+    kept = design_json(design)
+    _clear_all()
+    monkeypatch.setattr(design_module, "lost_first_problem", lambda *_: None)  # the words from the row, as before
+    assert design_json(plan(brief)) == kept
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_worded_core_lists_the_worded_re_plans_problems_in_its_words(preset: str) -> None:
+    """core.worded_core, without the SLO-capacity search and with the SLO budget's judged p95s alone, lists
+    worded_replan's problems in the same order and words: at a light, the stated and a heavy load, with a node lost,
+    with targets each p95 misses and with targets below the floors no load reaches."""
+    from planner.core import worded_core, worded_replan
+    from planner.errors import BriefError
+
+    brief = load_brief(preset)
+    slo = brief.slo
+    variants: list[dict[str, object]] = [
+        {},
+        {"hardware.nodes": max(brief.hardware.nodes - 1, 1)},
+        {"slo.ttft_p95_ms": slo.ttft_p95_ms * 0.3},
+        {"slo.ttft_p95_ms": slo.ttft_p95_ms * 0.6, "slo.itl_p95_ms": slo.itl_p95_ms * 0.8},
+        {"slo.ttft_p95_ms": 40, "slo.itl_p95_ms": 3},  # below the fixed path and one sequence's step
+    ]
+    compared = 0
+    for change in ("x0.5", "x1.0", "x1.5"):
+        for variant in variants:
+            try:
+                changed = resolve(_loaded(preset, change).with_changes(variant))
+                worded = [p.problem for p in worded_replan(changed).verdict.problems]
+            except BriefError:  # InfeasibleDesign too: a design that cannot run lists no problems
+                continue
+            assert [p.problem for p in worded_core(changed).verdict.problems] == worded, (change, variant)
+            compared += 1
+    assert compared
+
+
+def test_the_fleet_fix_of_a_multi_node_replica_starts_at_the_fleet_its_lost_replica_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet fix's search starts from the SLO capacity's prediction (resize._capacity_guess), which adds the nodes
+    the one-node-lost row takes from the general pool: a multi-node replica's all of them (failures._nodes_lost). At
+    1.2x its traffic moe-deepseek (2-node replicas) loses its N+1: the prediction, 11 nodes to carry the peak and the
+    lost replica's 2, is a node short of the fix's 14, and the confirmation reads two fleet sizes and their
+    one-node-lost designs on the plan's SLO capacity (a prediction of 12, one node lost, read three)."""
+    import planner.failures as failures_module
+    import planner.resize as resize_module
+
+    brief = _loaded("moe-deepseek", "x1.2")
+    _clear_all()
+    guesses: list[int | None] = []
+    read: list[int] = []
+    guess, capacity_read = resize_module._capacity_guess, failures_module.capacity_read
+
+    def guessed(*args: object) -> int | None:
+        guesses.append(guess(*args))  # type: ignore[arg-type]
+        return guesses[-1]
+
+    def counted(known: object, brief: Brief) -> bool | None:
+        read.append(brief.hardware.nodes)
+        return capacity_read(known, brief)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "_capacity_guess", guessed)
+    monkeypatch.setattr(resize_module, "capacity_read", counted)
+    monkeypatch.setattr(failures_module, "capacity_read", counted)
+    design = plan(brief)
+    assert design.fix is not None and not design.fix.setting and design.fix.nodes == 14 and guesses == [13]
+    assert sorted(read) == [11, 12, 13, 14]  # 13 and 14, each with its lost replica's two nodes
