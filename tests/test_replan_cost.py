@@ -727,3 +727,21 @@ def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: st
     monkeypatch.setattr(design_module, "worded_replan", replan)  # the words from the advised re-plan, as before
     monkeypatch.setattr(failures_module, "worded_replan", replan)
     assert design_json(plan(brief)) == kept
+
+
+def test_the_words_of_a_disaggregated_designs_lost_n_plus_one_re_plan_only_the_binding_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.2x its traffic loses N+1: its words re-plan the loss from the pool that binds alone (the
+    other pool's is named by its verdict and load as the one-node-lost read found them), one worded re-plan, not two."""
+    import planner.failures as failures_module
+    from planner.core import worded_replan
+
+    replanned: list[int] = []
+
+    def counted(brief: Brief) -> object:
+        replanned.append(brief.disaggregation.prefill_nodes)
+        return worded_replan(brief)
+
+    monkeypatch.setattr(failures_module, "worded_replan", counted)
+    design = plan(_loaded("chat-disaggregated", "x1.2"))
+    assert design.verdict.meets_slo and not design.verdict.availability_ok
+    assert len(replanned) == 1
