@@ -478,19 +478,27 @@ _SPLIT_TRIES = 16  # prefill-pool sizes tried upward from the one the prefill lo
 def _prefill_split_fix(brief: Brief) -> FleetFix | None:
     """A disaggregated design whose prefill pool cannot keep up is fixed by moving nodes from its decode pool, not by
     adding nodes (they go to the decode pool): the fewest prefill nodes at the brief's fleet that meet, re-planned, from
-    the count its prefill load needs upward; None when the prefill pool is not short or no split up to the tries meets."""
+    the count its prefill load needs upward; None when the prefill pool is not short or no split up to the tries meets.
+    A split whose two pools miss the peak on the brief's own core (_short_pools) is not re-planned, and once its decode
+    pool misses on its own the search stops: every split with more prefill nodes misses too."""
     if not brief.disaggregation.enabled:
         return None
     try:
-        dis = verdict_core(resolve(brief)).disaggregation
+        core = verdict_core(resolve(brief))
     except BriefError:
         return None
+    dis = core.disaggregation
     if dis is None or dis.prefill_busy < 1:
         return None
     per_node = dis.prefill_replicas / max(dis.prefill_nodes, 1)
     need = math.ceil(dis.prefill_busy * dis.prefill_replicas / per_node)  # busy x replicas: the replicas the load fills
     top = dis.prefill_nodes + dis.decode_nodes - 1
     for prefill in range(max(need, dis.prefill_nodes + 1), min(need + _SPLIT_TRIES, top + 1)):
+        pools = _short_pools(prefill, core, headroom=False)
+        if pools.decode_short:
+            return None
+        if not pools.meets:
+            continue
         overrides: dict[str, Any] = {"disaggregation.prefill_nodes": prefill}
         if meets(brief.with_changes(overrides)):
             return FleetFix(

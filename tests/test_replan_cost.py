@@ -576,6 +576,25 @@ def test_a_prefill_pool_that_cannot_keep_up_is_fixed_by_a_fleet_with_its_split_s
     assert not plan(doubled.with_changes({"hardware.nodes": 27})).verdict.meets_slo  # the brief's 12 prefill nodes kept
 
 
+def test_the_prefill_split_fix_re_plans_no_split_whose_pools_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.3x its traffic: its prefill pool is over 100% busy, and every split of its 16 nodes with
+    more on prefill starves its decode pool. The brief's own core tells that (resize._short_pools), so the prefill
+    split fix re-plans none of them (it re-planned three) and finds none, as before."""
+    import planner.resize as resize_module
+
+    replanned: list[int] = []
+    inner = resize_module.meets
+
+    def counted(brief: Brief) -> bool:
+        replanned.append(brief.disaggregation.prefill_nodes)
+        return inner(brief)
+
+    monkeypatch.setattr(resize_module, "meets", counted)
+    stated = load_brief("chat-disaggregated")
+    brief = stated.with_changes({"workload.request_rate": 1.3 * stated.workload.request_rate})
+    assert resize_module._prefill_split_fix(brief) is None and not replanned
+
+
 def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """chat-disaggregated's one-node-lost row (15 nodes, 12 of them prefill): its decode pool's batch reaches
     max-num-seqs before a latency target, so the latency jumps to unbounded at its capacity and no margin steers the

@@ -603,6 +603,28 @@ def test_a_lost_pools_row_re_planning_the_binding_pool_alone_is_the_row(nodes: i
     assert repr(row.model_dump()) == repr(both.model_dump())  # repr: nan figures compare too
 
 
+@pytest.mark.parametrize("traffic", [1.3, 1.5, 2.0])
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(16, 8), (16, 12), (24, 10), (24, 12)])
+def test_the_prefill_split_fix_skipping_splits_whose_pools_miss_is_the_one_trying_each(
+    traffic: float, nodes: int, prefill_nodes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resize._prefill_split_fix skips a split whose pools miss on the brief's own core and stops at one whose decode
+    pool misses alone: its fix (or none) is the one re-planning every split it tries (14 or 16 prefill nodes of 24 at
+    1.3-1.5x chat-disaggregated's traffic, none on 16 nodes or at 2x)."""
+    stated = load_brief("chat-disaggregated")
+    brief = stated.with_changes(
+        {
+            "workload.request_rate": traffic * stated.workload.request_rate,
+            "hardware.nodes": nodes,
+            "disaggregation.prefill_nodes": prefill_nodes,
+        }
+    )
+    pruned = resize._prefill_split_fix(brief)
+    _clear_all()
+    monkeypatch.setattr(resize, "_short_pools", lambda *args, **kwargs: resize._TELLS_NOTHING)
+    assert pruned == resize._prefill_split_fix(brief)
+
+
 @pytest.mark.parametrize(
     "preset", ["agent-platform", "capstone", "variation-c", "variation-f", "rag", "qps200-chat", "chat-disaggregated", "offline-batch"]
 )
