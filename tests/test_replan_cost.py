@@ -764,3 +764,30 @@ def test_the_words_of_a_disaggregated_designs_lost_n_plus_one_re_plan_only_the_b
     design = plan(_loaded("chat-disaggregated", "x1.2"))
     assert design.verdict.meets_slo and not design.verdict.availability_ok
     assert len(replanned) == 1
+
+
+def test_a_disaggregated_fleet_search_confirms_on_the_verdicts_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.1x its traffic: the fleet that keeps its 30% headroom is confirmed at 18 nodes (19 and
+    18 meet, 17 misses the headroom). A confirmation reads no margin, so 17 is judged without its N+1 re-plans and
+    without the pools' SLO-capacity search (keeps_headroom: its pools miss a millionth below 1.3x the peak), which
+    the margins took; the fix is the one they gave."""
+    import planner.resize as resize_module
+
+    capacity: list[int] = []
+    lost: list[int] = []
+    keeps, n_plus_one = resize_module.keeps_headroom, resize_module.n_plus_one_check
+
+    def counted_keeps(brief: Brief) -> tuple[bool, float]:
+        capacity.append(brief.hardware.nodes)
+        return keeps(brief)
+
+    def counted_lost(brief: Brief, own: object = None) -> tuple[bool, float]:
+        lost.append(brief.hardware.nodes)
+        return n_plus_one(brief, own)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "keeps_headroom", counted_keeps)
+    monkeypatch.setattr(resize_module, "n_plus_one_check", counted_lost)
+    stated = load_brief("chat-disaggregated")
+    design = plan(stated.with_changes({"workload.request_rate": 1.1 * stated.workload.request_rate}))
+    assert design.headroom_fix is not None and design.headroom_fix.nodes == 18
+    assert capacity == [] and lost == [19, 18]
