@@ -480,8 +480,8 @@ def _read_first(probe: Probe, base: Brief, known: CoreDesign, headroom: bool = F
     """`probe` (_meets at a fleet size) for a confirmation, which reads only whether the fleet meets: read on `known`'s
     SLO capacity where that tells (core.capacity_read: the design, and its one-node-lost design where N+1 is asked;
     with `headroom`, the stated slo.headroom kept too: the pools' multiple read on that capacity, core.capacity_read_core,
-    is the one keeps_headroom's re-plan gives), else re-planned. A read's margin is nan: a search that goes on steers
-    by the re-plans alone."""
+    is the one keeps_headroom's re-plan gives; judged before N+1, whose one-node-lost design is not read where it
+    misses), else re-planned. A read's margin is nan: a search that goes on steers by the re-plans alone."""
 
     def read_or_probe(nodes: int) -> tuple[bool, float]:
         sized = base.with_changes({"hardware.nodes": nodes})
@@ -491,10 +491,10 @@ def _read_first(probe: Probe, base: Brief, known: CoreDesign, headroom: bool = F
             holds = capacity_read(known, resolved) if not headroom else (read.meets if read is not None else None)
         except BriefError:  # as meets_check: the design cannot be computed at all
             return False, math.nan
+        if holds and read is not None:  # the headroom before N+1: read on the same design, where N+1 reads another
+            holds = _multiple_keeps(sized, _pools_multiple(read))
         if holds and needs_n_plus_one(sized):
             holds = lost_read(sized, known)
-        if holds and read is not None:
-            holds = _multiple_keeps(sized, _pools_multiple(read))
         return (holds, math.nan) if holds is not None else probe(nodes)
 
     return read_or_probe

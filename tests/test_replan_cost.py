@@ -791,3 +791,26 @@ def test_a_disaggregated_fleet_search_confirms_on_the_verdicts_alone(monkeypatch
     design = plan(stated.with_changes({"workload.request_rate": 1.1 * stated.workload.request_rate}))
     assert design.headroom_fix is not None and design.headroom_fix.nodes == 18
     assert capacity == [] and lost == [19, 18]
+
+
+def test_a_fleet_read_on_the_plans_capacity_reads_no_lost_node_where_the_headroom_misses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """qps200-chat at 1.1x its rate: the fleet that keeps its 30% headroom is confirmed at 17 nodes, read on the plan's
+    own SLO capacity (resize._read_first). 16 misses the headroom on that read, so its one-node-lost design is not read
+    (it was, before the headroom was judged); 17's is: the fix is the one the re-plans give."""
+    import planner.resize as resize_module
+
+    lost: list[int] = []
+    inner = resize_module.lost_read
+
+    def counted(brief: Brief, known: object) -> bool | None:
+        lost.append(brief.hardware.nodes)
+        return inner(brief, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "lost_read", counted)
+    stated = load_brief("qps200-chat")
+    brief = stated.with_changes({"workload.request_rate": 1.1 * stated.workload.request_rate})
+    design = plan(brief)
+    assert design.headroom_fix is not None and design.headroom_fix.nodes == 17 and lost == [17]
+    monkeypatch.undo()
+    assert resize_module._meets(brief.with_changes({"hardware.nodes": 17}), headroom=True)[0]
+    assert not resize_module._meets(brief.with_changes({"hardware.nodes": 16}), headroom=True)[0]
