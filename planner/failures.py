@@ -565,19 +565,32 @@ def _pool_node_lost(base: CoreDesign, scenario: Scenario, stated: Brief, core_of
         return decode.model_copy(
             update={"change": f"{decode.change}; {'the decode pool loses them' if lost else 'no pool loses a node'}", "pool": pool}
         )
-    prefill_overrides = {"disaggregation.prefill_nodes": dis.prefill_nodes - lost}
-    prefill = _failure_mode(base, scenario, stated, prefill_overrides, core_of)
+    prefill = _failure_mode(base, scenario, stated, _prefill_lost(dis.prefill_nodes, lost), core_of)
     worse_is_prefill = (not prefill.ok and decode.ok) or (prefill.ok == decode.ok and prefill.load_vs_capacity > decode.load_vs_capacity)
-    row, other, name, other_name = (prefill, decode, "prefill", "decode") if worse_is_prefill else (decode, prefill, "decode", "prefill")
+    row, other = (prefill, decode) if worse_is_prefill else (decode, prefill)
+    return _pool_binds(row, "prefill" if worse_is_prefill else "decode", other.ok, other.load_vs_capacity, base, lost)
+
+
+def _prefill_lost(prefill_nodes: int, lost: int) -> dict[str, Any]:
+    """The override that takes a disaggregated design's lost nodes from its prefill pool."""
+    return {"disaggregation.prefill_nodes": prefill_nodes - lost}
+
+
+def _pool_binds(row: FailureMode, name: str, other_ok: bool, other_load: float, base: CoreDesign, lost: int) -> FailureMode:
+    """`row`, the loss of `lost` nodes from the pool `name` (the worse one), named with that pool and how the other
+    pool's loss fares (it meets or not, `other_ok`, at `other_load` of its SLO capacity)."""
+    dis = base.disaggregation
+    assert dis is not None
+    other_name = "decode" if name == "prefill" else "prefill"
     counts = {"prefill": (dis.prefill_nodes, dis.prefill_nodes - lost), "decode": (dis.decode_nodes, dis.decode_nodes - lost)}
     before, after = counts[name]
     o_before, o_after = counts[other_name]
     change = (
         f"{row.change}; the {name} pool binds: losing {'a' if lost == 1 else lost} {name} node{'s' if lost > 1 else ''}"
         f" ({before} -> {after}) is the worse case; from the {other_name} pool ({o_before} -> {o_after}) the SLO"
-        f" {'holds' if other.ok else 'breaks'} at {pct(other.load_vs_capacity)} of its SLO capacity"
+        f" {'holds' if other_ok else 'breaks'} at {pct(other_load)} of its SLO capacity"
     )
-    note = f"the {name} pool binds ({before} -> {after} nodes; from the {other_name} pool the SLO {'holds' if other.ok else 'breaks'}): {row.note}"
+    note = f"the {name} pool binds ({before} -> {after} nodes; from the {other_name} pool the SLO {'holds' if other_ok else 'breaks'}): {row.note}"
     return row.model_copy(update={"change": change, "pool": name, "note": note})
 
 
@@ -634,15 +647,43 @@ class LostNode:
     disaggregated design's on its two pools with their SLO capacity (core.PoolsReadCore), else re-planned with its SLO
     budget only the p95s its verdict judges (core.judged_with_capacity). Nothing reads its other figures. `row()` works
     the row out for the words of a lost N+1: re-planned without advice (core.worded_replan; the failure table's row is
-    replan's, with it)."""
+    replan's, with it). `other`: where either pool of a disaggregated design may lose the node, the loss from the pool
+    that does not bind, which the row's words only name (_OtherPool)."""
 
     ok: bool
     core: CoreDesign | CapacityReadCore | PoolsReadCore | None
     base: CoreDesign
     stated: Brief
+    other: _OtherPool | None = None
 
     def row(self) -> FailureMode:
-        return failure_mode(self.base, Scenario.one_node_lost, self.stated, worded_replan)
+        if self.other is None:
+            return failure_mode(self.base, Scenario.one_node_lost, self.stated, worded_replan)
+        return _binding_pool_row(self.base, self.stated, self.other)
+
+
+@dataclass(frozen=True)
+class _OtherPool:
+    """A disaggregated design's loss of a node from the pool that does not bind (_pool_lost_node): whether the binding
+    loss is the prefill pool's, and the other's overrides (the stated brief's), as _pool_node_lost re-plans it."""
+
+    prefill_binds: bool
+    overrides: dict[str, Any]
+
+
+def _binding_pool_row(base: CoreDesign, stated: Brief, other: _OtherPool) -> FailureMode:
+    """_pool_node_lost's one-node-lost row re-planned with worded_replan, the binding pool's loss alone re-planned: the
+    other pool's loss is named by its verdict and its load against its SLO capacity, read as _pool_lost_node reads it
+    (_lost_verdict: the pools' SLO-capacity search, kept where it picked the binding pool on it), which are that loss's
+    re-plan's."""
+    dis = base.disaggregation
+    assert dis is not None
+    lost = lost_by_a_pool(base.brief, Scenario.one_node_lost)
+    extra = _prefill_lost(dis.prefill_nodes, lost) if other.prefill_binds else None
+    row = _failure_mode(base, Scenario.one_node_lost, stated, extra, worded_replan)
+    other_ok, other_core = _lost_verdict(stated, other.overrides)
+    other_load = other_core.operating_point.load_vs_capacity if other_core is not None else math.inf
+    return _pool_binds(row, "prefill" if other.prefill_binds else "decode", other_ok, other_load, base, lost)
 
 
 def one_node_lost(base: CoreDesign, stated: Brief | None = None) -> LostNode:
@@ -701,7 +742,8 @@ def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
     changes = scenario_overrides(stated, Scenario.one_node_lost)  # nodes always go: never not applicable
     if lost == 0 or dis.prefill_nodes - lost < 1:
         return LostNode(*_lost_verdict(stated, changes), base, stated)
-    prefill_ok, prefill = _lost_verdict(stated, changes | {"disaggregation.prefill_nodes": dis.prefill_nodes - lost})
+    prefill_changes = changes | _prefill_lost(dis.prefill_nodes, lost)
+    prefill_ok, prefill = _lost_verdict(stated, prefill_changes)
     decode_ok, decode = _lost_verdict(stated, changes, with_capacity=False)  # its SLO capacity only where it is needed
     prefill_load = prefill.operating_point.load_vs_capacity if prefill is not None else math.inf
     prefill_worse = (not prefill_ok and decode_ok) or (prefill_ok == decode_ok and _capacity_above(decode, prefill_load))
@@ -709,7 +751,9 @@ def _pool_lost_node(base: CoreDesign, stated: Brief) -> LostNode:
         decode_ok, decode = _lost_verdict(stated, changes)
         decode_load = decode.operating_point.load_vs_capacity if decode is not None else math.inf
         prefill_worse = prefill_ok == decode_ok and prefill_load > decode_load
-    return LostNode(prefill_ok, prefill, base, stated) if prefill_worse else LostNode(decode_ok, decode, base, stated)
+    if prefill_worse:
+        return LostNode(prefill_ok, prefill, base, stated, _OtherPool(prefill_binds=True, overrides=changes))
+    return LostNode(decode_ok, decode, base, stated, _OtherPool(prefill_binds=False, overrides=prefill_changes))
 
 
 def _capacity_above(lost: CoreDesign | PoolsReadCore | None, load: float) -> bool:

@@ -119,22 +119,48 @@ def _multiple_keeps(brief: Brief, multiple: float) -> bool:
     return multiple >= 1 + (brief.slo.headroom or 0.0)
 
 
-def _meets(brief: Brief, headroom: bool) -> tuple[bool, float]:
+def _meets(brief: Brief, headroom: bool, margin: bool = True) -> tuple[bool, float]:
     """meets_check, and with `headroom` the stated slo.headroom kept too (its margin: the log of the capacity the
-    headroom asks for over what the pools keep, > 0 where they fall short)."""
-    holds, margin = meets_check(brief)
+    headroom asks for over what the pools keep, > 0 where they fall short). Without `margin`, for a caller that reads
+    the verdict alone: _meets_verdict's, and a nan margin."""
+    if not margin:
+        return _meets_verdict(brief, headroom), math.nan
+    holds, margin_of = meets_check(brief)
     if not (holds and headroom) or brief.slo.headroom is None:
-        return holds, margin
+        return holds, margin_of
     if _pools_keep_headroom(brief):
-        return True, margin
+        return True, margin_of
     kept, multiple = keeps_headroom(brief)
     if kept:
-        return True, margin
+        return True, margin_of
     short = math.log((1 + brief.slo.headroom) / multiple) if multiple > 0 else math.inf
     return False, short if math.isfinite(short) else math.inf
 
 
-_ABOVE_HEADROOM = 1e-6  # how far above (1 + headroom) x the peak _pools_keep_headroom asks the pools to meet the SLO
+def _meets_verdict(brief: Brief, headroom: bool) -> bool:
+    """_meets's verdict without the margins a search steers by, its checks each only where the ones before hold and
+    the cheaper first: the design's own verdict (meets_check's), with `headroom` the stated slo.headroom (on the
+    verdict's core where its pools tell it, _keeps_headroom), N+1 last (its one-node-lost designs: a disaggregated
+    design's two)."""
+    try:
+        core = verdict_read(resolve(brief))
+        holds, _ = read_check(core)
+    except BriefError:  # as meets_check: the design cannot be computed at all
+        return False
+    if not holds or (headroom and not _keeps_headroom(brief)):
+        return False
+    return n_plus_one_check(brief, core if isinstance(core, CoreDesign) else None)[0]
+
+
+def _keeps_headroom(brief: Brief) -> bool:
+    """keeps_headroom's verdict: told by the pools on the verdict's core where they keep the stated headroom clearly
+    (_pools_keep_headroom) or miss it clearly (_pools_miss_headroom), else by its multiple."""
+    if _pools_keep_headroom(brief):
+        return True
+    return not _pools_miss_headroom(brief) and keeps_headroom(brief)[0]
+
+
+_ABOVE_HEADROOM = 1e-6  # how far past (1 + headroom) x the peak the pools are asked to meet the SLO, or to miss it below
 
 
 def _pools_keep_headroom(brief: Brief) -> bool:
@@ -143,19 +169,37 @@ def _pools_keep_headroom(brief: Brief) -> bool:
     meet the SLO a millionth above (1 + slo.headroom) x the peak. The capacity search's bisection then ends above
     (1 + headroom) too (within 2e-9 of the multiple where they stop), so its multiple keeps the headroom. False
     when it cannot tell (keeps_headroom decides, and gives the multiple a margin reads)."""
-    stated, dep = brief.slo.headroom, brief.deployment
-    if stated is None or brief.objective.kind is not ObjectiveKind.latency or not brief.disaggregation.enabled:
-        return False
-    if dep.long_context_nodes > 0 and brief.workload.long_context_share > 0:  # its pool's limit counts too
-        return False
+    core = _headroom_pools_core(brief)
+    return core is not None and pools_meet_at(core, _headroom_rate(brief, core, 1 + _ABOVE_HEADROOM))
+
+
+def _pools_miss_headroom(brief: Brief) -> bool:
+    """keeps_headroom's miss, told as _pools_keep_headroom tells its keep: True when the two pools miss the SLO a
+    millionth below (1 + slo.headroom) x the peak. The capacity search's multiple is one at which they meet (more load
+    never helps them), so it lies below (1 + headroom) too. False when it cannot tell."""
+    core = _headroom_pools_core(brief)
+    return core is not None and not pools_meet_at(core, _headroom_rate(brief, core, 1 - _ABOVE_HEADROOM))
+
+
+def _headroom_pools_core(brief: Brief) -> CoreDesign | PoolsReadCore | None:
+    """The verdict's core of a brief whose stated slo.headroom its two pools' SLO capacity alone judges: a disaggregated
+    latency design (read by its pools) that states one, without a long-context pool (its limit counts too); else None."""
+    dep = brief.deployment
+    if brief.slo.headroom is None or brief.objective.kind is not ObjectiveKind.latency or not brief.disaggregation.enabled:
+        return None
+    if dep.long_context_nodes > 0 and brief.workload.long_context_share > 0:
+        return None
     try:
         core = verdict_read(resolve(brief))
     except BriefError:
-        return False
-    if not _pools_judge(core):
-        return False
-    rate = core.demand.request_rate_per_s * (1 + stated) * (1 + _ABOVE_HEADROOM)
-    return pools_meet_at(core, rate)  # the core's own SLO capacity tells it where that was searched
+        return None
+    return core if _pools_judge(core) else None
+
+
+def _headroom_rate(brief: Brief, core: CoreDesign | PoolsReadCore, nudge: float) -> float:
+    """The rate the brief's stated slo.headroom asks its pools (`core`, its verdict's) to carry, (1 + headroom) x the
+    peak, times `nudge`."""
+    return core.demand.request_rate_per_s * (1 + (brief.slo.headroom or 0.0)) * nudge
 
 
 def _general_nodes(brief: Brief) -> int:
@@ -170,7 +214,7 @@ def _prefill_share(brief: Brief) -> float:
 
 
 @lru_cache(maxsize=256)
-def split_meeting(brief: Brief, share: float | None = None, headroom: bool = False) -> tuple[int | None, float]:
+def split_meeting(brief: Brief, share: float | None = None, headroom: bool = False, margin: bool = True) -> tuple[int | None, float]:
     """A disaggregated brief on its fleet: the prefill-pool size at which it meets its SLO with the N+1 its availability
     asks for, as `plan --set disaggregation.prefill_nodes=P` judges it, and that re-plan's margin. The split nearest
     `share` of the general pool (the stated brief's, by default) is tried first, then the ones next to it outwards, so
@@ -181,14 +225,15 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
     does every split with more (_short_pools); such a split is not re-planned, and the search stops when the two sides
     meet: the splits skipped would all have missed. Nor is a split whose two pools miss together at the load it must
     carry (its re-plan's verdict is theirs), or whose pools miss with a node lost where N+1 is asked (_loses_a_node).
-    Cached (emptied with the planner's caches): fleet_overrides asks it again of the fleet a search found."""
+    Without `margin`, for a caller that reads the split alone, each split's verdict is _meets_verdict's and the margin
+    nan. Cached (emptied with the planner's caches): fleet_overrides asks it again of the fleet a search found."""
     general = _general_nodes(brief)
     if general < 2:
-        return None, _meets(brief, headroom)[1]
+        return None, _meets(brief, headroom, margin)[1]
     at = min(max(round(general * (_prefill_share(brief) if share is None else share)), 1), general - 1)
     order = sorted(range(1, general), key=lambda p: (abs(p - at), p))[:_SPLIT_TRIES]  # nearest first; of two as near, fewer on prefill
     nearest = brief.with_changes({"disaggregation.prefill_nodes": at})
-    holds, first_margin = _meets(nearest, headroom)
+    holds, first_margin = _meets(nearest, headroom, margin)
     if holds:
         return at, first_margin
     try:  # the nearest split's core, as _meets read it: its replica, pools, load and fixed path are every split's
@@ -211,9 +256,9 @@ def split_meeting(brief: Brief, share: float | None = None, headroom: bool = Fal
         loses_a_node = _loses_a_node(split) if loses_a_node is None else loses_a_node
         if loses_a_node(prefill):
             continue
-        holds, margin = _meets(split, headroom)
+        holds, split_margin = _meets(split, headroom, margin)
         if holds:
-            return prefill, margin
+            return prefill, split_margin
     return None, first_margin
 
 
@@ -277,7 +322,7 @@ def fleet_overrides(brief: Brief, nodes: int, changes: dict[str, Any] | None = N
         return overrides
     base = brief.with_changes(changes) if changes else brief
     try:
-        prefill, _ = split_meeting(base.with_changes(overrides), _prefill_share(base), headroom)
+        prefill, _ = split_meeting(base.with_changes(overrides), _prefill_share(base), headroom, margin=False)
     except BriefError:
         return overrides
     return overrides if prefill is None else overrides | {"disaggregation.prefill_nodes": prefill}
@@ -291,7 +336,8 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     re-plans, fewer where the margin guides.
     A disaggregated design meets at a fleet size when some split of its general pool does (split_meeting: a fleet kept
     at the brief's prefill nodes loses its decode pool as it shrinks); fleet_overrides gives that split. With
-    `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom)."""
+    `headroom`, the fleet also keeps the stated slo.headroom (keeps_headroom). A disaggregated design's confirmation
+    reads each size's verdict alone (_SplitVerdicts: no margin, nor the checks that only work one out)."""
     base = brief.with_changes(changes) if changes else brief
     share = _prefill_share(base) if base.disaggregation.enabled else None
 
@@ -315,9 +361,15 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
     known = _core_at(same_general, start, replanned=False)  # the core the plan worked out, if it is one
     guess = _capacity_guess(base, known, headroom) if known is not None else None
-    read = _read_first(probe, base, known, headroom) if known is not None and share is None else probe
+    read: Probe = probe
+    if share is not None:
+        read = _SplitVerdicts(base, share, headroom, [])
+    elif known is not None:
+        read = _read_first(probe, base, known, headroom)
     nodes = confirmed(read, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
     if nodes is None:
+        for asked in read.asked if isinstance(read, _SplitVerdicts) else ():
+            probe(asked)  # the confirmation's sizes again, with the margins the search steers by
         bracket = _bracket(probe, low, limit, start)
         if bracket is None:
             return None
@@ -331,6 +383,26 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
 
 
 _WIDE = 64  # a bracket of more fleet sizes than this starts from the SLO capacity's prediction (one capacity search)
+
+
+@dataclass(frozen=True)
+class _SplitVerdicts:
+    """A disaggregated fleet search's probe for a confirmation, which reads only whether a fleet size meets: whether
+    some split of `base` on it does (split_meeting without the margins, which fleet_overrides then asks again), the
+    sizes asked kept in order (`asked`) for the search that goes on where the confirmation does not end it."""
+
+    base: Brief
+    share: float
+    headroom: bool
+    asked: list[int]
+
+    def __call__(self, nodes: int) -> tuple[bool, float]:
+        self.asked.append(nodes)
+        try:
+            prefill, _ = split_meeting(self.base.with_changes({"hardware.nodes": nodes}), self.share, self.headroom, margin=False)
+        except BriefError:
+            return False, math.nan
+        return prefill is not None, math.nan
 
 
 @dataclass(frozen=True)
@@ -409,8 +481,8 @@ def _read_first(probe: Probe, base: Brief, known: CoreDesign, headroom: bool = F
     """`probe` (_meets at a fleet size) for a confirmation, which reads only whether the fleet meets: read on `known`'s
     SLO capacity where that tells (core.capacity_read: the design, and its one-node-lost design where N+1 is asked;
     with `headroom`, the stated slo.headroom kept too: the pools' multiple read on that capacity, core.capacity_read_core,
-    is the one keeps_headroom's re-plan gives), else re-planned. A read's margin is nan: a search that goes on steers
-    by the re-plans alone."""
+    is the one keeps_headroom's re-plan gives; judged before N+1, whose one-node-lost design is not read where it
+    misses), else re-planned. A read's margin is nan: a search that goes on steers by the re-plans alone."""
 
     def read_or_probe(nodes: int) -> tuple[bool, float]:
         sized = base.with_changes({"hardware.nodes": nodes})
@@ -420,10 +492,10 @@ def _read_first(probe: Probe, base: Brief, known: CoreDesign, headroom: bool = F
             holds = capacity_read(known, resolved) if not headroom else (read.meets if read is not None else None)
         except BriefError:  # as meets_check: the design cannot be computed at all
             return False, math.nan
+        if holds and read is not None:  # the headroom before N+1: read on the same design, where N+1 reads another
+            holds = _multiple_keeps(sized, _pools_multiple(read))
         if holds and needs_n_plus_one(sized):
             holds = lost_read(sized, known)
-        if holds and read is not None:
-            holds = _multiple_keeps(sized, _pools_multiple(read))
         return (holds, math.nan) if holds is not None else probe(nodes)
 
     return read_or_probe
@@ -479,19 +551,27 @@ _SPLIT_TRIES = 16  # prefill-pool sizes tried upward from the one the prefill lo
 def _prefill_split_fix(brief: Brief) -> FleetFix | None:
     """A disaggregated design whose prefill pool cannot keep up is fixed by moving nodes from its decode pool, not by
     adding nodes (they go to the decode pool): the fewest prefill nodes at the brief's fleet that meet, re-planned, from
-    the count its prefill load needs upward; None when the prefill pool is not short or no split up to the tries meets."""
+    the count its prefill load needs upward; None when the prefill pool is not short or no split up to the tries meets.
+    A split whose two pools miss the peak on the brief's own core (_short_pools) is not re-planned, and once its decode
+    pool misses on its own the search stops: every split with more prefill nodes misses too."""
     if not brief.disaggregation.enabled:
         return None
     try:
-        dis = verdict_core(resolve(brief)).disaggregation
+        core = verdict_core(resolve(brief))
     except BriefError:
         return None
+    dis = core.disaggregation
     if dis is None or dis.prefill_busy < 1:
         return None
     per_node = dis.prefill_replicas / max(dis.prefill_nodes, 1)
     need = math.ceil(dis.prefill_busy * dis.prefill_replicas / per_node)  # busy x replicas: the replicas the load fills
     top = dis.prefill_nodes + dis.decode_nodes - 1
     for prefill in range(max(need, dis.prefill_nodes + 1), min(need + _SPLIT_TRIES, top + 1)):
+        pools = _short_pools(prefill, core, headroom=False)
+        if pools.decode_short:
+            return None
+        if not pools.meets:
+            continue
         overrides: dict[str, Any] = {"disaggregation.prefill_nodes": prefill}
         if meets(brief.with_changes(overrides)):
             return FleetFix(

@@ -603,6 +603,25 @@ def test_a_prefill_pool_that_cannot_keep_up_is_fixed_by_a_fleet_with_its_split_s
     assert not plan(doubled.with_changes({"hardware.nodes": 27})).verdict.meets_slo  # the brief's 12 prefill nodes kept
 
 
+def test_the_prefill_split_fix_re_plans_no_split_whose_pools_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.3x its traffic: its prefill pool is over 100% busy, and every split of its 16 nodes with
+    more on prefill starves its decode pool. The brief's own core tells that (resize._short_pools), so the prefill
+    split fix re-plans none of them (it re-planned three) and finds none, as before."""
+    import planner.resize as resize_module
+
+    replanned: list[int] = []
+    inner = resize_module.meets
+
+    def counted(brief: Brief) -> bool:
+        replanned.append(brief.disaggregation.prefill_nodes)
+        return inner(brief)
+
+    monkeypatch.setattr(resize_module, "meets", counted)
+    stated = load_brief("chat-disaggregated")
+    brief = stated.with_changes({"workload.request_rate": 1.3 * stated.workload.request_rate})
+    assert resize_module._prefill_split_fix(brief) is None and not replanned
+
+
 def test_the_pools_capacity_starts_where_their_steady_state_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """chat-disaggregated's one-node-lost row (15 nodes, 12 of them prefill): its decode pool's batch reaches
     max-num-seqs before a latency target, so the latency jumps to unbounded at its capacity and no margin steers the
@@ -785,7 +804,7 @@ def test_the_words_of_a_lost_n_plus_one_are_re_planned_without_advice(preset: st
 def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: str, change: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """plan() words a lost N+1 by the one-node-lost re-plan's first problem (failures.lost_first_problem): the one the
     row's own core lists (row_core with worded_replan), so the row, whose figures and note those words do not read,
-    is worked out only for a disaggregated design (its row is the worse pool's loss); an aggregated design's re-plan
+    is worked out only for a disaggregated design (its row is the binding pool's loss, failures._binding_pool_row); an aggregated design's re-plan
     works out no full SLO budget for them (core.worded_core). The plan is the one the row gave."""
     import planner.core as core_module
     import planner.design as design_module
@@ -817,9 +836,14 @@ def test_a_lost_n_plus_one_is_worded_from_its_re_plan_without_its_row(preset: st
         budgets.append(brief)
         return slo_budget(brief, *args, **kwargs)  # type: ignore[arg-type]
 
-    slo_budget = core_module.slo_budget
+    def counted_pool(base: object, *args: object) -> object:  # a disaggregated design's binding pool's row
+        rows.append(base.brief)  # type: ignore[attr-defined]
+        return binding_pool_row(base, *args)  # type: ignore[arg-type]
+
+    slo_budget, binding_pool_row = core_module.slo_budget, failures_module._binding_pool_row
     monkeypatch.setattr(failures_module, "failure_mode", counted)
     monkeypatch.setattr(design_module, "failure_mode", counted)
+    monkeypatch.setattr(failures_module, "_binding_pool_row", counted_pool)
     monkeypatch.setattr(core_module, "slo_budget", budget)
     design = plan(brief)
     assert len(rows) == (1 if core.disaggregation is not None else 0)
@@ -889,3 +913,71 @@ def test_the_fleet_fix_of_a_multi_node_replica_starts_at_the_fleet_its_lost_repl
     design = plan(brief)
     assert design.fix is not None and not design.fix.setting and design.fix.nodes == 14 and guesses == [13]
     assert sorted(read) == [11, 12, 13, 14]  # 13 and 14, each with its lost replica's two nodes
+
+
+def test_the_words_of_a_disaggregated_designs_lost_n_plus_one_re_plan_only_the_binding_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.2x its traffic loses N+1: its words re-plan the loss from the pool that binds alone (the
+    other pool's is named by its verdict and load as the one-node-lost read found them), one worded re-plan, not two."""
+    import planner.failures as failures_module
+    from planner.core import worded_replan
+
+    replanned: list[int] = []
+
+    def counted(brief: Brief) -> object:
+        replanned.append(brief.disaggregation.prefill_nodes)
+        return worded_replan(brief)
+
+    monkeypatch.setattr(failures_module, "worded_replan", counted)
+    design = plan(_loaded("chat-disaggregated", "x1.2"))
+    assert design.verdict.meets_slo and not design.verdict.availability_ok
+    assert len(replanned) == 1
+
+
+def test_a_disaggregated_fleet_search_confirms_on_the_verdicts_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chat-disaggregated at 1.1x its traffic: the fleet that keeps its 30% headroom is confirmed at 18 nodes (19 and
+    18 meet, 17 misses the headroom). A confirmation reads no margin, so 17 is judged without its N+1 re-plans and
+    without the pools' SLO-capacity search (keeps_headroom: its pools miss a millionth below 1.3x the peak), which
+    the margins took; the fix is the one they gave."""
+    import planner.resize as resize_module
+
+    capacity: list[int] = []
+    lost: list[int] = []
+    keeps, n_plus_one = resize_module.keeps_headroom, resize_module.n_plus_one_check
+
+    def counted_keeps(brief: Brief) -> tuple[bool, float]:
+        capacity.append(brief.hardware.nodes)
+        return keeps(brief)
+
+    def counted_lost(brief: Brief, own: object = None) -> tuple[bool, float]:
+        lost.append(brief.hardware.nodes)
+        return n_plus_one(brief, own)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "keeps_headroom", counted_keeps)
+    monkeypatch.setattr(resize_module, "n_plus_one_check", counted_lost)
+    stated = load_brief("chat-disaggregated")
+    design = plan(stated.with_changes({"workload.request_rate": 1.1 * stated.workload.request_rate}))
+    assert design.headroom_fix is not None and design.headroom_fix.nodes == 18
+    assert capacity == [] and lost == [19, 18]
+
+
+def test_a_fleet_read_on_the_plans_capacity_reads_no_lost_node_where_the_headroom_misses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """qps200-chat at 1.1x its rate: the fleet that keeps its 30% headroom is confirmed at 17 nodes, read on the plan's
+    own SLO capacity (resize._read_first). 16 misses the headroom on that read, so its one-node-lost design is not read
+    (it was, before the headroom was judged); 17's is: the fix is the one the re-plans give."""
+    import planner.resize as resize_module
+
+    lost: list[int] = []
+    inner = resize_module.lost_read
+
+    def counted(brief: Brief, known: object) -> bool | None:
+        lost.append(brief.hardware.nodes)
+        return inner(brief, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resize_module, "lost_read", counted)
+    stated = load_brief("qps200-chat")
+    brief = stated.with_changes({"workload.request_rate": 1.1 * stated.workload.request_rate})
+    design = plan(brief)
+    assert design.headroom_fix is not None and design.headroom_fix.nodes == 17 and lost == [17]
+    monkeypatch.undo()
+    assert resize_module._meets(brief.with_changes({"hardware.nodes": 17}), headroom=True)[0]
+    assert not resize_module._meets(brief.with_changes({"hardware.nodes": 16}), headroom=True)[0]

@@ -27,6 +27,7 @@ from planner.core import (
     core_design,
     feasible_replica,
     verdict_core,
+    worded_replan,
 )
 from planner.errors import BriefError
 from planner.failures import Scenario, scenario_overrides
@@ -574,6 +575,54 @@ def test_a_lost_pool_picked_without_its_capacity_search_is_the_one_both_searches
     if one.core is not None and picked[1] is not None:
         assert one.core.brief == picked[1].brief
         assert one.core.operating_point.load_vs_capacity == picked[1].operating_point.load_vs_capacity
+
+
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(15, 9), (16, 2), (16, 11), (16, 12), (16, 13), (17, 13), (24, 18)])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"workload.request_rate": 260.0},
+        {"workload.request_rate": 300.0},
+        {"slo.itl_p95_ms": 6.5},
+        {"objective.kind": "throughput", "objective.job_tokens": 1e9, "objective.deadline_hours": 24},
+        {"speculative.enabled": True},
+    ],
+)
+def test_a_lost_pools_row_re_planning_the_binding_pool_alone_is_the_row(nodes: int, prefill_nodes: int, changes: dict[str, object]) -> None:
+    """failures.LostNode.row() of a disaggregated design re-plans only the pool whose loss binds (the other pool's loss is
+    named by its verdict and load, read as _pool_lost_node read them): the row is the one failure_mode re-plans from
+    both pools' losses, every figure and word of it."""
+    stated = load_brief("chat-disaggregated").with_changes(
+        changes | {"hardware.nodes": nodes, "disaggregation.prefill_nodes": prefill_nodes}
+    )
+    base = core_design(resolve(stated))
+    row = failures.one_node_lost(base, stated).row()
+    _clear_all()
+    both = failures.failure_mode(base, Scenario.one_node_lost, stated, worded_replan)
+    assert repr(row.model_dump()) == repr(both.model_dump())  # repr: nan figures compare too
+
+
+@pytest.mark.parametrize("traffic", [1.3, 1.5, 2.0])
+@pytest.mark.parametrize(("nodes", "prefill_nodes"), [(16, 8), (16, 12), (24, 10), (24, 12)])
+def test_the_prefill_split_fix_skipping_splits_whose_pools_miss_is_the_one_trying_each(
+    traffic: float, nodes: int, prefill_nodes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resize._prefill_split_fix skips a split whose pools miss on the brief's own core and stops at one whose decode
+    pool misses alone: its fix (or none) is the one re-planning every split it tries (14 or 16 prefill nodes of 24 at
+    1.3-1.5x chat-disaggregated's traffic, none on 16 nodes or at 2x)."""
+    stated = load_brief("chat-disaggregated")
+    brief = stated.with_changes(
+        {
+            "workload.request_rate": traffic * stated.workload.request_rate,
+            "hardware.nodes": nodes,
+            "disaggregation.prefill_nodes": prefill_nodes,
+        }
+    )
+    pruned = resize._prefill_split_fix(brief)
+    _clear_all()
+    monkeypatch.setattr(resize, "_short_pools", lambda *args, **kwargs: resize._TELLS_NOTHING)
+    assert pruned == resize._prefill_split_fix(brief)
 
 
 @pytest.mark.parametrize(

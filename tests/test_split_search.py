@@ -65,9 +65,9 @@ def test_a_fleet_no_split_of_which_keeps_the_headroom_is_told_so_in_two_re_plans
     meets: list[int] = []
     inner = resize._meets
 
-    def counted(split: Brief, headroom: bool) -> tuple[bool, float]:
+    def counted(split: Brief, headroom: bool, margin: bool = True) -> tuple[bool, float]:
         meets.append(split.disaggregation.prefill_nodes)
-        return inner(split, headroom)
+        return inner(split, headroom, margin)
 
     monkeypatch.setattr(resize, "_meets", counted)
     prefill, margin = resize.split_meeting(brief, headroom=True)
@@ -85,6 +85,40 @@ def test_the_headroom_is_told_kept_only_where_the_capacity_search_keeps_it() -> 
         told += quick
         kept_count += kept
     assert 0 < told == kept_count
+
+
+def test_the_headroom_is_told_missed_only_where_the_capacity_search_misses_it() -> None:
+    """_pools_miss_headroom (one evaluation of the pools a millionth below (1 + headroom) x the peak) says missed only
+    where keeps_headroom's multiple, from the pools' SLO-capacity search, misses it, and says it for the splits that
+    miss it."""
+    told = missed = 0
+    for headroom, nodes, rate in product((0.05, 0.3, 0.6), (12, 16, 17, 24), (150.0, 200.0, 260.0)):
+        brief = _chat(nodes, **{"slo.headroom": headroom, "workload.request_rate": rate})
+        quick, (kept, _) = resize._pools_miss_headroom(brief), resize.keeps_headroom(brief)
+        assert not (quick and kept)
+        told += quick
+        missed += not kept
+    assert 0 < told == missed
+
+
+def test_a_split_verdict_without_its_margins_is_the_one_with_them() -> None:
+    """A caller that reads the verdict alone (a fleet search's confirmation, fleet_overrides) gets _meets's verdict
+    from _meets_verdict (the headroom before N+1, a clear miss of it told by one evaluation of the pools) and
+    split_meeting's split with margin=False: the ones the margins' checks give, on fleets that meet at the brief's
+    split and ones no split of which meets (the SLO, N+1 or the headroom missed)."""
+    seen = set()
+    for nodes, headroom, rate in product((6, 16, 17, 18, 24), (0.05, 0.3), (150.0, 200.0, 260.0)):
+        brief = _chat(nodes, **{"slo.headroom": headroom, "workload.request_rate": rate})
+        for with_headroom in (False, True):
+            _clear_all()
+            holds, _ = resize._meets(brief, with_headroom)
+            split, _ = resize.split_meeting(brief, None, with_headroom)
+            _clear_all()
+            assert resize._meets(brief, with_headroom, margin=False)[0] == resize._meets_verdict(brief, with_headroom) == holds
+            _clear_all()
+            assert resize.split_meeting(brief, None, with_headroom, margin=False)[0] == split
+            seen.add((holds, split is None))
+    assert seen == {(True, False), (False, True)}
 
 
 def test_the_split_words_re_plan_no_split_a_short_pool_rules_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,9 +149,9 @@ def _counted_split_meeting(monkeypatch: pytest.MonkeyPatch, brief: Brief, share:
     meets: list[int] = []
     inner = resize._meets
 
-    def counted(split: Brief, headroom: bool) -> tuple[bool, float]:
+    def counted(split: Brief, headroom: bool, margin: bool = True) -> tuple[bool, float]:
         meets.append(split.disaggregation.prefill_nodes)
-        return inner(split, headroom)
+        return inner(split, headroom, margin)
 
     _clear_all()
     with monkeypatch.context() as patched:
