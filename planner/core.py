@@ -63,7 +63,7 @@ from planner.operating_point import (
 )
 from planner.pools import SIZING_UTILIZATION, Pools, pools_of, routing_problems, share_problems
 from planner.replica import ReplicaShape, shape_of
-from planner.slo import SloBudget, batched_tokens_nearest, batched_tokens_point, engine, judged_budget, request_path_s, slo_budget
+from planner.slo import SloBudget, batched_tokens_nearest, engine, judged_budget, request_path_s, slo_budget
 from planner.speculative import SpeculativeAnalysis, apply_speculation, speculative_analysis
 from planner.trusted import trusted
 from planner.verdict import InfeasibleDesign, Problem, Verdict
@@ -371,7 +371,8 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
     worked out nearest first, as far as the advice reads, and only for values whose p95 TTFT (worked out first, a
     fraction of a point) meets its target (slo.batched_tokens_nearest): the whole curve only when read. A value is
     re-planned for its verdict (_judged_core: its p95 ITL and TTFT are the whole re-plan's), the core the fleet fix's
-    check that the setting alone meets then reads again."""
+    check that the setting alone meets then reads again. The curve's point at the brief's own value is the SLO budget's
+    own (at a steady state the budget's engine is the brief's, at the same rate and batch): its p95 ITL is read there."""
     p, current = slo.point, brief.deployment.max_num_batched_tokens
     rate, batch = op.rate_per_replica_per_s, op.in_flight  # the SLO budget's own, which its curve is worked out at
     nearest = batched_tokens_nearest(brief, shape, rate, batch, p.running_batch, slo.ttft_target_ms)  # worked out as reached
@@ -386,8 +387,7 @@ def _chunk_change(brief: Brief, shape: ReplicaShape, slo: SloBudget, op: Operati
         if not (again.operating_point.stable and again.slo.ttft_ok and again.slo.itl_ok):
             continue
         way = "raise" if value > current else "lower"
-        here = batched_tokens_point(brief, shape, rate, batch, current)
-        was = f" ({num(here.itl_p95_ms, 'ms')} at {current} on the same curve)"
+        was = f" ({num(slo.itl_p95_ms, 'ms')} at {current} on the same curve)"  # the curve's point there is the budget's
         return (
             "deployment.max_num_batched_tokens",
             f"{pct(p.mixed_step_share)} of token gaps fall on steps carrying a prefill chunk: {way} max-num-batched-tokens"

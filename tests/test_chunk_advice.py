@@ -127,7 +127,7 @@ def _advice_from_the_whole_curve(core) -> int | None:  # type: ignore[no-untyped
 @pytest.mark.parametrize(
     ("preset", "changes", "expected", "most_points"),
     [
-        ("rag", BF16, 8192, 2),  # the nearest value meets: one point and the brief's own (for the words)
+        ("rag", BF16, 8192, 2),  # the two nearest values: 2048 (its p95 ITL misses), then 8192, which meets
         ("variation-g", BF16, 256, 5),
         ("variation-f", {"hardware.nodes": 18, "deployment.long_context_nodes": 4}, None, 6),  # none meets: every point
     ],
@@ -259,3 +259,45 @@ def test_values_whose_p95_ttft_misses_cost_the_advice_no_point(monkeypatch: pyte
     assert points == [] and len(waits) == 6
     monkeypatch.undo()
     assert _advice_from_the_whole_curve(core) is None
+
+
+@pytest.mark.parametrize(
+    ("preset", "load"), [("rag", 1.3), ("rag", 1.0), ("qps10-tp4", 1.2), ("capstone", 1.0), ("variation-g", 0.8), ("chat-speculative", 1.1)]
+)
+def test_the_curves_point_at_the_briefs_own_value_is_the_slo_budgets(preset: str, load: float) -> None:
+    """The chunk advice words the brief's own value's p95 ITL from the SLO budget (core._chunk_change): at a steady
+    state the trade-off point there, worked out on its own engine from cold, is the budget's point, every figure to the
+    bit."""
+    from planner.slo import _tradeoff_point, batched_tokens_point
+
+    core = replan(resolve(_at_traffic(preset, load)))
+    brief, op = core.brief, core.operating_point
+    assert op.stable
+    current = brief.deployment.max_num_batched_tokens
+    core.shape.memo.clear()  # the point worked out on an engine of its own, not read from one the budget's solve kept
+    point = batched_tokens_point(brief, core.shape, op.rate_per_replica_per_s, op.in_flight, current)
+    assert point == _tradeoff_point(current, core.slo.point)
+
+
+@pytest.mark.parametrize(("preset", "load"), [("rag", 1.3), ("qps10-tp4", 1.2)])
+def test_the_chunk_advice_works_out_no_point_at_the_briefs_own_value(preset: str, load: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rag at 1.3x its rate and qps10-tp4 at 1.2x miss their p95 ITL and the advice names a chunk size: its words read
+    the brief's own value's p95 ITL from the SLO budget, with no engine built at that value to work its point out
+    again (rag 13,451 -> 12,956 calls a cold plan, qps10-tp4 7,620 -> 7,294)."""
+    import planner.slo as slo_module
+    from benchmarks.plan_speed import _clear_all
+    from planner.core import _chunk_change
+
+    core = replan(resolve(_at_traffic(preset, load)))
+    assert not core.slo.itl_ok
+    _clear_all()
+    core.shape.memo.clear()
+    chunks: list[int | None] = []
+    inner = slo_module._engine_of
+    monkeypatch.setattr(slo_module, "_engine_of", lambda *a, **k: chunks.append(k.get("max_num_batched_tokens")) or inner(*a, **k))
+    advice = _chunk_change(core.brief, core.shape, core.slo, core.operating_point)
+    assert (
+        advice is not None
+        and f"({num(core.slo.itl_p95_ms, 'ms')} at {core.brief.deployment.max_num_batched_tokens} on the same curve)" in advice[1]
+    )
+    assert core.brief.deployment.max_num_batched_tokens not in chunks and len([c for c in chunks if c is not None]) > 0
