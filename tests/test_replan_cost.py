@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -38,6 +40,19 @@ def _count_pool_analyses(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     monkeypatch.setattr(disagg, "_at_load", counted)
     return analyses
+
+
+def _record_briefs(monkeypatch: pytest.MonkeyPatch, module: object, name: str, key: Callable[[Brief], Any]) -> list[Any]:
+    """`module.name`, a function of one brief, counted from here on: each call's key(brief)."""
+    seen: list[Any] = []
+    inner = getattr(module, name)
+
+    def counted(brief: Brief) -> object:
+        seen.append(key(brief))
+        return inner(brief)
+
+    monkeypatch.setattr(module, name, counted)
+    return seen
 
 
 def _replica(brief):  # type: ignore[no-untyped-def]
@@ -488,14 +503,7 @@ def test_each_long_context_pool_is_asked_once_a_plan(monkeypatch: pytest.MonkeyP
     each pool size is worked out once a plan (the fix's was the advice's first, worked out twice)."""
     import planner.core as core_module
 
-    asked: list[tuple[int, int]] = []
-    inner = core_module.long_context_busy
-
-    def counted(brief):  # type: ignore[no-untyped-def]
-        asked.append((brief.hardware.nodes, brief.deployment.long_context_nodes))
-        return inner(brief)
-
-    monkeypatch.setattr(core_module, "long_context_busy", counted)
+    asked = _record_briefs(monkeypatch, core_module, "long_context_busy", lambda b: (b.hardware.nodes, b.deployment.long_context_nodes))
     stated = load_brief("variation-f")
     design = plan(stated)
     assert design.fix is not None and len(asked) >= 4  # the advice's search and the fix: several pool sizes asked
@@ -582,14 +590,7 @@ def test_a_prefill_pool_that_cannot_keep_up_is_fixed_by_a_fleet_with_its_split_s
     import planner.resize as resize_module
     from planner import plan
 
-    fleets: list[tuple[int, int]] = []
-    inner = resize_module.meets_check
-
-    def counted(brief):  # type: ignore[no-untyped-def]
-        fleets.append((brief.hardware.nodes, brief.disaggregation.prefill_nodes))
-        return inner(brief)
-
-    monkeypatch.setattr(resize_module, "meets_check", counted)
+    fleets = _record_briefs(monkeypatch, resize_module, "meets_check", lambda b: (b.hardware.nodes, b.disaggregation.prefill_nodes))
     stated = load_brief("chat-disaggregated")
     doubled = stated.with_changes({"workload.request_rate": 2.002 * stated.workload.request_rate})
     design = plan(doubled)
@@ -609,14 +610,7 @@ def test_the_prefill_split_fix_re_plans_no_split_whose_pools_miss(monkeypatch: p
     split fix re-plans none of them (it re-planned three) and finds none, as before."""
     import planner.resize as resize_module
 
-    replanned: list[int] = []
-    inner = resize_module.meets
-
-    def counted(brief: Brief) -> bool:
-        replanned.append(brief.disaggregation.prefill_nodes)
-        return inner(brief)
-
-    monkeypatch.setattr(resize_module, "meets", counted)
+    replanned = _record_briefs(monkeypatch, resize_module, "meets", lambda b: b.disaggregation.prefill_nodes)
     stated = load_brief("chat-disaggregated")
     brief = stated.with_changes({"workload.request_rate": 1.3 * stated.workload.request_rate})
     assert resize_module._prefill_split_fix(brief) is None and not replanned
