@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -361,14 +361,11 @@ def fewest_nodes_meeting(brief: Brief, changes: dict[str, Any] | None = None, li
     same_general = brief if changes and set(changes) <= _OTHER_POOLS else base  # a brief with the base's general pool
     known = _core_at(same_general, start, replanned=False)  # the core the plan worked out, if it is one
     guess = _capacity_guess(base, known, headroom) if known is not None else None
-    read: Probe = probe
-    if share is not None:
-        read = _SplitVerdicts(base, share, headroom, [])
-    elif known is not None:
-        read = _read_first(probe, base, known, headroom)
+    verdicts = _SplitVerdicts(base, share, headroom) if share is not None else None
+    read = verdicts or (_read_first(probe, base, known, headroom) if known is not None else probe)
     nodes = confirmed(read, guess if guess is not None else last, low, limit)  # else last time's: two re-plans if right
     if nodes is None:
-        for asked in read.asked if isinstance(read, _SplitVerdicts) else ():
+        for asked in verdicts.asked if verdicts is not None else ():
             probe(asked)  # the confirmation's sizes again, with the margins the search steers by
         bracket = _bracket(probe, low, limit, start)
         if bracket is None:
@@ -394,7 +391,7 @@ class _SplitVerdicts:
     base: Brief
     share: float
     headroom: bool
-    asked: list[int]
+    asked: list[int] = field(default_factory=list)
 
     def __call__(self, nodes: int) -> tuple[bool, float]:
         self.asked.append(nodes)
