@@ -151,17 +151,31 @@ def clamped_moments(mean: float, cv2: float, floor: float, ceiling: float) -> tu
     if cv2 <= 0 or mean <= 0 or floor >= ceiling:
         z = max(min(mean, ceiling), floor)
         return z, z * z, z**3
-    shape, scale = 1 / cv2, mean * cv2
+    shape, scale, log_gammas_up, full, ceiling_up, above_terms = _below_ceiling(mean, cv2, ceiling)
     # gamma_p itself: gamma_cdf's 0 at x <= 0 is gamma_p's too (a call fewer each)
     at_floor = gamma_p(shape, floor / scale) if floor > 0 else 0.0
+    floor_up = _cdfs_up(shape, floor / scale, at_floor, log_gammas_up)  # E[Y^n; Y <= x] = E[Y^n] P(shape + n, x / scale)
+    # E[Z^n] = floor^n P(Y <= floor) + E[Y^n; floor < Y <= ceiling] + ceiling^n P(Y > ceiling), n = 1, 2, 3
+    return (
+        floor * at_floor + full[0] * (ceiling_up[0] - floor_up[0]) + above_terms[0],
+        floor**2 * at_floor + full[1] * (ceiling_up[1] - floor_up[1]) + above_terms[1],
+        floor**3 * at_floor + full[2] * (ceiling_up[2] - floor_up[2]) + above_terms[2],
+    )
+
+
+_Moments = tuple[float, float, float]
+_BelowCeiling = tuple[float, float, _Moments, _Moments, _Moments, _Moments]
+
+
+@lru_cache(maxsize=256)
+def _below_ceiling(mean: float, cv2: float, ceiling: float) -> _BelowCeiling:
+    """What clamped_moments works out whatever the floor: (shape, scale, _log_gammas_up, the full moments, the
+    _cdfs_up at the ceiling, ceiling^n P(Y > ceiling)). Cached: where a prompt token costs the same beside every decode
+    batch (no all-reduce time to share out), a plan's solves ask for one ceiling at a new floor each new batch."""
+    shape, scale = 1 / cv2, mean * cv2
     at_ceiling = gamma_p(shape, ceiling / scale) if math.isfinite(ceiling) else 1.0
     log_gammas_up = _log_gammas_up(shape)
-    floor_up = _cdfs_up(shape, floor / scale, at_floor, log_gammas_up)  # E[Y^n; Y <= x] = E[Y^n] P(shape + n, x / scale)
     ceiling_up = _cdfs_up(shape, ceiling / scale, at_ceiling, log_gammas_up)
-    full = _full_moments(shape, scale, log_gammas_up)
     above = 1 - at_ceiling
-    moments = []
-    for n in (1, 2, 3):
-        middle = full[n - 1] * (ceiling_up[n - 1] - floor_up[n - 1])
-        moments.append(floor**n * at_floor + middle + (ceiling**n * above if above > 0 else 0.0))
-    return moments[0], moments[1], moments[2]
+    above_terms = (ceiling * above, ceiling**2 * above, ceiling**3 * above) if above > 0 else (0.0, 0.0, 0.0)
+    return shape, scale, log_gammas_up, _full_moments(shape, scale, log_gammas_up), ceiling_up, above_terms

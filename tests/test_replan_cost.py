@@ -975,3 +975,15 @@ def test_a_fleet_read_on_the_plans_capacity_reads_no_lost_node_where_the_headroo
     monkeypatch.undo()
     assert resize_module._meets(brief.with_changes({"hardware.nodes": 17}), headroom=True)[0]
     assert not resize_module._meets(brief.with_changes({"hardware.nodes": 16}), headroom=True)[0]
+
+
+def test_the_prompt_service_moments_of_one_ceiling_work_out_its_terms_once() -> None:
+    """variation-f: a prompt token costs the same beside every decode batch (its all-reduces take no time), so every
+    prompt-service moment of its cold plan clamps the same prompt work under the same ceiling. The 18 new batches its
+    solves evaluate each clamp at their own floor (lengths.clamped_moments) and work out the ceiling's incomplete gamma,
+    its ladder and the full moments once (lengths._below_ceiling), not 18 times."""
+    from planner import lengths
+
+    plan(load_brief("variation-f"))
+    assert lengths.clamped_moments.cache_info().misses == 18
+    assert lengths._below_ceiling.cache_info().misses == 1

@@ -465,6 +465,39 @@ def test_clamped_moments_match_their_integrals():
             assert got == pytest.approx(want, rel=1e-9)
 
 
+def _clamped_moments_in_one(mean: float, cv2: float, floor: float, ceiling: float) -> tuple[float, float, float]:
+    """clamped_moments as one pass worked it out before its ceiling's terms were kept apart (lengths._below_ceiling)."""
+    from planner.lengths import _cdfs_up, _full_moments, _log_gammas_up
+    from planner.numerics import gamma_p
+
+    shape, scale = 1 / cv2, mean * cv2
+    at_floor = gamma_p(shape, floor / scale) if floor > 0 else 0.0
+    at_ceiling = gamma_p(shape, ceiling / scale) if math.isfinite(ceiling) else 1.0
+    log_gammas_up = _log_gammas_up(shape)
+    floor_up = _cdfs_up(shape, floor / scale, at_floor, log_gammas_up)
+    ceiling_up = _cdfs_up(shape, ceiling / scale, at_ceiling, log_gammas_up)
+    full = _full_moments(shape, scale, log_gammas_up)
+    above = 1 - at_ceiling
+    moments = []
+    for n in (1, 2, 3):
+        middle = full[n - 1] * (ceiling_up[n - 1] - floor_up[n - 1])
+        moments.append(floor**n * at_floor + middle + (ceiling**n * above if above > 0 else 0.0))
+    return moments[0], moments[1], moments[2]
+
+
+@pytest.mark.parametrize("mean, cv2, ceiling", [(300.0, 1.2, 5000.0), (50.0, 4.0, 1e5), (2113.2, 0.33, 9.7e4), (5.0, 2.0, math.inf)])
+def test_clamped_moments_under_a_kept_ceiling_are_the_one_pass_moments_to_the_bit(mean, cv2, ceiling):
+    """The ceiling's terms worked out once (lengths._below_ceiling) and reused at every floor give each moment to the
+    bit, at floors from none through the bulk of the gamma to near the ceiling, each floor asked twice."""
+    from planner.lengths import _below_ceiling
+
+    _below_ceiling.cache_clear()
+    clamped_moments.cache_clear()
+    for floor in (0.0, 1e-3 * mean, 0.1 * mean, mean, 3 * mean, 0.0, 0.1 * mean):
+        assert clamped_moments(mean, cv2, floor, ceiling) == _clamped_moments_in_one(mean, cv2, floor, ceiling)
+    assert _below_ceiling.cache_info().misses == 1
+
+
 @pytest.mark.parametrize("name", ["offline-batch", "rl-rollout"])
 def test_a_deadline_designs_words_never_say_a_latency_target_judges_it(name):
     """An offline job or a rollout keeps the brief's latency targets only as a reference: the SLO basis, the sizing
