@@ -57,9 +57,9 @@ from planner.replica import ReplicaShape
 if TYPE_CHECKING:
     from planner.speculative import SpecSwitch
 from planner.step_model import (
-    COMM_PART,
     ROOFLINE,
     comm_part_s,
+    communicates,
     compute_part_s,
     decode_step_function,
     speculative_step_time_s,
@@ -377,7 +377,7 @@ class _Engine:
         self.k = step.values()
         self.plain_step = decode_step_function(self.k, self.context)  # a plain decode step by batch (None: step_time_s)
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
-        self.communicates = any(self.k[i] for i in COMM_PART)
+        self.communicates = communicates(self.k)  # a prompt token's share of the step's communication (_step_at)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
         self.cv2 = length_cv2(w.input_tokens_mean, w.input_tokens_p95)
@@ -423,18 +423,13 @@ class _Engine:
         decode_compute = compute_part_s(self.k, batch, batch)
         decode_compute_b = decode_compute if b == batch else compute_part_s(self.k, b, b)
         token_s = self.token_s
-        if self.communicates:  # one GPU, one stage: no bytes to share (the share below is exactly 0)
+        if self.communicates:  # else no time to share (the share below is exactly 0): one GPU, one stage, or a free all-reduce
             chunk = max(min(self.uncached, self.room(batch)), 1.0)
             comm = comm_part_s(self.k, b + chunk) - comm_part_s(self.k, b)
             token_s += comm / chunk
-        return _StepAt(
-            decode_compute_s=decode_compute,
-            floor_s=floor,
-            prompt_token_s=token_s,
-            engine_step_s=engine_step,
-            base_s=engine_step + self.sched_s - max(decode_compute_b, floor),
-            decode_step_s=decode_step,
-        )
+        # _StepAt's fields in order: decode compute, floor, prompt token, engine step, base, decode step (s)
+        base_s = engine_step + self.sched_s - max(decode_compute_b, floor)
+        return _StepAt(decode_compute, floor, token_s, engine_step, base_s, decode_step)
 
     def _whole_step_s(self, b: float) -> tuple[float, float]:
         """(one whole decode step as the engine runs it at a batch b >= 1, a sequence's time per token in it):

@@ -54,6 +54,7 @@ __all__ = [
     "StepConstants",
     "chunk_pairs",
     "comm_part_s",
+    "communicates",
     "compute_part_s",
     "decode_step_function",
     "spec_constants",
@@ -233,6 +234,13 @@ def comm_part_s(k: Constants, tokens: float) -> float:
     comm += k[A2A_LATENCY_S] + tokens * k[A2A_S_PER_TOKEN]
     comm += k[PP_LATENCY_S] + tokens * k[PP_S_PER_TOKEN]
     return comm
+
+
+def communicates(k: Constants) -> bool:
+    """Whether comm_part_s is anything but exactly 0 at some size: all-reduces that cost time (a count of them with no
+    latency and no bytes, as where a seed's flat TP factor stands in for them, costs 0), all-to-alls or stage sends."""
+    all_reduces = k[ALLREDUCES] > 0.0 and (k[AR_LATENCY_S] or k[AR_ONE_SHOT_S_PER_TOKEN] or k[AR_TWO_SHOT_S_PER_TOKEN])
+    return bool(all_reduces or k[A2A_LATENCY_S] or k[A2A_S_PER_TOKEN] or k[PP_LATENCY_S] or k[PP_S_PER_TOKEN])
 
 
 def step_times_s(k: Constants, tokens: FloatArray, seqs: FloatArray, kv_tokens: FloatArray, pairs: float) -> FloatArray:

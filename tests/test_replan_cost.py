@@ -987,3 +987,19 @@ def test_the_prompt_service_moments_of_one_ceiling_work_out_its_terms_once() -> 
     plan(load_brief("variation-f"))
     assert lengths.clamped_moments.cache_info().misses == 18
     assert lengths._below_ceiling.cache_info().misses == 1
+
+
+def test_a_step_whose_all_reduces_cost_nothing_shares_no_communication_with_its_prompt_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """variation-b counts its all-reduces but gives them no latency and no bytes (the seed's flat TP factor): a new
+    decode batch's step parts (slo._Engine._step_at) work out no prompt token's share of the communication, which is
+    exactly 0 there (step_model.communicates); they did, two comm_part_s a new batch."""
+    shares: list[float] = []
+    inner = slo_module.comm_part_s
+
+    def counted(k: tuple[float, ...], tokens: float) -> float:
+        shares.append(tokens)
+        return inner(k, tokens)
+
+    monkeypatch.setattr(slo_module, "comm_part_s", counted)
+    plan(load_brief("variation-b"))
+    assert shares == []

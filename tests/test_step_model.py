@@ -114,6 +114,30 @@ def test_the_parts_are_step_time_s_with_every_other_constant_zeroed(seed: int) -
         assert sm.comm_part_s(k, tokens) == sm.step_time_s(step.masked(sm.COMM_PART), tokens, 0.0, 0.0, 0.0)
 
 
+def test_a_step_that_does_not_communicate_has_no_communication_at_any_size() -> None:
+    """communicates (the SLO model skips a prompt token's share of the communication where it is False) is False exactly
+    where comm_part_s is 0 at every size: a free all-reduce (a count with no latency or bytes: the seeds' flat TP
+    factor), no all-reduce, or costs with no all-reduce to pay them; True with any all-reduce cost, all-to-all or send."""
+    zero = {name: 0.0 for name in ("allreduce_latency_s", "one_shot_s_per_token", "two_shot_s_per_token", "a2a_latency_s")}
+    zero |= {name: 0.0 for name in ("a2a_s_per_token", "pp_latency_s", "pp_s_per_token")}
+    cases = [
+        (StepConstants.only(**zero, allreduces=160.0), False),
+        (StepConstants.only(**zero), False),
+        (StepConstants.only(**zero | {"allreduce_latency_s": 5e-6, "one_shot_s_per_token": 1e-7}), False),
+        (StepConstants.only(**zero | {"allreduce_latency_s": 5e-6}, allreduces=160.0), True),
+        (StepConstants.only(**zero | {"two_shot_s_per_token": 1e-7}, allreduces=2.0), True),
+        (StepConstants.only(**zero | {"a2a_latency_s": 1e-5}), True),
+        (StepConstants.only(**zero | {"pp_s_per_token": 1e-8}), True),
+    ]
+    cases += [(shape_of(load_brief(name)).step, None) for name in preset_names()]
+    for step, want in cases:
+        k = step.values()
+        talks = sm.communicates(k)
+        assert want is None or talks == want, step
+        if not talks:
+            assert all(sm.comm_part_s(k, tokens) == 0.0 for tokens in (0.0, 1.0, 37.5, 2048.0, 1e6)), step
+
+
 @pytest.mark.parametrize("seed", range(24))
 def test_decode_step_function_is_step_time_s_to_the_last_bit(seed: int) -> None:
     """decode_step_function (a replica's decode step at one context, as a function of the batch) must be step_time_s
