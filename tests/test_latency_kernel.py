@@ -109,6 +109,15 @@ def test_the_token_gap_quantiles_are_the_whole_grids(name: str) -> None:
         assert _token_gap_quantiles_s(eng, rate, n, (0.5, 0.95)) == _token_gap_quantiles_s(whole, rate, n, (0.5, 0.95)), rate
 
 
+@pytest.mark.parametrize("name", ["rag", "capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
+def test_one_chunks_step_is_the_mixed_steps(name: str) -> None:
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    for batch in (0.3, 1.0, 7.5, 200.0):
+        for tokens in (0.0, 1.0, 37.5, eng.room(batch), eng.longest_uncached):
+            assert eng.chunk_step_s(tokens, batch) == float(eng.mixed_step_s(tokens, 1, batch))
+
+
 def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:
     brief = load_brief("capstone")
     low_hits = _Engine(brief.with_changes({"workload.prefix_hit_rate": 0.1}), shape_of(brief))
