@@ -377,6 +377,9 @@ class _Engine:
         self.k = step.values()
         self.plain_step = decode_step_function(self.k, self.context)  # a plain decode step by batch (None: step_time_s)
         self.spec = _spec_switch(brief, shape)  # speculative decoding by batch (None: off)
+        # the engine's whole decode step where it never falls as the batch grows (a plain step, no speculation's switch,
+        # no negative constant: each of its sums, products, max and min rounds monotonically), else None
+        self.rising_step = self.plain_step if self.spec is None and min(self.k) >= 0.0 else None
         self.communicates = communicates(self.k)  # a prompt token's share of the step's communication (_step_at)
         self.overhead_s = step.overhead_s
         self.fixed_s = self.overhead_s + self.sched_s  # per engine step, whatever it carries
@@ -500,6 +503,12 @@ class _Engine:
         at = self.step_at[batch]
         compute = tokens * at.prompt_token_s + chunks * at.decode_compute_s
         return chunks * at.base_s + np.maximum(compute, chunks * at.floor_s)
+
+    def chunk_step_s(self, tokens: float, batch: float) -> float:
+        """mixed_step_s of one step carrying `tokens` prompt tokens: the same arithmetic (x 1 is exact) with floats, no
+        numpy call on scalars (~1 us)."""
+        at = self.step_at[batch]
+        return at.base_s + max(tokens * at.prompt_token_s + at.decode_compute_s, at.floor_s)
 
     def room(self, batch: float) -> float:
         """Prompt tokens a step has room for beside the decode batch."""
@@ -1011,6 +1020,7 @@ def _packed_share(rate: float, decode_s: float, mixed_s: float, mixed_share: flo
 
 
 _Z_GRID = np.array([_NORMAL.inv_cdf((i + 0.5) / 41) for i in range(41)])  # equal-probability points of a standard normal
+_Z_LOWEST, _Z_HIGHEST = float(_Z_GRID[0]), float(_Z_GRID[-1])
 
 
 def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[float, ...]) -> tuple[tuple[float, ...], float, float]:
@@ -1042,15 +1052,9 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
         share = mixed_per_s / (mixed_per_s + decode_per_s)
     else:
         packed = 0.0
-    sd = math.sqrt(batch) if batch > 0 else 0.0
-    batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
-    decode_steps = eng.engine_steps_s(batches)
-    decode_steps.sort()  # a new array: sorted in place (np.sort's copy and dispatch spared)
-    decode_gaps = decode_steps + eng.sched_s
+    first, last, pure_cdf, pure_slope = _decode_gaps_cdf(eng, batch)
     base, floor, decode = at.base_s, at.floor_s, at.decode_compute_s
     rate_b = 1 / (at.prompt_token_s - eng.long_prefix_s)  # a typical chunk's tokens: a mean-length prompt's
-    gaps = decode_gaps.tolist()
-    pure_cdf, pure_slope = _grid_cdf(gaps), _grid_slope(gaps)
     chunk = _chunk_cdf(eng, room, chunks, packed)
 
     def row(t: float) -> _Row:
@@ -1070,17 +1074,59 @@ def _token_gap_quantiles_s(eng: _Engine, rate: float, batch: float, qs: tuple[fl
             value = seen[t] = (1 - share) * pure_cdf(t) + share * mixed
         return value
 
-    low = float(decode_gaps[0]) * 0.5
-    high = float(eng.mixed_step_s(room if math.isfinite(room) else eng.longest_uncached, 1, batch))
-    high = max(high, float(decode_gaps[-1])) * 1.01
+    low = first * 0.5
+    high = eng.chunk_step_s(room if math.isfinite(room) else eng.longest_uncached, batch)
+    high = max(high, last) * 1.01
     # where the CDF jumps: the first and past the last decode gap, a mixed step's floor, the chunk's own jumps (those
     # worked out from c a hair above, so that rounding leaves the jump below them)
     mixed_jumps = (floor, *[decode + c / rate_b for c in chunk.jumps])
-    jumps = (float(decode_gaps[0]), math.nextafter(float(decode_gaps[-1]), math.inf), *[(base + s) * (1 + 1e-12) for s in mixed_jumps])
+    jumps = (first, math.nextafter(last, math.inf), *[(base + s) * (1 + 1e-12) for s in mixed_jumps])
     found: dict[float, float] = {}
     for q in sorted(qs):  # each from the last one up: a higher quantile is never below a lower one
         found[q] = low = _invert(cdf, q, low, high, jumps, row)
     return tuple([found[q] for q in qs]), share, served * s1 / mixed_per_s if mixed_per_s > 0 else s1 / chunks
+
+
+def _decode_gaps_cdf(eng: _Engine, batch: float) -> tuple[float, float, Callable[[float], float], Callable[[float], float]]:
+    """(the first and last pure decode gap, _grid_cdf and _grid_slope of the gaps) over the running batch's grid
+    (Poisson: B + z √B at equal-probability z). Where the step rises with the batch (_Engine.rising_step) the ends are
+    the steps at the grid's lowest and highest batch, and the grid itself is worked out only when the CDF is asked
+    between them: ~3 in 4 token-gap inversions evaluate it only outside (the quantile on the mixed steps)."""
+    step = eng.rising_step
+    if step is None:
+        gaps = _decode_gaps_s(eng, batch)
+        return gaps[0], gaps[-1], _grid_cdf(gaps), _grid_slope(gaps)
+    sd = math.sqrt(batch) if batch > 0 else 0.0
+    seqs = float(eng.seqs)
+    first = step(min(max(batch + _Z_LOWEST * sd, 1.0), seqs)) + eng.sched_s  # _decode_gaps_s's arithmetic at one batch
+    last = step(min(max(batch + _Z_HIGHEST * sd, 1.0), seqs)) + eng.sched_s
+    grid: list[Callable[[float], float]] = []  # _grid_cdf and _grid_slope, once a t between the ends asks
+
+    def between() -> list[Callable[[float], float]]:
+        if not grid:
+            gaps = _decode_gaps_s(eng, batch)
+            grid.extend((_grid_cdf(gaps), _grid_slope(gaps)))
+        return grid
+
+    def cdf(t: float) -> float:  # _grid_cdf's answers outside the ends
+        if t < first:
+            return 0.0
+        return 1.0 if t > last else between()[0](t)
+
+    def slope(t: float) -> float:  # _grid_slope's
+        return 0.0 if t < first or t >= last else between()[1](t)
+
+    return first, last, cdf, slope
+
+
+def _decode_gaps_s(eng: _Engine, batch: float) -> list[float]:
+    """The pure decode gaps (whole step and scheduler) at the running batch's grid of batches, sorted."""
+    sd = math.sqrt(batch) if batch > 0 else 0.0
+    batches = np.minimum(np.maximum(batch + _Z_GRID * sd, 1.0), float(eng.seqs))  # np.clip's values, without its overhead
+    decode_steps = eng.engine_steps_s(batches)
+    decode_steps.sort()  # a new array: sorted in place (np.sort's copy and dispatch spared)
+    gaps: list[float] = (decode_steps + eng.sched_s).tolist()
+    return gaps
 
 
 def _grid_cdf(values: list[float]) -> Callable[[float], float]:

@@ -3,6 +3,7 @@ TTFT quantile's one-time CDF."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -24,12 +25,16 @@ from planner.operating_point import steady_state
 from planner.replica import shape_of
 from planner.slo import (
     _BY_BATCH_KEPT,
+    _decode_gaps_cdf,
+    _decode_gaps_s,
     _Engine,
     _gaps_end,
     _grid_cdf,
+    _grid_slope,
     _halley_invert,
     _invert,
     _service,
+    _token_gap_quantiles_s,
     _tpot,
     _ttft_quantile_cached,
     _ttft_quantile_s,
@@ -61,6 +66,56 @@ def test_a_decode_step_alone_is_the_step_parts_one(name: str) -> None:
         alone = eng.decode_step_s(batch)
         assert batch not in eng.step_at
         assert alone == eng._step_at(batch).decode_step_s == eng.step_at[batch].decode_step_s == eng.decode_step_s(batch)
+
+
+@pytest.mark.parametrize(
+    ("name", "rising"),
+    [
+        ("rag", True),
+        ("qps200-chat", True),
+        ("capstone", True),
+        ("chat-speculative", False),
+        ("moe-deepseek", False),
+        ("lora-platform", False),
+    ],
+)
+def test_the_decode_gaps_ends_and_cdf_are_the_whole_grids(name: str, rising: bool) -> None:
+    """_decode_gaps_cdf's ends (where the step rises with the batch, its steps at the grid's lowest and highest batch)
+    are the sorted grid's, and its CDF and slope (the grid worked out only when asked between them) are _grid_cdf's and
+    _grid_slope's: below, at and between the grid's points and past it, at batches from none to the engine's limit."""
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    assert (eng.rising_step is not None) == rising
+    for batch in (0.0, 0.4, 1.0, 3.4, 37.5, eng.seqs - 2.5, float(eng.seqs)):
+        gaps = _decode_gaps_s(eng, batch)
+        first, last, cdf, slope = _decode_gaps_cdf(eng, batch)
+        assert (first, last) == (gaps[0], gaps[-1])
+        middles = [(a + b) / 2 for a, b in itertools.pairwise(gaps)]
+        ts = [first * 0.5, math.nextafter(first, 0.0), *gaps, *middles, math.nextafter(last, math.inf), last * 2]
+        assert [(cdf(t), slope(t)) for t in ts] == [(_grid_cdf(gaps)(t), _grid_slope(gaps)(t)) for t in ts]
+
+
+@pytest.mark.parametrize("name", ["rag", "multimodal", "variation-f", "offline-batch", "qps10-tp4"])
+def test_the_token_gap_quantiles_are_the_whole_grids(name: str) -> None:
+    """The token gaps' quantiles with the decode grid worked out only where asked are those with it worked out first
+    (an engine without rising_step), at loads from a trickle to a full batch."""
+    brief = load_brief(name)
+    shape = shape_of(brief)
+    eng, whole = _Engine(brief, shape), _Engine(brief, shape)
+    whole.rising_step = None
+    for rate in (0.05, 0.5, 2.0, 8.0, 32.0, 256.0):
+        n, _ = steady_state(brief, shape, rate)
+        n = n if math.isfinite(n) else float(eng.seqs)
+        assert _token_gap_quantiles_s(eng, rate, n, (0.5, 0.95)) == _token_gap_quantiles_s(whole, rate, n, (0.5, 0.95)), rate
+
+
+@pytest.mark.parametrize("name", ["rag", "capstone", "chat-speculative", "moe-deepseek", "lora-platform"])
+def test_one_chunks_step_is_the_mixed_steps(name: str) -> None:
+    brief = load_brief(name)
+    eng = _Engine(brief, shape_of(brief))
+    for batch in (0.3, 1.0, 7.5, 200.0):
+        for tokens in (0.0, 1.0, 37.5, eng.room(batch), eng.longest_uncached):
+            assert eng.chunk_step_s(tokens, batch) == float(eng.mixed_step_s(tokens, 1, batch))
 
 
 def test_the_remembered_step_costs_are_bounded_and_kept_apart_by_engine() -> None:

@@ -322,6 +322,27 @@ def test_the_slo_curves_are_worked_out_only_when_read(monkeypatch: pytest.Monkey
     assert design.slo.at_max_batch is not None and design.slo.at_max_batch.chunk_step_ms is not None
 
 
+@pytest.mark.parametrize("preset", ["rag", "variation-f", "offline-batch"])
+def test_the_token_gaps_work_out_the_decode_grid_only_where_asked_inside_it(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold plan's token-gap quantiles (slo._token_gap_quantiles_s) work out the running batch's grid of decode steps
+    only where an inversion asks the CDF between its ends: most quantiles lie on the mixed steps, past them."""
+    inversions, grids = [], []
+    quantiles, decode_gaps = slo_module._token_gap_quantiles_s, slo_module._decode_gaps_s
+
+    def inversion(*args):  # type: ignore[no-untyped-def]
+        inversions.append(args)
+        return quantiles(*args)
+
+    def grid(*args):  # type: ignore[no-untyped-def]
+        grids.append(args)
+        return decode_gaps(*args)
+
+    monkeypatch.setattr(slo_module, "_token_gap_quantiles_s", inversion)
+    monkeypatch.setattr(slo_module, "_decode_gaps_s", grid)
+    plan(load_brief(preset))
+    assert len(inversions) >= 6 and len(grids) * 3 <= len(inversions)
+
+
 def test_a_disaggregated_design_reads_its_decode_pools_full_batch() -> None:
     """The deferred full-batch bound of a disaggregated design is its decode pool's (no prompt rides in its steps)."""
     from planner import plan
