@@ -680,13 +680,17 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
 
 
 def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
-    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts, with each prompt's own work)."""
+    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts, with each prompt's own work), at a batch
+    that leaves a step room (_wait asks only there). Where the longest prompt's uncached tokens fit that room (most
+    presets' loads), every prompt rides in one step: the step's parts are added as they are (1 x a part is the part),
+    with no chunk counts and no products by an array of ones."""
     room = eng.room(batch)
-    uncached = prompts * (1 - eng.hit)
-    chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
     at = eng.step_at[batch]
-    compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
-    return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
+    work = np.asarray(eng.work_s(prompts, at.prompt_token_s))
+    if float(np.maximum.reduce(prompts)) * (1 - eng.hit) <= room:  # the longest's uncached tokens (np.max's value, called directly)
+        return np.asarray(at.base_s + np.maximum(work + at.decode_compute_s, at.floor_s))
+    chunks = np.maximum(np.ceil(prompts * (1 - eng.hit) / room), 1.0)  # room is finite: an infinite one fits every prompt
+    return np.asarray(chunks * at.base_s + np.maximum(work + chunks * at.decode_compute_s, chunks * at.floor_s))
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:

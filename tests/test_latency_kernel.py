@@ -24,12 +24,14 @@ from planner.operating_point import steady_state
 from planner.replica import shape_of
 from planner.slo import (
     _BY_BATCH_KEPT,
+    _covered_prompts,
     _Engine,
     _gaps_end,
     _grid_cdf,
     _halley_invert,
     _invert,
     _service,
+    _stage_s,
     _tpot,
     _ttft_quantile_cached,
     _ttft_quantile_s,
@@ -286,3 +288,61 @@ def test_the_reply_gaps_sum_is_the_plain_forms() -> None:
         shares = cdf[1:] - cdf[:-1]
         assert np.array_equal(shares, np.diff(cdf))
         assert np.add.reduce(shares / _GAPS) == np.sum(shares / np.arange(1, _GAPS_SUMMED, dtype=np.float64)), (mean, p95)
+
+
+def _chunked_stages_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
+    """_stage_s as it was written for every load: each prompt's chunks counted, and every step part times them."""
+    room = eng.room(batch)
+    uncached = prompts * (1 - eng.hit)
+    chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
+    at = eng.step_at[batch]
+    compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
+    return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
+
+
+def _covered_of(eng: _Engine, name: str) -> np.ndarray:
+    brief = load_brief(name)
+    return _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
+
+
+@pytest.mark.parametrize("name", ["capstone", "rag", "multimodal", "chat-speculative", "qps10-tp4", "agent-platform", "moe-deepseek"])
+def test_the_stages_of_prompts_in_one_step_are_the_chunked_forms(name: str) -> None:
+    """Where every covered prompt fits one step, _stage_s adds the step's parts as they are: each prompt's stage to
+    the bit as the chunked form's (chunks of 1); a smaller step budget (many chunks) and an unchunked engine too."""
+    brief = load_brief(name)
+    engines = [
+        _Engine(brief, shape_of(brief)),
+        _Engine(brief, shape_of(brief), max_num_batched_tokens=700),
+        _Engine(brief.with_changes({"deployment.chunked_prefill": False}), shape_of(brief)),
+    ]
+    paths = set()
+    for eng in engines:
+        covered = _covered_of(eng, name)
+        for batch in (1.0, 7.5, 64.0, 200.0):
+            if eng.room(batch) <= 0:
+                continue
+            paths.add(float(covered.max()) * (1 - eng.hit) <= eng.room(batch))
+            assert _stage_s(eng, covered, batch).tobytes() == _chunked_stages_s(eng, covered, batch).tobytes()
+    assert paths == {True, False}  # both forms held to the chunked one
+
+
+def test_prompts_in_one_step_count_no_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saving: a load whose covered prompts all fit one step works out no chunk counts (np.ceil over the prompts,
+    and the step parts times them); one that chunks them still does."""
+    brief = load_brief("capstone")
+    eng = _Engine(brief, shape_of(brief))
+    covered = _covered_of(eng, "capstone")
+    ceil = np.ceil
+    counted: list[int] = []
+
+    def counting(x: np.ndarray) -> np.ndarray:
+        counted.append(x.size)
+        return ceil(x)
+
+    monkeypatch.setattr(np, "ceil", counting)
+    assert float(covered.max()) * (1 - eng.hit) <= eng.room(64.0)
+    _stage_s(eng, covered, 64.0)
+    assert counted == []
+    chunked = _Engine(brief, shape_of(brief), max_num_batched_tokens=700)
+    _stage_s(chunked, covered, 64.0)
+    assert counted == [covered.size]
