@@ -3,7 +3,9 @@ TTFT quantile's one-time CDF."""
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -346,3 +348,40 @@ def test_prompts_in_one_step_count_no_chunks(monkeypatch: pytest.MonkeyPatch) ->
     chunked = _Engine(brief, shape_of(brief), max_num_batched_tokens=700)
     _stage_s(chunked, covered, 64.0)
     assert counted == [covered.size]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_ttft_tails_rows_find_every_prompt_done_and_waiting(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quantile in the wait's tail (past the longest prompt's own steps) inverts on rows that count no prompts (no
+    bisection of the stages): each row's t is past every stage (its waits all positive, every stage summed), where
+    rows_under's counts are all the prompts, so its rows are rows_under's to the bit."""
+    import planner.slo as slo
+
+    rng = np.random.default_rng(seed)
+    stages = np.sort(rng.uniform(0.02, 0.05, 48))
+    busy, wait_s, tail = float(rng.uniform(0.3, 0.95)), float(rng.uniform(0.05, 0.5)), float(rng.uniform(0.3, 2.0))
+    scale = wait_s / busy / tail
+    bisected: list[float] = []
+    waits: list[np.ndarray] = []
+    gamma_sums_of = slo.gamma_sums
+
+    def counted(search: Callable[[list[float], float], int]) -> Callable[[list[float], float], int]:
+        def bisection(ascending: list[float], t: float) -> int:
+            bisected.append(t)
+            return search(ascending, t)
+
+        return bisection
+
+    def recorded(a: float, x: np.ndarray, largest: float) -> tuple[float, float, float]:
+        waits.append(x)
+        return gamma_sums_of(a, x, largest)
+
+    monkeypatch.setattr(slo, "bisect_left", counted(bisect.bisect_left))
+    monkeypatch.setattr(slo, "bisect_right", counted(bisect.bisect_right))
+    monkeypatch.setattr(slo, "gamma_sums", recorded)
+    _ttft_quantile_cached.cache_clear()
+    got = _ttft_quantile_s(stages, busy, wait_s, tail, 0.99)
+    assert got > stages[-1] + scale * 1e-3  # in the tail
+    assert waits and bisected == []
+    for x in waits:
+        assert x.size == stages.size and float(x.min()) > 0
