@@ -327,6 +327,7 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
     p = np.asarray(p, dtype=np.float64)
     a1 = a - 1
     x = _inverse_start_array(a, p)
+    rounding = _P_ROUNDING * p  # P's own rounding at each p: an error within it is noise (the same bound every step)
     last_size = None
     for _ in range(_INVERSE_STEPS):
         value, density = _p_and_density_array(a, x)
@@ -340,7 +341,7 @@ def gamma_p_inverse_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[n
         if any_halved:
             moved = np.where(halved, 0.5 * x, moved)  # overshot below zero: halve instead
         size = np.abs(moved - x)
-        settled = bool(_all_of((size <= _INVERSE_RTOL * x) | (np.abs(error) <= _P_ROUNDING * p), axis=None)) or (
+        settled = bool(_all_of((size <= _INVERSE_RTOL * x) | (np.abs(error) <= rounding), axis=None)) or (
             last_size is not None
             and _halley_settled(float(_largest_of(size / x, axis=None)), float(_largest_of(size / np.maximum(last_size, _TINY), axis=None)))
         )
@@ -375,10 +376,11 @@ def _newton_steps(error: npt.NDArray[np.float64], density: npt.NDArray[np.float6
 def _inverse_start_array(a: float, p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """_inverse_start over an array of p."""
     if a > 1:
-        tail = np.where(p < 0.5, p, 1 - p)
+        lower = p < 0.5
+        tail = np.where(lower, p, 1 - p)
         t = np.sqrt(-2 * np.log(tail))
         z = (2.30753 + t * 0.27061) / (1 + t * (0.99229 + t * 0.04481)) - t  # normal quantile (A&S 26.2.22)
-        z = np.where(p < 0.5, -z, z)
+        z = np.where(lower, -z, z)
         return np.asarray(np.maximum(1e-3, a * (1 - 1 / (9 * a) - z / (3 * math.sqrt(a))) ** 3))
     t = 1 - a * (0.253 + a * 0.12)  # ~P(a, 1)
     # each branch is computed for every p and kept where it holds: the tail's from p at least t, so that no logarithm

@@ -684,13 +684,17 @@ def _covered_points(mean: float, cap_tokens: float, cv2: float) -> np.ndarray:
 
 
 def _stage_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
-    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts, with each prompt's own work)."""
+    """Each prompt's own chunk steps (_Engine.mixed_step_s over the prompts, with each prompt's own work), at a batch
+    that leaves a step room (_wait asks only there). Where the longest prompt's uncached tokens fit that room (most
+    presets' loads), every prompt rides in one step: the step's parts are added as they are (1 x a part is the part),
+    with no chunk counts and no products by an array of ones."""
     room = eng.room(batch)
-    uncached = prompts * (1 - eng.hit)
-    chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
     at = eng.step_at[batch]
-    compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
-    return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
+    work = np.asarray(eng.work_s(prompts, at.prompt_token_s))
+    if float(np.maximum.reduce(prompts)) * (1 - eng.hit) <= room:  # the longest's uncached tokens (np.max's value, called directly)
+        return np.asarray(at.base_s + np.maximum(work + at.decode_compute_s, at.floor_s))
+    chunks = np.maximum(np.ceil(prompts * (1 - eng.hit) / room), 1.0)  # room is finite: an infinite one fits every prompt
+    return np.asarray(chunks * at.base_s + np.maximum(work + chunks * at.decode_compute_s, chunks * at.floor_s))
 
 
 def _ttft_quantile_s(stages: np.ndarray, busy: float, wait_mean_s: float, tail_shape: float, q: float) -> float:
@@ -722,12 +726,12 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return np.asarray(((1 - busy) * reached + busy * waited) / stages.size)
 
     shortest = float(stages[0])
-    ascending = stages.tolist()
 
     def rows_under(top: float) -> Callable[[float], tuple[float, float, float]]:
         """at(t) for one t up to `top`, with its first two derivatives there (between the jumps): the gamma only
         where the wait is positive, its series as long as the longest wait up to `top` needs."""
         largest = (top - shortest) / scale
+        ascending = stages.tolist()
 
         def row(t: float) -> tuple[float, float, float]:
             reached = (1 - busy) * bisect_right(ascending, t)  # the prompts whose own steps are done by t
@@ -741,6 +745,19 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         return row
 
     longest = float(stages[-1])
+
+    def rows_past(top: float) -> Callable[[float], tuple[float, float, float]]:
+        """rows_under(top)'s rows where t is past the longest prompt's own steps (the tail's: _halley_invert keeps t
+        inside its bracket, which starts there): every prompt done and waiting, so neither is counted a row."""
+        largest = (top - shortest) / scale
+        done = (1 - busy) * stages.size
+        share = busy / stages.size
+
+        def row(t: float) -> tuple[float, float, float]:
+            waited, density, bend = gamma_sums(tail_shape, (t - stages) / scale, largest)
+            return (done + busy * waited) / stages.size, share * density / scale, share * bend / (scale * scale)
+
+        return row
 
     def tail() -> float:
         """q beyond the longest prompt's own steps: in the smooth tail of the wait, between its bounds. There the CDF is
@@ -758,7 +775,7 @@ def _ttft_quantile_cached(stage_bytes: bytes, busy: float, wait_mean_s: float, t
         deviations = stages - mean
         spread = float(deviations @ deviations) / stages.size  # the stages' variance
         start = min(max(mean + waited - ((tail_shape - 1) / wait - 1) * spread / (2 * scale), low), high)
-        return _halley_invert(rows_under(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
+        return _halley_invert(rows_past(high), q, (low, math.nan), (high, math.nan), start, xtol) if high > low else high
 
     # at the longest prompt's own steps the CDF is at most (1 - busy) + busy x P(shape, (longest - shortest) / scale)
     # (every wait counted from the shortest stage): where that is clearly under q, no stage point reaches it

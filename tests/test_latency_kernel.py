@@ -3,8 +3,10 @@ TTFT quantile's one-time CDF."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from planner.operating_point import steady_state
 from planner.replica import shape_of
 from planner.slo import (
     _BY_BATCH_KEPT,
+    _covered_prompts,
     _decode_gaps_cdf,
     _decode_gaps_s,
     _Engine,
@@ -34,6 +37,7 @@ from planner.slo import (
     _halley_invert,
     _invert,
     _service,
+    _stage_s,
     _token_gap_quantiles_s,
     _tpot,
     _ttft_quantile_cached,
@@ -341,3 +345,98 @@ def test_the_reply_gaps_sum_is_the_plain_forms() -> None:
         shares = cdf[1:] - cdf[:-1]
         assert np.array_equal(shares, np.diff(cdf))
         assert np.add.reduce(shares / _GAPS) == np.sum(shares / np.arange(1, _GAPS_SUMMED, dtype=np.float64)), (mean, p95)
+
+
+def _chunked_stages_s(eng: _Engine, prompts: np.ndarray, batch: float) -> np.ndarray:
+    """_stage_s as it was written for every load: each prompt's chunks counted, and every step part times them."""
+    room = eng.room(batch)
+    uncached = prompts * (1 - eng.hit)
+    chunks = np.maximum(np.ceil(uncached / room), 1.0) if math.isfinite(room) else np.ones_like(uncached)
+    at = eng.step_at[batch]
+    compute = np.asarray(eng.work_s(prompts, at.prompt_token_s)) + chunks * at.decode_compute_s
+    return np.asarray(chunks * at.base_s + np.maximum(compute, chunks * at.floor_s))
+
+
+def _covered_of(eng: _Engine, name: str) -> np.ndarray:
+    brief = load_brief(name)
+    return _covered_prompts(brief.workload.input_tokens_mean, min(float(brief.slo.ttft_input_cap_tokens), eng.longest_prompt), eng.cv2)
+
+
+@pytest.mark.parametrize("name", ["capstone", "rag", "multimodal", "chat-speculative", "qps10-tp4", "agent-platform", "moe-deepseek"])
+def test_the_stages_of_prompts_in_one_step_are_the_chunked_forms(name: str) -> None:
+    """Where every covered prompt fits one step, _stage_s adds the step's parts as they are: each prompt's stage to
+    the bit as the chunked form's (chunks of 1); a smaller step budget (many chunks) and an unchunked engine too."""
+    brief = load_brief(name)
+    engines = [
+        _Engine(brief, shape_of(brief)),
+        _Engine(brief, shape_of(brief), max_num_batched_tokens=700),
+        _Engine(brief.with_changes({"deployment.chunked_prefill": False}), shape_of(brief)),
+    ]
+    paths = set()
+    for eng in engines:
+        covered = _covered_of(eng, name)
+        for batch in (1.0, 7.5, 64.0, 200.0):
+            if eng.room(batch) <= 0:
+                continue
+            paths.add(float(covered.max()) * (1 - eng.hit) <= eng.room(batch))
+            assert _stage_s(eng, covered, batch).tobytes() == _chunked_stages_s(eng, covered, batch).tobytes()
+    assert paths == {True, False}  # both forms held to the chunked one
+
+
+def test_prompts_in_one_step_count_no_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saving: a load whose covered prompts all fit one step works out no chunk counts (np.ceil over the prompts,
+    and the step parts times them); one that chunks them still does."""
+    brief = load_brief("capstone")
+    eng = _Engine(brief, shape_of(brief))
+    covered = _covered_of(eng, "capstone")
+    ceil = np.ceil
+    counted: list[int] = []
+
+    def counting(x: np.ndarray) -> np.ndarray:
+        counted.append(x.size)
+        return ceil(x)
+
+    monkeypatch.setattr(np, "ceil", counting)
+    assert float(covered.max()) * (1 - eng.hit) <= eng.room(64.0)
+    _stage_s(eng, covered, 64.0)
+    assert counted == []
+    chunked = _Engine(brief, shape_of(brief), max_num_batched_tokens=700)
+    _stage_s(chunked, covered, 64.0)
+    assert counted == [covered.size]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_ttft_tails_rows_find_every_prompt_done_and_waiting(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quantile in the wait's tail (past the longest prompt's own steps) inverts on rows that count no prompts (no
+    bisection of the stages): each row's t is past every stage (its waits all positive, every stage summed), where
+    rows_under's counts are all the prompts, so its rows are rows_under's to the bit."""
+    import planner.slo as slo
+
+    rng = np.random.default_rng(seed)
+    stages = np.sort(rng.uniform(0.02, 0.05, 48))
+    busy, wait_s, tail = float(rng.uniform(0.3, 0.95)), float(rng.uniform(0.05, 0.5)), float(rng.uniform(0.3, 2.0))
+    scale = wait_s / busy / tail
+    bisected: list[float] = []
+    waits: list[np.ndarray] = []
+    gamma_sums_of = slo.gamma_sums
+
+    def counted(search: Callable[[list[float], float], int]) -> Callable[[list[float], float], int]:
+        def bisection(ascending: list[float], t: float) -> int:
+            bisected.append(t)
+            return search(ascending, t)
+
+        return bisection
+
+    def recorded(a: float, x: np.ndarray, largest: float) -> tuple[float, float, float]:
+        waits.append(x)
+        return gamma_sums_of(a, x, largest)
+
+    monkeypatch.setattr(slo, "bisect_left", counted(bisect.bisect_left))
+    monkeypatch.setattr(slo, "bisect_right", counted(bisect.bisect_right))
+    monkeypatch.setattr(slo, "gamma_sums", recorded)
+    _ttft_quantile_cached.cache_clear()
+    got = _ttft_quantile_s(stages, busy, wait_s, tail, 0.99)
+    assert got > stages[-1] + scale * 1e-3  # in the tail
+    assert waits and bisected == []
+    for x in waits:
+        assert x.size == stages.size and float(x.min()) > 0
