@@ -34,6 +34,20 @@ class CachingModel(BaseModel):
         values = self.__dict__.copy()
         for name in _CACHED_NAMES.get(cls) or cached_names(cls):
             values.pop(name, None)
+        return self._copied(values, update)
+
+    def copy_keeping(self, update: Mapping[str, Any], dropped: tuple[str, ...]) -> Self:
+        """A shallow copy with `update`'s fields changed that keeps the values worked out on this one but `dropped` (those
+        that read a changed field, or belong to one instance): model_copy, without dropping the rest to work them out
+        again (planner.replica.shape_of's copy of a replica for another fleet)."""
+        values = self.__dict__.copy()  # the fields in their declared order, then the kept values
+        for name in dropped:
+            values.pop(name, None)
+        return self._copied(values, update)
+
+    def _copied(self, values: dict[str, Any], update: Mapping[str, Any] | None) -> Self:
+        """A model of this class holding `values` with `update` applied, as pydantic's shallow copy builds one."""
+        cls = type(self)
         fields_set = self.__pydantic_fields_set__.copy()
         if update:
             values.update(update)

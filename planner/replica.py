@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 from pydantic import ConfigDict
 
 from planner.brief import Brief, Deployment
-from planner.cached import CachingModel, cached_names
+from planner.cached import CachingModel
 from planner.catalog import GpuSpec, ModelSpec, gpu_spec, model_spec
 from planner.lora import SGMV_KERNEL_US, lora_kernels, lora_memory, lora_slots
 from planner.memo import BoundedMemo
@@ -518,20 +518,14 @@ def shape_of(brief: Brief) -> ReplicaShape:
     nodes = brief.hardware.nodes
     if nodes < formed.replica_nodes:
         _refuse_fleet(formed.pp, formed.replica_nodes // formed.pp, nodes)
-    values = {name: formed.__dict__[name] for name in _SHAPE_FIELDS}
-    values["replicas"] = formed.replicas_in(nodes)
-    shape = trusted(ReplicaShape, **values)
     # what readers worked out on the first (its weights and KV per GPU, prefill rate, step...), none of which counts
     # the replicas, but its memo: a replica's engines are its own
-    shape.__dict__.update({name: value for name, value in formed.__dict__.items() if name in _FLEET_FREE})
-    return shape
+    return formed.copy_keeping({"replicas": formed.replicas_in(nodes)}, dropped=("memo",))
 
 
 # the first shape formed of each replica (a plan forms a few: its own, a draft model's, a search's candidates); emptied
 # with the planner's caches
 _SHAPES: BoundedMemo[tuple[object, ...], ReplicaShape] = BoundedMemo(32)
-_SHAPE_FIELDS = tuple(ReplicaShape.model_fields)
-_FLEET_FREE = frozenset(cached_names(ReplicaShape)) - {"memo"}  # ReplicaShape's kept values that copies share
 
 
 def _refuse_fleet(pp: int, stage_nodes: int, nodes: int) -> NoReturn:
