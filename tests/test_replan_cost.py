@@ -55,6 +55,19 @@ def _record_briefs(monkeypatch: pytest.MonkeyPatch, module: object, name: str, k
     return seen
 
 
+def _record_calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[tuple[Any, ...]]:
+    """`module.name` counted from here on: each call's positional arguments."""
+    seen: list[tuple[Any, ...]] = []
+    inner = getattr(module, name)
+
+    def counted(*args: Any) -> object:
+        seen.append(args)
+        return inner(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return seen
+
+
 def _replica(brief):  # type: ignore[no-untyped-def]
     brief = resolve(brief)
     shape = shape_of(brief)
@@ -326,19 +339,8 @@ def test_the_slo_curves_are_worked_out_only_when_read(monkeypatch: pytest.Monkey
 def test_the_token_gaps_work_out_the_decode_grid_only_where_asked_inside_it(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cold plan's token-gap quantiles (slo._token_gap_quantiles_s) work out the running batch's grid of decode steps
     only where an inversion asks the CDF between its ends: most quantiles lie on the mixed steps, past them."""
-    inversions, grids = [], []
-    quantiles, decode_gaps = slo_module._token_gap_quantiles_s, slo_module._decode_gaps_s
-
-    def inversion(*args):  # type: ignore[no-untyped-def]
-        inversions.append(args)
-        return quantiles(*args)
-
-    def grid(*args):  # type: ignore[no-untyped-def]
-        grids.append(args)
-        return decode_gaps(*args)
-
-    monkeypatch.setattr(slo_module, "_token_gap_quantiles_s", inversion)
-    monkeypatch.setattr(slo_module, "_decode_gaps_s", grid)
+    inversions = _record_calls(monkeypatch, slo_module, "_token_gap_quantiles_s")
+    grids = _record_calls(monkeypatch, slo_module, "_decode_gaps_s")
     plan(load_brief(preset))
     assert len(inversions) >= 6 and len(grids) * 3 <= len(inversions)
 
@@ -426,20 +428,8 @@ def test_the_kv_tiers_write_their_arithmetic_when_read(monkeypatch: pytest.Monke
     import planner.kv_tiers as tiers_module
     from planner import plan
 
-    made: list[bool] = []
-    written: list[bool] = []
-    analysis, text = tiers_module._sessions, tiers_module._sessions_text
-
-    def analysed(*args):  # type: ignore[no-untyped-def]
-        made.append(True)
-        return analysis(*args)
-
-    def words(*args):  # type: ignore[no-untyped-def]
-        written.append(True)
-        return text(*args)
-
-    monkeypatch.setattr(tiers_module, "_sessions", analysed)
-    monkeypatch.setattr(tiers_module, "_sessions_text", words)
+    made = _record_calls(monkeypatch, tiers_module, "_sessions")
+    written = _record_calls(monkeypatch, tiers_module, "_sessions_text")
     design = plan(load_brief("agent-platform"))
     assert len(made) > 10 and len(written) <= 2
     assert design.kv_tiers is not None and "sessions" in design.kv_tiers.arithmetic["sessions"]
