@@ -1605,7 +1605,7 @@ def latency_at(eng: _Engine, brief: Brief, rate_per_replica: float, load_batch: 
     if eng.output <= _ONE_GAP:
         tpot_p95 = _one_gap_tpot_s(itl_p95, tpot_p50)
     full_chunk = min(room, w.input_tokens_p95 * (1 - eng.hit)) if math.isfinite(room) else w.input_tokens_p95 * (1 - eng.hit)
-    longest = float(eng.mixed_step_s(max(full_chunk, 0.0), 1, batch_p95))
+    longest = eng.chunk_step_s(max(full_chunk, 0.0), batch_p95)
     ttft_p95 = _ttft_s(wt, 0.95) * 1e3
     hold_s = load_batch / rate if rate > 0 else 0.0
     return trusted(
