@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.live import ROOT, LiveSession, Server, Widget, copy_streamlit_config, cpu_seconds, exit_on_sigterm, rss_mb, serve
+from benchmarks.machine import load_average_line
 from ui.pages import PAGES
 
 TARGET_RERUNS_PER_S = 12.0
@@ -171,7 +172,7 @@ def main() -> None:
     parser.add_argument("--trivial", action="store_true", help="first the same load on a one-slider app")
     args = parser.parse_args()
     exit_on_sigterm()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    print(load_average_line())
     if args.trivial:
         with tempfile.TemporaryDirectory() as folder:
             script = Path(folder) / "trivial.py"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -30,6 +29,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from benchmarks import browser_speed  # noqa: E402
 from benchmarks.live import exit_on_sigterm  # noqa: E402
+from benchmarks.machine import load_average_line  # noqa: E402
 from ui.pages import PAGES  # noqa: E402
 
 TARGET_MS = 150.0
@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="the server-side table only")
     args = parser.parse_args()
     exit_on_sigterm()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    print(load_average_line())
     worst_wall, worst_cpu = server_side(args.presets.split(","), args.runs)
     for name, worst in (("CPU", worst_cpu), ("wall-clock", worst_wall)):
         verdict = "within" if worst <= TARGET_MS else "OVER"

@@ -47,7 +47,6 @@ element of the run (~100 with the sidebar) before it marks the run finished. The
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 from collections.abc import Iterator
@@ -58,6 +57,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from benchmarks.live import CHROMIUM, CHROMIUM_FLAGS, ROOT, copy_streamlit_config, cpu_seconds, exit_on_sigterm, serve
+from benchmarks.machine import load_average_line
 from ui.pages import PAGES
 
 TARGET_RATIO = 1.5
@@ -258,7 +258,7 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(title for _, title, _ in PAGES), help="page titles, comma-separated")
     args = parser.parse_args()
     exit_on_sigterm()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    print(load_average_line())
     steps = _steps_down(args.preset)
     if args.presses > steps:  # a press at the slider's end changes nothing, and the page would never settle
         parser.error(f"--presses: the duty cycle of {args.preset!r} goes down {steps} steps at most")

@@ -14,7 +14,6 @@ The target is a warm PDF of at most 300 ms.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.machine import load_average_line
 from planner import load_brief, plan, preset_names
 from report import render_html, render_markdown, render_pdf, shared_printer
 from report.diagram import svgs_from_dots
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--warm-runs", type=int, default=20)
     parser.add_argument("--cold-runs", type=int, default=5)
     args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work on the machine slows every figure)")
+    print(load_average_line())
     design = plan(load_brief("capstone"))
     designs = [plan(load_brief(name)) for name in preset_names()]
     md = _median_ms(lambda: render_markdown(design), 50)
