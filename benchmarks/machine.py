@@ -18,12 +18,12 @@ def load_average_line() -> str:
 
 
 class OtherWork:
-    """The cores that processes other than this one kept busy from its creation to `line()` (Linux: /proc/stat's busy
-    time, less this process's own CPU time)."""
+    """The cores that processes other than this one and its children kept busy from its creation to `line()` (Linux:
+    /proc/stat's busy time, less the benchmark's own CPU time: its own and that of the children it waited for)."""
 
     def __init__(self) -> None:
         self._machine_s = _machine_busy_s()
-        self._own_s = time.process_time()
+        self._own_s = _own_cpu_s()
         self._wall_s = time.perf_counter()
 
     def cores(self) -> float | None:
@@ -32,7 +32,7 @@ class OtherWork:
         if now is None or self._machine_s is None:
             return None
         wall_s = time.perf_counter() - self._wall_s
-        others_s = (now - self._machine_s) - (time.process_time() - self._own_s)
+        others_s = (now - self._machine_s) - (_own_cpu_s() - self._own_s)
         return max(others_s, 0.0) / wall_s if wall_s > 0 else 0.0
 
     def line(self) -> str:
@@ -43,6 +43,12 @@ class OtherWork:
             f"other processes kept {cores:.2f} of {os.cpu_count()} cores busy meanwhile (about 0 on a quiet machine;"
             " beside one busy core, figures run 1.3-1.5x slower)"
         )
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds this process and the children it has waited for have spent (user and system)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def _machine_busy_s(stat_path: str = "/proc/stat") -> float | None:

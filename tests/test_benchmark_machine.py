@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,10 +38,24 @@ def test_other_work_leaves_out_this_process_own_cpu(monkeypatch: pytest.MonkeyPa
     own = iter([50.0, 51.0])
     wall = iter([100.0, 102.0])
     monkeypatch.setattr(machine, "_machine_busy_s", lambda: next(busy))
-    monkeypatch.setattr(machine.time, "process_time", lambda: next(own))
+    monkeypatch.setattr(machine, "_own_cpu_s", lambda: next(own))
     monkeypatch.setattr(machine.time, "perf_counter", lambda: next(wall))
     work = machine.OtherWork()
     assert work.cores() == pytest.approx(1.0)
+
+
+def test_own_cpu_counts_the_children_waited_for() -> None:
+    """A child process's CPU joins the benchmark's own once it has been waited for (cli_startup's timed commands)."""
+    own_before, children_before = machine._own_cpu_s(), _children_cpu_s()
+    subprocess.run([sys.executable, "-c", "sum(range(3_000_000))"], check=True)
+    child_s = _children_cpu_s() - children_before
+    assert child_s > 0
+    assert machine._own_cpu_s() - own_before >= child_s
+
+
+def _children_cpu_s() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def test_other_work_falls_back_to_the_load_average_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
