@@ -50,7 +50,7 @@ def test_own_cpu_counts_the_children_waited_for() -> None:
     subprocess.run([sys.executable, "-c", "sum(range(3_000_000))"], check=True)
     child_s = _children_cpu_s() - children_before
     assert child_s > 0
-    assert machine._own_cpu_s() - own_before >= child_s
+    assert machine._own_cpu_s() - own_before >= child_s - 1e-9  # the sums of tick counts as floats round apart
 
 
 def _children_cpu_s() -> float:
