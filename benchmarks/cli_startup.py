@@ -97,14 +97,14 @@ def main() -> None:
         for preset in presets
     }
     timed = [bare, libraries, imports, *plans.values()]
-    for command in timed:  # untimed: the page cache and the .pyc files, as a user's second call sees them
-        _wall_and_cpu_s(command.command, env)
+    for timing in timed:  # untimed: the page cache and the .pyc files, as a user's second call sees them
+        _wall_and_cpu_s(timing.command, env)
     others = OtherWork()
     for _ in range(args.runs):
-        for command in timed:
-            command.run(env)
-    for command in timed:
-        print(command.line())
+        for timing in timed:
+            timing.run(env)
+    for timing in timed:
+        print(timing.line())
     print(
         f"  the libraries take {(libraries.median_s - bare.median_s) * 1e3:.0f} ms more than the bare interpreter;"
         f" the planner's imports {(imports.median_s - bare.median_s) * 1e3:.0f} ms, of which its own modules"
